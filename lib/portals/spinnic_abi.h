@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file spinnic_abi.h
+ * The host–NIC interface (DESIGN §4): control-socket messages, the host
+ * region layout, the command ring and the records the NIC writes into the
+ * region (events, counters). Shared by lib/shim (client side) and
+ * lib/portals + app/spinnic (NIC side). libc only; no pointers: everything
+ * in the region is an offset from the region base, everything a client
+ * names (buffers) is a 64-bit address in the client's address space that
+ * the NIC translates and checks.
+ *
+ * Byte order: host (both sides run on the same machine).
+ */
+#ifndef SPINNIC_ABI_H
+#define SPINNIC_ABI_H
+
+#include <assert.h>
+#include <stdint.h>
+
+#define SPINNIC_ABI_VERSION 1u
+/** Region cookie: "SPINREG1". */
+#define SPINNIC_REGION_MAGIC 0x314745524e495053ull
+
+/* ---------------------------------------------------------------------- */
+/* Control socket: AF_UNIX SOCK_SEQPACKET, one fixed-size message each way */
+/* per request, same struct for request and reply.                         */
+/* ---------------------------------------------------------------------- */
+
+enum spinnic_ctrl_op {
+	SPINNIC_CTRL_ATTACH = 1,  /* SCM_RIGHTS: exactly one fd, the region memfd */
+	SPINNIC_CTRL_DETACH,
+	SPINNIC_CTRL_NI_INIT,
+	SPINNIC_CTRL_NI_FINI,
+	SPINNIC_CTRL_PT_ALLOC,
+	SPINNIC_CTRL_PT_FREE,
+	SPINNIC_CTRL_PT_ENABLE,
+	SPINNIC_CTRL_PT_DISABLE,
+	SPINNIC_CTRL_EQ_ALLOC,
+	SPINNIC_CTRL_EQ_FREE,
+	SPINNIC_CTRL_CT_ALLOC,
+	SPINNIC_CTRL_CT_FREE,
+	SPINNIC_CTRL_MD_BIND,
+	SPINNIC_CTRL_MD_RELEASE,
+	SPINNIC_CTRL_ME_APPEND,
+	SPINNIC_CTRL_ME_UNLINK,
+	SPINNIC_CTRL_ME_SEARCH,
+	SPINNIC_CTRL_CTX_INSTALL,   /* sPIN execution context */
+	SPINNIC_CTRL_CTX_FREE,
+	SPINNIC_CTRL_NICMEM_ALLOC,  /* NIC memory blob, filled from the region */
+	SPINNIC_CTRL_NICMEM_WRITE,
+	SPINNIC_CTRL_NICMEM_FREE,
+	SPINNIC_CTRL_OP_MAX,
+};
+
+/** Handle value meaning "none" (PTL_EQ_NONE, PTL_CT_NONE, no context). */
+#define SPINNIC_HANDLE_NONE 0xffffffffu
+/** Name length of a handler (family.function) in handlers/. */
+#define SPINNIC_HANDLER_NAME 48
+/** Bytes of a control message (request and reply). */
+#define SPINNIC_CTRL_MSG_SIZE 256
+
+/** Portals process id as the NIC sees it. */
+struct spinnic_pid {
+	uint32_t nid; /**< node id of the NIC (one per port) */
+	uint32_t pid; /**< process id on that NIC */
+};
+
+/** Portals limits (ptl_ni_limits_t, fixed-width). */
+struct spinnic_limits {
+	int32_t max_entries, max_unexpected_headers, max_mds, max_cts, max_eqs,
+		max_pt_index, max_iovecs, max_list_size, max_triggered_ops;
+	uint32_t features;
+	uint64_t max_msg_size, max_atomic_size, max_fetch_atomic_size,
+		max_waw_ordered_size, max_war_ordered_size,
+		max_volatile_size;
+};
+
+struct spinnic_ctrl_attach {
+	uint64_t region_size;    /**< must equal the fstat size of the fd */
+	uint64_t region_base_va; /**< where the client mapped the region */
+	uint32_t want_pid;       /**< SPINNIC_HANDLE_NONE: any free pid */
+	int32_t client_pid;      /**< getpid(), for process_vm_*; checked
+				      against SO_PEERCRED */
+	/* reply */
+	struct spinnic_pid id;   /**< physical id granted */
+	uint32_t payload_size;   /**< NIC packet payload bytes */
+	uint32_t pad;
+	uint64_t nic_mem_total;  /**< NIC memory capacity of this node */
+};
+
+struct spinnic_ctrl_ni {
+	uint32_t ni;        /**< reply of NI_INIT; argument of the others */
+	uint32_t options;   /**< PTL_NI_MATCHING|NO_MATCHING, PHYSICAL|LOGICAL */
+	struct spinnic_limits desired; /**< NI_INIT; -1/0 fields: defaults */
+	struct spinnic_limits actual;  /**< reply */
+};
+
+struct spinnic_ctrl_pt {
+	uint32_t ni;
+	uint32_t options;   /**< PTL_PT_ONLY_USE_ONCE, FLOWCTRL, ... */
+	uint32_t eq;        /**< EQ handle or NONE */
+	uint32_t pt_index;  /**< requested (PTL_PT_ANY) / granted */
+};
+
+struct spinnic_ctrl_eq {
+	uint32_t ni;
+	uint32_t eq;        /**< reply of ALLOC; argument of FREE */
+	uint64_t ring_off;  /**< region offset of struct spinnic_eq (the shim
+				 allocates it in the region, header + entries) */
+	uint32_t count;     /**< entries, power of two */
+	uint32_t pad;
+};
+
+struct spinnic_ctrl_ct {
+	uint32_t ni;
+	uint32_t ct;        /**< reply of ALLOC; argument of FREE */
+	uint64_t ct_off;    /**< region offset of struct spinnic_ct */
+};
+
+/** Memory descriptor / list entry memory: an address in the client. */
+struct spinnic_ctrl_md {
+	uint32_t ni;
+	uint32_t md;        /**< reply of BIND; argument of RELEASE */
+	uint64_t start;     /**< client address (region or its own memory) */
+	uint64_t length;
+	uint32_t options;   /**< PTL_MD_* */
+	uint32_t eq, ct;
+	uint32_t pad;
+};
+
+struct spinnic_ctrl_me {
+	uint32_t ni;
+	uint32_t pt_index;
+	uint32_t list;      /**< PTL_PRIORITY_LIST, PTL_OVERFLOW_LIST,
+				 PTL_SEARCH_ONLY, PTL_SEARCH_DELETE (SEARCH) */
+	uint32_t me;        /**< reply of APPEND; argument of UNLINK */
+	uint64_t start;     /**< client address */
+	uint64_t length;
+	uint32_t options;   /**< PTL_ME_* */
+	uint32_t ct;        /**< CT handle or NONE */
+	uint32_t uid;
+	uint32_t ctx;       /**< sPIN execution context or NONE */
+	struct spinnic_pid match_id; /**< PTL_NID_ANY/PTL_PID_ANY wildcards */
+	uint64_t match_bits, ignore_bits;
+	uint64_t min_free;
+	uint64_t user_ptr;  /**< returned in events */
+};
+
+/** sPIN execution context (DESIGN §6). */
+struct spinnic_ctrl_ctx {
+	uint32_t ni;
+	uint32_t ctx;       /**< reply of INSTALL; argument of FREE */
+	char family[SPINNIC_HANDLER_NAME]; /**< handler family in handlers/ */
+	uint64_t args_off;  /**< region offset of handler arguments, copied */
+	uint32_t args_len;  /*   into the context's NIC memory at install */
+	uint32_t state_len; /**< extra zeroed NIC memory for handler state */
+	uint32_t policy;    /**< enum spinnic_sched_policy */
+	uint32_t delta_p;   /**< blocked-RR: packets per sequence */
+	uint32_t nvhpu;     /**< blocked-RR: virtual HPUs (0: one per sequence) */
+	uint32_t flags;
+};
+
+enum spinnic_sched_policy {
+	SPINNIC_SCHED_DEFAULT = 0,   /**< any idle HPU */
+	SPINNIC_SCHED_BLOCKED_RR,    /**< Δp-packet sequences on vHPUs */
+};
+
+struct spinnic_ctrl_nicmem {
+	uint32_t ni;
+	uint32_t handle;    /**< reply of ALLOC */
+	uint64_t size;      /**< ALLOC */
+	uint64_t src_off;   /**< WRITE: region offset of source bytes */
+	uint64_t dst_off;   /**< WRITE: offset in the blob */
+	uint64_t len;       /**< WRITE */
+};
+
+struct spinnic_ctrl_msg {
+	uint32_t version;   /**< SPINNIC_ABI_VERSION */
+	uint16_t op;        /**< enum spinnic_ctrl_op */
+	uint16_t flags;
+	uint32_t seq;       /**< echoed in the reply */
+	int32_t status;     /**< reply: PTL_OK (0) or a PTL_* return code */
+	union {
+		struct spinnic_ctrl_attach attach;
+		struct spinnic_ctrl_ni ni;
+		struct spinnic_ctrl_pt pt;
+		struct spinnic_ctrl_eq eq;
+		struct spinnic_ctrl_ct ct;
+		struct spinnic_ctrl_md md;
+		struct spinnic_ctrl_me me;
+		struct spinnic_ctrl_ctx ctx;
+		struct spinnic_ctrl_nicmem nicmem;
+		uint8_t raw[SPINNIC_CTRL_MSG_SIZE - 16];
+	} u;
+};
+static_assert(sizeof(struct spinnic_ctrl_msg) == SPINNIC_CTRL_MSG_SIZE,
+	      "control message is fixed-size");
+
+/* ---------------------------------------------------------------------- */
+/* Host region: created by the client (memfd, sealed against shrinking).   */
+/* ---------------------------------------------------------------------- */
+
+/** At offset 0 of the region. The client fills it before ATTACH. */
+struct spinnic_region_hdr {
+	uint64_t magic;         /**< SPINNIC_REGION_MAGIC */
+	uint32_t version;       /**< SPINNIC_ABI_VERSION */
+	uint32_t hdr_size;      /**< sizeof(struct spinnic_region_hdr) */
+	uint64_t size;          /**< region bytes */
+	uint64_t cmd_off;       /**< struct spinnic_cmd_ring */
+	uint32_t cmd_entries;   /**< power of two */
+	uint32_t pad0;
+	uint64_t heap_off;      /**< client allocator arena (user buffers,
+				     EQs, CTs) */
+	uint64_t heap_size;
+	uint8_t pad1[64 - 56];
+};
+static_assert(sizeof(struct spinnic_region_hdr) == 64, "region header");
+
+/* ---- command ring: single producer (client), single consumer (NIC) ---- */
+
+enum spinnic_cmd_op {
+	SPINNIC_CMD_NOP = 0,
+	SPINNIC_CMD_PUT,
+	SPINNIC_CMD_GET,
+	SPINNIC_CMD_CT_SET,
+	SPINNIC_CMD_CT_INC,
+	SPINNIC_CMD_OP_MAX,
+};
+
+/** One command; the NIC copies it out of the ring before checking it. */
+struct spinnic_cmd {
+	uint16_t op;            /**< enum spinnic_cmd_op */
+	uint16_t flags;
+	uint32_t ni;
+	uint32_t md;            /**< PUT/GET: local MD; CT_*: the CT */
+	uint32_t ack_req;       /**< PUT: ptl_ack_req_t */
+	uint64_t local_offset;  /**< in the MD */
+	uint64_t length;
+	struct spinnic_pid target;
+	uint32_t pt_index;
+	uint32_t pad;
+	uint64_t match_bits;
+	uint64_t remote_offset;
+	uint64_t user_ptr;
+	uint64_t hdr_data;
+	uint64_t ct_success;    /**< CT_SET/CT_INC values */
+	uint64_t ct_failure;
+	uint8_t pad1[128 - 96];
+};
+static_assert(sizeof(struct spinnic_cmd) == 128, "command size");
+
+struct spinnic_cmd_ring {
+	_Alignas(64) volatile uint32_t head; /**< producer: next slot to fill */
+	_Alignas(64) volatile uint32_t tail; /**< consumer: next slot to read */
+	_Alignas(64) uint32_t mask;          /**< entries - 1 */
+	uint32_t pad;
+	_Alignas(64) struct spinnic_cmd slots[];
+};
+
+/* ---- event queue: single producer (NIC), single consumer (client) ----- */
+
+/** Event record as the NIC writes it (the shim converts to ptl_event_t). */
+struct spinnic_event {
+	uint64_t start;         /**< client address of the data */
+	uint64_t user_ptr;
+	uint64_t hdr_data;
+	uint64_t match_bits;
+	uint64_t rlength;
+	uint64_t mlength;
+	uint64_t remote_offset;
+	struct spinnic_pid initiator;
+	uint32_t uid;
+	uint32_t pt_index;
+	uint16_t type;          /**< ptl_event_kind_t */
+	uint8_t ni_fail_type;   /**< ptl_ni_fail_t */
+	uint8_t atomic_op;
+	uint8_t atomic_type;
+	uint8_t pad[3];
+	uint32_t seq;           /**< written last: slot valid when == index+1 */
+};
+static_assert(sizeof(struct spinnic_event) == 88, "event size");
+
+struct spinnic_eq {
+	_Alignas(64) volatile uint32_t head;    /**< NIC: events produced */
+	volatile uint32_t dropped;              /**< NIC: events lost to overflow
+						     (client reports
+						     PTL_EQ_DROPPED once
+						     per increase) */
+	volatile uint32_t futex;                /**< bumped on every post */
+	volatile uint32_t waiters;              /**< client: >0 when waiting */
+	_Alignas(64) volatile uint32_t tail;    /**< client: events consumed */
+	_Alignas(64) uint32_t mask;             /**< entries - 1 */
+	uint32_t pad;
+	_Alignas(64) struct spinnic_event slots[];
+};
+
+/* ---- counting event ---------------------------------------------------- */
+
+struct spinnic_ct {
+	volatile uint64_t success;
+	volatile uint64_t failure;
+	volatile uint32_t futex;   /**< bumped on every change */
+	volatile uint32_t waiters;
+	uint8_t pad[64 - 24];
+};
+static_assert(sizeof(struct spinnic_ct) == 64, "counter size");
+
+#endif
