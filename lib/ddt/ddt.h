@@ -94,6 +94,33 @@ struct ddt_type *ddt_ref(struct ddt_type *t);
  * types hold references to their inputs). NULL is accepted. */
 void ddt_free(struct ddt_type *t);
 
+/* ---- constructor arguments (like MPI_Type_get_envelope/get_contents) -- */
+
+enum ddt_combiner {
+	DDT_COMBINER_NAMED, DDT_COMBINER_CONTIGUOUS, DDT_COMBINER_VECTOR,
+	DDT_COMBINER_HVECTOR, DDT_COMBINER_INDEXED, DDT_COMBINER_HINDEXED,
+	DDT_COMBINER_INDEXED_BLOCK, DDT_COMBINER_HINDEXED_BLOCK,
+	DDT_COMBINER_STRUCT, DDT_COMBINER_SUBARRAY, DDT_COMBINER_RESIZED,
+	DDT_COMBINER_DUP,
+};
+
+/** The arguments a type was built with; arrays are owned by the type. */
+struct ddt_contents {
+	enum ddt_combiner combiner;
+	enum ddt_base base;        /**< NAMED */
+	int64_t count;             /**< count argument; SUBARRAY: ndims */
+	int64_t blocklen;          /**< VECTOR, HVECTOR, (H)INDEXED_BLOCK */
+	int64_t stride;            /**< VECTOR: extents; HVECTOR: bytes */
+	const int64_t *blocklens;  /**< (H)INDEXED, STRUCT */
+	const int64_t *displs;     /**< as passed to the constructor */
+	const int64_t *sizes, *subsizes, *starts; /**< SUBARRAY */
+	enum ddt_order order;      /**< SUBARRAY */
+	int64_t lb, extent;        /**< RESIZED */
+	struct ddt_type *const *types; /**< inputs: 1, or count for STRUCT */
+};
+/** Constructor and arguments of t. @return 0 */
+int ddt_get_contents(const struct ddt_type *t, struct ddt_contents *c_p);
+
 /* ---- queries ---------------------------------------------------------- */
 
 int64_t ddt_size(const struct ddt_type *t);        /**< bytes of data */
