@@ -47,7 +47,7 @@ build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 demo: build
-	$(BUILD)/app/spinnic-bench/spinnic-demo
+	./tools/demo.sh $(BUILD)
 
 test: build
 	meson test -C $(BUILD) --print-errorlogs --num-processes 2
