@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Execution contexts and NIC memory blobs: reference-counted slots in two
+ * tables, named by handle = generation << 16 | index, owner-checked.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "spin_internal.h"
+
+static uint32_t
+obj_handle(const struct spin_obj *o, uint32_t idx)
+{
+	return (uint32_t)o->gen << 16 | idx;
+}
+
+/* Take a reference if the slot holds a live-or-dying object of @p gen. */
+int
+spin_obj_tryget(struct spin_obj *o, uint16_t gen)
+{
+	uint32_t r = __atomic_load_n(&o->refs, __ATOMIC_ACQUIRE);
+
+	do {
+		if (r == 0)
+			return -ENOENT;
+	} while (!__atomic_compare_exchange_n(&o->refs, &r, r + 1, true,
+					      __ATOMIC_ACQUIRE,
+					      __ATOMIC_ACQUIRE));
+	if (o->gen != gen)
+		return -EAGAIN; /* caller drops the reference it took */
+	return 0;
+}
+
+/* @return true when that was the last reference */
+static bool
+obj_unref(struct spin_obj *o)
+{
+	return __atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) == 0;
+}
+
+static void
+obj_release(struct spin_rt *rt, struct spin_obj *o, uint32_t idx,
+	    uint32_t *free_head)
+{
+	if (o->mem_len != 0)
+		spin_arena_free(&rt->arena, o->owner, o->mem_off, o->mem_len);
+	rte_spinlock_lock(&rt->obj_lock);
+	o->gen++;
+	o->live = 0;
+	o->mem_len = 0;
+	o->next_free = *free_head;
+	*free_head = idx;
+	rte_spinlock_unlock(&rt->obj_lock);
+}
+
+static uint32_t
+obj_take(struct spin_obj *base, size_t stride, uint32_t *free_head)
+{
+	uint32_t idx = *free_head;
+	struct spin_obj *o;
+
+	if (idx == SPIN_IDX_NONE)
+		return idx;
+	o = (struct spin_obj *)((uint8_t *)base + idx * stride);
+	*free_head = o->next_free;
+	return idx;
+}
+
+int
+spin_objs_init(struct spin_rt *rt)
+{
+	unsigned i;
+
+	rte_spinlock_init(&rt->obj_lock);
+	rt->ctxs = rte_zmalloc_socket("spin_ctxs",
+			rt->conf.max_ctxs * sizeof(*rt->ctxs),
+			RTE_CACHE_LINE_SIZE, rt->conf.socket_id);
+	rt->blobs = rte_zmalloc_socket("spin_blobs",
+			rt->conf.max_blobs * sizeof(*rt->blobs),
+			RTE_CACHE_LINE_SIZE, rt->conf.socket_id);
+	if (rt->ctxs == NULL || rt->blobs == NULL) {
+		spin_objs_fini(rt);
+		return -ENOMEM;
+	}
+	for (i = 0; i < rt->conf.max_ctxs; i++) {
+		rt->ctxs[i].o.gen = 1;
+		rt->ctxs[i].o.next_free = i + 1 < rt->conf.max_ctxs ?
+			i + 1 : SPIN_IDX_NONE;
+	}
+	for (i = 0; i < rt->conf.max_blobs; i++) {
+		rt->blobs[i].o.gen = 1;
+		rt->blobs[i].o.next_free = i + 1 < rt->conf.max_blobs ?
+			i + 1 : SPIN_IDX_NONE;
+	}
+	rt->ctx_free = 0;
+	rt->blob_free = 0;
+	return 0;
+}
+
+void
+spin_objs_fini(struct spin_rt *rt)
+{
+	rte_free(rt->ctxs);
+	rte_free(rt->blobs);
+	rt->ctxs = NULL;
+	rt->blobs = NULL;
+}
+
+/* ---- contexts ------------------------------------------------------------ */
+
+static const struct spin_handler_family *
+family_find(const struct spin_rt *rt, const char *name)
+{
+	const struct spin_handler_family *const *f;
+
+	for (f = rt->conf.families; *f != NULL; f++)
+		if (strcmp((*f)->name, name) == 0)
+			return *f;
+	return NULL;
+}
+
+static struct spin_ctx *
+ctx_slot(struct spin_rt *rt, uint32_t handle)
+{
+	uint32_t idx = SPIN_H_IDX(handle);
+
+	if (handle == SPINNIC_HANDLE_NONE || idx >= rt->conf.max_ctxs)
+		return NULL;
+	return &rt->ctxs[idx];
+}
+
+void
+spin_ctx_unref(struct spin_rt *rt, struct spin_ctx *c)
+{
+	if (obj_unref(&c->o))
+		obj_release(rt, &c->o, (uint32_t)(c - rt->ctxs),
+			    &rt->ctx_free);
+}
+
+/* a reference on any not yet released context of that handle */
+struct spin_ctx *
+spin_ctx_ref(struct spin_rt *rt, uint32_t handle)
+{
+	struct spin_ctx *c = ctx_slot(rt, handle);
+	int rc;
+
+	if (c == NULL)
+		return NULL;
+	rc = spin_obj_tryget(&c->o, (uint16_t)SPIN_H_GEN(handle));
+	if (rc == -EAGAIN)
+		spin_ctx_unref(rt, c);
+	return rc == 0 ? c : NULL;
+}
+
+int
+spin_ctx_create(struct spin_rt *rt, uint32_t owner,
+		const struct spin_ctx_conf *conf, uint32_t *handle_p)
+{
+	const struct spin_handler_family *fam;
+	uint32_t state_len = conf->state_len;
+	uint64_t args_room, total, off = 0;
+	struct spin_ctx *c;
+	uint32_t idx;
+	int rc;
+
+	if (conf->family == NULL || (conf->args == NULL && conf->args_len))
+		return -EINVAL;
+	fam = family_find(rt, conf->family);
+	if (fam == NULL) {
+		SPIN_LOG(INFO, "owner %u: no handler family '%s'", owner,
+			 conf->family);
+		return -ENOENT;
+	}
+	switch (conf->policy) {
+	case SPINNIC_SCHED_DEFAULT:
+		break;
+	case SPINNIC_SCHED_BLOCKED_RR:
+		if (conf->delta_p == 0 || conf->nvhpu > rt->conf.max_vhpus) {
+			SPIN_LOG(INFO, "owner %u: blocked-RR delta_p %u nvhpu %u"
+				 " (max %u)", owner, conf->delta_p,
+				 conf->nvhpu, rt->conf.max_vhpus);
+			return -EINVAL;
+		}
+		break;
+	default:
+		SPIN_LOG(INFO, "owner %u: policy %u", owner, conf->policy);
+		return -EINVAL;
+	}
+	if (fam->init != NULL) {
+		uint32_t want = state_len;
+
+		rc = fam->init(conf->args, conf->args_len, &want);
+		if (rc != 0) {
+			SPIN_LOG(INFO, "owner %u: %s rejected its arguments",
+				 owner, fam->name);
+			return rc < 0 ? rc : -EINVAL;
+		}
+		if (want > state_len)
+			state_len = want;
+	}
+	args_room = spin_round(conf->args_len);
+	total = args_room + state_len;
+	if (total != 0) {
+		rc = spin_arena_alloc(&rt->arena, owner, total, &off);
+		if (rc != 0)
+			return rc;
+	}
+	rte_spinlock_lock(&rt->obj_lock);
+	idx = obj_take(&rt->ctxs[0].o, sizeof(*c), &rt->ctx_free);
+	rte_spinlock_unlock(&rt->obj_lock);
+	if (idx == SPIN_IDX_NONE) {
+		if (total != 0)
+			spin_arena_free(&rt->arena, owner, off, total);
+		return -ENOSPC;
+	}
+	c = &rt->ctxs[idx];
+	c->fam = fam;
+	c->o.owner = owner;
+	c->o.mem_off = off;
+	c->o.mem_len = total;
+	c->o.live = 1;
+	c->args_len = conf->args_len;
+	c->state_len = state_len;
+	c->policy = conf->policy;
+	c->delta_p = conf->delta_p;
+	c->nvhpu = conf->nvhpu;
+	c->msgs = c->hers = c->dma_bytes = c->dma_rejects = 0;
+	memset(c->rc, 0, sizeof(c->rc));
+	if (conf->args_len != 0)
+		memcpy(rt->arena.base + off, conf->args, conf->args_len);
+	__atomic_store_n(&c->o.refs, 1, __ATOMIC_RELEASE);
+	*handle_p = obj_handle(&c->o, idx);
+	return 0;
+}
+
+int
+spin_ctx_install(struct spin_rt *rt, uint32_t owner,
+		 const struct spinnic_ctrl_ctx *req, const void *args,
+		 uint32_t *handle_p)
+{
+	struct spin_ctx_conf conf;
+	char name[SPINNIC_HANDLER_NAME];
+
+	if (memchr(req->family, '\0', sizeof(req->family)) == NULL ||
+	    req->flags != 0)
+		return -EINVAL;
+	memcpy(name, req->family, sizeof(name));
+	conf = (struct spin_ctx_conf){
+		.family = name,
+		.args = args,
+		.args_len = req->args_len,
+		.state_len = req->state_len,
+		.policy = req->policy,
+		.delta_p = req->delta_p,
+		.nvhpu = req->nvhpu,
+	};
+	return spin_ctx_create(rt, owner, &conf, handle_p);
+}
+
+/* drop the installed reference if owner and handle agree */
+static int
+ctx_kill(struct spin_rt *rt, struct spin_ctx *c, uint32_t owner,
+	 uint32_t handle, bool check_handle)
+{
+	int rc = 0;
+
+	rte_spinlock_lock(&rt->obj_lock);
+	if (__atomic_load_n(&c->o.refs, __ATOMIC_ACQUIRE) == 0 || !c->o.live ||
+	    (check_handle && c->o.gen != SPIN_H_GEN(handle)))
+		rc = -ENOENT;
+	else if (c->o.owner != owner)
+		rc = -EPERM;
+	else
+		c->o.live = 0;
+	rte_spinlock_unlock(&rt->obj_lock);
+	if (rc == 0)
+		spin_ctx_unref(rt, c);
+	return rc;
+}
+
+int
+spin_ctx_free(struct spin_rt *rt, uint32_t owner, uint32_t handle)
+{
+	struct spin_ctx *c = ctx_slot(rt, handle);
+
+	if (c == NULL)
+		return -ENOENT;
+	return ctx_kill(rt, c, owner, handle, true);
+}
+
+int
+spin_ctx_get(struct spin_rt *rt, uint32_t owner, uint32_t handle)
+{
+	struct spin_ctx *c = spin_ctx_ref(rt, handle);
+	int rc = 0;
+
+	if (c == NULL)
+		return -ENOENT;
+	if (!__atomic_load_n(&c->o.live, __ATOMIC_ACQUIRE))
+		rc = -ENOENT;
+	else if (c->o.owner != owner)
+		rc = -EPERM;
+	if (rc != 0)
+		spin_ctx_unref(rt, c);
+	return rc;
+}
+
+void
+spin_ctx_put(struct spin_rt *rt, uint32_t handle)
+{
+	struct spin_ctx *c = ctx_slot(rt, handle);
+
+	if (c != NULL)
+		spin_ctx_unref(rt, c);
+}
+
+int
+spin_ctx_stats(struct spin_rt *rt, uint32_t handle,
+	       struct spin_ctx_stats *s_p)
+{
+	struct spin_ctx *c = spin_ctx_ref(rt, handle);
+	unsigned i;
+
+	if (c == NULL)
+		return -ENOENT;
+	memset(s_p, 0, sizeof(*s_p));
+	s_p->msgs = SPIN_LOAD(&c->msgs);
+	s_p->hers = SPIN_LOAD(&c->hers);
+	for (i = 0; i < 4; i++)
+		s_p->rc[i] = SPIN_LOAD(&c->rc[i]);
+	s_p->dma_bytes = SPIN_LOAD(&c->dma_bytes);
+	s_p->dma_rejects = SPIN_LOAD(&c->dma_rejects);
+	s_p->refs = SPIN_LOAD(&c->o.refs) - 1; /* not ours */
+	s_p->owner = c->o.owner;
+	s_p->mem_bytes = c->o.mem_len;
+	spin_ctx_unref(rt, c);
+	return 0;
+}
+
+/* ---- blobs ----------------------------------------------------------------- */
+
+static struct spin_blob *
+blob_slot(struct spin_rt *rt, uint32_t handle)
+{
+	uint32_t idx = SPIN_H_IDX(handle);
+
+	if (handle == SPINNIC_HANDLE_NONE || idx >= rt->conf.max_blobs)
+		return NULL;
+	return &rt->blobs[idx];
+}
+
+void
+spin_blob_unref(struct spin_rt *rt, struct spin_blob *b)
+{
+	if (obj_unref(&b->o))
+		obj_release(rt, &b->o, (uint32_t)(b - rt->blobs),
+			    &rt->blob_free);
+}
+
+/* a reference on a live blob of @p owner */
+int
+spin_blob_ref(struct spin_rt *rt, uint32_t owner, uint32_t handle,
+	      struct spin_blob **b_p)
+{
+	struct spin_blob *b = blob_slot(rt, handle);
+	int rc;
+
+	if (b == NULL)
+		return -ENOENT;
+	rc = spin_obj_tryget(&b->o, (uint16_t)SPIN_H_GEN(handle));
+	if (rc == -ENOENT)
+		return rc;
+	if (rc == 0 && !__atomic_load_n(&b->o.live, __ATOMIC_ACQUIRE))
+		rc = -ENOENT;
+	else if (rc == 0 && b->o.owner != owner)
+		rc = -EPERM;
+	if (rc != 0) {
+		spin_blob_unref(rt, b);
+		return rc == -EAGAIN ? -ENOENT : rc;
+	}
+	*b_p = b;
+	return 0;
+}
+
+int
+spin_nicmem_alloc(struct spin_rt *rt, uint32_t owner, uint64_t size,
+		  uint32_t *handle_p)
+{
+	struct spin_blob *b;
+	uint64_t off;
+	uint32_t idx;
+	int rc;
+
+	if (size == 0)
+		return -EINVAL;
+	rc = spin_arena_alloc(&rt->arena, owner, size, &off);
+	if (rc != 0)
+		return rc;
+	rte_spinlock_lock(&rt->obj_lock);
+	idx = obj_take(&rt->blobs[0].o, sizeof(*b), &rt->blob_free);
+	rte_spinlock_unlock(&rt->obj_lock);
+	if (idx == SPIN_IDX_NONE) {
+		spin_arena_free(&rt->arena, owner, off, size);
+		return -ENOSPC;
+	}
+	b = &rt->blobs[idx];
+	b->o.owner = owner;
+	b->o.mem_off = off;
+	b->o.mem_len = size;
+	b->o.live = 1;
+	__atomic_store_n(&b->o.refs, 1, __ATOMIC_RELEASE);
+	*handle_p = obj_handle(&b->o, idx);
+	return 0;
+}
+
+int
+spin_nicmem_write(struct spin_rt *rt, uint32_t owner, uint32_t handle,
+		  uint64_t off, const void *src, uint64_t len)
+{
+	struct spin_blob *b;
+	int rc = spin_blob_ref(rt, owner, handle, &b);
+
+	if (rc != 0)
+		return rc;
+	if (off > b->o.mem_len || len > b->o.mem_len - off)
+		rc = -ERANGE;
+	else if (len != 0)
+		memcpy(rt->arena.base + b->o.mem_off + off, src, len);
+	spin_blob_unref(rt, b);
+	return rc;
+}
+
+int
+spin_nicmem_read(struct spin_rt *rt, uint32_t owner, uint32_t handle,
+		 uint64_t off, void *dst, uint64_t len)
+{
+	struct spin_blob *b;
+	int rc = spin_blob_ref(rt, owner, handle, &b);
+
+	if (rc != 0)
+		return rc;
+	if (off > b->o.mem_len || len > b->o.mem_len - off)
+		rc = -ERANGE;
+	else if (len != 0)
+		memcpy(dst, rt->arena.base + b->o.mem_off + off, len);
+	spin_blob_unref(rt, b);
+	return rc;
+}
+
+int
+spin_nicmem_free(struct spin_rt *rt, uint32_t owner, uint32_t handle)
+{
+	struct spin_blob *b = blob_slot(rt, handle);
+	int rc = 0;
+
+	if (b == NULL)
+		return -ENOENT;
+	rte_spinlock_lock(&rt->obj_lock);
+	if (__atomic_load_n(&b->o.refs, __ATOMIC_ACQUIRE) == 0 ||
+	    !b->o.live || b->o.gen != SPIN_H_GEN(handle))
+		rc = -ENOENT;
+	else if (b->o.owner != owner)
+		rc = -EPERM;
+	else
+		b->o.live = 0;
+	rte_spinlock_unlock(&rt->obj_lock);
+	if (rc == 0)
+		spin_blob_unref(rt, b);
+	return rc;
+}
+
+unsigned
+spin_owner_detach(struct spin_rt *rt, uint32_t owner)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < rt->conf.max_ctxs; i++)
+		if (ctx_kill(rt, &rt->ctxs[i], owner, 0, false) == 0)
+			n++;
+	for (i = 0; i < rt->conf.max_blobs; i++) {
+		struct spin_blob *b = &rt->blobs[i];
+
+		if (spin_nicmem_free(rt, owner, obj_handle(&b->o, i)) == 0)
+			n++;
+	}
+	if (n != 0)
+		SPIN_LOG(DEBUG, "owner %u detached: %u objects freed", owner, n);
+	return n;
+}

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The handler API (spin_handler.h): DMA to and from the matched ME's host
+ * window (the emulated IOMMU check is here), puts, counters, NIC memory
+ * atomics and blobs.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "spin_internal.h"
+
+static bool
+win_ok(const struct spin_exec *x, uint64_t off, size_t len)
+{
+	return off <= x->h.win_len && len <= x->h.win_len - off;
+}
+
+static int
+dma_reject(struct spin_exec *x)
+{
+	x->err = true;
+	x->hpu->st.dma_rejects++;
+	SPIN_ATOMIC_ADD(&x->m->res.dma_rejects, 1);
+	SPIN_ATOMIC_ADD(&x->m->ctx->dma_rejects, 1);
+	return -ERANGE;
+}
+
+static int
+dma_fail(struct spin_exec *x)
+{
+	x->err = true;
+	x->hpu->st.dma_failures++;
+	SPIN_ATOMIC_ADD(&x->m->res.dma_failures, 1);
+	return -EIO;
+}
+
+int
+spin_dma_write_win(struct spin_exec *x, uint64_t win_off, const void *src,
+		   size_t len, unsigned flags)
+{
+	struct spin_msg_int *m = x->m;
+	const struct spin_host_ops *ops = &x->rt->ops;
+	uint64_t addr;
+	void *dst;
+
+	if (!win_ok(x, win_off, len))
+		return dma_reject(x);
+	if (!(flags & SPIN_DMA_NO_EVENT))
+		x->dma_events++;
+	if (len == 0)
+		return 0;
+	addr = m->win_addr + win_off;
+	dst = ops->direct != NULL ? ops->direct(m->host, addr, len) : NULL;
+	if (dst != NULL)
+		memcpy(dst, src, len);
+	else if (ops->dma_write(m->host, addr, src, len) != 0)
+		return dma_fail(x);
+	x->hpu->st.dma_ops++;
+	x->hpu->st.dma_bytes_to += len;
+	x->dma_bytes += len;
+	return 0;
+}
+
+int
+spin_dma_to_host(struct spin_hctx *h, uint64_t win_off, const void *src,
+		 size_t len, unsigned flags)
+{
+	return spin_dma_write_win(spin_exec_of(h), win_off, src, len, flags);
+}
+
+int
+spin_dma_to_host_nb(struct spin_hctx *h, uint64_t win_off, const void *src,
+		    size_t len, unsigned flags)
+{
+	struct spin_exec *x = spin_exec_of(h);
+	int rc;
+
+	/*
+	 * DMAs in flight are counted per handler call; the call's HER keeps
+	 * its `pending` reference on the message until they finished
+	 * (spin_exec_release), so completion waits for them. This emulator
+	 * copies synchronously: the count is back to zero at once.
+	 */
+	x->dma_inflight++;
+	rc = spin_dma_write_win(x, win_off, src, len, flags);
+	x->dma_inflight--;
+	return rc;
+}
+
+int
+spin_dma_from_host(struct spin_hctx *h, uint64_t win_off, void *dst,
+		   size_t len)
+{
+	struct spin_exec *x = spin_exec_of(h);
+	struct spin_msg_int *m = x->m;
+	const struct spin_host_ops *ops = &x->rt->ops;
+	uint64_t addr;
+	void *src;
+
+	if (!win_ok(x, win_off, len))
+		return dma_reject(x);
+	if (len == 0)
+		return 0;
+	addr = m->win_addr + win_off;
+	src = ops->direct != NULL ? ops->direct(m->host, addr, len) : NULL;
+	if (src != NULL)
+		memcpy(dst, src, len);
+	else if (ops->dma_read(m->host, addr, dst, len) != 0)
+		return dma_fail(x);
+	x->hpu->st.dma_ops++;
+	x->hpu->st.dma_bytes_from += len;
+	return 0;
+}
+
+int
+spin_put_from_nic(struct spin_hctx *h, const struct spin_put_req *req,
+		  const void *src, size_t len)
+{
+	struct spin_exec *x = spin_exec_of(h);
+	const struct spin_host_ops *ops = &x->rt->ops;
+
+	if (ops->put_from_nic == NULL)
+		return -ENOTSUP;
+	return ops->put_from_nic(x->m->host, x->m->app_msg, req, src, len);
+}
+
+int
+spin_put_from_host(struct spin_hctx *h, const struct spin_put_req *req,
+		   uint64_t win_off, size_t len)
+{
+	struct spin_exec *x = spin_exec_of(h);
+	const struct spin_host_ops *ops = &x->rt->ops;
+
+	if (!win_ok(x, win_off, len))
+		return dma_reject(x);
+	if (ops->put_from_host == NULL)
+		return -ENOTSUP;
+	return ops->put_from_host(x->m->host, x->m->app_msg, req,
+				  x->m->win_addr + win_off, len);
+}
+
+int
+spin_ct_inc(struct spin_hctx *h, uint64_t n)
+{
+	struct spin_exec *x = spin_exec_of(h);
+	const struct spin_host_ops *ops = &x->rt->ops;
+
+	if (ops->ct_inc == NULL)
+		return -ENOTSUP;
+	return ops->ct_inc(x->m->host, x->m->app_msg, n);
+}
+
+static uint64_t *
+state_word(struct spin_hctx *h, uint64_t off)
+{
+	if ((off & 7) != 0 || off >= h->state_len ||
+	    h->state_len - off < sizeof(uint64_t))
+		return NULL;
+	return (uint64_t *)((uint8_t *)h->state + off);
+}
+
+int
+spin_nic_fetch_add(struct spin_hctx *h, uint64_t state_off, uint64_t v,
+		   uint64_t *old_p)
+{
+	uint64_t *w = state_word(h, state_off);
+	uint64_t old;
+
+	if (w == NULL)
+		return -ERANGE;
+	old = __atomic_fetch_add(w, v, __ATOMIC_ACQ_REL);
+	if (old_p != NULL)
+		*old_p = old;
+	return 0;
+}
+
+int
+spin_nic_cas(struct spin_hctx *h, uint64_t state_off, uint64_t expected,
+	     uint64_t desired, uint64_t *old_p)
+{
+	uint64_t *w = state_word(h, state_off);
+	bool ok;
+
+	if (w == NULL)
+		return -ERANGE;
+	ok = __atomic_compare_exchange_n(w, &expected, desired, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	if (old_p != NULL)
+		*old_p = expected;
+	return ok ? 0 : -EAGAIN;
+}
+
+void *
+spin_nicmem_map(struct spin_hctx *h, uint32_t handle, uint64_t *len_p)
+{
+	struct spin_exec *x = spin_exec_of(h);
+	struct spin_blob *b;
+
+	if (x->nblobs == SPIN_HCTX_MAX_BLOBS ||
+	    spin_blob_ref(x->rt, x->m->ctx->o.owner, handle, &b) != 0)
+		return NULL;
+	x->blobs[x->nblobs++] = (uint32_t)(b - x->rt->blobs);
+	if (len_p != NULL)
+		*len_p = b->o.mem_len;
+	return x->rt->arena.base + b->o.mem_off;
+}
+
+/*
+ * After the handler returned: its DMAs are done (the caller drops the
+ * HER's message reference next), counters go to the message and context,
+ * blobs it mapped may go.
+ */
+void
+spin_exec_release(struct spin_exec *x)
+{
+	uint32_t i;
+
+	RTE_VERIFY(x->dma_inflight == 0);
+	if (x->dma_bytes != 0) {
+		SPIN_ATOMIC_ADD(&x->m->res.dma_bytes, x->dma_bytes);
+		SPIN_ATOMIC_ADD(&x->m->ctx->dma_bytes, x->dma_bytes);
+		x->dma_bytes = 0;
+	}
+	if (x->dma_events != 0) {
+		SPIN_ATOMIC_ADD(&x->m->res.dma_events, x->dma_events);
+		x->dma_events = 0;
+	}
+
+	for (i = 0; i < x->nblobs; i++)
+		spin_blob_unref(x->rt, &x->rt->blobs[x->blobs[i]]);
+	x->nblobs = 0;
+}

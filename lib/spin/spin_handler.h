@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file spin_handler.h
+ * The sPIN handler API (DESIGN §6): what a packet handler in handlers/ may
+ * use. libc only; handlers include nothing else from spinnic.
+ *
+ * A handler family is a name plus up to three callbacks run by the HPUs of
+ * the NIC for every message that matches an ME carrying an execution
+ * context of that family:
+ *  - header(hdr, h): once per message, before any payload handler; runs on
+ *    the header fields of the first packet to arrive (every packet carries
+ *    them all, so any packet may be the first);
+ *  - payload(pkt, h): once per packet, in parallel on any HPU (default
+ *    policy) or serialized per Δp-packet sequence on a vHPU (blocked-RR);
+ *    packets of a message may arrive and run in any order;
+ *  - completion(done, h): once, after every payload handler returned and
+ *    every DMA it issued finished.
+ * Any callback may be NULL; without a payload handler every packet takes
+ * the non-processing path (copied to the window at its message offset).
+ *
+ * Return codes (modelled on sPIN): SPIN_SUCCESS; SPIN_DROP (header: drop
+ * the message, no payload or completion handler runs; payload: drop this
+ * packet); SPIN_PROCEED (header: the whole message takes the non-processing
+ * path, payload copied to the window at its offset, no completion handler;
+ * payload: this packet takes the non-processing path); SPIN_ERROR (counted,
+ * the message completes with an error status).
+ *
+ * Memory a handler sees:
+ *  - the packet payload, in place in NIC packet memory, valid only while
+ *    the payload handler runs;
+ *  - the context's NIC memory: the arguments the client installed
+ *    (read-only by convention) and a zeroed state area shared by every
+ *    handler of the context, for every message that uses it;
+ *  - the host window: the matched ME's buffer [0, win_len), reached only
+ *    through the DMA calls below, each bounds-checked (out of window:
+ *    rejected, counted, and the message completes with an error).
+ */
+#ifndef SPIN_HANDLER_H
+#define SPIN_HANDLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Handler return codes. */
+enum spin_rc {
+	SPIN_SUCCESS = 0, /**< done */
+	SPIN_DROP = 1,    /**< drop the message (header) or the packet */
+	SPIN_PROCEED = 2, /**< hand to the non-processing path */
+	SPIN_ERROR = 3,   /**< failed: counted, message status error */
+};
+
+/** vHPU id of a handler not running under blocked-RR. */
+#define SPIN_VHPU_NONE UINT32_MAX
+
+/** DMA flag: no host event for this transfer (sPIN NO_EVENT). */
+#define SPIN_DMA_NO_EVENT 0x1u
+
+/**
+ * Header fields of a message; every packet carries them, the runtime keeps
+ * the copy taken from the first packet to arrive.
+ */
+struct spin_msg_info {
+	uint32_t src_nid;        /**< initiator node id */
+	uint32_t src_pid;        /**< initiator process id */
+	uint32_t uid;            /**< initiator user id */
+	uint32_t pt_index;       /**< target portal index */
+	uint64_t match_bits;
+	uint64_t hdr_data;
+	uint64_t length;         /**< message payload bytes (all packets) */
+	uint64_t remote_offset;  /**< Portals remote offset */
+	uint64_t msg_id;         /**< message id (unique per source node) */
+	uint32_t op;             /**< wire operation (put, ...) */
+	uint32_t pkt_payload;    /**< payload bytes per packet, all but the
+				      last; 0: the runtime's default */
+};
+
+/** Argument of a header handler. */
+struct spin_hdr {
+	const struct spin_msg_info *info;
+};
+
+/** Argument of a payload handler: one packet. */
+struct spin_pkt {
+	const uint8_t *payload;  /**< in NIC packet memory */
+	uint32_t len;            /**< payload bytes */
+	uint32_t index;          /**< packet index: offset / pkt_payload */
+	uint64_t offset;         /**< byte offset of the payload in the
+				      message (packed stream) */
+	const struct spin_msg_info *info;
+};
+
+/** Argument of a completion handler. */
+struct spin_done {
+	const struct spin_msg_info *info;
+	uint64_t bytes;          /**< payload bytes of the message */
+	uint32_t npkts;          /**< packets processed */
+	uint32_t errors;         /**< payload handlers that returned
+				      SPIN_ERROR or had a DMA rejected */
+	uint32_t dropped;        /**< payload handlers that returned
+				      SPIN_DROP */
+	uint32_t pad;
+};
+
+/**
+ * Handler execution context: valid only during the call it is passed to.
+ * Read it through the accessors; fields after `rt_priv` belong to the
+ * runtime.
+ */
+struct spin_hctx {
+	uint64_t win_addr;       /**< ME host window: client address */
+	uint64_t win_len;        /**< ME host window bytes */
+	void *args;              /**< context arguments in NIC memory */
+	void *state;             /**< context state in NIC memory */
+	uint32_t args_len;
+	uint32_t state_len;
+	uint32_t hpu;            /**< physical HPU running the handler */
+	uint32_t vhpu;           /**< vHPU (blocked-RR) or SPIN_VHPU_NONE */
+	const struct spin_msg_info *info;
+	void *rt_priv[6];        /**< runtime private */
+};
+
+/** @return the message's header fields. */
+static inline const struct spin_msg_info *
+spin_hctx_info(const struct spin_hctx *h) { return h->info; }
+/** @return the context's argument bytes in NIC memory. */
+static inline const void *
+spin_hctx_args(const struct spin_hctx *h) { return h->args; }
+/** @return the number of argument bytes. */
+static inline uint32_t
+spin_hctx_args_len(const struct spin_hctx *h) { return h->args_len; }
+/** @return the context's state area in NIC memory (zeroed at install). */
+static inline void *
+spin_hctx_state(const struct spin_hctx *h) { return h->state; }
+/** @return the number of state bytes. */
+static inline uint32_t
+spin_hctx_state_len(const struct spin_hctx *h) { return h->state_len; }
+/** @return the matched ME's host window length (window offsets < it). */
+static inline uint64_t
+spin_hctx_win_len(const struct spin_hctx *h) { return h->win_len; }
+/** @return the matched ME's host window start (client address). */
+static inline uint64_t
+spin_hctx_win_addr(const struct spin_hctx *h) { return h->win_addr; }
+/** @return the physical HPU id running the handler. */
+static inline uint32_t
+spin_hctx_hpu(const struct spin_hctx *h) { return h->hpu; }
+/** @return the vHPU id (blocked-RR, < nvhpu) or SPIN_VHPU_NONE. */
+static inline uint32_t
+spin_hctx_vhpu(const struct spin_hctx *h) { return h->vhpu; }
+
+/**
+ * Write @p len bytes from NIC memory (or the packet) to the host window at
+ * @p win_off and wait for the transfer.
+ *
+ * @param h handler context
+ * @param win_off offset in the ME window
+ * @param src source bytes
+ * @param len bytes (0 is allowed: a pure event, as in paper 000 §3.2.2)
+ * @param flags SPIN_DMA_NO_EVENT or 0 (0 counts one host event)
+ * @return 0; -ERANGE out of window (rejected, counted, message error);
+ *   -EIO the host copy failed (client memory gone).
+ */
+int spin_dma_to_host(struct spin_hctx *h, uint64_t win_off, const void *src,
+		     size_t len, unsigned flags);
+
+/**
+ * Non-blocking spin_dma_to_host(): the handler may return before the
+ * transfer finished; the completion handler runs only after it did (the
+ * runtime counts outstanding DMAs per message). @p src must stay valid
+ * until the handler returns. This emulator completes it synchronously.
+ *
+ * @return as spin_dma_to_host().
+ */
+int spin_dma_to_host_nb(struct spin_hctx *h, uint64_t win_off,
+			const void *src, size_t len, unsigned flags);
+
+/**
+ * Read @p len bytes of the host window at @p win_off into @p dst.
+ *
+ * @return 0; -ERANGE out of window (rejected, counted, message error);
+ *   -EIO the host copy failed.
+ */
+int spin_dma_from_host(struct spin_hctx *h, uint64_t win_off, void *dst,
+		       size_t len);
+
+/** Target of a put issued by a handler. */
+struct spin_put_req {
+	uint32_t nid, pid;       /**< target process */
+	uint32_t pt_index;
+	uint32_t flags;
+	uint64_t match_bits;
+	uint64_t remote_offset;
+	uint64_t hdr_data;
+};
+
+/**
+ * Send @p len bytes from NIC memory (or the packet) as a new put.
+ *
+ * @return 0; -ENOTSUP the NIC offers no handler puts; -ENOBUFS no packet
+ *   memory now (retry or fail); -EINVAL bad target.
+ */
+int spin_put_from_nic(struct spin_hctx *h, const struct spin_put_req *req,
+		      const void *src, size_t len);
+
+/**
+ * Send @p len bytes of the host window at @p win_off as a new put.
+ *
+ * @return 0; -ERANGE out of window; -ENOTSUP, -ENOBUFS, -EINVAL as
+ *   spin_put_from_nic().
+ */
+int spin_put_from_host(struct spin_hctx *h, const struct spin_put_req *req,
+		       uint64_t win_off, size_t len);
+
+/**
+ * Add @p n to the success count of the matched ME's counting event.
+ *
+ * @return 0; -ENOENT the ME has no counter; -ENOTSUP not offered.
+ */
+int spin_ct_inc(struct spin_hctx *h, uint64_t n);
+
+/**
+ * Atomically add @p v to the uint64_t at @p state_off of the context state.
+ *
+ * @param old_p if not NULL, receives the value before the addition
+ * @return 0; -ERANGE offset not 8-aligned or outside the state.
+ */
+int spin_nic_fetch_add(struct spin_hctx *h, uint64_t state_off, uint64_t v,
+		       uint64_t *old_p);
+
+/**
+ * Atomically replace the uint64_t at @p state_off of the context state by
+ * @p desired if it equals @p expected.
+ *
+ * @param old_p if not NULL, receives the value found
+ * @return 0 swapped; -EAGAIN not swapped; -ERANGE offset not 8-aligned or
+ *   outside the state.
+ */
+int spin_nic_cas(struct spin_hctx *h, uint64_t state_off, uint64_t expected,
+		 uint64_t desired, uint64_t *old_p);
+
+/**
+ * Map a NIC memory blob (SPINNIC_CTRL_NICMEM_ALLOC) of the context's owner
+ * for the rest of this handler call (at most SPIN_HCTX_MAX_BLOBS per
+ * call). Handlers find blob handles in their arguments.
+ *
+ * @param len_p if not NULL, receives the blob size
+ * @return the blob, or NULL: no such blob, another owner's, or too many.
+ */
+void *spin_nicmem_map(struct spin_hctx *h, uint32_t handle, uint64_t *len_p);
+
+/** Most blobs one handler call may map. */
+#define SPIN_HCTX_MAX_BLOBS 4
+
+/* ---------------------------------------------------------------------- */
+/* Families                                                                */
+/* ---------------------------------------------------------------------- */
+
+typedef int (*spin_header_fn)(const struct spin_hdr *hdr, struct spin_hctx *h);
+typedef int (*spin_payload_fn)(const struct spin_pkt *pkt,
+			       struct spin_hctx *h);
+typedef int (*spin_completion_fn)(const struct spin_done *done,
+				  struct spin_hctx *h);
+
+/** A handler family: one file in handlers/, one entry in the table. */
+struct spin_handler_family {
+	const char *name;              /**< < SPINNIC_HANDLER_NAME (48) bytes,
+					    unique; mandatory */
+	spin_header_fn header;         /**< may be NULL */
+	spin_payload_fn payload;       /**< may be NULL */
+	spin_completion_fn completion; /**< may be NULL (not all three) */
+	/**
+	 * Optional: validate the client's arguments at install and size the
+	 * state. Called from the control path, never concurrently with the
+	 * handlers of the context being installed.
+	 * @param state_len_p in: bytes the client asked for; out: bytes the
+	 *   family needs (the runtime allocates the larger)
+	 * @return 0, or -EINVAL (install fails with PTL_ARG_INVALID)
+	 */
+	int (*init)(const void *args, uint32_t args_len,
+		    uint32_t *state_len_p);
+};
+
+/**
+ * The families built into spinnic, NULL-terminated; defined in
+ * handlers/handlers.c. The app passes it to spin_rt_create().
+ */
+extern const struct spin_handler_family *const spin_handler_families[];
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file spin_internal.h
+ * Internals of lib/spin: NIC memory arena, object tables (contexts and
+ * blobs), messages, HERs, vHPUs, HPUs. Not installed.
+ */
+#ifndef SPIN_INTERNAL_H
+#define SPIN_INTERNAL_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_log.h>
+#include <rte_spinlock.h>
+
+#include "spin_rt.h"
+
+extern int spin_logtype;
+#define SPIN_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, spin_logtype, "spin: " fmt "\n", \
+		##__VA_ARGS__)
+
+#define SPIN_ALIGN 64u
+/* handle = generation << 16 | index; index never 0xffff (HANDLE_NONE) */
+#define SPIN_IDX_MAX 0xfffeu
+#define SPIN_H_IDX(h) ((h) & 0xffffu)
+#define SPIN_H_GEN(h) ((h) >> 16)
+
+#define SPIN_ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define SPIN_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+/* ---- NIC memory arena (spin_nicmem.c) ---------------------------------- */
+
+struct spin_extent {
+	uint64_t off, len;
+};
+
+struct spin_owner_acct {
+	uint32_t owner;
+	uint32_t nobj;      /* live allocations; 0: slot free */
+	uint64_t bytes;
+};
+
+struct spin_arena {
+	rte_spinlock_t lock;
+	uint8_t *base;
+	uint64_t cap;
+	struct spin_extent *free;   /* sorted by offset, never adjacent */
+	unsigned nfree, free_max;
+	uint64_t used;
+	uint64_t allocs, frees, failures;
+	struct spin_owner_acct *owners;
+	unsigned max_owners;
+	uint64_t per_owner_cap;
+};
+
+int spin_arena_init(struct spin_arena *a, uint64_t cap, unsigned max_allocs,
+		    unsigned max_owners, uint64_t per_owner_cap);
+void spin_arena_fini(struct spin_arena *a);
+/* size rounded up to SPIN_ALIGN; memory zeroed. -ENOMEM / -ENOSPC */
+int spin_arena_alloc(struct spin_arena *a, uint32_t owner, uint64_t size,
+		     uint64_t *off_p);
+void spin_arena_free(struct spin_arena *a, uint32_t owner, uint64_t off,
+		     uint64_t size);
+uint64_t spin_arena_owner_bytes(struct spin_arena *a, uint32_t owner);
+
+static inline uint64_t
+spin_round(uint64_t n)
+{
+	return (n + SPIN_ALIGN - 1) & ~(uint64_t)(SPIN_ALIGN - 1);
+}
+
+/* ---- reference-counted objects: contexts and blobs --------------------- */
+
+/*
+ * refs counts the installed reference (while live) plus users. A slot with
+ * refs == 0 is free; gen changes when it is freed, so a stale handle never
+ * names a reused slot. Users take a reference with a CAS that refuses 0,
+ * then check gen (stable while they hold a reference).
+ */
+struct spin_obj {
+	uint32_t refs;          /* atomic */
+	uint16_t gen;
+	uint8_t live;           /* installed reference not yet dropped */
+	uint8_t kind;
+	uint32_t owner;
+	uint32_t next_free;     /* free list, under the table lock */
+	uint64_t mem_off;       /* arena offset */
+	uint64_t mem_len;       /* arena bytes (rounded) */
+};
+
+struct spin_ctx {
+	struct spin_obj o;
+	const struct spin_handler_family *fam;
+	uint32_t args_len, state_len;
+	uint32_t policy, delta_p, nvhpu;
+	uint32_t pad;
+	/* counters, relaxed atomics */
+	uint64_t msgs, hers, rc[4], dma_bytes, dma_rejects;
+} __rte_cache_aligned;
+
+struct spin_blob {
+	struct spin_obj o;
+} __rte_cache_aligned;
+
+/* ---- HERs, vHPUs, messages --------------------------------------------- */
+
+enum spin_her_kind {
+	SPIN_HER_HEADER = 0,
+	SPIN_HER_PAYLOAD,
+	SPIN_HER_COMPLETION,
+};
+
+struct spin_msg_int;
+
+struct spin_her {
+	struct spin_her *next;          /* pending / vHPU queues */
+	struct spin_msg_int *m;
+	const void *payload;
+	void *cookie;
+	uint64_t offset;
+	uint32_t len;
+	uint32_t kind;
+};
+
+enum spin_vhpu_state {
+	SPIN_VHPU_IDLE = 0,     /* no packet, not scheduled */
+	SPIN_VHPU_QUEUED,       /* in the run queue */
+	SPIN_VHPU_RUNNING,      /* on an HPU */
+};
+
+struct spin_vhpu {
+	rte_spinlock_t lock;
+	uint32_t state;
+	uint32_t id;
+	struct spin_msg_int *m;
+	struct spin_her *head, *tail;
+} __rte_cache_aligned;
+
+/* message flags (atomic) */
+#define SPIN_MF_ABORTED SPIN_MSG_F_ABORTED
+#define SPIN_MF_PROCEED SPIN_MSG_F_PROCEED
+#define SPIN_MF_DROPPED SPIN_MSG_F_DROPPED
+
+struct spin_msg_int {
+	/* set at start, read-only afterwards */
+	struct spin_rt *rt;
+	struct spin_ctx *ctx;
+	void *host;
+	void *app_msg;
+	uint64_t win_addr, win_len;
+	struct spin_msg_info info;
+	uint32_t pkt_payload;   /* effective */
+	uint32_t nv;            /* vHPUs (blocked-RR), 0 default policy */
+	uint32_t delta_p;
+	uint32_t slot;
+	/* inbound thread only */
+	uint64_t bytes_in;
+	uint32_t npkts_in;
+	bool arrival_held;      /* the "more bytes to come" reference */
+	/* shared */
+	uint32_t pending __rte_cache_aligned; /* atomic: arrival + HERs +
+						vHPUs active + DMAs */
+	uint32_t flags;         /* atomic SPIN_MF_* */
+	rte_spinlock_t lock;    /* hdr_done, pend list */
+	bool hdr_done;
+	struct spin_her *pend_head, *pend_tail;
+	struct spin_her hdr_her, cmpl_her;
+	/* result, relaxed atomics */
+	struct spin_msg_result res;
+	uint32_t pay_errors;
+	struct spin_vhpu *vhpu;     /* max_vhpus entries */
+};
+
+/* ---- HPUs -------------------------------------------------------------- */
+
+struct spin_hpu {
+	struct spin_hpu_stats st;
+} __rte_cache_aligned;
+
+static_assert(sizeof(struct spin_hpu) % RTE_CACHE_LINE_SIZE == 0,
+	      "one HPU's counters per cache line(s)");
+static_assert(sizeof(struct spin_vhpu) == RTE_CACHE_LINE_SIZE,
+	      "one vHPU per cache line");
+static_assert(offsetof(struct spin_msg_int, pending) % RTE_CACHE_LINE_SIZE
+	      == 0, "shared message fields apart from the read-only ones");
+
+/* what a handler call runs in; h first so container_of is trivial */
+struct spin_exec {
+	struct spin_hctx h;
+	struct spin_rt *rt;
+	struct spin_msg_int *m;
+	struct spin_hpu *hpu;
+	uint32_t nblobs;
+	uint32_t blobs[SPIN_HCTX_MAX_BLOBS];
+	bool err;               /* a DMA of this call failed or was rejected */
+	/* summed here, added to the message and context once per call */
+	uint32_t dma_events;
+	uint32_t dma_inflight;  /* non-blocking DMAs not finished */
+	uint64_t dma_bytes;
+};
+
+struct rte_ring;
+
+struct spin_rt {
+	struct spin_rt_conf conf;
+	struct spin_host_ops ops;
+	struct spin_arena arena;
+
+	rte_spinlock_t obj_lock;    /* ctx and blob tables: alloc / free */
+	struct spin_ctx *ctxs;
+	uint32_t ctx_free;          /* free-list head, SPIN_IDX_NONE: none */
+	struct spin_blob *blobs;
+	uint32_t blob_free;
+
+	struct spin_msg_int *msgs;
+	struct spin_vhpu *vhpus;    /* max_msgs * max_vhpus */
+	struct spin_her *hers;      /* max_hers */
+	struct rte_ring *msg_pool;  /* free struct spin_msg_int * */
+	struct rte_ring *her_pool;  /* free payload struct spin_her * */
+	struct rte_ring *her_q;     /* runnable HERs (default policy, header,
+				       completion) */
+	struct rte_ring *vhpu_q;    /* runnable vHPUs */
+
+	uint64_t msgs_started, msgs_done, msgs_aborted;
+	uint64_t msg_full, her_full, pkt_rejects;
+
+	struct spin_hpu hpu[SPIN_RT_HPUS_MAX];
+};
+
+#define SPIN_IDX_NONE UINT32_MAX
+
+static inline struct spin_exec *
+spin_exec_of(struct spin_hctx *h)
+{
+	return (struct spin_exec *)h;
+}
+static_assert(offsetof(struct spin_exec, h) == 0, "hctx first");
+
+/* spin_ctx.c */
+int spin_obj_tryget(struct spin_obj *o, uint16_t gen);
+struct spin_ctx *spin_ctx_ref(struct spin_rt *rt, uint32_t handle);
+void spin_ctx_unref(struct spin_rt *rt, struct spin_ctx *c);
+int spin_blob_ref(struct spin_rt *rt, uint32_t owner, uint32_t handle,
+		  struct spin_blob **b_p);
+void spin_blob_unref(struct spin_rt *rt, struct spin_blob *b);
+int spin_objs_init(struct spin_rt *rt);
+void spin_objs_fini(struct spin_rt *rt);
+
+/* spin_handler.c */
+void spin_exec_release(struct spin_exec *x);
+int spin_dma_write_win(struct spin_exec *x, uint64_t win_off,
+		       const void *src, size_t len, unsigned flags);
+
+#endif

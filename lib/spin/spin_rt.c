@@ -1,0 +1,809 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The sPIN runtime: messages, HERs and their scheduling on HPUs.
+ *
+ * Ordering (DESIGN §6) rests on one counter per message, `pending`: one
+ * reference while bytes are still to arrive, one per queued or running
+ * HER, one per vHPU that is queued or running, one per DMA in flight. The
+ * header HER is queued at start; payload HERs arriving before the header
+ * handler returned wait on the message's pend list; when `pending` drops
+ * to zero the completion HER is queued (or the message finished directly).
+ *
+ * Default policy: payload HERs go to one MPMC ring any HPU takes from.
+ * Blocked-RR: the packet with index i belongs to sequence i / Δp, sequence
+ * s to vHPU s mod nv. A vHPU has its own FIFO; it sits in the MPMC vHPU
+ * run ring at most once (state QUEUED) and runs on at most one HPU
+ * (RUNNING); it yields (IDLE) when its FIFO is empty and is queued again
+ * when a packet for it arrives (paper 000 §3.2.1).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+#include <rte_ring.h>
+
+#include "spin_internal.h"
+
+RTE_LOG_REGISTER_IMPL(spin_logtype, SPINNIC_LIB, NOTICE);
+
+#define SPIN_BURST 32u
+
+static struct rte_ring *
+ring_new(const char *name, unsigned count, int socket)
+{
+	ssize_t sz = rte_ring_get_memsize_elem(sizeof(void *),
+					       rte_align32pow2(count + 1));
+	struct rte_ring *r;
+
+	if (sz < 0)
+		return NULL;
+	r = rte_zmalloc_socket(name, sz, RTE_CACHE_LINE_SIZE, socket);
+	if (r == NULL)
+		return NULL;
+	/* not registered in the ring list: names need not be unique */
+	if (rte_ring_init(r, name, count, RING_F_EXACT_SZ) != 0) {
+		rte_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static int
+conf_check(struct spin_rt_conf *c)
+{
+	const struct spin_handler_family *const *f, *const *g;
+
+	if (c->nic_mem == 0)
+		c->nic_mem = 16u << 20;
+	if (c->nhpu == 0)
+		c->nhpu = 1;
+	if (c->max_msgs == 0)
+		c->max_msgs = 256;
+	if (c->max_hers == 0)
+		c->max_hers = 8192;
+	if (c->max_ctxs == 0)
+		c->max_ctxs = 1024;
+	if (c->max_blobs == 0)
+		c->max_blobs = 1024;
+	if (c->max_owners == 0)
+		c->max_owners = 64;
+	if (c->max_vhpus == 0)
+		c->max_vhpus = 64;
+	if (c->pkt_payload == 0)
+		c->pkt_payload = 2048;
+	if (c->socket_id == 0)
+		c->socket_id = SOCKET_ID_ANY;
+	if (c->nhpu > SPIN_RT_HPUS_MAX || c->max_ctxs > SPIN_IDX_MAX ||
+	    c->max_blobs > SPIN_IDX_MAX || c->max_msgs > (1u << 20) ||
+	    c->max_hers > (1u << 24) || c->max_vhpus > 4096 ||
+	    (uint64_t)c->max_msgs * c->max_vhpus > (1u << 24)) {
+		SPIN_LOG(ERR, "configuration out of range");
+		return -EINVAL;
+	}
+	if (c->ops == NULL || c->ops->dma_write == NULL ||
+	    c->ops->dma_read == NULL || c->ops->msg_done == NULL ||
+	    c->ops->pkt_release == NULL) {
+		SPIN_LOG(ERR, "host ops incomplete");
+		return -EINVAL;
+	}
+	if (c->families == NULL) {
+		SPIN_LOG(ERR, "no handler family table");
+		return -EINVAL;
+	}
+	for (f = c->families; *f != NULL; f++) {
+		const struct spin_handler_family *h = *f;
+
+		if (h->name == NULL || h->name[0] == '\0' ||
+		    strnlen(h->name, SPINNIC_HANDLER_NAME) >=
+		    SPINNIC_HANDLER_NAME ||
+		    (h->header == NULL && h->payload == NULL &&
+		     h->completion == NULL)) {
+			SPIN_LOG(ERR, "handler family %u: bad name or no handler",
+				 (unsigned)(f - c->families));
+			return -EINVAL;
+		}
+		for (g = c->families; g != f; g++)
+			if (strcmp((*g)->name, h->name) == 0) {
+				SPIN_LOG(ERR, "handler family %s twice",
+					 h->name);
+				return -EINVAL;
+			}
+	}
+	return 0;
+}
+
+struct spin_rt *
+spin_rt_create(const struct spin_rt_conf *conf)
+{
+	struct spin_rt *rt;
+	unsigned i;
+	int rc;
+
+	rt = rte_zmalloc("spin_rt", sizeof(*rt), RTE_CACHE_LINE_SIZE);
+	if (rt == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rt->conf = *conf;
+	rc = conf_check(&rt->conf);
+	if (rc != 0)
+		goto fail_conf;
+	rt->ops = *rt->conf.ops;
+	rc = spin_arena_init(&rt->arena, rt->conf.nic_mem,
+			     rt->conf.max_ctxs + rt->conf.max_blobs,
+			     rt->conf.max_owners, rt->conf.nic_mem_per_owner);
+	if (rc != 0)
+		goto fail_conf;
+	rc = spin_objs_init(rt);
+	if (rc != 0)
+		goto fail_objs;
+	rc = -ENOMEM;
+	rt->msgs = rte_zmalloc_socket("spin_msgs",
+			rt->conf.max_msgs * sizeof(*rt->msgs),
+			RTE_CACHE_LINE_SIZE, rt->conf.socket_id);
+	rt->vhpus = rte_zmalloc_socket("spin_vhpus", (size_t)rt->conf.max_msgs *
+			rt->conf.max_vhpus * sizeof(*rt->vhpus),
+			RTE_CACHE_LINE_SIZE, rt->conf.socket_id);
+	rt->hers = rte_zmalloc_socket("spin_hers",
+			rt->conf.max_hers * sizeof(*rt->hers),
+			RTE_CACHE_LINE_SIZE, rt->conf.socket_id);
+	rt->msg_pool = ring_new("spin_msgp", rt->conf.max_msgs,
+				rt->conf.socket_id);
+	rt->her_pool = ring_new("spin_herp", rt->conf.max_hers,
+				rt->conf.socket_id);
+	/* every payload HER plus header and completion of every message */
+	rt->her_q = ring_new("spin_herq",
+			     rt->conf.max_hers + 2 * rt->conf.max_msgs,
+			     rt->conf.socket_id);
+	rt->vhpu_q = ring_new("spin_vhpuq",
+			      rt->conf.max_msgs * rt->conf.max_vhpus,
+			      rt->conf.socket_id);
+	if (rt->msgs == NULL || rt->vhpus == NULL || rt->hers == NULL ||
+	    rt->msg_pool == NULL || rt->her_pool == NULL ||
+	    rt->her_q == NULL || rt->vhpu_q == NULL)
+		goto fail_mem;
+	for (i = 0; i < rt->conf.max_msgs; i++) {
+		struct spin_msg_int *m = &rt->msgs[i];
+
+		m->rt = rt;
+		m->slot = i;
+		m->vhpu = &rt->vhpus[(size_t)i * rt->conf.max_vhpus];
+		rte_spinlock_init(&m->lock);
+		rte_ring_enqueue(rt->msg_pool, m);
+	}
+	for (i = 0; i < rt->conf.max_hers; i++)
+		rte_ring_enqueue(rt->her_pool, &rt->hers[i]);
+	SPIN_LOG(DEBUG, "runtime: %u HPUs, %" PRIu64 " B NIC memory",
+		 rt->conf.nhpu, rt->arena.cap);
+	return rt;
+
+fail_mem:
+	rte_free(rt->vhpu_q);
+	rte_free(rt->her_q);
+	rte_free(rt->her_pool);
+	rte_free(rt->msg_pool);
+	rte_free(rt->hers);
+	rte_free(rt->vhpus);
+	rte_free(rt->msgs);
+	spin_objs_fini(rt);
+fail_objs:
+	spin_arena_fini(&rt->arena);
+fail_conf:
+	rte_free(rt);
+	errno = -rc;
+	return NULL;
+}
+
+static void her_put(struct spin_rt *rt, struct spin_her *her);
+
+void
+spin_rt_destroy(struct spin_rt *rt)
+{
+	void *p;
+	unsigned i;
+
+	if (rt == NULL)
+		return;
+	/* packets still referenced by queued HERs go back to the app */
+	while (rte_ring_dequeue(rt->her_q, &p) == 0) {
+		struct spin_her *her = p;
+
+		if (her->kind == SPIN_HER_PAYLOAD)
+			her_put(rt, her);
+	}
+	while (rte_ring_dequeue(rt->vhpu_q, &p) == 0) {
+		struct spin_vhpu *v = p;
+
+		while (v->head != NULL) {
+			struct spin_her *her = v->head;
+
+			v->head = her->next;
+			her_put(rt, her);
+		}
+	}
+	for (i = 0; i < rt->conf.max_msgs; i++) {
+		struct spin_msg_int *m = &rt->msgs[i];
+
+		while (m->pend_head != NULL) {
+			struct spin_her *her = m->pend_head;
+
+			m->pend_head = her->next;
+			if (her->kind == SPIN_HER_PAYLOAD)
+				her_put(rt, her);
+		}
+	}
+	rte_free(rt->vhpu_q);
+	rte_free(rt->her_q);
+	rte_free(rt->her_pool);
+	rte_free(rt->msg_pool);
+	rte_free(rt->hers);
+	rte_free(rt->vhpus);
+	rte_free(rt->msgs);
+	spin_objs_fini(rt);
+	spin_arena_fini(&rt->arena);
+	rte_free(rt);
+}
+
+unsigned
+spin_rt_nhpu(const struct spin_rt *rt)
+{
+	return rt->conf.nhpu;
+}
+
+/* ---- messages -------------------------------------------------------------- */
+
+/* release a payload HER and its packet */
+static void
+her_put(struct spin_rt *rt, struct spin_her *her)
+{
+	rt->ops.pkt_release(her->cookie);
+	rte_ring_enqueue(rt->her_pool, her);
+}
+
+static void
+msg_finish(struct spin_msg_int *m)
+{
+	struct spin_rt *rt = m->rt;
+	struct spin_msg_result r;
+	uint32_t fl = __atomic_load_n(&m->flags, __ATOMIC_ACQUIRE);
+
+	r = m->res;
+	r.flags = fl;
+	r.bytes = m->bytes_in;
+	r.npkts = m->npkts_in;
+	if (fl & SPIN_MF_DROPPED)
+		r.status = SPIN_DROP;
+	else if (r.handler_errors || r.dma_rejects || r.dma_failures)
+		r.status = SPIN_ERROR;
+	else
+		r.status = SPIN_SUCCESS;
+	if (fl & SPIN_MF_ABORTED)
+		SPIN_ATOMIC_ADD(&rt->msgs_aborted, 1);
+	SPIN_ATOMIC_ADD(&rt->msgs_done, 1);
+	rt->ops.msg_done(m->app_msg, &r);
+	spin_ctx_unref(rt, m->ctx);
+	m->ctx = NULL;
+	rte_ring_enqueue(rt->msg_pool, m);
+}
+
+/*
+ * Drop one `pending` reference; the last one queues the completion HER,
+ * which runs the completion handler (if any and wanted) and msg_done on an
+ * HPU, never on the inbound engine's thread.
+ */
+static void
+msg_put(struct spin_msg_int *m)
+{
+	if (__atomic_sub_fetch(&m->pending, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	m->cmpl_her.kind = SPIN_HER_COMPLETION;
+	m->cmpl_her.m = m;
+	rte_ring_enqueue(m->rt->her_q, &m->cmpl_her);
+}
+
+/* queue a HER whose header dependency is satisfied */
+static void
+her_dispatch(struct spin_msg_int *m, struct spin_her *her)
+{
+	struct spin_vhpu *v;
+	uint64_t seq;
+	bool sched = false;
+
+	if (her->kind != SPIN_HER_PAYLOAD || m->nv == 0) {
+		rte_ring_enqueue(m->rt->her_q, her);
+		return;
+	}
+	seq = her->offset / m->pkt_payload / m->delta_p;
+	v = &m->vhpu[seq % m->nv];
+	her->next = NULL;
+	rte_spinlock_lock(&v->lock);
+	if (v->tail != NULL)
+		v->tail->next = her;
+	else
+		v->head = her;
+	v->tail = her;
+	if (v->state == SPIN_VHPU_IDLE) {
+		v->state = SPIN_VHPU_QUEUED;
+		sched = true;
+		/* an active vHPU keeps the message (and itself) alive */
+		__atomic_fetch_add(&m->pending, 1, __ATOMIC_RELAXED);
+	}
+	rte_spinlock_unlock(&v->lock);
+	if (sched)
+		rte_ring_enqueue(m->rt->vhpu_q, v);
+}
+
+struct spin_msg *
+spin_msg_start(struct spin_rt *rt, uint32_t ctx,
+	       const struct spin_msg_info *info, void *host,
+	       uint64_t win_addr, uint64_t win_len, void *app_msg)
+{
+	struct spin_msg_int *m;
+	struct spin_ctx *c;
+	void *p;
+	unsigned i;
+
+	c = spin_ctx_ref(rt, ctx);
+	if (c == NULL) {
+		errno = ENOENT;
+		return NULL;
+	}
+	if (rte_ring_dequeue(rt->msg_pool, &p) != 0) {
+		spin_ctx_unref(rt, c);
+		SPIN_ATOMIC_ADD(&rt->msg_full, 1);
+		errno = ENOBUFS;
+		return NULL;
+	}
+	m = p;
+	m->ctx = c;
+	m->host = host;
+	m->app_msg = app_msg;
+	m->win_addr = win_addr;
+	m->win_len = win_len;
+	m->info = *info;
+	m->pkt_payload = info->pkt_payload ? info->pkt_payload :
+		rt->conf.pkt_payload;
+	m->info.pkt_payload = m->pkt_payload;
+	m->bytes_in = 0;
+	m->npkts_in = 0;
+	m->arrival_held = true;
+	m->flags = 0;
+	m->pend_head = m->pend_tail = NULL;
+	memset(&m->res, 0, sizeof(m->res));
+	m->pay_errors = 0;
+	m->nv = 0;
+	if (c->policy == SPINNIC_SCHED_BLOCKED_RR) {
+		uint64_t npkts = (info->length + m->pkt_payload - 1) /
+			m->pkt_payload;
+		uint64_t nseq = (RTE_MAX(npkts, (uint64_t)1) + c->delta_p - 1) /
+			c->delta_p;
+
+		m->delta_p = c->delta_p;
+		m->nv = c->nvhpu != 0 ? c->nvhpu :
+			(uint32_t)RTE_MIN(nseq, rt->conf.max_vhpus);
+		for (i = 0; i < m->nv; i++) {
+			struct spin_vhpu *v = &m->vhpu[i];
+
+			rte_spinlock_init(&v->lock);
+			v->state = SPIN_VHPU_IDLE;
+			v->id = i;
+			v->m = m;
+			v->head = v->tail = NULL;
+		}
+	}
+	SPIN_ATOMIC_ADD(&c->msgs, 1);
+	SPIN_ATOMIC_ADD(&rt->msgs_started, 1);
+	if (c->fam->header != NULL) {
+		m->hdr_done = false;
+		m->pending = 2; /* arrival + header HER */
+		m->hdr_her.kind = SPIN_HER_HEADER;
+		m->hdr_her.m = m;
+		rte_ring_enqueue(rt->her_q, &m->hdr_her);
+	} else {
+		m->hdr_done = true;
+		m->pending = 1;
+	}
+	return (struct spin_msg *)m;
+}
+
+int
+spin_msg_packet(struct spin_msg *msg, const void *payload, uint32_t len,
+		uint64_t offset, void *pkt_cookie)
+{
+	struct spin_msg_int *m = (struct spin_msg_int *)msg;
+	struct spin_rt *rt = m->rt;
+	struct spin_her *her;
+	bool last, wait = false;
+	void *p;
+
+	if (!m->arrival_held || offset > m->info.length ||
+	    len > m->info.length - offset || (len == 0) != (m->info.length == 0)) {
+		SPIN_ATOMIC_ADD(&rt->pkt_rejects, 1);
+		return -EINVAL;
+	}
+	if (rte_ring_dequeue(rt->her_pool, &p) != 0) {
+		SPIN_ATOMIC_ADD(&rt->her_full, 1);
+		return -ENOBUFS;
+	}
+	her = p;
+	her->next = NULL;
+	her->m = m;
+	her->payload = payload;
+	her->cookie = pkt_cookie;
+	her->offset = offset;
+	her->len = len;
+	her->kind = SPIN_HER_PAYLOAD;
+	m->bytes_in += len;
+	m->npkts_in++;
+	last = m->bytes_in >= m->info.length;
+	__atomic_fetch_add(&m->pending, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&m->hdr_done, __ATOMIC_ACQUIRE)) {
+		rte_spinlock_lock(&m->lock);
+		wait = !m->hdr_done;
+		if (wait) {
+			if (m->pend_tail != NULL)
+				m->pend_tail->next = her;
+			else
+				m->pend_head = her;
+			m->pend_tail = her;
+		}
+		rte_spinlock_unlock(&m->lock);
+	}
+	if (!wait)
+		her_dispatch(m, her);
+	if (last) {
+		m->arrival_held = false;
+		msg_put(m);
+	}
+	return 0;
+}
+
+void
+spin_msg_abort(struct spin_msg *msg)
+{
+	struct spin_msg_int *m = (struct spin_msg_int *)msg;
+
+	__atomic_fetch_or(&m->flags, SPIN_MF_ABORTED, __ATOMIC_RELEASE);
+	if (m->arrival_held) {
+		m->arrival_held = false;
+		msg_put(m);
+	}
+}
+
+/* ---- HPUs -------------------------------------------------------------------- */
+
+static void
+exec_init(struct spin_exec *x, struct spin_rt *rt, struct spin_msg_int *m,
+	  struct spin_hpu *hpu, unsigned hpu_id, uint32_t vhpu)
+{
+	struct spin_ctx *c = m->ctx;
+	uint8_t *mem = rt->arena.base + c->o.mem_off;
+
+	x->h.win_addr = m->win_addr;
+	x->h.win_len = m->win_len;
+	x->h.args = c->args_len ? mem : NULL;
+	x->h.args_len = c->args_len;
+	x->h.state = c->state_len ? mem + spin_round(c->args_len) : NULL;
+	x->h.state_len = c->state_len;
+	x->h.hpu = hpu_id;
+	x->h.vhpu = vhpu;
+	x->h.info = &m->info;
+	x->rt = rt;
+	x->m = m;
+	x->hpu = hpu;
+	x->nblobs = 0;
+	x->err = false;
+	x->dma_events = 0;
+	x->dma_inflight = 0;
+	x->dma_bytes = 0;
+}
+
+static unsigned
+rc_index(int rc)
+{
+	return rc >= SPIN_SUCCESS && rc <= SPIN_ERROR ? (unsigned)rc :
+		SPIN_ERROR;
+}
+
+static void
+count_rc(struct spin_exec *x, unsigned rc)
+{
+	x->hpu->st.rc[rc]++;
+	SPIN_ATOMIC_ADD(&x->m->ctx->rc[rc], 1);
+	SPIN_ATOMIC_ADD(&x->m->ctx->hers, 1);
+	x->hpu->st.hers++;
+}
+
+static void
+run_header(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
+	   struct spin_msg_int *m)
+{
+	struct spin_her *her, *next;
+	struct spin_exec x;
+
+	if (__atomic_load_n(&m->flags, __ATOMIC_ACQUIRE) & SPIN_MF_ABORTED) {
+		hpu->st.skipped++;
+	} else {
+		struct spin_hdr hdr = { .info = &m->info };
+		unsigned rc;
+
+		exec_init(&x, rt, m, hpu, hpu_id, SPIN_VHPU_NONE);
+		rc = rc_index(m->ctx->fam->header(&hdr, &x.h));
+		spin_exec_release(&x);
+		if (x.err && rc == SPIN_SUCCESS)
+			rc = SPIN_ERROR;
+		count_rc(&x, rc);
+		hpu->st.hdr++;
+		if (rc == SPIN_ERROR)
+			SPIN_ATOMIC_ADD(&m->res.handler_errors, 1);
+		else if (rc == SPIN_DROP)
+			__atomic_fetch_or(&m->flags, SPIN_MF_DROPPED,
+					  __ATOMIC_RELEASE);
+		else if (rc == SPIN_PROCEED)
+			__atomic_fetch_or(&m->flags, SPIN_MF_PROCEED,
+					  __ATOMIC_RELEASE);
+	}
+	rte_spinlock_lock(&m->lock);
+	__atomic_store_n(&m->hdr_done, true, __ATOMIC_RELEASE);
+	her = m->pend_head;
+	m->pend_head = m->pend_tail = NULL;
+	rte_spinlock_unlock(&m->lock);
+	for (; her != NULL; her = next) {
+		next = her->next;
+		her_dispatch(m, her);
+	}
+	msg_put(m);
+}
+
+static void
+run_payload(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
+	    struct spin_her *her, uint32_t vhpu)
+{
+	struct spin_msg_int *m = her->m;
+	uint32_t fl = __atomic_load_n(&m->flags, __ATOMIC_ACQUIRE);
+	spin_payload_fn fn = m->ctx->fam->payload;
+	struct spin_exec x;
+	unsigned rc;
+
+	if (fl & (SPIN_MF_ABORTED | SPIN_MF_DROPPED)) {
+		hpu->st.skipped++;
+		goto out;
+	}
+	exec_init(&x, rt, m, hpu, hpu_id, vhpu);
+	if (fn != NULL && !(fl & SPIN_MF_PROCEED)) {
+		struct spin_pkt pkt = {
+			.payload = her->payload,
+			.len = her->len,
+			.index = (uint32_t)(her->offset / m->pkt_payload),
+			.offset = her->offset,
+			.info = &m->info,
+		};
+
+		rc = rc_index(fn(&pkt, &x.h));
+		spin_exec_release(&x);
+		if (x.err && rc == SPIN_SUCCESS)
+			rc = SPIN_ERROR;
+		count_rc(&x, rc);
+	} else {
+		/* no payload handler or header said proceed */
+		rc = SPIN_PROCEED;
+	}
+	hpu->st.pay++;
+	switch (rc) {
+	case SPIN_PROCEED:
+		/* the non-processing path: payload to the window at offset */
+		SPIN_ATOMIC_ADD(&m->res.proceed_pkts, 1);
+		x.err = false;
+		spin_dma_write_win(&x, her->offset, her->payload, her->len,
+				   SPIN_DMA_NO_EVENT);
+		spin_exec_release(&x);
+		if (x.err)
+			SPIN_ATOMIC_ADD(&m->pay_errors, 1);
+		break;
+	case SPIN_DROP:
+		SPIN_ATOMIC_ADD(&m->res.dropped_pkts, 1);
+		break;
+	case SPIN_ERROR:
+		SPIN_ATOMIC_ADD(&m->res.handler_errors, 1);
+		SPIN_ATOMIC_ADD(&m->pay_errors, 1);
+		break;
+	default:
+		break;
+	}
+out:
+	her_put(rt, her);
+	msg_put(m);
+}
+
+static void
+run_completion(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
+	       struct spin_msg_int *m)
+{
+	uint32_t fl = __atomic_load_n(&m->flags, __ATOMIC_ACQUIRE);
+	struct spin_done d;
+	struct spin_exec x;
+	unsigned rc;
+
+	if (m->ctx->fam->completion == NULL ||
+	    (fl & (SPIN_MF_ABORTED | SPIN_MF_DROPPED | SPIN_MF_PROCEED))) {
+		msg_finish(m);
+		return;
+	}
+	d = (struct spin_done){
+		.info = &m->info,
+		.bytes = m->bytes_in,
+		.npkts = m->npkts_in,
+		.errors = __atomic_load_n(&m->pay_errors, __ATOMIC_ACQUIRE),
+		.dropped = __atomic_load_n(&m->res.dropped_pkts,
+					   __ATOMIC_ACQUIRE),
+	};
+	exec_init(&x, rt, m, hpu, hpu_id, SPIN_VHPU_NONE);
+	rc = rc_index(m->ctx->fam->completion(&d, &x.h));
+	/* waits for the handler's DMAs */
+	spin_exec_release(&x);
+	if (x.err && rc == SPIN_SUCCESS)
+		rc = SPIN_ERROR;
+	count_rc(&x, rc);
+	hpu->st.cmpl++;
+	if (rc == SPIN_ERROR)
+		SPIN_ATOMIC_ADD(&m->res.handler_errors, 1);
+	msg_finish(m);
+}
+
+static void
+run_her(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
+	struct spin_her *her)
+{
+	switch (her->kind) {
+	case SPIN_HER_HEADER:
+		run_header(rt, hpu, hpu_id, her->m);
+		break;
+	case SPIN_HER_PAYLOAD:
+		run_payload(rt, hpu, hpu_id, her, SPIN_VHPU_NONE);
+		break;
+	default:
+		run_completion(rt, hpu, hpu_id, her->m);
+		break;
+	}
+}
+
+/* run vHPU @p v on this HPU for up to @p budget packets */
+static unsigned
+run_vhpu(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
+	 struct spin_vhpu *v, unsigned budget)
+{
+	struct spin_msg_int *m = v->m;
+	struct spin_her *her;
+	unsigned n = 0;
+	bool requeue = false;
+
+	hpu->st.vhpu_runs++;
+	rte_spinlock_lock(&v->lock);
+	RTE_VERIFY(v->state == SPIN_VHPU_QUEUED);
+	v->state = SPIN_VHPU_RUNNING;
+	for (;;) {
+		her = v->head;
+		if (her == NULL) {
+			v->state = SPIN_VHPU_IDLE;
+			hpu->st.vhpu_yields++;
+			break;
+		}
+		if (n == budget) {
+			/* budget spent: back to the run queue, keep the order */
+			v->state = SPIN_VHPU_QUEUED;
+			requeue = true;
+			break;
+		}
+		v->head = her->next;
+		if (v->head == NULL)
+			v->tail = NULL;
+		rte_spinlock_unlock(&v->lock);
+		/* the vHPU's own pending reference keeps m alive here */
+		run_payload(rt, hpu, hpu_id, her, v->id);
+		n++;
+		rte_spinlock_lock(&v->lock);
+	}
+	rte_spinlock_unlock(&v->lock);
+	if (requeue)
+		rte_ring_enqueue(rt->vhpu_q, v);
+	else
+		msg_put(m);
+	return n;
+}
+
+unsigned
+spin_hpu_poll(struct spin_rt *rt, unsigned hpu_id, unsigned budget)
+{
+	struct spin_hpu *hpu = &rt->hpu[hpu_id];
+	void *burst[SPIN_BURST];
+	unsigned n = 0, k, i;
+
+	RTE_VERIFY(hpu_id < rt->conf.nhpu);
+	hpu->st.polls++;
+	while (n < budget) {
+		unsigned before = n;
+		void *v;
+
+		k = rte_ring_mc_dequeue_burst(rt->her_q, burst,
+					      RTE_MIN(budget - n, SPIN_BURST),
+					      NULL);
+		for (i = 0; i < k; i++)
+			run_her(rt, hpu, hpu_id, burst[i]);
+		n += k;
+		if (n < budget && rte_ring_mc_dequeue(rt->vhpu_q, &v) == 0)
+			n += run_vhpu(rt, hpu, hpu_id, v, budget - n);
+		if (n == before)
+			break;
+	}
+	if (n == 0)
+		hpu->st.idle_polls++;
+	return n;
+}
+
+/* ---- counters -------------------------------------------------------------- */
+
+int
+spin_hpu_stats(const struct spin_rt *rt, unsigned hpu,
+	       struct spin_hpu_stats *s_p)
+{
+	if (hpu >= rt->conf.nhpu)
+		return -EINVAL;
+	*s_p = rt->hpu[hpu].st;
+	return 0;
+}
+
+void
+spin_rt_stats(struct spin_rt *rt, struct spin_rt_stats *s_p)
+{
+	unsigned i;
+
+	memset(s_p, 0, sizeof(*s_p));
+	s_p->msgs_started = SPIN_LOAD(&rt->msgs_started);
+	s_p->msgs_done = SPIN_LOAD(&rt->msgs_done);
+	s_p->msgs_aborted = SPIN_LOAD(&rt->msgs_aborted);
+	s_p->msg_full = SPIN_LOAD(&rt->msg_full);
+	s_p->her_full = SPIN_LOAD(&rt->her_full);
+	s_p->pkt_rejects = SPIN_LOAD(&rt->pkt_rejects);
+	s_p->msgs_live = rt->conf.max_msgs - rte_ring_count(rt->msg_pool);
+	s_p->hers_live = rt->conf.max_hers - rte_ring_count(rt->her_pool);
+	for (i = 0; i < rt->conf.max_ctxs; i++)
+		s_p->ctxs_live += SPIN_LOAD(&rt->ctxs[i].o.refs) != 0;
+	for (i = 0; i < rt->conf.max_blobs; i++)
+		s_p->blobs_live += SPIN_LOAD(&rt->blobs[i].o.refs) != 0;
+}
+
+void
+spin_rt_stats_print(struct spin_rt *rt, FILE *f)
+{
+	struct spin_nicmem_stats nm;
+	struct spin_rt_stats s;
+	unsigned i;
+
+	spin_rt_stats(rt, &s);
+	spin_nicmem_stats(rt, &nm);
+	fprintf(f, "  spin: msgs started %" PRIu64 " done %" PRIu64
+		" aborted %" PRIu64 " live %u, msg_full %" PRIu64
+		" her_full %" PRIu64 " pkt_rejects %" PRIu64 "\n",
+		s.msgs_started, s.msgs_done, s.msgs_aborted, s.msgs_live,
+		s.msg_full, s.her_full, s.pkt_rejects);
+	fprintf(f, "  spin: contexts %u blobs %u, NIC memory %" PRIu64 "/%"
+		PRIu64 " B (largest free %" PRIu64 ", failures %" PRIu64 ")\n",
+		s.ctxs_live, s.blobs_live, nm.used, nm.capacity,
+		nm.largest_free, nm.failures);
+	for (i = 0; i < rt->conf.nhpu; i++) {
+		const struct spin_hpu_stats *h = &rt->hpu[i].st;
+
+		fprintf(f, "  hpu %u: hers %" PRIu64 " (hdr %" PRIu64
+			" pay %" PRIu64 " cmpl %" PRIu64 ") rc ok %" PRIu64
+			" drop %" PRIu64 " proceed %" PRIu64 " err %" PRIu64
+			" skipped %" PRIu64 " dma %" PRIu64 " B to, %" PRIu64
+			" B from, rejects %" PRIu64 " failures %" PRIu64
+			" vhpu runs %" PRIu64 " yields %" PRIu64 "\n", i,
+			h->hers, h->hdr, h->pay, h->cmpl, h->rc[0], h->rc[1],
+			h->rc[2], h->rc[3], h->skipped, h->dma_bytes_to,
+			h->dma_bytes_from, h->dma_rejects, h->dma_failures,
+			h->vhpu_runs, h->vhpu_yields);
+	}
+}

@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file spin_rt.h
+ * The sPIN runtime of one NIC (DESIGN §6), as the emulator uses it: NIC
+ * memory, execution contexts, messages and their Handler Execution
+ * Requests (HERs), HPU scheduling (default and blocked-RR with vHPUs).
+ *
+ * Threads (none of these calls blocks; locks are short spinlocks):
+ *  - control path (one thread): spin_ctx_install/create/free,
+ *    spin_nicmem_*, spin_owner_detach;
+ *  - inbound engine: spin_msg_start, spin_msg_packet, spin_msg_abort; one
+ *    thread per message (the one that started it);
+ *  - HPUs: spin_hpu_poll(rt, hpu, ...) from any thread, several HPU ids
+ *    concurrently, but one id from one thread at a time. Handlers and the
+ *    host ops they reach (dma_*, direct, ct_inc, put_*), pkt_release and
+ *    msg_done run on these threads only, inside spin_hpu_poll() (never
+ *    inside spin_msg_start/packet/abort; spin_rt_destroy releases queued
+ *    packets on its caller's thread);
+ *  - spin_ctx_get/put: any thread.
+ *
+ * Message life cycle. The inbound engine matches the first packet of a
+ * message to arrive (any packet: every packet carries the header fields),
+ * then calls spin_msg_start() with the ME's host window and the context
+ * handle, and spin_msg_packet() for that packet and every later one, in
+ * any order. The runtime runs the header handler first, then payload
+ * handlers (in parallel or per blocked-RR), then, once exactly
+ * info->length payload bytes were delivered, every payload handler
+ * returned and every DMA finished, the completion handler, then calls
+ * ops->msg_done(app_msg, result) on an HPU thread. After msg_done the
+ * message is gone: the runtime never touches app_msg, host or the window
+ * again. The caller must not use the struct spin_msg pointer after it
+ * delivered the last byte or called spin_msg_abort(); msg_done may run
+ * (on an HPU thread) before spin_msg_packet() returns.
+ *
+ * Return codes of handlers (spin_handler.h) as the runtime applies them:
+ * a header SPIN_DROP skips every payload and the completion handler
+ * (result SPIN_DROP, SPIN_MSG_F_DROPPED); a header SPIN_PROCEED sends
+ * every packet through the non-processing path (payload copied to the
+ * window at its message offset; SPIN_MSG_F_PROCEED, no completion
+ * handler); a family without payload handler does the same per packet.
+ * Any SPIN_ERROR, rejected or failed DMA makes the result SPIN_ERROR; the
+ * message still completes (the app posts the event with a failure type).
+ *
+ * Blocked-RR: packet index = offset / pkt_payload (info->pkt_payload or
+ * the runtime's), sequence = index / delta_p, vHPU = sequence mod nv,
+ * nv = nvhpu, or min(sequences, max_vhpus) when nvhpu is 0. A vHPU runs
+ * its packets in arrival order on one HPU at a time and yields when it
+ * has none.
+ *
+ * Detach of a client: the app aborts the client's in-flight messages
+ * (spin_msg_abort), calls spin_owner_detach() (contexts and NIC memory of
+ * the owner are freed once no ME or message uses them), and keeps the
+ * client's region mapped until msg_done was called for each of them.
+ */
+#ifndef SPIN_RT_H
+#define SPIN_RT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "spin_handler.h"
+#include "spinnic_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct spin_rt;
+struct spin_msg;
+
+/** Result of a message, given to ops->msg_done. */
+struct spin_msg_result {
+	int32_t status;        /**< SPIN_SUCCESS, SPIN_DROP (header handler
+				    dropped it), SPIN_ERROR (any handler
+				    error or rejected DMA) */
+	uint32_t flags;        /**< SPIN_MSG_F_* */
+	uint64_t bytes;        /**< payload bytes delivered */
+	uint32_t npkts;        /**< packets delivered */
+	uint32_t handler_errors; /**< handlers that returned SPIN_ERROR */
+	uint32_t dma_rejects;  /**< DMAs rejected: out of the window */
+	uint32_t dma_failures; /**< DMAs the host op failed */
+	uint32_t dropped_pkts; /**< payload handlers that returned SPIN_DROP */
+	uint32_t proceed_pkts; /**< packets that took the non-processing path */
+	uint32_t dma_events;   /**< DMAs issued without SPIN_DMA_NO_EVENT */
+	uint32_t pad;
+	uint64_t dma_bytes;    /**< bytes written to the host */
+};
+
+/** The message was aborted (spin_msg_abort): handlers skipped after it. */
+#define SPIN_MSG_F_ABORTED 0x1u
+/** The header handler returned SPIN_PROCEED: non-processing path. */
+#define SPIN_MSG_F_PROCEED 0x2u
+/** The header handler returned SPIN_DROP. */
+#define SPIN_MSG_F_DROPPED 0x4u
+
+/**
+ * Operations the app gives the runtime. @p host is the opaque client
+ * handle given to spin_msg_start(); @p app_msg the app's message.
+ * Addresses are client addresses, already checked against the ME window
+ * by the runtime.
+ */
+struct spin_host_ops {
+	/** Fast path: a pointer to [addr, addr+len) of the client, or NULL
+	 *  (then dma_write/dma_read are used). May be NULL. */
+	void *(*direct)(void *host, uint64_t addr, size_t len);
+	/** Copy to the client. Mandatory. @return 0 or a negative errno */
+	int (*dma_write)(void *host, uint64_t addr, const void *src,
+			 size_t len);
+	/** Copy from the client. Mandatory. @return 0 or a negative errno */
+	int (*dma_read)(void *host, uint64_t addr, void *dst, size_t len);
+	/** Increment the ME's counter. May be NULL (-ENOTSUP). */
+	int (*ct_inc)(void *host, void *app_msg, uint64_t n);
+	/** Handler put of NIC bytes. May be NULL (-ENOTSUP). */
+	int (*put_from_nic)(void *host, void *app_msg,
+			    const struct spin_put_req *req, const void *src,
+			    size_t len);
+	/** Handler put of client bytes at @p addr. May be NULL (-ENOTSUP). */
+	int (*put_from_host)(void *host, void *app_msg,
+			     const struct spin_put_req *req, uint64_t addr,
+			     size_t len);
+	/** The message is finished (see file comment). Mandatory. */
+	void (*msg_done)(void *app_msg, const struct spin_msg_result *r);
+	/** The packet given to spin_msg_packet() is no longer referenced.
+	 *  Mandatory. */
+	void (*pkt_release)(void *pkt_cookie);
+};
+
+/** Configuration of a runtime; zero fields take the defaults. */
+struct spin_rt_conf {
+	uint64_t nic_mem;          /**< NIC memory bytes (default 16 MiB) */
+	uint64_t nic_mem_per_owner;/**< per-owner cap, 0: none */
+	unsigned nhpu;             /**< HPUs (default 1, max SPIN_RT_HPUS_MAX) */
+	unsigned max_msgs;         /**< messages in flight (default 256) */
+	unsigned max_hers;         /**< payload HERs in flight (default 8192) */
+	unsigned max_ctxs;         /**< execution contexts (default 1024) */
+	unsigned max_blobs;        /**< NIC memory blobs (default 1024) */
+	unsigned max_owners;       /**< owners with NIC memory (default 64) */
+	unsigned max_vhpus;        /**< vHPUs per message (default 64) */
+	uint32_t pkt_payload;      /**< payload bytes per packet (default 2048) */
+	int socket_id;             /**< NUMA socket, SOCKET_ID_ANY default */
+	const struct spin_host_ops *ops;  /**< mandatory, kept by pointer */
+	/** NULL-terminated family table, usually spin_handler_families */
+	const struct spin_handler_family *const *families;
+};
+
+#define SPIN_RT_HPUS_MAX 64
+
+/**
+ * Create a runtime. Checks every family of conf->families (name set,
+ * shorter than SPINNIC_HANDLER_NAME, unique, at least one callback).
+ *
+ * @return the runtime, or NULL with errno: EINVAL (bad conf, ops or
+ *   family), ENOMEM.
+ */
+struct spin_rt *spin_rt_create(const struct spin_rt_conf *conf);
+
+/**
+ * Free a runtime. No HPU may be polling; messages still in flight are
+ * dropped without msg_done; their packets are released.
+ */
+void spin_rt_destroy(struct spin_rt *rt);
+
+/* ---- NIC memory --------------------------------------------------------- */
+
+/**
+ * Allocate a NIC memory blob of @p size zeroed bytes for @p owner
+ * (SPINNIC_CTRL_NICMEM_ALLOC).
+ *
+ * @param handle_p receives the blob handle
+ * @return 0; -EINVAL size 0; -ENOMEM no NIC memory (PTL_NO_SPACE);
+ *   -ENOSPC blob table or owner table full (PTL_NO_SPACE).
+ */
+int spin_nicmem_alloc(struct spin_rt *rt, uint32_t owner, uint64_t size,
+		      uint32_t *handle_p);
+
+/**
+ * Copy @p len bytes from @p src into blob @p handle at @p off
+ * (SPINNIC_CTRL_NICMEM_WRITE; the app copies them out of the region).
+ *
+ * @return 0; -ENOENT no such blob; -EPERM another owner's; -ERANGE
+ *   off+len past the blob.
+ */
+int spin_nicmem_write(struct spin_rt *rt, uint32_t owner, uint32_t handle,
+		      uint64_t off, const void *src, uint64_t len);
+
+/**
+ * Copy @p len bytes of blob @p handle at @p off into @p dst.
+ *
+ * @return 0; -ENOENT no such blob; -EPERM another owner's; -ERANGE
+ *   off+len past the blob.
+ */
+int spin_nicmem_read(struct spin_rt *rt, uint32_t owner, uint32_t handle,
+		     uint64_t off, void *dst, uint64_t len);
+
+/**
+ * Free blob @p handle (SPINNIC_CTRL_NICMEM_FREE); its memory returns once
+ * no running handler maps it.
+ *
+ * @return 0; -ENOENT; -EPERM.
+ */
+int spin_nicmem_free(struct spin_rt *rt, uint32_t owner, uint32_t handle);
+
+/**
+ * @return NIC memory bytes charged to @p owner (contexts and blobs,
+ *   rounded to 64 B), 0 for an unknown owner.
+ */
+uint64_t spin_nicmem_owner_usage(struct spin_rt *rt, uint32_t owner);
+
+/** NIC memory totals. */
+struct spin_nicmem_stats {
+	uint64_t capacity;
+	uint64_t used;
+	uint64_t largest_free;   /**< largest allocatable block */
+	uint64_t allocs, frees, failures;
+};
+void spin_nicmem_stats(struct spin_rt *rt, struct spin_nicmem_stats *s_p);
+
+/* ---- execution contexts ------------------------------------------------ */
+
+/** An execution context to create (library form of the ABI request). */
+struct spin_ctx_conf {
+	const char *family;        /**< family name in the table */
+	const void *args;          /**< copied into NIC memory */
+	uint32_t args_len;
+	uint32_t state_len;        /**< zeroed state bytes */
+	uint32_t policy;           /**< enum spinnic_sched_policy */
+	uint32_t delta_p;          /**< blocked-RR: packets per sequence (>0) */
+	uint32_t nvhpu;            /**< blocked-RR: vHPUs, 0: one per sequence
+					(capped at conf max_vhpus, sequences
+					then assigned round-robin) */
+};
+
+/**
+ * Create an execution context owned by @p owner: find the family, run its
+ * init, allocate args_len + state_len bytes of NIC memory (args copied,
+ * state zeroed). The context holds one "installed" reference.
+ *
+ * @param handle_p receives the handle (never SPINNIC_HANDLE_NONE)
+ * @return 0; -ENOENT unknown family; -EINVAL bad policy, args rejected by
+ *   the family (PTL_ARG_INVALID); -ENOMEM no NIC memory; -ENOSPC context
+ *   or owner table full (PTL_NO_SPACE).
+ */
+int spin_ctx_create(struct spin_rt *rt, uint32_t owner,
+		    const struct spin_ctx_conf *conf, uint32_t *handle_p);
+
+/**
+ * spin_ctx_create() from a control request (SPINNIC_CTRL_CTX_INSTALL).
+ * @p req was copied out of the socket; @p args are the req->args_len bytes
+ * the app copied from the client region at req->args_off. Does not write
+ * req->ctx.
+ *
+ * @return as spin_ctx_create(); -EINVAL also for an unterminated name
+ *   or non-zero req->flags (none defined).
+ */
+int spin_ctx_install(struct spin_rt *rt, uint32_t owner,
+		     const struct spinnic_ctrl_ctx *req, const void *args,
+		     uint32_t *handle_p);
+
+/**
+ * Drop the installed reference of a context (SPINNIC_CTRL_CTX_FREE): no
+ * new ME or message may use it; freed when the last reference goes.
+ *
+ * @return 0; -ENOENT no such (live) context; -EPERM another owner's.
+ */
+int spin_ctx_free(struct spin_rt *rt, uint32_t owner, uint32_t handle);
+
+/**
+ * Take a reference on a live context of @p owner (an ME attached to it).
+ *
+ * @return 0; -ENOENT no such live context; -EPERM another owner's.
+ */
+int spin_ctx_get(struct spin_rt *rt, uint32_t owner, uint32_t handle);
+
+/** Drop a reference taken by spin_ctx_get(). */
+void spin_ctx_put(struct spin_rt *rt, uint32_t handle);
+
+/**
+ * Free every context and blob of @p owner (drops their installed
+ * references; memory returns when MEs and messages let go).
+ *
+ * @return the number of contexts and blobs freed.
+ */
+unsigned spin_owner_detach(struct spin_rt *rt, uint32_t owner);
+
+/* ---- messages ------------------------------------------------------------ */
+
+/**
+ * Start a message matched to an ME with context @p ctx. Queues the header
+ * HER (if the family has a header handler). The message holds a context
+ * reference until msg_done.
+ *
+ * @param info header fields (copied); info->length payload bytes expected
+ * @param host opaque client handle for the host ops
+ * @param win_addr client address of the ME window (start + offset)
+ * @param win_len window bytes
+ * @param app_msg returned in msg_done and to ct_inc/put ops
+ * @return the message, or NULL with errno: ENOENT no such context (a
+ *   context freed by its client still runs while an ME holds it);
+ *   ENOBUFS max_msgs messages in flight (drop the packet, count).
+ */
+struct spin_msg *spin_msg_start(struct spin_rt *rt, uint32_t ctx,
+				const struct spin_msg_info *info, void *host,
+				uint64_t win_addr, uint64_t win_len,
+				void *app_msg);
+
+/**
+ * Deliver one packet: queues a payload HER referencing @p payload in place
+ * (ops->pkt_release(pkt_cookie) once no handler uses it). Every byte range
+ * must be delivered once (duplicates are the caller's to drop). A message
+ * of length 0 takes exactly one packet, of length 0 (its payload handler
+ * runs with len 0).
+ *
+ * @param offset byte offset of the payload in the message
+ * @return 0 (the packet is the runtime's now); -EINVAL offset+len past
+ *   info->length, len 0 in a non-empty message, or the message already
+ *   has all its bytes; -ENOBUFS no HER free now (packet not taken: drop
+ *   it, the sender retransmits). On error the caller keeps the packet.
+ */
+int spin_msg_packet(struct spin_msg *m, const void *payload, uint32_t len,
+		    uint64_t offset, void *pkt_cookie);
+
+/**
+ * Abort a message (client detached, message timed out): no handler of it
+ * starts afterwards, queued packets are released, msg_done is called with
+ * SPIN_MSG_F_ABORTED once handlers already running returned.
+ */
+void spin_msg_abort(struct spin_msg *m);
+
+/* ---- HPUs ---------------------------------------------------------------- */
+
+/**
+ * Run up to @p budget HERs on HPU @p hpu. Never blocks.
+ *
+ * @return HERs run (0: nothing to do).
+ */
+unsigned spin_hpu_poll(struct spin_rt *rt, unsigned hpu, unsigned budget);
+
+/** @return the number of HPUs. */
+unsigned spin_rt_nhpu(const struct spin_rt *rt);
+
+/* ---- counters ------------------------------------------------------------ */
+
+/** Counters of one HPU (written by the thread polling it). */
+struct spin_hpu_stats {
+	uint64_t hers;            /**< HERs run (header+payload+completion) */
+	uint64_t hdr, pay, cmpl;  /**< by kind */
+	uint64_t rc[4];           /**< handler returns by enum spin_rc */
+	uint64_t skipped;         /**< HERs not run: aborted/dropped message */
+	uint64_t dma_bytes_to;    /**< bytes written to host */
+	uint64_t dma_bytes_from;  /**< bytes read from host */
+	uint64_t dma_ops;
+	uint64_t dma_rejects;     /**< out of window */
+	uint64_t dma_failures;    /**< host op failed */
+	uint64_t vhpu_runs;       /**< vHPU scheduled on this HPU */
+	uint64_t vhpu_yields;     /**< vHPU gave the HPU up, no packet */
+	uint64_t polls, idle_polls;
+};
+
+/** Counters of one context (all HPUs, relaxed atomics). */
+struct spin_ctx_stats {
+	uint64_t msgs;
+	uint64_t hers;
+	uint64_t rc[4];
+	uint64_t dma_bytes;
+	uint64_t dma_rejects;
+	uint32_t refs;            /**< references now (installed + MEs +
+				       messages) */
+	uint32_t owner;
+	uint64_t mem_bytes;       /**< NIC memory of the context */
+};
+
+/** Runtime totals. */
+struct spin_rt_stats {
+	uint64_t msgs_started, msgs_done, msgs_aborted;
+	uint64_t msg_full;        /**< spin_msg_start refused: no slot */
+	uint64_t her_full;        /**< spin_msg_packet refused: no HER */
+	uint64_t pkt_rejects;     /**< spin_msg_packet refused: bad range */
+	uint32_t msgs_live, hers_live;
+	uint32_t ctxs_live, blobs_live;
+};
+
+/** @return 0; -EINVAL @p hpu out of range. */
+int spin_hpu_stats(const struct spin_rt *rt, unsigned hpu,
+		   struct spin_hpu_stats *s_p);
+/** @return 0; -ENOENT no such context (freed contexts are gone). */
+int spin_ctx_stats(struct spin_rt *rt, uint32_t handle,
+		   struct spin_ctx_stats *s_p);
+void spin_rt_stats(struct spin_rt *rt, struct spin_rt_stats *s_p);
+/** Print every counter, indented, one per line. */
+void spin_rt_stats_print(struct spin_rt *rt, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * handlers/: the vector unpack handler (paper 000 Listing 1, complete)
+ * against a reference unpack on random vectors and packet sizes, packets
+ * in random order; the checksum handler independent of packet order, and
+ * a two-thread smoke test of the default policy with it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+
+#include "spin_test.h"
+#include "spin_handler_args.h"
+
+static struct spin_msg_result res[16];
+static uint32_t ndone;
+
+static void
+msg_done(void *app_msg, const struct spin_msg_result *r)
+{
+	res[(uintptr_t)app_msg] = *r;
+	__atomic_fetch_add(&ndone, 1, __ATOMIC_RELEASE);
+}
+
+static const struct spin_host_ops ops = {
+	.direct = test_direct,
+	.dma_write = test_dma_write,
+	.dma_read = test_dma_read,
+	.msg_done = msg_done,
+	.pkt_release = test_pkt_release,
+};
+
+static struct spin_rt *
+rt_new(unsigned nhpu)
+{
+	struct spin_rt_conf c = {
+		.nic_mem = 1 << 20, .nhpu = nhpu, .ops = &ops,
+		.families = spin_handler_families,
+	};
+	struct spin_rt *rt = spin_rt_create(&c);
+
+	assert_non_null(rt);
+	return rt;
+}
+
+/* deliver the message in packets of @p pp bytes, in random order */
+static void
+deliver_all(struct spin_rt *rt, struct spin_msg *m, const uint8_t *data,
+	    uint64_t len, uint32_t pp, unsigned *seed, int shuffle)
+{
+	uint32_t npkt = (uint32_t)((len + pp - 1) / pp), i;
+	uint32_t *order = malloc(sizeof(*order) * (npkt ? npkt : 1));
+
+	assert_non_null(order);
+	for (i = 0; i < npkt; i++)
+		order[i] = i;
+	if (shuffle)
+		test_shuffle(order, npkt, seed);
+	for (i = 0; i < npkt; i++) {
+		uint64_t off = (uint64_t)order[i] * pp;
+
+		test_deliver(rt, m, data, off,
+			     (uint32_t)RTE_MIN((uint64_t)pp, len - off));
+		if (rand_r(seed) % 4 == 0)
+			spin_hpu_poll(rt, 0, 2);
+	}
+	free(order);
+}
+
+static void
+poll_done(struct spin_rt *rt, uint32_t n)
+{
+	unsigned i = 0;
+
+	while (__atomic_load_n(&ndone, __ATOMIC_ACQUIRE) < n) {
+		spin_hpu_poll(rt, 0, 8);
+		assert_true(++i < 10000000);
+	}
+}
+
+static uint64_t
+urand(unsigned *seed, uint64_t lo, uint64_t hi)
+{
+	return lo + (uint64_t)rand_r(seed) % (hi - lo + 1);
+}
+
+/* ---- vector ------------------------------------------------------------ */
+
+static void
+vec_reference(const struct spin_vec_args *a, const uint8_t *packed,
+	      uint8_t *win)
+{
+	uint64_t e, b, r, p = 0;
+
+	for (e = 0; e < a->nelem; e++)
+		for (b = 0; b < a->count; b++)
+			for (r = 0; r < a->blocklen; r++)
+				win[a->base + (int64_t)e * a->extent +
+				    (int64_t)b * a->stride + (int64_t)r] =
+					packed[p++];
+}
+
+static uint32_t
+vec_install(struct spin_rt *rt, const struct spin_vec_args *a, int *rc_p)
+{
+	struct spinnic_ctrl_ctx req = {
+		.args_len = sizeof(*a), .policy = SPINNIC_SCHED_DEFAULT,
+	};
+	uint32_t h = SPINNIC_HANDLE_NONE;
+
+	strcpy(req.family, "ddt_vector");
+	*rc_p = spin_ctx_install(rt, 1, &req, a, &h);
+	return h;
+}
+
+static void
+test_vector_random(void **state)
+{
+	struct spin_rt *rt = rt_new(1);
+	unsigned seed = 1234, trial;
+
+	for (trial = 0; trial < 60; trial++) {
+		struct spin_vec_args a = { .version = SPIN_VEC_ARGS_VERSION };
+		uint64_t stride_mag, total, win_len;
+		struct spin_msg_info info = { 0 };
+		struct test_host host;
+		uint8_t *packed, *ref;
+		struct spin_msg *m;
+		uint32_t ctx, pp;
+		int neg, rc;
+		uint64_t i;
+
+		/* small and packet-straddling blocks */
+		a.blocklen = trial % 3 == 0 ? urand(&seed, 200, 900) :
+			urand(&seed, 1, 40);
+		a.count = urand(&seed, 1, 12);
+		/* every 6th: adjacent blocks, every 12th: contiguous */
+		stride_mag = a.blocklen + (trial % 6 == 5 ? 0 :
+					   urand(&seed, 0, 50));
+		neg = trial % 5 == 4 && a.count > 1;
+		a.stride = neg ? -(int64_t)stride_mag : (int64_t)stride_mag;
+		a.extent = (int64_t)(a.count * stride_mag +
+				     (trial % 12 == 11 ? 0 : urand(&seed, 0, 30)));
+		a.nelem = urand(&seed, 1, 3);
+		a.base = (neg ? (int64_t)((a.count - 1) * stride_mag) : 0) +
+			(int64_t)urand(&seed, 0, 20);
+		total = a.blocklen * a.count * a.nelem;
+		win_len = (uint64_t)a.base + (a.nelem - 1) * (uint64_t)a.extent +
+			(neg ? 0 : (a.count - 1) * stride_mag) + a.blocklen +
+			urand(&seed, 0, 10);
+		pp = (uint32_t)urand(&seed, 1, 300);
+		if (trial % 7 == 0)
+			pp = (uint32_t)a.blocklen * 2; /* dividing case */
+
+		packed = malloc(total);
+		ref = calloc(1, win_len);
+		assert_non_null(packed);
+		assert_non_null(ref);
+		for (i = 0; i < total; i++)
+			packed[i] = (uint8_t)rand_r(&seed) | 1;
+		vec_reference(&a, packed, ref);
+
+		ctx = vec_install(rt, &a, &rc);
+		assert_int_equal(rc, 0);
+		test_host_init(&host, win_len, trial & 1);
+		info.length = total;
+		info.pkt_payload = pp;
+		ndone = 0;
+		m = spin_msg_start(rt, ctx, &info, &host, TEST_ADDR, win_len,
+				   (void *)0);
+		assert_non_null(m);
+		deliver_all(rt, m, packed, total, pp, &seed, 1);
+		poll_done(rt, 1);
+		assert_int_equal(res[0].status, SPIN_SUCCESS);
+		assert_int_equal(res[0].dma_events, 1);
+		assert_int_equal(res[0].dma_bytes, total);
+		assert_memory_equal(test_host_win(&host), ref, win_len);
+		assert_int_equal(test_pkts_live, 0);
+		test_host_fini(&host);
+		assert_int_equal(spin_ctx_free(rt, 1, ctx), 0);
+		free(packed);
+		free(ref);
+	}
+	spin_rt_destroy(rt);
+}
+
+/* argument checks; more bytes than the type or a short window: error */
+static void
+test_vector_errors(void **state)
+{
+	struct spin_rt *rt = rt_new(1);
+	struct spin_vec_args a = {
+		.version = SPIN_VEC_ARGS_VERSION, .blocklen = 4, .count = 8,
+		.stride = 10, .extent = 80, .nelem = 2, .base = 0,
+	};
+	struct spin_vec_args bad;
+	struct spin_msg_info info = { .length = 100 };
+	struct test_host host;
+	uint8_t data[100];
+	struct spin_msg *m;
+	uint32_t ctx;
+	int rc;
+
+	bad = a;
+	bad.version = 2;
+	vec_install(rt, &bad, &rc);
+	assert_int_equal(rc, -EINVAL);
+	bad = a;
+	bad.blocklen = 0;
+	vec_install(rt, &bad, &rc);
+	assert_int_equal(rc, -EINVAL);
+	bad = a;
+	bad.nelem = UINT64_MAX / 2;
+	vec_install(rt, &bad, &rc);
+	assert_int_equal(rc, -EINVAL);
+	bad = a;
+	bad.stride = INT64_MIN;
+	vec_install(rt, &bad, &rc);
+	assert_int_equal(rc, -EINVAL);
+
+	/* 64 bytes of type, 100 sent */
+	memset(data, 3, sizeof(data));
+	ctx = vec_install(rt, &a, &rc);
+	assert_int_equal(rc, 0);
+	test_host_init(&host, 160, 1);
+	ndone = 0;
+	m = spin_msg_start(rt, ctx, &info, &host, TEST_ADDR, 160, (void *)0);
+	test_deliver(rt, m, data, 0, 50);
+	test_deliver(rt, m, data, 50, 50);
+	poll_done(rt, 1);
+	assert_int_equal(res[0].status, SPIN_ERROR);
+	assert_int_equal(res[0].handler_errors, 1);
+	test_host_fini(&host);
+
+	/* the window is too short for element 1: rejected, not written */
+	info.length = 64;
+	test_host_init(&host, 100, 1);
+	ndone = 0;
+	m = spin_msg_start(rt, ctx, &info, &host, TEST_ADDR, 100, (void *)0);
+	test_deliver(rt, m, data, 0, 64);
+	poll_done(rt, 1);
+	assert_int_equal(res[0].status, SPIN_ERROR);
+	assert_true(res[0].dma_rejects >= 1);
+	test_host_fini(&host);
+	spin_rt_destroy(rt);
+}
+
+/* ---- checksum ----------------------------------------------------------- */
+
+static void
+csum_reference(const uint8_t *d, uint64_t len, struct spin_csum_result *r)
+{
+	uint64_t i;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < len; i++) {
+		r->sum += d[i];
+		r->wsum += (i + 1) * d[i];
+	}
+	r->bytes = len;
+}
+
+static uint32_t
+csum_install(struct spin_rt *rt, uint32_t flags)
+{
+	struct spin_csum_args a = {
+		.version = SPIN_CSUM_ARGS_VERSION, .flags = flags,
+		.result_off = SPIN_CSUM_RESULT_AFTER,
+	};
+	struct spin_ctx_conf c = {
+		.family = "checksum", .args = &a, .args_len = sizeof(a),
+	};
+	uint32_t h;
+
+	assert_int_equal(spin_ctx_create(rt, 1, &c, &h), 0);
+	return h;
+}
+
+static void
+test_checksum_order(void **state)
+{
+	struct spin_rt *rt = rt_new(2);
+	uint32_t ctx = csum_install(rt, SPIN_CSUM_F_COPY);
+	unsigned seed = 99, trial;
+
+	for (trial = 0; trial < 30; trial++) {
+		uint64_t len = urand(&seed, 1, 6000), i;
+		uint32_t pp = (uint32_t)urand(&seed, 1, 700);
+		struct spin_csum_result want, got[2];
+		struct spin_msg_info info = { .length = len, .pkt_payload = pp };
+		uint8_t *data = malloc(len);
+		unsigned shuffle;
+
+		assert_non_null(data);
+		for (i = 0; i < len; i++)
+			data[i] = (uint8_t)rand_r(&seed);
+		csum_reference(data, len, &want);
+		for (shuffle = 0; shuffle < 2; shuffle++) {
+			struct test_host host;
+			struct spin_msg *m;
+
+			test_host_init(&host, len + sizeof(got[0]), shuffle);
+			ndone = 0;
+			m = spin_msg_start(rt, ctx, &info, &host, TEST_ADDR,
+					   len + sizeof(got[0]), (void *)0);
+			assert_non_null(m);
+			deliver_all(rt, m, data, len, pp, &seed, shuffle);
+			poll_done(rt, 1);
+			assert_int_equal(res[0].status, SPIN_SUCCESS);
+			memcpy(&got[shuffle], test_host_win(&host) + len,
+			       sizeof(got[0]));
+			assert_memory_equal(test_host_win(&host), data, len);
+			test_host_fini(&host);
+		}
+		want.pkts = (len + pp - 1) / pp;
+		assert_memory_equal(&got[0], &want, sizeof(want));
+		assert_memory_equal(&got[1], &want, sizeof(want));
+		free(data);
+	}
+	assert_int_equal(test_pkts_live, 0);
+	spin_rt_destroy(rt);
+}
+
+/* ---- default policy on two HPU threads ------------------------------------- */
+
+struct poller {
+	struct spin_rt *rt;
+	unsigned hpu;
+	volatile int *stop;
+};
+
+static void *
+poller_main(void *arg)
+{
+	struct poller *p = arg;
+
+	while (!*p->stop)
+		if (spin_hpu_poll(p->rt, p->hpu, 8) == 0)
+			sched_yield();
+	return NULL;
+}
+
+static void
+test_threads_smoke(void **state)
+{
+	enum { NM = 8 };
+	struct spin_rt *rt = rt_new(2);
+	struct test_host host[NM];
+	struct spin_msg *m[NM];
+	uint8_t *data[NM];
+	uint64_t len[NM], sent[NM] = { 0 };
+	uint32_t ctx[NM];
+	volatile int stop = 0;
+	struct poller p[2];
+	pthread_t th[2];
+	unsigned seed = 5, i, left;
+
+	ndone = 0;
+	for (i = 0; i < NM; i++) {
+		struct spin_msg_info info = { .pkt_payload = 256 };
+		uint64_t k;
+
+		len[i] = urand(&seed, 1000, 20000);
+		info.length = len[i];
+		data[i] = malloc(len[i]);
+		for (k = 0; k < len[i]; k++)
+			data[i][k] = (uint8_t)rand_r(&seed);
+		ctx[i] = csum_install(rt, SPIN_CSUM_F_COPY);
+		test_host_init(&host[i], len[i] + 32, 1);
+		m[i] = spin_msg_start(rt, ctx[i], &info, &host[i], TEST_ADDR,
+				      len[i] + 32, (void *)(uintptr_t)i);
+		assert_non_null(m[i]);
+	}
+	for (i = 0; i < 2; i++) {
+		p[i] = (struct poller){ rt, i, &stop };
+		assert_int_equal(pthread_create(&th[i], NULL, poller_main,
+						&p[i]), 0);
+	}
+	do {
+		left = 0;
+		for (i = 0; i < NM; i++) {
+			uint32_t n = (uint32_t)RTE_MIN((uint64_t)256,
+						       len[i] - sent[i]);
+			struct test_pkt *pk;
+
+			if (n == 0)
+				continue;
+			pk = test_pkt_new(data[i] + sent[i], n);
+			while (spin_msg_packet(m[i], pk->data, n, sent[i], pk) ==
+			       -ENOBUFS)
+				sched_yield();
+			sent[i] += n;
+			left = 1;
+		}
+	} while (left);
+	while (__atomic_load_n(&ndone, __ATOMIC_ACQUIRE) < NM)
+		sched_yield();
+	stop = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < NM; i++) {
+		struct spin_csum_result want;
+
+		csum_reference(data[i], len[i], &want);
+		want.pkts = (len[i] + 255) / 256;
+		assert_int_equal(res[i].status, SPIN_SUCCESS);
+		assert_memory_equal(test_host_win(&host[i]), data[i], len[i]);
+		assert_memory_equal(test_host_win(&host[i]) + len[i], &want,
+				    sizeof(want));
+		test_host_fini(&host[i]);
+		free(data[i]);
+	}
+	assert_int_equal(test_pkts_live, 0);
+	printf("  ");
+	spin_rt_stats_print(rt, stdout);
+	spin_rt_destroy(rt);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vector_random),
+		cmocka_unit_test(test_vector_errors),
+		cmocka_unit_test(test_checksum_order),
+		cmocka_unit_test(test_threads_smoke),
+	};
+
+	test_eal_init(argv[0]);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
