@@ -305,4 +305,120 @@ struct spinnic_ct {
 };
 static_assert(sizeof(struct spinnic_ct) == 64, "counter size");
 
+/* ---------------------------------------------------------------------- */
+/* Portals 4 numeric constants, shared by the shim's portals4.h (which     */
+/* defines the PTL_* names from these) and the NIC, so the two never drift. */
+/* Order of the Portals 4.1 enumerations.                                   */
+/* ---------------------------------------------------------------------- */
+
+/* Return codes (ptl_retvals), carried in spinnic_ctrl_msg.status. */
+#define SPINNIC_PTL_OK              0
+#define SPINNIC_PTL_ARG_INVALID     1
+#define SPINNIC_PTL_CT_NONE_REACHED 2
+#define SPINNIC_PTL_EQ_DROPPED      3
+#define SPINNIC_PTL_EQ_EMPTY        4
+#define SPINNIC_PTL_FAIL            5
+#define SPINNIC_PTL_IN_USE          6
+#define SPINNIC_PTL_INTERRUPTED     7
+#define SPINNIC_PTL_LIST_TOO_LONG   8
+#define SPINNIC_PTL_NO_INIT         9
+#define SPINNIC_PTL_NO_SPACE        10
+#define SPINNIC_PTL_PID_IN_USE      11
+#define SPINNIC_PTL_PT_FULL         12
+#define SPINNIC_PTL_PT_EQ_NEEDED    13
+#define SPINNIC_PTL_PT_IN_USE       14
+#define SPINNIC_PTL_ABORTED         15
+
+/* Event kinds (ptl_event_kind_t), spinnic_event.type. */
+#define SPINNIC_PTL_EVENT_GET                   0
+#define SPINNIC_PTL_EVENT_GET_OVERFLOW          1
+#define SPINNIC_PTL_EVENT_PUT                   2
+#define SPINNIC_PTL_EVENT_PUT_OVERFLOW          3
+#define SPINNIC_PTL_EVENT_ATOMIC                4
+#define SPINNIC_PTL_EVENT_ATOMIC_OVERFLOW       5
+#define SPINNIC_PTL_EVENT_FETCH_ATOMIC          6
+#define SPINNIC_PTL_EVENT_FETCH_ATOMIC_OVERFLOW 7
+#define SPINNIC_PTL_EVENT_REPLY                 8
+#define SPINNIC_PTL_EVENT_SEND                  9
+#define SPINNIC_PTL_EVENT_ACK                   10
+#define SPINNIC_PTL_EVENT_PT_DISABLED           11
+#define SPINNIC_PTL_EVENT_LINK                  12
+#define SPINNIC_PTL_EVENT_AUTO_UNLINK           13
+#define SPINNIC_PTL_EVENT_AUTO_FREE             14
+#define SPINNIC_PTL_EVENT_SEARCH                15
+
+/* ptl_ni_fail_t, spinnic_event.ni_fail_type. */
+#define SPINNIC_PTL_NI_OK             0
+#define SPINNIC_PTL_NI_UNDELIVERABLE  1
+#define SPINNIC_PTL_NI_PT_DISABLED    2
+#define SPINNIC_PTL_NI_DROPPED        3
+#define SPINNIC_PTL_NI_PERM_VIOLATION 4
+#define SPINNIC_PTL_NI_OP_VIOLATION   5
+#define SPINNIC_PTL_NI_SEGV           6
+#define SPINNIC_PTL_NI_NO_MATCH       7
+
+/* PtlNIInit options (spinnic_ctrl_ni.options). */
+#define SPINNIC_PTL_NI_MATCHING    (1u << 0)
+#define SPINNIC_PTL_NI_NO_MATCHING (1u << 1)
+#define SPINNIC_PTL_NI_LOGICAL     (1u << 2)
+#define SPINNIC_PTL_NI_PHYSICAL    (1u << 3)
+
+/* Wildcards (spinnic_pid fields, uid, pt_index). */
+#define SPINNIC_PTL_NID_ANY 0xffffffffu
+#define SPINNIC_PTL_PID_ANY 0xffffffffu
+#define SPINNIC_PTL_UID_ANY 0xffffffffu
+#define SPINNIC_PTL_PT_ANY  0xffffffffu
+
+/* PtlPTAlloc options (spinnic_ctrl_pt.options). */
+#define SPINNIC_PTL_PT_ONLY_USE_ONCE (1u << 0)
+#define SPINNIC_PTL_PT_ONLY_TRUNCATE (1u << 1)
+#define SPINNIC_PTL_PT_FLOWCTRL      (1u << 2)
+
+/* Scatter/gather option bit (MD and ME); not supported by this NIC yet:
+ * rejected with PTL_ARG_INVALID. */
+#define SPINNIC_PTL_IOVEC (1u << 31)
+
+/* PtlMDBind options (spinnic_ctrl_md.options). */
+#define SPINNIC_PTL_MD_EVENT_SUCCESS_DISABLE (1u << 0)
+#define SPINNIC_PTL_MD_EVENT_SEND_DISABLE    (1u << 1)
+#define SPINNIC_PTL_MD_EVENT_CT_SEND         (1u << 2)
+#define SPINNIC_PTL_MD_EVENT_CT_REPLY        (1u << 3)
+#define SPINNIC_PTL_MD_EVENT_CT_ACK          (1u << 4)
+#define SPINNIC_PTL_MD_EVENT_CT_BYTES        (1u << 5)
+#define SPINNIC_PTL_MD_UNORDERED             (1u << 6)
+#define SPINNIC_PTL_MD_VOLATILE              (1u << 7)
+
+/* ME/LE options (spinnic_ctrl_me.options). */
+#define SPINNIC_PTL_ME_OP_PUT                  (1u << 0)
+#define SPINNIC_PTL_ME_OP_GET                  (1u << 1)
+#define SPINNIC_PTL_ME_MANAGE_LOCAL            (1u << 2)
+#define SPINNIC_PTL_ME_NO_TRUNCATE             (1u << 3)
+#define SPINNIC_PTL_ME_USE_ONCE                (1u << 4)
+#define SPINNIC_PTL_ME_MAY_ALIGN               (1u << 5)
+#define SPINNIC_PTL_ME_ACK_DISABLE             (1u << 6)
+#define SPINNIC_PTL_ME_UNEXPECTED_HDR_DISABLE  (1u << 7)
+#define SPINNIC_PTL_ME_IS_ACCESSIBLE           (1u << 8)
+#define SPINNIC_PTL_ME_EVENT_COMM_DISABLE      (1u << 9)
+#define SPINNIC_PTL_ME_EVENT_FLOWCTRL_DISABLE  (1u << 10)
+#define SPINNIC_PTL_ME_EVENT_SUCCESS_DISABLE   (1u << 11)
+#define SPINNIC_PTL_ME_EVENT_OVER_DISABLE      (1u << 12)
+#define SPINNIC_PTL_ME_EVENT_UNLINK_DISABLE    (1u << 13)
+#define SPINNIC_PTL_ME_EVENT_LINK_DISABLE      (1u << 14)
+#define SPINNIC_PTL_ME_EVENT_CT_COMM           (1u << 15)
+#define SPINNIC_PTL_ME_EVENT_CT_OVERFLOW       (1u << 16)
+#define SPINNIC_PTL_ME_EVENT_CT_BYTES          (1u << 17)
+#define SPINNIC_PTL_ME_AUTH_USE_JID            (1u << 18)
+
+/* ptl_list_t (spinnic_ctrl_me.list). */
+#define SPINNIC_PTL_PRIORITY_LIST 0
+#define SPINNIC_PTL_OVERFLOW_LIST 1
+#define SPINNIC_PTL_SEARCH_ONLY   2
+#define SPINNIC_PTL_SEARCH_DELETE 3
+
+/* ptl_ack_req_t (spinnic_cmd.ack_req). */
+#define SPINNIC_PTL_NO_ACK_REQ 0
+#define SPINNIC_PTL_ACK_REQ    1
+#define SPINNIC_PTL_CT_ACK_REQ 2
+#define SPINNIC_PTL_OC_ACK_REQ 3
+
 #endif

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Command ring consumer: copy out, validate, resolve (STYLE 8). */
+#include "ptl_internal.h"
+
+/* nic->lock held: resolve and check a PUT/GET. Returns 0 or the ni_fail of
+ * the failure event; *eq_p gets the MD's EQ when the MD is valid. */
+static int
+cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
+	  struct ptl_cmd *out, uint32_t *eq_p)
+{
+	const struct spinnic_limits *max = &c->nic->conf.limits;
+	struct ptl_ni *ni = ptl_ni_get(c, cmd->ni);
+	struct ptl_md *md;
+
+	*eq_p = PTL_NONE;
+	if (ni == NULL)
+		return SPINNIC_PTL_NI_OP_VIOLATION;
+	md = ptl_md_get(c, cmd->md, NULL);
+	if (md == NULL || ptl_handle_ni(cmd->md) != ptl_handle_ni(cmd->ni))
+		return SPINNIC_PTL_NI_OP_VIOLATION;
+	*eq_p = md->eq;
+	if (cmd->flags != 0 || cmd->target.pid == SPINNIC_PTL_PID_ANY ||
+	    cmd->target.nid == SPINNIC_PTL_NID_ANY ||
+	    cmd->pt_index > (uint32_t)max->max_pt_index ||
+	    (cmd->op == SPINNIC_CMD_PUT &&
+	     cmd->ack_req > SPINNIC_PTL_OC_ACK_REQ))
+		return SPINNIC_PTL_NI_OP_VIOLATION;
+	if (!ptl_range_ok(cmd->local_offset, cmd->length, md->length) ||
+	    cmd->length > ni->lim.max_msg_size)
+		return SPINNIC_PTL_NI_SEGV;
+
+	memset(out, 0, sizeof(*out));
+	out->op = cmd->op;
+	out->ack_req = cmd->op == SPINNIC_CMD_PUT ? (uint8_t)cmd->ack_req :
+						    SPINNIC_PTL_NO_ACK_REQ;
+	out->ni_kind = (uint8_t)ptl_handle_ni(cmd->ni);
+	out->ni = cmd->ni;
+	out->md = cmd->md;
+	out->md_options = md->options;
+	out->eq = md->eq;
+	out->ct = md->ct;
+	out->local_offset = cmd->local_offset;
+	out->local_addr = md->start + cmd->local_offset;
+	out->length = cmd->length;
+	out->target = cmd->target;
+	out->pt_index = cmd->pt_index;
+	out->uid = c->uid;
+	out->match_bits = cmd->match_bits;
+	out->remote_offset = cmd->remote_offset;
+	out->user_ptr = cmd->user_ptr;
+	out->hdr_data = cmd->hdr_data;
+	return 0;
+}
+
+/* nic->lock held: the CT named by a CT_SET/CT_INC command */
+static bool
+cmd_ct_ok(struct ptl_client *c, const struct spinnic_cmd *cmd)
+{
+	struct ptl_ni *ni = ptl_ni_get(c, cmd->ni);
+
+	return ni != NULL && cmd->flags == 0 &&
+	       ptl_ct_valid(ni, ptl_handle_ni(cmd->ni), cmd->md);
+}
+
+unsigned
+ptl_cmd_poll(struct ptl_client *c, struct ptl_cmd *out, unsigned n)
+{
+	struct ptl_nic *nic = c->nic;
+	struct spinnic_cmd cmd;
+	uint32_t head, avail, tail = c->cmd_tail;
+	unsigned got = 0, used = 0;
+
+	if (n == 0 || !ptl_client_is_alive(c))
+		return 0;
+	head = __atomic_load_n(&c->ring->head, __ATOMIC_ACQUIRE);
+	avail = head - tail;
+	if (avail == 0)
+		return 0;
+	if (avail > c->cmd_entries) {
+		/* a producer index we cannot believe: take one ring's worth */
+		PTL_STAT(nic, cmd_ring_corrupt);
+		avail = c->cmd_entries;
+	}
+	while (used < avail && got < n) {
+		uint32_t eq;
+		int fail;
+
+		/* copy first: the client may rewrite the slot meanwhile */
+		memcpy(&cmd, &c->ring->slots[tail & (c->cmd_entries - 1)],
+		       sizeof(cmd));
+		tail++;
+		used++;
+		PTL_STAT(nic, cmds);
+		switch (cmd.op) {
+		case SPINNIC_CMD_NOP:
+			continue;
+		case SPINNIC_CMD_CT_SET:
+		case SPINNIC_CMD_CT_INC: {
+			bool ok;
+
+			ptl_lock(&nic->lock);
+			ok = cmd_ct_ok(c, &cmd);
+			ptl_unlock(&nic->lock);
+			if (!ok) {
+				PTL_STAT(nic, bad_cmd);
+				continue;
+			}
+			if (cmd.op == SPINNIC_CMD_CT_SET)
+				ptl_ct_set(c, cmd.md, cmd.ct_success,
+					   cmd.ct_failure);
+			else
+				ptl_ct_inc(c, cmd.md, cmd.ct_success,
+					   cmd.ct_failure);
+			continue;
+		}
+		case SPINNIC_CMD_PUT:
+		case SPINNIC_CMD_GET:
+			break;
+		default:
+			PTL_STAT(nic, bad_cmd);
+			continue;
+		}
+		ptl_lock(&nic->lock);
+		fail = cmd_check(c, &cmd, &out[got], &eq);
+		ptl_unlock(&nic->lock);
+		if (fail == 0) {
+			got++;
+			continue;
+		}
+		PTL_STAT(nic, bad_cmd);
+		if (eq != PTL_NONE) {
+			struct spinnic_event ev;
+
+			ptl_event_init(&ev, cmd.op == SPINNIC_CMD_GET ?
+					    SPINNIC_PTL_EVENT_REPLY :
+					    SPINNIC_PTL_EVENT_SEND,
+				       (uint8_t)fail);
+			ev.user_ptr = cmd.user_ptr;
+			ev.hdr_data = cmd.hdr_data;
+			ev.match_bits = cmd.match_bits;
+			ev.rlength = cmd.length;
+			ev.remote_offset = cmd.remote_offset;
+			ev.initiator = cmd.target;
+			ev.uid = c->uid;
+			ev.pt_index = cmd.pt_index;
+			ptl_eq_post(c, eq, &ev);
+		}
+	}
+	c->cmd_tail = tail;
+	__atomic_store_n(&c->ring->tail, tail, __ATOMIC_RELEASE);
+	return got;
+}

@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Target-side matching of message headers, and the end of a match. */
+#include "ptl_internal.h"
+
+#define UH_REF(slot, gen) (((uint32_t)(gen) << 24) | ((slot) + 1))
+#define UH_SLOT(ref) (((ref) & 0xffffffu) - 1)
+#define UH_GEN(ref) ((uint8_t)((ref) >> 24))
+
+/* nic->lock held: flow control hit on a PT */
+void
+ptl_pt_disable_flowctrl(struct ptl_client *c, unsigned kind,
+			struct ptl_pt *pt, uint32_t pt_index)
+{
+	struct spinnic_event ev;
+
+	(void)kind;
+	pt->enabled = false;
+	PTL_STAT(c->nic, flowctrl);
+	ptl_event_init(&ev, SPINNIC_PTL_EVENT_PT_DISABLED, SPINNIC_PTL_NI_OK);
+	ev.pt_index = pt_index;
+	ptl_eq_post(c, pt->eq, &ev);
+}
+
+static int
+match_fail(struct ptl_match *m, uint8_t fail, int rc)
+{
+	m->ni_fail = fail;
+	return rc;
+}
+
+/* a free slot; the caller checked uh_used < n_uh */
+static uint32_t
+uh_alloc(struct ptl_ni *ni)
+{
+	uint32_t i, u = ni->uh_hint;
+
+	for (i = 0; i < ni->n_uh; i++, u++) {
+		if (u >= ni->n_uh)
+			u = 0;
+		if (!ni->uhs[u].used) {
+			ni->uh_hint = u + 1;
+			return u;
+		}
+	}
+	return PTL_NIL;
+}
+
+int
+ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
+	      struct ptl_match *m)
+{
+	bool need_put, need_get, matching, overflow, keep_uh;
+	uint64_t loff = 0, mlen = 0;
+	struct ptl_client *c;
+	struct ptl_ni *ni;
+	struct ptl_pt *pt;
+	struct ptl_me *me = NULL;
+	uint32_t s = PTL_NIL;
+	unsigned kind, l;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	m->ni_fail = SPINNIC_PTL_NI_UNDELIVERABLE;
+	if (!((hdr->type == SPINNIC_WIRE_T_DATA &&
+	       (hdr->flags & SPINNIC_WIRE_F_HEADER)) ||
+	      hdr->type == SPINNIC_WIRE_T_GET) ||
+	    hdr->op == 0 || hdr->op >= SPINNIC_WIRE_OP_MAX ||
+	    hdr->ni >= SPINNIC_WIRE_NI_KINDS) {
+		PTL_STAT(nic, drop_no_target);
+		return match_fail(m, SPINNIC_PTL_NI_DROPPED, -EINVAL);
+	}
+	ptl_lock(&nic->lock);
+	kind = hdr->ni;
+	c = hdr->dst.nid == nic->conf.nid &&
+	    hdr->dst.pid < nic->conf.max_clients ?
+	    nic->clients[hdr->dst.pid] : NULL;
+	if (c == NULL || !ptl_client_is_alive(c) || !c->ni[kind].active) {
+		ptl_unlock(&nic->lock);
+		PTL_STAT(nic, drop_no_target);
+		return match_fail(m, SPINNIC_PTL_NI_UNDELIVERABLE, -ESRCH);
+	}
+	ni = &c->ni[kind];
+	matching = !(kind & SPINNIC_WIRE_NI_NO_MATCHING);
+	if (hdr->pt_index >= ni->n_pt || !ni->pts[hdr->pt_index].used) {
+		ptl_unlock(&nic->lock);
+		PTL_STAT(nic, drop_bad_pt);
+		return match_fail(m, SPINNIC_PTL_NI_DROPPED, -EINVAL);
+	}
+	pt = &ni->pts[hdr->pt_index];
+	if (!pt->enabled) {
+		ptl_unlock(&nic->lock);
+		PTL_STAT(nic, drop_pt_disabled);
+		return match_fail(m, SPINNIC_PTL_NI_PT_DISABLED, -EAGAIN);
+	}
+
+	/* priority list, then overflow list; first acceptable entry wins */
+	for (l = 0; l < 2 && me == NULL; l++) {
+		for (s = pt->list_head[l]; s != PTL_NIL; s = ni->mes[s].next) {
+			if (ptl_me_accepts(&ni->mes[s], matching, &hdr->src,
+					   hdr->match_bits, hdr->msg_len,
+					   hdr->remote_offset, &loff, &mlen)) {
+				me = &ni->mes[s];
+				break;
+			}
+		}
+	}
+	if (me == NULL) {
+		PTL_STAT(nic, drop_no_match);
+		if (pt->options & SPINNIC_PTL_PT_FLOWCTRL) {
+			ptl_pt_disable_flowctrl(c, kind, pt, hdr->pt_index);
+			ptl_unlock(&nic->lock);
+			return match_fail(m, SPINNIC_PTL_NI_PT_DISABLED,
+					  -EAGAIN);
+		}
+		ptl_unlock(&nic->lock);
+		return match_fail(m, SPINNIC_PTL_NI_DROPPED, -ENOENT);
+	}
+	overflow = me->list == SPINNIC_PTL_OVERFLOW_LIST;
+
+	need_put = hdr->op != SPINNIC_WIRE_OP_GET;
+	need_get = hdr->op == SPINNIC_WIRE_OP_GET ||
+		   hdr->op == SPINNIC_WIRE_OP_FETCH_ATOMIC ||
+		   hdr->op == SPINNIC_WIRE_OP_SWAP;
+	if ((need_put && !(me->options & SPINNIC_PTL_ME_OP_PUT)) ||
+	    (need_get && !(me->options & SPINNIC_PTL_ME_OP_GET))) {
+		ptl_unlock(&nic->lock);
+		PTL_STAT(nic, drop_op);
+		return match_fail(m, SPINNIC_PTL_NI_OP_VIOLATION, -EPERM);
+	}
+	if (me->uid != SPINNIC_PTL_UID_ANY && me->uid != hdr->uid) {
+		ptl_unlock(&nic->lock);
+		PTL_STAT(nic, drop_perm);
+		return match_fail(m, SPINNIC_PTL_NI_PERM_VIOLATION, -EACCES);
+	}
+	keep_uh = overflow &&
+		  !(me->options & SPINNIC_PTL_ME_UNEXPECTED_HDR_DISABLE);
+	rc = 0;
+	if (keep_uh && ni->uh_used >= ni->n_uh) {
+		PTL_STAT(nic, drop_uh_full);
+		rc = -ENOSPC;
+	} else if ((pt->options & SPINNIC_PTL_PT_FLOWCTRL) &&
+		   !(me->options & SPINNIC_PTL_ME_EVENT_COMM_DISABLE) &&
+		   ptl_eq_full(c, pt->eq)) {
+		rc = -EAGAIN;
+	}
+	if (rc < 0) {
+		if (pt->options & SPINNIC_PTL_PT_FLOWCTRL) {
+			ptl_pt_disable_flowctrl(c, kind, pt, hdr->pt_index);
+			ptl_unlock(&nic->lock);
+			PTL_STAT(nic, drop_pt_disabled);
+			return match_fail(m, SPINNIC_PTL_NI_PT_DISABLED, rc);
+		}
+		ptl_unlock(&nic->lock);
+		return match_fail(m, SPINNIC_PTL_NI_DROPPED, rc);
+	}
+
+	/* matched: fill the self-contained result */
+	ptl_client_get(c);
+	m->c = c;
+	m->ni = ptl_handle(kind, PTL_HT_NI, 0, 0);
+	m->me = ptl_handle(kind, PTL_HT_ME, me->gen, s);
+	m->me_slot = s;
+	m->pt_index = hdr->pt_index;
+	m->list = me->list;
+	m->eq = pt->eq;
+	m->ct = me->ct;
+	m->ctx = me->ctx;
+	m->options = me->options;
+	m->user_ptr = me->user_ptr;
+	m->me_start = me->start;
+	m->me_length = me->length;
+	m->local_offset = loff;
+	m->start = me->start + (loff < me->length ? loff : me->length);
+	m->length = loff < me->length ? me->length - loff : 0;
+	m->rlength = hdr->msg_len;
+	m->mlength = mlen;
+	m->initiator = hdr->src;
+	m->uid = hdr->uid;
+	m->match_bits = hdr->match_bits;
+	m->hdr_data = hdr->hdr_data;
+	m->remote_offset = hdr->remote_offset;
+	m->msg_id = hdr->msg_id;
+	m->op = hdr->op;
+	m->ack_req = (hdr->op != SPINNIC_WIRE_OP_GET &&
+		      !(me->options & SPINNIC_PTL_ME_ACK_DISABLE)) ?
+		     hdr->ack_req : SPINNIC_PTL_NO_ACK_REQ;
+	m->ni_fail = SPINNIC_PTL_NI_OK;
+	if (mlen < hdr->msg_len)
+		PTL_STAT(nic, truncated);
+
+	if (me->options & SPINNIC_PTL_ME_MANAGE_LOCAL)
+		me->offset = loff + mlen;
+	if ((me->options & SPINNIC_PTL_ME_USE_ONCE) ||
+	    ((me->options & SPINNIC_PTL_ME_MANAGE_LOCAL) && me->min_free &&
+	     me->length - me->offset < me->min_free)) {
+		ptl_me_list_remove(ni, pt, s);
+		me->auto_unlinked = true;
+		m->unlinked = 1;
+		PTL_STAT(nic, auto_unlink);
+	}
+	me->refs++;
+	me->inflight++;
+
+	if (keep_uh) {
+		uint32_t u = uh_alloc(ni);
+		struct ptl_uh *uh = &ni->uhs[u];
+
+		/* uh_used < n_uh was checked above */
+		uh->used = true;
+		uh->complete = false;
+		uh->claimed = false;
+		uh->op = hdr->op;
+		uh->fail = SPINNIC_PTL_NI_OK;
+		uh->me_slot = s;
+		uh->pt_index = hdr->pt_index;
+		uh->initiator = hdr->src;
+		uh->uid = hdr->uid;
+		uh->match_bits = hdr->match_bits;
+		uh->hdr_data = hdr->hdr_data;
+		uh->rlength = hdr->msg_len;
+		uh->mlength = mlen;
+		uh->remote_offset = loff;
+		uh->start = m->start;
+		uh->next = PTL_NIL;
+		uh->prev = pt->uh_tail;
+		if (pt->uh_tail != PTL_NIL)
+			ni->uhs[pt->uh_tail].next = u;
+		else
+			pt->uh_head = u;
+		pt->uh_tail = u;
+		ni->uh_used++;
+		me->refs++;
+		m->uh = UH_REF(u, uh->gen);
+		PTL_STAT(nic, uh_stored);
+	}
+	ptl_unlock(&nic->lock);
+	if (overflow)
+		PTL_STAT(nic, match_overflow);
+	else
+		PTL_STAT(nic, match_priority);
+	return 0;
+}
+
+/* nic->lock held: the unexpected header of a finished message */
+static void
+match_end_uh(struct ptl_client *c, unsigned kind, const struct ptl_match *m,
+	     uint8_t fail, bool deliver)
+{
+	struct ptl_ni *ni = &c->ni[kind];
+	struct ptl_uh *uh;
+	uint32_t u = UH_SLOT(m->uh);
+
+	if (m->uh == 0 || u >= ni->n_uh)
+		return;
+	uh = &ni->uhs[u];
+	/* removed meanwhile (PT freed, searched and deleted) */
+	if (!uh->used || uh->gen != UH_GEN(m->uh))
+		return;
+	uh->complete = true;
+	uh->fail = fail;
+	if (!deliver || fail != SPINNIC_PTL_NI_OK) {
+		ptl_uh_remove(c, kind, &ni->pts[uh->pt_index], u);
+		return;
+	}
+	if (uh->claimed) {
+		ptl_uh_deliver_claim(c, &ni->pts[uh->pt_index], uh->pt_index,
+				     uh);
+		ptl_uh_remove(c, kind, &ni->pts[uh->pt_index], u);
+	}
+}
+
+static void
+match_end_me(struct ptl_client *c, unsigned kind, const struct ptl_match *m)
+{
+	struct ptl_ni *ni = &c->ni[kind];
+
+	if (!ni->allocated || m->me_slot >= ni->n_me)
+		return;
+	ni->mes[m->me_slot].inflight--;
+	ptl_me_put_ref(c, kind, m->me_slot);
+}
+
+void
+ptl_match_complete(struct ptl_nic *nic, struct ptl_match *m, uint8_t ni_fail)
+{
+	struct ptl_client *c = m->c;
+	unsigned kind = ptl_handle_ni(m->ni);
+	bool ok = ni_fail == SPINNIC_PTL_NI_OK;
+	struct spinnic_event ev;
+	bool alive;
+
+	if (c == NULL)
+		return;
+	/* the events need only handles (checked by the writers): post them
+	 * outside the NIC lock; list bookkeeping comes after, under it */
+	alive = ptl_client_is_alive(c);
+	if (alive) {
+		if (!(m->options & SPINNIC_PTL_ME_EVENT_COMM_DISABLE) &&
+		    !(ok && (m->options &
+			     SPINNIC_PTL_ME_EVENT_SUCCESS_DISABLE))) {
+			ptl_event_init(&ev, ptl_event_kind(m->op, false),
+				       ni_fail);
+			ev.start = m->start;
+			ev.user_ptr = m->user_ptr;
+			ev.hdr_data = m->hdr_data;
+			ev.match_bits = m->match_bits;
+			ev.rlength = m->rlength;
+			ev.mlength = m->mlength;
+			ev.remote_offset = m->local_offset;
+			ev.initiator = m->initiator;
+			ev.uid = m->uid;
+			ev.pt_index = m->pt_index;
+			ptl_eq_post(c, m->eq, &ev);
+		}
+		if (m->options & SPINNIC_PTL_ME_EVENT_CT_COMM)
+			ptl_ct_inc(c, m->ct,
+				   ok ? ((m->options &
+					  SPINNIC_PTL_ME_EVENT_CT_BYTES) ?
+					 m->mlength : 1) : 0,
+				   ok ? 0 : 1);
+		if (m->unlinked &&
+		    !(m->options & SPINNIC_PTL_ME_EVENT_UNLINK_DISABLE)) {
+			ptl_event_init(&ev, SPINNIC_PTL_EVENT_AUTO_UNLINK,
+				       SPINNIC_PTL_NI_OK);
+			ev.user_ptr = m->user_ptr;
+			ev.pt_index = m->pt_index;
+			ptl_eq_post(c, m->eq, &ev);
+		}
+	} else {
+		PTL_STAT(nic, inflight_dropped);
+	}
+	ptl_lock(&nic->lock);
+	match_end_uh(c, kind, m, ni_fail, alive);
+	match_end_me(c, kind, m);
+	ptl_unlock(&nic->lock);
+	m->c = NULL;
+	ptl_client_put(c);
+}
+
+void
+ptl_match_release(struct ptl_nic *nic, struct ptl_match *m)
+{
+	struct ptl_client *c = m->c;
+	unsigned kind = ptl_handle_ni(m->ni);
+
+	if (c == NULL)
+		return;
+	ptl_lock(&nic->lock);
+	match_end_uh(c, kind, m, SPINNIC_PTL_NI_DROPPED, false);
+	match_end_me(c, kind, m);
+	ptl_unlock(&nic->lock);
+	PTL_STAT(nic, inflight_dropped);
+	m->c = NULL;
+	ptl_client_put(c);
+}

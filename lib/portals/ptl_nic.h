@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file ptl_nic.h
+ * NIC-side Portals 4 state (DESIGN §1, §4): clients and their host
+ * regions, NIs, portal tables, ME lists and matching, MDs, EQ and CT
+ * writers, the command-ring consumer, the initiator operation table and
+ * host-memory access. libc + pthreads only.
+ *
+ * Threads: one control thread (ptl_client_attach/detach, ptl_nic_ctrl) and
+ * any number of data-path lcores (match, events, host access, commands,
+ * ops) may use one struct ptl_nic at the same time. ptl_cmd_poll() on one
+ * client must be called by one thread at a time (single consumer).
+ *
+ * Handles (NI, EQ, CT, MD, ME) are opaque 32-bit values that encode the NI,
+ * the object type, a generation and an index; SPINNIC_HANDLE_NONE is none.
+ * Return convention: int functions return 0 or -errno unless documented;
+ * control replies carry SPINNIC_PTL_* codes.
+ */
+#ifndef PTL_NIC_H
+#define PTL_NIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "spinnic_abi.h"
+#include "wire.h"
+
+struct ptl_nic;
+struct ptl_client;
+
+/* ---------------------------------------------------------------------- */
+/* NIC                                                                     */
+/* ---------------------------------------------------------------------- */
+
+/** Configuration of one NIC (one node). */
+struct ptl_nic_conf {
+	uint32_t nid;            /**< node id */
+	uint32_t max_clients;    /**< physical pids 0..max_clients-1 */
+	uint32_t max_ops;        /**< outstanding initiator operations */
+	uint32_t payload_size;   /**< packet payload bytes (reported) */
+	uint64_t nic_mem_total;  /**< reported at attach */
+	/** Upper bounds and defaults of NI limits: a desired value of -1/0
+	 *  gets this one; larger values are clamped to it. */
+	struct spinnic_limits limits;
+};
+
+/** Counters of one NIC; snapshot with ptl_nic_stats_get(). */
+struct ptl_nic_stats {
+	/* matching */
+	uint64_t match_priority;   /**< header matched a priority-list ME */
+	uint64_t match_overflow;   /**< header matched an overflow-list ME */
+	uint64_t drop_no_target;   /**< no client at pid or NI not initialized */
+	uint64_t drop_bad_pt;      /**< pt_index out of range / not allocated */
+	uint64_t drop_pt_disabled; /**< PT disabled (or flow control hit) */
+	uint64_t drop_no_match;    /**< no ME matched in either list */
+	uint64_t drop_perm;        /**< uid (access control) violation */
+	uint64_t drop_op;          /**< ME does not allow the operation */
+	uint64_t drop_uh_full;     /**< unexpected-header list full */
+	uint64_t flowctrl;         /**< PTs disabled by flow control */
+	uint64_t truncated;        /**< matched with mlength < rlength */
+	uint64_t auto_unlink;      /**< MEs unlinked by use-once / min_free */
+	uint64_t uh_stored;        /**< unexpected headers kept */
+	uint64_t uh_claimed;       /**< ... claimed by a priority append */
+	uint64_t uh_searched;      /**< ... found by PtlMESearch */
+	/* events and counters */
+	uint64_t eq_posted;
+	uint64_t eq_dropped;       /**< events lost to a full EQ */
+	uint64_t eq_bad;           /**< post to a freed / invalid EQ */
+	uint64_t ct_updates;
+	uint64_t ct_bad;           /**< update of a freed / invalid CT */
+	uint64_t futex_wakes;
+	/* host memory */
+	uint64_t fast_bytes;       /**< copied inside the region */
+	uint64_t slow_path_bytes;  /**< moved with process_vm_readv/writev */
+	uint64_t slow_path_calls;
+	uint64_t host_fault;       /**< range overflow or process_vm failure */
+	uint64_t dead_client;      /**< access refused: client detached */
+	/* control and commands */
+	uint64_t ctrl_ok;
+	uint64_t bad_ctrl;         /**< control requests rejected */
+	uint64_t cmds;             /**< commands consumed */
+	uint64_t bad_cmd;          /**< commands rejected */
+	uint64_t cmd_ring_corrupt; /**< head - tail > entries */
+	/* initiator operations */
+	uint64_t ops_started;
+	uint64_t ops_full;         /**< ptl_op_start refused: table full */
+	uint64_t ops_unknown;      /**< ack/reply for an unknown msg id */
+	uint64_t reply_oob;        /**< reply data past the get's length */
+	/* clients */
+	uint64_t attached;
+	uint64_t detached;
+	uint64_t bad_region;       /**< attach refused: bad region header */
+	uint64_t inflight_dropped; /**< messages/ops dropped by a detach */
+};
+
+/**
+ * Fill a configuration with defaults for node nid (64 clients, 65536 ops,
+ * 2 KiB payload, limits: 16384 entries, 4096 unexpected headers, 1024
+ * MDs/CTs/EQs, pt index 63, max message 1 GiB).
+ * @param conf_p filled
+ * @param nid    node id
+ */
+void ptl_nic_conf_default(struct ptl_nic_conf *conf_p, uint32_t nid);
+
+/**
+ * Create the Portals state of one NIC.
+ * @param conf  configuration (copied)
+ * @param nic_p the NIC
+ * @return 0, -EINVAL (zero max_clients/max_ops, limits negative),
+ *         -ENOMEM
+ */
+int ptl_nic_create(const struct ptl_nic_conf *conf, struct ptl_nic **nic_p);
+
+/**
+ * Destroy a NIC: detaches every client first. No other thread may use it,
+ * and every match, operation and client reference taken from it must have
+ * been released.
+ * @param nic the NIC (NULL is ignored)
+ */
+void ptl_nic_destroy(struct ptl_nic *nic);
+
+/**
+ * Node id of a NIC.
+ * @param nic the NIC
+ * @return its nid
+ */
+uint32_t ptl_nic_nid(const struct ptl_nic *nic);
+
+/**
+ * Snapshot the counters (relaxed reads).
+ * @param nic     the NIC
+ * @param stats_p filled
+ */
+void ptl_nic_stats_get(const struct ptl_nic *nic,
+		       struct ptl_nic_stats *stats_p);
+
+/**
+ * Name of each field of struct ptl_nic_stats, in order, for printing
+ * (the struct is an array of uint64_t).
+ * @param i field index
+ * @return its name, or NULL past the last field
+ */
+const char *ptl_nic_stats_name(unsigned i);
+
+/**
+ * Map a negative errno of this library to a Portals return code for a
+ * control reply (-EINVAL -> PTL_ARG_INVALID, -ENOSPC/-ENOMEM ->
+ * PTL_NO_SPACE, -EADDRINUSE -> PTL_PID_IN_USE, -EBUSY -> PTL_IN_USE, ...).
+ * @param err 0 or -errno
+ * @return SPINNIC_PTL_*
+ */
+int ptl_errno_to_status(int err);
+
+/* ---------------------------------------------------------------------- */
+/* Clients                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/**
+ * Attach a client: validate its region header (magic, version, hdr_size,
+ * size equal to region_size, command ring offset/alignment/entries inside
+ * the region, heap inside the region) and grant a physical pid.
+ * The region must stay mapped until the release callback (see
+ * ptl_client_set_release) has run.
+ * @param nic         the NIC
+ * @param region      the client's region, mapped shared by the caller
+ * @param region_size its size (the fstat size)
+ * @param base_va     where the client mapped it (its address space)
+ * @param os_pid      the client's OS pid (process_vm_*)
+ * @param uid         the client's uid (initiator uid on the wire)
+ * @param want_pid    a Portals pid, or SPINNIC_PTL_PID_ANY for any free one
+ * @param c_p         the client (one reference, dropped by detach)
+ * @return 0, -EINVAL (NULL region, size too small, base_va range wraps),
+ *         -EBADMSG (bad region header), -ERANGE (want_pid >= max_clients),
+ *         -EADDRINUSE (want_pid taken), -ENOSPC (no free pid), -ENOMEM
+ */
+int ptl_client_attach(struct ptl_nic *nic, void *region, size_t region_size,
+		      uint64_t base_va, pid_t os_pid, uid_t uid,
+		      uint32_t want_pid, struct ptl_client **c_p);
+
+/**
+ * Set the callback run when the last reference to a detached client goes
+ * (in-flight matches and operations hold references): the region can be
+ * unmapped there. Runs on whichever thread drops the last reference.
+ * @param c   the client
+ * @param fn  callback (NULL: none)
+ * @param arg its first argument
+ */
+void ptl_client_set_release(struct ptl_client *c,
+			    void (*fn)(void *arg, void *region, size_t size),
+			    void *arg);
+
+/**
+ * Detach a client: unlink every ME, free every object, cancel its
+ * initiator operations (counted in inflight_dropped), free its pid. Data
+ * path users holding a reference see the client as dead: their host
+ * writes, events and CT updates are refused (-ESHUTDOWN) and counted.
+ * Drops the attach reference: call once per attach.
+ * @param nic the NIC
+ * @param c   the client
+ */
+void ptl_client_detach(struct ptl_nic *nic, struct ptl_client *c);
+
+/**
+ * Take a reference on a client.
+ * @param c the client
+ */
+void ptl_client_get(struct ptl_client *c);
+
+/**
+ * Drop a reference; the last one of a detached client frees it and runs
+ * the release callback.
+ * @param c the client (NULL is ignored)
+ */
+void ptl_client_put(struct ptl_client *c);
+
+/**
+ * Find a client by physical pid and take a reference on it.
+ * @param nic the NIC
+ * @param pid Portals pid
+ * @return the client (release with ptl_client_put), or NULL
+ */
+struct ptl_client *ptl_client_lookup(struct ptl_nic *nic, uint32_t pid);
+
+/**
+ * @param c the client
+ * @return its Portals physical id (nid, pid)
+ */
+struct spinnic_pid ptl_client_id(const struct ptl_client *c);
+
+/**
+ * @param c the client
+ * @return its uid as given at attach
+ */
+uint32_t ptl_client_uid(const struct ptl_client *c);
+
+/**
+ * @param c the client
+ * @return false once the client is detached
+ */
+bool ptl_client_alive(const struct ptl_client *c);
+
+/**
+ * Pointer to a region offset range, for records the client placed in its
+ * region (handler arguments, NIC-memory sources).
+ * @param c   the client
+ * @param off region offset
+ * @param len bytes
+ * @return the pointer, or NULL when [off, off+len) is not inside the region
+ */
+void *ptl_client_region_ptr(struct ptl_client *c, uint64_t off, uint64_t len);
+
+/* ---------------------------------------------------------------------- */
+/* Control messages                                                        */
+/* ---------------------------------------------------------------------- */
+
+/**
+ * Validate and apply one control request of a client: NI_INIT/FINI,
+ * PT_ALLOC/FREE/ENABLE/DISABLE, EQ_ALLOC/FREE, CT_ALLOC/FREE,
+ * MD_BIND/RELEASE, ME_APPEND/UNLINK/SEARCH. The reply is the request with
+ * the reply fields and status filled (SPINNIC_PTL_*). For ME_APPEND the
+ * ctx field is stored as is (the caller checks it first).
+ * @param nic the NIC
+ * @param c   the requesting client
+ * @param req the request (already copied out of the socket)
+ * @param rep the reply (may equal req)
+ * @return 0 when handled (see rep->status), -EOPNOTSUPP for ATTACH,
+ *         DETACH, CTX_* and NICMEM_* (not handled here, rep untouched)
+ */
+int ptl_nic_ctrl(struct ptl_nic *nic, struct ptl_client *c,
+		 const struct spinnic_ctrl_msg *req,
+		 struct spinnic_ctrl_msg *rep);
+
+/**
+ * Whether any linked ME of the client names an execution context (for
+ * lib/spin's CTX_FREE: PTL_IN_USE).
+ * @param nic the NIC
+ * @param c   the client
+ * @param ctx context handle
+ * @return true when in use
+ */
+bool ptl_nic_ctx_in_use(struct ptl_nic *nic, struct ptl_client *c,
+			uint32_t ctx);
+
+/* ---------------------------------------------------------------------- */
+/* Matching (target side)                                                  */
+/* ---------------------------------------------------------------------- */
+
+/** Which list matched (struct ptl_match.list). */
+#define PTL_MATCH_PRIORITY SPINNIC_PTL_PRIORITY_LIST
+#define PTL_MATCH_OVERFLOW SPINNIC_PTL_OVERFLOW_LIST
+
+/**
+ * Result of matching a message header. Self-contained: the ME may be
+ * unlinked or freed meanwhile. Holds a client reference until
+ * ptl_match_complete() or ptl_match_release().
+ */
+struct ptl_match {
+	struct ptl_client *c;    /**< target client (referenced) */
+	uint32_t ni;             /**< NI handle */
+	uint32_t me;             /**< ME handle (may be stale later) */
+	uint32_t pt_index;
+	uint32_t list;           /**< PTL_MATCH_PRIORITY / _OVERFLOW */
+	uint32_t eq;             /**< the PT's EQ handle or NONE */
+	uint32_t ct;             /**< the ME's CT handle or NONE */
+	uint32_t ctx;            /**< the ME's execution context or NONE */
+	uint32_t options;        /**< the ME's options */
+	uint64_t user_ptr;       /**< the ME's user_ptr */
+	uint64_t me_start;       /**< ME window, client address */
+	uint64_t me_length;
+	uint64_t local_offset;   /**< where the message lands in the ME */
+	uint64_t start;          /**< me_start + local_offset */
+	uint64_t length;         /**< me_length - local_offset (0 if past) */
+	uint64_t rlength;        /**< requested bytes (msg_len) */
+	uint64_t mlength;        /**< bytes delivered: min(rlength, length) */
+	/* header copy for the target event */
+	struct spinnic_pid initiator;
+	uint32_t uid;
+	uint64_t match_bits;
+	uint64_t hdr_data;
+	uint64_t remote_offset;
+	uint64_t msg_id;
+	uint8_t op;              /**< enum spinnic_wire_op */
+	uint8_t ack_req;         /**< effective: NO_ACK_REQ when the ME has
+				      ACK_DISABLE or the op is not a put */
+	uint8_t unlinked;        /**< this message auto-unlinked the ME */
+	uint8_t ni_fail;         /**< why a drop (ptl_nic_match < 0) */
+	uint32_t me_slot;        /**< internal */
+	uint32_t uh;             /**< internal: unexpected header slot + 1 */
+};
+
+/**
+ * Match a message header (DATA with HEADER flag, or GET request) against
+ * the target's lists: target client by dst pid, NI by pkt->ni kind; PT
+ * allocated and enabled; priority list then overflow list; match bits
+ * under ignore bits, match_id, NO_TRUNCATE; then op permission and uid.
+ * Use-once and min_free unlink; an overflow match keeps an unexpected
+ * header; flow control disables the PT and posts PT_DISABLED.
+ * @param nic the NIC
+ * @param hdr the parsed header packet
+ * @param m_p filled; on failure only m_p->ni_fail is meaningful
+ * @return 0 (matched; release with ptl_match_complete/ptl_match_release),
+ *         -ESRCH (no such pid / NI: fail UNDELIVERABLE), -EINVAL (bad pt
+ *         index / PT not allocated: fail DROPPED), -EAGAIN (PT disabled:
+ *         fail PT_DISABLED), -ENOENT (no match: fail DROPPED),
+ *         -EACCES (uid: PERM_VIOLATION), -EPERM (op: OP_VIOLATION),
+ *         -ENOSPC (unexpected list full: DROPPED / PT_DISABLED)
+ */
+int ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
+		  struct ptl_match *m_p);
+
+/**
+ * The message of a match is finished (all data placed, or failed): post
+ * the target event (PUT/GET/ATOMIC... to the PT's EQ unless disabled by
+ * the ME options), update the ME's CT (EVENT_CT_COMM, CT_BYTES), post
+ * AUTO_UNLINK after it when this message unlinked the ME, complete or
+ * deliver the unexpected header, AUTO_FREE when the ME's last user goes,
+ * and drop the client reference. Nothing is posted for a detached client
+ * (counted in inflight_dropped).
+ * @param nic     the NIC
+ * @param m       the match (its client reference is dropped; m->c NULL)
+ * @param ni_fail SPINNIC_PTL_NI_OK or a failure
+ */
+void ptl_match_complete(struct ptl_nic *nic, struct ptl_match *m,
+			uint8_t ni_fail);
+
+/**
+ * Abandon a match without any event (message dropped midway, e.g. timed
+ * out); counted in inflight_dropped. Drops the references.
+ * @param nic the NIC
+ * @param m   the match
+ */
+void ptl_match_release(struct ptl_nic *nic, struct ptl_match *m);
+
+/* ---------------------------------------------------------------------- */
+/* Events and counters in the region                                       */
+/* ---------------------------------------------------------------------- */
+
+/**
+ * Post an event to a client's EQ. Several threads may post to one EQ.
+ * A full EQ drops the event and bumps the EQ's dropped counter (the
+ * client reports PTL_EQ_DROPPED); nothing else is touched. Wakes waiters
+ * (FUTEX_WAKE, shared).
+ * @param c  the client
+ * @param eq EQ handle (SPINNIC_HANDLE_NONE: nothing, returns 0)
+ * @param ev the event; its seq field is set here
+ * @return 0, -ENOBUFS (EQ full: dropped), -EBADF (invalid/freed handle),
+ *         -ESHUTDOWN (client detached)
+ */
+int ptl_eq_post(struct ptl_client *c, uint32_t eq,
+		const struct spinnic_event *ev);
+
+/**
+ * Add to a client's counting event (atomically) and wake waiters.
+ * @param c       the client
+ * @param ct      CT handle (SPINNIC_HANDLE_NONE: nothing, returns 0)
+ * @param success added to success
+ * @param failure added to failure
+ * @return 0, -EBADF, -ESHUTDOWN
+ */
+int ptl_ct_inc(struct ptl_client *c, uint32_t ct, uint64_t success,
+	       uint64_t failure);
+
+/**
+ * Set a client's counting event and wake waiters.
+ * @return 0, -EBADF, -ESHUTDOWN (as ptl_ct_inc)
+ */
+int ptl_ct_set(struct ptl_client *c, uint32_t ct, uint64_t success,
+	       uint64_t failure);
+
+/* ---------------------------------------------------------------------- */
+/* Host memory (the NIC's IOMMU, DESIGN §4)                                */
+/* ---------------------------------------------------------------------- */
+
+/** One piece of a batched host access. */
+struct ptl_host_iov {
+	uint64_t addr;  /**< client address */
+	void *buf;      /**< NIC-side buffer (source of a write, destination
+			     of a read) */
+	size_t len;
+};
+
+/**
+ * Write into client memory: inside the region by memcpy, elsewhere with
+ * process_vm_writev on the client's pid (slow path, counted).
+ * @param c    the client
+ * @param addr client address
+ * @param src  bytes
+ * @param len  count
+ * @return 0, -EFAULT (range wraps, or the kernel refused / wrote less),
+ *         -ESHUTDOWN (client detached)
+ */
+int ptl_host_write(struct ptl_client *c, uint64_t addr, const void *src,
+		   size_t len);
+
+/**
+ * Read client memory (see ptl_host_write).
+ * @return 0, -EFAULT, -ESHUTDOWN
+ */
+int ptl_host_read(struct ptl_client *c, uint64_t addr, void *dst, size_t len);
+
+/**
+ * Batched write: region pieces copied, the others moved with as few
+ * process_vm_writev calls as possible.
+ * @param c   the client
+ * @param iov pieces
+ * @param n   count
+ * @return 0, -EFAULT, -ESHUTDOWN
+ */
+int ptl_host_writev(struct ptl_client *c, const struct ptl_host_iov *iov,
+		    unsigned n);
+
+/**
+ * Batched read (see ptl_host_writev).
+ * @return 0, -EFAULT, -ESHUTDOWN
+ */
+int ptl_host_readv(struct ptl_client *c, const struct ptl_host_iov *iov,
+		   unsigned n);
+
+/**
+ * Direct pointer to client memory when [addr, addr+len) lies inside the
+ * region (fast path for handlers); no counting.
+ * @param c    the client
+ * @param addr client address
+ * @param len  bytes
+ * @return the NIC-side pointer, or NULL (outside the region, wraps, or
+ *         the client is detached)
+ */
+void *ptl_host_ptr(struct ptl_client *c, uint64_t addr, size_t len);
+
+/* ---------------------------------------------------------------------- */
+/* Command ring (initiator side)                                           */
+/* ---------------------------------------------------------------------- */
+
+/** A validated PUT or GET command, resolved for the outbound engine. */
+struct ptl_cmd {
+	uint16_t op;            /**< SPINNIC_CMD_PUT / SPINNIC_CMD_GET */
+	uint8_t ack_req;        /**< PUT: SPINNIC_PTL_*_ACK_REQ */
+	uint8_t ni_kind;        /**< SPINNIC_WIRE_NI_* bits of the NI */
+	uint32_t ni;            /**< NI handle */
+	uint32_t md;            /**< MD handle */
+	uint32_t md_options;
+	uint32_t eq, ct;        /**< the MD's EQ and CT (or NONE) */
+	uint64_t local_addr;    /**< client address: MD start + local_offset */
+	uint64_t local_offset;
+	uint64_t length;
+	struct spinnic_pid target;
+	uint32_t pt_index;
+	uint32_t uid;           /**< the client's uid */
+	uint64_t match_bits;
+	uint64_t remote_offset;
+	uint64_t user_ptr;
+	uint64_t hdr_data;
+};
+
+/**
+ * Consume up to n commands from a client's ring: each is copied out of
+ * the ring before it is checked (op, NI and MD handles, local_offset +
+ * length within the MD, target, pt_index, ack_req, length). PUT/GET come
+ * back resolved; CT_SET/CT_INC are applied here; NOP is skipped. An
+ * invalid command is counted (bad_cmd) and, when its MD is valid and has
+ * an EQ, becomes a failure event there: SEND for a put, REPLY for a get,
+ * ni_fail_type SEGV (offset/length outside the MD or over max_msg_size)
+ * or OP_VIOLATION (anything else). The tail is advanced with a release
+ * store. Single consumer per client.
+ * @param c   the client
+ * @param out room for n commands
+ * @param n   count
+ * @return number of commands written to out
+ */
+unsigned ptl_cmd_poll(struct ptl_client *c, struct ptl_cmd *out, unsigned n);
+
+/* ---------------------------------------------------------------------- */
+/* Initiator operations: acks, replies, SEND/ACK/REPLY events              */
+/* ---------------------------------------------------------------------- */
+
+/**
+ * Record an operation about to be sent and give it a message id, unique
+ * on this node. Takes a client reference until the operation ends.
+ * @param c        the initiating client
+ * @param cmd      the validated command
+ * @param msg_id_p its message id
+ * @return 0, -ENOSPC (table full: retry later), -ESHUTDOWN
+ */
+int ptl_op_start(struct ptl_client *c, const struct ptl_cmd *cmd,
+		 uint64_t *msg_id_p);
+
+/**
+ * The last packet of an operation left (or sending failed): PUT posts
+ * SEND (+CT with MD_EVENT_CT_SEND) and ends unless an ack is awaited; an
+ * ack that came first is delivered after the SEND. GET: nothing posted
+ * on success; a failure ends it with a REPLY event carrying ni_fail.
+ * @param nic     the NIC
+ * @param msg_id  the operation
+ * @param ni_fail SPINNIC_PTL_NI_OK or why sending failed
+ * @return 0, -ENOENT (unknown id)
+ */
+int ptl_op_sent(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail);
+
+/**
+ * An ACK (or NACK) for a put arrived: post ACK (+CT with
+ * MD_EVENT_CT_ACK / CT_ACK_REQ) and end the operation.
+ * @param nic     the NIC
+ * @param msg_id  the put's id
+ * @param ni_fail from the ack
+ * @param mlength bytes the target took
+ * @return 0, -ENOENT (unknown id, or not a put awaiting an ack)
+ */
+int ptl_op_ack(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail,
+	       uint64_t mlength);
+
+/**
+ * Where reply data of a get goes: checks [offset, offset+len) against the
+ * get's length and returns the client address to write, with a client
+ * reference (ptl_client_put it after writing).
+ * @param nic    the NIC
+ * @param msg_id the get's id
+ * @param offset offset in the reply
+ * @param len    bytes
+ * @param c_p    the initiating client (referenced)
+ * @param addr_p client address for ptl_host_write
+ * @return 0, -ENOENT (unknown id / not a get), -ERANGE (past the get)
+ */
+int ptl_op_reply(struct ptl_nic *nic, uint64_t msg_id, uint64_t offset,
+		 uint64_t len, struct ptl_client **c_p, uint64_t *addr_p);
+
+/**
+ * All reply data of a get arrived (or it failed): post REPLY (+CT with
+ * MD_EVENT_CT_REPLY) and end the operation.
+ * @param nic     the NIC
+ * @param msg_id  the get's id
+ * @param ni_fail result
+ * @param mlength bytes received
+ * @return 0, -ENOENT
+ */
+int ptl_op_reply_done(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail,
+		      uint64_t mlength);
+
+/** What the engines may need to (re)send an operation. */
+struct ptl_op_info {
+	uint16_t op;            /**< SPINNIC_CMD_PUT / GET */
+	uint8_t ack_req;
+	uint8_t ni_kind;
+	struct spinnic_pid initiator;
+	struct spinnic_pid target;
+	uint32_t pt_index;
+	uint32_t uid;
+	uint64_t local_addr;
+	uint64_t length;
+	uint64_t match_bits;
+	uint64_t remote_offset;
+	uint64_t hdr_data;
+};
+
+/**
+ * Look up an outstanding operation (e.g. to retransmit from host memory).
+ * @param nic    the NIC
+ * @param msg_id its id
+ * @param info_p filled
+ * @param c_p    if not NULL: the initiating client, referenced
+ * @return 0, -ENOENT
+ */
+int ptl_op_lookup(struct ptl_nic *nic, uint64_t msg_id,
+		  struct ptl_op_info *info_p, struct ptl_client **c_p);
+
+#endif

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* spinnic wire format: build and parse (DESIGN §5). */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "wire.h"
+
+#define ETHERTYPE_IPV4 0x0800u
+#define IPPROTO_UDP_ 17u
+
+/* spinnic header field offsets (network byte order) */
+enum {
+	SH_VERSION = 0,
+	SH_TYPE = 1,
+	SH_FLAGS = 2,
+	SH_OP = 3,
+	SH_ACK_REQ = 4,
+	SH_NI = 5,
+	SH_FAIL = 6,
+	SH_AOP = 7,
+	SH_ATYPE = 8,
+	/* 9..11 reserved, zero */
+	SH_SRC_NID = 12,
+	SH_SRC_PID = 16,
+	SH_DST_NID = 20,
+	SH_DST_PID = 24,
+	SH_PT = 28,
+	SH_UID = 32,
+	SH_PAY_LEN = 36,
+	SH_MATCH = 40,
+	SH_HDR_DATA = 48,
+	SH_MSG_ID = 56,
+	SH_MSG_LEN = 64,
+	SH_OFFSET = 72,
+	SH_ROFF = 80,
+	SH_MLEN = 88,
+	SH_USER = 96,
+	SH_SEQ = 104,
+	SH_ACK_SEQ = 108,
+	SH_END = 112,
+};
+_Static_assert(SH_END == SPINNIC_WIRE_SPIN_LEN, "spinnic header size");
+
+static const char *const drop_names[SPINNIC_WIRE_DROP_COUNT] = {
+	"short", "not_ipv4", "ip_hdr", "ip_len", "ip_csum", "ip_frag",
+	"not_udp", "port", "udp_len", "udp_csum", "spin_short", "version",
+	"kind", "op", "pay_len", "offset", "msg_len",
+};
+
+const char *
+spinnic_wire_drop_name(int rc)
+{
+	int r = rc < 0 ? -rc : rc;
+
+	if (r == 0)
+		return "ok";
+	if (r < SPINNIC_WIRE_DROP_BASE || r >= SPINNIC_WIRE_DROP_END)
+		return "unknown";
+	return drop_names[r - SPINNIC_WIRE_DROP_BASE];
+}
+
+static inline void
+put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void
+put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline void
+put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)(v >> 32));
+	put32(p + 4, (uint32_t)v);
+}
+
+static inline uint16_t
+get16(const uint8_t *p)
+{
+	return (uint16_t)((p[0] << 8) | p[1]);
+}
+
+static inline uint32_t
+get32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
+	       ((uint32_t)p[2] << 8) | p[3];
+}
+
+static inline uint64_t
+get64(const uint8_t *p)
+{
+	return ((uint64_t)get32(p) << 32) | get32(p + 4);
+}
+
+/* one's-complement sum of 16-bit big-endian words */
+static uint32_t
+csum_add(uint32_t sum, const uint8_t *p, size_t len)
+{
+	while (len > 1) {
+		sum += (uint32_t)((p[0] << 8) | p[1]);
+		p += 2;
+		len -= 2;
+	}
+	if (len)
+		sum += (uint32_t)(p[0] << 8);
+	return sum;
+}
+
+static uint16_t
+csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static bool
+kind_valid(uint8_t type, uint8_t flags)
+{
+	const uint8_t all = SPINNIC_WIRE_F_HEADER | SPINNIC_WIRE_F_PAYLOAD |
+			    SPINNIC_WIRE_F_COMPLETION;
+
+	switch (type) {
+	case SPINNIC_WIRE_T_DATA:
+	case SPINNIC_WIRE_T_REPLY:
+		if (flags & ~all)
+			return false;
+		/* H, P, C or H|C */
+		return flags == SPINNIC_WIRE_F_HEADER ||
+		       flags == SPINNIC_WIRE_F_PAYLOAD ||
+		       flags == SPINNIC_WIRE_F_COMPLETION ||
+		       flags == (SPINNIC_WIRE_F_HEADER |
+				 SPINNIC_WIRE_F_COMPLETION);
+	case SPINNIC_WIRE_T_GET:
+		return flags == (SPINNIC_WIRE_F_HEADER |
+				 SPINNIC_WIRE_F_COMPLETION);
+	case SPINNIC_WIRE_T_ACK:
+	case SPINNIC_WIRE_T_NACK:
+		return flags == 0;
+	default:
+		return false;
+	}
+}
+
+static bool
+op_valid(const struct spinnic_pkt *p)
+{
+	if (p->op == 0 || p->op >= SPINNIC_WIRE_OP_MAX)
+		return false;
+	if (p->ack_req > SPINNIC_PTL_OC_ACK_REQ)
+		return false;
+	if (p->ni >= SPINNIC_WIRE_NI_KINDS)
+		return false;
+	if (p->type == SPINNIC_WIRE_T_GET && p->op != SPINNIC_WIRE_OP_GET)
+		return false;
+	if (p->type == SPINNIC_WIRE_T_DATA && p->op == SPINNIC_WIRE_OP_GET)
+		return false;
+	return true;
+}
+
+int
+spinnic_wire_build(void *frame, size_t cap,
+		   const struct spinnic_wire_addr *l2l3,
+		   const struct spinnic_pkt *p)
+{
+	uint8_t *f = frame;
+	uint8_t *ip, *udp, *sh;
+	size_t flen;
+	uint16_t ip_total;
+
+	if (p->pay_len > SPINNIC_WIRE_MAX_PAYLOAD || !kind_valid(p->type,
+								 p->flags) ||
+	    !op_valid(p))
+		return -EINVAL;
+	flen = SPINNIC_WIRE_HDR_LEN + (size_t)p->pay_len;
+	if (cap < flen)
+		return -ENOSPC;
+	ip_total = (uint16_t)(SPINNIC_WIRE_IP_LEN + SPINNIC_WIRE_UDP_LEN +
+			      SPINNIC_WIRE_SPIN_LEN + p->pay_len);
+
+	memcpy(f, l2l3->dst_mac, 6);
+	memcpy(f + 6, l2l3->src_mac, 6);
+	put16(f + 12, ETHERTYPE_IPV4);
+
+	ip = f + SPINNIC_WIRE_ETH_LEN;
+	ip[0] = 0x45;
+	ip[1] = 0;
+	put16(ip + 2, ip_total);
+	put16(ip + 4, 0);          /* id */
+	put16(ip + 6, 0x4000);     /* DF */
+	ip[8] = 64;                /* ttl */
+	ip[9] = IPPROTO_UDP_;
+	put16(ip + 10, 0);
+	put32(ip + 12, l2l3->src_ip);
+	put32(ip + 16, l2l3->dst_ip);
+	put16(ip + 10, csum_fold(csum_add(0, ip, SPINNIC_WIRE_IP_LEN)));
+
+	udp = ip + SPINNIC_WIRE_IP_LEN;
+	put16(udp, l2l3->src_port);
+	put16(udp + 2, l2l3->dst_port);
+	put16(udp + 4, (uint16_t)(ip_total - SPINNIC_WIRE_IP_LEN));
+	put16(udp + 6, 0);         /* no checksum */
+
+	sh = udp + SPINNIC_WIRE_UDP_LEN;
+	memset(sh, 0, SPINNIC_WIRE_SPIN_LEN);
+	sh[SH_VERSION] = SPINNIC_WIRE_VERSION;
+	sh[SH_TYPE] = p->type;
+	sh[SH_FLAGS] = p->flags;
+	sh[SH_OP] = p->op;
+	sh[SH_ACK_REQ] = p->ack_req;
+	sh[SH_NI] = p->ni;
+	sh[SH_FAIL] = p->fail_type;
+	sh[SH_AOP] = p->atomic_op;
+	sh[SH_ATYPE] = p->atomic_type;
+	put32(sh + SH_SRC_NID, p->src.nid);
+	put32(sh + SH_SRC_PID, p->src.pid);
+	put32(sh + SH_DST_NID, p->dst.nid);
+	put32(sh + SH_DST_PID, p->dst.pid);
+	put32(sh + SH_PT, p->pt_index);
+	put32(sh + SH_UID, p->uid);
+	put32(sh + SH_PAY_LEN, p->pay_len);
+	put64(sh + SH_MATCH, p->match_bits);
+	put64(sh + SH_HDR_DATA, p->hdr_data);
+	put64(sh + SH_MSG_ID, p->msg_id);
+	put64(sh + SH_MSG_LEN, p->msg_len);
+	put64(sh + SH_OFFSET, p->offset);
+	put64(sh + SH_ROFF, p->remote_offset);
+	put64(sh + SH_MLEN, p->mlength);
+	put64(sh + SH_USER, p->user);
+	put32(sh + SH_SEQ, p->seq);
+	put32(sh + SH_ACK_SEQ, p->ack_seq);
+
+	if (p->payload != NULL && p->pay_len)
+		memcpy(sh + SPINNIC_WIRE_SPIN_LEN, p->payload, p->pay_len);
+	return (int)flen;
+}
+
+int
+spinnic_wire_parse(const void *frame, size_t len, uint16_t udp_port,
+		   struct spinnic_pkt *p_p)
+{
+	const uint8_t *f = frame;
+	const uint8_t *ip, *udp, *sh;
+	size_t ihl, ip_total, udp_len, spin_avail;
+	struct spinnic_pkt p;
+	uint16_t frag;
+
+	if (len < SPINNIC_WIRE_ETH_LEN + SPINNIC_WIRE_IP_LEN)
+		return -SPINNIC_WIRE_DROP_SHORT;
+	if (get16(f + 12) != ETHERTYPE_IPV4)
+		return -SPINNIC_WIRE_DROP_NOT_IPV4;
+	ip = f + SPINNIC_WIRE_ETH_LEN;
+	if ((ip[0] >> 4) != 4)
+		return -SPINNIC_WIRE_DROP_NOT_IPV4;
+	ihl = (size_t)(ip[0] & 0xf) * 4;
+	if (ihl < SPINNIC_WIRE_IP_LEN || SPINNIC_WIRE_ETH_LEN + ihl > len)
+		return -SPINNIC_WIRE_DROP_IP_HDR;
+	ip_total = get16(ip + 2);
+	if (ip_total < ihl || SPINNIC_WIRE_ETH_LEN + ip_total > len)
+		return -SPINNIC_WIRE_DROP_IP_LEN;
+	if (csum_fold(csum_add(0, ip, ihl)) != 0)
+		return -SPINNIC_WIRE_DROP_IP_CSUM;
+	frag = get16(ip + 6);
+	if ((frag & 0x2000) || (frag & 0x1fff))
+		return -SPINNIC_WIRE_DROP_IP_FRAG;
+	if (ip[9] != IPPROTO_UDP_)
+		return -SPINNIC_WIRE_DROP_NOT_UDP;
+	if (ip_total - ihl < SPINNIC_WIRE_UDP_LEN)
+		return -SPINNIC_WIRE_DROP_UDP_LEN;
+	udp = ip + ihl;
+	if (get16(udp + 2) != udp_port)
+		return -SPINNIC_WIRE_DROP_PORT;
+	udp_len = get16(udp + 4);
+	if (udp_len < SPINNIC_WIRE_UDP_LEN || udp_len != ip_total - ihl)
+		return -SPINNIC_WIRE_DROP_UDP_LEN;
+	if (get16(udp + 6) != 0) {
+		/* pseudo header + UDP header + data */
+		uint32_t sum = csum_add(0, ip + 12, 8);
+
+		sum += IPPROTO_UDP_ + (uint32_t)udp_len;
+		sum = csum_add(sum, udp, udp_len);
+		if (csum_fold(sum) != 0)
+			return -SPINNIC_WIRE_DROP_UDP_CSUM;
+	}
+	spin_avail = udp_len - SPINNIC_WIRE_UDP_LEN;
+	if (spin_avail < SPINNIC_WIRE_SPIN_LEN)
+		return -SPINNIC_WIRE_DROP_SPIN_SHORT;
+	sh = udp + SPINNIC_WIRE_UDP_LEN;
+	if (sh[SH_VERSION] != SPINNIC_WIRE_VERSION)
+		return -SPINNIC_WIRE_DROP_VERSION;
+
+	memset(&p, 0, sizeof(p));
+	p.type = sh[SH_TYPE];
+	p.flags = sh[SH_FLAGS];
+	if (!kind_valid(p.type, p.flags))
+		return -SPINNIC_WIRE_DROP_KIND;
+	p.op = sh[SH_OP];
+	p.ack_req = sh[SH_ACK_REQ];
+	p.ni = sh[SH_NI];
+	p.fail_type = sh[SH_FAIL];
+	p.atomic_op = sh[SH_AOP];
+	p.atomic_type = sh[SH_ATYPE];
+	if (!op_valid(&p) || p.fail_type > SPINNIC_PTL_NI_NO_MATCH)
+		return -SPINNIC_WIRE_DROP_OP;
+	p.src.nid = get32(sh + SH_SRC_NID);
+	p.src.pid = get32(sh + SH_SRC_PID);
+	p.dst.nid = get32(sh + SH_DST_NID);
+	p.dst.pid = get32(sh + SH_DST_PID);
+	p.pt_index = get32(sh + SH_PT);
+	p.uid = get32(sh + SH_UID);
+	p.pay_len = get32(sh + SH_PAY_LEN);
+	p.match_bits = get64(sh + SH_MATCH);
+	p.hdr_data = get64(sh + SH_HDR_DATA);
+	p.msg_id = get64(sh + SH_MSG_ID);
+	p.msg_len = get64(sh + SH_MSG_LEN);
+	p.offset = get64(sh + SH_OFFSET);
+	p.remote_offset = get64(sh + SH_ROFF);
+	p.mlength = get64(sh + SH_MLEN);
+	p.user = get64(sh + SH_USER);
+	p.seq = get32(sh + SH_SEQ);
+	p.ack_seq = get32(sh + SH_ACK_SEQ);
+
+	if (p.pay_len != spin_avail - SPINNIC_WIRE_SPIN_LEN)
+		return -SPINNIC_WIRE_DROP_PAY_LEN;
+	if (p.msg_len > SPINNIC_WIRE_MAX_MSG_SIZE)
+		return -SPINNIC_WIRE_DROP_MSG_LEN;
+	switch (p.type) {
+	case SPINNIC_WIRE_T_DATA:
+	case SPINNIC_WIRE_T_REPLY:
+		if (p.offset > p.msg_len || p.pay_len > p.msg_len - p.offset)
+			return -SPINNIC_WIRE_DROP_OFFSET;
+		if ((p.flags & SPINNIC_WIRE_F_HEADER) && p.offset != 0)
+			return -SPINNIC_WIRE_DROP_OFFSET;
+		if ((p.flags & SPINNIC_WIRE_F_COMPLETION) &&
+		    p.offset + p.pay_len != p.msg_len)
+			return -SPINNIC_WIRE_DROP_OFFSET;
+		/* only a zero-byte message may have an empty packet */
+		if (p.pay_len == 0 && p.msg_len != 0)
+			return -SPINNIC_WIRE_DROP_PAY_LEN;
+		break;
+	default:
+		/* GET request, ACK, NACK: no payload, no offset */
+		if (p.pay_len != 0)
+			return -SPINNIC_WIRE_DROP_PAY_LEN;
+		if (p.offset != 0)
+			return -SPINNIC_WIRE_DROP_OFFSET;
+		break;
+	}
+
+	p.payload = sh + SPINNIC_WIRE_SPIN_LEN;
+	memcpy(p.src_mac, f + 6, 6);
+	p.src_ip = get32(ip + 12);
+	p.src_port = get16(udp);
+	*p_p = p;
+	return 0;
+}
+
+void
+spinnic_wire_nid_mac(uint32_t nid, uint8_t mac_p[6])
+{
+	mac_p[0] = 0x02;
+	mac_p[1] = 0x00;
+	put32(mac_p + 2, nid);
+}
+
+uint32_t
+spinnic_wire_nid_ip(uint32_t nid)
+{
+	return (10u << 24) | (nid & 0xffffffu);
+}
+
+int
+spinnic_wire_ip_nid(uint32_t ip, uint32_t *nid_p)
+{
+	if ((ip >> 24) != 10u)
+		return -EINVAL;
+	*nid_p = ip & 0xffffffu;
+	return 0;
+}
+
+void
+spinnic_wire_addr_nodes(uint32_t src_nid, uint32_t dst_nid,
+			uint16_t udp_port, struct spinnic_wire_addr *a_p)
+{
+	spinnic_wire_nid_mac(src_nid, a_p->src_mac);
+	spinnic_wire_nid_mac(dst_nid, a_p->dst_mac);
+	a_p->src_ip = spinnic_wire_nid_ip(src_nid);
+	a_p->dst_ip = spinnic_wire_nid_ip(dst_nid);
+	a_p->src_port = udp_port;
+	a_p->dst_port = udp_port;
+}

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file wire.h
+ * spinnic wire format (DESIGN §5): Ethernet + IPv4 + UDP + spinnic header,
+ * all in network byte order, then the payload. Every packet carries every
+ * header field, so packets can be processed in any order. libc only:
+ * frames are byte buffers here (the app wraps mbufs).
+ *
+ * A message of N payload bytes is cut into packets of at most the
+ * configured payload size; the first packet has SPINNIC_WIRE_F_HEADER, the
+ * last SPINNIC_WIRE_F_COMPLETION, the others SPINNIC_WIRE_F_PAYLOAD; a
+ * one-packet message is HEADER|COMPLETION (a zero-byte message too).
+ */
+#ifndef SPINNIC_WIRE_H
+#define SPINNIC_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spinnic_abi.h"
+
+/** Version carried in every spinnic header. */
+#define SPINNIC_WIRE_VERSION 1u
+/** Default UDP destination (and source) port. */
+#define SPINNIC_WIRE_UDP_PORT 5777u
+/** Largest message length the parser accepts (bytes). */
+#define SPINNIC_WIRE_MAX_MSG_SIZE (1ull << 32)
+
+#define SPINNIC_WIRE_ETH_LEN 14u
+#define SPINNIC_WIRE_IP_LEN 20u   /**< IPv4 header as built (no options) */
+#define SPINNIC_WIRE_UDP_LEN 8u
+#define SPINNIC_WIRE_SPIN_LEN 112u /**< spinnic header */
+/** Bytes before the payload in a frame built by spinnic_wire_build(). */
+#define SPINNIC_WIRE_HDR_LEN (SPINNIC_WIRE_ETH_LEN + SPINNIC_WIRE_IP_LEN + \
+			      SPINNIC_WIRE_UDP_LEN + SPINNIC_WIRE_SPIN_LEN)
+/** Largest payload of one packet (IPv4 total length is 16 bits). */
+#define SPINNIC_WIRE_MAX_PAYLOAD (65535u - SPINNIC_WIRE_IP_LEN - \
+				  SPINNIC_WIRE_UDP_LEN - SPINNIC_WIRE_SPIN_LEN)
+
+/** Packet type (spinnic_pkt.type). */
+enum spinnic_wire_type {
+	SPINNIC_WIRE_T_DATA = 1,  /**< request data (put, atomic); H/P/C flags */
+	SPINNIC_WIRE_T_REPLY = 2, /**< get / fetch reply data; H/P/C flags */
+	SPINNIC_WIRE_T_ACK = 3,   /**< ack of a put: mlength, fail_type */
+	SPINNIC_WIRE_T_NACK = 4,  /**< negative ack: fail_type says why */
+	SPINNIC_WIRE_T_GET = 5,   /**< get request: no payload, msg_len = bytes
+				       asked for; flags HEADER|COMPLETION */
+	SPINNIC_WIRE_T_MAX,
+};
+
+/** Packet kind flags (spinnic_pkt.flags), for DATA and REPLY (and GET). */
+#define SPINNIC_WIRE_F_HEADER 1u
+#define SPINNIC_WIRE_F_PAYLOAD 2u
+#define SPINNIC_WIRE_F_COMPLETION 4u
+
+/** Operation (spinnic_pkt.op). */
+enum spinnic_wire_op {
+	SPINNIC_WIRE_OP_PUT = 1,
+	SPINNIC_WIRE_OP_GET = 2,
+	SPINNIC_WIRE_OP_ATOMIC = 3,
+	SPINNIC_WIRE_OP_FETCH_ATOMIC = 4,
+	SPINNIC_WIRE_OP_SWAP = 5,
+	SPINNIC_WIRE_OP_MAX,
+};
+
+/** NI kind of the initiator (spinnic_pkt.ni): the target uses the NI of the
+ *  same kind. Bit 0: non-matching; bit 1: logical addressing. */
+#define SPINNIC_WIRE_NI_NO_MATCHING 1u
+#define SPINNIC_WIRE_NI_LOGICAL 2u
+#define SPINNIC_WIRE_NI_KINDS 4u
+
+/** A packet, header fields in host byte order. */
+struct spinnic_pkt {
+	uint8_t type;          /**< enum spinnic_wire_type */
+	uint8_t flags;         /**< SPINNIC_WIRE_F_* */
+	uint8_t op;            /**< enum spinnic_wire_op */
+	uint8_t ack_req;       /**< SPINNIC_PTL_*_ACK_REQ */
+	uint8_t ni;            /**< SPINNIC_WIRE_NI_* kind bits */
+	uint8_t fail_type;     /**< ACK/NACK (and REPLY): SPINNIC_PTL_NI_* */
+	uint8_t atomic_op;
+	uint8_t atomic_type;
+	struct spinnic_pid src; /**< initiator */
+	struct spinnic_pid dst; /**< target */
+	uint32_t pt_index;
+	uint32_t uid;          /**< initiator's user id */
+	uint64_t match_bits;
+	uint64_t hdr_data;
+	uint64_t msg_id;       /**< unique per source node; ACK/NACK/REPLY
+				    carry the id of the request */
+	uint64_t msg_len;      /**< whole message (GET: bytes asked for) */
+	uint64_t offset;       /**< this packet's offset in the message */
+	uint64_t remote_offset;
+	uint64_t mlength;      /**< ACK/REPLY: bytes the target took */
+	uint64_t user;         /**< free for the engines (e.g. the get's
+				    local offset); not interpreted here */
+	uint32_t pay_len;      /**< this packet's payload bytes */
+	uint32_t seq;          /**< reliable delivery: sequence number */
+	uint32_t ack_seq;      /**< reliable delivery: cumulative ack */
+	uint32_t pad;
+	/** parse: points at the payload inside the frame; build: bytes copied
+	 *  after the headers, or NULL to leave them for the caller */
+	const uint8_t *payload;
+	/** parse only: the L2/L3 source seen on the wire */
+	uint8_t src_mac[6];
+	uint16_t src_port;
+	uint32_t src_ip;
+};
+
+/** L2/L3 addressing of a frame (host byte order for ip/port). */
+struct spinnic_wire_addr {
+	uint8_t src_mac[6];
+	uint8_t dst_mac[6];
+	uint32_t src_ip;
+	uint32_t dst_ip;
+	uint16_t src_port;
+	uint16_t dst_port;
+};
+
+/**
+ * Drop reasons of spinnic_wire_parse(), returned negated. Project codes
+ * above the errno range (STYLE 4).
+ */
+enum spinnic_wire_drop {
+	SPINNIC_WIRE_DROP_BASE = 4200,
+	SPINNIC_WIRE_DROP_SHORT = SPINNIC_WIRE_DROP_BASE, /**< frame < headers */
+	SPINNIC_WIRE_DROP_NOT_IPV4,   /**< ethertype / IP version */
+	SPINNIC_WIRE_DROP_IP_HDR,     /**< IHL < 5 or header past frame */
+	SPINNIC_WIRE_DROP_IP_LEN,     /**< total length vs frame / header */
+	SPINNIC_WIRE_DROP_IP_CSUM,    /**< header checksum */
+	SPINNIC_WIRE_DROP_IP_FRAG,    /**< fragments are not reassembled */
+	SPINNIC_WIRE_DROP_NOT_UDP,    /**< IP protocol */
+	SPINNIC_WIRE_DROP_PORT,       /**< UDP destination port */
+	SPINNIC_WIRE_DROP_UDP_LEN,    /**< UDP length vs IP payload */
+	SPINNIC_WIRE_DROP_UDP_CSUM,   /**< non-zero UDP checksum wrong */
+	SPINNIC_WIRE_DROP_SPIN_SHORT, /**< UDP payload < spinnic header */
+	SPINNIC_WIRE_DROP_VERSION,    /**< spinnic header version */
+	SPINNIC_WIRE_DROP_KIND,       /**< unknown type or flag combination */
+	SPINNIC_WIRE_DROP_OP,         /**< unknown operation / ack_req / ni */
+	SPINNIC_WIRE_DROP_PAY_LEN,    /**< pay_len vs the bytes in the frame,
+					   or payload on a kind without one */
+	SPINNIC_WIRE_DROP_OFFSET,     /**< offset+pay_len past msg_len, header
+					   not at 0, completion not at end */
+	SPINNIC_WIRE_DROP_MSG_LEN,    /**< msg_len over the maximum */
+	SPINNIC_WIRE_DROP_END,
+};
+#define SPINNIC_WIRE_DROP_COUNT (SPINNIC_WIRE_DROP_END - SPINNIC_WIRE_DROP_BASE)
+
+/** Per-reason counters, owned by the caller (one per lcore or atomics). */
+struct spinnic_wire_stats {
+	uint64_t ok;
+	uint64_t drop[SPINNIC_WIRE_DROP_COUNT];
+};
+
+/**
+ * Count one parse result.
+ * @param s  counters
+ * @param rc return value of spinnic_wire_parse()
+ */
+static inline void
+spinnic_wire_stats_count(struct spinnic_wire_stats *s, int rc)
+{
+	if (rc == 0)
+		s->ok++;
+	else if (-rc >= SPINNIC_WIRE_DROP_BASE && -rc < SPINNIC_WIRE_DROP_END)
+		s->drop[-rc - SPINNIC_WIRE_DROP_BASE]++;
+}
+
+/**
+ * Short name of a drop reason ("short", "ip_csum", ...).
+ * @param rc a drop reason, negated or not, or 0
+ * @return a static string; "ok" for 0, "unknown" for anything else
+ */
+const char *spinnic_wire_drop_name(int rc);
+
+/**
+ * Write Ethernet, IPv4, UDP and spinnic headers (and the payload when
+ * p->payload is set) into a frame. The IPv4 checksum is filled; the UDP
+ * checksum is 0 (none). The payload goes at SPINNIC_WIRE_HDR_LEN.
+ * @param frame output buffer
+ * @param cap   its size
+ * @param l2l3  addresses and ports
+ * @param p     header fields; p->pay_len payload bytes follow
+ * @return frame length (> 0), -ENOSPC when cap is too small, -EINVAL when
+ *         pay_len > SPINNIC_WIRE_MAX_PAYLOAD or type/op is unknown
+ */
+int spinnic_wire_build(void *frame, size_t cap,
+		       const struct spinnic_wire_addr *l2l3,
+		       const struct spinnic_pkt *p);
+
+/**
+ * Parse and validate a frame. Nothing in it is trusted until this returns
+ * 0: lengths, kind, op and offsets are all checked (see enum
+ * spinnic_wire_drop). Trailing Ethernet padding after the IP datagram is
+ * ignored.
+ * @param frame    the frame, from the Ethernet header
+ * @param len      bytes in frame
+ * @param udp_port expected UDP destination port (host order)
+ * @param p_p      filled on success; p_p->payload points into frame
+ * @return 0, or -SPINNIC_WIRE_DROP_* (count with spinnic_wire_stats_count)
+ */
+int spinnic_wire_parse(const void *frame, size_t len, uint16_t udp_port,
+		       struct spinnic_pkt *p_p);
+
+/**
+ * MAC address of a node: 02:00:nid (nid big-endian in the last 4 bytes).
+ * @param nid   node id
+ * @param mac_p 6 bytes written
+ */
+void spinnic_wire_nid_mac(uint32_t nid, uint8_t mac_p[6]);
+
+/**
+ * IPv4 address of a node, host order: 10.x.y.z with x.y.z = nid.
+ * @param nid node id (< 2^24)
+ * @return the address, host byte order
+ */
+uint32_t spinnic_wire_nid_ip(uint32_t nid);
+
+/**
+ * Node id of an IPv4 address built by spinnic_wire_nid_ip().
+ * @param ip address, host byte order
+ * @param nid_p the node id
+ * @return 0, or -EINVAL when ip is not in 10.0.0.0/8
+ */
+int spinnic_wire_ip_nid(uint32_t ip, uint32_t *nid_p);
+
+/**
+ * Fill the addressing for a frame from node src_nid to node dst_nid.
+ * @param src_nid  sending node
+ * @param dst_nid  receiving node
+ * @param udp_port UDP port (source and destination)
+ * @param a_p      filled
+ */
+void spinnic_wire_addr_nodes(uint32_t src_nid, uint32_t dst_nid,
+			     uint16_t udp_port, struct spinnic_wire_addr *a_p);
+
+#endif

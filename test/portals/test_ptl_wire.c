@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Wire format: build -> parse round trip, and every drop reason. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "wire.h"
+
+#define PORT 5777
+#define ETH 14
+#define IP (ETH)
+#define UDP (ETH + 20)
+#define SH (ETH + 20 + 8)
+
+static void
+pkt_default(struct spinnic_pkt *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->type = SPINNIC_WIRE_T_DATA;
+	p->flags = SPINNIC_WIRE_F_HEADER;
+	p->op = SPINNIC_WIRE_OP_PUT;
+	p->ack_req = SPINNIC_PTL_ACK_REQ;
+	p->ni = SPINNIC_WIRE_NI_LOGICAL;
+	p->src.nid = 0x010203;
+	p->src.pid = 4;
+	p->dst.nid = 5;
+	p->dst.pid = 6;
+	p->pt_index = 7;
+	p->uid = 1001;
+	p->match_bits = 0x1122334455667788ull;
+	p->hdr_data = 0x99aabbccddeeff00ull;
+	p->msg_id = 0xfedcba9876543210ull;
+	p->msg_len = 5000;
+	p->offset = 0;
+	p->remote_offset = 123456789;
+	p->mlength = 77;
+	p->user = 0x5555;
+	p->pay_len = 2048;
+	p->seq = 0xdeadbeef;
+	p->ack_seq = 0xcafef00d;
+}
+
+static uint8_t payload[4096];
+
+static int
+build(uint8_t *f, size_t cap, struct spinnic_pkt *p)
+{
+	struct spinnic_wire_addr a;
+
+	spinnic_wire_addr_nodes(p->src.nid, p->dst.nid, PORT, &a);
+	p->payload = payload;
+	return spinnic_wire_build(f, cap, &a, p);
+}
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+static void
+put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)(v >> 32));
+	put32(p + 4, (uint32_t)v);
+}
+
+/* recompute the IPv4 header checksum after an edit */
+static void
+ip_fix(uint8_t *f)
+{
+	uint32_t sum = 0;
+	int i, ihl = (f[IP] & 0xf) * 4;
+
+	f[IP + 10] = f[IP + 11] = 0;
+	for (i = 0; i < ihl; i += 2)
+		sum += (uint32_t)((f[IP + i] << 8) | f[IP + i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	put16(f + IP + 10, (uint16_t)~sum);
+}
+
+static void
+test_round_trip(void **state)
+{
+	static uint8_t f[8192];
+	struct spinnic_pkt p, q;
+	int len;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 7 + 3);
+	pkt_default(&p);
+	len = build(f, sizeof(f), &p);
+	assert_int_equal(len, SPINNIC_WIRE_HDR_LEN + 2048);
+	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q), 0);
+	assert_int_equal(q.type, p.type);
+	assert_int_equal(q.flags, p.flags);
+	assert_int_equal(q.op, p.op);
+	assert_int_equal(q.ack_req, p.ack_req);
+	assert_int_equal(q.ni, p.ni);
+	assert_int_equal(q.src.nid, p.src.nid);
+	assert_int_equal(q.src.pid, p.src.pid);
+	assert_int_equal(q.dst.nid, p.dst.nid);
+	assert_int_equal(q.dst.pid, p.dst.pid);
+	assert_int_equal(q.pt_index, p.pt_index);
+	assert_int_equal(q.uid, p.uid);
+	assert_int_equal(q.match_bits, p.match_bits);
+	assert_int_equal(q.hdr_data, p.hdr_data);
+	assert_int_equal(q.msg_id, p.msg_id);
+	assert_int_equal(q.msg_len, p.msg_len);
+	assert_int_equal(q.offset, p.offset);
+	assert_int_equal(q.remote_offset, p.remote_offset);
+	assert_int_equal(q.mlength, p.mlength);
+	assert_int_equal(q.user, p.user);
+	assert_int_equal(q.pay_len, p.pay_len);
+	assert_int_equal(q.seq, p.seq);
+	assert_int_equal(q.ack_seq, p.ack_seq);
+	assert_ptr_equal(q.payload, f + SPINNIC_WIRE_HDR_LEN);
+	assert_memory_equal(q.payload, payload, 2048);
+	assert_int_equal(q.src_ip, spinnic_wire_nid_ip(p.src.nid));
+	assert_int_equal(q.src_port, PORT);
+	{
+		uint8_t mac[6];
+
+		spinnic_wire_nid_mac(p.src.nid, mac);
+		assert_memory_equal(q.src_mac, mac, 6);
+		spinnic_wire_nid_mac(p.dst.nid, mac);
+		assert_memory_equal(f, mac, 6);
+	}
+	/* trailing Ethernet padding is ignored */
+	assert_int_equal(spinnic_wire_parse(f, (size_t)len + 10, PORT, &q), 0);
+
+	/* a zero-byte one-packet message; a get request; an ack */
+	pkt_default(&p);
+	p.flags = SPINNIC_WIRE_F_HEADER | SPINNIC_WIRE_F_COMPLETION;
+	p.msg_len = 0;
+	p.pay_len = 0;
+	len = build(f, sizeof(f), &p);
+	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q), 0);
+	p.type = SPINNIC_WIRE_T_GET;
+	p.op = SPINNIC_WIRE_OP_GET;
+	p.msg_len = 1 << 20;
+	len = build(f, sizeof(f), &p);
+	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q), 0);
+	assert_int_equal(q.msg_len, 1 << 20);
+	p.type = SPINNIC_WIRE_T_ACK;
+	p.op = SPINNIC_WIRE_OP_PUT;
+	p.flags = 0;
+	p.fail_type = SPINNIC_PTL_NI_DROPPED;
+	len = build(f, sizeof(f), &p);
+	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q), 0);
+	assert_int_equal(q.fail_type, SPINNIC_PTL_NI_DROPPED);
+	/* last packet of a message */
+	pkt_default(&p);
+	p.flags = SPINNIC_WIRE_F_COMPLETION;
+	p.offset = 4096;
+	p.pay_len = 904;
+	len = build(f, sizeof(f), &p);
+	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q), 0);
+	assert_int_equal(q.offset, 4096);
+
+	/* build refuses what parse would drop, and small buffers */
+	pkt_default(&p);
+	assert_int_equal(build(f, 100, &p), -ENOSPC);
+	p.type = 9;
+	assert_int_equal(build(f, sizeof(f), &p), -EINVAL);
+	pkt_default(&p);
+	p.pay_len = SPINNIC_WIRE_MAX_PAYLOAD + 1;
+	assert_int_equal(build(f, sizeof(f), &p), -EINVAL);
+}
+
+/* a valid frame with one edit must give exactly the expected reason */
+struct drop_case {
+	const char *what;
+	int reason;
+	size_t len_delta; /* bytes cut from the frame */
+	void (*edit)(uint8_t *f, int *len);
+};
+
+static void e_none(uint8_t *f, int *len) { (void)f; (void)len; }
+static void e_ethertype(uint8_t *f, int *len) { (void)len; put16(f + 12, 0x86dd); }
+static void e_ipver(uint8_t *f, int *len) { (void)len; f[IP] = 0x65; ip_fix(f); }
+static void e_ihl(uint8_t *f, int *len) { (void)len; f[IP] = 0x44; }
+static void e_iplen_big(uint8_t *f, int *len) { put16(f + IP + 2, (uint16_t)(*len)); ip_fix(f); }
+static void e_iplen_small(uint8_t *f, int *len) { (void)len; put16(f + IP + 2, 10); ip_fix(f); }
+static void e_ipcsum(uint8_t *f, int *len) { (void)len; f[IP + 10] ^= 0x40; }
+static void e_frag(uint8_t *f, int *len) { (void)len; put16(f + IP + 6, 0x2000); ip_fix(f); }
+static void e_fragoff(uint8_t *f, int *len) { (void)len; put16(f + IP + 6, 0x0010); ip_fix(f); }
+static void e_proto(uint8_t *f, int *len) { (void)len; f[IP + 9] = 6; ip_fix(f); }
+static void e_port(uint8_t *f, int *len) { (void)len; put16(f + UDP + 2, 53); }
+static void e_udplen(uint8_t *f, int *len) { (void)len; put16(f + UDP + 4, 100); }
+static void e_udpcsum(uint8_t *f, int *len) { (void)len; put16(f + UDP + 6, 0x1234); }
+static void
+e_spinshort(uint8_t *f, int *len)
+{
+	/* an IP/UDP datagram with 50 bytes of spinnic header */
+	*len = SH + 50;
+	put16(f + IP + 2, 20 + 8 + 50);
+	put16(f + UDP + 4, 8 + 50);
+	ip_fix(f);
+}
+static void e_version(uint8_t *f, int *len) { (void)len; f[SH] = 2; }
+static void e_type(uint8_t *f, int *len) { (void)len; f[SH + 1] = 77; }
+static void e_flags(uint8_t *f, int *len) { (void)len; f[SH + 2] = 3; /* H|P */ }
+static void e_flags_bit(uint8_t *f, int *len) { (void)len; f[SH + 2] = 0x9; }
+static void e_op(uint8_t *f, int *len) { (void)len; f[SH + 3] = 0; }
+static void e_op_hi(uint8_t *f, int *len) { (void)len; f[SH + 3] = 200; }
+static void e_ackreq(uint8_t *f, int *len) { (void)len; f[SH + 4] = 9; }
+static void e_ni(uint8_t *f, int *len) { (void)len; f[SH + 5] = 4; }
+static void e_fail(uint8_t *f, int *len) { (void)len; f[SH + 6] = 99; }
+static void e_get_on_data(uint8_t *f, int *len) { (void)len; f[SH + 3] = SPINNIC_WIRE_OP_GET; }
+static void e_paylen(uint8_t *f, int *len) { (void)len; put32(f + SH + 36, 2047); }
+static void e_paylen_big(uint8_t *f, int *len) { (void)len; put32(f + SH + 36, 0xffffffffu); }
+static void e_hdr_offset(uint8_t *f, int *len) { (void)len; put64(f + SH + 72, 8); }
+static void e_past_msg(uint8_t *f, int *len) { (void)len; f[SH + 2] = SPINNIC_WIRE_F_PAYLOAD; put64(f + SH + 72, 4000); }
+static void e_msg_small(uint8_t *f, int *len) { (void)len; put64(f + SH + 64, 100); }
+static void e_off_huge(uint8_t *f, int *len) { (void)len; f[SH + 2] = SPINNIC_WIRE_F_PAYLOAD; put64(f + SH + 72, ~0ull - 10); put64(f + SH + 64, ~0ull >> 40); }
+static void e_compl_end(uint8_t *f, int *len) { (void)len; f[SH + 2] = SPINNIC_WIRE_F_COMPLETION; put64(f + SH + 72, 100); }
+static void e_msglen(uint8_t *f, int *len) { (void)len; put64(f + SH + 64, SPINNIC_WIRE_MAX_MSG_SIZE + 1); }
+
+static const struct drop_case cases[] = {
+	{ "valid", 0, 0, e_none },
+	{ "runt", SPINNIC_WIRE_DROP_SHORT, 0, NULL },
+	{ "ethertype", SPINNIC_WIRE_DROP_NOT_IPV4, 0, e_ethertype },
+	{ "ip version", SPINNIC_WIRE_DROP_NOT_IPV4, 0, e_ipver },
+	{ "ihl", SPINNIC_WIRE_DROP_IP_HDR, 0, e_ihl },
+	{ "ip len > frame", SPINNIC_WIRE_DROP_IP_LEN, 0, e_iplen_big },
+	{ "ip len < ihl", SPINNIC_WIRE_DROP_IP_LEN, 0, e_iplen_small },
+	{ "truncated frame", SPINNIC_WIRE_DROP_IP_LEN, 100, e_none },
+	{ "ip csum", SPINNIC_WIRE_DROP_IP_CSUM, 0, e_ipcsum },
+	{ "more fragments", SPINNIC_WIRE_DROP_IP_FRAG, 0, e_frag },
+	{ "fragment offset", SPINNIC_WIRE_DROP_IP_FRAG, 0, e_fragoff },
+	{ "tcp", SPINNIC_WIRE_DROP_NOT_UDP, 0, e_proto },
+	{ "port", SPINNIC_WIRE_DROP_PORT, 0, e_port },
+	{ "udp len", SPINNIC_WIRE_DROP_UDP_LEN, 0, e_udplen },
+	{ "udp csum", SPINNIC_WIRE_DROP_UDP_CSUM, 0, e_udpcsum },
+	{ "spin short", SPINNIC_WIRE_DROP_SPIN_SHORT, 0, e_spinshort },
+	{ "version", SPINNIC_WIRE_DROP_VERSION, 0, e_version },
+	{ "type", SPINNIC_WIRE_DROP_KIND, 0, e_type },
+	{ "flags H|P", SPINNIC_WIRE_DROP_KIND, 0, e_flags },
+	{ "flag bit", SPINNIC_WIRE_DROP_KIND, 0, e_flags_bit },
+	{ "op 0", SPINNIC_WIRE_DROP_OP, 0, e_op },
+	{ "op 200", SPINNIC_WIRE_DROP_OP, 0, e_op_hi },
+	{ "ack_req", SPINNIC_WIRE_DROP_OP, 0, e_ackreq },
+	{ "ni", SPINNIC_WIRE_DROP_OP, 0, e_ni },
+	{ "fail type", SPINNIC_WIRE_DROP_OP, 0, e_fail },
+	{ "get op on data", SPINNIC_WIRE_DROP_OP, 0, e_get_on_data },
+	{ "pay_len", SPINNIC_WIRE_DROP_PAY_LEN, 0, e_paylen },
+	{ "pay_len huge", SPINNIC_WIRE_DROP_PAY_LEN, 0, e_paylen_big },
+	{ "header offset", SPINNIC_WIRE_DROP_OFFSET, 0, e_hdr_offset },
+	{ "past message", SPINNIC_WIRE_DROP_OFFSET, 0, e_past_msg },
+	{ "message shorter", SPINNIC_WIRE_DROP_OFFSET, 0, e_msg_small },
+	{ "offset wraps", SPINNIC_WIRE_DROP_OFFSET, 0, e_off_huge },
+	{ "completion not at end", SPINNIC_WIRE_DROP_OFFSET, 0, e_compl_end },
+	{ "message too long", SPINNIC_WIRE_DROP_MSG_LEN, 0, e_msglen },
+};
+
+static void
+test_drop_reasons(void **state)
+{
+	static uint8_t f[8192];
+	struct spinnic_wire_stats st;
+	struct spinnic_pkt p, q;
+	bool seen[SPINNIC_WIRE_DROP_COUNT];
+	size_t i;
+	int j;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int len, rc;
+
+		pkt_default(&p);
+		len = build(f, sizeof(f), &p);
+		assert_true(len > 0);
+		if (cases[i].edit == NULL)
+			len = 30;
+		else
+			cases[i].edit(f, &len);
+		len -= (int)cases[i].len_delta;
+		rc = spinnic_wire_parse(f, (size_t)len, PORT, &q);
+		if (rc != -cases[i].reason)
+			fail_msg("case '%s': got %d (%s), want %d (%s)",
+				 cases[i].what, rc, spinnic_wire_drop_name(rc),
+				 -cases[i].reason,
+				 spinnic_wire_drop_name(cases[i].reason));
+		spinnic_wire_stats_count(&st, rc);
+		if (rc)
+			seen[cases[i].reason - SPINNIC_WIRE_DROP_BASE] = true;
+	}
+	assert_int_equal(st.ok, 1);
+	/* every reason produced and counted */
+	for (j = 0; j < SPINNIC_WIRE_DROP_COUNT; j++) {
+		if (!seen[j] || st.drop[j] == 0)
+			fail_msg("drop reason %s never produced",
+				 spinnic_wire_drop_name(j +
+							SPINNIC_WIRE_DROP_BASE));
+	}
+	assert_int_equal(st.drop[SPINNIC_WIRE_DROP_OFFSET -
+				 SPINNIC_WIRE_DROP_BASE], 5);
+	/* names */
+	assert_string_equal(spinnic_wire_drop_name(0), "ok");
+	assert_string_equal(spinnic_wire_drop_name(-SPINNIC_WIRE_DROP_IP_CSUM),
+			    "ip_csum");
+	assert_string_equal(spinnic_wire_drop_name(SPINNIC_WIRE_DROP_MSG_LEN),
+			    "msg_len");
+	assert_string_equal(spinnic_wire_drop_name(-5), "unknown");
+}
+
+static void
+test_udp_checksum_valid(void **state)
+{
+	static uint8_t f[8192];
+	struct spinnic_pkt p, q;
+	uint32_t sum = 0;
+	int len, i, ulen;
+
+	(void)state;
+	pkt_default(&p);
+	p.pay_len = 1001; /* odd length */
+	p.flags = SPINNIC_WIRE_F_HEADER;
+	len = build(f, sizeof(f), &p);
+	ulen = len - UDP;
+	/* pseudo header + UDP */
+	for (i = 0; i < 8; i += 2)
+		sum += (uint32_t)((f[IP + 12 + i] << 8) | f[IP + 13 + i]);
+	sum += 17 + (uint32_t)ulen;
+	for (i = 0; i + 1 < ulen; i += 2)
+		sum += (uint32_t)((f[UDP + i] << 8) | f[UDP + i + 1]);
+	if (ulen & 1)
+		sum += (uint32_t)(f[UDP + ulen - 1] << 8);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	put16(f + UDP + 6, (uint16_t)~sum);
+	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q), 0);
+	f[len - 1] ^= 1;
+	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q),
+			 -SPINNIC_WIRE_DROP_UDP_CSUM);
+}
+
+static void
+test_addresses(void **state)
+{
+	uint32_t nid = 0;
+	uint8_t mac[6];
+
+	(void)state;
+	assert_int_equal(spinnic_wire_nid_ip(3), 0x0a000003);
+	assert_int_equal(spinnic_wire_nid_ip(0x123456), 0x0a123456);
+	assert_int_equal(spinnic_wire_ip_nid(0x0a000003, &nid), 0);
+	assert_int_equal(nid, 3);
+	assert_int_equal(spinnic_wire_ip_nid(0xc0a80001, &nid), -EINVAL);
+	spinnic_wire_nid_mac(0x0102, mac);
+	assert_int_equal(mac[0], 0x02);
+	assert_int_equal(mac[4], 0x01);
+	assert_int_equal(mac[5], 0x02);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_drop_reasons),
+		cmocka_unit_test(test_udp_checksum_valid),
+		cmocka_unit_test(test_addresses),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
