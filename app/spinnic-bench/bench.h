@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * spinnic-bench internals: the subcommand table, common options, timing,
+ * the streaming-copy limit and the result table (stdout + CSV).
+ *
+ * Adding a subcommand: write bench_<name>.c exporting a `struct bench_cmd`,
+ * list it in bench_cmds[] (main.c) and in meson.build.
+ */
+#ifndef SPINNIC_BENCH_H
+#define SPINNIC_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/** Options every subcommand accepts. */
+struct bench_opts {
+	const char *csv;   /**< --csv F: also write the table as CSV */
+	const char *type;  /**< --type EXPR: run this type only (or NULL) */
+	int verify;        /**< --verify: check every byte placed */
+	int cold;          /**< --cold: evict the buffers before every timed run */
+	int reps;          /**< --reps N: timed repetitions (best of) */
+	int64_t bytes;     /**< --bytes N: message (packed) bytes, 0: default */
+	uint64_t seed;     /**< --seed N: random layouts */
+};
+
+/** A subcommand-specific option (long form only). */
+struct bench_cmd_opt {
+	const char *name;
+	int has_arg;       /**< 0 or 1 */
+	const char *help;
+};
+
+/** One subcommand; mandatory: name, summary, run (checked at start-up). */
+struct bench_cmd {
+	const char *name;
+	const char *summary;
+	/** NULL or an array ending with a NULL name; then opt is mandatory. */
+	const struct bench_cmd_opt *opts;
+	/** Receives one of opts (arg NULL when it has none).
+	 * @return 0, or -EINVAL with a one-line message already printed */
+	int (*opt)(const char *name, const char *arg);
+	/** Run and print. @return 0; a negative errno on failure; 1 when
+	 * --verify found a mismatch */
+	int (*run)(const struct bench_opts *o);
+};
+
+extern const struct bench_cmd bench_ddt_cmd;
+
+/** Print a one-line error "spinnic-bench: ..." on stderr. */
+void bench_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- timing ------------------------------------------------------------ */
+
+/** CLOCK_MONOTONIC in seconds. */
+double bench_now(void);
+/** Gbit/s of bytes moved in seconds. */
+double bench_gbit_s(int64_t bytes, double seconds);
+/** Smallest of n times. */
+double bench_best(const double *t, int n);
+/** Median of n times (sorts t). */
+double bench_median(double *t, int n);
+
+/** Page-aligned buffer, every page written before it is returned (so no
+ * first-touch fault is timed). @return NULL on failure (logged) */
+void *bench_alloc(size_t len);
+void bench_free(void *p);
+
+/** Evict [p, p + len) from every cache level (clflush on x86; elsewhere
+ * by writing a buffer larger than the last-level cache), so that the next
+ * access comes from memory, as data just written there by a NIC would. */
+void bench_cache_evict(const void *p, size_t len);
+
+/** xorshift64* step; *state must not be 0. */
+uint64_t bench_rand(uint64_t *state);
+
+/* ---- the physical limit: streaming copy of the same bytes -------------- */
+
+/** Two buffers of the same size for timing memcpy between them. */
+struct bench_copy {
+	void *src, *dst;
+	size_t len;
+};
+
+/** @return 0, -ENOMEM */
+int bench_copy_init(struct bench_copy *c, size_t len);
+/** One timed copy of len bytes: the faster of one memcpy and memcpy in
+ * 256 KiB pieces (glibc's non-temporal stores for large copies are slower
+ * on cache-resident data). @return seconds */
+double bench_copy_once(struct bench_copy *c);
+void bench_copy_fini(struct bench_copy *c);
+/** Best of reps timed copies of len bytes, as Gbit/s. @return < 0 on
+ * allocation failure */
+double bench_copy_limit(size_t len, int reps);
+
+/* ---- result table ------------------------------------------------------ */
+
+enum bench_col_kind { BENCH_COL_STR, BENCH_COL_INT, BENCH_COL_NUM };
+
+struct bench_col {
+	const char *name;
+	enum bench_col_kind kind;
+	int prec;          /**< BENCH_COL_NUM: digits after the point */
+};
+
+struct bench_table;
+
+/** Columns are copied. @return NULL on ENOMEM */
+struct bench_table *bench_table_create(const struct bench_col *cols,
+				       int ncols);
+/** Start a new row (cells unset until bench_table_set_*). @return 0, -ENOMEM */
+int bench_table_row(struct bench_table *t);
+/** Set a cell of the current row by column name (a name that is not a
+ * column is a programming error and aborts). */
+void bench_table_set_str(struct bench_table *t, const char *col,
+			 const char *v);
+void bench_table_set_int(struct bench_table *t, const char *col, int64_t v);
+void bench_table_set_num(struct bench_table *t, const char *col, double v);
+/** Aligned table with a header line; unset cells print as '-'. */
+void bench_table_print(const struct bench_table *t, FILE *f);
+/** CSV with a header row; unset cells are empty. @return 0, -errno */
+int bench_table_write_csv(const struct bench_table *t, const char *path);
+/** Print to stdout and, when o->csv, write the CSV. @return 0, -errno */
+int bench_table_emit(const struct bench_table *t, const struct bench_opts *o);
+void bench_table_free(struct bench_table *t);
+
+#endif

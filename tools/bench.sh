@@ -1,0 +1,79 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# tools/bench.sh BUILD OUTDIR: run every spinnic-bench subcommand the build
+# has, writing OUTDIR/<cmd>.csv (header row), OUTDIR/<cmd>.txt (the table) and
+# OUTDIR/<cmd>.png when tools/plot_<cmd>.gp exists and gnuplot is installed.
+# Extra arguments for one subcommand: BENCH_ARGS_<cmd>="..." in the
+# environment (e.g. BENCH_ARGS_ddt="--reps 20 --verify").
+set -eu
+
+usage() {
+	echo "usage: $0 BUILD OUTDIR" >&2
+	exit 2
+}
+[ $# -eq 2 ] || usage
+build=$1
+out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+
+bench=
+for b in "$build/app/spinnic-bench/spinnic-bench" "$build/app/spinnic-bench"; do
+	if [ -f "$b" ] && [ -x "$b" ]; then
+		bench=$b
+		break
+	fi
+done
+if [ -z "$bench" ]; then
+	echo "$0: spinnic-bench not found in $build (build it first)" >&2
+	exit 1
+fi
+mkdir -p "$out"
+
+# The subcommands this build has, from its --help.
+cmds=$("$bench" --help | awk '/^subcommands:/ { on = 1; next }
+	on && /^  [a-z]/ { print $1; next } on { exit }')
+if [ -z "$cmds" ]; then
+	echo "$0: $bench lists no subcommands" >&2
+	exit 1
+fi
+
+# PNG terminal: cairo when gnuplot has it, libgd otherwise.
+term=
+if command -v gnuplot >/dev/null 2>&1; then
+	if gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then
+		term=pngcairo
+	elif gnuplot -e 'set terminal png' >/dev/null 2>&1; then
+		term=png
+	fi
+fi
+[ -n "$term" ] || echo "$0: no gnuplot PNG terminal: tables and CSV only" >&2
+
+status=0
+for cmd in $cmds; do
+	eval "extra=\${BENCH_ARGS_$cmd:-}"
+	echo "== spinnic-bench $cmd $extra"
+	# shellcheck disable=SC2086 # extra is a word list on purpose
+	{
+		rc=0
+		"$bench" "$cmd" --csv "$out/$cmd.csv" $extra || rc=$?
+		echo $rc >"$out/.rc"
+	} | tee "$out/$cmd.txt"
+	rc=$(cat "$out/.rc")
+	rm -f "$out/.rc"
+	if [ "$rc" -ne 0 ]; then
+		echo "$0: spinnic-bench $cmd failed" >&2
+		status=1
+		continue
+	fi
+	plot="$here/plot_$cmd.gp"
+	if [ -n "$term" ] && [ -f "$plot" ]; then
+		if gnuplot -e "csv='$out/$cmd.csv'; png='$out/$cmd.png'; term='$term'" \
+			"$plot"; then
+			echo "   plot: $out/$cmd.png"
+		else
+			echo "$0: plotting $cmd failed" >&2
+			status=1
+		fi
+	fi
+done
+exit $status
