@@ -153,6 +153,9 @@ struct ddt_blob;
  * a view over it. @return 0, -DDT_E_BLOB (reason logged to errno-string via
  * ddt_blob_error()), -EINVAL. @param view_p set on success, points into buf */
 int ddt_blob_load(const void *buf, size_t len, const struct ddt_blob **view_p);
+/** Reason (one line) the last ddt_blob_load() of this thread rejected a
+ * blob; empty after a successful load. */
+const char *ddt_blob_error(void);
 /** Size in bytes of the packed stream of one element of a blob type. */
 int64_t ddt_blob_size(const struct ddt_blob *b);
 int64_t ddt_blob_extent(const struct ddt_blob *b);
@@ -185,6 +188,15 @@ struct ddt_segment *ddt_segment_create(const struct ddt_type *t, int64_t count);
 struct ddt_segment *ddt_segment_create_blob(const struct ddt_blob *b,
 					    int64_t count);
 void ddt_segment_free(struct ddt_segment *s);
+/** Bytes a segment over blob b takes (for ddt_segment_init()). */
+size_t ddt_segment_mem_size(const struct ddt_blob *b);
+/** Build a segment in caller memory (NIC memory, a stack buffer) without
+ * allocating; never pass it to ddt_segment_free(). The blob must outlive it.
+ * @param mem 8-byte aligned, at least ddt_segment_mem_size(b) bytes
+ * @return the segment (== mem), or NULL with errno EINVAL (bad size or
+ *   alignment, count < 0) or DDT_E_OVERFLOW (count elements too large) */
+struct ddt_segment *ddt_segment_init(void *mem, size_t len,
+				     const struct ddt_blob *b, int64_t count);
 /** Back to the start of the stream. */
 void ddt_segment_reset(struct ddt_segment *s);
 /** Position (bytes of the packed stream already processed). */
@@ -204,9 +216,17 @@ int ddt_segment_pack(struct ddt_segment *s, int64_t first, int64_t last,
  * stream); return non-zero to stop (the segment stays resumable). */
 typedef int (*ddt_block_fn)(void *arg, int64_t buf_off, int64_t len,
 			    int64_t stream_off);
-/** Emit the (offset, length) blocks of stream range [first, last). */
+/** Emit the (offset, length) blocks of stream range [first, last).
+ * @return 0 when the range is done, 1 when fn stopped it early (the
+ *   segment's position is just after the last block emitted), -EINVAL */
 int ddt_segment_blocks(struct ddt_segment *s, int64_t first, int64_t last,
 		       ddt_block_fn fn, void *arg);
+
+/** Choose how a segment catches up when asked for a range after its
+ * position: 0 (default) seeks arithmetically in O(depth * log blocks);
+ * non-zero walks the stream without copying, like MPITypes (paper 000
+ * §3.2.4), for measuring the catch-up cost the paper models. */
+void ddt_segment_set_walk(struct ddt_segment *s, int walk);
 
 /** Bytes of the segment's copyable state (a checkpoint's size). */
 size_t ddt_segment_state_size(const struct ddt_segment *s);

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/ddt internals: the type object, the serialized dataloop format and the
+ * segment state. Never installed.
+ */
+#ifndef SPINNIC_DDT_INTERNAL_H
+#define SPINNIC_DDT_INTERNAL_H
+
+#include <assert.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ddt.h"
+
+#define DDT_UNUSED __attribute__((unused))
+#define DDT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define DDT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/*
+ * Largest magnitude of any offset, span or stream length a committed type
+ * may have. Keeping every value below 2^61 lets the segment engine add a
+ * handful of validated terms without overflow checks on the fast path.
+ */
+#define DDT_SPAN_MAX ((int64_t)1 << 61)
+
+/* ---- type object ------------------------------------------------------ */
+
+struct ddt_type {
+	int refcnt;                /* < 0: static elementary type */
+	enum ddt_combiner comb;
+	enum ddt_base base;        /* NAMED */
+	int64_t count;             /* count / ndims */
+	int64_t blocklen;
+	int64_t stride;
+	int64_t *blocklens;
+	int64_t *displs;
+	int64_t *sizes, *subsizes, *starts;
+	enum ddt_order order;
+	int64_t rlb, rextent;      /* RESIZED arguments */
+	struct ddt_type **types;   /* inputs (references held) */
+	int64_t ntypes;
+	struct ddt_type *inner;    /* SUBARRAY: equivalent resized hvectors */
+
+	/* computed at construction */
+	int64_t size;
+	int64_t lb, ub;            /* with resized bounds, struct padding */
+	int64_t tlb, tub;          /* data bounds (0,0 when size == 0) */
+	bool lbm, ubm;             /* explicit bounds (resized) inside */
+	int align;                 /* largest elementary alignment */
+	int depth;
+
+	/* commit */
+	void *blob;                /* serialized dataloops, 8-byte aligned */
+	int64_t nblocks;           /* ddt_num_blocks() cache, valid if > 0 */
+	size_t blob_len;
+	int64_t *cls_displs;       /* ddt_classify() INDEXED_BLOCK displs */
+};
+
+/* types.c */
+int64_t ddt_base_size(enum ddt_base b);
+const char *ddt_base_name(enum ddt_base b);
+/* Turn the constructors' depth limit off (false) and on again (true). */
+void ddt_depth_check(bool on);
+
+/* ---- serialized dataloops (the blob) ---------------------------------- */
+
+#define DDT_BLOB_MAGIC 0x42544444u /* "DDTB" */
+#define DDT_BLOB_VERSION 1
+
+enum ddt_dl_kind {
+	DDT_DL_CONTIG = 1, /* one block of blocklen children (count == 1) */
+	DDT_DL_VECTOR,     /* count blocks of blocklen at off + i*stride */
+	DDT_DL_BLOCKINDEXED, /* count blocks of blocklen at off + displs[i] */
+	DDT_DL_INDEXED,    /* count blocks of blocklens[i] at off + displs[i] */
+	DDT_DL_STRUCT,     /* as INDEXED, with children[i] per block */
+};
+
+/*
+ * One dataloop. A leaf's blocks are bytes; a non-leaf block i holds
+ * blocklen(i) copies of the child spaced child->extent apart. Arrays are
+ * byte offsets into the blob (0 when absent); children are loop indices,
+ * always larger than the parent's index (so no cycles).
+ */
+struct ddt_dl {
+	uint8_t kind;
+	uint8_t leaf;
+	uint16_t depth;     /* 1 for a leaf; > every child's depth */
+	uint32_t child;     /* non-leaf, non-struct */
+	int64_t count;      /* number of blocks */
+	int64_t blocklen;   /* CONTIG, VECTOR, BLOCKINDEXED */
+	int64_t stride;     /* VECTOR */
+	int64_t off;        /* added to every block displacement */
+	int64_t size;       /* packed bytes of one instance */
+	int64_t extent;     /* distance between copies placed by a parent */
+	int64_t tlb, tub;   /* data span relative to the instance origin */
+	uint32_t displs;    /* int64[count]: BLOCKINDEXED, INDEXED, STRUCT */
+	uint32_t blocklens; /* int64[count]: INDEXED, STRUCT */
+	uint32_t prefix;    /* int64[count+1] packed offsets: INDEXED, STRUCT */
+	uint32_t children;  /* uint32[count]: STRUCT */
+};
+
+struct ddt_blob_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t depth;     /* root loop depth */
+	uint32_t nloops;    /* loop table follows the header; root is 0 */
+	uint32_t pad;
+	uint64_t len;       /* total blob bytes */
+	int64_t size, extent, lb, true_lb, true_ub;
+	int64_t reserved;
+	uint32_t checksum;  /* FNV-1a over the blob with this field zero */
+	uint32_t pad2;
+};
+
+/* A loaded blob is the header itself (the view points into the buffer). */
+struct ddt_blob {
+	struct ddt_blob_hdr h;
+};
+
+static inline const struct ddt_dl *ddt_dl_at(const struct ddt_blob *b,
+					     uint32_t idx)
+{
+	return (const struct ddt_dl *)((const uint8_t *)b + sizeof(b->h)) + idx;
+}
+
+static inline const int64_t *ddt_dl_arr(const struct ddt_blob *b, uint32_t off)
+{
+	return (const int64_t *)((const uint8_t *)b + off);
+}
+
+static inline const uint32_t *ddt_dl_arr32(const struct ddt_blob *b,
+					   uint32_t off)
+{
+	return (const uint32_t *)((const uint8_t *)b + off);
+}
+
+static inline int64_t ddt_dl_bl(const struct ddt_blob *b,
+				const struct ddt_dl *l, int64_t i)
+{
+	if (l->kind <= DDT_DL_BLOCKINDEXED)
+		return l->blocklen;
+	return ddt_dl_arr(b, l->blocklens)[i];
+}
+
+static inline int64_t ddt_dl_disp(const struct ddt_blob *b,
+				  const struct ddt_dl *l, int64_t i)
+{
+	if (l->kind <= DDT_DL_VECTOR)
+		return l->off + i * l->stride;
+	return l->off + ddt_dl_arr(b, l->displs)[i];
+}
+
+static inline uint32_t ddt_dl_child(const struct ddt_blob *b,
+				    const struct ddt_dl *l, int64_t i)
+{
+	if (l->kind == DDT_DL_STRUCT)
+		return ddt_dl_arr32(b, l->children)[i];
+	return l->child;
+}
+
+/* dataloop.c */
+int ddt_build_blob(const struct ddt_type *t, void **blob_p, size_t *len_p);
+uint32_t ddt_blob_checksum(const void *buf, size_t len);
+
+static inline const struct ddt_blob *ddt_type_blob(const struct ddt_type *t)
+{
+	return (const struct ddt_blob *)t->blob;
+}
+
+/* ---- segment ----------------------------------------------------------- */
+
+struct ddt_seg_frame {
+	uint32_t loop;
+	uint32_t pad;
+	int64_t i;    /* block */
+	int64_t j;    /* child copy in block; leaf: byte in block */
+	int64_t base; /* buffer offset of this loop instance's origin */
+};
+
+#define DDT_SEG_MAGIC 0x53454744u /* "DGES" */
+
+/* The copyable state: header then `nframes` frames. */
+struct ddt_seg_state {
+	uint32_t magic;
+	uint32_t checksum;   /* blob checksum: restore checks the type */
+	uint16_t nframes;    /* capacity (blob depth) */
+	uint16_t sp;         /* frames in use; 0 at the end of the stream */
+	uint32_t pad;
+	int64_t count;
+	int64_t pos;         /* stream bytes processed */
+	int64_t elem;        /* current top-level element */
+	struct ddt_seg_frame f[];
+};
+
+struct ddt_segment {
+	const struct ddt_blob *b;
+	struct ddt_type *t;      /* reference keeping b alive, or NULL */
+	int64_t total;
+	size_t state_size;
+	struct ddt_seg_state st; /* must be last */
+};
+
+enum ddt_seg_mode {
+	DDT_MODE_UNPACK,
+	DDT_MODE_PACK,
+	DDT_MODE_BLOCKS,
+	DDT_MODE_SKIP,
+	DDT_MODE_COUNT, /* arg is a struct ddt_count */
+};
+
+/* Merged-block counter for DDT_MODE_COUNT. */
+struct ddt_count {
+	int64_t n;
+	int64_t end;
+	bool any;
+};
+
+/* segment.c */
+void ddt_seg_init(struct ddt_segment *s, const struct ddt_blob *b,
+		  int64_t count);
+void ddt_seg_seek(struct ddt_segment *s, int64_t target);
+int ddt_seg_run(struct ddt_segment *s, int mode, int64_t last,
+		const uint8_t *src, uint8_t *dst, int64_t src_first,
+		ddt_block_fn fn, void *arg);
+size_t ddt_seg_size(const struct ddt_blob *b);
+int ddt_seg_total(const struct ddt_blob *b, int64_t count, int64_t *total_p);
+
+/* pack.c: copy kernels shared with the segment engine */
+/* Destination bytes from which non-temporal stores are used (the timing
+ * program changes it to compare). */
+extern int64_t ddt_nt_min_total;
+void ddt_copy_scatter(uint8_t *dst, const uint8_t *src, int64_t bl,
+		      int64_t stride, int64_t n);
+void ddt_copy_gather(uint8_t *dst, const uint8_t *src, int64_t bl,
+		     int64_t stride, int64_t n);
+
+/* Copy n bytes, inline for small n (overlapping loads and stores). */
+static inline void ddt_copy_small(uint8_t *d, const uint8_t *s, size_t n)
+{
+	uint64_t a, b;
+
+	if (n >= 8 && n <= 16) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n > 16 && n <= 32) {
+		uint64_t c, e;
+
+		memcpy(&a, s, 8);
+		memcpy(&b, s + 8, 8);
+		memcpy(&c, s + n - 16, 8);
+		memcpy(&e, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + 8, &b, 8);
+		memcpy(d + n - 16, &c, 8);
+		memcpy(d + n - 8, &e, 8);
+	} else if (n >= 4 && n < 8) {
+		uint32_t x, y;
+
+		memcpy(&x, s, 4);
+		memcpy(&y, s + n - 4, 4);
+		memcpy(d, &x, 4);
+		memcpy(d + n - 4, &y, 4);
+	} else if (n < 4) {
+		for (size_t i = 0; i < n; i++)
+			d[i] = s[i];
+	} else {
+		memcpy(d, s, n);
+	}
+}
+
+/* flatten.c */
+int64_t ddt_blob_count_blocks(const struct ddt_blob *b, int64_t count);
+
+/* errno-style helpers */
+static inline void *ddt_err_null(int e)
+{
+	errno = e;
+	return NULL;
+}
+
+#endif

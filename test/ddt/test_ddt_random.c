@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Random nested datatypes against the brute-force typemap reference:
+ * whole pack/unpack, flattening, block counts, print/parse, blob round trip,
+ * segments over byte ranges in random order (as out-of-order packets), and
+ * the same starting from checkpoints at several intervals.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ddt.h"
+#include "ddt_gen.h"
+
+#define NTYPES 3000
+
+struct fixture {
+	struct ddt_type *t;
+	int64_t count, total, n, lo, hi;
+	struct ddt_iov *map;
+	uint8_t *typed;     /* random contents, span [lo, hi) */
+	uint8_t *packed;    /* reference pack */
+	uint8_t *expect;    /* reference unpack into zeros */
+	uint8_t *got;
+	uint64_t seed;
+};
+
+/* origin of a buffer holding span [lo, hi) */
+#define ORG(f, buf) ((buf) - (f)->lo)
+
+static int setup(struct fixture *f, uint64_t seed)
+{
+	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+	int64_t span;
+
+	memset(f, 0, sizeof(*f));
+	f->seed = seed;
+	f->t = ddt_gen_random(&s, 1 + (int)(seed % 6), 64 + (int64_t)(seed % 8) * 512);
+	assert_non_null(f->t);
+	assert_int_equal(ddt_commit(f->t), 0);
+	f->count = 1 + (int64_t)(ddt_gen_rand(&s) % 3);
+	f->total = f->count * ddt_size(f->t);
+	f->n = ddt_ref_typemap(f->t, f->count, &f->map);
+	assert_true(f->n >= 0);
+	ddt_ref_span(f->map, f->n, &f->lo, &f->hi);
+	span = f->hi - f->lo + 1;
+	f->typed = malloc((size_t)span);
+	f->packed = malloc((size_t)f->total + 1);
+	f->expect = calloc(1, (size_t)span);
+	f->got = calloc(1, (size_t)span);
+	assert_true(f->typed && f->packed && f->expect && f->got);
+	for (int64_t i = 0; i < span; i++)
+		f->typed[i] = (uint8_t)ddt_gen_rand(&s);
+	ddt_ref_pack(f->map, f->n, ORG(f, f->typed), f->packed);
+	ddt_ref_unpack(f->map, f->n, f->packed, ORG(f, f->expect));
+	return (int)(f->hi - f->lo);
+}
+
+static void teardown(struct fixture *f)
+{
+	ddt_free(f->t);
+	free(f->map);
+	free(f->typed);
+	free(f->packed);
+	free(f->expect);
+	free(f->got);
+}
+
+static void describe(const struct fixture *f)
+{
+	char buf[4096];
+
+	ddt_print(f->t, buf, sizeof(buf));
+	print_message("seed %lu count %ld: %s\n", (unsigned long)f->seed,
+		      (long)f->count, buf);
+}
+
+static void check_got(struct fixture *f)
+{
+	if (memcmp(f->got, f->expect, (size_t)(f->hi - f->lo)) != 0)
+		describe(f);
+	assert_memory_equal(f->got, f->expect, (size_t)(f->hi - f->lo));
+}
+
+static void test_whole(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= NTYPES; seed++) {
+		struct fixture f;
+		int64_t total = 0, nb;
+		uint8_t *p;
+
+		setup(&f, seed);
+		for (int64_t i = 0; i < f.n; i++)
+			total += f.map[i].len;
+		assert_int_equal(total, f.total);
+		/* typemap does not overlap (the generator's promise) */
+		p = calloc(1, (size_t)(f.hi - f.lo + 1));
+		for (int64_t i = 0; i < f.n; i++)
+			for (int64_t b = 0; b < f.map[i].len; b++)
+				assert_int_equal(p[f.map[i].off - f.lo + b]++, 0);
+		free(p);
+
+		p = malloc((size_t)f.total + 1);
+		assert_int_equal(ddt_pack(f.t, f.count, ORG(&f, f.typed), p), 0);
+		if (memcmp(p, f.packed, (size_t)f.total))
+			describe(&f);
+		assert_memory_equal(p, f.packed, (size_t)f.total);
+		free(p);
+		assert_int_equal(ddt_unpack(f.t, f.count, f.packed,
+					    ORG(&f, f.got)), 0);
+		check_got(&f);
+
+		/* flatten == merged reference */
+		nb = ddt_ref_merge(f.map, f.n);
+		assert_int_equal(ddt_count_blocks(f.t, f.count), nb);
+		{
+			struct ddt_iov *iov = malloc((size_t)(nb + 1) *
+						     sizeof(*iov));
+
+			assert_int_equal(ddt_flatten(f.t, f.count, iov, nb), nb);
+			if (nb > 0)
+				assert_memory_equal(iov, f.map,
+						    (size_t)nb * sizeof(*iov));
+			free(iov);
+		}
+		teardown(&f);
+	}
+}
+
+static void test_bounds(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= NTYPES; seed++) {
+		struct ddt_iov *map;
+		struct fixture f;
+		int64_t n, lo, hi;
+
+		setup(&f, seed);
+		n = ddt_ref_typemap(f.t, 1, &map);
+		if (ddt_size(f.t) > 0) {
+			ddt_ref_span(map, n, &lo, &hi);
+			assert_int_equal(ddt_true_lb(f.t), lo);
+			assert_int_equal(ddt_true_extent(f.t), hi - lo);
+		}
+		n = ddt_ref_merge(map, n);
+		assert_int_equal(ddt_num_blocks(f.t), n);
+		free(map);
+		teardown(&f);
+	}
+}
+
+static void test_print_parse_blob(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= NTYPES; seed++) {
+		const struct ddt_blob *view;
+		struct ddt_type *p, *b;
+		struct ddt_segment *s;
+		struct fixture f;
+		const char *err;
+		char *buf;
+		void *blob;
+		ssize_t bl;
+		int len;
+
+		setup(&f, seed);
+		len = ddt_print(f.t, NULL, 0);
+		assert_true(len > 0);
+		buf = malloc((size_t)len + 1);
+		assert_int_equal(ddt_print(f.t, buf, (size_t)len + 1), len);
+		p = ddt_parse(buf, &err);
+		if (p == NULL)
+			print_message("%s: %s\n", buf, err);
+		assert_non_null(p);
+		assert_true(ddt_equal(p, f.t));
+		ddt_free(p);
+		free(buf);
+
+		bl = ddt_serialize(f.t, NULL, 0);
+		assert_true(bl > 0);
+		blob = aligned_alloc(8, ((size_t)bl + 7) & ~(size_t)7);
+		assert_int_equal(ddt_serialize(f.t, blob, (size_t)bl - 1),
+				 -ENOSPC);
+		assert_int_equal(ddt_serialize(f.t, blob, (size_t)bl), bl);
+		assert_int_equal(ddt_blob_load(blob, (size_t)bl, &view), 0);
+		assert_int_equal(ddt_blob_size(view), ddt_size(f.t));
+		assert_int_equal(ddt_blob_extent(view), ddt_extent(f.t));
+		b = ddt_blob_to_type(view);
+		assert_non_null(b);
+		assert_true(ddt_equal(b, f.t));
+		ddt_free(b);
+		/* a segment over the loaded blob unpacks the same */
+		s = ddt_segment_create_blob(view, f.count);
+		assert_non_null(s);
+		assert_int_equal(ddt_segment_unpack(s, 0, f.total, f.packed,
+						    ORG(&f, f.got)), 0);
+		check_got(&f);
+		ddt_segment_free(s);
+		free(blob);
+		teardown(&f);
+	}
+}
+
+/* Split [0,total) into random pieces, shuffled. */
+static int64_t pieces(uint64_t *s, int64_t total, int64_t maxlen,
+		      int64_t **cuts_p)
+{
+	int64_t n = 0, pos = 0, *c = malloc((size_t)(total + 2) * 2 *
+					    sizeof(*c));
+
+	while (pos < total) {
+		int64_t len = 1 + (int64_t)(ddt_gen_rand(s) % (uint64_t)maxlen);
+
+		if (len > total - pos)
+			len = total - pos;
+		c[2 * n] = pos;
+		c[2 * n + 1] = pos + len;
+		pos += len;
+		n++;
+	}
+	for (int64_t i = n - 1; i > 0; i--) {
+		int64_t j = (int64_t)(ddt_gen_rand(s) % (uint64_t)(i + 1));
+		int64_t a = c[2 * i], b = c[2 * i + 1];
+
+		c[2 * i] = c[2 * j];
+		c[2 * i + 1] = c[2 * j + 1];
+		c[2 * j] = a;
+		c[2 * j + 1] = b;
+	}
+	*cuts_p = c;
+	return n;
+}
+
+struct blk {
+	struct fixture *f;
+	int64_t expect_stream;
+	int64_t calls, stop_after;
+};
+
+static int blk_cb(void *arg, int64_t off, int64_t len, int64_t stream_off)
+{
+	struct blk *b = arg;
+
+	/* each block lands where the packed bytes say */
+	assert_int_equal(stream_off, b->expect_stream);
+	assert_memory_equal(ORG(b->f, b->f->typed) + off,
+			    b->f->packed + stream_off, (size_t)len);
+	b->expect_stream += len;
+	return ++b->calls == b->stop_after;
+}
+
+static void test_segments(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= NTYPES; seed++) {
+		uint64_t s = seed;
+		struct ddt_segment *sg, *s2;
+		struct fixture f;
+		int64_t n, *cuts, maxlen;
+		uint8_t *packed;
+		struct blk b;
+		void *st;
+
+		setup(&f, seed);
+		sg = ddt_segment_create(f.t, f.count);
+		assert_non_null(sg);
+		maxlen = 1 + (int64_t)(ddt_gen_rand(&s) % 97);
+		n = pieces(&s, f.total, maxlen, &cuts);
+		for (int walk = 0; walk < 2; walk++) {
+			ddt_segment_set_walk(sg, walk);
+			memset(f.got, 0, (size_t)(f.hi - f.lo));
+			for (int64_t i = 0; i < n; i++) {
+				int64_t a = cuts[2 * i], z = cuts[2 * i + 1];
+
+				assert_int_equal(ddt_segment_unpack(sg, a, z,
+						f.packed + a, ORG(&f, f.got)), 0);
+				assert_int_equal(ddt_segment_pos(sg), z);
+			}
+			check_got(&f);
+		}
+		/* pack by ranges */
+		packed = calloc(1, (size_t)f.total + 1);
+		for (int64_t i = 0; i < n; i++) {
+			int64_t a = cuts[2 * i], z = cuts[2 * i + 1];
+
+			assert_int_equal(ddt_segment_pack(sg, a, z,
+					ORG(&f, f.typed), packed + a), 0);
+		}
+		assert_memory_equal(packed, f.packed, (size_t)f.total);
+		free(packed);
+		/* blocks, stopping and resuming */
+		b = (struct blk){ &f, 0, 0, 3 };
+		ddt_segment_reset(sg);
+		while (ddt_segment_blocks(sg, ddt_segment_pos(sg), f.total,
+					  blk_cb, &b) == 1)
+			b.stop_after = b.calls + 1 + (b.calls % 5);
+		assert_int_equal(b.expect_stream, f.total);
+		/* bad ranges */
+		assert_int_equal(ddt_segment_unpack(sg, 0, f.total + 1,
+						    f.packed, f.got), -EINVAL);
+		assert_int_equal(ddt_segment_unpack(sg, 1, 0, f.packed, f.got),
+				 -EINVAL);
+		/* save mid-stream, restore into another segment */
+		if (f.total > 2) {
+			int64_t mid = f.total / 2;
+
+			memset(f.got, 0, (size_t)(f.hi - f.lo));
+			ddt_segment_unpack(sg, 0, mid, f.packed, ORG(&f, f.got));
+			st = malloc(ddt_segment_state_size(sg));
+			assert_int_equal(ddt_segment_save(sg, st,
+					ddt_segment_state_size(sg)), 0);
+			s2 = ddt_segment_create(f.t, f.count);
+			assert_int_equal(ddt_segment_restore(s2, st,
+					ddt_segment_state_size(sg)), 0);
+			assert_int_equal(ddt_segment_pos(s2), mid);
+			assert_int_equal(ddt_segment_unpack(s2, mid, f.total,
+					f.packed + mid, ORG(&f, f.got)), 0);
+			check_got(&f);
+			/* a tampered state is refused: flip the position
+			 * (bytes 24..31) and then the first frame's block */
+			((uint8_t *)st)[24] ^= 1;
+			assert_int_equal(ddt_segment_restore(s2, st,
+					ddt_segment_state_size(sg)), -EINVAL);
+			((uint8_t *)st)[24] ^= 1;
+			((uint8_t *)st)[48] ^= 1;
+			assert_int_equal(ddt_segment_restore(s2, st,
+					ddt_segment_state_size(sg)), -EINVAL);
+			ddt_segment_free(s2);
+			free(st);
+		}
+		free(cuts);
+		ddt_segment_free(sg);
+		teardown(&f);
+	}
+}
+
+static void test_checkpoints(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= NTYPES; seed++) {
+		uint64_t s = seed + 7;
+		struct fixture f;
+		int64_t n, *cuts;
+
+		setup(&f, seed);
+		n = pieces(&s, f.total, 64, &cuts);
+		for (int k = 0; k < 4; k++) {
+			static const int64_t ivs[] = { 1, 7, 64, 1000 };
+			struct ddt_ckpt_set *c;
+			struct ddt_segment *sg;
+			int64_t iv = k == 3 ? f.total / 3 + 1 : ivs[k];
+
+			c = ddt_ckpt_create(f.t, f.count, iv);
+			assert_non_null(c);
+			assert_int_equal(ddt_ckpt_interval(c), iv);
+			assert_int_equal(ddt_ckpt_count(c),
+					 f.total ? (f.total - 1) / iv + 1 : 1);
+			sg = ddt_segment_create(f.t, f.count);
+			assert_int_equal(ddt_ckpt_size(c),
+					 ddt_segment_state_size(sg));
+			memset(f.got, 0, (size_t)(f.hi - f.lo));
+			for (int64_t i = 0; i < n; i++) {
+				int64_t a = cuts[2 * i], z = cuts[2 * i + 1];
+				int64_t idx = ddt_ckpt_find(c, a);
+
+				assert_true(idx >= 0 && idx * iv <= a);
+				assert_true(idx == ddt_ckpt_count(c) - 1 ||
+					    (idx + 1) * iv > a);
+				assert_int_equal(ddt_ckpt_restore(c, idx, sg), 0);
+				assert_int_equal(ddt_segment_pos(sg), idx * iv);
+				assert_int_equal(ddt_segment_unpack(sg, a, z,
+						f.packed + a, ORG(&f, f.got)), 0);
+			}
+			check_got(&f);
+			ddt_segment_free(sg);
+			ddt_ckpt_free(c);
+		}
+		free(cuts);
+		teardown(&f);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_whole),
+		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_print_parse_blob),
+		cmocka_unit_test(test_segments),
+		cmocka_unit_test(test_checkpoints),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
