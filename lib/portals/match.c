@@ -61,8 +61,8 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 
 	memset(m, 0, sizeof(*m));
 	m->ni_fail = SPINNIC_PTL_NI_UNDELIVERABLE;
-	if (!((hdr->type == SPINNIC_WIRE_T_DATA &&
-	       (hdr->flags & SPINNIC_WIRE_F_HEADER)) ||
+	/* Any packet of a message may arrive first: each carries the header. */
+	if (!(hdr->type == SPINNIC_WIRE_T_DATA ||
 	      hdr->type == SPINNIC_WIRE_T_GET) ||
 	    hdr->op == 0 || hdr->op >= SPINNIC_WIRE_OP_MAX ||
 	    hdr->ni >= SPINNIC_WIRE_NI_KINDS) {

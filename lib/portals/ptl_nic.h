@@ -338,7 +338,8 @@ struct ptl_match {
  * Use-once and min_free unlink; an overflow match keeps an unexpected
  * header; flow control disables the PT and posts PT_DISABLED.
  * @param nic the NIC
- * @param hdr the parsed header packet
+ * @param hdr the first packet of the message to arrive (any DATA packet or
+ *   a GET request: every packet carries the header fields)
  * @param m_p filled; on failure only m_p->ni_fail is meaningful
  * @return 0 (matched; release with ptl_match_complete/ptl_match_release),
  *         -ESRCH (no such pid / NI: fail UNDELIVERABLE), -EINVAL (bad pt
