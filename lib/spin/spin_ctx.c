@@ -156,7 +156,7 @@ spin_ctx_ref(struct spin_rt *rt, uint32_t handle)
 }
 
 int
-spin_ctx_create(struct spin_rt *rt, uint32_t owner,
+spin_rt_ctx_create(struct spin_rt *rt, uint32_t owner,
 		const struct spin_ctx_conf *conf, uint32_t *handle_p)
 {
 	const struct spin_handler_family *fam;
@@ -237,7 +237,7 @@ spin_ctx_create(struct spin_rt *rt, uint32_t owner,
 }
 
 int
-spin_ctx_install(struct spin_rt *rt, uint32_t owner,
+spin_rt_ctx_install(struct spin_rt *rt, uint32_t owner,
 		 const struct spinnic_ctrl_ctx *req, const void *args,
 		 uint32_t *handle_p)
 {
@@ -257,7 +257,7 @@ spin_ctx_install(struct spin_rt *rt, uint32_t owner,
 		.delta_p = req->delta_p,
 		.nvhpu = req->nvhpu,
 	};
-	return spin_ctx_create(rt, owner, &conf, handle_p);
+	return spin_rt_ctx_create(rt, owner, &conf, handle_p);
 }
 
 /* drop the installed reference if owner and handle agree */
@@ -282,7 +282,7 @@ ctx_kill(struct spin_rt *rt, struct spin_ctx *c, uint32_t owner,
 }
 
 int
-spin_ctx_free(struct spin_rt *rt, uint32_t owner, uint32_t handle)
+spin_rt_ctx_free(struct spin_rt *rt, uint32_t owner, uint32_t handle)
 {
 	struct spin_ctx *c = ctx_slot(rt, handle);
 
@@ -292,7 +292,7 @@ spin_ctx_free(struct spin_rt *rt, uint32_t owner, uint32_t handle)
 }
 
 int
-spin_ctx_get(struct spin_rt *rt, uint32_t owner, uint32_t handle)
+spin_rt_ctx_get(struct spin_rt *rt, uint32_t owner, uint32_t handle)
 {
 	struct spin_ctx *c = spin_ctx_ref(rt, handle);
 	int rc = 0;
@@ -309,7 +309,7 @@ spin_ctx_get(struct spin_rt *rt, uint32_t owner, uint32_t handle)
 }
 
 void
-spin_ctx_put(struct spin_rt *rt, uint32_t handle)
+spin_rt_ctx_put(struct spin_rt *rt, uint32_t handle)
 {
 	struct spin_ctx *c = ctx_slot(rt, handle);
 
@@ -318,7 +318,7 @@ spin_ctx_put(struct spin_rt *rt, uint32_t handle)
 }
 
 int
-spin_ctx_stats(struct spin_rt *rt, uint32_t handle,
+spin_rt_ctx_stats(struct spin_rt *rt, uint32_t handle,
 	       struct spin_ctx_stats *s_p)
 {
 	struct spin_ctx *c = spin_ctx_ref(rt, handle);
@@ -386,7 +386,7 @@ spin_blob_ref(struct spin_rt *rt, uint32_t owner, uint32_t handle,
 }
 
 int
-spin_nicmem_alloc(struct spin_rt *rt, uint32_t owner, uint64_t size,
+spin_rt_nicmem_alloc(struct spin_rt *rt, uint32_t owner, uint64_t size,
 		  uint32_t *handle_p)
 {
 	struct spin_blob *b;
@@ -417,7 +417,7 @@ spin_nicmem_alloc(struct spin_rt *rt, uint32_t owner, uint64_t size,
 }
 
 int
-spin_nicmem_write(struct spin_rt *rt, uint32_t owner, uint32_t handle,
+spin_rt_nicmem_write(struct spin_rt *rt, uint32_t owner, uint32_t handle,
 		  uint64_t off, const void *src, uint64_t len)
 {
 	struct spin_blob *b;
@@ -434,7 +434,7 @@ spin_nicmem_write(struct spin_rt *rt, uint32_t owner, uint32_t handle,
 }
 
 int
-spin_nicmem_read(struct spin_rt *rt, uint32_t owner, uint32_t handle,
+spin_rt_nicmem_read(struct spin_rt *rt, uint32_t owner, uint32_t handle,
 		 uint64_t off, void *dst, uint64_t len)
 {
 	struct spin_blob *b;
@@ -451,7 +451,7 @@ spin_nicmem_read(struct spin_rt *rt, uint32_t owner, uint32_t handle,
 }
 
 int
-spin_nicmem_free(struct spin_rt *rt, uint32_t owner, uint32_t handle)
+spin_rt_nicmem_free(struct spin_rt *rt, uint32_t owner, uint32_t handle)
 {
 	struct spin_blob *b = blob_slot(rt, handle);
 	int rc = 0;
@@ -483,7 +483,7 @@ spin_owner_detach(struct spin_rt *rt, uint32_t owner)
 	for (i = 0; i < rt->conf.max_blobs; i++) {
 		struct spin_blob *b = &rt->blobs[i];
 
-		if (spin_nicmem_free(rt, owner, obj_handle(&b->o, i)) == 0)
+		if (spin_rt_nicmem_free(rt, owner, obj_handle(&b->o, i)) == 0)
 			n++;
 	}
 	if (n != 0)

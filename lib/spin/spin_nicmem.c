@@ -181,13 +181,13 @@ spin_arena_owner_bytes(struct spin_arena *a, uint32_t owner)
 }
 
 uint64_t
-spin_nicmem_owner_usage(struct spin_rt *rt, uint32_t owner)
+spin_rt_nicmem_owner_usage(struct spin_rt *rt, uint32_t owner)
 {
 	return spin_arena_owner_bytes(&rt->arena, owner);
 }
 
 void
-spin_nicmem_stats(struct spin_rt *rt, struct spin_nicmem_stats *s_p)
+spin_rt_nicmem_stats(struct spin_rt *rt, struct spin_nicmem_stats *s_p)
 {
 	struct spin_arena *a = &rt->arena;
 	unsigned i;

@@ -782,7 +782,7 @@ spin_rt_stats_print(struct spin_rt *rt, FILE *f)
 	unsigned i;
 
 	spin_rt_stats(rt, &s);
-	spin_nicmem_stats(rt, &nm);
+	spin_rt_nicmem_stats(rt, &nm);
 	fprintf(f, "  spin: msgs started %" PRIu64 " done %" PRIu64
 		" aborted %" PRIu64 " live %u, msg_full %" PRIu64
 		" her_full %" PRIu64 " pkt_rejects %" PRIu64 "\n",

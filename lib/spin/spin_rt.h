@@ -170,7 +170,7 @@ void spin_rt_destroy(struct spin_rt *rt);
  * @return 0; -EINVAL size 0; -ENOMEM no NIC memory (PTL_NO_SPACE);
  *   -ENOSPC blob table or owner table full (PTL_NO_SPACE).
  */
-int spin_nicmem_alloc(struct spin_rt *rt, uint32_t owner, uint64_t size,
+int spin_rt_nicmem_alloc(struct spin_rt *rt, uint32_t owner, uint64_t size,
 		      uint32_t *handle_p);
 
 /**
@@ -180,7 +180,7 @@ int spin_nicmem_alloc(struct spin_rt *rt, uint32_t owner, uint64_t size,
  * @return 0; -ENOENT no such blob; -EPERM another owner's; -ERANGE
  *   off+len past the blob.
  */
-int spin_nicmem_write(struct spin_rt *rt, uint32_t owner, uint32_t handle,
+int spin_rt_nicmem_write(struct spin_rt *rt, uint32_t owner, uint32_t handle,
 		      uint64_t off, const void *src, uint64_t len);
 
 /**
@@ -189,7 +189,7 @@ int spin_nicmem_write(struct spin_rt *rt, uint32_t owner, uint32_t handle,
  * @return 0; -ENOENT no such blob; -EPERM another owner's; -ERANGE
  *   off+len past the blob.
  */
-int spin_nicmem_read(struct spin_rt *rt, uint32_t owner, uint32_t handle,
+int spin_rt_nicmem_read(struct spin_rt *rt, uint32_t owner, uint32_t handle,
 		     uint64_t off, void *dst, uint64_t len);
 
 /**
@@ -198,13 +198,13 @@ int spin_nicmem_read(struct spin_rt *rt, uint32_t owner, uint32_t handle,
  *
  * @return 0; -ENOENT; -EPERM.
  */
-int spin_nicmem_free(struct spin_rt *rt, uint32_t owner, uint32_t handle);
+int spin_rt_nicmem_free(struct spin_rt *rt, uint32_t owner, uint32_t handle);
 
 /**
  * @return NIC memory bytes charged to @p owner (contexts and blobs,
  *   rounded to 64 B), 0 for an unknown owner.
  */
-uint64_t spin_nicmem_owner_usage(struct spin_rt *rt, uint32_t owner);
+uint64_t spin_rt_nicmem_owner_usage(struct spin_rt *rt, uint32_t owner);
 
 /** NIC memory totals. */
 struct spin_nicmem_stats {
@@ -213,7 +213,7 @@ struct spin_nicmem_stats {
 	uint64_t largest_free;   /**< largest allocatable block */
 	uint64_t allocs, frees, failures;
 };
-void spin_nicmem_stats(struct spin_rt *rt, struct spin_nicmem_stats *s_p);
+void spin_rt_nicmem_stats(struct spin_rt *rt, struct spin_nicmem_stats *s_p);
 
 /* ---- execution contexts ------------------------------------------------ */
 
@@ -240,19 +240,19 @@ struct spin_ctx_conf {
  *   the family (PTL_ARG_INVALID); -ENOMEM no NIC memory; -ENOSPC context
  *   or owner table full (PTL_NO_SPACE).
  */
-int spin_ctx_create(struct spin_rt *rt, uint32_t owner,
+int spin_rt_ctx_create(struct spin_rt *rt, uint32_t owner,
 		    const struct spin_ctx_conf *conf, uint32_t *handle_p);
 
 /**
- * spin_ctx_create() from a control request (SPINNIC_CTRL_CTX_INSTALL).
+ * spin_rt_ctx_create() from a control request (SPINNIC_CTRL_CTX_INSTALL).
  * @p req was copied out of the socket; @p args are the req->args_len bytes
  * the app copied from the client region at req->args_off. Does not write
  * req->ctx.
  *
- * @return as spin_ctx_create(); -EINVAL also for an unterminated name
+ * @return as spin_rt_ctx_create(); -EINVAL also for an unterminated name
  *   or non-zero req->flags (none defined).
  */
-int spin_ctx_install(struct spin_rt *rt, uint32_t owner,
+int spin_rt_ctx_install(struct spin_rt *rt, uint32_t owner,
 		     const struct spinnic_ctrl_ctx *req, const void *args,
 		     uint32_t *handle_p);
 
@@ -262,17 +262,17 @@ int spin_ctx_install(struct spin_rt *rt, uint32_t owner,
  *
  * @return 0; -ENOENT no such (live) context; -EPERM another owner's.
  */
-int spin_ctx_free(struct spin_rt *rt, uint32_t owner, uint32_t handle);
+int spin_rt_ctx_free(struct spin_rt *rt, uint32_t owner, uint32_t handle);
 
 /**
  * Take a reference on a live context of @p owner (an ME attached to it).
  *
  * @return 0; -ENOENT no such live context; -EPERM another owner's.
  */
-int spin_ctx_get(struct spin_rt *rt, uint32_t owner, uint32_t handle);
+int spin_rt_ctx_get(struct spin_rt *rt, uint32_t owner, uint32_t handle);
 
-/** Drop a reference taken by spin_ctx_get(). */
-void spin_ctx_put(struct spin_rt *rt, uint32_t handle);
+/** Drop a reference taken by spin_rt_ctx_get(). */
+void spin_rt_ctx_put(struct spin_rt *rt, uint32_t handle);
 
 /**
  * Free every context and blob of @p owner (drops their installed
@@ -383,7 +383,7 @@ struct spin_rt_stats {
 int spin_hpu_stats(const struct spin_rt *rt, unsigned hpu,
 		   struct spin_hpu_stats *s_p);
 /** @return 0; -ENOENT no such context (freed contexts are gone). */
-int spin_ctx_stats(struct spin_rt *rt, uint32_t handle,
+int spin_rt_ctx_stats(struct spin_rt *rt, uint32_t handle,
 		   struct spin_ctx_stats *s_p);
 void spin_rt_stats(struct spin_rt *rt, struct spin_rt_stats *s_p);
 /** Print every counter, indented, one per line. */

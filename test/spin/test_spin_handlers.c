@@ -111,7 +111,7 @@ vec_install(struct spin_rt *rt, const struct spin_vec_args *a, int *rc_p)
 	uint32_t h = SPINNIC_HANDLE_NONE;
 
 	strcpy(req.family, "ddt_vector");
-	*rc_p = spin_ctx_install(rt, 1, &req, a, &h);
+	*rc_p = spin_rt_ctx_install(rt, 1, &req, a, &h);
 	return h;
 }
 
@@ -179,7 +179,7 @@ test_vector_random(void **state)
 		assert_memory_equal(test_host_win(&host), ref, win_len);
 		assert_int_equal(test_pkts_live, 0);
 		test_host_fini(&host);
-		assert_int_equal(spin_ctx_free(rt, 1, ctx), 0);
+		assert_int_equal(spin_rt_ctx_free(rt, 1, ctx), 0);
 		free(packed);
 		free(ref);
 	}
@@ -274,7 +274,7 @@ csum_install(struct spin_rt *rt, uint32_t flags)
 	};
 	uint32_t h;
 
-	assert_int_equal(spin_ctx_create(rt, 1, &c, &h), 0);
+	assert_int_equal(spin_rt_ctx_create(rt, 1, &c, &h), 0);
 	return h;
 }
 

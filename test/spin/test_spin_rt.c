@@ -253,9 +253,9 @@ blob_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
 	if (p == NULL || spin_nicmem_map(h, hs[1], NULL) != NULL)
 		return SPIN_ERROR;
 	/* the control path frees it meanwhile: stays until we return */
-	if (spin_nicmem_free(blob_rt, 1, hs[0]) != 0)
+	if (spin_rt_nicmem_free(blob_rt, 1, hs[0]) != 0)
 		return SPIN_ERROR;
-	blob_usage_mid = spin_nicmem_owner_usage(blob_rt, 1);
+	blob_usage_mid = spin_rt_nicmem_owner_usage(blob_rt, 1);
 	if (spin_dma_to_host(h, 0, p, len, 0) != 0)
 		return SPIN_ERROR;
 	return SPIN_SUCCESS;
@@ -303,7 +303,7 @@ ctx_new(struct spin_rt *rt, const char *fam, uint32_t policy,
 	};
 	uint32_t h;
 
-	assert_int_equal(spin_ctx_create(rt, 1, &c, &h), 0);
+	assert_int_equal(spin_rt_ctx_create(rt, 1, &c, &h), 0);
 	assert_int_not_equal(h, SPINNIC_HANDLE_NONE);
 	return h;
 }
@@ -408,7 +408,7 @@ test_order(void **state)
 		assert_int_equal(test_pkts_live, 0);
 		if (!(seed & 1))
 			assert_int_equal(host.writes, npkt);
-		assert_int_equal(spin_ctx_stats(rt, ctx, &cs), 0);
+		assert_int_equal(spin_rt_ctx_stats(rt, ctx, &cs), 0);
 		assert_int_equal(cs.refs, 1); /* installed only */
 		assert_int_equal(cs.hers, npkt + 2);
 		assert_int_equal(cs.msgs, 1);
@@ -608,7 +608,7 @@ test_dma_window(void **state)
 	assert_int_equal(hs.dma_rejects, 12);
 	assert_int_equal(hs.rc[SPIN_ERROR], 3);
 	assert_int_equal(spin_hpu_stats(rt, 1, &hs), -EINVAL);
-	assert_int_equal(spin_ctx_stats(rt, ctx, &cs), 0);
+	assert_int_equal(spin_rt_ctx_stats(rt, ctx, &cs), 0);
 	assert_int_equal(cs.dma_rejects, 12);
 	assert_int_equal(host.writes, 0);
 	assert_int_equal(host.reads, 3);
@@ -658,7 +658,7 @@ test_abort(void **state)
 		spin_rt_stats(rt, &st);
 		assert_int_equal(st.msgs_aborted, 1);
 		assert_int_equal(st.msgs_live, 0);
-		assert_int_equal(spin_ctx_stats(rt, ctx, &cs), 0);
+		assert_int_equal(spin_rt_ctx_stats(rt, ctx, &cs), 0);
 		assert_int_equal(cs.refs, 1);
 		test_host_fini(&host);
 		spin_rt_destroy(rt);
@@ -735,56 +735,56 @@ test_nicmem(void **state)
 	int rc;
 
 	/* owner 1 fills the memory with 1000-byte blobs (1024 charged) */
-	while ((rc = spin_nicmem_alloc(rt, 1, 1000, &h[n])) == 0)
+	while ((rc = spin_rt_nicmem_alloc(rt, 1, 1000, &h[n])) == 0)
 		n++;
 	assert_int_equal(rc, -ENOMEM);
 	assert_int_equal(n, cap / 1024);
-	assert_int_equal(spin_nicmem_owner_usage(rt, 1), cap);
-	assert_int_equal(spin_ctx_create(rt, 2, &cc, &ctx), -ENOMEM);
-	assert_int_equal(spin_nicmem_owner_usage(rt, 2), 0);
+	assert_int_equal(spin_rt_nicmem_owner_usage(rt, 1), cap);
+	assert_int_equal(spin_rt_ctx_create(rt, 2, &cc, &ctx), -ENOMEM);
+	assert_int_equal(spin_rt_nicmem_owner_usage(rt, 2), 0);
 	/* writes: owner and range checked */
 	memset(buf, 7, sizeof(buf));
-	assert_int_equal(spin_nicmem_write(rt, 1, h[3], 900, buf, 100), 0);
-	assert_int_equal(spin_nicmem_write(rt, 1, h[3], 901, buf, 100),
+	assert_int_equal(spin_rt_nicmem_write(rt, 1, h[3], 900, buf, 100), 0);
+	assert_int_equal(spin_rt_nicmem_write(rt, 1, h[3], 901, buf, 100),
 			 -ERANGE);
-	assert_int_equal(spin_nicmem_write(rt, 2, h[3], 0, buf, 1), -EPERM);
-	assert_int_equal(spin_nicmem_free(rt, 2, h[3]), -EPERM);
+	assert_int_equal(spin_rt_nicmem_write(rt, 2, h[3], 0, buf, 1), -EPERM);
+	assert_int_equal(spin_rt_nicmem_free(rt, 2, h[3]), -EPERM);
 	/* free every other blob: 32 KiB free but no 4 KiB hole */
 	for (i = 0; i < n; i += 2)
-		assert_int_equal(spin_nicmem_free(rt, 1, h[i]), 0);
-	assert_int_equal(spin_nicmem_free(rt, 1, h[0]), -ENOENT);
-	spin_nicmem_stats(rt, &ns);
+		assert_int_equal(spin_rt_nicmem_free(rt, 1, h[i]), 0);
+	assert_int_equal(spin_rt_nicmem_free(rt, 1, h[0]), -ENOENT);
+	spin_rt_nicmem_stats(rt, &ns);
 	assert_int_equal(ns.used, cap / 2);
 	assert_int_equal(ns.largest_free, 1024);
-	assert_int_equal(spin_ctx_create(rt, 2, &cc, &ctx), -ENOMEM);
+	assert_int_equal(spin_rt_ctx_create(rt, 2, &cc, &ctx), -ENOMEM);
 	/* one more freed next to two holes: coalesced into 3 KiB, still no */
-	assert_int_equal(spin_nicmem_free(rt, 1, h[1]), 0);
-	spin_nicmem_stats(rt, &ns);
+	assert_int_equal(spin_rt_nicmem_free(rt, 1, h[1]), 0);
+	spin_rt_nicmem_stats(rt, &ns);
 	assert_int_equal(ns.largest_free, 3072);
 	cc.state_len = 3000;
-	assert_int_equal(spin_ctx_create(rt, 2, &cc, &ctx), 0);
-	assert_int_equal(spin_nicmem_owner_usage(rt, 2), 3008);
+	assert_int_equal(spin_rt_ctx_create(rt, 2, &cc, &ctx), 0);
+	assert_int_equal(spin_rt_nicmem_owner_usage(rt, 2), 3008);
 	/* an ME keeps owner 2's context alive across detach */
-	assert_int_equal(spin_ctx_get(rt, 2, ctx), 0);
-	assert_int_equal(spin_ctx_get(rt, 1, ctx), -EPERM);
+	assert_int_equal(spin_rt_ctx_get(rt, 2, ctx), 0);
+	assert_int_equal(spin_rt_ctx_get(rt, 1, ctx), -EPERM);
 	cc.state_len = 10;
-	assert_int_equal(spin_ctx_create(rt, 2, &cc, &ctx2), 0);
+	assert_int_equal(spin_rt_ctx_create(rt, 2, &cc, &ctx2), 0);
 	assert_int_equal(spin_owner_detach(rt, 2), 2);
-	assert_int_equal(spin_ctx_get(rt, 2, ctx), -ENOENT); /* not live */
-	assert_int_equal(spin_nicmem_owner_usage(rt, 2), 3008);
-	spin_ctx_put(rt, ctx);
-	assert_int_equal(spin_nicmem_owner_usage(rt, 2), 0);
+	assert_int_equal(spin_rt_ctx_get(rt, 2, ctx), -ENOENT); /* not live */
+	assert_int_equal(spin_rt_nicmem_owner_usage(rt, 2), 3008);
+	spin_rt_ctx_put(rt, ctx);
+	assert_int_equal(spin_rt_nicmem_owner_usage(rt, 2), 0);
 	/* detach of owner 1 frees the rest */
 	assert_int_equal(spin_owner_detach(rt, 1), n / 2 - 1);
-	assert_int_equal(spin_nicmem_owner_usage(rt, 1), 0);
-	spin_nicmem_stats(rt, &ns);
+	assert_int_equal(spin_rt_nicmem_owner_usage(rt, 1), 0);
+	spin_rt_nicmem_stats(rt, &ns);
 	assert_int_equal(ns.used, 0);
 	assert_int_equal(ns.largest_free, cap);
 	assert_int_equal(ns.allocs, ns.frees);
 	/* all of it allocatable again */
-	assert_int_equal(spin_nicmem_alloc(rt, 3, cap, &h[0]), 0);
-	assert_int_equal(spin_nicmem_alloc(rt, 3, 1, &h[1]), -ENOMEM);
-	assert_int_equal(spin_nicmem_free(rt, 3, h[0]), 0);
+	assert_int_equal(spin_rt_nicmem_alloc(rt, 3, cap, &h[0]), 0);
+	assert_int_equal(spin_rt_nicmem_alloc(rt, 3, 1, &h[1]), -ENOMEM);
+	assert_int_equal(spin_rt_nicmem_free(rt, 3, h[0]), 0);
 	spin_rt_destroy(rt);
 }
 
@@ -800,14 +800,14 @@ test_nicmem_owner_cap(void **state)
 	uint32_t h[4];
 
 	assert_non_null(rt);
-	assert_int_equal(spin_nicmem_alloc(rt, 1, 4000, &h[0]), 0);
-	assert_int_equal(spin_nicmem_alloc(rt, 1, 64, &h[1]), 0);
-	assert_int_equal(spin_nicmem_alloc(rt, 1, 1, &h[2]), -ENOMEM);
-	assert_int_equal(spin_nicmem_alloc(rt, 2, 4096, &h[2]), 0);
+	assert_int_equal(spin_rt_nicmem_alloc(rt, 1, 4000, &h[0]), 0);
+	assert_int_equal(spin_rt_nicmem_alloc(rt, 1, 64, &h[1]), 0);
+	assert_int_equal(spin_rt_nicmem_alloc(rt, 1, 1, &h[2]), -ENOMEM);
+	assert_int_equal(spin_rt_nicmem_alloc(rt, 2, 4096, &h[2]), 0);
 	/* a third owner finds no accounting slot */
-	assert_int_equal(spin_nicmem_alloc(rt, 3, 64, &h[3]), -ENOSPC);
+	assert_int_equal(spin_rt_nicmem_alloc(rt, 3, 64, &h[3]), -ENOSPC);
 	assert_int_equal(spin_owner_detach(rt, 2), 1);
-	assert_int_equal(spin_nicmem_alloc(rt, 3, 64, &h[3]), 0);
+	assert_int_equal(spin_rt_nicmem_alloc(rt, 3, 64, &h[3]), 0);
 	assert_int_equal(spin_owner_detach(rt, 1), 2);
 	assert_int_equal(spin_owner_detach(rt, 3), 1);
 	assert_int_equal(spin_owner_detach(rt, 3), 0);
@@ -833,16 +833,16 @@ test_nicmem_random(void **state)
 			uint8_t got[sizeof(buf)];
 			uint64_t k;
 
-			assert_int_equal(spin_nicmem_read(rt, 1 + i % 3, o[i].h,
+			assert_int_equal(spin_rt_nicmem_read(rt, 1 + i % 3, o[i].h,
 					 0, got, o[i].size), 0);
 			for (k = 0; k < o[i].size; k++)
 				assert_int_equal(got[k], o[i].tag);
-			assert_int_equal(spin_nicmem_free(rt, 1 + i % 3, o[i].h),
+			assert_int_equal(spin_rt_nicmem_free(rt, 1 + i % 3, o[i].h),
 					 0);
 			o[i].live = 0;
 		} else {
 			uint64_t size = 1 + rand_r(&seed) % sizeof(buf);
-			int rc = spin_nicmem_alloc(rt, 1 + i % 3, size, &o[i].h);
+			int rc = spin_rt_nicmem_alloc(rt, 1 + i % 3, size, &o[i].h);
 
 			if (rc == -ENOMEM)
 				continue;
@@ -851,15 +851,15 @@ test_nicmem_random(void **state)
 			o[i].tag = (uint8_t)it;
 			o[i].live = 1;
 			memset(buf, o[i].tag, size);
-			assert_int_equal(spin_nicmem_write(rt, 1 + i % 3, o[i].h,
+			assert_int_equal(spin_rt_nicmem_write(rt, 1 + i % 3, o[i].h,
 					 0, buf, size), 0);
 		}
 	}
 	for (i = 0; i < 48; i++)
 		if (o[i].live)
-			assert_int_equal(spin_nicmem_free(rt, 1 + i % 3, o[i].h),
+			assert_int_equal(spin_rt_nicmem_free(rt, 1 + i % 3, o[i].h),
 					 0);
-	spin_nicmem_stats(rt, &ns);
+	spin_rt_nicmem_stats(rt, &ns);
 	assert_int_equal(ns.used, 0);
 	assert_int_equal(ns.largest_free, cap);
 	spin_rt_destroy(rt);
@@ -884,12 +884,12 @@ test_blob_map(void **state)
 	blob_rt = rt;
 	for (i = 0; i < sizeof(blob); i++)
 		blob[i] = (uint8_t)(i * 7 + 1);
-	assert_int_equal(spin_nicmem_alloc(rt, 1, sizeof(blob), &args[0]), 0);
-	assert_int_equal(spin_nicmem_alloc(rt, 2, 64, &args[1]), 0);
-	assert_int_equal(spin_nicmem_write(rt, 1, args[0], 0, blob,
+	assert_int_equal(spin_rt_nicmem_alloc(rt, 1, sizeof(blob), &args[0]), 0);
+	assert_int_equal(spin_rt_nicmem_alloc(rt, 2, 64, &args[1]), 0);
+	assert_int_equal(spin_rt_nicmem_write(rt, 1, args[0], 0, blob,
 					   sizeof(blob)), 0);
-	assert_int_equal(spin_ctx_create(rt, 1, &cc, &ctx), 0);
-	before = spin_nicmem_owner_usage(rt, 1);
+	assert_int_equal(spin_rt_ctx_create(rt, 1, &cc, &ctx), 0);
+	before = spin_rt_nicmem_owner_usage(rt, 1);
 	ev_reset();
 	test_host_init(&host, sizeof(blob), 1);
 	m = spin_msg_start(rt, ctx, &info, &host, TEST_ADDR, sizeof(blob),
@@ -900,8 +900,8 @@ test_blob_map(void **state)
 	assert_int_equal(last_res.status, SPIN_SUCCESS);
 	assert_memory_equal(test_host_win(&host), blob, sizeof(blob));
 	assert_int_equal(blob_usage_mid, before);
-	assert_int_equal(spin_nicmem_owner_usage(rt, 1), before - 320);
-	assert_int_equal(spin_nicmem_read(rt, 1, args[0], 0, blob, 1),
+	assert_int_equal(spin_rt_nicmem_owner_usage(rt, 1), before - 320);
+	assert_int_equal(spin_rt_nicmem_read(rt, 1, args[0], 0, blob, 1),
 			 -ENOENT);
 	test_host_fini(&host);
 	spin_rt_destroy(rt);
@@ -918,37 +918,37 @@ test_ctx(void **state)
 	uint32_t h, h2;
 
 	memset(req.family, 'x', sizeof(req.family));
-	assert_int_equal(spin_ctx_install(rt, 1, &req, &args, &h), -EINVAL);
+	assert_int_equal(spin_rt_ctx_install(rt, 1, &req, &args, &h), -EINVAL);
 	strcpy(req.family, "nope");
-	assert_int_equal(spin_ctx_install(rt, 1, &req, &args, &h), -ENOENT);
+	assert_int_equal(spin_rt_ctx_install(rt, 1, &req, &args, &h), -ENOENT);
 	strcpy(req.family, "rec");
 	req.args_len = 7;
-	assert_int_equal(spin_ctx_install(rt, 1, &req, &args, &h), -EINVAL);
+	assert_int_equal(spin_rt_ctx_install(rt, 1, &req, &args, &h), -EINVAL);
 	req.args_len = 8;
 	req.policy = 9;
-	assert_int_equal(spin_ctx_install(rt, 1, &req, &args, &h), -EINVAL);
+	assert_int_equal(spin_rt_ctx_install(rt, 1, &req, &args, &h), -EINVAL);
 	req.policy = SPINNIC_SCHED_BLOCKED_RR;
-	assert_int_equal(spin_ctx_install(rt, 1, &req, &args, &h), -EINVAL);
+	assert_int_equal(spin_rt_ctx_install(rt, 1, &req, &args, &h), -EINVAL);
 	req.delta_p = 4;
 	req.nvhpu = 33; /* > max_vhpus */
-	assert_int_equal(spin_ctx_install(rt, 1, &req, &args, &h), -EINVAL);
+	assert_int_equal(spin_rt_ctx_install(rt, 1, &req, &args, &h), -EINVAL);
 	req.nvhpu = 2;
-	assert_int_equal(spin_ctx_install(rt, 1, &req, &args, &h), 0);
-	assert_int_equal(spin_ctx_stats(rt, h, &cs), 0);
+	assert_int_equal(spin_rt_ctx_install(rt, 1, &req, &args, &h), 0);
+	assert_int_equal(spin_rt_ctx_stats(rt, h, &cs), 0);
 	assert_int_equal(cs.owner, 1);
 	assert_int_equal(cs.refs, 1);
 	assert_int_equal(cs.mem_bytes, 64 + 100);
-	assert_int_equal(spin_ctx_free(rt, 2, h), -EPERM);
-	assert_int_equal(spin_ctx_free(rt, 1, h), 0);
-	assert_int_equal(spin_ctx_free(rt, 1, h), -ENOENT);
-	assert_int_equal(spin_ctx_stats(rt, h, &cs), -ENOENT);
+	assert_int_equal(spin_rt_ctx_free(rt, 2, h), -EPERM);
+	assert_int_equal(spin_rt_ctx_free(rt, 1, h), 0);
+	assert_int_equal(spin_rt_ctx_free(rt, 1, h), -ENOENT);
+	assert_int_equal(spin_rt_ctx_stats(rt, h, &cs), -ENOENT);
 	/* the slot is reused under a new handle; the old one stays dead */
-	assert_int_equal(spin_ctx_install(rt, 1, &req, &args, &h2), 0);
+	assert_int_equal(spin_rt_ctx_install(rt, 1, &req, &args, &h2), 0);
 	assert_int_not_equal(h, h2);
-	assert_int_equal(spin_ctx_get(rt, 1, h), -ENOENT);
-	assert_int_equal(spin_ctx_free(rt, 1, h), -ENOENT);
-	assert_int_equal(spin_ctx_free(rt, 1, SPINNIC_HANDLE_NONE), -ENOENT);
-	assert_int_equal(spin_nicmem_owner_usage(rt, 1), 64 + 128);
+	assert_int_equal(spin_rt_ctx_get(rt, 1, h), -ENOENT);
+	assert_int_equal(spin_rt_ctx_free(rt, 1, h), -ENOENT);
+	assert_int_equal(spin_rt_ctx_free(rt, 1, SPINNIC_HANDLE_NONE), -ENOENT);
+	assert_int_equal(spin_rt_nicmem_owner_usage(rt, 1), 64 + 128);
 	spin_rt_destroy(rt);
 }
 
