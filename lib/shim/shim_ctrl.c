@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Control socket: AF_UNIX SOCK_SEQPACKET to spinnic, fixed-size
+ * request/reply (struct spinnic_ctrl_msg), one outstanding request at a
+ * time, a bounded wait for every reply. Any transport failure marks the
+ * connection dead; every later call fails instead of hanging.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "shim_internal.h"
+
+#define CTRL_TIMEOUT_MS 5000
+
+static const char *
+ctrl_path(char *buf, size_t len)
+{
+	const char *s = getenv("SPINNIC_SOCKET");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (s != NULL && *s != '\0')
+		return s;
+	if (xdg != NULL && *xdg != '\0') {
+		snprintf(buf, len, "%s/spinnic/node0.sock", xdg);
+		return buf;
+	}
+	return "/run/spinnic/node0.sock";
+}
+
+static int
+ctrl_timeout_ms(void)
+{
+	const char *s = getenv("SPINNIC_CTRL_TIMEOUT_MS");
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return CTRL_TIMEOUT_MS;
+	v = strtol(s, NULL, 10);
+	return v > 0 && v < 3600000 ? (int)v : CTRL_TIMEOUT_MS;
+}
+
+static void
+ctrl_mark_dead(const char *why)
+{
+	if (!shim_g.dead)
+		SHIM_ERR("lost the connection to spinnic (%s); every further "
+			 "call fails", why);
+	shim_g.dead = 1;
+}
+
+/* Send one message, optionally with one fd. @return 0 or -errno. */
+static int
+ctrl_send(const struct spinnic_ctrl_msg *msg, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = sizeof(*msg) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (fd >= 0) {
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	do
+		n = sendmsg(shim_g.fd, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)sizeof(*msg) ? 0 : -EPROTO;
+}
+
+/* Receive the reply to msg (same op and seq). @return 0 or -errno. */
+static int
+ctrl_recv(struct spinnic_ctrl_msg *msg)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} cm;
+	struct spinnic_ctrl_msg rep;
+	struct iovec iov = { .iov_base = &rep, .iov_len = sizeof(rep) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cm.buf, .msg_controllen = sizeof(cm.buf),
+	};
+	ssize_t n;
+
+	do
+		n = recvmsg(shim_g.fd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+	if (n == 0)
+		return -ECONNRESET;
+	/* spinnic never sends fds; close any so they cannot leak */
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL;
+	     c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (size_t i = 0; i < k; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int),
+				       sizeof(int));
+				close(fd);
+			}
+		}
+	}
+	if (n != (ssize_t)sizeof(rep) ||
+	    (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 ||
+	    rep.version != SPINNIC_ABI_VERSION || rep.op != msg->op ||
+	    rep.seq != msg->seq)
+		return -EPROTO;
+	*msg = rep;
+	return 0;
+}
+
+static int
+shim_ctrl_call_fd(struct spinnic_ctrl_msg *msg, int fd)
+{
+	int rc;
+
+	pthread_mutex_lock(&shim_g.ctrl_lock);
+	if (shim_g.dead || shim_g.fd < 0) {
+		pthread_mutex_unlock(&shim_g.ctrl_lock);
+		return PTL_FAIL;
+	}
+	msg->version = SPINNIC_ABI_VERSION;
+	msg->seq = ++shim_g.seq;
+	msg->status = 0;
+	rc = ctrl_send(msg, fd);
+	if (rc == 0)
+		rc = ctrl_recv(msg);
+	if (rc < 0) {
+		ctrl_mark_dead(rc == -ETIMEDOUT ? "no reply in time" :
+			       rc == -EPROTO ? "malformed reply" :
+			       strerror(-rc));
+		pthread_mutex_unlock(&shim_g.ctrl_lock);
+		return PTL_FAIL;
+	}
+	pthread_mutex_unlock(&shim_g.ctrl_lock);
+	if (msg->status < 0 || msg->status >= PTL_STATUS_LAST)
+		return PTL_FAIL;
+	return msg->status;
+}
+
+int
+shim_ctrl_call(struct spinnic_ctrl_msg *msg)
+{
+	return shim_ctrl_call_fd(msg, -1);
+}
+
+int
+shim_ctrl_gone(void)
+{
+	struct pollfd p = { .fd = shim_g.fd, .events = POLLRDHUP };
+
+	if (shim_g.dead)
+		return 1;
+	if (shim_g.fd < 0)
+		return 0;
+	if (poll(&p, 1, 0) == 1 &&
+	    (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) {
+		pthread_mutex_lock(&shim_g.ctrl_lock);
+		ctrl_mark_dead("spinnic closed the connection");
+		pthread_mutex_unlock(&shim_g.ctrl_lock);
+		return 1;
+	}
+	return 0;
+}
+
+static int
+ctrl_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[sizeof(sa.sun_path) + 64];
+	const char *path = ctrl_path(buf, sizeof(buf));
+	struct timeval tv;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		SHIM_ERR("control socket path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		SHIM_ERR("socket: %s", strerror(errno));
+		return -errno;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = errno;
+
+		if (err == ENOENT || err == ECONNREFUSED)
+			SHIM_ERR("spinnic is not running at %s (%s); start it "
+				 "or set SPINNIC_SOCKET", path, strerror(err));
+		else
+			SHIM_ERR("cannot connect to spinnic at %s: %s", path,
+				 strerror(err));
+		close(fd);
+		return -err;
+	}
+	shim_g.timeout_ms = ctrl_timeout_ms();
+	tv.tv_sec = shim_g.timeout_ms / 1000;
+	tv.tv_usec = (shim_g.timeout_ms % 1000) * 1000;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0) {
+		int err = errno;
+
+		SHIM_ERR("setsockopt: %s", strerror(err));
+		close(fd);
+		return -err;
+	}
+	shim_g.fd = fd;
+	shim_g.dead = 0;
+	return 0;
+}
+
+int
+shim_ctrl_attach(ptl_pid_t pid)
+{
+	struct spinnic_ctrl_msg msg;
+	struct shim_region *r = &shim_g.region;
+	int rc;
+
+	if (shim_g.fd >= 0)
+		return shim_g.dead ? PTL_FAIL : PTL_OK;
+	/* connect first: a missing spinnic is one message, not two */
+	rc = ctrl_connect();
+	if (rc < 0)
+		return PTL_FAIL;
+	rc = shim_region_get();
+	if (rc < 0) {
+		close(shim_g.fd);
+		shim_g.fd = -1;
+		return PTL_NO_SPACE;
+	}
+	/* let a non-root spinnic reach malloc'd buffers (process_vm_*);
+	 * without Yama this fails harmlessly */
+	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	/* a fresh attachment starts with an empty command ring */
+	__atomic_store_n(&r->ring->head, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->ring->tail, 0, __ATOMIC_RELAXED);
+	shim_g.cmd_head = 0;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.op = SPINNIC_CTRL_ATTACH;
+	msg.u.attach.region_size = r->size;
+	msg.u.attach.region_base_va = (uint64_t)(uintptr_t)r->base;
+	msg.u.attach.want_pid = pid == PTL_PID_ANY ? SPINNIC_HANDLE_NONE : pid;
+	msg.u.attach.client_pid = (int32_t)getpid();
+	rc = shim_ctrl_call_fd(&msg, r->memfd);
+	if (rc != PTL_OK) {
+		if (!shim_g.dead)
+			SHIM_ERR("spinnic refused to attach this process: %s",
+				 spin_strerror(rc));
+		shim_ctrl_detach();
+		return rc;
+	}
+	shim_g.id = msg.u.attach.id;
+	shim_g.payload_size = msg.u.attach.payload_size;
+	shim_g.nic_mem_total = msg.u.attach.nic_mem_total;
+	return PTL_OK;
+}
+
+void
+shim_ctrl_detach(void)
+{
+	struct spinnic_ctrl_msg msg;
+
+	if (shim_g.fd < 0)
+		return;
+	if (!shim_g.dead) {
+		memset(&msg, 0, sizeof(msg));
+		msg.op = SPINNIC_CTRL_DETACH;
+		(void)shim_ctrl_call(&msg);
+	}
+	close(shim_g.fd);
+	shim_g.fd = -1;
+	shim_g.dead = 0;
+}

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libspinnic internals: global state, handles, host region, control
+ * socket, command ring. Not installed.
+ */
+#ifndef SHIM_INTERNAL_H
+#define SHIM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "portals4.h"
+#include "spin.h"
+#include "spinnic_abi.h"
+
+/* nothing below is exported from libspinnic.so */
+#pragma GCC visibility push(hidden)
+
+/* ---- logging ---------------------------------------------------------- */
+
+/* Environment failures always print; argument errors only with
+ * SPINNIC_LOG=debug (they are the caller's to report). */
+extern int shim_log_debug;
+#define SHIM_ERR(fmt, ...) \
+	fprintf(stderr, "spinnic: " fmt "\n", ##__VA_ARGS__)
+#define SHIM_DBG(fmt, ...) \
+	do { \
+		if (shim_log_debug) \
+			fprintf(stderr, "spinnic: %s: " fmt "\n", __func__, \
+				##__VA_ARGS__); \
+	} while (0)
+
+/* ---- handles ---------------------------------------------------------- */
+/*
+ * 64 bits: kind (8) | NI slot (8) | generation (16) | index (32). The
+ * index is a slot of the shim's table of that kind, except for ME and LE
+ * handles, which carry the NIC's own entry handle (the NIC unlinks
+ * USE_ONCE entries by itself, so only it knows whether one is still live;
+ * its handles carry their own generation).
+ */
+enum shim_kind {
+	SHIM_KIND_NI = 1,
+	SHIM_KIND_EQ,
+	SHIM_KIND_CT,
+	SHIM_KIND_MD,
+	SHIM_KIND_ME,
+	SHIM_KIND_LE,
+	SHIM_KIND_CTX,
+	SHIM_KIND_NICMEM,
+	SHIM_KIND_MAX,
+};
+
+#define SHIM_NI_MAX 4           /* matching x logical */
+
+static inline ptl_handle_any_t
+shim_handle_make(unsigned kind, unsigned ni, unsigned gen, uint32_t idx)
+{
+	return (uint64_t)kind << 56 | (uint64_t)ni << 48 |
+		(uint64_t)(gen & 0xffff) << 32 | idx;
+}
+
+static inline unsigned shim_handle_kind(ptl_handle_any_t h)
+{
+	return (unsigned)(h >> 56);
+}
+static inline unsigned shim_handle_ni(ptl_handle_any_t h)
+{
+	return (unsigned)(h >> 48) & 0xff;
+}
+static inline unsigned shim_handle_gen(ptl_handle_any_t h)
+{
+	return (unsigned)(h >> 32) & 0xffff;
+}
+static inline uint32_t shim_handle_idx(ptl_handle_any_t h)
+{
+	return (uint32_t)h;
+}
+
+/* ---- objects ---------------------------------------------------------- */
+
+struct shim_eq {
+	struct spinnic_eq *ring;   /* in the region */
+	uint32_t count;
+	uint32_t tail;             /* consumer position (free-running) */
+	uint32_t last_dropped;     /* ring->dropped when last reported */
+	pthread_mutex_t lock;      /* one consumer at a time */
+};
+
+struct shim_ct {
+	struct spinnic_ct *rec;    /* in the region */
+};
+
+struct shim_md {
+	uint64_t start;
+	uint64_t length;           /* bytes (summed for PTL_IOVEC) */
+	unsigned int options;
+};
+
+struct shim_nicmem {
+	uint64_t size;
+};
+
+/* One slot of an object table; fields read without the lock on fast paths
+ * (a handle raced with its own free is the caller's bug). */
+struct shim_obj {
+	uint8_t used;
+	uint8_t closing;           /* EQ/CT: being freed, waiters leave */
+	uint16_t gen;
+	uint32_t nic_id;           /* the NIC's handle for it */
+	int waiters;               /* EQ/CT: threads inside a wait */
+	union {
+		struct shim_eq eq;
+		struct shim_ct ct;
+		struct shim_md md;
+		struct shim_nicmem nicmem;
+	} u;
+};
+
+struct shim_table {
+	struct shim_obj *objs;
+	uint32_t cap;
+	uint32_t hint;             /* where to start looking for a free slot */
+};
+
+struct shim_ni {
+	int refs;
+	unsigned int options;
+	uint32_t nic_ni;
+	ptl_ni_limits_t limits;
+	ptl_process_t *map;        /* logical: rank -> physical */
+	ptl_size_t map_size;
+	struct shim_table tab[SHIM_KIND_MAX];
+};
+
+/* ---- host region ------------------------------------------------------- */
+
+#define SHIM_REGION_DEFAULT (64u << 20)
+#define SHIM_REGION_ALIGN (2u << 20)
+#define SHIM_CMD_ENTRIES 1024u
+#define SHIM_HEAP_ALIGN 64u
+
+struct shim_region {
+	uint8_t *base;
+	uint64_t size;
+	int memfd;
+	int hugetlb;
+	struct spinnic_region_hdr *hdr;
+	struct spinnic_cmd_ring *ring;
+	uint8_t *heap;
+	uint64_t heap_size;
+	uint64_t free_head;        /* heap offset + 1 of first free block; 0 */
+	uint64_t heap_used;        /* bytes in use, headers included */
+	pthread_mutex_t heap_lock;
+};
+
+/* ---- process-wide state ---------------------------------------------- */
+
+struct shim_state {
+	pthread_mutex_t lock;      /* init/fini, NIs, tables (slow path) */
+	int init_refs;
+	/* control connection */
+	int fd;                    /* -1 when not attached */
+	int dead;                  /* peer gone: every call fails */
+	uint32_t seq;
+	pthread_mutex_t ctrl_lock;
+	int timeout_ms;
+	int slice_ms;              /* longest futex sleep of a wait */
+	struct spinnic_pid id;
+	uint32_t payload_size;
+	uint64_t nic_mem_total;
+	/* command ring producer */
+	pthread_mutex_t cmd_lock;
+	uint32_t cmd_head;
+	/* region (created on first need, kept until exit) */
+	pthread_once_t region_once;
+	int region_err;            /* errno of a failed creation */
+	struct shim_region region;
+	struct shim_ni ni[SHIM_NI_MAX];
+};
+
+extern struct shim_state shim_g;
+
+/* ---- region (shim_region.c) ------------------------------------------ */
+
+/** Create the region if needed. @return 0 or a negative errno. */
+int shim_region_get(void);
+/** Region offset of p, which must lie in the region. */
+static inline uint64_t shim_region_off(const void *p)
+{
+	return (uint64_t)((const uint8_t *)p - shim_g.region.base);
+}
+/** Heap allocation with an explicit alignment (power of two, >= 64). */
+void *shim_heap_alloc(size_t size);
+void shim_heap_free(void *p);
+/** Bytes of heap in use (headers included), for tests. */
+uint64_t shim_heap_used(void);
+/** Check the heap's block chain; @return 0 or -EFAULT. For tests. */
+int shim_heap_check(void);
+
+/* ---- control (shim_ctrl.c) ------------------------------------------- */
+
+/** Connect and attach (caller holds shim_g.lock). @return PTL_* code. */
+int shim_ctrl_attach(ptl_pid_t pid);
+/** Detach and close (caller holds shim_g.lock). */
+void shim_ctrl_detach(void);
+/**
+ * One request/reply. msg->op and the union are filled by the caller; the
+ * reply replaces *msg. @return msg->status of the reply or PTL_FAIL.
+ */
+int shim_ctrl_call(struct spinnic_ctrl_msg *msg);
+/** Non-zero if the NIC hung up (checks the socket without blocking). */
+int shim_ctrl_gone(void);
+
+/* ---- objects (shim_ni.c) ---------------------------------------------- */
+
+/** NI from an NI handle, NULL if invalid. */
+struct shim_ni *shim_ni_get(ptl_handle_ni_t h, unsigned *slot_p);
+/** Object of a kind from a handle, NULL if invalid. */
+struct shim_obj *shim_obj_get(ptl_handle_any_t h, unsigned kind,
+			      struct shim_ni **ni_p);
+/** Allocate a table slot (caller holds shim_g.lock). */
+struct shim_obj *shim_obj_alloc(struct shim_ni *ni, unsigned slot,
+				unsigned kind, ptl_handle_any_t *h_p);
+void shim_obj_release(struct shim_obj *o);
+/** NIC id for an optional EQ/CT handle of NI slot, or -1 if invalid. */
+int64_t shim_opt_handle(ptl_handle_any_t h, unsigned kind, unsigned slot);
+/** Translate a target on an NI to a physical id. @return PTL_* code. */
+int shim_target(const struct shim_ni *ni, ptl_process_t in,
+		struct spinnic_pid *out, int wildcard_ok);
+/** Physical -> rank for events on a logical NI. */
+ptl_process_t shim_initiator(const struct shim_ni *ni, struct spinnic_pid p);
+/** Common body of PtlMEAppend, PtlLEAppend, spin_me_append. */
+int shim_entry_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+		      const ptl_me_t *me, int is_le, ptl_list_t list,
+		      ptl_handle_any_t ctx_h, void *user_ptr,
+		      ptl_handle_any_t *h_p);
+/** Check that the library is initialized and the NIC alive. */
+int shim_ready(void);
+
+/* ---- command ring (shim_cmd.c) ---------------------------------------- */
+
+/** Post a command (blocks while the ring is full). @return PTL_* code. */
+int shim_cmd_post(const struct spinnic_cmd *cmd);
+
+/* ---- waiting (shim_eq.c) ----------------------------------------------- */
+
+/** futex wait on a shared word, bounded by ms. */
+void shim_futex_wait(volatile uint32_t *addr, uint32_t val, int ms);
+void shim_futex_wake(volatile uint32_t *addr);
+void shim_cpu_relax(void);
+/** Wake and wait out the threads waiting on an EQ/CT being freed. */
+void shim_obj_drain(struct shim_obj *o, volatile uint32_t *futex);
+
+#pragma GCC visibility pop
+
+#endif
