@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file engine.h
+ * Internals of the data path (inbound.c, outbound.c, msgtab.c): the message
+ * table and the state the engines share. Not installed.
+ *
+ * The inbound message table: a bounded hash of the messages a node is
+ * receiving, keyed by (source nid, source pid, message id). The first packet
+ * of a message to arrive creates the entry and does the matching; later
+ * packets look it up. A finished message leaves a tombstone so that late or
+ * duplicate packets are recognised and dropped; tombstones are recycled
+ * oldest first when the table is full. Live entries are never evicted: when
+ * every slot is live, a new message is refused (and the caller drops it).
+ *
+ * libc only, no locking: one inbound engine owns a table.
+ */
+#ifndef SPINNIC_ENGINE_H
+#define SPINNIC_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Identity of a message on the wire. */
+struct spinnic_msg_key {
+	uint32_t nid; /**< source node */
+	uint32_t pid; /**< source process */
+	uint64_t id;  /**< message id, unique per source node */
+};
+
+enum spinnic_msg_state {
+	SPINNIC_MSG_FREE = 0,
+	SPINNIC_MSG_LIVE,  /**< packets still expected */
+	SPINNIC_MSG_DONE,  /**< finished: tombstone */
+};
+
+/** Bookkeeping fields of an entry; the data path embeds it first. */
+struct spinnic_msg_link {
+	struct spinnic_msg_key key;
+	uint32_t hnext;       /**< next entry in the bucket, or MSGTAB_NIL */
+	uint32_t prev, next;  /**< age list (live or done) */
+	uint32_t state;       /**< enum spinnic_msg_state */
+	uint64_t touched;     /**< time of the last packet (caller's clock) */
+};
+
+#define MSGTAB_NIL UINT32_MAX
+
+struct spinnic_msgtab;
+
+/** Counters of a table. */
+struct spinnic_msgtab_stats {
+	uint64_t inserted;     /**< messages admitted */
+	uint64_t full;         /**< messages refused: every slot live */
+	uint64_t recycled;     /**< tombstones reused for a new message */
+	uint64_t live;         /**< live entries now */
+	uint64_t done;         /**< tombstones now */
+};
+
+/**
+ * Create a table.
+ * @param capacity entries (live + tombstones), > 0
+ * @param entry_size bytes of one entry, >= sizeof(struct spinnic_msg_link);
+ *   the entry starts with a struct spinnic_msg_link
+ * @return the table, or NULL with errno EINVAL or ENOMEM
+ */
+struct spinnic_msgtab *spinnic_msgtab_create(uint32_t capacity,
+					     size_t entry_size);
+
+/** Free a table (entries are not visited). */
+void spinnic_msgtab_free(struct spinnic_msgtab *t);
+
+/**
+ * Find the entry of a message.
+ * @return the live or done entry, or NULL when unknown
+ */
+void *spinnic_msgtab_lookup(struct spinnic_msgtab *t,
+			    const struct spinnic_msg_key *key);
+
+/**
+ * Admit a new message (the key must not be present). The entry past its
+ * link is zeroed.
+ * @param now caller's clock, stored in touched
+ * @return the new live entry, or NULL when every slot is live
+ */
+void *spinnic_msgtab_insert(struct spinnic_msgtab *t,
+			    const struct spinnic_msg_key *key, uint64_t now);
+
+/** Mark a live entry as just used (keeps it from timing out). */
+void spinnic_msgtab_touch(struct spinnic_msgtab *t, void *e, uint64_t now);
+
+/** Turn a live entry into a tombstone. */
+void spinnic_msgtab_finish(struct spinnic_msgtab *t, void *e);
+
+/** Remove an entry (live or done) altogether. */
+void spinnic_msgtab_remove(struct spinnic_msgtab *t, void *e);
+
+/**
+ * Visit live entries, oldest first. The callback may finish or remove the
+ * entry it is given (and no other).
+ * @param older_than only entries touched before this time (UINT64_MAX: all)
+ * @return number of entries visited
+ */
+unsigned spinnic_msgtab_foreach_live(struct spinnic_msgtab *t,
+				     uint64_t older_than,
+				     void (*fn)(void *e, void *arg), void *arg);
+
+/** Counters of the table. */
+void spinnic_msgtab_stats(const struct spinnic_msgtab *t,
+			  struct spinnic_msgtab_stats *st_p);
+
+/* ---------------------------------------------------------------------- */
+/* Engine state of a node (node->eng)                                      */
+/* ---------------------------------------------------------------------- */
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "ptl_nic.h"
+#include "spin_rt.h"
+#include "spinnic.h"
+
+struct rte_mbuf;
+struct rte_ring;
+
+/** Entries of the inbound message table (live + tombstones). */
+#define ENG_MSGS 8192u
+/** Entries of the reply table (gets of this node being answered). */
+#define ENG_REPLIES 2048u
+/** A live message with no packet for this long is dropped (seconds). */
+#define ENG_MSG_TIMEOUT_S 10
+/** RX burst size. */
+#define ENG_RX_BURST 64u
+/** Packets held back by --rx-reorder (released one burst later). */
+#define ENG_REORDER 32u
+/** Packets in hand after a burst: new ones, their duplicates, held ones. */
+#define ENG_RX_HAND (2 * ENG_RX_BURST + ENG_REORDER)
+/** Packets the outbound engine builds per poll (all clients). */
+#define ENG_TX_BUDGET 64u
+/** Packets held per TX queue when the port does not take them. */
+#define ENG_TX_HOLD 512u
+/** Slots of a TX hold only staged packets (acks) may use. */
+#define ENG_TX_RESERVE 64u
+/** Largest handler put, in packets (built at once on the HPU). */
+#define ENG_HPUT_PKTS 64u
+/** Acks the inbound engine keeps when node->txr is full. */
+#define ENG_ACK_HOLD 64u
+
+/** Why an inbound packet was dropped after parsing (engine counters). */
+enum eng_drop {
+	ENG_DROP_NOT_ME,     /**< destination nid is another node */
+	ENG_DROP_NO_MATCH,   /**< matching failed (any ni_fail) */
+	ENG_DROP_LATE,       /**< packet of a finished or failed message */
+	ENG_DROP_DUP,        /**< packet already received */
+	ENG_DROP_BAD_OFFSET, /**< offset not on a packet boundary */
+	ENG_DROP_INCONSISTENT, /**< header fields differ from the first packet */
+	ENG_DROP_TABLE_FULL, /**< message table full */
+	ENG_DROP_NO_MEM,     /**< no memory for per-message state */
+	ENG_DROP_SPIN,       /**< sPIN runtime refused the message/packet */
+	ENG_DROP_UNKNOWN_OP, /**< ack/reply for no operation of ours */
+	ENG_DROP_HOST,       /**< host memory write failed */
+	ENG_DROP_MAX,
+};
+
+/** Inbound counters (written by the inbound role). */
+struct eng_in_stats {
+	uint64_t drop[ENG_DROP_MAX];
+	uint64_t msgs_np;       /**< messages completed, non-processing path */
+	uint64_t msgs_spin;     /**< messages completed by the sPIN runtime */
+	uint64_t msgs_failed;   /**< messages completed with an error */
+	uint64_t bytes_np;      /**< payload bytes placed, non-processing */
+	uint64_t acks_sent, nacks_sent;
+	uint64_t acks_rcvd, nacks_rcvd;
+	uint64_t gets_served;   /**< GET requests matched */
+	uint64_t replies_done;  /**< gets of ours completed */
+	uint64_t reply_bytes;
+	uint64_t timeouts;      /**< live messages dropped for inactivity */
+	uint64_t stalls;        /**< polls that waited for a free resource */
+	uint64_t ack_held;      /**< acks held back: staging ring full */
+};
+
+/** Outbound counters (written by the outbound role). */
+struct eng_out_stats {
+	uint64_t puts, gets;
+	uint64_t data_pkts, get_pkts, reply_pkts, staged_pkts;
+	uint64_t held;          /**< packets the port refused, kept to retry */
+	uint64_t no_mbuf;       /**< builds postponed: pool empty */
+	uint64_t ops_full;      /**< commands postponed: op table full */
+	uint64_t read_faults;   /**< host reads that failed (op failed) */
+	uint64_t unreachable;   /**< packets for a nid no queue reaches */
+	uint64_t detach_drops;  /**< commands/replies dropped on detach */
+};
+
+/** An inbound message (entry of eng->msgs). */
+struct in_msg {
+	struct spinnic_msg_link link;   /* first */
+	struct spinnic_engine *eng;
+	struct ptl_match m;
+	struct spin_msg *sm;            /**< sPIN path, until the last byte */
+	struct spin_msg_result res;     /**< written by msg_done */
+	uint64_t rlength;               /**< msg_len */
+	uint64_t got;                   /**< payload bytes received */
+	uint64_t spin_bytes;            /**< bytes given to the runtime */
+	uint64_t *seen;                 /**< bitmap by packet index */
+	uint32_t npkts;
+	uint8_t matched;
+	uint8_t zero_sent;              /**< sPIN: a packet was delivered */
+	uint8_t spin;                   /**< went to the sPIN runtime */
+	uint8_t spin_busy;              /**< msg_done not yet processed */
+	uint8_t aborted;                /**< detach / timeout: release */
+	uint8_t fail;                   /**< ni_fail while placing data */
+};
+
+/** A GET being answered (REPLY packets built by the outbound engine). */
+struct reply_job {
+	struct reply_job *next;
+	struct ptl_match m;
+	uint64_t off;                   /**< next byte to send */
+	uint8_t ni_kind;
+};
+
+/** An inbound REPLY stream of a get of ours (entry of eng->replies). */
+struct in_reply {
+	struct spinnic_msg_link link;   /* first */
+	uint64_t rlength;
+	uint64_t got;
+	uint64_t *seen;
+	uint32_t npkts;
+	uint8_t fail;
+};
+
+/** Outbound state of one client pid. */
+struct out_client {
+	struct ptl_client *c;           /**< referenced while attached */
+	struct ptl_cmd cmd;             /**< command in progress */
+	uint64_t msg_id;
+	uint64_t off;                   /**< next byte to send */
+	bool have_cmd;                  /**< cmd read, op not started yet */
+	bool active;                    /**< op started, packets to build */
+};
+
+/** Packets built but not yet taken by one TX queue. */
+struct tx_hold {
+	unsigned n, head;
+	struct rte_mbuf *pkts[ENG_TX_HOLD];
+};
+
+struct spinnic_engine {
+	struct spinnic_node *node;
+	uint64_t hz;
+
+	/* inbound role */
+	struct spinnic_msgtab *msgs;
+	struct spinnic_msgtab *replies;
+	struct rte_ring *done;          /**< msg_done -> inbound (MP/SC) */
+	struct rte_mbuf *rx[ENG_RX_HAND];
+	unsigned rx_n, rx_i;            /**< burst in hand (stalled) */
+	/* RX fault injection (--rx-loss/-reorder/-dup) */
+	bool faults;
+	uint64_t rng;
+	struct rte_mbuf *held[ENG_REORDER];
+	unsigned nb_held;
+	struct rte_mbuf *acks[ENG_ACK_HOLD];
+	unsigned nb_acks;
+	uint64_t next_expire;
+	uint32_t live_aborts;           /**< aborted sPIN messages not done */
+	struct eng_in_stats in;
+
+	/* inbound -> outbound: GETs to answer (SP/SC) */
+	struct rte_ring *jobs;
+
+	/* outbound role */
+	struct out_client out[SPINNIC_CLIENTS_MAX];
+	struct reply_job *job_head, *job_tail;
+	struct tx_hold *hold;           /**< one per TX queue */
+	unsigned rr;
+	uint64_t next_scan;
+	struct eng_out_stats outs;
+
+	/* client detach handshake (control thread <-> roles) */
+	pthread_mutex_t detach_lock;
+	struct ptl_client *volatile detach_pc;
+	volatile uint64_t detach_req;
+	volatile uint64_t detach_in_ack, detach_out_ack;
+	uint64_t in_detach_seen;        /**< inbound: request in progress */
+};
+
+/* inbound.c */
+/** Inbound side of a detach: purge the client's messages. */
+void eng_in_detach(struct spinnic_engine *eng, struct ptl_client *pc);
+/** Drop every inbound state (fini). */
+void eng_in_fini(struct spinnic_engine *eng);
+
+/* outbound.c */
+/** Outbound side of a detach: forget the client's commands and replies. */
+void eng_out_detach(struct spinnic_engine *eng, struct ptl_client *pc);
+/** Drop every outbound state (fini). */
+void eng_out_fini(struct spinnic_engine *eng);
+/**
+ * Build the headers of a packet of @p node into a fresh mbuf with room for
+ * p->pay_len payload bytes after them (copied from p->payload when set).
+ * @param pay_p if not NULL, receives where the payload goes
+ * @return the mbuf, or NULL when the pool is empty
+ */
+struct rte_mbuf *eng_build(struct spinnic_node *node,
+			   const struct spinnic_pkt *p, uint8_t **pay_p);
+/** Allocate per-message packet bitmap for @p len bytes. */
+uint64_t *eng_bitmap_new(const struct spinnic_node *node, uint64_t len,
+			 uint32_t *npkts_p);
+
+#endif

@@ -1,0 +1,977 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Inbound engine: RX burst -> parse (nothing trusted before) -> by kind:
+ *  DATA   message table; the first packet to arrive matches, the message
+ *         then takes the sPIN path (HERs, completion via msg_done) or the
+ *         non-processing path (copy into the ME window);
+ *  GET    match, hand a reply job to the outbound engine;
+ *  REPLY  data of a get of ours, written into its MD;
+ *  ACK/NACK  end of a put (or a failed get) of ours.
+ * A resource that is short right now (HER slots, message slots, the
+ * outbound job ring, ack room) stalls the burst in hand instead of dropping
+ * it: the RX ring fills and backpressure reaches the sender's TX hold.
+ *
+ * Also the sPIN runtime's host operations (spinnic_engine_host_ops).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_pause.h>
+#include <rte_ring.h>
+
+#include "engine.h"
+
+#define EXPIRE_PER_S 10u
+
+/* Result of handling one packet. */
+enum rx_res {
+	RX_DONE,   /* consumed (kept, placed or dropped) */
+	RX_STALL,  /* not now: keep it and the rest of the burst */
+};
+
+static void
+drop(struct spinnic_engine *eng, struct rte_mbuf *m, enum eng_drop why)
+{
+	eng->in.drop[why]++;
+	eng->node->rx.drops++;
+	rte_pktmbuf_free(m);
+}
+
+/* ---- acks ------------------------------------------------------------------ */
+
+static unsigned
+acks_flush(struct spinnic_engine *eng)
+{
+	unsigned n;
+
+	if (eng->nb_acks == 0)
+		return 0;
+	n = rte_ring_mp_enqueue_burst(eng->node->txr, (void **)eng->acks,
+				      eng->nb_acks, NULL);
+	if (n > 0 && n < eng->nb_acks)
+		memmove(eng->acks, eng->acks + n,
+			(eng->nb_acks - n) * sizeof(eng->acks[0]));
+	eng->nb_acks -= n;
+	return n;
+}
+
+/*
+ * ACK (fail == OK) or NACK to the initiator of a put or get.
+ * @param req the request's header (any packet of it)
+ */
+static void
+ack_send(struct spinnic_engine *eng, const struct spinnic_pkt *req,
+	 uint8_t fail, uint64_t mlength, bool nack)
+{
+	struct spinnic_pkt p;
+	struct rte_mbuf *m;
+
+	memset(&p, 0, sizeof(p));
+	p.type = nack ? SPINNIC_WIRE_T_NACK : SPINNIC_WIRE_T_ACK;
+	p.op = req->op;
+	p.ni = req->ni;
+	p.fail_type = fail;
+	p.src.nid = eng->node->nid;
+	p.src.pid = req->dst.pid;
+	p.dst = req->src;
+	p.pt_index = req->pt_index;
+	p.match_bits = req->match_bits;
+	p.msg_id = req->msg_id;
+	p.msg_len = req->msg_len;
+	p.mlength = mlength;
+	m = eng_build(eng->node, &p, NULL);
+	if (m == NULL) {
+		/* the pool is empty: counted, the initiator times out */
+		eng->in.drop[ENG_DROP_NO_MEM]++;
+		return;
+	}
+	if (nack)
+		eng->in.nacks_sent++;
+	else
+		eng->in.acks_sent++;
+	if (eng->nb_acks == 0 && rte_ring_mp_enqueue(eng->node->txr, m) == 0)
+		return;
+	/* room was reserved before the packet was taken (ack_room) */
+	eng->acks[eng->nb_acks++] = m;
+	eng->in.ack_held++;
+}
+
+static bool
+ack_room(const struct spinnic_engine *eng)
+{
+	return eng->nb_acks < ENG_ACK_HOLD;
+}
+
+/* ---- message completion ------------------------------------------------- */
+
+static void
+msg_retire(struct spinnic_engine *eng, struct in_msg *e)
+{
+	free(e->seen);
+	e->seen = NULL;
+	spinnic_msgtab_finish(eng->msgs, e);
+}
+
+/* Complete a message: target event, CT, ACK. */
+static void
+msg_complete(struct spinnic_engine *eng, struct in_msg *e, uint8_t fail)
+{
+	struct spinnic_pkt req;
+	uint8_t ack_req = e->m.ack_req;
+	uint64_t mlength = e->m.mlength;
+
+	/* the reply goes back from what the first packet said */
+	memset(&req, 0, sizeof(req));
+	req.op = e->m.op;
+	req.ni = 0;
+	req.src = e->m.initiator;
+	req.dst.nid = eng->node->nid;
+	req.dst.pid = ptl_client_id(e->m.c).pid;
+	req.pt_index = e->m.pt_index;
+	req.match_bits = e->m.match_bits;
+	req.msg_id = e->m.msg_id;
+	req.msg_len = e->rlength;
+	ptl_match_complete(eng->node->nic, &e->m, fail);
+	if (fail != SPINNIC_PTL_NI_OK)
+		eng->in.msgs_failed++;
+	eng->node->rx.msgs_done++;
+	if (ack_req != SPINNIC_PTL_NO_ACK_REQ)
+		ack_send(eng, &req, fail, fail == SPINNIC_PTL_NI_OK ? mlength : 0,
+			 false);
+	msg_retire(eng, e);
+}
+
+/* Forget a message without events (detach, timeout). */
+static void
+msg_abandon(struct spinnic_engine *eng, struct in_msg *e)
+{
+	if (e->matched)
+		ptl_match_release(eng->node->nic, &e->m);
+	e->matched = 0;
+	msg_retire(eng, e);
+}
+
+static uint8_t
+spin_fail(const struct spin_msg_result *r)
+{
+	if (r->status == SPIN_SUCCESS)
+		return SPINNIC_PTL_NI_OK;
+	if (r->dma_rejects > 0 || r->dma_failures > 0)
+		return SPINNIC_PTL_NI_SEGV;
+	return SPINNIC_PTL_NI_DROPPED;
+}
+
+/* Messages the sPIN runtime finished (msg_done). */
+static unsigned
+done_drain(struct spinnic_engine *eng)
+{
+	void *objs[32];
+	unsigned n, i, total = 0;
+
+	do {
+		/* every completion may send an ack: keep room for them */
+		unsigned room = RTE_MIN(32u, ENG_ACK_HOLD - eng->nb_acks);
+
+		n = room == 0 ? 0 :
+			rte_ring_sc_dequeue_burst(eng->done, objs, room, NULL);
+		for (i = 0; i < n; i++) {
+			struct in_msg *e = objs[i];
+
+			e->spin_busy = 0;
+			if (e->aborted) {
+				if (e->aborted == 2)
+					eng->live_aborts--;
+				msg_abandon(eng, e);
+				continue;
+			}
+			eng->in.msgs_spin++;
+			msg_complete(eng, e, spin_fail(&e->res));
+		}
+		total += n;
+	} while (n == 32);
+	return total;
+}
+
+/* ---- packets of a message --------------------------------------------------- */
+
+/* Packet index, or -1 when the packet does not sit where packets sit. */
+static int64_t
+pkt_index(const struct spinnic_node *node, const struct spinnic_pkt *p)
+{
+	uint64_t want;
+
+	if (p->offset % node->payload != 0)
+		return -1;
+	want = RTE_MIN((uint64_t)node->payload, p->msg_len - p->offset);
+	if (p->pay_len != want)
+		return -1;
+	return (int64_t)(p->offset / node->payload);
+}
+
+static bool
+seen_test_set(uint64_t *bm, uint64_t i)
+{
+	uint64_t bit = 1ull << (i % 64);
+	bool was = (bm[i / 64] & bit) != 0;
+
+	bm[i / 64] |= bit;
+	return was;
+}
+
+static bool
+seen_test(const uint64_t *bm, uint64_t i)
+{
+	return (bm[i / 64] & (1ull << (i % 64))) != 0;
+}
+
+/* Start the sPIN side of a matched message. @return RX_DONE or RX_STALL */
+static enum rx_res
+msg_spin_start(struct spinnic_engine *eng, struct in_msg *e,
+	       const struct spinnic_pkt *p)
+{
+	struct spin_msg_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.src_nid = p->src.nid;
+	info.src_pid = p->src.pid;
+	info.uid = p->uid;
+	info.pt_index = p->pt_index;
+	info.match_bits = p->match_bits;
+	info.hdr_data = p->hdr_data;
+	info.length = e->m.mlength;
+	info.remote_offset = p->remote_offset;
+	info.msg_id = p->msg_id;
+	info.op = p->op;
+	info.pkt_payload = eng->node->payload;
+	e->sm = spin_msg_start(eng->node->rt, e->m.ctx, &info, e->m.c,
+			       e->m.start, e->m.length, e);
+	if (e->sm != NULL) {
+		e->spin_busy = 1;
+		return RX_DONE;
+	}
+	if (errno == ENOBUFS) {
+		eng->node->rx.her_full++;
+		return RX_STALL;
+	}
+	/* the context went away: the message fails */
+	return RX_DONE;
+}
+
+static enum rx_res
+rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
+	const struct spinnic_pkt *p, uint64_t now)
+{
+	struct spinnic_node *node = eng->node;
+	struct spinnic_msg_key key = { p->src.nid, p->src.pid, p->msg_id };
+	struct in_msg *e;
+	int64_t idx = pkt_index(node, p);
+	int rc;
+
+	if (idx < 0) {
+		drop(eng, m, ENG_DROP_BAD_OFFSET);
+		return RX_DONE;
+	}
+	e = spinnic_msgtab_lookup(eng->msgs, &key);
+	if (e != NULL && e->link.state != SPINNIC_MSG_LIVE) {
+		drop(eng, m, ENG_DROP_LATE);
+		return RX_DONE;
+	}
+	if (e == NULL) {
+		/* first packet of the message to arrive: match it */
+		e = spinnic_msgtab_insert(eng->msgs, &key, now);
+		if (e == NULL) {
+			drop(eng, m, ENG_DROP_TABLE_FULL);
+			return RX_DONE;
+		}
+		e->eng = eng;
+		e->rlength = p->msg_len;
+		rc = ptl_nic_match(node->nic, p, &e->m);
+		if (rc != 0) {
+			node->rx.no_match++;
+			if (p->ack_req != SPINNIC_PTL_NO_ACK_REQ)
+				ack_send(eng, p, e->m.ni_fail, 0, true);
+			/* tombstone: the rest of the message is late */
+			spinnic_msgtab_finish(eng->msgs, e);
+			drop(eng, m, ENG_DROP_NO_MATCH);
+			return RX_DONE;
+		}
+		e->matched = 1;
+		node->rx.matches++;
+		e->seen = eng_bitmap_new(node, p->msg_len, &e->npkts);
+		if (e->seen == NULL) {
+			msg_abandon(eng, e);
+			drop(eng, m, ENG_DROP_NO_MEM);
+			return RX_DONE;
+		}
+		e->spin = e->m.ctx != SPINNIC_HANDLE_NONE;
+	} else {
+		if (p->msg_len != e->rlength) {
+			drop(eng, m, ENG_DROP_INCONSISTENT);
+			return RX_DONE;
+		}
+		spinnic_msgtab_touch(eng->msgs, e, now);
+	}
+	if ((uint64_t)idx >= e->npkts || seen_test(e->seen, (uint64_t)idx)) {
+		drop(eng, m, ENG_DROP_DUP);
+		return RX_DONE;
+	}
+
+	if (e->spin) {
+		uint64_t mlen = e->m.mlength, off = p->offset, len;
+		bool deliver;
+
+		if (e->sm == NULL && !e->spin_busy) {
+			if (msg_spin_start(eng, e, p) == RX_STALL)
+				return RX_STALL;
+			if (e->sm == NULL) {
+				drop(eng, m, ENG_DROP_SPIN);
+				msg_complete(eng, e, SPINNIC_PTL_NI_DROPPED);
+				return RX_DONE;
+			}
+		}
+		/* bytes past mlength (truncation) are not the handlers' */
+		len = off >= mlen ? 0 : RTE_MIN((uint64_t)p->pay_len, mlen - off);
+		deliver = e->sm != NULL && (len > 0 || (mlen == 0 && !e->zero_sent));
+		if (deliver) {
+			rc = spin_msg_packet(e->sm, p->payload, (uint32_t)len,
+					     off, m);
+			if (rc == -ENOBUFS) {
+				/* the packet comes back next poll */
+				node->rx.her_full++;
+				return RX_STALL;
+			}
+			if (rc != 0) {
+				drop(eng, m, ENG_DROP_SPIN);
+			} else {
+				node->rx.hers++;
+				e->spin_bytes += len;
+				e->zero_sent = 1;
+				/* the runtime has every byte: msg_done
+				 * finishes it, e->sm is no longer ours */
+				if (e->spin_bytes == mlen)
+					e->sm = NULL;
+			}
+		} else {
+			rte_pktmbuf_free(m);
+		}
+		seen_test_set(e->seen, (uint64_t)idx);
+		e->got += p->pay_len;
+		return RX_DONE;
+	}
+
+	/* non-processing path: copy into the ME window */
+	if (p->offset < e->m.mlength && p->pay_len > 0) {
+		uint64_t n = RTE_MIN((uint64_t)p->pay_len,
+				     e->m.mlength - p->offset);
+
+		rc = ptl_host_write(e->m.c, e->m.start + p->offset, p->payload,
+				    n);
+		if (rc != 0) {
+			eng->in.drop[ENG_DROP_HOST]++;
+			e->fail = SPINNIC_PTL_NI_SEGV;
+		} else {
+			eng->in.bytes_np += n;
+		}
+	}
+	seen_test_set(e->seen, (uint64_t)idx);
+	e->got += p->pay_len;
+	rte_pktmbuf_free(m);
+	if (e->got == e->rlength) {
+		eng->in.msgs_np++;
+		msg_complete(eng, e, e->fail);
+	}
+	return RX_DONE;
+}
+
+/* ---- GET requests (target side) ---------------------------------------------- */
+
+static enum rx_res
+rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
+       const struct spinnic_pkt *p, uint64_t now)
+{
+	struct spinnic_msg_key key = { p->src.nid, p->src.pid, p->msg_id };
+	struct reply_job *j;
+	struct in_msg *e;
+	int rc;
+
+	if (spinnic_msgtab_lookup(eng->msgs, &key) != NULL) {
+		drop(eng, m, ENG_DROP_LATE);
+		return RX_DONE;
+	}
+	if (rte_ring_free_count(eng->jobs) == 0)
+		return RX_STALL;
+	j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return RX_STALL;
+	e = spinnic_msgtab_insert(eng->msgs, &key, now);
+	if (e == NULL) {
+		free(j);
+		drop(eng, m, ENG_DROP_TABLE_FULL);
+		return RX_DONE;
+	}
+	e->eng = eng;
+	/* a request is one packet: its entry only recognises duplicates */
+	spinnic_msgtab_finish(eng->msgs, e);
+	rc = ptl_nic_match(eng->node->nic, p, &j->m);
+	if (rc != 0) {
+		eng->node->rx.no_match++;
+		ack_send(eng, p, j->m.ni_fail, 0, true);
+		free(j);
+		drop(eng, m, ENG_DROP_NO_MATCH);
+		return RX_DONE;
+	}
+	eng->node->rx.matches++;
+	eng->in.gets_served++;
+	j->ni_kind = p->ni;
+	/* free count checked above; single producer */
+	rte_ring_sp_enqueue(eng->jobs, j);
+	rte_pktmbuf_free(m);
+	return RX_DONE;
+}
+
+/* ---- replies and acks (initiator side) ------------------------------------------ */
+
+static enum rx_res
+rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
+	 const struct spinnic_pkt *p, uint64_t now)
+{
+	struct spinnic_node *node = eng->node;
+	struct spinnic_msg_key key = { p->src.nid, p->src.pid, p->msg_id };
+	struct in_reply *r;
+	int64_t idx = pkt_index(node, p);
+	int rc;
+
+	if (idx < 0) {
+		drop(eng, m, ENG_DROP_BAD_OFFSET);
+		return RX_DONE;
+	}
+	r = spinnic_msgtab_lookup(eng->replies, &key);
+	if (r != NULL && r->link.state != SPINNIC_MSG_LIVE) {
+		drop(eng, m, ENG_DROP_LATE);
+		return RX_DONE;
+	}
+	if (r == NULL) {
+		struct ptl_op_info info;
+
+		/* only the node and process the get went to may answer it */
+		if (ptl_op_lookup(node->nic, p->msg_id, &info, NULL) != 0 ||
+		    info.op != SPINNIC_CMD_GET ||
+		    info.target.nid != p->src.nid ||
+		    info.target.pid != p->src.pid) {
+			drop(eng, m, ENG_DROP_UNKNOWN_OP);
+			return RX_DONE;
+		}
+		r = spinnic_msgtab_insert(eng->replies, &key, now);
+		if (r == NULL) {
+			drop(eng, m, ENG_DROP_TABLE_FULL);
+			return RX_DONE;
+		}
+		r->rlength = p->msg_len;
+		r->fail = p->fail_type;
+		r->seen = eng_bitmap_new(node, p->msg_len, &r->npkts);
+		if (r->seen == NULL) {
+			spinnic_msgtab_remove(eng->replies, r);
+			drop(eng, m, ENG_DROP_NO_MEM);
+			return RX_DONE;
+		}
+	} else {
+		if (p->msg_len != r->rlength) {
+			drop(eng, m, ENG_DROP_INCONSISTENT);
+			return RX_DONE;
+		}
+		spinnic_msgtab_touch(eng->replies, r, now);
+	}
+	if ((uint64_t)idx >= r->npkts || seen_test_set(r->seen, (uint64_t)idx)) {
+		drop(eng, m, ENG_DROP_DUP);
+		return RX_DONE;
+	}
+	if (p->pay_len > 0) {
+		struct ptl_client *c;
+		uint64_t addr;
+
+		rc = ptl_op_reply(node->nic, p->msg_id, p->offset, p->pay_len,
+				  &c, &addr);
+		if (rc == -ENOENT) {
+			/* not a get of ours (any more): forget the stream */
+			free(r->seen);
+			r->seen = NULL;
+			spinnic_msgtab_finish(eng->replies, r);
+			drop(eng, m, ENG_DROP_UNKNOWN_OP);
+			return RX_DONE;
+		}
+		if (rc == 0) {
+			rc = ptl_host_write(c, addr, p->payload, p->pay_len);
+			ptl_client_put(c);
+		}
+		if (rc != 0) {
+			eng->in.drop[ENG_DROP_HOST]++;
+			r->fail = SPINNIC_PTL_NI_SEGV;
+		} else {
+			eng->in.reply_bytes += p->pay_len;
+		}
+	}
+	r->got += p->pay_len;
+	rte_pktmbuf_free(m);
+	if (r->got == r->rlength) {
+		ptl_op_reply_done(node->nic, p->msg_id, r->fail, r->rlength);
+		eng->in.replies_done++;
+		free(r->seen);
+		r->seen = NULL;
+		spinnic_msgtab_finish(eng->replies, r);
+	}
+	return RX_DONE;
+}
+
+static enum rx_res
+rx_ack(struct spinnic_engine *eng, struct rte_mbuf *m,
+       const struct spinnic_pkt *p)
+{
+	struct spinnic_node *node = eng->node;
+	struct ptl_op_info info;
+	int rc;
+
+	if (p->type == SPINNIC_WIRE_T_ACK)
+		eng->in.acks_rcvd++;
+	else
+		eng->in.nacks_rcvd++;
+	rc = ptl_op_lookup(node->nic, p->msg_id, &info, NULL);
+	if (rc == 0 && info.target.nid == p->src.nid &&
+	    info.target.pid == p->src.pid) {
+		if (info.op == SPINNIC_CMD_GET)
+			/* a get that failed at the target: REPLY with why */
+			rc = p->type == SPINNIC_WIRE_T_NACK ?
+				ptl_op_reply_done(node->nic, p->msg_id,
+						  p->fail_type, 0) : -ENOENT;
+		else
+			rc = ptl_op_ack(node->nic, p->msg_id, p->fail_type,
+					p->mlength);
+	} else {
+		rc = -ENOENT;
+	}
+	if (rc != 0) {
+		drop(eng, m, ENG_DROP_UNKNOWN_OP);
+		return RX_DONE;
+	}
+	rte_pktmbuf_free(m);
+	return RX_DONE;
+}
+
+/* ---- role -------------------------------------------------------------------- */
+
+static enum rx_res
+rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
+{
+	struct spinnic_node *node = eng->node;
+	struct spinnic_pkt p;
+	int rc;
+
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+		drop(eng, m, ENG_DROP_NO_MEM);
+		return RX_DONE;
+	}
+	rc = spinnic_wire_parse(rte_pktmbuf_mtod(m, const void *),
+				rte_pktmbuf_data_len(m), node->udp_port, &p);
+	if (rc != 0) {
+		unsigned r = (unsigned)(-rc - SPINNIC_WIRE_DROP_BASE);
+
+		if (r < SPINNIC_RX_DROP_MAX)
+			node->rx.drop[r]++;
+		node->rx.drops++;
+		rte_pktmbuf_free(m);
+		return RX_DONE;
+	}
+	if (p.dst.nid != node->nid) {
+		drop(eng, m, ENG_DROP_NOT_ME);
+		return RX_DONE;
+	}
+	/* a request may make an ack: room for one first (acks and replies
+	 * make none, so they always pass: what a stalled peer waits for) */
+	if ((p.type == SPINNIC_WIRE_T_DATA || p.type == SPINNIC_WIRE_T_GET) &&
+	    !ack_room(eng))
+		return RX_STALL;
+	switch (p.type) {
+	case SPINNIC_WIRE_T_DATA:
+		return rx_data(eng, m, &p, now);
+	case SPINNIC_WIRE_T_GET:
+		return rx_get(eng, m, &p, now);
+	case SPINNIC_WIRE_T_REPLY:
+		return rx_reply(eng, m, &p, now);
+	default:
+		return rx_ack(eng, m, &p);
+	}
+}
+
+static void
+expire_msg(void *obj, void *arg)
+{
+	struct spinnic_engine *eng = arg;
+	struct in_msg *e = obj;
+
+	if (e->spin_busy) {
+		/* the runtime holds it: abort, msg_done releases it */
+		if (e->sm != NULL && !e->aborted) {
+			spin_msg_abort(e->sm);
+			e->sm = NULL;
+			e->aborted = 1;
+			eng->in.timeouts++;
+		}
+		return;
+	}
+	eng->in.timeouts++;
+	msg_abandon(eng, e);
+}
+
+static void
+expire_reply(void *obj, void *arg)
+{
+	struct spinnic_engine *eng = arg;
+	struct in_reply *r = obj;
+
+	/* the rest of the reply never came: the get fails */
+	eng->in.timeouts++;
+	ptl_op_reply_done(eng->node->nic, r->link.key.id,
+			  SPINNIC_PTL_NI_DROPPED, r->got);
+	free(r->seen);
+	r->seen = NULL;
+	spinnic_msgtab_finish(eng->replies, r);
+}
+
+struct purge_arg {
+	struct spinnic_engine *eng;
+	struct ptl_client *pc;
+};
+
+static void
+purge_msg(void *obj, void *arg)
+{
+	struct purge_arg *a = arg;
+	struct in_msg *e = obj;
+
+	if (!e->matched || e->m.c != a->pc || e->aborted)
+		return;
+	a->eng->node->rx.detach_drops++;
+	if (e->spin_busy) {
+		if (e->sm != NULL)
+			spin_msg_abort(e->sm);
+		e->sm = NULL;
+		e->aborted = 2;
+		a->eng->live_aborts++;
+		return;
+	}
+	msg_abandon(a->eng, e);
+}
+
+void
+eng_in_detach(struct spinnic_engine *eng, struct ptl_client *pc)
+{
+	struct purge_arg a = { eng, pc };
+
+	spinnic_msgtab_foreach_live(eng->msgs, UINT64_MAX, purge_msg, &a);
+}
+
+static void
+in_detach_check(struct spinnic_engine *eng)
+{
+	uint64_t req = __atomic_load_n(&eng->detach_req, __ATOMIC_ACQUIRE);
+
+	if (req == eng->detach_in_ack)
+		return;
+	if (eng->in_detach_seen != req) {
+		eng_in_detach(eng, eng->detach_pc);
+		eng->in_detach_seen = req;
+	}
+	/* done once the runtime returned every aborted message */
+	if (eng->live_aborts == 0)
+		__atomic_store_n(&eng->detach_in_ack, req, __ATOMIC_RELEASE);
+}
+
+/* xorshift64*: a reproducible stream per node (--fault-seed) */
+static double
+rnd(struct spinnic_engine *eng)
+{
+	uint64_t x = eng->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	eng->rng = x;
+	return (double)((x * 0x2545f4914f6cdd1dull) >> 11) * 0x1.0p-53;
+}
+
+/*
+ * Loss, duplication and reordering of the burst just received (DESIGN
+ * §11): a held-back packet is handed in after the next burst's packets.
+ */
+static void
+faults_inject(struct spinnic_engine *eng)
+{
+	const struct spinnic_cfg *cfg = &eng->node->sn->cfg;
+	struct rte_mbuf *in[ENG_RX_BURST], *held[ENG_REORDER];
+	unsigned n = eng->rx_n, out = 0, nb_held = 0, i;
+
+	memcpy(in, eng->rx, n * sizeof(in[0]));
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = in[i], *c;
+
+		if (cfg->rx_loss > 0 && rnd(eng) < cfg->rx_loss) {
+			rte_pktmbuf_free(m);
+			eng->node->rx.faults++;
+			continue;
+		}
+		if (cfg->rx_reorder > 0 && nb_held < ENG_REORDER &&
+		    rnd(eng) < cfg->rx_reorder) {
+			held[nb_held++] = m;
+			eng->node->rx.faults++;
+			continue;
+		}
+		eng->rx[out++] = m;
+		if (cfg->rx_dup > 0 && rnd(eng) < cfg->rx_dup) {
+			c = rte_pktmbuf_copy(m, eng->node->pool, 0, UINT32_MAX);
+			if (c != NULL) {
+				eng->rx[out++] = c;
+				eng->node->rx.faults++;
+			}
+		}
+	}
+	/* last burst's held packets come after this burst's */
+	for (i = 0; i < eng->nb_held; i++)
+		eng->rx[out++] = eng->held[i];
+	memcpy(eng->held, held, nb_held * sizeof(held[0]));
+	eng->nb_held = nb_held;
+	eng->rx_n = out;
+}
+
+unsigned
+spinnic_inbound_poll(struct spinnic_node *node)
+{
+	struct spinnic_engine *eng = node->eng;
+	unsigned work = 0;
+	uint64_t now;
+
+	work += done_drain(eng);
+	in_detach_check(eng);
+	work += acks_flush(eng);
+	now = rte_get_timer_cycles();
+	if (now >= eng->next_expire) {
+		uint64_t old = now - eng->hz * ENG_MSG_TIMEOUT_S;
+
+		if (now > eng->hz * ENG_MSG_TIMEOUT_S) {
+			spinnic_msgtab_foreach_live(eng->msgs, old, expire_msg,
+						    eng);
+			spinnic_msgtab_foreach_live(eng->replies, old,
+						    expire_reply, eng);
+		}
+		eng->next_expire = now + eng->hz / EXPIRE_PER_S;
+	}
+	if (eng->rx_i == eng->rx_n) {
+		unsigned i;
+
+		eng->rx_i = 0;
+		eng->rx_n = rte_eth_rx_burst(node->port_id, SPINNIC_RXQ, eng->rx,
+					     ENG_RX_BURST);
+		for (i = 0; i < eng->rx_n; i++)
+			node->rx.bytes += rte_pktmbuf_pkt_len(eng->rx[i]);
+		node->rx.pkts += eng->rx_n;
+		if (eng->faults)
+			faults_inject(eng);
+	}
+	while (eng->rx_i < eng->rx_n) {
+		if (rx_one(eng, eng->rx[eng->rx_i], now) == RX_STALL) {
+			eng->in.stalls++;
+			break;
+		}
+		eng->rx_i++;
+		work++;
+	}
+	return work;
+}
+
+static void
+release_fini(void *obj, void *arg)
+{
+	struct in_msg *e = obj;
+
+	/* the runtime goes without msg_done: nothing to wait for */
+	e->spin_busy = 0;
+	e->sm = NULL;
+	msg_abandon(arg, e);
+}
+
+void
+eng_in_fini(struct spinnic_engine *eng)
+{
+	void *obj;
+
+	while (eng->done != NULL && rte_ring_sc_dequeue(eng->done, &obj) == 0)
+		msg_abandon(eng, obj);
+	while (eng->rx_i < eng->rx_n)
+		rte_pktmbuf_free(eng->rx[eng->rx_i++]);
+	while (eng->nb_acks > 0)
+		rte_pktmbuf_free(eng->acks[--eng->nb_acks]);
+	while (eng->nb_held > 0)
+		rte_pktmbuf_free(eng->held[--eng->nb_held]);
+	/* the runtime is destroyed without msg_done: release everything */
+	if (eng->msgs != NULL)
+		spinnic_msgtab_foreach_live(eng->msgs, UINT64_MAX, release_fini,
+					    eng);
+}
+
+/* ---- host operations of the sPIN runtime ---------------------------------------- */
+
+static void *
+host_direct(void *host, uint64_t addr, size_t len)
+{
+	return ptl_host_ptr(host, addr, len);
+}
+
+static int
+host_dma_write(void *host, uint64_t addr, const void *src, size_t len)
+{
+	return ptl_host_write(host, addr, src, len);
+}
+
+static int
+host_dma_read(void *host, uint64_t addr, void *dst, size_t len)
+{
+	return ptl_host_read(host, addr, dst, len);
+}
+
+static int
+host_ct_inc(void *host, void *app_msg, uint64_t n)
+{
+	const struct in_msg *e = app_msg;
+
+	if (e->m.ct == SPINNIC_HANDLE_NONE)
+		return -ENOENT;
+	return ptl_ct_inc(host, e->m.ct, n, 0);
+}
+
+/*
+ * A put issued by a handler (spin_put_from_nic/host): an initiator
+ * operation of the ME's owner without events or ack, its packets built
+ * here on the HPU and staged for the outbound engine.
+ */
+static int
+handler_put(struct ptl_client *c, struct in_msg *e,
+	    const struct spin_put_req *req, const void *src, uint64_t addr,
+	    size_t len)
+{
+	struct spinnic_node *node = e->eng->node;
+	struct rte_mbuf *pkts[ENG_HPUT_PKTS];
+	uint64_t npkts = len == 0 ? 1 : (len + node->payload - 1) / node->payload;
+	uint64_t off = 0, id;
+	struct spinnic_pkt p;
+	struct ptl_cmd cmd;
+	unsigned n = 0, i;
+	int rc = 0;
+
+	if (npkts > ENG_HPUT_PKTS || spinnic_node_txq(node, req->nid) ==
+	    UINT16_MAX)
+		return -EINVAL;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.op = SPINNIC_CMD_PUT;
+	cmd.ack_req = SPINNIC_PTL_NO_ACK_REQ;
+	cmd.ni = cmd.md = cmd.eq = cmd.ct = SPINNIC_HANDLE_NONE;
+	cmd.local_addr = addr;
+	cmd.length = len;
+	cmd.target.nid = req->nid;
+	cmd.target.pid = req->pid;
+	cmd.pt_index = req->pt_index;
+	cmd.uid = ptl_client_uid(c);
+	cmd.match_bits = req->match_bits;
+	cmd.remote_offset = req->remote_offset;
+	cmd.hdr_data = req->hdr_data;
+	rc = ptl_op_start(c, &cmd, &id);
+	if (rc != 0)
+		return rc == -ENOSPC ? -ENOBUFS : rc;
+
+	memset(&p, 0, sizeof(p));
+	p.type = SPINNIC_WIRE_T_DATA;
+	p.op = SPINNIC_WIRE_OP_PUT;
+	p.ack_req = SPINNIC_PTL_NO_ACK_REQ;
+	p.src = ptl_client_id(c);
+	p.dst = cmd.target;
+	p.pt_index = cmd.pt_index;
+	p.uid = cmd.uid;
+	p.match_bits = cmd.match_bits;
+	p.hdr_data = cmd.hdr_data;
+	p.msg_id = id;
+	p.msg_len = len;
+	p.remote_offset = cmd.remote_offset;
+	do {
+		uint8_t *pay;
+
+		p.offset = off;
+		p.pay_len = (uint32_t)RTE_MIN((uint64_t)node->payload, len - off);
+		p.flags = (off == 0 ? SPINNIC_WIRE_F_HEADER : 0) |
+			(off + p.pay_len == len ? SPINNIC_WIRE_F_COMPLETION : 0);
+		if (p.flags == 0)
+			p.flags = SPINNIC_WIRE_F_PAYLOAD;
+		pkts[n] = eng_build(node, &p, &pay);
+		if (pkts[n] == NULL) {
+			rc = -ENOBUFS;
+			break;
+		}
+		n++;
+		if (src != NULL)
+			memcpy(pay, (const uint8_t *)src + off, p.pay_len);
+		else if (p.pay_len > 0)
+			rc = ptl_host_read(c, addr + off, pay, p.pay_len);
+		off += p.pay_len;
+	} while (rc == 0 && off < len);
+	if (rc == 0 && rte_ring_mp_enqueue_bulk(node->txr, (void **)pkts, n,
+						NULL) != n)
+		rc = -ENOBUFS;
+	if (rc != 0)
+		for (i = 0; i < n; i++)
+			rte_pktmbuf_free(pkts[i]);
+	ptl_op_sent(node->nic, id, rc == 0 ? SPINNIC_PTL_NI_OK :
+		    SPINNIC_PTL_NI_DROPPED);
+	return rc == -EFAULT ? -ERANGE : rc;
+}
+
+static int
+host_put_from_nic(void *host, void *app_msg, const struct spin_put_req *req,
+		  const void *src, size_t len)
+{
+	return handler_put(host, app_msg, req, src, 0, len);
+}
+
+static int
+host_put_from_host(void *host, void *app_msg, const struct spin_put_req *req,
+		   uint64_t addr, size_t len)
+{
+	return handler_put(host, app_msg, req, NULL, addr, len);
+}
+
+static void
+host_msg_done(void *app_msg, const struct spin_msg_result *r)
+{
+	struct in_msg *e = app_msg;
+
+	e->res = *r;
+	/* the ring holds more than the runtime's messages: never full */
+	while (rte_ring_mp_enqueue(e->eng->done, e) != 0)
+		rte_pause();
+}
+
+static void
+host_pkt_release(void *pkt_cookie)
+{
+	rte_pktmbuf_free(pkt_cookie);
+}
+
+const struct spin_host_ops spinnic_engine_host_ops = {
+	.direct = host_direct,
+	.dma_write = host_dma_write,
+	.dma_read = host_dma_read,
+	.ct_inc = host_ct_inc,
+	.put_from_nic = host_put_from_nic,
+	.put_from_host = host_put_from_host,
+	.msg_done = host_msg_done,
+	.pkt_release = host_pkt_release,
+};

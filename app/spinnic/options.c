@@ -1,0 +1,651 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Command line: `spinnic [EAL args] -- [options]`. Options are parsed before
+ * the EAL starts so that --help and bad options never touch hugepages; the
+ * EAL argument vector is built here too (safe defaults when none given).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_mbuf_core.h>
+
+#include "spinnic.h"
+#include "wire.h"
+
+#define DEFAULT_PAYLOAD 2048u
+#define PAYLOAD_MAX 65000u
+#define DEFAULT_NIC_MEM (64ull << 20)
+#define DEFAULT_HPUS 2u
+#define DEFAULT_UDP_PORT SPINNIC_WIRE_UDP_PORT
+#define DEFAULT_IDLE_SLEEP_US 50u
+#define DEFAULT_RING_SIZE 1024u
+/* Hugepages needed before spinnic uses them by default (MiB). */
+#define HUGE_MIN_MB 256ull
+
+enum {
+	OPT_VIRTUAL = 256,
+	OPT_SOCKET_DIR,
+	OPT_SOCKET,
+	OPT_PAYLOAD,
+	OPT_NIC_MEM,
+	OPT_HPUS,
+	OPT_LCORE_ROLES,
+	OPT_LCORES,
+	OPT_UDP_PORT,
+	OPT_NID_BASE,
+	OPT_STATS_INTERVAL,
+	OPT_DURATION,
+	OPT_IDLE_SLEEP,
+	OPT_MBUFS,
+	OPT_RING_SIZE,
+	OPT_RX_LOSS,
+	OPT_RX_REORDER,
+	OPT_RX_DUP,
+	OPT_FAULT_SEED,
+	OPT_HELP,
+};
+
+static const struct option long_opts[] = {
+	{"virtual", required_argument, NULL, OPT_VIRTUAL},
+	{"socket-dir", required_argument, NULL, OPT_SOCKET_DIR},
+	{"socket", required_argument, NULL, OPT_SOCKET},
+	{"payload", required_argument, NULL, OPT_PAYLOAD},
+	{"nic-mem", required_argument, NULL, OPT_NIC_MEM},
+	{"hpus", required_argument, NULL, OPT_HPUS},
+	{"lcore-roles", required_argument, NULL, OPT_LCORE_ROLES},
+	{"lcores", required_argument, NULL, OPT_LCORES},
+	{"udp-port", required_argument, NULL, OPT_UDP_PORT},
+	{"nid-base", required_argument, NULL, OPT_NID_BASE},
+	{"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
+	{"duration", required_argument, NULL, OPT_DURATION},
+	{"idle-sleep-us", required_argument, NULL, OPT_IDLE_SLEEP},
+	{"mbufs", required_argument, NULL, OPT_MBUFS},
+	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
+	{"rx-loss", required_argument, NULL, OPT_RX_LOSS},
+	{"rx-reorder", required_argument, NULL, OPT_RX_REORDER},
+	{"rx-dup", required_argument, NULL, OPT_RX_DUP},
+	{"fault-seed", required_argument, NULL, OPT_FAULT_SEED},
+	{"help", no_argument, NULL, OPT_HELP},
+	{NULL, 0, NULL, 0},
+};
+
+void
+spinnic_options_usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+"Usage: %s [EAL args] -- [options]\n"
+"       %s [options]            (no EAL args: safe defaults, see below)\n"
+"\n"
+"A software sPIN NIC: every port is one Portals 4 NIC with sPIN handlers.\n"
+"\n"
+"Nodes:\n"
+"  --virtual N           N nodes (1..%u) on ring-backed ports wired back to\n"
+"                        back through a software switch (every node reaches\n"
+"                        every node, itself included); no NIC needed.\n"
+"                        Without it, every ethdev the EAL probed (-a, --vdev)\n"
+"                        is one node; with no EAL args either, 2 virtual\n"
+"                        nodes (1 with --socket).\n"
+"  --nid-base N          node id of node 0, node i gets N+i (default 0)\n"
+"  --udp-port P          UDP port of spinnic packets (default %u)\n"
+"  --payload BYTES       payload bytes per packet (default %u)\n"
+"  --nic-mem BYTES       NIC memory per node, K/M/G suffixes (default 64M)\n"
+"  --hpus N              HPUs per node (1..%u, default %u)\n"
+"  --mbufs N             mbufs per node pool (default: sized from rings)\n"
+"  --ring-size N         RX/TX descriptors per queue (default %u)\n"
+"\n"
+"Clients:\n"
+"  --socket-dir D        client sockets D/node<i>.sock; D is created 0700\n"
+"                        (default $XDG_RUNTIME_DIR/spinnic, else /run/spinnic)\n"
+"  --socket PATH         control socket path (one node only)\n"
+"\n"
+"Lcores:\n"
+"  --lcores LIST         EAL lcores when no EAL args are given (default 0)\n"
+"  --lcore-roles MAP     role=lcores,... roles: inbound, outbound, hpu, ctrl;\n"
+"                        lcores: ids and ranges, a bare id continues the\n"
+"                        previous role (hpu=0-1,3). Node i's inbound and\n"
+"                        outbound run on the i-th lcore of their set, HPU h\n"
+"                        on the h-th (wrapping). ctrl pins the control\n"
+"                        thread to that lcore's CPUs. Default: inbound,\n"
+"                        outbound on the main lcore, HPUs spread over all\n"
+"                        lcores, control thread off the lcores' CPUs.\n"
+"  --idle-sleep-us US    sleep of an lcore after idle rounds (default %u;\n"
+"                        grows 4x after ~0.1 s idle, 16x after ~1 s, up\n"
+"                        to 1 ms; 0: busy-poll)\n"
+"\n"
+"Run:\n"
+"  --stats-interval S    print counters every S seconds (default: at exit)\n"
+"  --duration S          stop after S seconds (default: until SIGINT/SIGTERM)\n"
+"\n"
+"Fault injection on RX (tests of reliable delivery):\n"
+"  --rx-loss P           drop a received packet with probability P\n"
+"  --rx-reorder P        hold a received packet back with probability P\n"
+"  --rx-dup P            duplicate a received packet with probability P\n"
+"  --fault-seed N        seed of the injection (default 1)\n"
+"\n"
+"  --help                this text\n"
+"\n"
+"Default EAL args: -l <--lcores> --no-pci --file-prefix spinnic<pid>, and\n"
+"--in-memory when at least %llu MiB of hugepages are free, else\n"
+"--no-huge --no-shconf -m <MiB>.\n"
+"\n"
+"The line \"spinnic: ready\" is printed to stdout once every control\n"
+"socket listens.\n",
+		prog, prog, SPINNIC_NODES_MAX, DEFAULT_UDP_PORT,
+		DEFAULT_PAYLOAD, SPINNIC_HPUS_MAX, DEFAULT_HPUS,
+		DEFAULT_RING_SIZE, DEFAULT_IDLE_SLEEP_US, HUGE_MIN_MB);
+}
+
+/* Strict unsigned parse: digits only (0x allowed), within [lo, hi]. */
+static int
+parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *v_p)
+{
+	unsigned long long v;
+	char *end;
+
+	if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+		return -EINVAL;
+	*v_p = v;
+	return 0;
+}
+
+/* Bytes with an optional K/M/G suffix (powers of 1024). */
+static int
+parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *v_p)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -EINVAL;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end != '\0') {
+		end++;
+		if (*end == 'i' || *end == 'B')
+			end += *end == 'i' && end[1] == 'B' ? 2 : 1;
+		if (*end != '\0')
+			return -EINVAL;
+	}
+	if (v > (hi >> shift))
+		return -EINVAL;
+	v <<= shift;
+	if (v < lo || v > hi)
+		return -EINVAL;
+	*v_p = v;
+	return 0;
+}
+
+static int
+parse_prob(const char *s, double *p_p)
+{
+	char *end;
+	double p;
+
+	if (s == NULL || *s == '\0')
+		return -EINVAL;
+	errno = 0;
+	p = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || !(p >= 0.0 && p <= 1.0))
+		return -EINVAL;
+	*p_p = p;
+	return 0;
+}
+
+static void
+mask_set(uint64_t *mask, unsigned lcore)
+{
+	mask[lcore / 64] |= 1ull << (lcore % 64);
+}
+
+/* "a" or "a-b" into mask; lcores < RTE_MAX_LCORE. */
+static int
+parse_lcore_range(const char *s, size_t len, uint64_t *mask)
+{
+	char buf[32], *dash;
+	uint64_t a, b, i;
+
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	dash = strchr(buf, '-');
+	if (dash != NULL)
+		*dash = '\0';
+	if (parse_u64(buf, 0, RTE_MAX_LCORE - 1, &a) < 0)
+		return -EINVAL;
+	b = a;
+	if (dash != NULL && parse_u64(dash + 1, a, RTE_MAX_LCORE - 1, &b) < 0)
+		return -EINVAL;
+	for (i = a; i <= b; i++)
+		mask_set(mask, (unsigned)i);
+	return 0;
+}
+
+/*
+ * "inbound=0,outbound=0,hpu=0-1,3,ctrl=0": a bare item continues the
+ * previous role. ctrl takes exactly one lcore.
+ */
+static int
+parse_roles(struct spinnic_cfg *cfg, const char *s)
+{
+	static const char *const names[] = {
+		[SPINNIC_ROLE_INBOUND] = "inbound",
+		[SPINNIC_ROLE_OUTBOUND] = "outbound",
+		[SPINNIC_ROLE_HPU] = "hpu",
+	};
+	uint64_t ctrl_mask[RTE_MAX_LCORE / 64] = {0};
+	int cur = -1; /* role index, SPINNIC_ROLE_MAX = ctrl */
+	bool ctrl = false;
+	const char *p = s;
+	unsigned i, n;
+
+	if (*s == '\0')
+		return -EINVAL;
+	while (*p != '\0') {
+		const char *end = strchr(p, ',');
+		const char *eq;
+		size_t len;
+
+		if (end == NULL)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		eq = memchr(p, '=', len);
+		if (eq != NULL) {
+			size_t nlen = (size_t)(eq - p);
+
+			cur = -1;
+			for (i = 0; i < RTE_DIM(names); i++)
+				if (strlen(names[i]) == nlen &&
+				    memcmp(p, names[i], nlen) == 0)
+					cur = (int)i;
+			if (nlen == 4 && memcmp(p, "ctrl", 4) == 0)
+				cur = SPINNIC_ROLE_MAX;
+			if (cur < 0) {
+				fprintf(stderr, "spinnic: --lcore-roles: unknown role '%.*s' (inbound, outbound, hpu, ctrl)\n",
+					(int)nlen, p);
+				return -EINVAL;
+			}
+			if (cur < SPINNIC_ROLE_MAX &&
+			    (cfg->roles_given & (1u << cur))) {
+				fprintf(stderr, "spinnic: --lcore-roles: role '%s' given twice\n",
+					names[cur]);
+				return -EINVAL;
+			}
+			if (cur == SPINNIC_ROLE_MAX && ctrl) {
+				fprintf(stderr, "spinnic: --lcore-roles: role 'ctrl' given twice\n");
+				return -EINVAL;
+			}
+			len -= nlen + 1;
+			p = eq + 1;
+		} else if (cur < 0) {
+			fprintf(stderr, "spinnic: --lcore-roles: expected role=lcores at '%s'\n",
+				p);
+			return -EINVAL;
+		}
+		if (parse_lcore_range(p, len, cur == SPINNIC_ROLE_MAX ?
+				      ctrl_mask : cfg->role_mask[cur]) < 0) {
+			fprintf(stderr, "spinnic: --lcore-roles: bad lcore list '%.*s' (ids or ranges below %u)\n",
+				(int)len, p, RTE_MAX_LCORE);
+			return -EINVAL;
+		}
+		if (cur == SPINNIC_ROLE_MAX)
+			ctrl = true;
+		else
+			cfg->roles_given |= 1u << cur;
+		p = *end == ',' ? end + 1 : end;
+		if (*end == ',' && *p == '\0') {
+			fprintf(stderr, "spinnic: --lcore-roles: trailing ','\n");
+			return -EINVAL;
+		}
+	}
+	if (ctrl) {
+		n = 0;
+		for (i = 0; i < RTE_MAX_LCORE; i++)
+			if (ctrl_mask[i / 64] & (1ull << (i % 64))) {
+				cfg->ctrl_lcore = (int)i;
+				n++;
+			}
+		if (n != 1) {
+			fprintf(stderr, "spinnic: --lcore-roles: ctrl takes exactly one lcore\n");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void
+cfg_defaults(struct spinnic_cfg *cfg)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->payload = DEFAULT_PAYLOAD;
+	cfg->nic_mem = DEFAULT_NIC_MEM;
+	cfg->hpus = DEFAULT_HPUS;
+	cfg->udp_port = DEFAULT_UDP_PORT;
+	cfg->idle_sleep_us = DEFAULT_IDLE_SLEEP_US;
+	cfg->ring_size = DEFAULT_RING_SIZE;
+	cfg->fault_seed = 1;
+	cfg->ctrl_lcore = -1;
+	if (xdg != NULL && xdg[0] == '/' &&
+	    strlen(xdg) + sizeof("/spinnic") <= sizeof(cfg->socket_dir))
+		snprintf(cfg->socket_dir, sizeof(cfg->socket_dir),
+			 "%s/spinnic", xdg);
+	else
+		snprintf(cfg->socket_dir, sizeof(cfg->socket_dir),
+			 "/run/spinnic");
+}
+
+/* Longest socket path sun_path takes: D/nodeNN.sock must fit. */
+#define SUN_PATH_MAX 107
+
+int
+spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
+{
+	uint64_t v;
+	int opt, rc = 0;
+	const char *bad = NULL;
+	bool dir_given = false;
+
+	cfg_defaults(cfg);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_VIRTUAL:
+			if (parse_u64(optarg, 1, SPINNIC_NODES_MAX, &v) < 0)
+				bad = "--virtual: expected 1..16";
+			else
+				cfg->virtual_nodes = (unsigned)v;
+			break;
+		case OPT_SOCKET_DIR:
+			if (optarg[0] == '\0' ||
+			    strlen(optarg) + sizeof("/node15.sock") >
+			    SUN_PATH_MAX + 1)
+				bad = "--socket-dir: empty or too long for a unix socket path";
+			else {
+				snprintf(cfg->socket_dir,
+					 sizeof(cfg->socket_dir), "%s",
+					 optarg);
+				dir_given = true;
+			}
+			break;
+		case OPT_SOCKET:
+			if (optarg[0] == '\0' || strlen(optarg) > SUN_PATH_MAX)
+				bad = "--socket: empty or longer than 107 bytes";
+			else
+				snprintf(cfg->socket_path,
+					 sizeof(cfg->socket_path), "%s",
+					 optarg);
+			break;
+		case OPT_PAYLOAD:
+			/* the mbuf data room (16 bits) holds headroom,
+			 * headers and payload */
+			RTE_BUILD_BUG_ON(PAYLOAD_MAX + RTE_PKTMBUF_HEADROOM +
+					 SPINNIC_HDR_ROOM > UINT16_MAX);
+			if (parse_size(optarg, 64, PAYLOAD_MAX, &v) < 0)
+				bad = "--payload: expected 64..65000 bytes";
+			else
+				cfg->payload = (uint32_t)v;
+			break;
+		case OPT_NIC_MEM:
+			if (parse_size(optarg, 4096, 1ull << 40, &v) < 0)
+				bad = "--nic-mem: expected 4K..1T (K/M/G suffixes)";
+			else
+				cfg->nic_mem = v;
+			break;
+		case OPT_HPUS:
+			if (parse_u64(optarg, 1, SPINNIC_HPUS_MAX, &v) < 0)
+				bad = "--hpus: expected 1..64";
+			else
+				cfg->hpus = (unsigned)v;
+			break;
+		case OPT_LCORE_ROLES:
+			if (strlen(optarg) >= sizeof(cfg->lcore_roles)) {
+				bad = "--lcore-roles: too long";
+				break;
+			}
+			snprintf(cfg->lcore_roles, sizeof(cfg->lcore_roles),
+				 "%s", optarg);
+			memset(cfg->role_mask, 0, sizeof(cfg->role_mask));
+			cfg->roles_given = 0;
+			cfg->ctrl_lcore = -1;
+			if (parse_roles(cfg, optarg) < 0)
+				return -EINVAL; /* printed its own line */
+			break;
+		case OPT_LCORES:
+			if (optarg[0] == '\0' ||
+			    strlen(optarg) >= sizeof(cfg->lcores) ||
+			    strspn(optarg, "0123456789,-") != strlen(optarg))
+				bad = "--lcores: expected an lcore list like 0-1 or 0,2";
+			else
+				snprintf(cfg->lcores, sizeof(cfg->lcores),
+					 "%s", optarg);
+			break;
+		case OPT_UDP_PORT:
+			if (parse_u64(optarg, 1, UINT16_MAX, &v) < 0)
+				bad = "--udp-port: expected 1..65535";
+			else
+				cfg->udp_port = (uint16_t)v;
+			break;
+		case OPT_NID_BASE:
+			/* node addresses are 10.x.y.z: nids below 2^24 */
+			if (parse_u64(optarg, 0, (1u << 24) - SPINNIC_NODES_MAX,
+				      &v) < 0)
+				bad = "--nid-base: expected 0..16777200";
+			else
+				cfg->nid_base = (uint32_t)v;
+			break;
+		case OPT_STATS_INTERVAL:
+			if (parse_u64(optarg, 0, 86400, &v) < 0)
+				bad = "--stats-interval: expected 0..86400 seconds";
+			else
+				cfg->stats_interval = (unsigned)v;
+			break;
+		case OPT_DURATION:
+			if (parse_u64(optarg, 0, 86400 * 365, &v) < 0)
+				bad = "--duration: expected seconds";
+			else
+				cfg->duration = (unsigned)v;
+			break;
+		case OPT_IDLE_SLEEP:
+			if (parse_u64(optarg, 0, 1000000, &v) < 0)
+				bad = "--idle-sleep-us: expected 0..1000000";
+			else
+				cfg->idle_sleep_us = (unsigned)v;
+			break;
+		case OPT_MBUFS:
+			if (parse_u64(optarg, 1024, 1u << 24, &v) < 0)
+				bad = "--mbufs: expected 1024..16777216";
+			else
+				cfg->nb_mbufs = (unsigned)v;
+			break;
+		case OPT_RING_SIZE:
+			if (parse_u64(optarg, 64, 16384, &v) < 0 ||
+			    !rte_is_power_of_2((uint32_t)v))
+				bad = "--ring-size: expected a power of two in 64..16384";
+			else
+				cfg->ring_size = (unsigned)v;
+			break;
+		case OPT_RX_LOSS:
+			if (parse_prob(optarg, &cfg->rx_loss) < 0)
+				bad = "--rx-loss: expected a probability 0..1";
+			break;
+		case OPT_RX_REORDER:
+			if (parse_prob(optarg, &cfg->rx_reorder) < 0)
+				bad = "--rx-reorder: expected a probability 0..1";
+			break;
+		case OPT_RX_DUP:
+			if (parse_prob(optarg, &cfg->rx_dup) < 0)
+				bad = "--rx-dup: expected a probability 0..1";
+			break;
+		case OPT_FAULT_SEED:
+			if (parse_u64(optarg, 0, UINT64_MAX, &cfg->fault_seed) < 0)
+				bad = "--fault-seed: expected an unsigned integer";
+			break;
+		case 'h':
+		case OPT_HELP:
+			spinnic_options_usage(stdout, argv[0]);
+			return 1;
+		case ':':
+			fprintf(stderr, "spinnic: option %s needs a value (see --help)\n",
+				argv[optind - 1]);
+			return -EINVAL;
+		default:
+			fprintf(stderr, "spinnic: unknown option '%s' (see --help)\n",
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (bad != NULL) {
+			fprintf(stderr, "spinnic: %s, got '%s'\n", bad, optarg);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "spinnic: unexpected argument '%s' (see --help)\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	if (cfg->socket_path[0] != '\0' && cfg->virtual_nodes > 1) {
+		fprintf(stderr, "spinnic: --socket names one socket but --virtual %u makes %u nodes; use --socket-dir\n",
+			cfg->virtual_nodes, cfg->virtual_nodes);
+		return -EINVAL;
+	}
+	if (cfg->socket_path[0] != '\0' && dir_given) {
+		fprintf(stderr, "spinnic: --socket and --socket-dir exclude each other\n");
+		return -EINVAL;
+	}
+	if (cfg->rx_loss + cfg->rx_reorder + cfg->rx_dup > 1.0) {
+		fprintf(stderr, "spinnic: --rx-loss + --rx-reorder + --rx-dup exceed 1\n");
+		return -EINVAL;
+	}
+	return rc;
+}
+
+/* MiB of free hugepages of the default size, or 0. */
+static uint64_t
+huge_free_mb(void)
+{
+	unsigned long long free_pages = 0, page_kb = 0, v;
+	char line[256];
+	FILE *f;
+
+	f = fopen("/proc/meminfo", "r");
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "HugePages_Free: %llu", &v) == 1)
+			free_pages = v;
+		else if (sscanf(line, "Hugepagesize: %llu kB", &v) == 1)
+			page_kb = v;
+	}
+	fclose(f);
+	return free_pages * page_kb / 1024;
+}
+
+static int
+args_push(char ***v, int *n, const char *s)
+{
+	char **nv = realloc(*v, sizeof(**v) * (size_t)(*n + 2));
+
+	if (nv == NULL)
+		return -ENOMEM;
+	nv[*n] = strdup(s);
+	if (nv[*n] == NULL) {
+		*v = nv;
+		return -ENOMEM;
+	}
+	nv[++*n] = NULL;
+	*v = nv;
+	return 0;
+}
+
+int
+spinnic_eal_args(const struct spinnic_cfg *cfg, int argc, char **argv,
+		 char ***argv_p)
+{
+	char **v = NULL;
+	char buf[64];
+	int n = 0, i, sep = -1, rc = 0;
+
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			sep = i;
+			break;
+		}
+	rc |= args_push(&v, &n, argv[0]);
+	if (sep > 1) {
+		/* the user's EAL args, untouched */
+		for (i = 1; i < sep; i++)
+			rc |= args_push(&v, &n, argv[i]);
+	} else {
+		const char *lcores = "0";
+		uint64_t huge_mb = huge_free_mb();
+		int j;
+
+		/* --lcores among our own options picks the EAL's -l */
+		for (j = sep < 0 ? 1 : sep + 1; j < argc; j++) {
+			if (strcmp(argv[j], "--lcores") == 0 && j + 1 < argc)
+				lcores = argv[j + 1];
+			else if (strncmp(argv[j], "--lcores=", 9) == 0)
+				lcores = argv[j] + 9;
+		}
+		rc |= args_push(&v, &n, "-l");
+		rc |= args_push(&v, &n, lcores);
+		rc |= args_push(&v, &n, "--no-pci");
+		snprintf(buf, sizeof(buf), "--file-prefix=spinnic%d",
+			 (int)getpid());
+		rc |= args_push(&v, &n, buf);
+		/* --in-memory maps hugepages anonymously: no mount needed */
+		if (huge_mb >= HUGE_MIN_MB) {
+			rc |= args_push(&v, &n, "--in-memory");
+		} else {
+			/* pools are ~40 MiB per node at the defaults */
+			unsigned mem_mb = RTE_MAX(512u,
+				128u + 64u * cfg->virtual_nodes);
+
+			snprintf(buf, sizeof(buf), "%u", mem_mb);
+			fprintf(stderr, "spinnic: %" PRIu64 " MiB of hugepages free (need %llu): running on ordinary pages (--no-huge --no-shconf -m %s)\n",
+				huge_mb, HUGE_MIN_MB, buf);
+			rc |= args_push(&v, &n, "--no-huge");
+			rc |= args_push(&v, &n, "--no-shconf");
+			rc |= args_push(&v, &n, "-m");
+			rc |= args_push(&v, &n, buf);
+		}
+	}
+	if (rc != 0) {
+		for (i = 0; i < n; i++)
+			free(v[i]);
+		free(v);
+		return -ENOMEM;
+	}
+	*argv_p = v;
+	return n;
+}

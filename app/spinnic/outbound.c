@@ -1,0 +1,769 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Outbound engine: command rings -> DATA / GET packets, GET replies, the
+ * staging ring of other roles (acks) -> TX queues. Only this role calls
+ * rte_eth_tx_burst on a node. A packet the port does not take is held and
+ * retried, never dropped; while a queue holds packets nothing new is built
+ * for it (backpressure reaches the command rings).
+ *
+ * Also the engine's life cycle (init, fini, detach handshake, counters).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "engine.h"
+
+/* How often the outbound engine looks for newly attached clients (a new
+ * client's first command waits at most this long). */
+#define SCAN_PER_S 200u
+#define JOBS_SIZE 1024u
+#define DONE_SIZE 4096u
+
+/* ---- packet building ------------------------------------------------------ */
+
+static uint32_t
+frame_dst_nid(const struct rte_mbuf *m)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t ip, nid = UINT32_MAX;
+
+	if (rte_pktmbuf_data_len(m) < SPINNIC_WIRE_ETH_LEN + SPINNIC_WIRE_IP_LEN)
+		return UINT32_MAX;
+	/* IPv4 destination address, network order, at 14 + 16 */
+	ip = (uint32_t)f[30] << 24 | (uint32_t)f[31] << 16 |
+		(uint32_t)f[32] << 8 | f[33];
+	if (spinnic_wire_ip_nid(ip, &nid) != 0)
+		return UINT32_MAX;
+	return nid;
+}
+
+struct rte_mbuf *
+eng_build(struct spinnic_node *node, const struct spinnic_pkt *p,
+	  uint8_t **pay_p)
+{
+	struct spinnic_wire_addr a;
+	struct rte_mbuf *m;
+	size_t len = SPINNIC_WIRE_HDR_LEN + p->pay_len;
+	char *f;
+	int rc;
+
+	m = rte_pktmbuf_alloc(node->pool);
+	if (m == NULL)
+		return NULL;
+	f = rte_pktmbuf_append(m, (uint16_t)len);
+	if (len > UINT16_MAX || f == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	spinnic_wire_addr_nodes(node->nid, p->dst.nid, node->udp_port, &a);
+	rc = spinnic_wire_build(f, len, &a, p);
+	if (rc < 0) {
+		SPINNIC_LOG(ERR, "node %u: wire build: %s", node->index,
+			    strerror(-rc));
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	if (pay_p != NULL)
+		*pay_p = (uint8_t *)f + SPINNIC_WIRE_HDR_LEN;
+	return m;
+}
+
+uint64_t *
+eng_bitmap_new(const struct spinnic_node *node, uint64_t len,
+	       uint32_t *npkts_p)
+{
+	uint64_t n = len == 0 ? 1 : (len + node->payload - 1) / node->payload;
+
+	*npkts_p = (uint32_t)n;
+	return calloc((n + 63) / 64, sizeof(uint64_t));
+}
+
+/* ---- TX queues ------------------------------------------------------------- */
+
+static unsigned
+hold_room(const struct spinnic_engine *eng, uint16_t q)
+{
+	return ENG_TX_HOLD - eng->hold[q].n;
+}
+
+static void
+hold_push(struct spinnic_engine *eng, uint16_t q, struct rte_mbuf *m)
+{
+	struct tx_hold *h = &eng->hold[q];
+
+	h->pkts[(h->head + h->n) % ENG_TX_HOLD] = m;
+	h->n++;
+}
+
+/* Hand held packets to the port. @return packets sent. */
+static unsigned
+hold_flush(struct spinnic_engine *eng, uint16_t q)
+{
+	struct spinnic_node *node = eng->node;
+	struct tx_hold *h = &eng->hold[q];
+	unsigned sent = 0;
+
+	while (h->n > 0) {
+		unsigned run = RTE_MIN(h->n, ENG_TX_HOLD - h->head);
+		uint16_t k, i;
+
+		run = RTE_MIN(run, 64u);
+		k = rte_eth_tx_burst(node->port_id, q, &h->pkts[h->head],
+				     (uint16_t)run);
+		for (i = 0; i < k; i++)
+			node->tx.bytes += rte_pktmbuf_pkt_len(h->pkts[h->head + i]);
+		node->tx.pkts += k;
+		h->head = (h->head + k) % ENG_TX_HOLD;
+		h->n -= k;
+		sent += k;
+		if (k < run) {
+			eng->outs.held += run - k;
+			break;
+		}
+	}
+	if (h->n == 0)
+		h->head = 0;
+	return sent;
+}
+
+/*
+ * Queue a built packet for its destination node. @return 0, or -ENOSPC
+ * when the queue holds too much (the caller keeps the packet).
+ */
+static int
+tx_queue(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid)
+{
+	uint16_t q = spinnic_node_txq(eng->node, dst_nid);
+
+	if (q == UINT16_MAX) {
+		/* no port reaches that nid: nobody will ever take it */
+		eng->outs.unreachable++;
+		eng->node->tx.full++;
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	if (hold_room(eng, q) == 0)
+		return -ENOSPC;
+	hold_push(eng, q, m);
+	return 0;
+}
+
+/*
+ * Room to build a data packet (request or reply) for @p dst_nid now. The
+ * last ENG_TX_RESERVE slots of a queue are kept for staged acks: a node
+ * whose RX waits for its acks to leave must not find its TX queue full of
+ * its own data.
+ */
+static bool
+tx_room(const struct spinnic_engine *eng, uint32_t dst_nid)
+{
+	uint16_t q = spinnic_node_txq(eng->node, dst_nid);
+
+	return q == UINT16_MAX || hold_room(eng, q) > ENG_TX_RESERVE;
+}
+
+/* Staged packets of other roles (acks). */
+static unsigned
+staged_drain(struct spinnic_engine *eng)
+{
+	struct spinnic_node *node = eng->node;
+	struct rte_mbuf *pkts[32];
+	unsigned n, i, done = 0;
+
+	for (;;) {
+		unsigned room = UINT32_MAX;
+		uint16_t q;
+
+		for (q = 0; q < node->nb_txq; q++)
+			room = RTE_MIN(room, hold_room(eng, q));
+		room = RTE_MIN(room, 32u);
+		if (room == 0)
+			break;
+		n = rte_ring_sc_dequeue_burst(node->txr, (void **)pkts, room,
+					      NULL);
+		for (i = 0; i < n; i++) {
+			/* room was checked for every queue */
+			if (tx_queue(eng, pkts[i], frame_dst_nid(pkts[i])) != 0)
+				rte_pktmbuf_free(pkts[i]);
+		}
+		eng->outs.staged_pkts += n;
+		done += n;
+		if (n < room)
+			break;
+	}
+	return done;
+}
+
+/* ---- commands ------------------------------------------------------------- */
+
+static void
+out_forget(struct spinnic_engine *eng, struct out_client *oc)
+{
+	if (oc->active || oc->have_cmd)
+		eng->outs.detach_drops++;
+	if (oc->c != NULL)
+		ptl_client_put(oc->c);
+	memset(oc, 0, sizeof(*oc));
+}
+
+static void
+clients_scan(struct spinnic_engine *eng)
+{
+	unsigned pid;
+
+	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++) {
+		struct out_client *oc = &eng->out[pid];
+
+		if (oc->c != NULL && !ptl_client_alive(oc->c))
+			out_forget(eng, oc);
+		if (oc->c == NULL)
+			oc->c = ptl_client_lookup(eng->node->nic, pid);
+	}
+}
+
+static void
+pkt_from_cmd(const struct out_client *oc, struct spinnic_pkt *p)
+{
+	const struct ptl_cmd *cmd = &oc->cmd;
+
+	memset(p, 0, sizeof(*p));
+	p->ni = cmd->ni_kind;
+	p->src = ptl_client_id(oc->c);
+	p->dst = cmd->target;
+	p->pt_index = cmd->pt_index;
+	p->uid = cmd->uid;
+	p->match_bits = cmd->match_bits;
+	p->hdr_data = cmd->hdr_data;
+	p->msg_id = oc->msg_id;
+	p->msg_len = cmd->length;
+	p->remote_offset = cmd->remote_offset;
+	p->ack_req = cmd->ack_req;
+}
+
+/* Build up to @p budget packets of the client's current command. */
+static unsigned
+cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
+	     unsigned budget)
+{
+	struct spinnic_node *node = eng->node;
+	const struct ptl_cmd *cmd = &oc->cmd;
+	unsigned n = 0;
+	int rc;
+
+	if (!oc->active) {
+		rc = ptl_op_start(oc->c, cmd, &oc->msg_id);
+		if (rc == -ENOSPC) {
+			eng->outs.ops_full++;
+			return 0;
+		}
+		oc->have_cmd = false;
+		if (rc != 0)
+			return 0; /* client detached meanwhile */
+		oc->active = true;
+		oc->off = 0;
+		if (cmd->op == SPINNIC_CMD_PUT)
+			eng->outs.puts++;
+		else
+			eng->outs.gets++;
+		if (spinnic_node_txq(node, cmd->target.nid) == UINT16_MAX) {
+			/* no port reaches that node: fail it now */
+			eng->outs.unreachable++;
+			ptl_op_sent(node->nic, oc->msg_id,
+				    SPINNIC_PTL_NI_UNDELIVERABLE);
+			oc->active = false;
+			return 0;
+		}
+	}
+
+	if (cmd->op == SPINNIC_CMD_GET) {
+		struct spinnic_pkt p;
+		struct rte_mbuf *m;
+
+		if (!tx_room(eng, cmd->target.nid))
+			return 0;
+		pkt_from_cmd(oc, &p);
+		p.type = SPINNIC_WIRE_T_GET;
+		p.op = SPINNIC_WIRE_OP_GET;
+		p.flags = SPINNIC_WIRE_F_HEADER | SPINNIC_WIRE_F_COMPLETION;
+		p.ack_req = SPINNIC_PTL_NO_ACK_REQ;
+		m = eng_build(node, &p, NULL);
+		if (m == NULL) {
+			eng->outs.no_mbuf++;
+			return 0;
+		}
+		tx_queue(eng, m, p.dst.nid);
+		eng->outs.get_pkts++;
+		ptl_op_sent(node->nic, oc->msg_id, SPINNIC_PTL_NI_OK);
+		oc->active = false;
+		return 1;
+	}
+
+	while (n < budget && tx_room(eng, cmd->target.nid)) {
+		uint64_t left = cmd->length - oc->off;
+		uint32_t len = (uint32_t)RTE_MIN(left, (uint64_t)node->payload);
+		struct spinnic_pkt p;
+		struct rte_mbuf *m;
+		uint8_t *pay;
+
+		pkt_from_cmd(oc, &p);
+		p.type = SPINNIC_WIRE_T_DATA;
+		p.op = SPINNIC_WIRE_OP_PUT;
+		p.offset = oc->off;
+		p.pay_len = len;
+		p.flags = (oc->off == 0 ? SPINNIC_WIRE_F_HEADER : 0) |
+			(oc->off + len == cmd->length ?
+			 SPINNIC_WIRE_F_COMPLETION : 0);
+		if (p.flags == 0)
+			p.flags = SPINNIC_WIRE_F_PAYLOAD;
+		m = eng_build(node, &p, &pay);
+		if (m == NULL) {
+			eng->outs.no_mbuf++;
+			break;
+		}
+		rc = len == 0 ? 0 :
+			ptl_host_read(oc->c, cmd->local_addr + oc->off, pay, len);
+		if (rc != 0) {
+			/* the MD's memory went away: the put fails here */
+			rte_pktmbuf_free(m);
+			eng->outs.read_faults++;
+			ptl_op_sent(node->nic, oc->msg_id, SPINNIC_PTL_NI_SEGV);
+			oc->active = false;
+			return n;
+		}
+		tx_queue(eng, m, p.dst.nid);
+		eng->outs.data_pkts++;
+		oc->off += len;
+		n++;
+		if (oc->off == cmd->length) {
+			/* every byte left the MD: SEND (ack later) */
+			ptl_op_sent(node->nic, oc->msg_id, SPINNIC_PTL_NI_OK);
+			oc->active = false;
+			break;
+		}
+	}
+	return n;
+}
+
+static unsigned
+commands_poll(struct spinnic_engine *eng, unsigned budget)
+{
+	unsigned done = 0, i;
+
+	/* round-robin over clients, one command step each */
+	for (i = 0; i < SPINNIC_CLIENTS_MAX && done < budget; i++) {
+		struct out_client *oc;
+		unsigned k;
+
+		eng->rr = (eng->rr + 1) % SPINNIC_CLIENTS_MAX;
+		oc = &eng->out[eng->rr];
+		if (oc->c == NULL)
+			continue;
+		if (!oc->active && !oc->have_cmd) {
+			if (ptl_cmd_poll(oc->c, &oc->cmd, 1) == 0)
+				continue;
+			eng->node->tx.cmds++;
+			oc->have_cmd = true;
+		}
+		k = cmd_progress(eng, oc, budget - done);
+		done += k;
+	}
+	return done;
+}
+
+/* ---- GET replies ---------------------------------------------------------- */
+
+static void
+job_end(struct spinnic_engine *eng, struct reply_job *j, uint8_t fail)
+{
+	eng->job_head = j->next;
+	if (eng->job_head == NULL)
+		eng->job_tail = NULL;
+	/* GET event at the target once its data left */
+	ptl_match_complete(eng->node->nic, &j->m, fail);
+	free(j);
+}
+
+static unsigned
+replies_poll(struct spinnic_engine *eng, unsigned budget)
+{
+	struct spinnic_node *node = eng->node;
+	struct reply_job *j;
+	unsigned n = 0;
+	void *obj;
+
+	while (rte_ring_sc_dequeue(eng->jobs, &obj) == 0) {
+		j = obj;
+		j->next = NULL;
+		if (eng->job_tail != NULL)
+			eng->job_tail->next = j;
+		else
+			eng->job_head = j;
+		eng->job_tail = j;
+	}
+	while ((j = eng->job_head) != NULL && n < budget) {
+		const struct ptl_match *mt = &j->m;
+
+		if (!tx_room(eng, mt->initiator.nid))
+			break;
+		do {
+			uint64_t left = mt->mlength - j->off;
+			uint32_t len = (uint32_t)RTE_MIN(left,
+							 (uint64_t)node->payload);
+			struct spinnic_pkt p;
+			struct rte_mbuf *m;
+			uint8_t *pay;
+			int rc;
+
+			memset(&p, 0, sizeof(p));
+			p.type = SPINNIC_WIRE_T_REPLY;
+			p.op = SPINNIC_WIRE_OP_GET;
+			p.ni = j->ni_kind;
+			p.src = ptl_client_id(mt->c);
+			p.dst = mt->initiator;
+			p.pt_index = mt->pt_index;
+			p.match_bits = mt->match_bits;
+			p.msg_id = mt->msg_id;
+			p.msg_len = mt->mlength;
+			p.mlength = mt->mlength;
+			p.remote_offset = mt->remote_offset;
+			p.offset = j->off;
+			p.pay_len = len;
+			p.flags = (j->off == 0 ? SPINNIC_WIRE_F_HEADER : 0) |
+				(j->off + len == mt->mlength ?
+				 SPINNIC_WIRE_F_COMPLETION : 0);
+			if (p.flags == 0)
+				p.flags = SPINNIC_WIRE_F_PAYLOAD;
+			m = eng_build(node, &p, &pay);
+			if (m == NULL) {
+				eng->outs.no_mbuf++;
+				return n;
+			}
+			rc = len == 0 ? 0 :
+				ptl_host_read(mt->c, mt->start + j->off, pay, len);
+			if (rc != 0) {
+				/* target memory gone: the initiator times out
+				 * on the missing bytes; the target learns */
+				rte_pktmbuf_free(m);
+				eng->outs.read_faults++;
+				job_end(eng, j, SPINNIC_PTL_NI_SEGV);
+				break;
+			}
+			tx_queue(eng, m, p.dst.nid);
+			eng->outs.reply_pkts++;
+			n++;
+			j->off += len;
+			if (j->off == mt->mlength) {
+				job_end(eng, j, SPINNIC_PTL_NI_OK);
+				break;
+			}
+		} while (n < budget && tx_room(eng, mt->initiator.nid));
+		if (eng->job_head == j)
+			break;
+	}
+	return n;
+}
+
+/* ---- role ------------------------------------------------------------------ */
+
+static void
+out_detach_check(struct spinnic_engine *eng)
+{
+	uint64_t req = __atomic_load_n(&eng->detach_req, __ATOMIC_ACQUIRE);
+
+	if (req == eng->detach_out_ack)
+		return;
+	eng_out_detach(eng, eng->detach_pc);
+	__atomic_store_n(&eng->detach_out_ack, req, __ATOMIC_RELEASE);
+}
+
+unsigned
+spinnic_outbound_poll(struct spinnic_node *node)
+{
+	struct spinnic_engine *eng = node->eng;
+	unsigned work = 0;
+	uint64_t now;
+	uint16_t q;
+
+	out_detach_check(eng);
+	now = rte_get_timer_cycles();
+	if (now >= eng->next_scan) {
+		clients_scan(eng);
+		eng->next_scan = now + eng->hz / SCAN_PER_S;
+	}
+	for (q = 0; q < node->nb_txq; q++)
+		work += hold_flush(eng, q);
+	work += staged_drain(eng);
+	work += replies_poll(eng, ENG_TX_BUDGET);
+	work += commands_poll(eng, ENG_TX_BUDGET);
+	for (q = 0; q < node->nb_txq; q++)
+		hold_flush(eng, q);
+	return work;
+}
+
+void
+eng_out_detach(struct spinnic_engine *eng, struct ptl_client *pc)
+{
+	struct reply_job **pp, *j;
+	unsigned pid;
+	void *obj;
+
+	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++)
+		if (eng->out[pid].c == pc)
+			out_forget(eng, &eng->out[pid]);
+	while (rte_ring_sc_dequeue(eng->jobs, &obj) == 0) {
+		j = obj;
+		j->next = NULL;
+		if (eng->job_tail != NULL)
+			eng->job_tail->next = j;
+		else
+			eng->job_head = j;
+		eng->job_tail = j;
+	}
+	eng->job_tail = NULL;
+	for (pp = &eng->job_head; (j = *pp) != NULL;) {
+		if (j->m.c == pc) {
+			*pp = j->next;
+			ptl_match_release(eng->node->nic, &j->m);
+			eng->outs.detach_drops++;
+			free(j);
+			continue;
+		}
+		eng->job_tail = j;
+		pp = &j->next;
+	}
+}
+
+void
+eng_out_fini(struct spinnic_engine *eng)
+{
+	struct reply_job *j;
+	unsigned pid, q;
+	void *obj;
+
+	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++)
+		if (eng->out[pid].c != NULL)
+			out_forget(eng, &eng->out[pid]);
+	if (eng->jobs != NULL)
+		while (rte_ring_sc_dequeue(eng->jobs, &obj) == 0) {
+			j = obj;
+			ptl_match_release(eng->node->nic, &j->m);
+			free(j);
+		}
+	while ((j = eng->job_head) != NULL) {
+		eng->job_head = j->next;
+		ptl_match_release(eng->node->nic, &j->m);
+		free(j);
+	}
+	eng->job_tail = NULL;
+	for (q = 0; eng->hold != NULL && q < eng->node->nb_txq; q++) {
+		struct tx_hold *h = &eng->hold[q];
+
+		while (h->n > 0) {
+			rte_pktmbuf_free(h->pkts[h->head]);
+			h->head = (h->head + 1) % ENG_TX_HOLD;
+			h->n--;
+		}
+	}
+}
+
+/* ---- engine life cycle ---------------------------------------------------- */
+
+int
+spinnic_engine_init(struct spinnic_node *node)
+{
+	struct spinnic_engine *eng;
+	char name[RTE_RING_NAMESIZE];
+	int rc = -ENOMEM;
+
+	eng = rte_zmalloc_socket("spinnic_engine", sizeof(*eng),
+				 RTE_CACHE_LINE_SIZE, (int)rte_socket_id());
+	if (eng == NULL)
+		return -ENOMEM;
+	eng->node = node;
+	eng->hz = rte_get_timer_hz();
+	eng->faults = node->sn->cfg.rx_loss > 0 || node->sn->cfg.rx_reorder > 0 ||
+		node->sn->cfg.rx_dup > 0;
+	eng->rng = (node->sn->cfg.fault_seed + 1) * 0x9e3779b97f4a7c15ull +
+		node->index;
+	if (eng->rng == 0)
+		eng->rng = 1;
+	pthread_mutex_init(&eng->detach_lock, NULL);
+	eng->hold = rte_zmalloc_socket("spinnic_tx_hold",
+				       sizeof(*eng->hold) * node->nb_txq,
+				       RTE_CACHE_LINE_SIZE, (int)rte_socket_id());
+	eng->msgs = spinnic_msgtab_create(ENG_MSGS, sizeof(struct in_msg));
+	eng->replies = spinnic_msgtab_create(ENG_REPLIES,
+					     sizeof(struct in_reply));
+	if (eng->hold == NULL || eng->msgs == NULL || eng->replies == NULL)
+		goto fail;
+	snprintf(name, sizeof(name), "spinnic_done%u", node->index);
+	eng->done = rte_ring_create(name, DONE_SIZE, (int)rte_socket_id(),
+				    RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "spinnic_jobs%u", node->index);
+	eng->jobs = rte_ring_create(name, JOBS_SIZE, (int)rte_socket_id(),
+				    RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (eng->done == NULL || eng->jobs == NULL) {
+		rc = -rte_errno;
+		goto fail;
+	}
+	node->eng = eng;
+	return 0;
+fail:
+	SPINNIC_LOG(ERR, "node %u: engine: %s", node->index, strerror(-rc));
+	rte_ring_free(eng->jobs);
+	rte_ring_free(eng->done);
+	spinnic_msgtab_free(eng->replies);
+	spinnic_msgtab_free(eng->msgs);
+	rte_free(eng->hold);
+	pthread_mutex_destroy(&eng->detach_lock);
+	rte_free(eng);
+	return rc;
+}
+
+void
+spinnic_engine_fini(struct spinnic_node *node)
+{
+	struct spinnic_engine *eng = node->eng;
+
+	if (eng == NULL)
+		return;
+	eng_in_fini(eng);
+	eng_out_fini(eng);
+	rte_ring_free(eng->jobs);
+	rte_ring_free(eng->done);
+	spinnic_msgtab_free(eng->replies);
+	spinnic_msgtab_free(eng->msgs);
+	rte_free(eng->hold);
+	pthread_mutex_destroy(&eng->detach_lock);
+	rte_free(eng);
+	node->eng = NULL;
+}
+
+static bool
+lcores_running(const struct spinnic *sn)
+{
+	unsigned i;
+
+	for (i = 0; i < RTE_MAX_LCORE; i++)
+		if (sn->lcores[i].running)
+			return true;
+	return false;
+}
+
+void
+spinnic_engine_client_detach(struct spinnic_node *node,
+			     const struct spinnic_client *cl)
+{
+	struct spinnic_engine *eng = node->eng;
+	uint64_t req;
+
+	if (eng == NULL || cl->pc == NULL)
+		return;
+	pthread_mutex_lock(&eng->detach_lock);
+	eng->detach_pc = cl->pc;
+	req = eng->detach_req + 1;
+	__atomic_store_n(&eng->detach_req, req, __ATOMIC_RELEASE);
+	/* both roles purge the client on their next poll and say so */
+	while (__atomic_load_n(&eng->detach_in_ack, __ATOMIC_ACQUIRE) != req ||
+	       __atomic_load_n(&eng->detach_out_ack, __ATOMIC_ACQUIRE) != req) {
+		if (!lcores_running(node->sn)) {
+			/* nobody polls: we are alone with the state */
+			if (eng->detach_out_ack != req) {
+				eng_out_detach(eng, cl->pc);
+				eng->detach_out_ack = req;
+			}
+			if (eng->detach_in_ack != req) {
+				eng_in_detach(eng, cl->pc);
+				eng->detach_in_ack = req;
+			}
+			break;
+		}
+		usleep(100);
+	}
+	eng->detach_pc = NULL;
+	pthread_mutex_unlock(&eng->detach_lock);
+}
+
+/* Print non-zero counters, several per line, like the portals block. */
+struct stat_line {
+	FILE *f;
+	unsigned n;
+};
+
+static void
+stat_put(struct stat_line *l, const char *name, uint64_t v)
+{
+	if (v == 0)
+		return;
+	fprintf(l->f, "%s%s %" PRIu64, l->n % 6 == 0 ? "    " : " ", name, v);
+	if (++l->n % 6 == 0)
+		fputc('\n', l->f);
+}
+
+void
+spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
+{
+	static const char *const drop_names[ENG_DROP_MAX] = {
+		"drop_not_me", "drop_no_match", "drop_late", "drop_dup",
+		"drop_bad_offset", "drop_inconsistent", "drop_table_full",
+		"drop_no_mem", "drop_spin", "drop_unknown_op", "drop_host",
+	};
+	const struct spinnic_engine *eng = node->eng;
+	struct stat_line l = { f, 0 };
+	const struct eng_in_stats *in;
+	const struct eng_out_stats *o;
+	struct spinnic_msgtab_stats ms;
+	unsigned i;
+
+	if (eng == NULL)
+		return;
+	in = &eng->in;
+	o = &eng->outs;
+	spinnic_msgtab_stats(eng->msgs, &ms);
+	fprintf(f, "  engine:%s\n", ms.inserted == 0 && o->puts == 0 &&
+		o->gets == 0 ? " (idle)" : "");
+	stat_put(&l, "msgs", ms.inserted);
+	stat_put(&l, "live", ms.live);
+	stat_put(&l, "tombstones", ms.done);
+	stat_put(&l, "msgtab_full", ms.full);
+	stat_put(&l, "msgs_np", in->msgs_np);
+	stat_put(&l, "msgs_spin", in->msgs_spin);
+	stat_put(&l, "msgs_failed", in->msgs_failed);
+	stat_put(&l, "bytes_np", in->bytes_np);
+	stat_put(&l, "acks_sent", in->acks_sent);
+	stat_put(&l, "nacks_sent", in->nacks_sent);
+	stat_put(&l, "acks_rcvd", in->acks_rcvd);
+	stat_put(&l, "nacks_rcvd", in->nacks_rcvd);
+	stat_put(&l, "gets_served", in->gets_served);
+	stat_put(&l, "replies_done", in->replies_done);
+	stat_put(&l, "reply_bytes", in->reply_bytes);
+	stat_put(&l, "timeouts", in->timeouts);
+	stat_put(&l, "rx_stalls", in->stalls);
+	stat_put(&l, "ack_held", in->ack_held);
+	for (i = 0; i < ENG_DROP_MAX; i++)
+		stat_put(&l, drop_names[i], in->drop[i]);
+	stat_put(&l, "puts", o->puts);
+	stat_put(&l, "gets", o->gets);
+	stat_put(&l, "data_pkts", o->data_pkts);
+	stat_put(&l, "get_pkts", o->get_pkts);
+	stat_put(&l, "reply_pkts", o->reply_pkts);
+	stat_put(&l, "staged_pkts", o->staged_pkts);
+	stat_put(&l, "tx_held", o->held);
+	stat_put(&l, "no_mbuf", o->no_mbuf);
+	stat_put(&l, "ops_full", o->ops_full);
+	stat_put(&l, "read_faults", o->read_faults);
+	stat_put(&l, "unreachable", o->unreachable);
+	stat_put(&l, "out_detach_drops", o->detach_drops);
+	if (l.n % 6 != 0)
+		fputc('\n', f);
+}

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file spinnic.h
+ * Internal header of the spinnic emulator binary (app/spinnic): options,
+ * nodes (one per port = one NIC), lcore roles, the control plane and the
+ * contract between the process skeleton (main.c, options.c, ports.c,
+ * lcore.c, ctrl.c, stats.c) and the data path (inbound.c, outbound.c,
+ * msgtab.c, engine.h).
+ *
+ * Threads:
+ * - EAL lcores run lists of role poll functions round-robin (lcore.c):
+ *   inbound and outbound engine of each node, HPUs of each node's sPIN
+ *   runtime. Poll functions never block; they return the work they did.
+ * - The control thread (ctrl.c) is a plain pthread, not an lcore: it waits
+ *   in io_uring for control-socket traffic, so it costs nothing when idle
+ *   and may block (it is the only place where waiting is allowed).
+ *
+ * Changes to this file are additive only: the data path codes against it.
+ */
+#ifndef SPINNIC_APP_H
+#define SPINNIC_APP_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+
+#include "spinnic_abi.h"
+
+struct rte_mempool;
+struct rte_ring;
+struct ptl_nic;         /* lib/portals: the NIC-side Portals state of a node */
+struct ptl_client;      /* lib/portals: one attached client process */
+struct spin_rt;         /* lib/spin: the sPIN runtime of a node */
+struct spinnic_engine;  /* data path: message table and engine state */
+struct spinnic_ctrl;    /* ctrl.c: control thread state */
+
+extern int spinnic_logtype;
+#define SPINNIC_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, spinnic_logtype, "spinnic: " fmt "\n", \
+		##__VA_ARGS__)
+
+/** Most nodes (ports) one process drives. */
+#define SPINNIC_NODES_MAX 16
+/** Most HPUs per node. */
+#define SPINNIC_HPUS_MAX 64
+/** Most clients attached to one node at the same time. */
+#define SPINNIC_CLIENTS_MAX 64
+/** Most role tasks one lcore runs. */
+#define SPINNIC_TASKS_MAX (SPINNIC_NODES_MAX * (2 + SPINNIC_HPUS_MAX))
+/** Slots of RX drop counters (indexed by the wire parser's reason code). */
+#define SPINNIC_RX_DROP_MAX 32
+/** Queue ids: every node has RX queue 0 and TX queue 0 (outbound role). */
+#define SPINNIC_RXQ 0
+#define SPINNIC_TXQ 0
+/** Room reserved in an mbuf for Ethernet + IPv4 + UDP + spinnic headers. */
+#define SPINNIC_HDR_ROOM 256
+
+/* ---------------------------------------------------------------------- */
+/* Options                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/** Poll roles an lcore runs (the control role is a thread, ctrl.c). */
+enum spinnic_role {
+	SPINNIC_ROLE_INBOUND = 0,
+	SPINNIC_ROLE_OUTBOUND,
+	SPINNIC_ROLE_HPU,
+	SPINNIC_ROLE_MAX,
+};
+
+/** Parsed command-line options after the EAL's `--`. */
+struct spinnic_cfg {
+	unsigned virtual_nodes;     /**< --virtual N: 0 = real ports */
+	char socket_dir[PATH_MAX];  /**< --socket-dir: D/node<i>.sock */
+	char socket_path[PATH_MAX]; /**< --socket: single node only */
+	uint32_t payload;           /**< --payload: bytes per packet */
+	uint64_t nic_mem;           /**< --nic-mem: bytes per node */
+	unsigned hpus;              /**< --hpus: HPUs per node */
+	uint16_t udp_port;          /**< --udp-port */
+	uint32_t nid_base;          /**< --nid-base: nid of node 0 */
+	unsigned stats_interval;    /**< --stats-interval S, 0 = only at exit */
+	unsigned duration;          /**< --duration S, 0 = until a signal */
+	unsigned idle_sleep_us;     /**< --idle-sleep-us: idle backoff */
+	unsigned nb_mbufs;          /**< --mbufs: per node pool size, 0 = auto */
+	unsigned ring_size;         /**< --ring-size: RX/TX descriptors */
+	char lcore_roles[256];      /**< --lcore-roles, as given ("" = default) */
+	char lcores[128];           /**< --lcores: EAL -l when no EAL args */
+	/** Parsed --lcore-roles: lcore sets per role (bit i%64 of word i/64). */
+	uint64_t role_mask[SPINNIC_ROLE_MAX][RTE_MAX_LCORE / 64];
+	unsigned roles_given;       /**< bit per role set by --lcore-roles */
+	int ctrl_lcore;             /**< ctrl=L, or -1: unpinned (EAL ctrl set) */
+	/* RX fault injection (DESIGN §11), applied by the inbound role. */
+	double rx_loss;             /**< --rx-loss P: drop probability */
+	double rx_reorder;          /**< --rx-reorder P: hold back probability */
+	double rx_dup;              /**< --rx-dup P: duplicate probability */
+	uint64_t fault_seed;        /**< --fault-seed N */
+};
+
+/* ---------------------------------------------------------------------- */
+/* Counters                                                                */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Each block has one writer (the role named), so plain increments are
+ * enough; stats.c reads them relaxed from another thread.
+ */
+
+/** Written by the inbound role. */
+struct spinnic_rx_stats {
+	uint64_t pkts;          /**< packets received (rte_eth_rx_burst) */
+	uint64_t bytes;
+	/** by parser reason: index -rc - SPINNIC_WIRE_DROP_BASE of
+	 *  spinnic_wire_parse() (wire.h); later slots are the engine's */
+	uint64_t drop[SPINNIC_RX_DROP_MAX];
+	uint64_t drops;         /**< sum of drop[] */
+	uint64_t matches;       /**< messages matched to an ME */
+	uint64_t no_match;      /**< messages dropped for lack of an ME */
+	uint64_t hers;          /**< HERs submitted to the sPIN runtime */
+	uint64_t her_full;      /**< HER submission refused (queue full) */
+	uint64_t msgs_done;     /**< messages completed */
+	uint64_t detach_drops;  /**< in-flight messages dropped on detach */
+	uint64_t faults;        /**< injected loss/reorder/dup events */
+} __rte_cache_aligned;
+
+/** Written by the outbound role. */
+struct spinnic_tx_stats {
+	uint64_t pkts;          /**< packets handed to rte_eth_tx_burst */
+	uint64_t bytes;
+	uint64_t full;          /**< packets the port did not take, freed */
+	uint64_t cmds;          /**< commands consumed from command rings */
+	uint64_t bad_cmds;      /**< commands rejected */
+	uint64_t retransmits;
+} __rte_cache_aligned;
+
+/** Written by the control thread. */
+struct spinnic_ctrl_stats {
+	uint64_t clients;       /**< attached now */
+	uint64_t attaches;      /**< attaches accepted since start */
+	uint64_t detaches;      /**< detaches (hang-up or DETACH) */
+	uint64_t msgs;          /**< control messages received */
+	uint64_t bad_msgs;      /**< rejected: length, version, op, fd, creds */
+	uint64_t errors;        /**< well-formed requests that failed */
+} __rte_cache_aligned;
+
+/* ---------------------------------------------------------------------- */
+/* Nodes                                                                   */
+/* ---------------------------------------------------------------------- */
+
+struct spinnic;
+
+/** One port = one NIC with its own node id. */
+struct spinnic_node {
+	struct spinnic *sn;         /**< back pointer */
+	unsigned index;             /**< 0..nb_nodes-1 */
+	uint32_t nid;               /**< cfg.nid_base + index */
+	uint16_t port_id;           /**< ethdev port */
+	uint16_t nb_txq;            /**< TX queues (see spinnic_node_txq()) */
+	bool is_virtual;            /**< ring-backed port (--virtual) */
+	struct rte_ether_addr mac;  /**< port MAC */
+	uint32_t payload;           /**< cfg.payload */
+	uint16_t udp_port;          /**< cfg.udp_port */
+	uint16_t mbuf_data_room;    /**< data room of pool mbufs */
+	struct rte_mempool *pool;   /**< NIC packet memory */
+	/**
+	 * TX staging ring, multi-producer / single-consumer: roles other than
+	 * outbound (inbound acks and replies, HPU handler puts) enqueue built
+	 * packets here; the outbound role drains it into the TX queues, so
+	 * only one lcore ever calls rte_eth_tx_burst on a node.
+	 */
+	struct rte_ring *txr;
+	struct ptl_nic *nic;        /**< lib/portals state of this NIC */
+	struct spin_rt *rt;         /**< lib/spin runtime of this NIC */
+	struct spinnic_engine *eng; /**< data path state (spinnic_engine_init) */
+	char sock_path[PATH_MAX];   /**< control socket of this node */
+	/**
+	 * Attached clients by Portals pid (< SPINNIC_CLIENTS_MAX), for the
+	 * outbound role's command-ring polling. The control thread stores an
+	 * entry (release) once the client is attached and clears it before
+	 * teardown, then waits with spinnic_quiesce() before it drops its
+	 * reference: a role may use an entry it loaded (acquire) until the
+	 * end of its round without taking a reference of its own.
+	 */
+	struct ptl_client *clients[SPINNIC_CLIENTS_MAX];
+
+	struct spinnic_rx_stats rx;
+	struct spinnic_tx_stats tx;
+	struct spinnic_ctrl_stats ctrl;
+} __rte_cache_aligned;
+
+/**
+ * TX queue of @p node that reaches node id @p dst_nid.
+ *
+ * Real ports have one TX queue (the wire forwards). Virtual nodes form a
+ * software switch: port i has one TX queue per virtual node, TX queue j
+ * enqueues into node j's RX ring (j == i is loopback), so sending to a nid
+ * is choosing the queue.
+ *
+ * @param node sending node
+ * @param dst_nid destination node id
+ * @return the queue id, or UINT16_MAX when @p dst_nid is not reachable
+ *   (virtual mode, nid outside the virtual nodes): drop and count.
+ */
+static inline uint16_t
+spinnic_node_txq(const struct spinnic_node *node, uint32_t dst_nid)
+{
+	uint32_t j;
+
+	if (!node->is_virtual)
+		return SPINNIC_TXQ;
+	j = dst_nid - (node->nid - node->index);
+	return j < node->nb_txq ? (uint16_t)j : UINT16_MAX;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Clients (ctrl.c)                                                        */
+/* ---------------------------------------------------------------------- */
+
+/** One attached client process (one control connection). */
+struct spinnic_client {
+	struct spinnic_node *node;
+	struct ptl_client *pc;      /**< lib/portals client, after ATTACH */
+	uint32_t pid;               /**< Portals pid granted at ATTACH */
+	int32_t os_pid;             /**< SO_PEERCRED pid */
+	uint32_t uid, gid;          /**< SO_PEERCRED */
+	int sock;                   /**< control connection */
+	int region_fd;              /**< memfd from ATTACH, -1 before */
+	void *region;               /**< our mapping of the region */
+	uint64_t region_size;
+	uint64_t region_base_va;    /**< where the client mapped it */
+	uint64_t msgs, bad_msgs;    /**< per-client control counters */
+	bool attached;
+	bool detaching;             /**< set when teardown started */
+};
+
+/* ---------------------------------------------------------------------- */
+/* Lcores and roles                                                        */
+/* ---------------------------------------------------------------------- */
+
+/** One role instance an lcore polls. */
+struct spinnic_task {
+	enum spinnic_role role;
+	struct spinnic_node *node;
+	unsigned hpu;               /**< SPINNIC_ROLE_HPU: HPU id in the node */
+};
+
+/** Per-lcore state, written only by that lcore (except at setup). */
+struct spinnic_lcore {
+	unsigned nb_tasks;
+	struct spinnic_task tasks[SPINNIC_TASKS_MAX];
+	/** Completed rounds; bumped (release) after every round, so a change
+	 *  proves the lcore holds nothing from before (spinnic_quiesce). */
+	volatile uint64_t rounds __rte_cache_aligned;
+	volatile bool running;      /**< inside its loop */
+	uint64_t work;              /**< total work units returned */
+	uint64_t idle_rounds;
+	uint64_t sleeps;
+} __rte_cache_aligned;
+
+/** The process. */
+struct spinnic {
+	struct spinnic_cfg cfg;
+	unsigned nb_nodes;
+	struct spinnic_node *nodes[SPINNIC_NODES_MAX];
+	/** Stop requested: SIGINT/SIGTERM, --duration, or a fatal error.
+	 *  The control thread then detaches every client (the engines still
+	 *  run) and sets lcores_stop. */
+	volatile int stop;
+	/** The role loops leave when set. */
+	volatile int lcores_stop;
+	/** eventfd the control thread waits on; written to wake it. */
+	int wake_fd;
+	struct spinnic_ctrl *ctrl;
+	uint64_t start_tsc;
+	struct spinnic_lcore lcores[RTE_MAX_LCORE];
+};
+
+/* ---------------------------------------------------------------------- */
+/* Data path (inbound.c, outbound.c, msgtab.c)                              */
+/* ---------------------------------------------------------------------- */
+
+/**
+ * Host operations of the sPIN runtime (DMA into client memory, msg_done,
+ * pkt_release, ...), implemented by the data path. main.c creates each
+ * node->rt with them (spin_rt_create, conf from the options: --nic-mem,
+ * --hpus, --payload, handler table spin_handler_families) before
+ * spinnic_engine_init(); the `host` argument is whatever the inbound
+ * engine passes to spin_msg_start().
+ */
+struct spin_host_ops;
+extern const struct spin_host_ops spinnic_engine_host_ops;
+
+/** HER slots of each node's runtime (spin_rt_conf.max_hers); the mbuf
+ *  pool is sized to hold this many packets in flight on HPUs. */
+#define SPINNIC_MAX_HERS 8192u
+/** Messages in flight per node runtime (spin_rt_conf.max_msgs). */
+#define SPINNIC_MAX_MSGS 1024u
+
+/**
+ * Set up the data-path state of @p node (node->eng) after its port,
+ * ptl_nic and spin_rt exist and before any lcore runs.
+ * @return 0, or a negative errno (spinnic exits).
+ */
+int spinnic_engine_init(struct spinnic_node *node);
+
+/**
+ * Release node->eng at exit. Order in main.c: every lcore stopped and
+ * every client detached (spinnic_engine_client_detach ran for each), then
+ * spin_rt_destroy(node->rt) (node->rt is NULL now: every spin_msg and HER
+ * is gone, pkt_release ran for each packet the runtime held, msg_done did
+ * not run for messages still in flight), then this, then
+ * ptl_nic_destroy(node->nic), then the ports and pools. Release what the
+ * engine still holds (ptl matches, mbufs) without touching spin_msg
+ * pointers.
+ */
+void spinnic_engine_fini(struct spinnic_node *node);
+
+/**
+ * Inbound role: RX burst, parse, message table, matching, HERs.
+ * @return work done (packets handled); 0 lets the lcore back off.
+ */
+unsigned spinnic_inbound_poll(struct spinnic_node *node);
+
+/**
+ * Outbound role: command rings -> packets -> TX (and node->txr).
+ * @return work done; 0 lets the lcore back off.
+ */
+unsigned spinnic_outbound_poll(struct spinnic_node *node);
+
+/**
+ * A client of @p node is going away. Called from the control thread (not
+ * an lcore; it may wait) after lib/portals stopped matching for the client
+ * and before its sPIN contexts are freed and its region unmapped. Returns
+ * only when the engine no longer holds or will create state (in-flight
+ * messages, held mbufs, pending HERs) that points at the client or its
+ * region; dropped messages are counted in node->rx.detach_drops.
+ */
+void spinnic_engine_client_detach(struct spinnic_node *node,
+				  const struct spinnic_client *cl);
+
+/**
+ * Print the engine's own counters of @p node (indented, one per line).
+ */
+void spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f);
+
+/* ---------------------------------------------------------------------- */
+/* Skeleton                                                                */
+/* ---------------------------------------------------------------------- */
+
+/* options.c */
+/**
+ * Parse the options after the EAL's `--` into @p cfg.
+ * @return 0; 1 when --help was printed; -EINVAL after printing one line
+ *   naming the bad option (main exits 2).
+ */
+int spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv);
+void spinnic_options_usage(FILE *f, const char *prog);
+/**
+ * Build the EAL argument vector: the user's EAL args, or safe defaults
+ * for this machine when none were given.
+ * @return argc of the EAL part of @p argv_p (NULL-terminated, malloc'd).
+ */
+int spinnic_eal_args(const struct spinnic_cfg *cfg, int argc, char **argv,
+		     char ***argv_p);
+
+/* ports.c */
+/** Create the nodes: virtual ring ports or every probed ethdev. */
+int spinnic_ports_init(struct spinnic *sn);
+/** Stop and close ports, free pools and rings. */
+void spinnic_ports_fini(struct spinnic *sn);
+
+/* lcore.c */
+/** Assign role tasks to lcores per cfg.lcore_roles. */
+int spinnic_lcores_assign(struct spinnic *sn);
+/** Launch the role loops on all lcores (main included; returns at stop). */
+int spinnic_lcores_run(struct spinnic *sn);
+/**
+ * Wait until every running lcore completed a round started after this
+ * call: afterwards no role holds a pointer it loaded before the call.
+ * Control thread only.
+ */
+void spinnic_quiesce(struct spinnic *sn);
+
+/* ctrl.c */
+/** Open the node sockets; start the control thread. */
+int spinnic_ctrl_start(struct spinnic *sn);
+/** Join the control thread (it detaches every client and sets
+ *  lcores_stop once sn->stop is seen) and free its state. */
+void spinnic_ctrl_stop(struct spinnic *sn);
+/** Print the control plane's process-wide counters. */
+void spinnic_ctrl_stats_print(struct spinnic *sn, FILE *f);
+
+/* stats.c */
+/** Print every node's counters to @p f. */
+void spinnic_stats_print(struct spinnic *sn, FILE *f);
+
+/* main.c */
+/** Ask the process to stop (async-signal-safe). */
+void spinnic_stop(struct spinnic *sn);
+
+#endif

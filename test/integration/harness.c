@@ -1,0 +1,599 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Integration-test harness (harness.h). spinnic's stdout and stderr go to
+ * a log file in the test's directory; the harness polls that file for the
+ * ready line, so nothing blocks on a pipe spinnic might never write.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+
+#define MAX_CLIENTS 32
+#define READY_LINE "spinnic: ready"
+#define START_TIMEOUT_MS 20000
+#define STOP_GRACE_MS 5000
+
+static const char *test_name = "itest";
+static char dir[256];
+static char log_path[300];
+static pid_t spinnic_pid = -1;
+static pid_t clients[MAX_CLIENTS];
+static unsigned nb_clients;
+static char *log_text;
+static int exiting;
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void
+forget_client(pid_t pid)
+{
+	unsigned i;
+
+	for (i = 0; i < nb_clients; i++)
+		if (clients[i] == pid)
+			clients[i] = -1;
+}
+
+/* Async-signal-safe part of the cleanup: kill what we started. */
+static void
+kill_all(int sig)
+{
+	unsigned i;
+
+	for (i = 0; i < nb_clients; i++)
+		if (clients[i] > 0)
+			kill(clients[i], SIGKILL);
+	if (spinnic_pid > 0)
+		kill(-spinnic_pid, sig); /* its process group */
+}
+
+static void
+dump_log(void)
+{
+	const char *l = itest_spinnic_log();
+
+	if (l[0] != '\0')
+		fprintf(stderr, "---- spinnic output ----\n%s---- end ----\n", l);
+}
+
+static void
+remove_dir(void)
+{
+	char cmd[300];
+
+	if (dir[0] == '\0')
+		return;
+	/* sockets and the log; the name came from mkdtemp */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "%s: could not remove %s\n", test_name, dir);
+	dir[0] = '\0';
+}
+
+static void
+cleanup(void)
+{
+	unsigned i;
+
+	exiting = 1;
+	for (i = 0; i < nb_clients; i++)
+		if (clients[i] > 0) {
+			kill(clients[i], SIGKILL);
+			waitpid(clients[i], NULL, 0);
+			clients[i] = -1;
+		}
+	if (spinnic_pid > 0)
+		itest_spinnic_stop();
+	remove_dir();
+}
+
+static void
+on_alarm(int sig)
+{
+	static const char msg[] = "itest: TIMEOUT, killing everything\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	kill_all(SIGKILL);
+	_exit(1);
+}
+
+static void
+on_term(int sig)
+{
+	kill_all(SIGKILL);
+	_exit(128 + sig);
+}
+
+void
+itest_init(const char *name, unsigned timeout_s)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	test_name = name;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGALRM, on_alarm);
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	alarm(timeout_s);
+	snprintf(dir, sizeof(dir), "%s/spinnic-itest-XXXXXX",
+		 tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+	if (mkdtemp(dir) == NULL) {
+		fprintf(stderr, "%s: mkdtemp: %s\n", name, strerror(errno));
+		dir[0] = '\0';
+		exit(1);
+	}
+	snprintf(log_path, sizeof(log_path), "%s/spinnic.log", dir);
+	atexit(cleanup);
+}
+
+void
+itest_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: FAIL: ", test_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (!exiting) {
+		kill_all(SIGKILL);
+		if (spinnic_pid > 0) {
+			waitpid(spinnic_pid, NULL, 0);
+			spinnic_pid = -1;
+		}
+		dump_log();
+	}
+	exit(1);
+}
+
+const char *
+itest_spinnic_log(void)
+{
+	FILE *f;
+	long n;
+
+	free(log_text);
+	log_text = NULL;
+	f = log_path[0] != '\0' ? fopen(log_path, "r") : NULL;
+	if (f != NULL && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0) {
+		log_text = calloc(1, (size_t)n + 1);
+		rewind(f);
+		if (log_text != NULL && fread(log_text, 1, (size_t)n, f) != (size_t)n)
+			log_text[0] = '\0';
+	}
+	if (f != NULL)
+		fclose(f);
+	if (log_text == NULL)
+		log_text = calloc(1, 1);
+	return log_text != NULL ? log_text : "";
+}
+
+/* spinnic failed before ready: a lack of resources is a skip. */
+static bool
+start_failure_is_resources(int status)
+{
+	static const char *const signs[] = {
+		"EAL initialization failed", "Cannot init EAL", "EAL: Cannot",
+		"EAL: FATAL",
+		"Cannot allocate", "cannot allocate", "No free hugepages",
+		"Cannot create mbuf pool", "mempool", "hugepage",
+		"Cannot get hugepage", "Out of memory", "ENOMEM",
+		"lack of resources",
+	};
+	const char *l = itest_spinnic_log();
+	size_t i;
+
+	if (WIFEXITED(status) && WEXITSTATUS(status) == ITEST_SKIP)
+		return true;
+	for (i = 0; i < sizeof(signs) / sizeof(signs[0]); i++)
+		if (strstr(l, signs[i]) != NULL)
+			return true;
+	return false;
+}
+
+void
+itest_spinnic_start(const char *const *extra)
+{
+	const char *bdir = getenv("SPINNIC_BUILD_DIR");
+	char bin[512], sdir[300];
+	const char *argv[64];
+	unsigned argc = 0, i;
+	uint64_t t0;
+	int fd, status;
+
+	if (bdir == NULL)
+		itest_fail("SPINNIC_BUILD_DIR is not set (run through meson test)");
+	snprintf(bin, sizeof(bin), "%s/app/spinnic/spinnic", bdir);
+	if (access(bin, X_OK) != 0)
+		itest_fail("%s: %s", bin, strerror(errno));
+	snprintf(sdir, sizeof(sdir), "%s", dir);
+	argv[argc++] = bin;
+	argv[argc++] = "--";
+	argv[argc++] = "--virtual";
+	argv[argc++] = "2";
+	argv[argc++] = "--socket-dir";
+	argv[argc++] = sdir;
+	for (i = 0; extra != NULL && extra[i] != NULL && argc < 62; i++)
+		argv[argc++] = extra[i];
+	argv[argc] = NULL;
+
+	fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+	if (fd < 0)
+		itest_fail("%s: %s", log_path, strerror(errno));
+	spinnic_pid = fork();
+	if (spinnic_pid < 0)
+		itest_fail("fork: %s", strerror(errno));
+	if (spinnic_pid == 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+		setpgid(0, 0);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	/* also here: the child may not have run yet when we kill it */
+	setpgid(spinnic_pid, spinnic_pid);
+	close(fd);
+
+	t0 = now_ms();
+	for (;;) {
+		pid_t r = waitpid(spinnic_pid, &status, WNOHANG);
+
+		if (strstr(itest_spinnic_log(), READY_LINE) != NULL)
+			return;
+		if (r == spinnic_pid) {
+			spinnic_pid = -1;
+			if (start_failure_is_resources(status)) {
+				fprintf(stderr, "%s: SKIP: spinnic cannot start "
+					"(resources)\n", test_name);
+				dump_log();
+				exit(ITEST_SKIP);
+			}
+			itest_fail("spinnic exited before ready (status 0x%x)",
+				   status);
+		}
+		if (now_ms() - t0 > START_TIMEOUT_MS)
+			itest_fail("spinnic not ready after %u ms",
+				   START_TIMEOUT_MS);
+		sleep_ms(20);
+	}
+}
+
+bool
+itest_spinnic_alive(void)
+{
+	int status;
+
+	if (spinnic_pid <= 0)
+		return false;
+	if (waitpid(spinnic_pid, &status, WNOHANG) == spinnic_pid) {
+		spinnic_pid = -1;
+		return false;
+	}
+	return true;
+}
+
+int
+itest_spinnic_stop(void)
+{
+	uint64_t t0 = now_ms();
+	int status;
+
+	if (spinnic_pid <= 0)
+		return -1;
+	kill(spinnic_pid, SIGTERM);
+	for (;;) {
+		if (waitpid(spinnic_pid, &status, WNOHANG) == spinnic_pid)
+			break;
+		if (now_ms() - t0 > STOP_GRACE_MS) {
+			fprintf(stderr, "%s: spinnic ignored SIGTERM, killing\n",
+				test_name);
+			kill(-spinnic_pid, SIGKILL);
+			waitpid(spinnic_pid, &status, 0);
+			spinnic_pid = -1;
+			return -1;
+		}
+		sleep_ms(10);
+	}
+	spinnic_pid = -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void
+itest_client_start(struct itest_client *c, unsigned node, const char *name,
+		   const char *const *argv)
+{
+	const char *bdir = getenv("SPINNIC_BUILD_DIR");
+	char bin[512], sock[300];
+	const char *av[64];
+	int out[2], in[2];
+	unsigned n = 0;
+
+	if (nb_clients >= MAX_CLIENTS)
+		itest_fail("too many clients");
+	snprintf(bin, sizeof(bin), "%s/test/integration/itest_client", bdir);
+	snprintf(sock, sizeof(sock), "%s/node%u.sock", dir, node);
+	av[n++] = bin;
+	while (argv[n - 1] != NULL && n < 63) {
+		av[n] = argv[n - 1];
+		n++;
+	}
+	av[n] = NULL;
+	if (pipe2(out, O_CLOEXEC) != 0 || pipe2(in, O_CLOEXEC) != 0)
+		itest_fail("pipe: %s", strerror(errno));
+	c->name = name;
+	c->pid = fork();
+	if (c->pid < 0)
+		itest_fail("fork: %s", strerror(errno));
+	if (c->pid == 0) {
+		dup2(out[1], 1);
+		dup2(in[0], 0);
+		setenv("SPINNIC_SOCKET", sock, 1);
+		execv(bin, (char *const *)av);
+		fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
+		_exit(127);
+	}
+	close(out[1]);
+	close(in[0]);
+	c->out = out[0];
+	c->in = in[1];
+	clients[nb_clients++] = c->pid;
+}
+
+int
+itest_client_line(struct itest_client *c, char *buf, size_t len,
+		  unsigned timeout_ms)
+{
+	uint64_t t0 = now_ms();
+	size_t n = 0;
+
+	/* byte by byte: the rest of the stream stays in the pipe */
+	while (n + 1 < len) {
+		struct pollfd p = { .fd = c->out, .events = POLLIN };
+		uint64_t el = now_ms() - t0;
+		ssize_t r;
+		char ch;
+
+		if (el >= timeout_ms) {
+			fprintf(stderr, "%s: no line from %s in %u ms\n",
+				test_name, c->name, timeout_ms);
+			return -1;
+		}
+		if (poll(&p, 1, (int)(timeout_ms - el)) <= 0)
+			continue;
+		r = read(c->out, &ch, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			fprintf(stderr, "%s: %s closed its output\n",
+				test_name, c->name);
+			return -1;
+		}
+		if (ch == '\n')
+			break;
+		buf[n++] = ch;
+	}
+	buf[n] = '\0';
+	fprintf(stderr, "%s> %s\n", c->name, buf);
+	return 0;
+}
+
+void
+itest_client_expect(struct itest_client *c, const char *prefix, char *buf,
+		    size_t len, unsigned timeout_ms)
+{
+	uint64_t t0 = now_ms();
+
+	for (;;) {
+		uint64_t el = now_ms() - t0;
+
+		if (el >= timeout_ms ||
+		    itest_client_line(c, buf, len,
+				      (unsigned)(timeout_ms - el)) != 0)
+			itest_fail("%s: expected a line \"%s...\"", c->name,
+				   prefix);
+		if (strncmp(buf, prefix, strlen(prefix)) == 0)
+			return;
+	}
+}
+
+void
+itest_client_say(struct itest_client *c, const char *line)
+{
+	size_t n = strlen(line);
+
+	if (write(c->in, line, n) != (ssize_t)n || write(c->in, "\n", 1) != 1)
+		itest_fail("%s: cannot write to it: %s", c->name,
+			   strerror(errno));
+}
+
+int
+itest_client_wait(struct itest_client *c, unsigned timeout_ms)
+{
+	uint64_t t0 = now_ms();
+	int status;
+
+	for (;;) {
+		pid_t r = waitpid(c->pid, &status, WNOHANG);
+
+		if (r == c->pid)
+			break;
+		if (now_ms() - t0 > timeout_ms) {
+			fprintf(stderr, "%s: %s did not exit in %u ms\n",
+				test_name, c->name, timeout_ms);
+			itest_client_kill(c);
+			return -1;
+		}
+		sleep_ms(5);
+	}
+	forget_client(c->pid);
+	close(c->out);
+	close(c->in);
+	c->pid = -1;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+void
+itest_client_kill(struct itest_client *c)
+{
+	if (c->pid <= 0)
+		return;
+	kill(c->pid, SIGKILL);
+	waitpid(c->pid, NULL, 0);
+	forget_client(c->pid);
+	close(c->out);
+	close(c->in);
+	c->pid = -1;
+}
+
+long long
+itest_counter(unsigned node, const char *name)
+{
+	const char *l = itest_spinnic_log();
+	char hdr[32];
+	const char *p, *end;
+
+	/* the final counters: the last block of the node */
+	snprintf(hdr, sizeof(hdr), "node %u", node);
+	p = NULL;
+	for (const char *q = strstr(l, hdr); q != NULL;
+	     q = strstr(q + 1, hdr))
+		p = q;
+	if (p == NULL)
+		return -1;
+	snprintf(hdr, sizeof(hdr), "node %u", node + 1);
+	end = strstr(p, hdr);
+	for (const char *q = strstr(p, name); q != NULL && (end == NULL || q < end);
+	     q = strstr(q + 1, name)) {
+		const char *v = q + strlen(name);
+
+		/* whole word: not part of a longer counter name */
+		if ((*v >= 'a' && *v <= 'z') || *v == '_' ||
+		    (q > l && ((q[-1] >= 'a' && q[-1] <= 'z') || q[-1] == '_')))
+			continue;
+		while (*v != '\0' && *v != '\n' && (*v < '0' || *v > '9'))
+			v++;
+		if (*v >= '0' && *v <= '9')
+			return strtoll(v, NULL, 10);
+	}
+	return -1;
+}
+
+void
+itest_client_ready(struct itest_client *c, unsigned node, const char *name,
+		   const char *const *argv, unsigned *nid_p, unsigned *pid_p,
+		   unsigned *pt_p)
+{
+	char line[256];
+
+	itest_client_start(c, node, name, argv);
+	itest_client_expect(c, "ready ", line, sizeof(line), 10000);
+	if (sscanf(line, "ready %u %u %u", nid_p, pid_p, pt_p) != 3)
+		itest_fail("%s: bad ready line \"%s\"", name, line);
+}
+
+void
+itest_run_pair(const char *what, unsigned tnode, const char *const *targv,
+	       unsigned inode, const char *const *iargv)
+{
+	struct itest_client t, i;
+	char target[64], pt[32], line[256], tname[96], iname[96];
+	const char *av[64];
+	unsigned nid, pid, ptn, n = 0;
+	int st;
+
+	snprintf(tname, sizeof(tname), "%s/target", what);
+	snprintf(iname, sizeof(iname), "%s/initiator", what);
+	itest_client_ready(&t, tnode, tname, targv, &nid, &pid, &ptn);
+	snprintf(target, sizeof(target), "target=%u:%u", nid, pid);
+	snprintf(pt, sizeof(pt), "pt=%u", ptn);
+	while (iargv[n] != NULL && n < 60) {
+		av[n] = iargv[n];
+		n++;
+	}
+	av[n++] = target;
+	av[n++] = pt;
+	av[n] = NULL;
+	itest_client_start(&i, inode, iname, av);
+	itest_client_expect(&i, "ok", line, sizeof(line), 20000);
+	st = itest_client_wait(&i, 5000);
+	if (st != 0)
+		itest_fail("%s: initiator exit status %d", what, st);
+	itest_client_expect(&t, "ok", line, sizeof(line), 20000);
+	st = itest_client_wait(&t, 5000);
+	if (st != 0)
+		itest_fail("%s: target exit status %d", what, st);
+	if (!itest_spinnic_alive())
+		itest_fail("%s: spinnic died", what);
+	fprintf(stderr, "%s: %s passed\n", test_name, what);
+}
+
+void
+itest_spinnic_finish(void)
+{
+	unsigned node;
+	int st = itest_spinnic_stop();
+
+	if (st != 0)
+		itest_fail("spinnic exit status %d after SIGTERM", st);
+	for (node = 0; node < 2; node++) {
+		long long in_use = itest_counter(node, "in_use");
+		long long clients = itest_counter(node, "clients");
+
+		if (in_use != 0)
+			itest_fail("node %u: %lld mbufs still in use at exit",
+				   node, in_use);
+		if (clients != 0)
+			itest_fail("node %u: %lld clients attached at exit",
+				   node, clients);
+		if (itest_counter(node, "contexts") != 0)
+			itest_fail("node %u: %lld sPIN contexts left at exit",
+				   node, itest_counter(node, "contexts"));
+	}
+}
+
+void
+itest_expect_no_drops(void)
+{
+	unsigned node;
+
+	for (node = 0; node < 2; node++) {
+		long long d = itest_counter(node, "drops");
+
+		if (d != 0)
+			itest_fail("node %u dropped %lld packets", node, d);
+	}
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file harness.h
+ * Integration-test harness: starts a real `spinnic --virtual 2` in a fresh
+ * socket directory, starts client processes (itest_client) on its nodes,
+ * reads their lines with timeouts and always kills everything at exit.
+ *
+ * Every wait has a timeout and the whole test runs under alarm(): a test
+ * never hangs. A test exits 77 (skip) when spinnic cannot start for lack
+ * of resources (EAL initialisation failed: hugepages, memory, devices).
+ */
+#ifndef ITEST_HARNESS_H
+#define ITEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/** Exit status meaning "skipped" for meson. */
+#define ITEST_SKIP 77
+
+/** A running client process. */
+struct itest_client {
+	pid_t pid;
+	int out;           /**< read end of its stdout */
+	int in;            /**< write end of its stdin */
+	const char *name;  /**< for messages */
+};
+
+/**
+ * Start the test: name it, arm the overall timeout, install the cleanup.
+ * @param name test name for messages
+ * @param timeout_s whole-test limit (alarm)
+ */
+void itest_init(const char *name, unsigned timeout_s);
+
+/**
+ * Start spinnic --virtual 2 with extra options (NULL-terminated, may be
+ * NULL) and wait for "spinnic: ready". Exits 77 when spinnic cannot start
+ * for lack of resources, 1 on any other failure.
+ */
+void itest_spinnic_start(const char *const *extra);
+
+/** True while spinnic runs. */
+bool itest_spinnic_alive(void);
+
+/**
+ * Stop spinnic (SIGTERM, then SIGKILL after a grace period) and wait.
+ * @return its exit status (-1 when killed by a signal)
+ */
+int itest_spinnic_stop(void);
+
+/**
+ * Stop spinnic and check its final counters: exit status 0, and on both
+ * nodes no client left attached, no mbuf still in use and no sPIN context
+ * left (nothing leaked).
+ */
+void itest_spinnic_finish(void);
+
+/**
+ * After itest_spinnic_finish(): require that neither node dropped a packet
+ * (clean traffic must not lose or refuse anything).
+ */
+void itest_expect_no_drops(void);
+
+/**
+ * spinnic's output so far (stdout and stderr, NUL-terminated, malloc'd by
+ * the harness and valid until the next call).
+ */
+const char *itest_spinnic_log(void);
+
+/**
+ * Start an itest_client on node @p node with arguments @p argv
+ * (NULL-terminated, without the program name).
+ */
+void itest_client_start(struct itest_client *c, unsigned node,
+			const char *name, const char *const *argv);
+
+/**
+ * Read one line from a client (without the newline).
+ * @return 0, or -1 on EOF or timeout (a message is printed)
+ */
+int itest_client_line(struct itest_client *c, char *buf, size_t len,
+		      unsigned timeout_ms);
+
+/** Read lines until one starts with @p prefix; fail the test otherwise. */
+void itest_client_expect(struct itest_client *c, const char *prefix,
+			 char *buf, size_t len, unsigned timeout_ms);
+
+/** Send a line to a client's stdin. */
+void itest_client_say(struct itest_client *c, const char *line);
+
+/**
+ * Wait for a client to exit.
+ * @return its exit status, 128+signal when killed, -1 on timeout (then it
+ *   is killed)
+ */
+int itest_client_wait(struct itest_client *c, unsigned timeout_ms);
+
+/** SIGKILL a client and reap it. */
+void itest_client_kill(struct itest_client *c);
+
+/**
+ * Run one exchange: start a target client on @p tnode, read its
+ * "ready NID PID PT" line, start an initiator on @p inode with
+ * "target=NID:PID pt=PT" added to its arguments, and require both to print
+ * a line starting with "ok" and exit 0. Fails the test otherwise.
+ * @param what name of the exchange for messages
+ */
+void itest_run_pair(const char *what, unsigned tnode,
+		    const char *const *targv, unsigned inode,
+		    const char *const *iargv);
+
+/**
+ * Start a client and wait for its "ready NID PID PT" line.
+ * @param nid_p, pid_p, pt_p what it said
+ */
+void itest_client_ready(struct itest_client *c, unsigned node,
+			const char *name, const char *const *argv,
+			unsigned *nid_p, unsigned *pid_p, unsigned *pt_p);
+
+/** Print a failure message and exit 1 (cleanup runs). */
+void itest_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2),
+						     noreturn));
+
+/** Fail unless @p cond. */
+#define ITEST_CHECK(cond, ...) do { \
+	if (!(cond)) \
+		itest_fail(__VA_ARGS__); \
+} while (0)
+
+/**
+ * Value of counter @p name for node @p node in spinnic's final counters
+ * (after itest_spinnic_stop()): the number after "name" on the first line
+ * that contains it inside the node's block.
+ * @return the value, or -1 when not found
+ */
+long long itest_counter(unsigned node, const char *name);
+
+#endif
