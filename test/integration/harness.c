@@ -330,6 +330,15 @@ itest_spinnic_stop(void)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+const char *
+itest_socket_path(unsigned node)
+{
+	static char path[300];
+
+	snprintf(path, sizeof(path), "%s/node%u.sock", dir, node);
+	return path;
+}
+
 void
 itest_client_start(struct itest_client *c, unsigned node, const char *name,
 		   const char *const *argv)

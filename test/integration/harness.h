@@ -41,6 +41,9 @@ void itest_init(const char *name, unsigned timeout_s);
  */
 void itest_spinnic_start(const char *const *extra);
 
+/** Path of node @p node's control socket (valid after itest_spinnic_start). */
+const char *itest_socket_path(unsigned node);
+
 /** True while spinnic runs. */
 bool itest_spinnic_alive(void);
 
