@@ -31,6 +31,16 @@
 
 #define RTE_LOG_DEFAULT_LOGTYPE spinnic.app
 RTE_LOG_REGISTER_DEFAULT(spinnic_logtype, INFO);
+/* lib/portals is libc-only: its messages reach this log type via a sink */
+RTE_LOG_REGISTER(spinnic_portals_logtype, spinnic.portals, NOTICE);
+
+/* lib/portals levels are syslog's; rte_log's are one higher */
+static void
+portals_log(int level, const char *msg)
+{
+	rte_log((uint32_t)level + 1, spinnic_portals_logtype,
+		"spinnic.portals: %s\n", msg);
+}
 
 /* For the signal handler only. */
 static struct spinnic *sig_sn;
@@ -283,6 +293,8 @@ main(int argc, char **argv)
 		ret = 1;
 		goto out_sn;
 	}
+
+	ptl_set_log(portals_log, rte_log_get_level(spinnic_portals_logtype) - 1);
 
 	/* our own --file-prefix: remove its (empty) runtime dir at exit */
 	if (sep <= 1)

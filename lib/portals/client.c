@@ -64,7 +64,7 @@ ptl_nic_create(const struct ptl_nic_conf *conf, struct ptl_nic **nic_p)
 	    l->max_pt_index < 0 || l->max_pt_index >= 65536 ||
 	    l->max_list_size <= 0 || l->max_msg_size == 0 ||
 	    l->max_msg_size > SPINNIC_WIRE_MAX_MSG_SIZE) {
-		PTL_LOG("error", "nic %u: invalid configuration", conf->nid);
+		PTL_LOG(ERR, "nic %u: invalid configuration", conf->nid);
 		return -EINVAL;
 	}
 	nic = calloc(1, sizeof(*nic));
@@ -208,7 +208,7 @@ ptl_client_attach(struct ptl_nic *nic, void *region, size_t region_size,
 	rc = region_check(&hdr, region_size);
 	if (rc < 0) {
 		PTL_STAT(nic, bad_region);
-		PTL_LOG("notice", "nic %u: attach of os pid %d refused: bad "
+		PTL_LOG(NOTICE, "nic %u: attach of os pid %d refused: bad "
 			"region header", nic->conf.nid, (int)os_pid);
 		return rc;
 	}

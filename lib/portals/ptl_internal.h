@@ -19,13 +19,11 @@
 #define PTL_NIL UINT32_MAX /* end of an index-linked list */
 
 /* ---- log: the first function that decides on an error logs it once ---- */
+void ptl_log_emit(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 #define PTL_LOG(lvl, fmt, ...) \
-	fprintf(stderr, "spinnic.portals: " lvl ": " fmt "\n", ##__VA_ARGS__)
-#ifdef PTL_DEBUG_LOG
-#define PTL_DBG(fmt, ...) PTL_LOG("debug", fmt, ##__VA_ARGS__)
-#else
-#define PTL_DBG(fmt, ...) do { } while (0)
-#endif
+	ptl_log_emit(PTL_LOG_##lvl, fmt, ##__VA_ARGS__)
+#define PTL_DBG(fmt, ...) PTL_LOG(DEBUG, fmt, ##__VA_ARGS__)
 
 /* ---- counters: relaxed atomic adds on the NIC's stats ---- */
 #define PTL_STAT_ADD(nic, field, v) \

@@ -46,6 +46,25 @@ struct ptl_nic_conf {
 	struct spinnic_limits limits;
 };
 
+/** Log levels of lib/portals (the order of syslog and rte_log). */
+enum ptl_log_level {
+	PTL_LOG_ERR = 1, PTL_LOG_WARNING, PTL_LOG_NOTICE, PTL_LOG_INFO,
+	PTL_LOG_DEBUG,
+};
+
+/** Where lib/portals' messages go: @p level is an enum ptl_log_level,
+ *  @p msg one line without a newline. */
+typedef void (*ptl_log_fn)(int level, const char *msg);
+
+/**
+ * Route lib/portals' log messages (libc-only library: the application owns
+ * the log system; spinnic sends them to its `spinnic.portals` log type).
+ * Without a sink, messages up to NOTICE go to stderr.
+ * @param fn the sink, or NULL for stderr
+ * @param max_level messages above this level are not even formatted
+ */
+void ptl_set_log(ptl_log_fn fn, int max_level);
+
 /** Counters of one NIC; snapshot with ptl_nic_stats_get(). */
 struct ptl_nic_stats {
 	/* matching */
