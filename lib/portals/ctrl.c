@@ -54,6 +54,9 @@ ptl_nic_ctrl(struct ptl_nic *nic, struct ptl_client *c,
 		case SPINNIC_CTRL_MD_RELEASE:
 			st = ptl_ctrl_md(nic, c, m.op, &m.u.md);
 			break;
+		case SPINNIC_CTRL_NI_STATUS:
+			st = ptl_ctrl_status(c, &m.u.status);
+			break;
 		case SPINNIC_CTRL_ME_APPEND:
 		case SPINNIC_CTRL_ME_UNLINK:
 		case SPINNIC_CTRL_ME_SEARCH:

@@ -82,12 +82,14 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	ni = &c->ni[kind];
 	matching = !(kind & SPINNIC_WIRE_NI_NO_MATCHING);
 	if (hdr->pt_index >= ni->n_pt || !ni->pts[hdr->pt_index].used) {
+		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
 		ptl_unlock(&nic->lock);
 		PTL_STAT(nic, drop_bad_pt);
 		return match_fail(m, SPINNIC_PTL_NI_DROPPED, -EINVAL);
 	}
 	pt = &ni->pts[hdr->pt_index];
 	if (!pt->enabled) {
+		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
 		ptl_unlock(&nic->lock);
 		PTL_STAT(nic, drop_pt_disabled);
 		return match_fail(m, SPINNIC_PTL_NI_PT_DISABLED, -EAGAIN);
@@ -106,6 +108,7 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	}
 	if (me == NULL) {
 		PTL_STAT(nic, drop_no_match);
+		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
 		if (pt->options & SPINNIC_PTL_PT_FLOWCTRL) {
 			ptl_pt_disable_flowctrl(c, kind, pt, hdr->pt_index);
 			ptl_unlock(&nic->lock);
@@ -123,11 +126,15 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 		   hdr->op == SPINNIC_WIRE_OP_SWAP;
 	if ((need_put && !(me->options & SPINNIC_PTL_ME_OP_PUT)) ||
 	    (need_get && !(me->options & SPINNIC_PTL_ME_OP_GET))) {
+		ni->sr[SPINNIC_PTL_SR_OPERATION_VIOLATIONS]++;
+		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
 		ptl_unlock(&nic->lock);
 		PTL_STAT(nic, drop_op);
 		return match_fail(m, SPINNIC_PTL_NI_OP_VIOLATION, -EPERM);
 	}
 	if (me->uid != SPINNIC_PTL_UID_ANY && me->uid != hdr->uid) {
+		ni->sr[SPINNIC_PTL_SR_PERMISSION_VIOLATIONS]++;
+		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
 		ptl_unlock(&nic->lock);
 		PTL_STAT(nic, drop_perm);
 		return match_fail(m, SPINNIC_PTL_NI_PERM_VIOLATION, -EACCES);
@@ -144,6 +151,7 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 		rc = -EAGAIN;
 	}
 	if (rc < 0) {
+		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
 		if (pt->options & SPINNIC_PTL_PT_FLOWCTRL) {
 			ptl_pt_disable_flowctrl(c, kind, pt, hdr->pt_index);
 			ptl_unlock(&nic->lock);

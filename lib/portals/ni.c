@@ -184,6 +184,18 @@ ni_alloc_arrays(struct ptl_ni *ni)
 	return 0;
 }
 
+/* PtlNIStatus: read one status register (caller holds the NIC lock). */
+int
+ptl_ctrl_status(struct ptl_client *c, struct spinnic_ctrl_status *r)
+{
+	struct ptl_ni *ni = ptl_ni_get(c, r->ni);
+
+	if (ni == NULL || r->reg >= SPINNIC_PTL_SR_LAST)
+		return SPINNIC_PTL_ARG_INVALID;
+	r->value = ni->sr[r->reg];
+	return SPINNIC_PTL_OK;
+}
+
 int
 ptl_ctrl_ni(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 	    struct spinnic_ctrl_ni *r)

@@ -196,6 +196,7 @@ struct ptl_ni {
 	struct ptl_md *mds;
 	struct ptl_me *mes;
 	struct ptl_uh *uhs;
+	uint64_t sr[SPINNIC_PTL_SR_LAST]; /* status registers (PtlNIStatus) */
 };
 
 struct ptl_client {
@@ -260,6 +261,7 @@ bool ptl_eq_valid(struct ptl_ni *ni, unsigned kind, uint32_t h);
 bool ptl_ct_valid(struct ptl_ni *ni, unsigned kind, uint32_t h);
 void ptl_ni_teardown(struct ptl_client *c, unsigned kind);
 void ptl_ni_free_arrays(struct ptl_ni *ni);
+int ptl_ctrl_status(struct ptl_client *c, struct spinnic_ctrl_status *r);
 int ptl_ctrl_ni(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 		struct spinnic_ctrl_ni *r);
 int ptl_ctrl_pt(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,

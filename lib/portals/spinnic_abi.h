@@ -49,6 +49,7 @@ enum spinnic_ctrl_op {
 	SPINNIC_CTRL_NICMEM_ALLOC,  /* NIC memory blob, filled from the region */
 	SPINNIC_CTRL_NICMEM_WRITE,
 	SPINNIC_CTRL_NICMEM_FREE,
+	SPINNIC_CTRL_NI_STATUS,     /* read a status register (PtlNIStatus) */
 	SPINNIC_CTRL_OP_MAX,
 };
 
@@ -174,6 +175,13 @@ struct spinnic_ctrl_nicmem {
 	uint64_t len;       /**< WRITE */
 };
 
+/** PtlNIStatus: one status register of an NI. */
+struct spinnic_ctrl_status {
+	uint32_t ni;
+	uint32_t reg;       /**< SPINNIC_PTL_SR_* */
+	uint64_t value;     /**< reply */
+};
+
 struct spinnic_ctrl_msg {
 	uint32_t version;   /**< SPINNIC_ABI_VERSION */
 	uint16_t op;        /**< enum spinnic_ctrl_op */
@@ -190,6 +198,7 @@ struct spinnic_ctrl_msg {
 		struct spinnic_ctrl_me me;
 		struct spinnic_ctrl_ctx ctx;
 		struct spinnic_ctrl_nicmem nicmem;
+		struct spinnic_ctrl_status status;
 		uint8_t raw[SPINNIC_CTRL_MSG_SIZE - 16];
 	} u;
 };
@@ -420,5 +429,11 @@ static_assert(sizeof(struct spinnic_ct) == 64, "counter size");
 #define SPINNIC_PTL_ACK_REQ    1
 #define SPINNIC_PTL_CT_ACK_REQ 2
 #define SPINNIC_PTL_OC_ACK_REQ 3
+
+/* Status registers (ptl_sr_index_t), spinnic_ctrl_status.reg. */
+#define SPINNIC_PTL_SR_DROP_COUNT            0
+#define SPINNIC_PTL_SR_PERMISSION_VIOLATIONS 1
+#define SPINNIC_PTL_SR_OPERATION_VIOLATIONS  2
+#define SPINNIC_PTL_SR_LAST                  3
 
 #endif

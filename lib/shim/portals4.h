@@ -441,13 +441,16 @@ int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
 int PtlNIFini(ptl_handle_ni_t ni_handle);
 
 /**
- * Read a status register of an NI. spinnic does not export its status
- * registers to clients yet: a valid call returns PTL_ARG_INVALID (the
- * specification's answer for an unsupported register) until it does.
+ * Read a status register of an NI: PTL_SR_DROP_COUNT (messages that reached
+ * this NI and were dropped: no PT, PT disabled, no match, violations, full
+ * unexpected list), PTL_SR_PERMISSION_VIOLATIONS (uid mismatch) and
+ * PTL_SR_OPERATION_VIOLATIONS (operation the ME/LE does not allow). Values
+ * saturate at INT_MAX.
  * @param ni_handle the NI.
  * @param status_register PTL_SR_*.
  * @param status receives the value.
- * @return PTL_NO_INIT; PTL_ARG_INVALID.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (bad handle or register);
+ *   PTL_FAIL (spinnic unreachable).
  */
 int PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t status_register,
 		ptl_sr_value_t *status);

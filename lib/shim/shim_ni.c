@@ -3,6 +3,7 @@
  * Library and NI life cycle, handles and object tables, logical maps,
  * portal table entries, MDs, MEs/LEs, and the allocation of EQs and CTs.
  */
+#include <limits.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -43,6 +44,12 @@ static_assert(PTL_EVENT_GET == SPINNIC_PTL_EVENT_GET &&
 	      PTL_EVENT_AUTO_UNLINK == SPINNIC_PTL_EVENT_AUTO_UNLINK &&
 	      PTL_EVENT_AUTO_FREE == SPINNIC_PTL_EVENT_AUTO_FREE &&
 	      PTL_EVENT_SEARCH == SPINNIC_PTL_EVENT_SEARCH, "event kinds");
+static_assert(PTL_SR_DROP_COUNT == SPINNIC_PTL_SR_DROP_COUNT &&
+	      PTL_SR_PERMISSION_VIOLATIONS ==
+	      SPINNIC_PTL_SR_PERMISSION_VIOLATIONS &&
+	      PTL_SR_OPERATION_VIOLATIONS ==
+	      SPINNIC_PTL_SR_OPERATION_VIOLATIONS &&
+	      PTL_SR_LAST == SPINNIC_PTL_SR_LAST, "status registers");
 static_assert(PTL_NI_OK == SPINNIC_PTL_NI_OK &&
 	      PTL_NI_UNDELIVERABLE == SPINNIC_PTL_NI_UNDELIVERABLE &&
 	      PTL_NI_PT_DISABLED == SPINNIC_PTL_NI_PT_DISABLED &&
@@ -516,14 +523,27 @@ int
 PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t status_register,
 	    ptl_sr_value_t *status)
 {
+	struct spinnic_ctrl_msg msg;
+	struct shim_ni *ni;
+	int rc;
+
 	if (shim_ready() != PTL_OK)
 		return PTL_NO_INIT;
-	if (shim_ni_get(ni_handle, NULL) == NULL || status == NULL ||
+	ni = shim_ni_get(ni_handle, NULL);
+	if (ni == NULL || status == NULL ||
 	    (unsigned)status_register >= PTL_SR_LAST)
 		return PTL_ARG_INVALID;
-	/* the control ABI has no status-register query yet */
-	SHIM_DBG("status registers are not exported by spinnic");
-	return PTL_ARG_INVALID;
+	memset(&msg, 0, sizeof(msg));
+	msg.op = SPINNIC_CTRL_NI_STATUS;
+	msg.u.status.ni = ni->nic_ni;
+	msg.u.status.reg = (uint32_t)status_register;
+	rc = shim_ctrl_call(&msg);
+	if (rc != PTL_OK)
+		return rc;
+	/* ptl_sr_value_t is an int: saturate rather than wrap */
+	*status = msg.u.status.value > INT_MAX ? INT_MAX :
+		  (ptl_sr_value_t)msg.u.status.value;
+	return PTL_OK;
 }
 
 int

@@ -755,8 +755,20 @@ role_hold(const struct opts *o)
 	}
 	printf("ready %u %u %u\n", n.id.phys.nid, n.id.phys.pid, pt);
 	fflush(stdout);
-	while (fgets(line, sizeof(line), stdin) != NULL)
-		;
+	/* "status" prints the NI's status registers (PtlNIStatus) */
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		ptl_sr_value_t v[PTL_SR_LAST];
+		unsigned r;
+
+		if (strncmp(line, "status", 6) != 0)
+			continue;
+		for (r = 0; r < PTL_SR_LAST; r++)
+			CHECK_PTL(PtlNIStatus(n.ni, (ptl_sr_index_t)r, &v[r]));
+		printf("status %d %d %d\n", v[PTL_SR_DROP_COUNT],
+		       v[PTL_SR_PERMISSION_VIOLATIONS],
+		       v[PTL_SR_OPERATION_VIOLATIONS]);
+		fflush(stdout);
+	}
 	if (o->me) {
 		PtlMEUnlink(meh);
 		buf_free(o, me_buf);

@@ -8,6 +8,7 @@
  * the drops.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "harness.h"
 
@@ -59,6 +60,12 @@ main(void)
 				itest_fail("get of nothing: exit status %d",
 					   st);
 		}
+		/* both reached the hold client's NI and were dropped there */
+		itest_client_say(&hold, "status");
+		itest_client_expect(&hold, "status", line, sizeof(line), 10000);
+		if (strcmp(line, "status 2 0 0") != 0)
+			itest_fail("PtlNIStatus after a put and a get to "
+				   "nothing: '%s', want 'status 2 0 0'", line);
 		/* a put to a process that does not exist */
 		snprintf(target, sizeof(target), "target=%u:%u", nid, 63);
 		{

@@ -444,6 +444,19 @@ test_priority_append_hits_unexpected(void **state)
 	t_env_teardown(&e);
 }
 
+static uint64_t
+t_status(struct t_env *e, uint32_t reg)
+{
+	struct spinnic_ctrl_msg r;
+
+	memset(&r, 0, sizeof(r));
+	r.u.status.ni = e->ni;
+	r.u.status.reg = reg;
+	assert_int_equal(t_ctrl(e, e->c, SPINNIC_CTRL_NI_STATUS, &r),
+			 SPINNIC_PTL_OK);
+	return r.u.status.value;
+}
+
 static void
 test_permissions(void **state)
 {
@@ -483,6 +496,25 @@ test_permissions(void **state)
 	stats(&e, &s);
 	assert_int_equal(s.drop_op, 1);
 	assert_int_equal(s.drop_perm, 1);
+	/* and the NI's status registers say the same (PtlNIStatus) */
+	t_hdr(&e, &h, 3, 8);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), -ENOENT);
+	assert_int_equal(t_status(&e, SPINNIC_PTL_SR_DROP_COUNT), 3);
+	assert_int_equal(t_status(&e, SPINNIC_PTL_SR_PERMISSION_VIOLATIONS), 1);
+	assert_int_equal(t_status(&e, SPINNIC_PTL_SR_OPERATION_VIOLATIONS), 1);
+	{
+		struct spinnic_ctrl_msg r;
+
+		memset(&r, 0, sizeof(r));
+		r.u.status.ni = e.ni;
+		r.u.status.reg = SPINNIC_PTL_SR_LAST;
+		assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_NI_STATUS, &r),
+				 SPINNIC_PTL_ARG_INVALID);
+		r.u.status.ni = e.ni ^ 0x5a5a0000u;
+		r.u.status.reg = SPINNIC_PTL_SR_DROP_COUNT;
+		assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_NI_STATUS, &r),
+				 SPINNIC_PTL_ARG_INVALID);
+	}
 	t_env_teardown(&e);
 }
 
