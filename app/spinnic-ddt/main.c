@@ -54,11 +54,16 @@ static const char usage_text[] =
 	"EXPR examples: 'vector(1024,1,1024)[double]',\n"
 	"  'struct(1,2;0,8)[int32,double]', 'subarray(8,8;4,4;2,2;C)[float]'\n";
 
+/* The type being worked on, released by die() too. */
+static struct ddt_type *cur_type;
+
 /* One line on stderr, then a non-zero exit: the tool's only error path. */
 static void __attribute__((noreturn, format(printf, 1, 2)))
 die(const char *fmt, ...)
 {
 	va_list ap;
+
+	ddt_free(cur_type);
 
 	fflush(stdout);
 	fputs(PROG ": ", stderr);
@@ -248,6 +253,7 @@ type_parse(const char *expr)
 			die("bad type expression: %s", err);
 		die("bad type expression: %s", ddt_strerror(errno));
 	}
+	cur_type = t;
 	rc = ddt_commit(t);
 	if (rc < 0)
 		die("cannot commit type: %s", ddt_strerror(rc));
@@ -629,6 +635,7 @@ main(int argc, char **argv)
 		break;
 	}
 	ddt_free(t);
+	cur_type = NULL;
 	if (fflush(stdout) != 0 || ferror(stdout))
 		die("cannot write standard output: %s", strerror(errno));
 	return rc;
