@@ -4,6 +4,7 @@
 #   make demo   two virtual nodes, a vector datatype unpacked by the NIC, verified
 #   make test   every test (unit, tools, integration)
 #   make bench  spinnic-bench tables, CSV and plots into bench-out/
+#   make fuzz   libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each
 BUILD    ?= build
 SANITIZE ?= 0
 MESON_OPTS ?=
@@ -17,8 +18,10 @@ PKGS = build-essential pkg-config meson ninja-build libdpdk-dev dpdk \
        libibverbs-dev libnuma-dev libpcap-dev libmpich-dev mpich gnuplot-nox \
        clang llvm tshark bpftool jq iputils-ping
 HUGEPAGES ?= 512
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps hugepages build demo test bench clean
+.PHONY: all deps hugepages build demo test bench clean fuzz
 
 all: build
 
@@ -55,5 +58,8 @@ test: build
 bench: build
 	./tools/bench.sh $(BUILD) bench-out
 
+fuzz: deps
+	./test/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan bench-out
+	rm -rf $(BUILD) $(BUILD)-asan bench-out $(FUZZ_BUILD) $(FUZZ_BUILD).setup.log

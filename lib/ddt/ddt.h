@@ -173,7 +173,13 @@ struct ddt_type *ddt_parse(const char *expr, const char **err_p);
 /** Print a type expression; parse(print(t)) is equal to t.
  * @return characters needed excluding NUL (like snprintf), or negative errno */
 int ddt_print(const struct ddt_type *t, char *buf, size_t len);
-/** Structural equality of two types (same typemap and same lb/extent). */
+/** Equality of two types: the same typemap as bytes (every byte of the
+ * packed stream lands at the same offset) and the same lb/extent.
+ * Committed types with identical normalized dataloops compare in time
+ * proportional to their description; others by walking both block streams
+ * in bounded memory.
+ * @return 1 equal, 0 different, -E2BIG when they differ in description and
+ *   are too large to walk (over 16 GiB of data), -ENOMEM */
 int ddt_equal(const struct ddt_type *a, const struct ddt_type *b);
 
 /* ---- segments --------------------------------------------------------- */

@@ -3,6 +3,7 @@
  * iovec flattening, block counting, layout classification and structural
  * equality.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,11 +213,96 @@ static bool same_tree(const struct ddt_type *a, const struct ddt_type *b)
 	return true;
 }
 
+/* Blocks of one chunk of the packed stream. */
+struct eq_blocks {
+	struct ddt_iov *v;
+	int64_t n, cap;
+};
+
+static int eq_collect(void *arg, int64_t buf_off, int64_t len,
+		      int64_t stream_off)
+{
+	struct eq_blocks *b = arg;
+
+	(void)stream_off;
+	if (b->n == b->cap)
+		return 1;
+	b->v[b->n].off = buf_off;
+	b->v[b->n].len = len;
+	b->n++;
+	return 0;
+}
+
+/* Both lists cover the same stream bytes: do they put them at the same
+ * buffer offsets? (Blocks may be split differently.) */
+static int eq_same_map(const struct eq_blocks *x, const struct eq_blocks *y)
+{
+	int64_t i = 0, j = 0, oi = 0, oj = 0;
+
+	while (i < x->n && j < y->n) {
+		int64_t n = x->v[i].len - oi < y->v[j].len - oj ?
+			    x->v[i].len - oi : y->v[j].len - oj;
+
+		if (x->v[i].off + oi != y->v[j].off + oj)
+			return 0;
+		oi += n;
+		oj += n;
+		if (oi == x->v[i].len)
+			i++, oi = 0;
+		if (oj == y->v[j].len)
+			j++, oj = 0;
+	}
+	return i == x->n && j == y->n;
+}
+
+#define EQ_CHUNK ((int64_t)64 * 1024)
+#define EQ_MAX_WALK ((int64_t)16 << 30)
+
+/* Walk both block streams chunk by chunk, in bounded memory. */
+static int eq_walk(const struct ddt_blob *a, const struct ddt_blob *b,
+		   int64_t size)
+{
+	struct eq_blocks x = { .cap = EQ_CHUNK }, y = { .cap = EQ_CHUNK };
+	struct ddt_segment *sa, *sb;
+	int64_t pos;
+	int rc = 1;
+
+	if (size > EQ_MAX_WALK)
+		return -E2BIG;
+	sa = ddt_segment_create_blob(a, 1);
+	sb = ddt_segment_create_blob(b, 1);
+	x.v = malloc(EQ_CHUNK * sizeof(*x.v));
+	y.v = malloc(EQ_CHUNK * sizeof(*y.v));
+	if (sa == NULL || sb == NULL || x.v == NULL || y.v == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (pos = 0; pos < size && rc == 1; pos += EQ_CHUNK) {
+		int64_t end = size - pos < EQ_CHUNK ? size : pos + EQ_CHUNK;
+
+		/* a chunk of EQ_CHUNK bytes has at most EQ_CHUNK blocks */
+		x.n = y.n = 0;
+		if (ddt_segment_blocks(sa, pos, end, eq_collect, &x) != 0 ||
+		    ddt_segment_blocks(sb, pos, end, eq_collect, &y) != 0) {
+			rc = -EINVAL;
+			break;
+		}
+		rc = eq_same_map(&x, &y);
+	}
+out:
+	free(x.v);
+	free(y.v);
+	ddt_segment_free(sa);
+	ddt_segment_free(sb);
+	return rc;
+}
+
 int ddt_equal(const struct ddt_type *a, const struct ddt_type *b)
 {
-	struct ddt_iov *ia = NULL, *ib = NULL;
-	int64_t na, nb;
-	int eq = 0;
+	const struct ddt_blob *ba, *bb;
+	void *ta = NULL, *tb = NULL;
+	size_t la;
+	int rc;
 
 	if (a == NULL || b == NULL)
 		return 0;
@@ -227,16 +313,16 @@ int ddt_equal(const struct ddt_type *a, const struct ddt_type *b)
 		return 0;
 	if (same_tree(a, b))
 		return 1;
-	na = ddt_flatten(a, 1, NULL, 0);
-	nb = ddt_flatten(b, 1, NULL, 0);
-	if (na < 0 || na != nb)
-		return 0;
-	ia = malloc((size_t)(na ? na : 1) * sizeof(*ia));
-	ib = malloc((size_t)(nb ? nb : 1) * sizeof(*ib));
-	if (ia != NULL && ib != NULL &&
-	    ddt_flatten(a, 1, ia, na) == na && ddt_flatten(b, 1, ib, nb) == nb)
-		eq = memcmp(ia, ib, (size_t)na * sizeof(*ia)) == 0;
-	free(ia);
-	free(ib);
-	return eq;
+	rc = get_blob(a, &ba, &ta);
+	if (rc == 0)
+		rc = get_blob(b, &bb, &tb);
+	if (rc == 0) {
+		/* the same normalized dataloops: equal without a walk */
+		la = (size_t)ba->h.len;
+		rc = la == (size_t)bb->h.len && memcmp(ba, bb, la) == 0 ? 1 :
+		     eq_walk(ba, bb, a->size);
+	}
+	free(ta);
+	free(tb);
+	return rc;
 }

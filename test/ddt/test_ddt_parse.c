@@ -53,7 +53,7 @@ static void test_roundtrip(void **state)
 				 (int)strlen(canon[i]));
 		assert_string_equal(buf, canon[i]);
 		u = ddt_parse(buf, NULL);
-		assert_true(ddt_equal(t, u));
+		assert_int_equal(ddt_equal(t, u), 1);
 		ddt_free(u);
 		ddt_free(t);
 	}
@@ -68,7 +68,7 @@ static void test_whitespace_and_values(void **state)
 	a = ddt_parse("  vector ( 3 , 1 , 4 ) [ double ] ", NULL);
 	b = ddt_parse("vector(3,1,4)[double]", NULL);
 	assert_non_null(a);
-	assert_true(ddt_equal(a, b));
+	assert_int_equal(ddt_equal(a, b), 1);
 	assert_int_equal(ddt_size(a), 24);
 	assert_int_equal(ddt_extent(a), 72);
 	/* snprintf-like truncation */
@@ -85,16 +85,16 @@ static void test_whitespace_and_values(void **state)
 	/* equal typemaps from different expressions */
 	a = ddt_parse("contig(4)[int32]", NULL);
 	b = ddt_parse("hvector(2,2,8)[uint32]", NULL);
-	assert_true(ddt_equal(a, b));
+	assert_int_equal(ddt_equal(a, b), 1);
 	ddt_free(b);
 	b = ddt_parse("contig(2)[int64]", NULL);
-	assert_true(ddt_equal(a, b));
+	assert_int_equal(ddt_equal(a, b), 1);
 	ddt_free(b);
 	b = ddt_parse("resized(0,20)[contig(4)[int32]]", NULL);
-	assert_false(ddt_equal(a, b));
+	assert_int_equal(ddt_equal(a, b), 0);
 	ddt_free(b);
 	b = ddt_parse("hindexed(2,2;8,0)[int32]", NULL);
-	assert_false(ddt_equal(a, b));
+	assert_int_equal(ddt_equal(a, b), 0);
 	ddt_free(b);
 	ddt_free(a);
 }
@@ -219,7 +219,7 @@ static void test_random_roundtrip(void **state)
 		ddt_print(t, buf, (size_t)n + 1);
 		u = ddt_parse(buf, NULL);
 		assert_non_null(u);
-		assert_true(ddt_equal(t, u));
+		assert_int_equal(ddt_equal(t, u), 1);
 		/* print is canonical: printing the parsed type gives the
 		 * same text */
 		assert_int_equal(ddt_print(u, buf2, (size_t)n + 1), n);

@@ -180,7 +180,7 @@ static void test_print_parse_blob(void **state)
 		if (p == NULL)
 			print_message("%s: %s\n", buf, err);
 		assert_non_null(p);
-		assert_true(ddt_equal(p, f.t));
+		assert_int_equal(ddt_equal(p, f.t), 1);
 		ddt_free(p);
 		free(buf);
 
@@ -195,7 +195,7 @@ static void test_print_parse_blob(void **state)
 		assert_int_equal(ddt_blob_extent(view), ddt_extent(f.t));
 		b = ddt_blob_to_type(view);
 		assert_non_null(b);
-		assert_true(ddt_equal(b, f.t));
+		assert_int_equal(ddt_equal(b, f.t), 1);
 		ddt_free(b);
 		/* a segment over the loaded blob unpacks the same */
 		s = ddt_segment_create_blob(view, f.count);

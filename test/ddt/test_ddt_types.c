@@ -275,7 +275,7 @@ static void test_dup_contents(void **state)
 	assert_int_equal(ddt_get_contents(I32, &c), 0);
 	assert_int_equal(c.combiner, DDT_COMBINER_NAMED);
 	assert_int_equal(c.base, DDT_INT32);
-	assert_true(ddt_equal(v, d));
+	assert_int_equal(ddt_equal(v, d), 1);
 	ddt_free(d);
 	ddt_free(v);
 }

@@ -1,0 +1,621 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Seed corpus generator for the fuzz targets: small valid inputs of every
+ * kind, written as files under DIR/<target>/. The committed corpus in
+ * test/fuzz/corpus/ was made with
+ *   ninja -C build test/fuzz/fuzz_gen && build/test/fuzz/fuzz_gen test/fuzz/corpus
+ * Handles and message ids in the seeds are those a fresh fuzz environment
+ * (fuzz_common.h) hands out, so the generator builds the same environment
+ * and records what it gets.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define FZ_REASM_NO_ENTRY
+#include "fuzz_reasm.c" /* rm_setup: the reassembly target's environment */
+
+#include "ddt.h"
+
+static const char *outdir;
+static uint8_t obuf[1 << 17];
+static size_t olen;
+
+static void
+die(const char *what)
+{
+	fprintf(stderr, "fuzz_gen: %s\n", what);
+	exit(1);
+}
+
+static void
+out_reset(void)
+{
+	olen = 0;
+}
+
+static void
+out_put(const void *p, size_t n)
+{
+	if (olen + n > sizeof(obuf))
+		die("seed too large");
+	memcpy(obuf + olen, p, n);
+	olen += n;
+}
+
+static void
+out_u(uint64_t v, unsigned bytes)
+{
+	for (unsigned i = 0; i < bytes; i++) {
+		uint8_t b = (uint8_t)(v >> (8 * i));
+
+		out_put(&b, 1);
+	}
+}
+
+static void
+out_write(const char *target, const char *fmt, ...)
+{
+	char name[128], path[512];
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "%s/%s", outdir, target);
+	mkdir(outdir, 0755);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s/%s", outdir, target, name);
+	f = fopen(path, "wb");
+	if (f == NULL || fwrite(obuf, 1, olen, f) != olen || fclose(f) != 0)
+		die(path);
+}
+
+/* ---- frames --------------------------------------------------------- */
+
+static uint8_t payload[65536];
+
+static size_t
+frame(uint8_t *f, size_t cap, const struct spinnic_pkt *p)
+{
+	struct spinnic_wire_addr a;
+	int n;
+
+	spinnic_wire_addr_nodes(p->src.nid, p->dst.nid, SPINNIC_WIRE_UDP_PORT,
+				&a);
+	n = spinnic_wire_build(f, cap, &a, p);
+	if (n <= 0)
+		die("spinnic_wire_build");
+	return (size_t)n;
+}
+
+/* a packet from the peer (nid 2 pid 3) to the fuzz client (nid 1 pid 0) */
+static void
+pkt_init(struct spinnic_pkt *p, uint8_t type, uint8_t flags, uint8_t op,
+	 uint64_t msg_id, uint64_t msg_len, uint64_t off, uint32_t pay)
+{
+	memset(p, 0, sizeof(*p));
+	p->type = type;
+	p->flags = flags;
+	p->op = op;
+	p->src.nid = FZ_PEER_NID;
+	p->src.pid = FZ_PEER_PID;
+	p->dst.nid = FZ_NID;
+	p->dst.pid = 0;
+	p->uid = 2000;
+	p->msg_id = msg_id;
+	p->msg_len = msg_len;
+	p->offset = off;
+	p->pay_len = pay;
+	p->payload = pay ? payload : NULL;
+	p->seq = (uint32_t)msg_id;
+}
+
+static void
+gen_wire(void)
+{
+	static uint8_t f[SPINNIC_WIRE_HDR_LEN + 65536];
+	struct spinnic_pkt p;
+	unsigned op, k = 0;
+	static const struct {
+		uint8_t type, flags;
+		uint64_t msg_len, off;
+		uint32_t pay;
+		const char *name;
+	} kinds[] = {
+		{ SPINNIC_WIRE_T_DATA, 5, 100, 0, 100, "data-hc" },
+		{ SPINNIC_WIRE_T_DATA, 5, 0, 0, 0, "data-hc-empty" },
+		{ SPINNIC_WIRE_T_DATA, 1, 5000, 0, 2048, "data-h" },
+		{ SPINNIC_WIRE_T_DATA, 2, 5000, 2048, 2048, "data-p" },
+		{ SPINNIC_WIRE_T_DATA, 4, 5000, 4096, 904, "data-c" },
+		{ SPINNIC_WIRE_T_REPLY, 5, 64, 0, 64, "reply-hc" },
+		{ SPINNIC_WIRE_T_REPLY, 1, 3000, 0, 2048, "reply-h" },
+		{ SPINNIC_WIRE_T_REPLY, 4, 3000, 2048, 952, "reply-c" },
+		{ SPINNIC_WIRE_T_ACK, 0, 0, 0, 0, "ack" },
+		{ SPINNIC_WIRE_T_NACK, 0, 0, 0, 0, "nack" },
+		{ SPINNIC_WIRE_T_GET, 5, 4096, 0, 0, "get" },
+	};
+
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 7 + 1);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		pkt_init(&p, kinds[i].type, kinds[i].flags,
+			 kinds[i].type == SPINNIC_WIRE_T_GET ||
+			 kinds[i].type == SPINNIC_WIRE_T_REPLY ?
+			 SPINNIC_WIRE_OP_GET : SPINNIC_WIRE_OP_PUT,
+			 7, kinds[i].msg_len, kinds[i].off, kinds[i].pay);
+		p.match_bits = 0x1234;
+		p.hdr_data = 0xdada;
+		p.ack_req = kinds[i].type == SPINNIC_WIRE_T_DATA ?
+			    SPINNIC_PTL_ACK_REQ : 0;
+		if (kinds[i].type == SPINNIC_WIRE_T_ACK)
+			p.mlength = 100;
+		if (kinds[i].type == SPINNIC_WIRE_T_NACK)
+			p.fail_type = SPINNIC_PTL_NI_NO_MATCH;
+		out_reset();
+		out_put(f, frame(f, sizeof(f), &p));
+		out_write("wire", "%02u-%s", k++, kinds[i].name);
+	}
+	/* every op, every ni kind, on a one-packet request */
+	for (op = SPINNIC_WIRE_OP_PUT; op < SPINNIC_WIRE_OP_MAX; op++) {
+		if (op == SPINNIC_WIRE_OP_GET)
+			continue;
+		pkt_init(&p, SPINNIC_WIRE_T_DATA, 5, (uint8_t)op, 9, 8, 0, 8);
+		p.atomic_op = 1;
+		p.atomic_type = 6;
+		p.ni = (uint8_t)(op & 3);
+		p.remote_offset = 16;
+		out_reset();
+		out_put(f, frame(f, sizeof(f), &p));
+		out_write("wire", "%02u-op%u", k++, op);
+	}
+}
+
+/* ---- control messages ----------------------------------------------- */
+
+static struct fz_env ge;
+static uint32_t gseq;
+
+/* apply a request in the generator's environment and record it */
+static uint32_t
+ctrl_rec(uint16_t op, struct spinnic_ctrl_msg *m)
+{
+	struct spinnic_ctrl_msg rep;
+
+	m->version = SPINNIC_ABI_VERSION;
+	m->op = op;
+	m->seq = ++gseq;
+	m->status = 0;
+	out_put(m, sizeof(*m));
+	if (ptl_nic_ctrl(ge.nic, ge.c, m, &rep) != 0)
+		return SPINNIC_HANDLE_NONE;
+	if (rep.status != 0)
+		fprintf(stderr, "fuzz_gen: note: ctrl op %u status %d\n", op,
+			rep.status);
+	*m = rep;
+	return 0;
+}
+
+static void
+gen_ctrl(void)
+{
+	struct spinnic_ctrl_msg m;
+	uint32_t ni, eq, ct, pt, md, me, me2;
+	uint16_t op;
+
+	if (fz_env_init(&ge) != 0)
+		die("env");
+	out_reset();
+	gseq = 0;
+	memset(&m, 0, sizeof(m));
+	m.u.ni.options = SPINNIC_PTL_NI_MATCHING | SPINNIC_PTL_NI_PHYSICAL;
+	m.u.ni.desired.max_entries = -1;
+	ctrl_rec(SPINNIC_CTRL_NI_INIT, &m);
+	ni = m.u.ni.ni;
+	memset(&m, 0, sizeof(m));
+	m.u.eq.ni = ni;
+	m.u.eq.ring_off = FZ_EQ_OFF;
+	m.u.eq.count = FZ_EQ_COUNT;
+	ctrl_rec(SPINNIC_CTRL_EQ_ALLOC, &m);
+	eq = m.u.eq.eq;
+	memset(&m, 0, sizeof(m));
+	m.u.ct.ni = ni;
+	m.u.ct.ct_off = FZ_CT_OFF;
+	ctrl_rec(SPINNIC_CTRL_CT_ALLOC, &m);
+	ct = m.u.ct.ct;
+	memset(&m, 0, sizeof(m));
+	m.u.pt.ni = ni;
+	m.u.pt.eq = eq;
+	m.u.pt.pt_index = SPINNIC_PTL_PT_ANY;
+	m.u.pt.options = SPINNIC_PTL_PT_FLOWCTRL;
+	ctrl_rec(SPINNIC_CTRL_PT_ALLOC, &m);
+	pt = m.u.pt.pt_index;
+	memset(&m, 0, sizeof(m));
+	m.u.pt.ni = ni;
+	m.u.pt.pt_index = pt;
+	ctrl_rec(SPINNIC_CTRL_PT_DISABLE, &m);
+	m.u.pt.ni = ni;
+	m.u.pt.pt_index = pt;
+	ctrl_rec(SPINNIC_CTRL_PT_ENABLE, &m);
+	memset(&m, 0, sizeof(m));
+	m.u.md.ni = ni;
+	m.u.md.start = fz_addr(FZ_BUF_OFF);
+	m.u.md.length = 8192;
+	m.u.md.eq = eq;
+	m.u.md.ct = ct;
+	m.u.md.options = SPINNIC_PTL_MD_EVENT_CT_SEND;
+	ctrl_rec(SPINNIC_CTRL_MD_BIND, &m);
+	md = m.u.md.md;
+	memset(&m, 0, sizeof(m));
+	m.u.me.ni = ni;
+	m.u.me.pt_index = pt;
+	m.u.me.list = SPINNIC_PTL_PRIORITY_LIST;
+	m.u.me.start = fz_addr(FZ_BUF_OFF + 8192);
+	m.u.me.length = 4096;
+	m.u.me.options = SPINNIC_PTL_ME_OP_PUT | SPINNIC_PTL_ME_OP_GET |
+			 SPINNIC_PTL_ME_USE_ONCE;
+	m.u.me.ct = ct;
+	m.u.me.uid = SPINNIC_PTL_UID_ANY;
+	m.u.me.ctx = SPINNIC_HANDLE_NONE;
+	m.u.me.match_id.nid = SPINNIC_PTL_NID_ANY;
+	m.u.me.match_id.pid = SPINNIC_PTL_PID_ANY;
+	m.u.me.match_bits = 0x10;
+	m.u.me.ignore_bits = 0x0f;
+	ctrl_rec(SPINNIC_CTRL_ME_APPEND, &m);
+	me = m.u.me.me;
+	m.u.me.list = SPINNIC_PTL_OVERFLOW_LIST;
+	m.u.me.options = SPINNIC_PTL_ME_OP_PUT | SPINNIC_PTL_ME_MANAGE_LOCAL;
+	m.u.me.match_bits = 0x20;
+	m.u.me.min_free = 512;
+	ctrl_rec(SPINNIC_CTRL_ME_APPEND, &m);
+	me2 = m.u.me.me;
+	m.u.me.list = SPINNIC_PTL_SEARCH_ONLY;
+	ctrl_rec(SPINNIC_CTRL_ME_SEARCH, &m);
+	m.u.me.list = SPINNIC_PTL_SEARCH_DELETE;
+	ctrl_rec(SPINNIC_CTRL_ME_SEARCH, &m);
+	out_write("ctrl", "00-setup-objects");
+	/* tear everything down again (same prefix) */
+	memset(&m, 0, sizeof(m));
+	m.u.me.ni = ni;
+	m.u.me.me = me;
+	ctrl_rec(SPINNIC_CTRL_ME_UNLINK, &m);
+	m.u.me.me = me2;
+	ctrl_rec(SPINNIC_CTRL_ME_UNLINK, &m);
+	memset(&m, 0, sizeof(m));
+	m.u.md.ni = ni;
+	m.u.md.md = md;
+	ctrl_rec(SPINNIC_CTRL_MD_RELEASE, &m);
+	memset(&m, 0, sizeof(m));
+	m.u.pt.ni = ni;
+	m.u.pt.pt_index = pt;
+	ctrl_rec(SPINNIC_CTRL_PT_FREE, &m);
+	memset(&m, 0, sizeof(m));
+	m.u.ct.ni = ni;
+	m.u.ct.ct = ct;
+	ctrl_rec(SPINNIC_CTRL_CT_FREE, &m);
+	memset(&m, 0, sizeof(m));
+	m.u.eq.ni = ni;
+	m.u.eq.eq = eq;
+	ctrl_rec(SPINNIC_CTRL_EQ_FREE, &m);
+	memset(&m, 0, sizeof(m));
+	m.u.ni.ni = ni;
+	ctrl_rec(SPINNIC_CTRL_NI_FINI, &m);
+	out_write("ctrl", "01-setup-teardown");
+	fz_env_fini(&ge);
+
+	/* a non-matching logical NI, and each op the NIC leaves to others */
+	if (fz_env_init(&ge) != 0)
+		die("env");
+	out_reset();
+	gseq = 0;
+	memset(&m, 0, sizeof(m));
+	m.u.ni.options = SPINNIC_PTL_NI_NO_MATCHING | SPINNIC_PTL_NI_LOGICAL;
+	ctrl_rec(SPINNIC_CTRL_NI_INIT, &m);
+	ni = m.u.ni.ni;
+	memset(&m, 0, sizeof(m));
+	m.u.pt.ni = ni;
+	m.u.pt.eq = SPINNIC_HANDLE_NONE;
+	m.u.pt.pt_index = 5;
+	ctrl_rec(SPINNIC_CTRL_PT_ALLOC, &m);
+	memset(&m, 0, sizeof(m));
+	m.u.me.ni = ni;
+	m.u.me.pt_index = 5;
+	m.u.me.start = fz_addr(FZ_BUF_OFF);
+	m.u.me.length = 100;
+	m.u.me.options = SPINNIC_PTL_ME_OP_PUT;
+	m.u.me.ct = SPINNIC_HANDLE_NONE;
+	m.u.me.uid = SPINNIC_PTL_UID_ANY;
+	m.u.me.ctx = SPINNIC_HANDLE_NONE;
+	ctrl_rec(SPINNIC_CTRL_ME_APPEND, &m);
+	for (op = SPINNIC_CTRL_ATTACH; op < SPINNIC_CTRL_OP_MAX; op++) {
+		if (op != SPINNIC_CTRL_ATTACH && op != SPINNIC_CTRL_DETACH &&
+		    op < SPINNIC_CTRL_CTX_INSTALL)
+			continue;
+		memset(&m, 0, sizeof(m));
+		m.u.ctx.ni = ni;
+		ctrl_rec(op, &m);
+	}
+	out_write("ctrl", "02-nomatch-logical-others");
+	fz_env_fini(&ge);
+}
+
+/* ---- command ring --------------------------------------------------- */
+
+static void
+cmd_put(uint16_t op, uint32_t ni, uint32_t md, uint64_t off, uint64_t len)
+{
+	struct spinnic_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	c.ni = ni;
+	c.md = md;
+	c.ack_req = op == SPINNIC_CMD_PUT ? SPINNIC_PTL_ACK_REQ : 0;
+	c.local_offset = off;
+	c.length = len;
+	c.target.nid = FZ_PEER_NID;
+	c.target.pid = FZ_PEER_PID;
+	c.pt_index = 0;
+	c.match_bits = 0x42;
+	c.user_ptr = 0x77;
+	c.ct_success = op == SPINNIC_CMD_CT_SET ? 5 : 1;
+	out_put(&c, sizeof(c));
+}
+
+static void
+gen_cmd(void)
+{
+	struct fz_env e;
+	struct fz_objs o;
+	struct spinnic_ctrl_msg m;
+	uint32_t md[2];
+
+	/* the handles fuzz_cmd's setup gets: same calls, same order */
+	if (fz_env_init(&e) != 0 || fz_objs_setup(&e, &o) != 0)
+		die("env");
+	memset(&m, 0, sizeof(m));
+	m.u.md.ni = o.ni;
+	m.u.md.start = fz_addr(FZ_BUF_OFF);
+	m.u.md.length = 65536;
+	m.u.md.eq = o.eq;
+	m.u.md.ct = o.ct;
+	m.u.md.options = SPINNIC_PTL_MD_EVENT_CT_SEND;
+	fz_ctrl(&e, SPINNIC_CTRL_MD_BIND, &m);
+	md[0] = m.u.md.md;
+	m.u.md.start = fz_addr(FZ_BUF_OFF + 65536);
+	m.u.md.length = 4096;
+	m.u.md.eq = SPINNIC_HANDLE_NONE;
+	m.u.md.ct = SPINNIC_HANDLE_NONE;
+	m.u.md.options = 0;
+	fz_ctrl(&e, SPINNIC_CTRL_MD_BIND, &m);
+	md[1] = m.u.md.md;
+	fz_env_fini(&e);
+
+	out_reset();
+	out_u(2 | (1 << 4), 1);
+	cmd_put(SPINNIC_CMD_PUT, o.ni, md[0], 0, 4096);
+	cmd_put(SPINNIC_CMD_GET, o.ni, md[1], 100, 3996);
+	out_write("cmd", "00-put-get");
+	out_reset();
+	out_u(3, 1);
+	cmd_put(SPINNIC_CMD_CT_SET, o.ni, o.ct, 0, 0);
+	cmd_put(SPINNIC_CMD_CT_INC, o.ni, o.ct, 0, 0);
+	cmd_put(SPINNIC_CMD_NOP, 0, 0, 0, 0);
+	out_write("cmd", "01-ct-nop");
+	out_reset();
+	out_u(4 | (3 << 4), 1);
+	cmd_put(SPINNIC_CMD_PUT, o.ni, md[0], 65000, 1000); /* past the MD */
+	cmd_put(SPINNIC_CMD_GET, o.ni, md[1], 0, 5000);     /* no EQ */
+	cmd_put(SPINNIC_CMD_PUT, o.ni ^ 1, md[0], 0, 1);    /* bad NI */
+	cmd_put(7, o.ni, md[0], 0, 1);                      /* bad op */
+	out_write("cmd", "02-invalid");
+	out_reset();
+	out_u(7 | (7 << 4), 1);
+	for (int i = 0; i < 7; i++)
+		cmd_put(SPINNIC_CMD_PUT, o.ni, md[0], (uint64_t)i * 1024, 1024);
+	out_u(7, 1);
+	for (int i = 0; i < 7; i++)
+		cmd_put(SPINNIC_CMD_GET, o.ni, md[0], (uint64_t)i * 8, 8);
+	out_u(7, 1);
+	for (int i = 0; i < 7; i++)
+		cmd_put(SPINNIC_CMD_PUT, o.ni, md[1], 0, 0);
+	out_write("cmd", "03-wrap");
+	out_reset();
+	out_u(1 | 8, 1);
+	cmd_put(SPINNIC_CMD_PUT, o.ni, md[0], 0, 16);
+	out_u(0x80000000u, 4);
+	out_u(1, 1);
+	cmd_put(SPINNIC_CMD_GET, o.ni, md[0], 0, 16);
+	out_write("cmd", "04-head-jump");
+}
+
+/* ---- type expressions and blobs ------------------------------------- */
+
+static const char *const exprs[] = {
+	"double",
+	"byte", "char", "int8", "uint8", "int16", "uint16", "int32", "uint32",
+	"int64", "uint64", "float", "complex", "double_complex",
+	"contig(4)[int32]",
+	"vector(1024,1,1024)[double]",
+	"vector(3,2,-4)[int16]",
+	"hvector(4,2,24)[float]",
+	"indexed(1,2,3;0,5,10)[int32]",
+	"hindexed(2,1;-16,40)[double]",
+	"indexed_block(2;5,0,9)[contig(3)[complex]]",
+	"hindexed_block(3;0,100,50)[uint8]",
+	"struct(1,2,1;0,8,32)[double,int32,char]",
+	"subarray(4,5,6;2,3,1;1,2,3;C)[int64]",
+	"subarray(4,5;2,3;1,2;F)[hindexed(1,2;-8,40)[int16]]",
+	"resized(-4,16)[int32]",
+	"vector(4,2,3)[struct(1,2;0,8)[double,resized(-4,16)[int32]]]",
+	"contig(0)[double]",
+	" vector ( 2 , 1 , 3 ) [ contig(2)[ double ] ] ",
+};
+
+static void
+gen_ddt(void)
+{
+	static uint64_t blob[1 << 14];
+	unsigned nb = 0;
+
+	for (size_t i = 0; i < sizeof(exprs) / sizeof(exprs[0]); i++) {
+		struct ddt_type *t = ddt_parse(exprs[i], NULL);
+		ssize_t bl;
+
+		if (t == NULL)
+			die(exprs[i]);
+		out_reset();
+		out_put(exprs[i], strlen(exprs[i]));
+		out_write("ddt_parse", "%02zu", i);
+		if (ddt_commit(t) != 0)
+			die("commit");
+		bl = ddt_serialize(t, blob, sizeof(blob));
+		/* a few types of each shape; big ones would slow fuzzing */
+		if (bl > 0 && bl <= 4096 && (i == 0 || i >= 14)) {
+			out_reset();
+			out_put(blob, (size_t)bl);
+			out_write("ddt_blob", "%02u", nb++);
+		}
+		ddt_free(t);
+	}
+}
+
+/* ---- reassembly ----------------------------------------------------- */
+
+static void
+rec_frame(const struct spinnic_pkt *p)
+{
+	static uint8_t f[SPINNIC_WIRE_HDR_LEN + 65536];
+	size_t n = frame(f, sizeof(f), p);
+
+	out_u(n, 2);
+	out_put(f, n);
+}
+
+/* the packets of a message, in the order given by perm (NULL: in order) */
+static void
+rec_msg(uint8_t type, uint8_t op, uint64_t id, uint64_t bits, uint64_t len,
+	const unsigned *perm, unsigned nperm)
+{
+	unsigned npk = len == 0 ? 1 : (unsigned)((len + FZ_PAYLOAD - 1) /
+						 FZ_PAYLOAD);
+	struct spinnic_pkt p;
+
+	for (unsigned k = 0; k < (perm ? nperm : npk); k++) {
+		unsigned i = perm ? perm[k] : k;
+		uint64_t off = (uint64_t)i * FZ_PAYLOAD;
+		uint32_t pay = (uint32_t)(len - off < FZ_PAYLOAD ? len - off :
+					  FZ_PAYLOAD);
+		uint8_t fl = 0;
+
+		if (i == 0)
+			fl |= SPINNIC_WIRE_F_HEADER;
+		if (i == npk - 1)
+			fl |= SPINNIC_WIRE_F_COMPLETION;
+		if (fl == 0)
+			fl = SPINNIC_WIRE_F_PAYLOAD;
+		pkt_init(&p, type, fl, op, id, len, off, pay);
+		p.match_bits = bits;
+		p.ack_req = type == SPINNIC_WIRE_T_DATA ? SPINNIC_PTL_ACK_REQ : 0;
+		rec_frame(&p);
+	}
+}
+
+static void
+gen_reasm(void)
+{
+	static const unsigned shuffled[] = { 2, 0, 0, 3, 1, 2 }; /* dups */
+	struct ptl_op_info info;
+	uint64_t get_ids[4], put_ids[4];
+	unsigned ng = 0, np = 0;
+	struct spinnic_pkt p;
+	struct rm r;
+
+	if (rm_setup(&r) != 0 || r.nops != 4)
+		die("reasm setup");
+	for (unsigned k = 0; k < r.nops; k++) {
+		if (ptl_op_lookup(r.e.nic, r.op_ids[k], &info, NULL) != 0)
+			die("reasm: op lookup");
+		if (info.op == SPINNIC_CMD_GET)
+			get_ids[ng++] = r.op_ids[k];
+		else
+			put_ids[np++] = r.op_ids[k];
+	}
+	rm_teardown(&r);
+	if (ng != 3 || np != 1)
+		die("reasm: ops not found");
+
+	out_reset();
+	rec_msg(SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_OP_PUT, 100, 0, 300, NULL, 0);
+	rec_msg(SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_OP_PUT, 101, 0, 0, NULL, 0);
+	out_write("reasm", "00-put-one-packet");
+	out_reset();
+	rec_msg(SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_OP_PUT, 102, 0, 1800,
+		shuffled, 6);
+	out_write("reasm", "01-put-reorder-dup");
+	out_reset();
+	rec_msg(SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_OP_PUT, 103, 1, 1500, NULL, 0);
+	rec_msg(SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_OP_PUT, 104, 1, 100, NULL, 0);
+	rec_msg(SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_OP_PUT, 105, 2, 700, NULL, 0);
+	rec_msg(SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_OP_PUT, 106, 3, 1000, NULL, 0);
+	rec_msg(SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_OP_PUT, 107, 4, 3000, NULL, 0);
+	rec_msg(SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_OP_PUT, 108, 4, 3000, NULL, 0);
+	rec_msg(SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_OP_PUT, 109, 4, 3000, NULL, 0);
+	out_write("reasm", "02-use-once-overflow-truncate-local");
+	out_reset();
+	rec_msg(SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_OP_PUT, 110, 0, 2000,
+		(const unsigned[]){ 1, 0 }, 2);
+	out_u(0, 2); /* tick: times the unfinished message out */
+	rec_msg(SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_OP_PUT, 110, 0, 2000,
+		(const unsigned[]){ 2, 3 }, 2);
+	out_write("reasm", "03-timeout-late");
+	out_reset();
+	pkt_init(&p, SPINNIC_WIRE_T_GET, 5, SPINNIC_WIRE_OP_GET, 120, 4096, 0, 0);
+	rec_frame(&p);
+	p.match_bits = 2;
+	p.msg_id = 121;
+	rec_frame(&p);
+	rec_frame(&p);
+	out_write("reasm", "04-get-requests");
+	out_reset();
+	rec_msg(SPINNIC_WIRE_T_REPLY, SPINNIC_WIRE_OP_GET, get_ids[0], 0, 5000,
+		NULL, 0);
+	rec_msg(SPINNIC_WIRE_T_REPLY, SPINNIC_WIRE_OP_GET, get_ids[1], 0, 100,
+		NULL, 0);
+	rec_msg(SPINNIC_WIRE_T_REPLY, SPINNIC_WIRE_OP_GET, get_ids[2], 0, 0,
+		NULL, 0);
+	out_write("reasm", "05-replies");
+	out_reset();
+	pkt_init(&p, SPINNIC_WIRE_T_ACK, 0, SPINNIC_WIRE_OP_PUT, put_ids[0], 0,
+		 0, 0);
+	p.mlength = 3000;
+	rec_frame(&p);
+	pkt_init(&p, SPINNIC_WIRE_T_NACK, 0, SPINNIC_WIRE_OP_GET, get_ids[0], 0,
+		 0, 0);
+	p.fail_type = SPINNIC_PTL_NI_NO_MATCH;
+	rec_frame(&p);
+	rec_msg(SPINNIC_WIRE_T_REPLY, SPINNIC_WIRE_OP_GET, get_ids[1], 0, 100,
+		NULL, 0);
+	out_write("reasm", "06-ack-nack");
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DIR\n", argv[0]);
+		return 2;
+	}
+	outdir = argv[1];
+	gen_wire();
+	gen_ctrl();
+	gen_cmd();
+	gen_ddt();
+	gen_reasm();
+	return 0;
+}
