@@ -63,4 +63,97 @@ struct spin_vec_args {
 };
 static_assert(sizeof(struct spin_vec_args) == 56, "vector args");
 
+/* ---- "ddt_iblock": indexed-block layouts (paper 000 §3.2.3) -------------- */
+
+#define SPIN_IBLOCK_ARGS_VERSION 1u
+
+/**
+ * nelem elements of equal blocks at arbitrary displacements (ddt_classify()
+ * DDT_CLASS_INDEXED_BLOCK): element e, block b, byte r of the packed
+ * stream (in that order) lands at window offset
+ * base + e·extent + displs[b] + r. The nblocks int64_t displacements
+ * (bytes from the element origin, packing order, any sign and order)
+ * follow the struct: args_len = sizeof(struct spin_iblock_args) +
+ * 8·nblocks.
+ */
+struct spin_iblock_args {
+	uint32_t version;     /**< SPIN_IBLOCK_ARGS_VERSION */
+	uint32_t flags;       /**< 0 */
+	uint64_t blocklen;    /**< bytes per block, > 0 */
+	uint64_t nblocks;     /**< blocks per element, > 0 */
+	int64_t extent;       /**< bytes between element origins */
+	uint64_t nelem;       /**< elements, > 0 */
+	int64_t base;         /**< window offset of element 0's origin */
+	/* int64_t displs[nblocks] follows */
+};
+static_assert(sizeof(struct spin_iblock_args) == 48, "iblock args");
+
+/* ---- "ddt_general": dataloop segments (paper 000 §3.2.4) ----------------- */
+
+#define SPIN_DDT_ARGS_VERSION 1u
+
+/** How the general handlers keep segment state (struct spin_ddt_args). */
+enum spin_ddt_strategy {
+	/** one segment per vHPU (blocked-RR, Δp = 1, nvhpu = HPUs) in the
+	 *  context state; catch up forward, reset when going backwards */
+	SPIN_DDT_HPU_LOCAL = 1,
+	/** read-only checkpoints every Δr bytes in the args; each handler
+	 *  copies the nearest one at or before its offset to its stack */
+	SPIN_DDT_RO_CP = 2,
+	/** blocked-RR with Δp = Δr / k, one vHPU per sequence: a working
+	 *  copy per checkpoint in the state, progressed in place and reset
+	 *  from the master copy (in the args) when a packet is behind it */
+	SPIN_DDT_RW_CP = 3,
+};
+
+/** Catch up by walking the stream (as MPITypes), not by seeking. */
+#define SPIN_DDT_F_WALK 0x1u
+/** stats_off value: no statistics. */
+#define SPIN_DDT_STATS_NONE UINT64_MAX
+
+/**
+ * Arguments of "ddt_general": this header, then (8-byte aligned, offsets
+ * from the start of the args) the type as a ddt_serialize() blob and, for
+ * RO-CP and RW-CP, ckpt_count checkpoints of ckpt_size bytes each
+ * (ddt_ckpt_state() of a ddt_ckpt_create() set, checkpoint i at stream
+ * offset i·ckpt_interval). Packed byte s of the message, at typed offset
+ * o from the MPI buffer origin, lands at window offset origin + o (origin
+ * = -ddt_true_lb() when the window starts at the lowest byte touched, 0
+ * when it starts at the buffer origin). Everything is checked at install
+ * (blob with ddt_blob_load(), each checkpoint restored once).
+ */
+struct spin_ddt_args {
+	uint32_t version;       /**< SPIN_DDT_ARGS_VERSION */
+	uint32_t strategy;      /**< enum spin_ddt_strategy */
+	uint32_t flags;         /**< SPIN_DDT_F_* */
+	uint32_t nslots;        /**< HPU-local: segments (the vHPUs/HPUs);
+				     checkpointed: 0 */
+	int64_t count;          /**< elements of the type, >= 0 */
+	int64_t origin;         /**< window offset of the buffer origin */
+	uint64_t blob_off;      /**< type blob, 8-aligned, >= sizeof(*this) */
+	uint64_t blob_len;
+	uint64_t ckpt_off;      /**< checkpoint array, 8-aligned (CP only) */
+	uint64_t ckpt_count;    /**< ceil(count·size / interval), >= 1 */
+	uint64_t ckpt_interval; /**< Δr, bytes of the packed stream */
+	uint64_t ckpt_size;     /**< bytes per checkpoint */
+	uint64_t stats_off;     /**< window offset where the completion
+				     handler writes struct spin_ddt_stats,
+				     or SPIN_DDT_STATS_NONE */
+};
+static_assert(sizeof(struct spin_ddt_args) == 88, "ddt args");
+
+/** Counters of a "ddt_general" context since install (all messages). */
+struct spin_ddt_stats {
+	uint64_t pkts;          /**< payload handlers run */
+	uint64_t catchups;      /**< segment behind the packet: moved forward */
+	uint64_t resets;        /**< HPU-local segment ahead: reset to 0 */
+	uint64_t ckpt_copies;   /**< checkpoints copied to a handler (RO-CP,
+				     RW-CP first use and master restores) */
+	uint64_t master_restores; /**< RW-CP working copy ahead of the packet:
+				       reset from its master copy */
+	uint64_t busy;          /**< slot held by another HPU (policy not as
+				     planned): processed from a private copy */
+};
+static_assert(sizeof(struct spin_ddt_stats) == 48, "ddt stats");
+
 #endif

@@ -5,6 +5,10 @@
 # OUTDIR/<cmd>.png when tools/plot_<cmd>.gp exists and gnuplot is installed.
 # Extra arguments for one subcommand: BENCH_ARGS_<cmd>="..." in the
 # environment (e.g. BENCH_ARGS_ddt="--reps 20 --verify").
+# Subcommands so far: ddt (plot_ddt.gp), unpack (paper 000 Fig. 8, preloaded
+# NIC; plot_unpack.gp: throughput per strategy vs block size with the copy
+# limit), latency (Fig. 2: starts its own spinnic --virtual 2 beside the
+# bench binary; table and CSV only).
 set -eu
 
 usage() {

@@ -15,6 +15,8 @@
 /* The subcommands, in --help order. */
 static const struct bench_cmd *const bench_cmds[] = {
 	&bench_ddt_cmd,
+	&bench_unpack_cmd,
+	&bench_latency_cmd,
 };
 
 #define N_CMDS (sizeof(bench_cmds) / sizeof(bench_cmds[0]))

@@ -219,6 +219,187 @@ test_bad_input(void **state)
 	free(r);
 }
 
+/* Read a CSV written by the tool: header fields and up to max rows. */
+struct csv {
+	char hdr_line[4096];
+	char *hdr[32];
+	int nh;
+	char lines[64][1024];
+	char *f[64][32];
+	int rows;
+};
+
+static void
+csv_read(struct csv *c, const char *file)
+{
+	FILE *f = fopen(file, "r");
+
+	assert_non_null(f);
+	memset(c, 0, sizeof(*c));
+	assert_non_null(fgets(c->hdr_line, sizeof(c->hdr_line), f));
+	c->hdr_line[strcspn(c->hdr_line, "\n")] = '\0';
+	c->nh = split(c->hdr_line, c->hdr, 32);
+	while (c->rows < 64 &&
+	       fgets(c->lines[c->rows], sizeof(c->lines[0]), f) != NULL) {
+		c->lines[c->rows][strcspn(c->lines[c->rows], "\n")] = '\0';
+		assert_int_equal(split(c->lines[c->rows], c->f[c->rows], 32),
+				 c->nh);
+		c->rows++;
+	}
+	fclose(f);
+}
+
+/* The EAL or spinnic could not start here (memory, hugepages): skip. */
+static int
+lacks_resources(const struct tool_result *r)
+{
+	return r->status != 0 &&
+	       (strstr(r->err, "EAL") != NULL ||
+		strstr(r->err, "exited before ready") != NULL);
+}
+
+static void
+test_unpack(void **state)
+{
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_st, c_bb, c_g, c_lim, c_ratio, c_ver, c_note, c_speed;
+	int seen_host = 0, seen_spec = 0;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "unpack", "--blocks", "64:64", "--verify", "--reps", "2",
+	    "--csv", path("unpack.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench unpack failed (%d): %s", r->status,
+			 r->err);
+	assert_non_null(strstr(r->out, "limit_gbit_s"));
+	assert_null(strstr(r->out, "FAIL"));
+	csv_read(c, path("unpack.csv"));
+	c_st = col(c->hdr, c->nh, "strategy");
+	c_bb = col(c->hdr, c->nh, "block_bytes");
+	c_g = col(c->hdr, c->nh, "gbit_s");
+	c_lim = col(c->hdr, c->nh, "limit_gbit_s");
+	c_ratio = col(c->hdr, c->nh, "ratio");
+	c_speed = col(c->hdr, c->nh, "speedup");
+	c_ver = col(c->hdr, c->nh, "verify");
+	c_note = col(c->hdr, c->nh, "note");
+	assert_true(c_st == 0 && c_bb > 0 && c_g > 0 && c_lim > 0 &&
+		    c_ratio > 0 && c_speed > 0 && c_ver > 0 && c_note > 0);
+	assert_true(c->rows >= 2);
+	for (int i = 0; i < c->rows; i++) {
+		char **f = c->f[i];
+		double g, lim;
+
+		assert_int_equal(atoll(f[c_bb]), 64);
+		lim = atof(f[c_lim]);
+		assert_true(lim > 0);
+		if (f[c_g][0] == '\0') {
+			/* a strategy whose handler family is missing */
+			assert_true(strncmp(f[c_note], "n/a", 3) == 0);
+			assert_string_equal(f[c_ver], "");
+			continue;
+		}
+		g = atof(f[c_g]);
+		assert_true(g > 0);
+		assert_string_equal(f[c_ver], "ok");
+		if (fabs(atof(f[c_ratio]) - g / lim) >
+		    0.002 + 0.01 * (1 + g / lim) / lim)
+			fail_msg("row %d: ratio %s, gbit_s/limit %f", i,
+				 f[c_ratio], g / lim);
+		if (strcmp(f[c_st], "host-ddt") == 0) {
+			seen_host = 1;
+			assert_string_equal(f[c_speed], "1.000");
+		}
+		if (strcmp(f[c_st], "specialized") == 0)
+			seen_spec = 1;
+	}
+	assert_true(seen_host && seen_spec);
+
+	/* any type: general layouts, negative strides, 2 HPUs, small packets */
+	run(r, "unpack", "--type",
+	    "struct(1,2;0,8)[int32,hvector(3,1,-24)[double]]", "--bytes",
+	    "30000", "--payload", "512", "--hpus", "2", "--reps", "1",
+	    "--verify", NULL);
+	if (r->status != 0)
+		fail_msg("spinnic-bench unpack --type failed (%d): %s",
+			 r->status, r->err);
+	assert_non_null(strstr(r->out, "\nhost-ddt "));
+	assert_null(strstr(r->out, "FAIL"));
+	free(c);
+	free(r);
+}
+
+static void
+test_latency(void **state)
+{
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_path, c_lat, c_ratio;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "latency", "--iters", "50", "--warmup", "5", "--csv",
+	    path("latency.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench latency failed (%d): %s", r->status,
+			 r->err);
+	assert_non_null(strstr(r->out, "latency_us"));
+	assert_non_null(strstr(r->out, "--idle-sleep-us 0"));
+	csv_read(c, path("latency.csv"));
+	c_path = col(c->hdr, c->nh, "path");
+	c_lat = col(c->hdr, c->nh, "latency_us");
+	c_ratio = col(c->hdr, c->nh, "ratio");
+	assert_true(c_path == 0 && c_lat > 0 && c_ratio > 0);
+	assert_int_equal(c->rows, 2);
+	assert_string_equal(c->f[0][c_path], "no-handler");
+	assert_string_equal(c->f[1][c_path], "handler");
+	assert_true(atof(c->f[0][c_lat]) > 0 && atof(c->f[1][c_lat]) > 0);
+	assert_string_equal(c->f[0][c_ratio], "1.000");
+	free(c);
+	free(r);
+}
+
+static void
+test_nic_bad_input(void **state)
+{
+	static const char *const cases[][8] = {
+		{ "unpack", "--hpus", "0", NULL },
+		{ "unpack", "--payload", "10", NULL },
+		{ "unpack", "--strategies", "specialized,nope", NULL },
+		{ "unpack", "--blocks", "8:4", NULL },
+		{ "unpack", "--type", "vector(3,2[int32]", NULL },
+		{ "latency", "--iters", "0", NULL },
+		{ "latency", "--handler", "nope", NULL },
+		{ "latency", "--spinnic", "/nonexistent/spinnic", NULL },
+	};
+	struct tool_result *r = malloc(sizeof(*r));
+
+	(void)state;
+	assert_non_null(r);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(tool_run(tool, tmpdir, cases[i], r), 0);
+		if (r->status == 0 || r->status == -1 || !tool_one_line(r->err))
+			fail_msg("case %zu (%s %s): status %d, stderr '%s'", i,
+				 cases[i][0], cases[i][1], r->status, r->err);
+	}
+	free(r);
+}
+
 static int
 group_setup(void **state)
 {
@@ -254,6 +435,9 @@ main(void)
 		cmocka_unit_test(test_ddt_csv),
 		cmocka_unit_test(test_ddt_type),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_unpack),
+		cmocka_unit_test(test_latency),
+		cmocka_unit_test(test_nic_bad_input),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * "ddt_general": payload handlers for any datatype, on lib/ddt segments
+ * over the type blob in the context's arguments (paper 000 §3.2.4). The
+ * segment gives the buffer offset of every block of the packet's stream
+ * range, the payload gives the bytes: one non-blocking DMA without event
+ * per run of adjacent blocks, and the completion handler's zero-byte DMA
+ * with event signals the host (§3.2.2). Strategies (struct spin_ddt_args):
+ *
+ *  - HPU-local: a segment per vHPU (or per HPU without blocked-RR) in the
+ *    state; each packet catches its segment up, or resets it when the
+ *    packet is behind it.
+ *  - RO-CP: the nearest checkpoint at or before the packet is copied into
+ *    a segment on the handler's stack; nothing is written back.
+ *  - RW-CP: a working copy per checkpoint in the state, owned by the one
+ *    vHPU that runs the checkpoint's packet sequence; it is progressed in
+ *    place, and restored from the master copy (the checkpoint in the
+ *    args, never written) when a packet of the sequence is behind it:
+ *    out-of-order packets, a message that uses the context again.
+ *
+ * Every slot (HPU-local segment, RW-CP working copy) has an owner word
+ * taken with a CAS: under the planned blocked-RR it is always free, and if
+ * the client installed another policy a handler that finds it taken works
+ * on a private copy instead, so the result never depends on scheduling.
+ * Messages may share the context (a segment position is per type, not
+ * per message).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddt.h"
+#include "spin_handler.h"
+#include "spin_handler_args.h"
+
+/* largest ddt_segment_mem_size() handled (depth 16 takes under 600) */
+#define GEN_SEG_MAX 1024u
+#define GEN_SLOTS_MAX (1u << 20)
+#define GEN_SPAN_MAX ((int64_t)1 << 61)
+
+/* state: this header, then nslots slots of slot_size bytes */
+struct gen_state {
+	uint64_t view;               /* blob view offset in the args + 1 */
+	uint64_t stats[6];           /* struct spin_ddt_stats, atomics */
+	uint64_t pad;
+};
+static_assert(sizeof(struct gen_state) == 64, "gen state");
+
+struct gen_slot {
+	uint64_t owner;              /* 0 free, 1 taken */
+	uint64_t ready;              /* seg initialized */
+	uint64_t seg[];              /* ddt_segment_mem_size() bytes */
+};
+
+enum { ST_PKTS, ST_CATCHUP, ST_RESET, ST_CKPT, ST_MASTER, ST_BUSY };
+
+static size_t
+slot_size(size_t seg_mem)
+{
+	return (sizeof(struct gen_slot) + seg_mem + 63) & ~(size_t)63;
+}
+
+static void
+stat_inc(struct spin_hctx *h, int which)
+{
+	const struct spin_ddt_args *a = spin_hctx_args(h);
+	struct gen_state *st = spin_hctx_state(h);
+
+	if (a->stats_off != SPIN_DDT_STATS_NONE)
+		__atomic_fetch_add(&st->stats[which], 1, __ATOMIC_RELAXED);
+}
+
+/* Check one checkpoint array against the type: every state restores and
+ * sits at its stream offset. */
+static int
+gen_check_ckpts(const struct spin_ddt_args *a, uint32_t args_len,
+		const uint8_t *base, const struct ddt_blob *b, int64_t total)
+{
+	uint64_t seg_mem[GEN_SEG_MAX / 8];
+	struct ddt_segment *s;
+	uint64_t n, i, end;
+
+	s = ddt_segment_init(seg_mem, sizeof(seg_mem), b, a->count);
+	if (s == NULL || a->ckpt_interval == 0 ||
+	    a->ckpt_interval > (uint64_t)GEN_SPAN_MAX ||
+	    a->ckpt_size != ddt_segment_state_size(s))
+		return -EINVAL;
+	n = total == 0 ? 1 : ((uint64_t)total - 1) / a->ckpt_interval + 1;
+	if (a->ckpt_count != n || (a->ckpt_off & 7) != 0 ||
+	    a->ckpt_off < sizeof(*a) ||
+	    __builtin_mul_overflow(n, a->ckpt_size, &end) ||
+	    __builtin_add_overflow(end, a->ckpt_off, &end) ||
+	    end > args_len ||
+	    (end > a->blob_off && a->ckpt_off < a->blob_off + a->blob_len))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		const uint8_t *ck = base + a->ckpt_off + i * a->ckpt_size;
+
+		if (ddt_segment_restore(s, ck, a->ckpt_size) != 0 ||
+		    (uint64_t)ddt_segment_pos(s) != i * a->ckpt_interval)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+gen_init(const void *args, uint32_t args_len, uint32_t *state_len_p)
+{
+	const struct spin_ddt_args *a = args;
+	uint64_t seg_mem[GEN_SEG_MAX / 8], state, nslots = 0;
+	const struct ddt_blob *b;
+	struct ddt_segment *s;
+	void *copy = NULL;
+	const uint8_t *base = args;
+	size_t mem;
+	int64_t total;
+	int rc = -EINVAL;
+
+	if (args_len < sizeof(*a))
+		return -EINVAL;
+	/* the control path may hand us unaligned bytes: blobs need 8 */
+	if (((uintptr_t)args & 7) != 0) {
+		copy = malloc(args_len);
+		if (copy == NULL)
+			return -ENOMEM;
+		memcpy(copy, args, args_len);
+		base = copy;
+		a = copy;
+	}
+	if (a->version != SPIN_DDT_ARGS_VERSION ||
+	    (a->flags & ~SPIN_DDT_F_WALK) != 0 || a->count < 0 ||
+	    a->origin < -GEN_SPAN_MAX || a->origin > GEN_SPAN_MAX ||
+	    (a->blob_off & 7) != 0 || a->blob_off < sizeof(*a) ||
+	    a->blob_off > args_len || a->blob_len > args_len - a->blob_off)
+		goto out;
+	/* bounded before any multiplication */
+	if (a->ckpt_off > args_len || a->ckpt_size > args_len ||
+	    a->ckpt_count > args_len)
+		goto out;
+	if (ddt_blob_load(base + a->blob_off, a->blob_len, &b) != 0)
+		goto out;
+	mem = ddt_segment_mem_size(b);
+	if (mem > GEN_SEG_MAX)
+		goto out;
+	s = ddt_segment_init(seg_mem, sizeof(seg_mem), b, a->count);
+	if (s == NULL)
+		goto out;
+	total = a->count * ddt_blob_size(b);
+	switch (a->strategy) {
+	case SPIN_DDT_HPU_LOCAL:
+		if (a->nslots == 0 || a->nslots > GEN_SLOTS_MAX ||
+		    a->ckpt_count != 0)
+			goto out;
+		nslots = a->nslots;
+		break;
+	case SPIN_DDT_RO_CP:
+	case SPIN_DDT_RW_CP:
+		if (a->nslots != 0 || gen_check_ckpts(a, args_len, base, b, total) != 0)
+			goto out;
+		if (a->strategy == SPIN_DDT_RW_CP)
+			nslots = a->ckpt_count;
+		break;
+	default:
+		goto out;
+	}
+	state = sizeof(struct gen_state) + nslots * slot_size(mem);
+	if (nslots > GEN_SLOTS_MAX || state > UINT32_MAX)
+		goto out;
+	*state_len_p = (uint32_t)state;
+	rc = 0;
+out:
+	free(copy);
+	return rc;
+}
+
+/* The validated blob in the args: ddt_blob_load() once per context, its
+ * view kept as an offset in the state. */
+static const struct ddt_blob *
+gen_blob(struct spin_hctx *h)
+{
+	const struct spin_ddt_args *a = spin_hctx_args(h);
+	const uint8_t *args = spin_hctx_args(h);
+	struct gen_state *st = spin_hctx_state(h);
+	uint64_t v = __atomic_load_n(&st->view, __ATOMIC_ACQUIRE);
+	const struct ddt_blob *b;
+
+	if (v == 0) {
+		if (ddt_blob_load(args + a->blob_off, a->blob_len, &b) != 0)
+			return NULL;
+		v = (uint64_t)((const uint8_t *)b - args) + 1;
+		__atomic_store_n(&st->view, v, __ATOMIC_RELEASE);
+	}
+	return (const struct ddt_blob *)(args + v - 1);
+}
+
+/* DMA of the blocks of one packet, adjacent runs merged */
+struct gen_dma {
+	struct spin_hctx *h;
+	const uint8_t *payload;
+	int64_t first;      /* stream offset of payload[0] */
+	int64_t origin;
+	int64_t dst, src, n; /* pending run */
+	int err;
+};
+
+static int
+gen_flush(struct gen_dma *d)
+{
+	if (d->n == 0)
+		return 0;
+	if (d->dst < 0 ||
+	    spin_dma_to_host_nb(d->h, (uint64_t)d->dst, d->payload + d->src,
+				(size_t)d->n, SPIN_DMA_NO_EVENT) != 0) {
+		d->err = 1;
+		return 1;
+	}
+	d->n = 0;
+	return 0;
+}
+
+static int
+gen_block(void *arg, int64_t buf_off, int64_t len, int64_t stream_off)
+{
+	struct gen_dma *d = arg;
+	int64_t dst = d->origin + buf_off, src = stream_off - d->first;
+
+	if (d->n != 0 && dst == d->dst + d->n && src == d->src + d->n) {
+		d->n += len;
+		return 0;
+	}
+	if (gen_flush(d) != 0)
+		return 1;
+	d->dst = dst;
+	d->src = src;
+	d->n = len;
+	return 0;
+}
+
+static int
+gen_run(struct ddt_segment *s, const struct spin_pkt *pkt,
+	struct spin_hctx *h)
+{
+	const struct spin_ddt_args *a = spin_hctx_args(h);
+	struct gen_dma d = {
+		.h = h, .payload = pkt->payload, .first = (int64_t)pkt->offset,
+		.origin = a->origin,
+	};
+	int rc;
+
+	rc = ddt_segment_blocks(s, d.first, d.first + pkt->len, gen_block,
+				&d);
+	if (rc < 0 || d.err || gen_flush(&d) != 0)
+		return SPIN_ERROR;
+	return SPIN_SUCCESS;
+}
+
+/* checkpoint index of a packet */
+static uint64_t
+gen_ckpt_idx(const struct spin_ddt_args *a, uint64_t off)
+{
+	uint64_t i = off / a->ckpt_interval;
+
+	return i < a->ckpt_count ? i : a->ckpt_count - 1;
+}
+
+/* Restore checkpoint idx into the segment at @p mem (the handler's stack,
+ * or a working copy; @p fresh: mem holds no segment yet). */
+static struct ddt_segment *
+gen_from_ckpt(struct spin_hctx *h, const struct ddt_blob *b, void *mem,
+	      bool fresh, uint64_t idx)
+{
+	const struct spin_ddt_args *a = spin_hctx_args(h);
+	const uint8_t *ck = (const uint8_t *)a + a->ckpt_off +
+		idx * a->ckpt_size;
+	struct ddt_segment *s = mem;
+
+	if (fresh) {
+		s = ddt_segment_init(mem, ddt_segment_mem_size(b), b,
+				     a->count);
+		if (s == NULL)
+			return NULL;
+		ddt_segment_set_walk(s, (a->flags & SPIN_DDT_F_WALK) != 0);
+	}
+	if (ddt_segment_restore(s, ck, a->ckpt_size) != 0)
+		return NULL;
+	stat_inc(h, ST_CKPT);
+	return s;
+}
+
+static int gen_ro_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
+		     const struct ddt_blob *b);
+
+/* the slot is another HPU's: work on a private copy (RW-CP: of the
+ * master checkpoint, as RO-CP; HPU-local: from the start) */
+static int
+gen_private(const struct spin_pkt *pkt, struct spin_hctx *h,
+	    const struct ddt_blob *b)
+{
+	const struct spin_ddt_args *a = spin_hctx_args(h);
+	uint64_t mem[GEN_SEG_MAX / 8];
+	struct ddt_segment *s;
+
+	stat_inc(h, ST_BUSY);
+	if (a->strategy == SPIN_DDT_RW_CP)
+		return gen_ro_cp(pkt, h, b);
+	s = ddt_segment_init(mem, sizeof(mem), b, a->count);
+	if (s == NULL)
+		return SPIN_ERROR;
+	ddt_segment_set_walk(s, (a->flags & SPIN_DDT_F_WALK) != 0);
+	return gen_run(s, pkt, h);
+}
+
+static struct gen_slot *
+gen_slot(struct spin_hctx *h, const struct ddt_blob *b, uint64_t i)
+{
+	return (struct gen_slot *)((uint8_t *)spin_hctx_state(h) +
+		sizeof(struct gen_state) +
+		i * slot_size(ddt_segment_mem_size(b)));
+}
+
+static bool
+slot_take(struct gen_slot *sl)
+{
+	uint64_t free_ = 0;
+
+	return __atomic_compare_exchange_n(&sl->owner, &free_, 1, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static void
+slot_give(struct gen_slot *sl)
+{
+	__atomic_store_n(&sl->owner, 0, __ATOMIC_RELEASE);
+}
+
+static int
+gen_hpu_local(const struct spin_pkt *pkt, struct spin_hctx *h,
+	      const struct ddt_blob *b)
+{
+	const struct spin_ddt_args *a = spin_hctx_args(h);
+	uint32_t id = spin_hctx_vhpu(h);
+	struct ddt_segment *s;
+	struct gen_slot *sl;
+	int64_t pos;
+	int rc;
+
+	if (id == SPIN_VHPU_NONE)
+		id = spin_hctx_hpu(h);
+	sl = gen_slot(h, b, id % a->nslots);
+	if (!slot_take(sl))
+		return gen_private(pkt, h, b);
+	s = (struct ddt_segment *)sl->seg;
+	if (!sl->ready) {
+		if (ddt_segment_init(sl->seg, GEN_SEG_MAX, b, a->count) ==
+		    NULL) {
+			slot_give(sl);
+			return SPIN_ERROR;
+		}
+		ddt_segment_set_walk(s, (a->flags & SPIN_DDT_F_WALK) != 0);
+		sl->ready = 1;
+	}
+	pos = ddt_segment_pos(s);
+	if ((int64_t)pkt->offset < pos) {
+		ddt_segment_reset(s); /* then catch up from 0 */
+		stat_inc(h, ST_RESET);
+	}
+	if ((int64_t)pkt->offset > ddt_segment_pos(s))
+		stat_inc(h, ST_CATCHUP);
+	rc = gen_run(s, pkt, h);
+	slot_give(sl);
+	return rc;
+}
+
+static int
+gen_ro_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
+	  const struct ddt_blob *b)
+{
+	const struct spin_ddt_args *a = spin_hctx_args(h);
+	uint64_t mem[GEN_SEG_MAX / 8];
+	struct ddt_segment *s;
+
+	s = gen_from_ckpt(h, b, mem, true, gen_ckpt_idx(a, pkt->offset));
+	if (s == NULL)
+		return SPIN_ERROR;
+	if ((int64_t)pkt->offset > ddt_segment_pos(s))
+		stat_inc(h, ST_CATCHUP);
+	return gen_run(s, pkt, h);
+}
+
+static int
+gen_rw_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
+	  const struct ddt_blob *b)
+{
+	const struct spin_ddt_args *a = spin_hctx_args(h);
+	uint64_t idx = gen_ckpt_idx(a, pkt->offset);
+	struct ddt_segment *s;
+	struct gen_slot *sl;
+	int rc;
+
+	sl = gen_slot(h, b, idx);
+	if (!slot_take(sl))
+		return gen_private(pkt, h, b);
+	s = (struct ddt_segment *)sl->seg;
+	if (!sl->ready || (int64_t)pkt->offset < ddt_segment_pos(s)) {
+		/* first use, or the working copy is past this packet */
+		if (sl->ready)
+			stat_inc(h, ST_MASTER);
+		if (gen_from_ckpt(h, b, sl->seg, !sl->ready, idx) == NULL) {
+			sl->ready = 0;
+			slot_give(sl);
+			return SPIN_ERROR;
+		}
+		sl->ready = 1;
+	}
+	if ((int64_t)pkt->offset > ddt_segment_pos(s))
+		stat_inc(h, ST_CATCHUP);
+	rc = gen_run(s, pkt, h);
+	slot_give(sl);
+	return rc;
+}
+
+static int
+gen_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
+{
+	const struct spin_ddt_args *a = spin_hctx_args(h);
+	const struct ddt_blob *b = gen_blob(h);
+	uint64_t total;
+
+	if (b == NULL)
+		return SPIN_ERROR;
+	total = (uint64_t)a->count * (uint64_t)ddt_blob_size(b);
+	if (pkt->offset > total || pkt->len > total - pkt->offset)
+		return SPIN_ERROR; /* more bytes than the type holds */
+	stat_inc(h, ST_PKTS);
+	switch (a->strategy) {
+	case SPIN_DDT_HPU_LOCAL:
+		return gen_hpu_local(pkt, h, b);
+	case SPIN_DDT_RO_CP:
+		return gen_ro_cp(pkt, h, b);
+	default:
+		return gen_rw_cp(pkt, h, b);
+	}
+}
+
+static int
+gen_completion(const struct spin_done *done, struct spin_hctx *h)
+{
+	const struct spin_ddt_args *a = spin_hctx_args(h);
+	const struct gen_state *st = spin_hctx_state(h);
+
+	if (a->stats_off != SPIN_DDT_STATS_NONE) {
+		struct spin_ddt_stats s;
+		uint64_t v[6];
+		int i;
+
+		for (i = 0; i < 6; i++)
+			v[i] = __atomic_load_n(&st->stats[i], __ATOMIC_RELAXED);
+		memcpy(&s, v, sizeof(s));
+		if (spin_dma_to_host(h, a->stats_off, &s, sizeof(s),
+				     SPIN_DMA_NO_EVENT) != 0)
+			return SPIN_ERROR;
+	}
+	return spin_dma_to_host_nb(h, 0, NULL, 0, 0) == 0 ? SPIN_SUCCESS :
+		SPIN_ERROR;
+}
+
+const struct spin_handler_family spin_handlers_ddt_general = {
+	.name = "ddt_general",
+	.payload = gen_payload,
+	.completion = gen_completion,
+	.init = gen_init,
+};
