@@ -307,6 +307,9 @@ bad_count(struct spinnic_ctrl *c, struct spinnic_node *node,
 	c->bad_msgs++;
 	node->ctrl.bad_msgs++;
 	cc->cl.bad_msgs++;
+	if (cc->cl.attached)
+		__atomic_fetch_add(&node->cl_stats[cc->cl.pid].bad_msgs, 1,
+				   __ATOMIC_RELAXED);
 	if (cc->cl.bad_msgs <= CONN_BAD_LOG)
 		SPINNIC_LOG(NOTICE, "node %u: client pid %d: bad control message: %s",
 			    node->index, (int)cc->cl.os_pid, why);
@@ -492,6 +495,7 @@ do_attach(struct spinnic_ctrl *c, struct spinnic_node *node,
 	cl->attached = true;
 	node->ctrl.clients++;
 	node->ctrl.attaches++;
+	spinnic_client_stats_reset(node, id.pid);
 	__atomic_store_n(&node->clients[id.pid], pc, __ATOMIC_RELEASE);
 	rep->u.attach.id = id;
 	rep->u.attach.payload_size = node->payload;

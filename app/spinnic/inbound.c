@@ -138,6 +138,8 @@ msg_complete(struct spinnic_engine *eng, struct in_msg *e, uint8_t fail)
 	ptl_match_complete(eng->node->nic, &e->m, fail);
 	if (fail != SPINNIC_PTL_NI_OK)
 		eng->in.msgs_failed++;
+	else
+		spinnic_client_count(eng->node, req.dst.pid, true, mlength);
 	eng->node->rx.msgs_done++;
 	if (ack_req != SPINNIC_PTL_NO_ACK_REQ)
 		ack_send(eng, &req, fail, fail == SPINNIC_PTL_NI_OK ? mlength : 0,
@@ -768,10 +770,18 @@ spinnic_inbound_poll(struct spinnic_node *node)
 		eng->next_expire = now + eng->hz / EXPIRE_PER_S;
 	}
 	if (eng->rx_i == eng->rx_n) {
+		uint16_t q = SPINNIC_RXQ;
 		unsigned i;
 
+		/* --rx-queues: one burst per round, the queues in turn (this
+		 * role is the only reader of the node's queues) */
+		if (node->nb_rxq > 1) {
+			q = node->rxq_next;
+			node->rxq_next = q + 1u == node->nb_rxq ? 0 :
+				(uint16_t)(q + 1u);
+		}
 		eng->rx_i = 0;
-		eng->rx_n = rte_eth_rx_burst(node->port_id, SPINNIC_RXQ, eng->rx,
+		eng->rx_n = rte_eth_rx_burst(node->port_id, q, eng->rx,
 					     ENG_RX_BURST);
 		for (i = 0; i < eng->rx_n; i++)
 			node->rx.bytes += rte_pktmbuf_pkt_len(eng->rx[i]);

@@ -24,6 +24,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
+#include <rte_pdump.h>
 
 #include "spinnic.h"
 #include "ptl_nic.h"
@@ -223,6 +224,7 @@ main(int argc, char **argv)
 	struct spinnic *sn;
 	char **oargv, **eargv;
 	int oargc, eargc, sep, rc, ret = 0;
+	bool pdump_ok = false;
 	unsigned i;
 
 	oargc = options_argv(argc, argv, &oargv, &sep);
@@ -269,6 +271,11 @@ main(int argc, char **argv)
 		goto out_sn;
 	}
 
+	/* before the EAL: the af_xdp PMD probes at rte_eal_init() */
+	if (spinnic_xdp_reset(&cfg) != 0) {
+		ret = 1;
+		goto out_sn;
+	}
 	eargc = spinnic_eal_args(&cfg, argc, argv, &eargv);
 	if (eargc < 0) {
 		fprintf(stderr, "spinnic: out of memory\n");
@@ -300,6 +307,12 @@ main(int argc, char **argv)
 	if (sep <= 1)
 		snprintf(runtime_dir, sizeof(runtime_dir), "%s",
 			 rte_eal_get_runtime_dir());
+	/* dpdk-dumpcap attaches through pdump: needs a shared config
+	 * (--capture); in-memory and no-shconf EALs refuse (ENOTSUP) */
+	pdump_ok = rte_pdump_init() == 0;
+	if (!pdump_ok && cfg.capture)
+		SPINNIC_LOG(WARNING, "capture: rte_pdump_init: %s (dpdk-dumpcap needs a multi-process EAL on hugepages)",
+			    rte_strerror(rte_errno));
 	if (__atomic_load_n(&sn->stop, __ATOMIC_ACQUIRE))
 		goto out_eal;
 
@@ -328,6 +341,8 @@ main(int argc, char **argv)
 	for (i = 0; i < sn->nb_nodes; i++)
 		SPINNIC_LOG(INFO, "node %u: nid %u listening on %s", i,
 			    sn->nodes[i]->nid, sn->nodes[i]->sock_path);
+	/* monitoring is not essential: a failure is logged, no more */
+	(void)spinnic_telemetry_init(sn);
 	printf("spinnic: ready\n");
 	fflush(stdout);
 
@@ -340,13 +355,18 @@ main(int argc, char **argv)
 	spinnic_stats_print(sn, stdout);
 	fflush(stdout);
 out_ctrl:
+	spinnic_telemetry_fini(sn);
 	spinnic_ctrl_stop(sn);
 out_nodes:
 	nodes_teardown(sn);
 out_ports:
 	spinnic_ports_fini(sn);
 out_eal:
+	if (pdump_ok)
+		rte_pdump_uninit();
 	rte_eal_cleanup();
+	if (cfg.capture)
+		spinnic_capture_cleanup(runtime_dir);
 	runtime_dir_remove(runtime_dir);
 	eal_args_free(eargv, eal_strs);
 out_sn:

@@ -47,6 +47,11 @@ enum {
 	OPT_RX_REORDER,
 	OPT_RX_DUP,
 	OPT_FAULT_SEED,
+	OPT_XDP_RESET,
+	OPT_FLOW_ISOLATE,
+	OPT_NO_FLOW_ISOLATE,
+	OPT_RX_QUEUES,
+	OPT_CAPTURE,
 	OPT_HELP,
 };
 
@@ -70,6 +75,11 @@ static const struct option long_opts[] = {
 	{"rx-reorder", required_argument, NULL, OPT_RX_REORDER},
 	{"rx-dup", required_argument, NULL, OPT_RX_DUP},
 	{"fault-seed", required_argument, NULL, OPT_FAULT_SEED},
+	{"xdp-reset", required_argument, NULL, OPT_XDP_RESET},
+	{"flow-isolate", no_argument, NULL, OPT_FLOW_ISOLATE},
+	{"no-flow-isolate", no_argument, NULL, OPT_NO_FLOW_ISOLATE},
+	{"rx-queues", required_argument, NULL, OPT_RX_QUEUES},
+	{"capture", no_argument, NULL, OPT_CAPTURE},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -98,6 +108,20 @@ spinnic_options_usage(FILE *f, const char *prog)
 "  --mbufs N             mbufs per node pool (default: sized from rings)\n"
 "  --ring-size N         RX/TX descriptors per queue (default %u)\n"
 "\n"
+"Real NICs (doc/REAL-NIC.md):\n"
+"  --xdp-reset IFACE     before the EAL starts, detach any XDP program from\n"
+"                        IFACE (all modes): recovery from a program a killed\n"
+"                        spinnic left behind (the af_xdp PMD then fails with\n"
+"                        \"already attached\"). Repeatable.\n"
+"  --flow-isolate        rte_flow isolated mode: the port receives only\n"
+"                        IPv4/UDP to --udp-port (one rte_flow rule), the rest\n"
+"                        stays with the kernel. Default on for mlx5_pci\n"
+"                        ports; a port that refuses it is an error.\n"
+"  --no-flow-isolate     never isolate (spinnic takes all traffic)\n"
+"  --rx-queues N         RX queues per probed port (1..%u, default 1), all\n"
+"                        polled by the node's inbound role; with N > 1 the\n"
+"                        NIC spreads spinnic's packets by RSS (IPv4/UDP)\n"
+"\n"
 "Clients:\n"
 "  --socket-dir D        client sockets D/node<i>.sock; D is created 0700\n"
 "                        (default $XDG_RUNTIME_DIR/spinnic, else /run/spinnic)\n"
@@ -120,6 +144,12 @@ spinnic_options_usage(FILE *f, const char *prog)
 "Run:\n"
 "  --stats-interval S    print counters every S seconds (default: at exit)\n"
 "  --duration S          stop after S seconds (default: until SIGINT/SIGTERM)\n"
+"  --capture             make the default EAL args multi-process capable, so\n"
+"                        that dpdk-dumpcap --file-prefix=spinnic<pid> -i PORT\n"
+"                        can capture the ports (shared config on hugepages,\n"
+"                        no --in-memory; needs a hugetlbfs mount). The log\n"
+"                        names the command line per node. Telemetry\n"
+"                        (dpdk-telemetry.py, /spinnic/...) works in every mode.\n"
 "\n"
 "Fault injection on RX (tests of reliable delivery):\n"
 "  --rx-loss P           drop a received packet with probability P\n"
@@ -131,13 +161,14 @@ spinnic_options_usage(FILE *f, const char *prog)
 "\n"
 "Default EAL args: -l <--lcores> --no-pci --file-prefix spinnic<pid>, and\n"
 "--in-memory when at least %llu MiB of hugepages are free, else\n"
-"--no-huge --no-shconf -m <MiB>.\n"
+"--no-huge --no-shconf -m <MiB>; with --capture neither (hugepages needed).\n"
 "\n"
 "The line \"spinnic: ready\" is printed to stdout once every control\n"
 "socket listens.\n",
 		prog, prog, SPINNIC_NODES_MAX, DEFAULT_UDP_PORT,
 		DEFAULT_PAYLOAD, SPINNIC_HPUS_MAX, DEFAULT_HPUS,
-		DEFAULT_RING_SIZE, DEFAULT_IDLE_SLEEP_US, HUGE_MIN_MB);
+		DEFAULT_RING_SIZE, SPINNIC_RXQ_MAX, DEFAULT_IDLE_SLEEP_US,
+		HUGE_MIN_MB);
 }
 
 /* Strict unsigned parse: digits only (0x allowed), within [lo, hi]. */
@@ -354,6 +385,8 @@ cfg_defaults(struct spinnic_cfg *cfg)
 	cfg->ring_size = DEFAULT_RING_SIZE;
 	cfg->fault_seed = 1;
 	cfg->ctrl_lcore = -1;
+	cfg->flow_isolate = -1;
+	cfg->rx_queues = 1;
 	if (xdg != NULL && xdg[0] == '/' &&
 	    strlen(xdg) + sizeof("/spinnic") <= sizeof(cfg->socket_dir))
 		snprintf(cfg->socket_dir, sizeof(cfg->socket_dir),
@@ -510,6 +543,32 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 			if (parse_u64(optarg, 0, UINT64_MAX, &cfg->fault_seed) < 0)
 				bad = "--fault-seed: expected an unsigned integer";
 			break;
+		case OPT_XDP_RESET:
+			if (optarg[0] == '\0' ||
+			    strlen(optarg) >= SPINNIC_IFNAMSIZ ||
+			    strchr(optarg, '/') != NULL)
+				bad = "--xdp-reset: expected an interface name (at most 15 bytes)";
+			else if (cfg->nb_xdp_reset == SPINNIC_NODES_MAX)
+				bad = "--xdp-reset: given more than 16 times";
+			else
+				snprintf(cfg->xdp_reset[cfg->nb_xdp_reset++],
+					 SPINNIC_IFNAMSIZ, "%s", optarg);
+			break;
+		case OPT_FLOW_ISOLATE:
+			cfg->flow_isolate = 1;
+			break;
+		case OPT_NO_FLOW_ISOLATE:
+			cfg->flow_isolate = 0;
+			break;
+		case OPT_RX_QUEUES:
+			if (parse_u64(optarg, 1, SPINNIC_RXQ_MAX, &v) < 0)
+				bad = "--rx-queues: expected 1..16";
+			else
+				cfg->rx_queues = (unsigned)v;
+			break;
+		case OPT_CAPTURE:
+			cfg->capture = true;
+			break;
 		case 'h':
 		case OPT_HELP:
 			spinnic_options_usage(stdout, argv[0]);
@@ -540,6 +599,11 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 	}
 	if (cfg->socket_path[0] != '\0' && dir_given) {
 		fprintf(stderr, "spinnic: --socket and --socket-dir exclude each other\n");
+		return -EINVAL;
+	}
+	if (cfg->rx_queues > 1 && cfg->virtual_nodes > 0) {
+		fprintf(stderr, "spinnic: --rx-queues %u: virtual nodes have one RX ring each; it applies to probed ports\n",
+			cfg->rx_queues);
 		return -EINVAL;
 	}
 	if (cfg->rx_loss + cfg->rx_reorder + cfg->rx_dup > 1.0) {
@@ -623,8 +687,15 @@ spinnic_eal_args(const struct spinnic_cfg *cfg, int argc, char **argv,
 		snprintf(buf, sizeof(buf), "--file-prefix=spinnic%d",
 			 (int)getpid());
 		rc |= args_push(&v, &n, buf);
-		/* --in-memory maps hugepages anonymously: no mount needed */
-		if (huge_mb >= HUGE_MIN_MB) {
+		if (cfg->capture) {
+			/* secondaries (dpdk-dumpcap) map the primary's
+			 * hugepage files: shared config, hugetlbfs */
+			if (huge_mb < HUGE_MIN_MB)
+				fprintf(stderr, "spinnic: --capture: %" PRIu64 " MiB of hugepages free (need %llu): the EAL may fail\n",
+					huge_mb, HUGE_MIN_MB);
+		} else if (huge_mb >= HUGE_MIN_MB) {
+			/* --in-memory maps hugepages anonymously: no mount
+			 * needed */
 			rc |= args_push(&v, &n, "--in-memory");
 		} else {
 			/* pools are ~40 MiB per node at the defaults */

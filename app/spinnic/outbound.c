@@ -271,6 +271,9 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 			return 0; /* client detached meanwhile */
 		oc->active = true;
 		oc->off = 0;
+		spinnic_client_count(node, ptl_client_id(oc->c).pid, false,
+				     cmd->op == SPINNIC_CMD_PUT ?
+				     cmd->length : 0);
 		if (cmd->op == SPINNIC_CMD_PUT)
 			eng->outs.puts++;
 		else

@@ -39,6 +39,7 @@ struct ptl_client;      /* lib/portals: one attached client process */
 struct spin_rt;         /* lib/spin: the sPIN runtime of a node */
 struct spinnic_engine;  /* data path: message table and engine state */
 struct spinnic_ctrl;    /* ctrl.c: control thread state */
+struct rte_flow;        /* rte_flow.h: a flow rule (flow.c) */
 
 extern int spinnic_logtype;
 #define SPINNIC_LOG(level, fmt, ...) \
@@ -60,6 +61,10 @@ extern int spinnic_logtype;
 #define SPINNIC_TXQ 0
 /** Room reserved in an mbuf for Ethernet + IPv4 + UDP + spinnic headers. */
 #define SPINNIC_HDR_ROOM 256
+/** Interface name buffer (IFNAMSIZ of net/if.h). */
+#define SPINNIC_IFNAMSIZ 16
+/** Most RX queues per port (--rx-queues). */
+#define SPINNIC_RXQ_MAX 16
 
 /* ---------------------------------------------------------------------- */
 /* Options                                                                 */
@@ -99,6 +104,16 @@ struct spinnic_cfg {
 	double rx_reorder;          /**< --rx-reorder P: hold back probability */
 	double rx_dup;              /**< --rx-dup P: duplicate probability */
 	uint64_t fault_seed;        /**< --fault-seed N */
+	/* Real NICs (ports.c, flow.c; doc/REAL-NIC.md). */
+	/** --xdp-reset IFACE (repeatable): detached before rte_eal_init */
+	char xdp_reset[SPINNIC_NODES_MAX][SPINNIC_IFNAMSIZ];
+	unsigned nb_xdp_reset;
+	/** --flow-isolate 1, --no-flow-isolate 0, -1: on for mlx5 only */
+	int flow_isolate;
+	unsigned rx_queues;         /**< --rx-queues N: RX queues per port */
+	/** --capture: default EAL args let secondary processes (dpdk-dumpcap)
+	 *  attach: shared config and hugepages, no --in-memory */
+	bool capture;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -147,6 +162,21 @@ struct spinnic_ctrl_stats {
 	uint64_t errors;        /**< well-formed requests that failed */
 } __rte_cache_aligned;
 
+/**
+ * Per-client counters of a node, indexed by Portals pid (telemetry.c).
+ * Several writers (inbound and HPU lcores, outbound, control thread):
+ * relaxed atomic adds. The control thread resets a slot when a client
+ * attaches to its pid (spinnic_client_stats_reset), after the previous
+ * client's detach quiesced the lcores.
+ */
+struct spinnic_client_stats {
+	uint64_t msgs_in;       /**< messages delivered into its MEs (target) */
+	uint64_t bytes_in;      /**< ... their bytes (mlength) */
+	uint64_t ops_out;       /**< puts and gets it started (initiator) */
+	uint64_t bytes_out;     /**< bytes of the puts it started */
+	uint64_t bad_msgs;      /**< control requests rejected */
+};
+
 /* ---------------------------------------------------------------------- */
 /* Nodes                                                                   */
 /* ---------------------------------------------------------------------- */
@@ -190,6 +220,15 @@ struct spinnic_node {
 	struct spinnic_rx_stats rx;
 	struct spinnic_tx_stats tx;
 	struct spinnic_ctrl_stats ctrl;
+
+	/* Real NICs (ports.c, flow.c), after the counters: appended. */
+	uint16_t nb_rxq;            /**< RX queues the inbound role polls */
+	uint16_t rxq_next;          /**< inbound role: next queue to poll */
+	bool flow_isolated;         /**< rte_flow isolated mode is on */
+	struct rte_flow *flow;      /**< spinnic's ingress rule, or NULL */
+
+	/** Per-client counters by Portals pid (telemetry.c), appended. */
+	struct spinnic_client_stats cl_stats[SPINNIC_CLIENTS_MAX];
 } __rte_cache_aligned;
 
 /**
@@ -401,5 +440,83 @@ void spinnic_stats_print(struct spinnic *sn, FILE *f);
 /* main.c */
 /** Ask the process to stop (async-signal-safe). */
 void spinnic_stop(struct spinnic *sn);
+
+/* ports.c: af_xdp ports */
+/**
+ * Detach every XDP program from the interfaces of --xdp-reset (all modes:
+ * generic, driver, offload), before rte_eal_init(): recovery from a
+ * program a killed spinnic left behind, which makes the af_xdp PMD's probe
+ * fail. Prints one line per interface on stderr.
+ * @return 0; -ENODEV for an unknown interface, or the negative errno of a
+ *   detach that failed (a program is still attached).
+ */
+int spinnic_xdp_reset(const struct spinnic_cfg *cfg);
+
+/* flow.c: rte_flow steering (mlx5 bifurcated mode) */
+/**
+ * Before rte_eth_dev_configure(): turn on flow isolated mode on the port
+ * of @p node when --flow-isolate is given, or by default when its driver
+ * is mlx5_pci (--no-flow-isolate turns it off). Sets node->flow_isolated.
+ * @param driver the port's driver name (rte_eth_dev_info)
+ * @return 0; the negative errno of rte_flow_isolate (one line logged: a
+ *   port that refuses isolation is never run taking all traffic).
+ */
+int spinnic_flow_isolate(struct spinnic_node *node, const char *driver);
+/**
+ * After rte_eth_dev_start() of an isolated port: validate and create the
+ * ingress rule ETH / IPV4 / UDP dst == node->udp_port -> QUEUE 0, or RSS
+ * over node->nb_rxq queues (IPv4/UDP hash) when there are several.
+ * No-op when the port is not isolated.
+ * @return 0, or the negative errno of rte_flow_validate/create (logged
+ *   with the PMD's rte_flow_error message).
+ */
+int spinnic_flow_start(struct spinnic_node *node);
+/** Destroy the rule of spinnic_flow_start(), before the port stops. */
+void spinnic_flow_stop(struct spinnic_node *node);
+
+/* telemetry.c and client counters (stats.c) */
+/**
+ * Count traffic of the client at Portals pid @p pid of @p node (any
+ * thread; relaxed atomic adds).
+ * @param in    true: a message delivered into it; false: one it started
+ * @param bytes bytes of that message (puts; 0 for a get it started)
+ */
+static inline void
+spinnic_client_count(struct spinnic_node *node, uint32_t pid, bool in,
+		     uint64_t bytes)
+{
+	struct spinnic_client_stats *cs;
+
+	if (pid >= SPINNIC_CLIENTS_MAX)
+		return;
+	cs = &node->cl_stats[pid];
+	__atomic_fetch_add(in ? &cs->msgs_in : &cs->ops_out, 1,
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(in ? &cs->bytes_in : &cs->bytes_out, bytes,
+			   __ATOMIC_RELAXED);
+}
+
+/** Zero the counters of Portals pid @p pid (control thread, at attach). */
+void spinnic_client_stats_reset(struct spinnic_node *node, uint32_t pid);
+
+/**
+ * Register the /spinnic/... telemetry commands (rte_telemetry, read with
+ * dpdk-telemetry.py) and let them see @p sn; log the telemetry socket
+ * path. Call after the nodes are set up. Commands stay registered (the
+ * telemetry library cannot unregister them) but answer nothing after
+ * spinnic_telemetry_fini().
+ * @return 0, or a negative errno of rte_telemetry_register_cmd
+ */
+int spinnic_telemetry_init(struct spinnic *sn);
+/** Stop answering: returns once no telemetry callback uses @p sn. Call
+ *  before the nodes are torn down. */
+void spinnic_telemetry_fini(struct spinnic *sn);
+/**
+ * After rte_eal_cleanup() of a --capture run with spinnic's own file
+ * prefix: a multi-process EAL leaves its hugepage files (for secondaries)
+ * and its runtime files behind; remove those of this prefix, so that the
+ * hugepages return. @p runtime_dir "" does nothing.
+ */
+void spinnic_capture_cleanup(const char *runtime_dir);
 
 #endif

@@ -105,3 +105,18 @@ spinnic_stats_print(struct spinnic *sn, FILE *f)
 	}
 	spinnic_ctrl_stats_print(sn, f);
 }
+
+void
+spinnic_client_stats_reset(struct spinnic_node *node, uint32_t pid)
+{
+	struct spinnic_client_stats *cs;
+
+	if (pid >= SPINNIC_CLIENTS_MAX)
+		return;
+	cs = &node->cl_stats[pid];
+	__atomic_store_n(&cs->msgs_in, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&cs->bytes_in, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&cs->ops_out, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&cs->bytes_out, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&cs->bad_msgs, 0, __ATOMIC_RELAXED);
+}

@@ -624,4 +624,72 @@ struct ptl_op_info {
 int ptl_op_lookup(struct ptl_nic *nic, uint64_t msg_id,
 		  struct ptl_op_info *info_p, struct ptl_client **c_p);
 
+/* ---------------------------------------------------------------------- */
+/* Monitoring (dump.c): read-only copies, under the NIC lock                */
+/* ---------------------------------------------------------------------- */
+
+/** Summary of one attached client (ptl_client_info_get). */
+struct ptl_client_info {
+	uint32_t pid;              /**< Portals physical pid */
+	int32_t os_pid;            /**< OS pid given at attach */
+	uint32_t uid;
+	uint32_t nis;              /**< NIs initialized */
+	uint32_t ni_mask;          /**< bit per SPINNIC_WIRE_NI_* kind */
+	uint32_t pts;              /**< portal table entries allocated */
+	uint32_t mes;              /**< linked MEs/LEs, both lists */
+	uint32_t mes_priority, mes_overflow;
+	uint32_t uhs;              /**< unexpected headers kept */
+	uint32_t eqs, cts, mds;    /**< allocated objects */
+	uint64_t region_size;
+	/** status registers (PtlNIStatus), summed over the NIs */
+	uint64_t drop_count, perm_violations, op_violations;
+};
+
+/**
+ * Summarize the client at physical pid @p pid: its NIs and how many
+ * objects each holds. Takes the NIC lock; the scan is bounded by the NI
+ * limits (PTs, EQs, CTs, MDs).
+ * @param nic    the NIC
+ * @param pid    Portals pid
+ * @param info_p filled
+ * @return 0, -ERANGE (pid >= max_clients), -ENOENT (no client there)
+ */
+int ptl_client_info_get(struct ptl_nic *nic, uint32_t pid,
+			struct ptl_client_info *info_p);
+
+/** One linked ME or LE (ptl_client_me_dump). */
+struct ptl_me_info {
+	uint32_t handle;           /**< ME handle */
+	uint32_t ni_kind;          /**< SPINNIC_WIRE_NI_* bits of its NI */
+	uint32_t pt_index;
+	uint32_t list;             /**< PTL_MATCH_PRIORITY / _OVERFLOW */
+	uint32_t options;          /**< SPINNIC_PTL_ME_* */
+	uint32_t ctx;              /**< execution context or NONE */
+	uint32_t ct;               /**< CT handle or NONE */
+	uint32_t uid;              /**< allowed uid (SPINNIC_PTL_UID_ANY) */
+	struct spinnic_pid match_id;
+	uint64_t match_bits, ignore_bits;
+	uint64_t start, length;    /**< client address and bytes */
+	uint64_t offset;           /**< locally managed offset */
+	uint64_t min_free;
+	uint32_t inflight;         /**< messages being delivered into it */
+};
+
+/**
+ * Copy the linked MEs/LEs of the client at pid @p pid, NI by NI, PT by
+ * PT, priority list then overflow list, each in list order; skip the
+ * first @p first of them and copy at most @p max. Takes the NIC lock.
+ * @param nic     the NIC
+ * @param pid     Portals pid
+ * @param first   entries to skip (paging)
+ * @param out     room for @p max entries
+ * @param max     room
+ * @param total_p if not NULL: how many are linked in all
+ * @return entries copied (>= 0), -ERANGE (pid >= max_clients), -ENOENT
+ *   (no client there)
+ */
+int ptl_client_me_dump(struct ptl_nic *nic, uint32_t pid, unsigned first,
+		       struct ptl_me_info *out, unsigned max,
+		       unsigned *total_p);
+
 #endif

@@ -606,3 +606,138 @@ itest_expect_no_drops(void)
 			itest_fail("node %u dropped %lld packets", node, d);
 	}
 }
+
+/* ---- spinnic with explicit arguments ------------------------------------ */
+
+const char *
+itest_dir(void)
+{
+	return dir;
+}
+
+int
+itest_spinnic_run(const char *const *args, unsigned timeout_ms)
+{
+	const char *bdir = getenv("SPINNIC_BUILD_DIR");
+	char bin[512];
+	const char *argv[64];
+	unsigned argc = 0, i;
+	uint64_t t0;
+	int fd, status;
+
+	if (bdir == NULL)
+		itest_fail("SPINNIC_BUILD_DIR is not set (run through meson test)");
+	if (spinnic_pid > 0)
+		itest_fail("itest_spinnic_run: spinnic already running");
+	snprintf(bin, sizeof(bin), "%s/app/spinnic/spinnic", bdir);
+	argv[argc++] = bin;
+	for (i = 0; args[i] != NULL && argc < 63; i++)
+		argv[argc++] = args[i];
+	argv[argc] = NULL;
+	fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+	if (fd < 0)
+		itest_fail("%s: %s", log_path, strerror(errno));
+	spinnic_pid = fork();
+	if (spinnic_pid < 0)
+		itest_fail("fork: %s", strerror(errno));
+	if (spinnic_pid == 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+		setpgid(0, 0);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	setpgid(spinnic_pid, spinnic_pid);
+	close(fd);
+	t0 = now_ms();
+	for (;;) {
+		if (waitpid(spinnic_pid, &status, WNOHANG) == spinnic_pid)
+			break;
+		if (now_ms() - t0 > timeout_ms) {
+			fprintf(stderr, "%s: spinnic still running after %u ms, killing\n",
+				test_name, timeout_ms);
+			kill(-spinnic_pid, SIGKILL);
+			waitpid(spinnic_pid, &status, 0);
+			spinnic_pid = -1;
+			return -1;
+		}
+		sleep_ms(10);
+	}
+	spinnic_pid = -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int
+itest_log_word(const char *marker, char *out, size_t len)
+{
+	const char *p = strstr(itest_spinnic_log(), marker);
+	size_t n = 0;
+
+	if (p == NULL || len == 0)
+		return -1;
+	p += strlen(marker);
+	while (p[n] != '\0' && p[n] != ' ' && p[n] != '\n' && p[n] != '\t' &&
+	       p[n] != ';' && p[n] != ')' && n + 1 < len) {
+		out[n] = p[n];
+		n++;
+	}
+	out[n] = '\0';
+	return n > 0 ? 0 : -1;
+}
+
+pid_t
+itest_spawn(const char *const *argv, const char *log)
+{
+	pid_t pid;
+	int fd;
+
+	if (nb_clients >= MAX_CLIENTS)
+		itest_fail("too many processes");
+	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		itest_fail("%s: %s", log, strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		itest_fail("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		if (null >= 0)
+			dup2(null, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(fd);
+	clients[nb_clients++] = pid;
+	return pid;
+}
+
+int
+itest_spawn_stop(pid_t pid, int sig, unsigned timeout_ms)
+{
+	uint64_t t0 = now_ms();
+	int status;
+
+	if (pid <= 0)
+		return -1;
+	kill(pid, sig);
+	for (;;) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		if (now_ms() - t0 > timeout_ms) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			forget_client(pid);
+			return -1;
+		}
+		sleep_ms(10);
+	}
+	forget_client(pid);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}

@@ -140,4 +140,39 @@ void itest_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2),
  */
 long long itest_counter(unsigned node, const char *name);
 
+/** The test's private directory (sockets, spinnic's log). */
+const char *itest_dir(void);
+
+/**
+ * Run spinnic with exactly @p args (NULL-terminated, without the program
+ * name; EAL args and "--" as the caller wants them) until it exits; its
+ * output is itest_spinnic_log() afterwards.
+ * @param timeout_ms then it is killed
+ * @return its exit status, -1 when killed by a signal or the timeout
+ */
+int itest_spinnic_run(const char *const *args, unsigned timeout_ms);
+
+/**
+ * Copy the word (up to white space) that follows the first occurrence of
+ * @p marker in spinnic's output so far.
+ * @return 0, or -1 when the marker is not there (or the word is empty)
+ */
+int itest_log_word(const char *marker, char *out, size_t len);
+
+/**
+ * Start a helper program (a capture tool, ...) with stdout and stderr
+ * appended to @p log_path; the harness kills it at exit like a client.
+ * @param argv program (looked up in PATH) and arguments, NULL-terminated
+ * @return its pid (fails the test when it cannot be started)
+ */
+pid_t itest_spawn(const char *const *argv, const char *log_path);
+
+/**
+ * Stop a program of itest_spawn(): send @p sig, wait up to @p timeout_ms,
+ * then SIGKILL it.
+ * @return its exit status, 128+signal when a signal ended it, -1 when it
+ *   had to be killed
+ */
+int itest_spawn_stop(pid_t pid, int sig, unsigned timeout_ms);
+
 #endif

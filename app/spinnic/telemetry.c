@@ -1,0 +1,679 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Telemetry (DESIGN §9, issue 6): spinnic's counters and state as
+ * rte_telemetry commands, read with dpdk-telemetry.py or any client of the
+ * EAL's telemetry socket (<runtime dir>/dpdk_telemetry.v2):
+ *
+ *   /spinnic/stats[,NODE]          per node: port, engines, drops by
+ *                                  reason, matching, Portals, sPIN, NIC
+ *                                  memory
+ *   /spinnic/hpus[,NODE]           per node and HPU: HERs run, handler
+ *                                  results, DMA, polls busy/idle
+ *   /spinnic/clients[,NODE]        per attached client: ids, objects,
+ *                                  traffic, NIC memory
+ *   /spinnic/mes[,NODE[,PID[,FIRST]]]  linked MEs/LEs of clients
+ *
+ * Replies are a dict keyed "node<i>" (stats), "node<i>/hpu<h>",
+ * "node<i>/pid<p>" and "node<i>/pid<p>/me<k>", each a dict of numbers (the
+ * telemetry library nests one level). A reply is at most 16 KiB: with many
+ * nodes, HPUs or clients ask for one node.
+ *
+ * The callbacks run on the telemetry library's threads (one per
+ * connection), concurrently with everything: counters are read with
+ * relaxed loads (each has one writer, or is an atomic), lib/portals and
+ * lib/spin state through their own locked calls. A read-write lock keeps
+ * the nodes alive while a callback runs; spinnic_telemetry_fini() takes it
+ * for writing before teardown, since commands cannot be unregistered.
+ *
+ * Capture: spinnic calls rte_pdump_init() (main.c), so dpdk-dumpcap can
+ * attach as a secondary process when the EAL runs with a shared
+ * configuration on hugepages (--capture).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_mempool.h>
+#include <rte_telemetry.h>
+
+#include "spinnic.h"
+#include "engine.h"
+#include "ptl_nic.h"
+#include "spin_rt.h"
+#include "wire.h"
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+/* MEs per reply: up to ~550 bytes of JSON each, 16 KiB per reply. */
+#define TEL_MES_MAX 24u
+
+static pthread_rwlock_t tel_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct spinnic *tel_sn;     /* NULL: not answering */
+static bool tel_registered;
+
+/* engine.h enum eng_drop, in order */
+static const char *const eng_drop_names[] = {
+	"drop_not_me", "drop_no_match", "drop_late", "drop_dup",
+	"drop_bad_offset", "drop_inconsistent", "drop_table_full",
+	"drop_no_mem", "drop_spin", "drop_unknown_op", "drop_host",
+};
+_Static_assert(sizeof(eng_drop_names) / sizeof(eng_drop_names[0]) ==
+	       ENG_DROP_MAX, "one name per engine drop reason");
+
+/* ---- parameters -------------------------------------------------------- */
+
+/*
+ * "A[,B[,C]]" into up to @p n unsigned values; missing ones stay
+ * UINT_MAX ("all"). NULL or "" is no parameter.
+ * @return 0, or -EINVAL for anything else
+ */
+static int
+params_parse(const char *params, unsigned *v, unsigned n)
+{
+	const char *p = params;
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		v[i] = UINT_MAX;
+	if (p == NULL || *p == '\0')
+		return 0;
+	for (i = 0; i < n; i++) {
+		unsigned long x;
+		char *end;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		errno = 0;
+		x = strtoul(p, &end, 10);
+		if (errno != 0 || x >= UINT_MAX)
+			return -EINVAL;
+		v[i] = (unsigned)x;
+		if (*end == '\0')
+			return 0;
+		if (*end != ',')
+			return -EINVAL;
+		p = end + 1;
+	}
+	return -EINVAL;
+}
+
+/* Take the lock and check @p node_sel: NULL when not answering. */
+static struct spinnic *
+tel_enter(unsigned node_sel)
+{
+	struct spinnic *sn;
+
+	pthread_rwlock_rdlock(&tel_lock);
+	sn = tel_sn;
+	if (sn == NULL || (node_sel != UINT_MAX && node_sel >= sn->nb_nodes)) {
+		pthread_rwlock_unlock(&tel_lock);
+		return NULL;
+	}
+	return sn;
+}
+
+static void
+tel_leave(void)
+{
+	pthread_rwlock_unlock(&tel_lock);
+}
+
+/* Add @p c to @p d under @p name (freed with it), or free it. */
+static int
+dict_add_container(struct rte_tel_data *d, const char *name,
+		   struct rte_tel_data *c)
+{
+	int rc = rte_tel_data_add_dict_container(d, name, c, 0);
+
+	if (rc != 0)
+		rte_tel_data_free(c);
+	return rc;
+}
+
+/* ---- /spinnic/stats ---------------------------------------------------- */
+
+static void
+node_stats(struct spinnic_node *node, struct rte_tel_data *d)
+{
+	const struct spinnic_rx_stats *rx = &node->rx;
+	const struct spinnic_tx_stats *tx = &node->tx;
+	const struct spinnic_ctrl_stats *cs = &node->ctrl;
+	const struct spinnic_engine *eng = node->eng;
+	char name[RTE_TEL_MAX_STRING_LEN];
+	struct rte_eth_stats es;
+	unsigned i;
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "nid", node->nid);
+	rte_tel_data_add_dict_u64(d, "port", node->port_id);
+	rte_tel_data_add_dict_u64(d, "rx_pkts", LD(rx->pkts));
+	rte_tel_data_add_dict_u64(d, "rx_bytes", LD(rx->bytes));
+	rte_tel_data_add_dict_u64(d, "rx_drops", LD(rx->drops));
+	/* drops by reason: the wire parser's, then the engine's */
+	for (i = 0; i < SPINNIC_WIRE_DROP_COUNT && i < SPINNIC_RX_DROP_MAX;
+	     i++) {
+		snprintf(name, sizeof(name), "drop_%s",
+			 spinnic_wire_drop_name(
+				-(int)(SPINNIC_WIRE_DROP_BASE + i)));
+		rte_tel_data_add_dict_u64(d, name, LD(rx->drop[i]));
+	}
+	for (i = 0; i < ENG_DROP_MAX; i++)
+		rte_tel_data_add_dict_u64(d, eng_drop_names[i],
+					  eng != NULL ? LD(eng->in.drop[i]) :
+					  0);
+	rte_tel_data_add_dict_u64(d, "matches", LD(rx->matches));
+	rte_tel_data_add_dict_u64(d, "no_match", LD(rx->no_match));
+	rte_tel_data_add_dict_u64(d, "hers", LD(rx->hers));
+	rte_tel_data_add_dict_u64(d, "her_full", LD(rx->her_full));
+	rte_tel_data_add_dict_u64(d, "msgs_in", LD(rx->msgs_done));
+	rte_tel_data_add_dict_u64(d, "msgs_out", eng != NULL ?
+				  LD(eng->outs.puts) + LD(eng->outs.gets) :
+				  0);
+	rte_tel_data_add_dict_u64(d, "msgs_failed", eng != NULL ?
+				  LD(eng->in.msgs_failed) : 0);
+	rte_tel_data_add_dict_u64(d, "detach_drops", LD(rx->detach_drops));
+	rte_tel_data_add_dict_u64(d, "faults", LD(rx->faults));
+	rte_tel_data_add_dict_u64(d, "tx_pkts", LD(tx->pkts));
+	rte_tel_data_add_dict_u64(d, "tx_bytes", LD(tx->bytes));
+	rte_tel_data_add_dict_u64(d, "tx_full", LD(tx->full));
+	rte_tel_data_add_dict_u64(d, "tx_cmds", LD(tx->cmds));
+	rte_tel_data_add_dict_u64(d, "tx_bad_cmds", LD(tx->bad_cmds));
+	rte_tel_data_add_dict_u64(d, "tx_retransmits", LD(tx->retransmits));
+	rte_tel_data_add_dict_u64(d, "clients", LD(cs->clients));
+	rte_tel_data_add_dict_u64(d, "attaches", LD(cs->attaches));
+	rte_tel_data_add_dict_u64(d, "detaches", LD(cs->detaches));
+	rte_tel_data_add_dict_u64(d, "ctrl_msgs", LD(cs->msgs));
+	rte_tel_data_add_dict_u64(d, "ctrl_bad_msgs", LD(cs->bad_msgs));
+	rte_tel_data_add_dict_u64(d, "ctrl_errors", LD(cs->errors));
+	if (rte_eth_stats_get(node->port_id, &es) == 0) {
+		rte_tel_data_add_dict_u64(d, "port_ipackets", es.ipackets);
+		rte_tel_data_add_dict_u64(d, "port_opackets", es.opackets);
+		rte_tel_data_add_dict_u64(d, "port_imissed", es.imissed);
+		rte_tel_data_add_dict_u64(d, "port_ierrors", es.ierrors);
+		rte_tel_data_add_dict_u64(d, "port_oerrors", es.oerrors);
+		rte_tel_data_add_dict_u64(d, "port_rx_nombuf", es.rx_nombuf);
+	}
+	if (node->pool != NULL) {
+		rte_tel_data_add_dict_u64(d, "mbufs_in_use",
+			rte_mempool_in_use_count(node->pool));
+		rte_tel_data_add_dict_u64(d, "mbufs_total", node->pool->size);
+	}
+	if (node->nic != NULL) {
+		struct ptl_nic_stats ps;
+		const uint64_t *v = (const uint64_t *)&ps;
+		const char *pn;
+
+		ptl_nic_stats_get(node->nic, &ps);
+		for (i = 0; i < sizeof(ps) / sizeof(uint64_t) &&
+		     (pn = ptl_nic_stats_name(i)) != NULL; i++) {
+			snprintf(name, sizeof(name), "ptl_%s", pn);
+			rte_tel_data_add_dict_u64(d, name, v[i]);
+		}
+	}
+	if (node->rt != NULL) {
+		struct spin_nicmem_stats nm;
+		struct spin_rt_stats rs;
+
+		spin_rt_stats(node->rt, &rs);
+		spin_rt_nicmem_stats(node->rt, &nm);
+		rte_tel_data_add_dict_u64(d, "spin_msgs_started",
+					  rs.msgs_started);
+		rte_tel_data_add_dict_u64(d, "spin_msgs_done", rs.msgs_done);
+		rte_tel_data_add_dict_u64(d, "spin_msgs_aborted",
+					  rs.msgs_aborted);
+		rte_tel_data_add_dict_u64(d, "spin_msgs_live", rs.msgs_live);
+		rte_tel_data_add_dict_u64(d, "spin_hers_live", rs.hers_live);
+		rte_tel_data_add_dict_u64(d, "spin_msg_full", rs.msg_full);
+		rte_tel_data_add_dict_u64(d, "spin_her_full", rs.her_full);
+		rte_tel_data_add_dict_u64(d, "spin_contexts", rs.ctxs_live);
+		rte_tel_data_add_dict_u64(d, "spin_blobs", rs.blobs_live);
+		rte_tel_data_add_dict_u64(d, "nic_mem_used", nm.used);
+		rte_tel_data_add_dict_u64(d, "nic_mem_total", nm.capacity);
+		rte_tel_data_add_dict_u64(d, "nic_mem_largest_free",
+					  nm.largest_free);
+		rte_tel_data_add_dict_u64(d, "nic_mem_failures", nm.failures);
+	}
+}
+
+static int
+cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char name[32];
+	struct spinnic *sn;
+	unsigned sel, i;
+
+	(void)cmd;
+	if (params_parse(params, &sel, 1) != 0)
+		return -EINVAL;
+	sn = tel_enter(sel);
+	if (sn == NULL)
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < sn->nb_nodes; i++) {
+		struct rte_tel_data *nd;
+
+		if (sel != UINT_MAX && i != sel)
+			continue;
+		nd = rte_tel_data_alloc();
+		if (nd == NULL)
+			break;
+		node_stats(sn->nodes[i], nd);
+		snprintf(name, sizeof(name), "node%u", i);
+		dict_add_container(d, name, nd);
+	}
+	tel_leave();
+	return 0;
+}
+
+/* ---- /spinnic/hpus ----------------------------------------------------- */
+
+/* The lcore that polls HPU @p hpu of @p node, or -1. */
+static int
+hpu_lcore(const struct spinnic *sn, const struct spinnic_node *node,
+	  unsigned hpu)
+{
+	unsigned lcore, t;
+
+	RTE_LCORE_FOREACH(lcore) {
+		const struct spinnic_lcore *lc = &sn->lcores[lcore];
+
+		for (t = 0; t < lc->nb_tasks; t++)
+			if (lc->tasks[t].role == SPINNIC_ROLE_HPU &&
+			    lc->tasks[t].node == node && lc->tasks[t].hpu == hpu)
+				return (int)lcore;
+	}
+	return -1;
+}
+
+static int
+cmd_hpus(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char name[48];
+	struct spinnic *sn;
+	unsigned sel, i, h;
+
+	(void)cmd;
+	if (params_parse(params, &sel, 1) != 0)
+		return -EINVAL;
+	sn = tel_enter(sel);
+	if (sn == NULL)
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < sn->nb_nodes; i++) {
+		struct spinnic_node *node = sn->nodes[i];
+
+		if ((sel != UINT_MAX && i != sel) || node->rt == NULL)
+			continue;
+		for (h = 0; h < spin_rt_nhpu(node->rt); h++) {
+			struct spin_hpu_stats hs;
+			struct rte_tel_data *hd;
+
+			if (spin_hpu_stats(node->rt, h, &hs) != 0)
+				continue;
+			hd = rte_tel_data_alloc();
+			if (hd == NULL)
+				goto out;
+			rte_tel_data_start_dict(hd);
+			rte_tel_data_add_dict_int(hd, "lcore",
+						  hpu_lcore(sn, node, h));
+			rte_tel_data_add_dict_u64(hd, "hers", hs.hers);
+			rte_tel_data_add_dict_u64(hd, "hers_header", hs.hdr);
+			rte_tel_data_add_dict_u64(hd, "hers_payload", hs.pay);
+			rte_tel_data_add_dict_u64(hd, "hers_completion",
+						  hs.cmpl);
+			rte_tel_data_add_dict_u64(hd, "rc_success",
+						  hs.rc[SPIN_SUCCESS]);
+			rte_tel_data_add_dict_u64(hd, "rc_drop",
+						  hs.rc[SPIN_DROP]);
+			rte_tel_data_add_dict_u64(hd, "rc_proceed",
+						  hs.rc[SPIN_PROCEED]);
+			rte_tel_data_add_dict_u64(hd, "rc_error",
+						  hs.rc[SPIN_ERROR]);
+			rte_tel_data_add_dict_u64(hd, "skipped", hs.skipped);
+			rte_tel_data_add_dict_u64(hd, "dma_bytes_to_host",
+						  hs.dma_bytes_to);
+			rte_tel_data_add_dict_u64(hd, "dma_bytes_from_host",
+						  hs.dma_bytes_from);
+			rte_tel_data_add_dict_u64(hd, "dma_ops", hs.dma_ops);
+			rte_tel_data_add_dict_u64(hd, "dma_rejects",
+						  hs.dma_rejects);
+			rte_tel_data_add_dict_u64(hd, "dma_failures",
+						  hs.dma_failures);
+			rte_tel_data_add_dict_u64(hd, "vhpu_runs", hs.vhpu_runs);
+			rte_tel_data_add_dict_u64(hd, "vhpu_yields",
+						  hs.vhpu_yields);
+			rte_tel_data_add_dict_u64(hd, "polls", hs.polls);
+			rte_tel_data_add_dict_u64(hd, "polls_idle",
+						  hs.idle_polls);
+			rte_tel_data_add_dict_u64(hd, "polls_busy",
+				hs.polls >= hs.idle_polls ?
+				hs.polls - hs.idle_polls : 0);
+			snprintf(name, sizeof(name), "node%u/hpu%u", i, h);
+			dict_add_container(d, name, hd);
+		}
+	}
+out:
+	tel_leave();
+	return 0;
+}
+
+/* ---- /spinnic/clients -------------------------------------------------- */
+
+static int
+cmd_clients(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char name[48];
+	struct spinnic *sn;
+	unsigned sel, i, pid;
+
+	(void)cmd;
+	if (params_parse(params, &sel, 1) != 0)
+		return -EINVAL;
+	sn = tel_enter(sel);
+	if (sn == NULL)
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < sn->nb_nodes; i++) {
+		struct spinnic_node *node = sn->nodes[i];
+
+		if ((sel != UINT_MAX && i != sel) || node->nic == NULL)
+			continue;
+		for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++) {
+			const struct spinnic_client_stats *cs =
+				&node->cl_stats[pid];
+			struct ptl_client_info ci;
+			struct rte_tel_data *cd;
+
+			if (ptl_client_info_get(node->nic, pid, &ci) != 0)
+				continue;
+			cd = rte_tel_data_alloc();
+			if (cd == NULL)
+				goto out;
+			rte_tel_data_start_dict(cd);
+			rte_tel_data_add_dict_u64(cd, "pid", ci.pid);
+			rte_tel_data_add_dict_int(cd, "os_pid", ci.os_pid);
+			rte_tel_data_add_dict_u64(cd, "uid", ci.uid);
+			rte_tel_data_add_dict_u64(cd, "nis", ci.nis);
+			rte_tel_data_add_dict_u64(cd, "ni_mask", ci.ni_mask);
+			rte_tel_data_add_dict_u64(cd, "pts", ci.pts);
+			rte_tel_data_add_dict_u64(cd, "mes", ci.mes);
+			rte_tel_data_add_dict_u64(cd, "mes_priority",
+						  ci.mes_priority);
+			rte_tel_data_add_dict_u64(cd, "mes_overflow",
+						  ci.mes_overflow);
+			rte_tel_data_add_dict_u64(cd, "unexpected", ci.uhs);
+			rte_tel_data_add_dict_u64(cd, "eqs", ci.eqs);
+			rte_tel_data_add_dict_u64(cd, "cts", ci.cts);
+			rte_tel_data_add_dict_u64(cd, "mds", ci.mds);
+			rte_tel_data_add_dict_u64(cd, "region_size",
+						  ci.region_size);
+			rte_tel_data_add_dict_u64(cd, "msgs_in",
+						  LD(cs->msgs_in));
+			rte_tel_data_add_dict_u64(cd, "bytes_in",
+						  LD(cs->bytes_in));
+			rte_tel_data_add_dict_u64(cd, "ops_out",
+						  LD(cs->ops_out));
+			rte_tel_data_add_dict_u64(cd, "bytes_out",
+						  LD(cs->bytes_out));
+			rte_tel_data_add_dict_u64(cd, "bad_msgs",
+						  LD(cs->bad_msgs));
+			rte_tel_data_add_dict_u64(cd, "drop_count",
+						  ci.drop_count);
+			rte_tel_data_add_dict_u64(cd, "perm_violations",
+						  ci.perm_violations);
+			rte_tel_data_add_dict_u64(cd, "op_violations",
+						  ci.op_violations);
+			rte_tel_data_add_dict_u64(cd, "nic_mem_used",
+				node->rt != NULL ?
+				spin_rt_nicmem_owner_usage(node->rt, pid) : 0);
+			snprintf(name, sizeof(name), "node%u/pid%u", i, pid);
+			dict_add_container(d, name, cd);
+		}
+	}
+out:
+	tel_leave();
+	return 0;
+}
+
+/* ---- /spinnic/mes ------------------------------------------------------ */
+
+static void
+me_dict(struct spin_rt *rt, const struct ptl_me_info *me,
+	struct rte_tel_data *md)
+{
+	struct spin_ctx_stats cs;
+
+	rte_tel_data_start_dict(md);
+	rte_tel_data_add_dict_u64(md, "handle", me->handle);
+	rte_tel_data_add_dict_u64(md, "ni", me->ni_kind);
+	rte_tel_data_add_dict_u64(md, "pt", me->pt_index);
+	rte_tel_data_add_dict_string(md, "list",
+		me->list == PTL_MATCH_OVERFLOW ? "overflow" : "priority");
+	rte_tel_data_add_dict_u64(md, "match_bits", me->match_bits);
+	rte_tel_data_add_dict_u64(md, "ignore_bits", me->ignore_bits);
+	rte_tel_data_add_dict_u64(md, "start", me->start);
+	rte_tel_data_add_dict_u64(md, "length", me->length);
+	rte_tel_data_add_dict_u64(md, "offset", me->offset);
+	rte_tel_data_add_dict_u64(md, "min_free", me->min_free);
+	rte_tel_data_add_dict_u64(md, "options", me->options);
+	/* handles; -1 is none */
+	if (me->ctx == SPINNIC_HANDLE_NONE)
+		rte_tel_data_add_dict_int(md, "ctx", -1);
+	else
+		rte_tel_data_add_dict_u64(md, "ctx", me->ctx);
+	if (me->ct == SPINNIC_HANDLE_NONE)
+		rte_tel_data_add_dict_int(md, "ct", -1);
+	else
+		rte_tel_data_add_dict_u64(md, "ct", me->ct);
+	rte_tel_data_add_dict_u64(md, "uid", me->uid);
+	rte_tel_data_add_dict_u64(md, "match_nid", me->match_id.nid);
+	rte_tel_data_add_dict_u64(md, "match_pid", me->match_id.pid);
+	rte_tel_data_add_dict_u64(md, "inflight", me->inflight);
+	/* its execution context, while it lives */
+	if (me->ctx != SPINNIC_HANDLE_NONE && rt != NULL &&
+	    spin_rt_ctx_stats(rt, me->ctx, &cs) == 0) {
+		rte_tel_data_add_dict_u64(md, "ctx_msgs", cs.msgs);
+		rte_tel_data_add_dict_u64(md, "ctx_hers", cs.hers);
+		rte_tel_data_add_dict_u64(md, "ctx_rc_error",
+					  cs.rc[SPIN_ERROR]);
+		rte_tel_data_add_dict_u64(md, "ctx_dma_bytes", cs.dma_bytes);
+		rte_tel_data_add_dict_u64(md, "ctx_nic_mem", cs.mem_bytes);
+	}
+}
+
+static int
+cmd_mes(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct ptl_me_info *mes;
+	char name[64];
+	struct spinnic *sn;
+	unsigned sel[3], i, pid, left = TEL_MES_MAX;
+	uint64_t more = 0;
+
+	(void)cmd;
+	if (params_parse(params, sel, 3) != 0)
+		return -EINVAL;
+	if (sel[1] != UINT_MAX && sel[1] >= SPINNIC_CLIENTS_MAX)
+		return -EINVAL;
+	mes = calloc(TEL_MES_MAX, sizeof(*mes));
+	if (mes == NULL)
+		return -ENOMEM;
+	sn = tel_enter(sel[0]);
+	if (sn == NULL) {
+		free(mes);
+		return -ENODEV;
+	}
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < sn->nb_nodes; i++) {
+		struct spinnic_node *node = sn->nodes[i];
+
+		if ((sel[0] != UINT_MAX && i != sel[0]) || node->nic == NULL)
+			continue;
+		for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++) {
+			unsigned first = sel[2] != UINT_MAX ? sel[2] : 0;
+			unsigned total = 0, k;
+			int n;
+
+			if (sel[1] != UINT_MAX && pid != sel[1])
+				continue;
+			n = ptl_client_me_dump(node->nic, pid, first, mes, left,
+					       &total);
+			if (n < 0)
+				continue;
+			if (total > first + (unsigned)n)
+				more += total - first - (unsigned)n;
+			for (k = 0; k < (unsigned)n; k++) {
+				struct rte_tel_data *md = rte_tel_data_alloc();
+
+				if (md == NULL)
+					break;
+				me_dict(node->rt, &mes[k], md);
+				snprintf(name, sizeof(name),
+					 "node%u/pid%u/me%u", i, pid,
+					 first + k);
+				dict_add_container(d, name, md);
+			}
+			left -= (unsigned)n;
+		}
+	}
+	/* entries left out (16 KiB per reply): page with FIRST */
+	rte_tel_data_add_dict_u64(d, "not_shown", more);
+	tel_leave();
+	free(mes);
+	return 0;
+}
+
+/* ---- setup ------------------------------------------------------------- */
+
+int
+spinnic_telemetry_init(struct spinnic *sn)
+{
+	static const struct {
+		const char *cmd;
+		telemetry_cb fn;
+		const char *help;
+	} cmds[] = {
+		{ "/spinnic/stats", cmd_stats,
+		  "spinnic counters per node. Parameters: node (optional)" },
+		{ "/spinnic/hpus", cmd_hpus,
+		  "spinnic HPU counters per node and HPU. Parameters: node (optional)" },
+		{ "/spinnic/clients", cmd_clients,
+		  "spinnic attached clients per node. Parameters: node (optional)" },
+		{ "/spinnic/mes", cmd_mes,
+		  "spinnic linked MEs of clients. Parameters: node,pid,first (all optional)" },
+	};
+	char path[PATH_MAX];
+	const char *dir = rte_eal_get_runtime_dir();
+	const char *prefix;
+	struct stat st;
+	unsigned i;
+	int rc;
+
+	if (!tel_registered) {
+		for (i = 0; i < RTE_DIM(cmds); i++) {
+			rc = rte_telemetry_register_cmd(cmds[i].cmd,
+							cmds[i].fn,
+							cmds[i].help);
+			if (rc != 0) {
+				SPINNIC_LOG(ERR, "telemetry: cannot register %s: %s",
+					    cmds[i].cmd, strerror(-rc));
+				return rc;
+			}
+		}
+		tel_registered = true;
+	}
+	pthread_rwlock_wrlock(&tel_lock);
+	tel_sn = sn;
+	pthread_rwlock_unlock(&tel_lock);
+
+	prefix = strrchr(dir, '/');
+	prefix = prefix != NULL ? prefix + 1 : dir;
+	snprintf(path, sizeof(path), "%s/dpdk_telemetry.v2", dir);
+	if (stat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		SPINNIC_LOG(INFO, "telemetry: %s (dpdk-telemetry.py -f %s; /spinnic/stats, /spinnic/hpus, /spinnic/clients, /spinnic/mes)",
+			    path, prefix);
+	else
+		SPINNIC_LOG(NOTICE, "telemetry: no socket at %s (EAL --no-telemetry?)",
+			    path);
+	for (i = 0; i < sn->nb_nodes && sn->cfg.capture; i++) {
+		char pname[RTE_ETH_NAME_MAX_LEN];
+
+		if (rte_eth_dev_get_name_by_port(sn->nodes[i]->port_id,
+						 pname) != 0)
+			continue;
+		SPINNIC_LOG(INFO, "capture: node %u: dpdk-dumpcap --file-prefix=%s -i %s",
+			    i, prefix, pname);
+	}
+	return 0;
+}
+
+void
+spinnic_telemetry_fini(struct spinnic *sn)
+{
+	(void)sn;
+	pthread_rwlock_wrlock(&tel_lock);
+	tel_sn = NULL;
+	pthread_rwlock_unlock(&tel_lock);
+}
+
+/* Unlink the entries of @p dir whose name starts with @p prefix ("" all). */
+static void
+dir_unlink(const char *dir, const char *prefix)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	size_t n = strlen(prefix);
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' || strncmp(e->d_name, prefix, n) != 0)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+				     e->d_name) >= sizeof(path))
+			continue;
+		(void)unlink(path);
+	}
+	closedir(d);
+}
+
+void
+spinnic_capture_cleanup(const char *runtime_dir)
+{
+	char mnt[PATH_MAX], type[64], pfx[NAME_MAX + 8];
+	const char *base;
+	FILE *f;
+
+	if (runtime_dir == NULL || runtime_dir[0] == '\0')
+		return;
+	base = strrchr(runtime_dir, '/');
+	base = base != NULL ? base + 1 : runtime_dir;
+	if (base[0] == '\0')
+		return;
+	/* hugepage files are <mount>/<prefix>map_<n> (eal_filesystem.h) */
+	snprintf(pfx, sizeof(pfx), "%smap_", base);
+	f = fopen("/proc/mounts", "r");
+	if (f != NULL) {
+		char line[PATH_MAX + 256];
+
+		while (fgets(line, sizeof(line), f) != NULL) {
+			/* "dev mountpoint type options ..." */
+			if (sscanf(line, "%*s %4095s %63s", mnt, type) == 2 &&
+			    strcmp(type, "hugetlbfs") == 0)
+				dir_unlink(mnt, pfx);
+		}
+		fclose(f);
+	}
+	/* config, fbarrays, mp socket: the directory is this process's */
+	dir_unlink(runtime_dir, "");
+}

@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * spinnic's telemetry commands over the EAL's telemetry socket (the v2
+ * protocol dpdk-telemetry.py speaks: SOCK_SEQPACKET, an info JSON on
+ * connect, then one JSON reply per command):
+ *   /spinnic/stats    rx/tx packet counters grow by at least the packets
+ *                     of a put
+ *   /spinnic/clients  lists a client while it is attached (ids, objects,
+ *                     bytes delivered, NIC memory), not after it left
+ *   /spinnic/mes      shows that client's ME (pt, match bits, length, ctx)
+ *   /spinnic/hpus     one entry per HPU; HERs run after a handler put
+ * plus a bad parameter (null reply) and, when installed, dpdk-telemetry.py.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define HPUS 2          /* spinnic's default --hpus */
+#define TEL_BUF (64 * 1024)
+#define TEL_TIMEOUT_MS 5000
+
+static char tel_path[256];
+static char tel_prefix[128];
+
+/* One SEQPACKET message, with a timeout; NUL-terminated in @p buf. */
+static void
+tel_recv(int fd, char *buf, size_t len, const char *what)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&p, 1, TEL_TIMEOUT_MS) != 1)
+		itest_fail("telemetry: no reply to %s in %u ms", what,
+			   TEL_TIMEOUT_MS);
+	n = recv(fd, buf, len - 1, 0);
+	if (n <= 0)
+		itest_fail("telemetry: %s: %s", what,
+			   n < 0 ? strerror(errno) : "connection closed");
+	buf[n] = '\0';
+}
+
+static int
+tel_connect(void)
+{
+	struct sockaddr_un sa;
+	char *buf;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (strlen(tel_path) >= sizeof(sa.sun_path))
+		itest_fail("telemetry socket path too long: %s", tel_path);
+	memcpy(sa.sun_path, tel_path, strlen(tel_path) + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		itest_fail("socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		itest_fail("telemetry: connect %s: %s", tel_path,
+			   strerror(errno));
+	buf = malloc(TEL_BUF);
+	if (buf == NULL)
+		itest_fail("out of memory");
+	tel_recv(fd, buf, TEL_BUF, "connect");
+	if (strstr(buf, "\"version\"") == NULL ||
+	    strstr(buf, "\"max_output_len\"") == NULL)
+		itest_fail("telemetry: unexpected greeting %s", buf);
+	free(buf);
+	return fd;
+}
+
+/* Send @p cmd, return its reply (malloc'd). */
+static char *
+tel_query(int fd, const char *cmd)
+{
+	char *buf = malloc(TEL_BUF);
+
+	if (buf == NULL)
+		itest_fail("out of memory");
+	if (send(fd, cmd, strlen(cmd), 0) != (ssize_t)strlen(cmd))
+		itest_fail("telemetry: send %s: %s", cmd, strerror(errno));
+	tel_recv(fd, buf, TEL_BUF, cmd);
+	return buf;
+}
+
+/*
+ * The object "@p obj": {...} of a reply (the replies nest one level, so
+ * its end is the first '}'): its text in @p out.
+ * @return 0, or -1 when there is no such object
+ */
+static int
+json_obj(const char *json, const char *obj, char *out, size_t len)
+{
+	char key[160];
+	const char *p, *end;
+
+	/* the socket sends compact JSON, dpdk-telemetry.py spaces it */
+	snprintf(key, sizeof(key), "\"%s\":", obj);
+	p = strstr(json, key);
+	if (p == NULL)
+		return -1;
+	p += strlen(key);
+	while (*p == ' ')
+		p++;
+	if (*p++ != '{')
+		return -1;
+	end = strchr(p, '}');
+	if (end == NULL || (size_t)(end - p) >= len)
+		return -1;
+	memcpy(out, p, (size_t)(end - p));
+	out[end - p] = '\0';
+	return 0;
+}
+
+#define NO_KEY LLONG_MIN
+#define NO_OBJ (LLONG_MIN + 1)
+
+/* Number under "@p key" in object "@p obj"; NO_KEY, NO_OBJ. */
+static long long
+json_num(const char *json, const char *obj, const char *key)
+{
+	char body[8192], k[96];
+	const char *p;
+
+	if (json_obj(json, obj, body, sizeof(body)) != 0)
+		return NO_OBJ;
+	/* at the start or after a ',': a whole key */
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	for (p = strstr(body, k); p != NULL; p = strstr(p + 1, k))
+		if (p == body || p[-1] == ',' || p[-1] == ' ')
+			break;
+	if (p == NULL)
+		return NO_KEY;
+	p += strlen(k);
+	while (*p == ' ')
+		p++;
+	if (*p == '-' || (*p >= '0' && *p <= '9'))
+		return strtoll(p, NULL, 10);
+	return NO_KEY;
+}
+
+/* json_num that must exist. */
+static long long
+need(const char *json, const char *obj, const char *key)
+{
+	long long v = json_num(json, obj, key);
+
+	if (v == NO_OBJ)
+		itest_fail("telemetry: no \"%s\" in %s", obj, json);
+	if (v == NO_KEY)
+		itest_fail("telemetry: no number \"%s\" in \"%s\" of %s", key,
+			   obj, json);
+	return v;
+}
+
+static long long
+stat_of(int fd, unsigned node, const char *key)
+{
+	char obj[16], *r = tel_query(fd, "/spinnic/stats");
+	long long v;
+
+	snprintf(obj, sizeof(obj), "node%u", node);
+	v = need(r, obj, key);
+	free(r);
+	return v;
+}
+
+/* Both nodes' rx and tx packet counters grow by at least the put's. */
+static void
+check_stats(int fd)
+{
+	const char *t[] = { "target", "op=put", "len=100000", "seed=3", NULL };
+	const char *in[] = { "put", "len=100000", "seed=3", NULL };
+	long long tx0 = stat_of(fd, 0, "tx_pkts"), rx1 = stat_of(fd, 1, "rx_pkts");
+	long long rx0 = stat_of(fd, 0, "rx_pkts"), in1 = stat_of(fd, 1, "msgs_in");
+	long long txb0 = stat_of(fd, 0, "tx_bytes");
+	/* 100000 bytes of 2048-byte payloads: 49 packets, one ack back */
+	const long long pkts = (100000 + 2047) / 2048;
+	char *r;
+
+	itest_run_pair("put node0->node1", 1, t, 0, in);
+	ITEST_CHECK(stat_of(fd, 0, "tx_pkts") - tx0 >= pkts,
+		    "node0 tx_pkts grew by %lld, expected at least %lld",
+		    stat_of(fd, 0, "tx_pkts") - tx0, pkts);
+	ITEST_CHECK(stat_of(fd, 1, "rx_pkts") - rx1 >= pkts,
+		    "node1 rx_pkts grew by %lld, expected at least %lld",
+		    stat_of(fd, 1, "rx_pkts") - rx1, pkts);
+	ITEST_CHECK(stat_of(fd, 0, "rx_pkts") - rx0 >= 1,
+		    "node0 received no ack");
+	ITEST_CHECK(stat_of(fd, 1, "msgs_in") - in1 >= 1,
+		    "node1 msgs_in did not grow");
+	ITEST_CHECK(stat_of(fd, 0, "tx_bytes") - txb0 >= 100000,
+		    "node0 tx_bytes grew by less than the message");
+	/* the other counter groups are there */
+	r = tel_query(fd, "/spinnic/stats,1");
+	need(r, "node1", "drop_no_match");
+	need(r, "node1", "drop_short");
+	need(r, "node1", "ptl_match_priority");
+	ITEST_CHECK(need(r, "node1", "nic_mem_total") > 0,
+		    "nic_mem_total is 0: %s", r);
+	ITEST_CHECK(json_num(r, "node0", "rx_pkts") == NO_OBJ,
+		    "/spinnic/stats,1 answered node0 too: %s", r);
+	free(r);
+	/* a node that does not exist: no data */
+	r = tel_query(fd, "/spinnic/stats,7");
+	ITEST_CHECK(strstr(r, "\"/spinnic/stats\":null") != NULL ||
+		    strstr(r, "\"/spinnic/stats\": null") != NULL,
+		    "/spinnic/stats,7: expected null, got %s", r);
+	free(r);
+	fprintf(stderr, "itest_telemetry: /spinnic/stats passed\n");
+}
+
+/* Sum of @p key over node @p node's HPUs, checking one entry per HPU. */
+static long long
+hpu_sum(int fd, unsigned node, const char *key)
+{
+	char obj[32], *r = tel_query(fd, "/spinnic/hpus");
+	long long sum = 0;
+	unsigned h;
+
+	for (h = 0; h < HPUS; h++) {
+		snprintf(obj, sizeof(obj), "node%u/hpu%u", node, h);
+		sum += need(r, obj, key);
+	}
+	snprintf(obj, sizeof(obj), "node%u/hpu%u", node, HPUS);
+	ITEST_CHECK(json_num(r, obj, "hers") == NO_OBJ,
+		    "an entry for HPU %u of %u: %s", HPUS, HPUS, r);
+	free(r);
+	return sum;
+}
+
+static void
+check_clients(int fd)
+{
+	const char *hold[] = { "hold", "me=1", "len=8192", "match=0x42",
+			       "handler=checksum", NULL };
+	struct itest_client h, p;
+	char obj[64], target[64], pt[32], line[256], cmd[64], *r;
+	const char *put[] = { "put", "len=8192", "match=0x42", "seed=4",
+			      target, pt, NULL };
+	unsigned nid, pid, ptn, i;
+	long long hers0, v;
+	int st;
+
+	hers0 = hpu_sum(fd, 1, "hers");
+	itest_client_ready(&h, 1, "hold", hold, &nid, &pid, &ptn);
+
+	/* /spinnic/clients: the hold client, with its objects */
+	r = tel_query(fd, "/spinnic/clients");
+	snprintf(obj, sizeof(obj), "node1/pid%u", pid);
+	ITEST_CHECK(need(r, obj, "os_pid") == (long long)h.pid,
+		    "os_pid of %s is not %d: %s", obj, (int)h.pid, r);
+	ITEST_CHECK(need(r, obj, "pid") == pid, "pid of %s: %s", obj, r);
+	ITEST_CHECK(need(r, obj, "uid") == (long long)getuid(),
+		    "uid of %s: %s", obj, r);
+	ITEST_CHECK(need(r, obj, "nis") >= 1, "no NI in %s: %s", obj, r);
+	ITEST_CHECK(need(r, obj, "pts") >= 1, "no PT in %s: %s", obj, r);
+	ITEST_CHECK(need(r, obj, "mes") == 1, "MEs of %s: %s", obj, r);
+	ITEST_CHECK(need(r, obj, "eqs") >= 1, "no EQ in %s: %s", obj, r);
+	need(r, obj, "cts");
+	need(r, obj, "bad_msgs");
+	ITEST_CHECK(need(r, obj, "nic_mem_used") > 0,
+		    "a checksum context uses NIC memory: %s", r);
+	ITEST_CHECK(need(r, obj, "bytes_in") == 0, "bytes_in before a put: %s",
+		    r);
+	free(r);
+
+	/* /spinnic/mes: its ME */
+	snprintf(cmd, sizeof(cmd), "/spinnic/mes,1,%u", pid);
+	r = tel_query(fd, cmd);
+	snprintf(obj, sizeof(obj), "node1/pid%u/me0", pid);
+	ITEST_CHECK(need(r, obj, "pt") == ptn, "pt of %s: %s", obj, r);
+	ITEST_CHECK(need(r, obj, "match_bits") == 0x42,
+		    "match_bits of %s: %s", obj, r);
+	ITEST_CHECK(need(r, obj, "ignore_bits") == 0,
+		    "ignore_bits of %s: %s", obj, r);
+	ITEST_CHECK(need(r, obj, "length") >= 8192, "length of %s: %s", obj,
+		    r);
+	ITEST_CHECK(need(r, obj, "ctx") >= 0, "no ctx in %s: %s", obj, r);
+	ITEST_CHECK(strstr(r, "\"list\":\"priority\"") != NULL,
+		    "list of %s: %s", obj, r);
+	snprintf(obj, sizeof(obj), "node1/pid%u/me1", pid);
+	ITEST_CHECK(json_num(r, obj, "pt") == NO_OBJ, "a second ME: %s", r);
+	free(r);
+	/* all clients: it is there too */
+	r = tel_query(fd, "/spinnic/mes");
+	snprintf(obj, sizeof(obj), "node1/pid%u/me0", pid);
+	ITEST_CHECK(need(r, obj, "match_bits") == 0x42, "/spinnic/mes: %s", r);
+	free(r);
+
+	/* a handler put: HERs on node 1's HPUs, bytes into the client */
+	snprintf(target, sizeof(target), "target=%u:%u", nid, pid);
+	snprintf(pt, sizeof(pt), "pt=%u", ptn);
+	itest_client_start(&p, 0, "handler put", put);
+	itest_client_expect(&p, "ok", line, sizeof(line), 20000);
+	st = itest_client_wait(&p, 5000);
+	ITEST_CHECK(st == 0, "handler put: exit status %d", st);
+	/* the ack follows the completion: the counters are final, but
+	 * allow the HPU a moment to store its own */
+	for (i = 0; i < 100 && (hpu_sum(fd, 1, "hers") - hers0 < 6 ||
+				hpu_sum(fd, 1, "rc_success") < 6); i++)
+		usleep(20000);
+	v = hpu_sum(fd, 1, "hers") - hers0;
+	/* header, 4 payloads, completion */
+	ITEST_CHECK(v >= 6, "node1 HPUs ran %lld HERs for a 4-packet handler put",
+		    v);
+	ITEST_CHECK(hpu_sum(fd, 1, "rc_success") >= 6, "handler results");
+	ITEST_CHECK(hpu_sum(fd, 1, "dma_bytes_to_host") >= 8192,
+		    "DMA bytes of the checksum handler");
+	r = tel_query(fd, "/spinnic/clients,1");
+	snprintf(obj, sizeof(obj), "node1/pid%u", pid);
+	ITEST_CHECK(need(r, obj, "msgs_in") == 1, "msgs_in of %s: %s", obj, r);
+	ITEST_CHECK(need(r, obj, "bytes_in") == 8192, "bytes_in of %s: %s",
+		    obj, r);
+	free(r);
+	snprintf(obj, sizeof(obj), "node1/pid%u/me0", pid);
+	for (i = 0;; i++) {
+		bool ok;
+
+		r = tel_query(fd, cmd);
+		ok = need(r, obj, "ctx_msgs") == 1 &&
+		     need(r, obj, "ctx_hers") >= 6 &&
+		     need(r, obj, "ctx_dma_bytes") >= 8192;
+		if (!ok && i == 50)
+			itest_fail("context counters of %s: %s", obj, r);
+		free(r);
+		if (ok)
+			break;
+		usleep(20000);
+	}
+	fprintf(stderr, "itest_telemetry: /spinnic/clients, /spinnic/mes, /spinnic/hpus passed\n");
+
+	/* gone once it detached */
+	close(h.in);
+	h.in = open("/dev/null", O_WRONLY);
+	st = itest_client_wait(&h, 5000);
+	ITEST_CHECK(st == 0, "hold client exit status %d", st);
+	snprintf(obj, sizeof(obj), "node1/pid%u", pid);
+	for (i = 0; i < 100; i++) {
+		r = tel_query(fd, "/spinnic/clients");
+		v = json_num(r, obj, "pid");
+		free(r);
+		if (v == NO_OBJ)
+			break;
+		usleep(20000);
+	}
+	ITEST_CHECK(v == NO_OBJ, "%s still listed after it exited", obj);
+}
+
+/* The same through dpdk-telemetry.py, when it is installed. */
+static void
+check_script(void)
+{
+	char cmd[512], out[4096];
+	size_t n;
+	FILE *f;
+
+	if (system("command -v dpdk-telemetry.py >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "itest_telemetry: dpdk-telemetry.py not installed (Debian: dpdk-dev), not tried\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "echo /spinnic/stats,0 | timeout 20 dpdk-telemetry.py -f '%s' 2>&1",
+		 tel_prefix);
+	f = popen(cmd, "r");
+	if (f == NULL)
+		itest_fail("popen: %s", strerror(errno));
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
+	pclose(f);
+	ITEST_CHECK(strstr(out, "\"/spinnic/stats\"") != NULL &&
+		    strstr(out, "rx_pkts") != NULL,
+		    "dpdk-telemetry.py -f %s: %s", tel_prefix, out);
+	fprintf(stderr, "itest_telemetry: dpdk-telemetry.py passed\n");
+}
+
+int
+main(void)
+{
+	int fd;
+
+	itest_init("itest_telemetry", 80);
+	itest_spinnic_start(NULL);
+	if (itest_log_word("telemetry: ", tel_path, sizeof(tel_path)) != 0 ||
+	    tel_path[0] != '/')
+		itest_fail("spinnic did not log its telemetry socket");
+	if (itest_log_word("dpdk-telemetry.py -f ", tel_prefix,
+			   sizeof(tel_prefix)) != 0)
+		itest_fail("spinnic did not log its file prefix");
+	fd = tel_connect();
+	check_stats(fd);
+	check_clients(fd);
+	check_script();
+	close(fd);
+	itest_spinnic_finish();
+	itest_expect_no_drops();
+	return 0;
+}
