@@ -52,6 +52,23 @@ extern const struct bench_cmd bench_latency_cmd;
 /** Print a one-line error "spinnic-bench: ..." on stderr. */
 void bench_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/** Largest span (lowest to highest byte touched) of a --type message. */
+#define BENCH_SPAN_MAX (256ll << 20)
+
+struct ddt_type;
+/**
+ * A committed type from a --type expression, the element count that makes
+ * about @p bytes of packed data (fewer when their span would pass
+ * BENCH_SPAN_MAX), and the mean block size.
+ * @return 0, or a negative errno after one line on stderr (*t_p is NULL)
+ */
+int bench_type_from_expr(const char *expr, int64_t bytes,
+			 struct ddt_type **t_p, int64_t *count_p,
+			 int64_t *block_bytes_p);
+
+/** Bytes from the lowest to the highest byte @p count elements touch. */
+int64_t bench_span_bytes(const struct ddt_type *t, int64_t count);
+
 /* ---- timing ------------------------------------------------------------ */
 
 /** CLOCK_MONOTONIC in seconds. */

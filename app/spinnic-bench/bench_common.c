@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "ddt.h"
 
 void
 bench_err(const char *fmt, ...)
@@ -400,4 +401,59 @@ bench_table_free(struct bench_table *t)
 	free(t->cells);
 	free(t->cols);
 	free(t);
+}
+
+int64_t
+bench_span_bytes(const struct ddt_type *t, int64_t count)
+{
+	int64_t ext = ddt_extent(t), shift = (count - 1) * ext;
+
+	return ddt_true_extent(t) + (shift < 0 ? -shift : shift);
+}
+
+int
+bench_type_from_expr(const char *expr, int64_t bytes, struct ddt_type **t_p,
+		     int64_t *count_p, int64_t *block_bytes_p)
+{
+	const char *err = NULL;
+	struct ddt_type *t;
+	int64_t size, count, nb;
+	int rc;
+
+	*t_p = NULL;
+	t = ddt_parse(expr, &err);
+	if (t == NULL) {
+		bench_err("bad --type: %s", err ? err : ddt_strerror(errno));
+		return -EINVAL;
+	}
+	rc = ddt_commit(t);
+	if (rc < 0) {
+		bench_err("cannot commit --type: %s", ddt_strerror(rc));
+		goto fail;
+	}
+	size = ddt_size(t);
+	if (size <= 0) {
+		bench_err("bad --type: the type holds no data");
+		rc = -EINVAL;
+		goto fail;
+	}
+	/* fewer elements when their span would be huge (a matrix column
+	 * repeated spans rows x columns) */
+	count = bytes / size > 0 ? bytes / size : 1;
+	while (count > 1 && bench_span_bytes(t, count) > BENCH_SPAN_MAX)
+		count /= 2;
+	if (bench_span_bytes(t, count) > BENCH_SPAN_MAX) {
+		bench_err("bad --type: one element spans more than %lld bytes",
+			  BENCH_SPAN_MAX);
+		rc = -EINVAL;
+		goto fail;
+	}
+	nb = ddt_count_blocks(t, count);
+	*block_bytes_p = nb > 0 ? size * count / nb : 0;
+	*count_p = count;
+	*t_p = t;
+	return 0;
+fail:
+	ddt_free(t);
+	return rc;
 }

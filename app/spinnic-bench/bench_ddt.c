@@ -538,49 +538,13 @@ make_case(enum layout l, int64_t bytes, int64_t b, uint64_t *rng,
 	return 0;
 }
 
-#define SPAN_MAX (256ll << 20)
-
-/* Bytes from the lowest to the highest byte count elements touch. */
-static int64_t
-span_bytes(const struct ddt_type *t, int64_t count)
-{
-	int64_t ext = ddt_extent(t), shift = (count - 1) * ext;
-
-	return ddt_true_extent(t) + (shift < 0 ? -shift : shift);
-}
-
 static int
 make_expr_case(const char *expr, int64_t bytes, struct ddt_case *c)
 {
-	const char *err = NULL;
-	int64_t size, nb;
-	int rc;
-
 	memset(c, 0, sizeof(*c));
 	snprintf(c->label, sizeof(c->label), "%s", expr);
-	c->t = ddt_parse(expr, &err);
-	if (c->t == NULL) {
-		bench_err("bad --type: %s", err ? err : ddt_strerror(errno));
-		return -EINVAL;
-	}
-	rc = ddt_commit(c->t);
-	if (rc < 0) {
-		bench_err("cannot commit --type: %s", ddt_strerror(rc));
-		return rc;
-	}
-	size = ddt_size(c->t);
-	if (size <= 0) {
-		bench_err("bad --type: the type holds no data");
-		return -EINVAL;
-	}
-	c->count = bytes / size > 0 ? bytes / size : 1;
-	/* Fewer elements when their span would be huge (a matrix column
-	 * repeated spans rows x columns). */
-	while (c->count > 1 && span_bytes(c->t, c->count) > SPAN_MAX)
-		c->count /= 2;
-	nb = ddt_count_blocks(c->t, c->count);
-	c->block_bytes = nb > 0 ? size * c->count / nb : 0;
-	return 0;
+	return bench_type_from_expr(expr, bytes, &c->t, &c->count,
+				    &c->block_bytes);
 }
 
 static int

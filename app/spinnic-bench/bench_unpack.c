@@ -45,7 +45,6 @@
 #endif
 
 #define UNPACK_BYTES_DEFAULT (4ll << 20)
-#define SPAN_MAX (256ll << 20)
 
 /* ---- the case: one type, its buffers, the reference ---------------------- */
 
@@ -495,14 +494,6 @@ case_bufs(struct ucase *c, uint64_t *rng)
 	return 0;
 }
 
-/* Bytes from the lowest to the highest byte count elements touch. */
-static int64_t
-span_bytes(const struct ddt_type *t, int64_t count)
-{
-	int64_t ext = ddt_extent(t), shift = (count - 1) * ext;
-
-	return ddt_true_extent(t) + (shift < 0 ? -shift : shift);
-}
 
 static int
 case_vector(struct ucase *c, int64_t bytes, int64_t b)
@@ -528,38 +519,10 @@ case_vector(struct ucase *c, int64_t bytes, int64_t b)
 static int
 case_expr(struct ucase *c, const char *expr, int64_t bytes)
 {
-	const char *err = NULL;
-	int64_t size, nb;
-	int rc;
-
 	memset(c, 0, sizeof(*c));
 	snprintf(c->label, sizeof(c->label), "%s", expr);
-	c->t = ddt_parse(expr, &err);
-	if (c->t == NULL) {
-		bench_err("bad --type: %s", err ? err : ddt_strerror(errno));
-		return -EINVAL;
-	}
-	rc = ddt_commit(c->t);
-	if (rc < 0) {
-		bench_err("cannot commit --type: %s", ddt_strerror(rc));
-		return rc;
-	}
-	size = ddt_size(c->t);
-	if (size <= 0) {
-		bench_err("bad --type: the type holds no data");
-		return -EINVAL;
-	}
-	c->count = bytes / size > 0 ? bytes / size : 1;
-	while (c->count > 1 && span_bytes(c->t, c->count) > SPAN_MAX)
-		c->count /= 2;
-	if (span_bytes(c->t, c->count) > SPAN_MAX) {
-		bench_err("bad --type: one element spans more than %lld bytes",
-			  SPAN_MAX);
-		return -EINVAL;
-	}
-	nb = ddt_count_blocks(c->t, c->count);
-	c->block_bytes = nb > 0 ? size * c->count / nb : 0;
-	return 0;
+	return bench_type_from_expr(expr, bytes, &c->t, &c->count,
+				    &c->block_bytes);
 }
 
 /* ---- runs --------------------------------------------------------------------- */
