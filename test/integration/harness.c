@@ -222,6 +222,30 @@ start_failure_is_resources(int status)
 	return false;
 }
 
+/* Start spinnic in its own process group, its output into the log. */
+static void
+spinnic_spawn(const char *bin, const char *const *argv)
+{
+	int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+
+	if (fd < 0)
+		itest_fail("%s: %s", log_path, strerror(errno));
+	spinnic_pid = fork();
+	if (spinnic_pid < 0)
+		itest_fail("fork: %s", strerror(errno));
+	if (spinnic_pid == 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+		setpgid(0, 0);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	/* also here: the child may not have run yet when we kill it */
+	setpgid(spinnic_pid, spinnic_pid);
+	close(fd);
+}
+
 void
 itest_spinnic_start(const char *const *extra)
 {
@@ -230,7 +254,7 @@ itest_spinnic_start(const char *const *extra)
 	const char *argv[64];
 	unsigned argc = 0, i;
 	uint64_t t0;
-	int fd, status;
+	int status;
 
 	if (bdir == NULL)
 		itest_fail("SPINNIC_BUILD_DIR is not set (run through meson test)");
@@ -248,23 +272,7 @@ itest_spinnic_start(const char *const *extra)
 		argv[argc++] = extra[i];
 	argv[argc] = NULL;
 
-	fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
-	if (fd < 0)
-		itest_fail("%s: %s", log_path, strerror(errno));
-	spinnic_pid = fork();
-	if (spinnic_pid < 0)
-		itest_fail("fork: %s", strerror(errno));
-	if (spinnic_pid == 0) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-		close(fd);
-		setpgid(0, 0);
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	/* also here: the child may not have run yet when we kill it */
-	setpgid(spinnic_pid, spinnic_pid);
-	close(fd);
+	spinnic_spawn(bin, argv);
 
 	t0 = now_ms();
 	for (;;) {
@@ -623,7 +631,7 @@ itest_spinnic_run(const char *const *args, unsigned timeout_ms)
 	const char *argv[64];
 	unsigned argc = 0, i;
 	uint64_t t0;
-	int fd, status;
+	int status;
 
 	if (bdir == NULL)
 		itest_fail("SPINNIC_BUILD_DIR is not set (run through meson test)");
@@ -634,22 +642,7 @@ itest_spinnic_run(const char *const *args, unsigned timeout_ms)
 	for (i = 0; args[i] != NULL && argc < 63; i++)
 		argv[argc++] = args[i];
 	argv[argc] = NULL;
-	fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
-	if (fd < 0)
-		itest_fail("%s: %s", log_path, strerror(errno));
-	spinnic_pid = fork();
-	if (spinnic_pid < 0)
-		itest_fail("fork: %s", strerror(errno));
-	if (spinnic_pid == 0) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-		close(fd);
-		setpgid(0, 0);
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	setpgid(spinnic_pid, spinnic_pid);
-	close(fd);
+	spinnic_spawn(bin, argv);
 	t0 = now_ms();
 	for (;;) {
 		if (waitpid(spinnic_pid, &status, WNOHANG) == spinnic_pid)
