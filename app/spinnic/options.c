@@ -47,6 +47,7 @@ enum {
 	OPT_RX_REORDER,
 	OPT_RX_DUP,
 	OPT_FAULT_SEED,
+	OPT_FAULT_INJECT,
 	OPT_XDP_RESET,
 	OPT_FLOW_ISOLATE,
 	OPT_NO_FLOW_ISOLATE,
@@ -75,6 +76,7 @@ static const struct option long_opts[] = {
 	{"rx-reorder", required_argument, NULL, OPT_RX_REORDER},
 	{"rx-dup", required_argument, NULL, OPT_RX_DUP},
 	{"fault-seed", required_argument, NULL, OPT_FAULT_SEED},
+	{"fault-inject", required_argument, NULL, OPT_FAULT_INJECT},
 	{"xdp-reset", required_argument, NULL, OPT_XDP_RESET},
 	{"flow-isolate", no_argument, NULL, OPT_FLOW_ISOLATE},
 	{"no-flow-isolate", no_argument, NULL, OPT_NO_FLOW_ISOLATE},
@@ -156,6 +158,10 @@ spinnic_options_usage(FILE *f, const char *prog)
 "  --rx-reorder P        hold a received packet back with probability P\n"
 "  --rx-dup P            duplicate a received packet with probability P\n"
 "  --fault-seed N        seed of the injection (default 1)\n"
+"  --fault-inject [rx:]loss=P,dup=P,reorder=P\n"
+"                        the same in percent (0..100), one option; RX only:\n"
+"                        tx: and corrupt= are refused until spinnic\n"
+"                        retransmits (doc/NOTES.md)\n"
 "\n"
 "  --help                this text\n"
 "\n"
@@ -246,6 +252,48 @@ parse_prob(const char *s, double *p_p)
 	if (errno != 0 || *end != '\0' || !(p >= 0.0 && p <= 1.0))
 		return -EINVAL;
 	*p_p = p;
+	return 0;
+}
+
+/*
+ * --fault-inject [rx:]key=P[,key=P...]: percentages into the RX
+ * probabilities. tx: and corrupt= need retransmission and a payload check,
+ * which spinnic does not have yet: refused rather than half-applied.
+ */
+static int
+parse_fault_inject(const char *s, struct spinnic_cfg *cfg)
+{
+	char buf[128], *tok, *save = NULL, *eq, *end;
+	double pct;
+
+	if (strncmp(s, "rx:", 3) == 0)
+		s += 3;
+	else if (strncmp(s, "tx:", 3) == 0)
+		return -ENOTSUP;
+	if (*s == '\0' || strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
+		eq = strchr(tok, '=');
+		if (eq == NULL || eq[1] == '\0')
+			return -EINVAL;
+		*eq = '\0';
+		errno = 0;
+		pct = strtod(eq + 1, &end);
+		if (errno != 0 || *end != '\0' || !(pct >= 0.0 && pct <= 100.0))
+			return -EINVAL;
+		if (strcmp(tok, "loss") == 0)
+			cfg->rx_loss = pct / 100.0;
+		else if (strcmp(tok, "dup") == 0)
+			cfg->rx_dup = pct / 100.0;
+		else if (strcmp(tok, "reorder") == 0)
+			cfg->rx_reorder = pct / 100.0;
+		else if (strcmp(tok, "corrupt") == 0)
+			return -ENOTSUP;
+		else
+			return -EINVAL;
+	}
 	return 0;
 }
 
@@ -403,7 +451,7 @@ int
 spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 {
 	uint64_t v;
-	int opt, rc = 0;
+	int opt, rc = 0, rc2;
 	const char *bad = NULL;
 	bool dir_given = false;
 
@@ -538,6 +586,13 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 		case OPT_RX_DUP:
 			if (parse_prob(optarg, &cfg->rx_dup) < 0)
 				bad = "--rx-dup: expected a probability 0..1";
+			break;
+		case OPT_FAULT_INJECT:
+			rc2 = parse_fault_inject(optarg, cfg);
+			if (rc2 == -ENOTSUP)
+				bad = "--fault-inject: tx: and corrupt= need retransmission, not implemented yet";
+			else if (rc2 < 0)
+				bad = "--fault-inject: expected [rx:]loss=P,dup=P,reorder=P (percent)";
 			break;
 		case OPT_FAULT_SEED:
 			if (parse_u64(optarg, 0, UINT64_MAX, &cfg->fault_seed) < 0)

@@ -734,3 +734,16 @@ itest_spawn_stop(pid_t pid, int sig, unsigned timeout_ms)
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
 }
+
+void
+itest_client_forget(const struct itest_client *c)
+{
+	unsigned i;
+
+	for (i = 0; i < nb_clients; i++) {
+		if (clients[i] == c->pid) {
+			clients[i] = clients[--nb_clients];
+			return;
+		}
+	}
+}

@@ -175,4 +175,11 @@ pid_t itest_spawn(const char *const *argv, const char *log_path);
  */
 int itest_spawn_stop(pid_t pid, int sig, unsigned timeout_ms);
 
+/**
+ * Drop a reaped client (after itest_client_wait() or itest_client_kill())
+ * from the harness's list, so that long tests can start more than the
+ * list holds; the exit cleanup no longer signals its pid.
+ */
+void itest_client_forget(const struct itest_client *c);
+
 #endif
