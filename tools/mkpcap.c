@@ -82,6 +82,9 @@ static const struct frame_spec specs[] = {
 	 0, 0, 0, 0, 0},
 	{SPINNIC_WIRE_T_NACK, 0, SPINNIC_WIRE_OP_GET,
 	 SPINNIC_PTL_NI_PERM_VIOLATION, 0, 0, 0, 0, 0},
+	/* transport acks: plain, and a probe (sequenced) */
+	{SPINNIC_WIRE_T_TACK, 0, 0, 0, 0, 0, 0, 0, 0},
+	{SPINNIC_WIRE_T_TACK, SPINNIC_WIRE_F_REL, 0, 0, 0, 0, 0, 0, 0},
 };
 
 /* the header fields printed per frame, dissector field names without the
@@ -90,8 +93,8 @@ static const char *const fields[] = {
 	"version", "type", "flags", "op", "ack_req", "ni", "fail_type",
 	"atomic_op", "atomic_type", "src_nid", "src_pid", "dst_nid",
 	"dst_pid", "pt_index", "uid", "pay_len", "match_bits", "hdr_data",
-	"msg_id", "msg_len", "offset", "remote_offset", "mlength", "user",
-	"seq", "ack_seq",
+	"msg_id", "msg_len", "offset", "remote_offset", "mlength", "epoch",
+	"seq", "ack_epoch", "ack_seq", "sack",
 };
 
 static void
@@ -120,10 +123,21 @@ spec_to_pkt(const struct frame_spec *s, unsigned int i, struct spinnic_pkt *p)
 	p->offset = s->offset;
 	p->remote_offset = (uint64_t)i * 4096;
 	p->mlength = s->type == SPINNIC_WIRE_T_ACK ? 3 * PAY : 0;
-	p->user = 0xfeedface00000000ull | i;
 	p->pay_len = s->pay_len;
+	/* every other frame is sequenced (reliable delivery) */
+	if (s->type != SPINNIC_WIRE_T_TACK && i % 2)
+		p->flags |= SPINNIC_WIRE_F_REL;
+	p->epoch = 0xfeed0000u | i;
 	p->seq = 7 + i;
+	p->ack_epoch = i ? 0xbeef0000u | i : 0;
 	p->ack_seq = i ? 6 + i : 0;
+	if (s->type == SPINNIC_WIRE_T_TACK) {
+		/* no Portals fields; the sack rides in the match_bits slot */
+		p->ack_req = 0;
+		p->ni = 0;
+		p->match_bits = 0;
+		p->sack = 0x8000000000000001ull | ((uint64_t)i << 8);
+	}
 }
 
 /* Values as tshark -T fields prints them for spinnic.lua's field types. */
@@ -135,11 +149,21 @@ print_fields(FILE *f, const struct spinnic_pkt *p)
 		p->ni, p->fail_type, p->atomic_op, p->atomic_type);
 	fprintf(f, "%u\t%u\t%u\t%u\t%u\t%u\t%u\t", p->src.nid, p->src.pid,
 		p->dst.nid, p->dst.pid, p->pt_index, p->uid, p->pay_len);
-	fprintf(f, "0x%016" PRIx64 "\t0x%016" PRIx64 "\t0x%016" PRIx64 "\t",
-		p->match_bits, p->hdr_data, p->msg_id);
+	/* a TACK has no match bits: its slot carries the sack */
+	if (p->type == SPINNIC_WIRE_T_TACK)
+		fprintf(f, "\t");
+	else
+		fprintf(f, "0x%016" PRIx64 "\t", p->match_bits);
+	fprintf(f, "0x%016" PRIx64 "\t0x%016" PRIx64 "\t", p->hdr_data,
+		p->msg_id);
 	fprintf(f, "%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t",
 		p->msg_len, p->offset, p->remote_offset, p->mlength);
-	fprintf(f, "0x%016" PRIx64 "\t%u\t%u\n", p->user, p->seq, p->ack_seq);
+	fprintf(f, "0x%08x\t%u\t0x%08x\t%u\t", p->epoch, p->seq,
+		p->ack_epoch, p->ack_seq);
+	if (p->type == SPINNIC_WIRE_T_TACK)
+		fprintf(f, "0x%016" PRIx64 "\n", p->sack);
+	else
+		fprintf(f, "\n");
 }
 
 int

@@ -20,7 +20,7 @@ local p_spin = Proto("spinnic", "spinnic sPIN NIC")
 
 -- enum spinnic_wire_type
 local types = { [1] = "DATA", [2] = "REPLY", [3] = "ACK", [4] = "NACK",
-		[5] = "GET" }
+		[5] = "GET", [6] = "TACK" }
 -- enum spinnic_wire_op
 local ops = { [1] = "PUT", [2] = "GET", [3] = "ATOMIC", [4] = "FETCH_ATOMIC",
 	      [5] = "SWAP" }
@@ -49,7 +49,7 @@ local atypes = { [0] = "PTL_INT8_T", [1] = "PTL_UINT8_T", [2] = "PTL_INT16_T",
 		 [11] = "PTL_DOUBLE_COMPLEX", [12] = "PTL_LONG_DOUBLE",
 		 [13] = "PTL_LONG_DOUBLE_COMPLEX" }
 
-local F_HEADER, F_PAYLOAD, F_COMPLETION = 1, 2, 4
+local F_HEADER, F_PAYLOAD, F_COMPLETION, F_REL = 1, 2, 4, 8
 local NI_NO_MATCHING, NI_LOGICAL = 1, 2
 
 local f = {
@@ -62,6 +62,7 @@ local f = {
 		nil, F_PAYLOAD),
 	f_completion = ProtoField.bool("spinnic.flags.completion",
 		"Completion", 8, nil, F_COMPLETION),
+	f_rel = ProtoField.bool("spinnic.flags.rel", "Sequenced", 8, nil, F_REL),
 	op = ProtoField.uint8("spinnic.op", "Operation", base.DEC, ops),
 	ack_req = ProtoField.uint8("spinnic.ack_req", "Ack request", base.DEC,
 		ack_reqs),
@@ -98,21 +99,25 @@ local f = {
 		"Remote offset", base.DEC),
 	mlength = ProtoField.uint64("spinnic.mlength", "Manipulated length",
 		base.DEC),
-	user = ProtoField.uint64("spinnic.user", "User (engine)", base.HEX),
+	epoch = ProtoField.uint32("spinnic.epoch", "Epoch", base.HEX),
 	seq = ProtoField.uint32("spinnic.seq", "Sequence", base.DEC),
+	ack_epoch = ProtoField.uint32("spinnic.ack_epoch", "Acked epoch",
+		base.HEX),
 	ack_seq = ProtoField.uint32("spinnic.ack_seq", "Cumulative ack",
 		base.DEC),
+	sack = ProtoField.uint64("spinnic.sack", "Selective ack", base.HEX),
 	payload = ProtoField.bytes("spinnic.payload", "Payload"),
 	payload_bytes = ProtoField.uint32("spinnic.payload_bytes",
 		"Payload bytes in frame", base.DEC),
 }
 p_spin.fields = {
 	f.version, f.type, f.flags, f.f_header, f.f_payload, f.f_completion,
-	f.op, f.ack_req, f.ni, f.ni_no_matching, f.ni_logical, f.fail_type,
+	f.f_rel, f.op, f.ack_req, f.ni, f.ni_no_matching, f.ni_logical, f.fail_type,
 	f.atomic_op, f.atomic_type, f.reserved, f.src_nid, f.src_pid,
 	f.dst_nid, f.dst_pid, f.pt_index, f.uid, f.pay_len, f.match_bits,
 	f.hdr_data, f.msg_id, f.msg_len, f.offset, f.remote_offset, f.mlength,
-	f.user, f.seq, f.ack_seq, f.payload, f.payload_bytes,
+	f.epoch, f.seq, f.ack_epoch, f.ack_seq, f.sack, f.payload,
+	f.payload_bytes,
 }
 
 local ef = {
@@ -144,7 +149,7 @@ local function flag_str(flags)
 	if bit.band(flags, F_HEADER) ~= 0 then s[#s + 1] = "H" end
 	if bit.band(flags, F_PAYLOAD) ~= 0 then s[#s + 1] = "P" end
 	if bit.band(flags, F_COMPLETION) ~= 0 then s[#s + 1] = "C" end
-	local rest = bit.band(flags, bit.bnot(7))
+	local rest = bit.band(flags, bit.bnot(15))
 	if rest ~= 0 then s[#s + 1] = string.format("0x%02x", rest) end
 	if #s == 0 then return "-" end
 	return table.concat(s, "|")
@@ -156,13 +161,14 @@ end
 
 -- same rules as kind_valid() in lib/portals/wire.c
 local function kind_valid(t, flags)
+	flags = bit.band(flags, bit.bnot(F_REL))
 	if t == 1 or t == 2 then
 		return flags == F_HEADER or flags == F_PAYLOAD or
 		       flags == F_COMPLETION or
 		       flags == F_HEADER + F_COMPLETION
 	elseif t == 5 then
 		return flags == F_HEADER + F_COMPLETION
-	elseif t == 3 or t == 4 then
+	elseif t == 3 or t == 4 or t == 6 then
 		return flags == 0
 	end
 	return false
@@ -200,6 +206,7 @@ function p_spin.dissector(tvb, pinfo, tree)
 	fi:add(f.f_header, tvb(2, 1))
 	fi:add(f.f_payload, tvb(2, 1))
 	fi:add(f.f_completion, tvb(2, 1))
+	fi:add(f.f_rel, tvb(2, 1))
 	if not kind_valid(ptype, flags) then
 		ti:add_proto_expert_info(ef.kind)
 	end
@@ -209,7 +216,11 @@ function p_spin.dissector(tvb, pinfo, tree)
 	ni_i:add(f.ni_no_matching, tvb(5, 1))
 	ni_i:add(f.ni_logical, tvb(5, 1))
 	local fti = t:add(f.fail_type, tvb(6, 1))
-	if op == 0 or op > 5 or (ptype == 5 and op ~= 2) or
+	if ptype == 6 then
+		if op ~= 0 or ack_req ~= 0 or ni ~= 0 then
+			oi:add_proto_expert_info(ef.op)
+		end
+	elseif op == 0 or op > 5 or (ptype == 5 and op ~= 2) or
 	   (ptype == 1 and op == 2) then
 		oi:add_proto_expert_info(ef.op)
 	end
@@ -226,16 +237,23 @@ function p_spin.dissector(tvb, pinfo, tree)
 	t:add(f.pt_index, tvb(28, 4))
 	t:add(f.uid, tvb(32, 4))
 	local pi = t:add(f.pay_len, tvb(36, 4))
-	t:add(f.match_bits, tvb(40, 8))
+	if ptype ~= 6 then
+		t:add(f.match_bits, tvb(40, 8))
+	end
 	t:add(f.hdr_data, tvb(48, 8))
 	t:add(f.msg_id, tvb(56, 8))
 	t:add(f.msg_len, tvb(64, 8))
 	local offi = t:add(f.offset, tvb(72, 8))
 	t:add(f.remote_offset, tvb(80, 8))
 	t:add(f.mlength, tvb(88, 8))
-	t:add(f.user, tvb(96, 8))
+	t:add(f.epoch, tvb(96, 4))
 	t:add(f.seq, tvb(104, 4))
+	t:add(f.ack_epoch, tvb(100, 4))
 	t:add(f.ack_seq, tvb(108, 4))
+	if ptype == 6 then
+		-- a transport ack's selective-ack bits ride in the match slot
+		t:add(f.sack, tvb(40, 8))
+	end
 	t:add(f.payload_bytes, avail):set_generated()
 	if avail > 0 then
 		t:add(f.payload, tvb(SPIN_LEN, avail))
@@ -272,6 +290,14 @@ function p_spin.dissector(tvb, pinfo, tree)
 			msg_id:tohex():gsub("^0+(.)", "%1"), tostring(msg_len),
 			tvb(28, 4):uint(), tvb(40, 8):uint64():tohex(),
 			tostring(tvb(80, 8):uint64()))
+	elseif ptype == 6 then
+		if bit.band(flags, F_REL) ~= 0 then
+			info = string.format("TACK probe seq %d", tvb(104, 4):uint())
+		else
+			info = string.format("TACK ack %d epoch 0x%x sack 0x%s",
+				tvb(108, 4):uint(), tvb(100, 4):uint(),
+				tvb(40, 8):uint64():tohex())
+		end
 	else
 		info = string.format("%s %s msg 0x%s mlength %s %s", tname, oname,
 			msg_id:tohex():gsub("^0+(.)", "%1"),

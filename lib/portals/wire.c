@@ -35,7 +35,8 @@ enum {
 	SH_OFFSET = 72,
 	SH_ROFF = 80,
 	SH_MLEN = 88,
-	SH_USER = 96,
+	SH_EPOCH = 96,
+	SH_ACK_EPOCH = 100,
 	SH_SEQ = 104,
 	SH_ACK_SEQ = 108,
 	SH_END = 112,
@@ -102,18 +103,33 @@ get64(const uint8_t *p)
 	return ((uint64_t)get32(p) << 32) | get32(p + 4);
 }
 
-/* one's-complement sum of 16-bit big-endian words */
+/*
+ * One's-complement sum of 16-bit big-endian words, added to @p sum (kept
+ * below 2^31 by the callers). The sum commutes with byte order, so the
+ * words are added 8 bytes at a time in host order and swapped once.
+ */
 static uint32_t
 csum_add(uint32_t sum, const uint8_t *p, size_t len)
 {
-	while (len > 1) {
-		sum += (uint32_t)((p[0] << 8) | p[1]);
-		p += 2;
-		len -= 2;
+	uint64_t s = 0, w;
+
+	while (len >= 8) {
+		memcpy(&w, p, 8);
+		s += (w & 0xffffffffu) + (w >> 32);
+		p += 8;
+		len -= 8;
 	}
-	if (len)
-		sum += (uint32_t)(p[0] << 8);
-	return sum;
+	if (len) {
+		w = 0;
+		memcpy(&w, p, len);
+		s += (w & 0xffffffffu) + (w >> 32);
+	}
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	s = __builtin_bswap16((uint16_t)s);
+#endif
+	return sum + (uint32_t)s;
 }
 
 static uint16_t
@@ -130,6 +146,7 @@ kind_valid(uint8_t type, uint8_t flags)
 	const uint8_t all = SPINNIC_WIRE_F_HEADER | SPINNIC_WIRE_F_PAYLOAD |
 			    SPINNIC_WIRE_F_COMPLETION;
 
+	flags &= (uint8_t)~SPINNIC_WIRE_F_REL;
 	switch (type) {
 	case SPINNIC_WIRE_T_DATA:
 	case SPINNIC_WIRE_T_REPLY:
@@ -146,6 +163,7 @@ kind_valid(uint8_t type, uint8_t flags)
 				 SPINNIC_WIRE_F_COMPLETION);
 	case SPINNIC_WIRE_T_ACK:
 	case SPINNIC_WIRE_T_NACK:
+	case SPINNIC_WIRE_T_TACK:
 		return flags == 0;
 	default:
 		return false;
@@ -155,6 +173,8 @@ kind_valid(uint8_t type, uint8_t flags)
 static bool
 op_valid(const struct spinnic_pkt *p)
 {
+	if (p->type == SPINNIC_WIRE_T_TACK)
+		return p->op == 0 && p->ack_req == 0 && p->ni == 0;
 	if (p->op == 0 || p->op >= SPINNIC_WIRE_OP_MAX)
 		return false;
 	if (p->ack_req > SPINNIC_PTL_OC_ACK_REQ)
@@ -229,14 +249,16 @@ spinnic_wire_build(void *frame, size_t cap,
 	put32(sh + SH_PT, p->pt_index);
 	put32(sh + SH_UID, p->uid);
 	put32(sh + SH_PAY_LEN, p->pay_len);
-	put64(sh + SH_MATCH, p->match_bits);
+	put64(sh + SH_MATCH, p->type == SPINNIC_WIRE_T_TACK ? p->sack :
+	      p->match_bits);
 	put64(sh + SH_HDR_DATA, p->hdr_data);
 	put64(sh + SH_MSG_ID, p->msg_id);
 	put64(sh + SH_MSG_LEN, p->msg_len);
 	put64(sh + SH_OFFSET, p->offset);
 	put64(sh + SH_ROFF, p->remote_offset);
 	put64(sh + SH_MLEN, p->mlength);
-	put64(sh + SH_USER, p->user);
+	put32(sh + SH_EPOCH, p->epoch);
+	put32(sh + SH_ACK_EPOCH, p->ack_epoch);
 	put32(sh + SH_SEQ, p->seq);
 	put32(sh + SH_ACK_SEQ, p->ack_seq);
 
@@ -326,10 +348,15 @@ spinnic_wire_parse(const void *frame, size_t len, uint16_t udp_port,
 	p.offset = get64(sh + SH_OFFSET);
 	p.remote_offset = get64(sh + SH_ROFF);
 	p.mlength = get64(sh + SH_MLEN);
-	p.user = get64(sh + SH_USER);
+	p.epoch = get32(sh + SH_EPOCH);
+	p.ack_epoch = get32(sh + SH_ACK_EPOCH);
 	p.seq = get32(sh + SH_SEQ);
 	p.ack_seq = get32(sh + SH_ACK_SEQ);
 
+	if (p.type == SPINNIC_WIRE_T_TACK) {
+		p.sack = p.match_bits;
+		p.match_bits = 0;
+	}
 	if (p.pay_len != spin_avail - SPINNIC_WIRE_SPIN_LEN)
 		return -SPINNIC_WIRE_DROP_PAY_LEN;
 	if (p.msg_len > SPINNIC_WIRE_MAX_MSG_SIZE)
@@ -349,7 +376,7 @@ spinnic_wire_parse(const void *frame, size_t len, uint16_t udp_port,
 			return -SPINNIC_WIRE_DROP_PAY_LEN;
 		break;
 	default:
-		/* GET request, ACK, NACK: no payload, no offset */
+		/* GET request, ACK, NACK, TACK: no payload, no offset */
 		if (p.pay_len != 0)
 			return -SPINNIC_WIRE_DROP_PAY_LEN;
 		if (p.offset != 0)
@@ -362,6 +389,39 @@ spinnic_wire_parse(const void *frame, size_t len, uint16_t udp_port,
 	p.src_ip = get32(ip + 12);
 	p.src_port = get16(udp);
 	*p_p = p;
+	return 0;
+}
+
+int
+spinnic_wire_seal(void *frame, size_t len, int rel, uint32_t epoch,
+		  uint32_t seq)
+{
+	uint8_t *f = frame;
+	uint8_t *ip = f + SPINNIC_WIRE_ETH_LEN;
+	uint8_t *udp = ip + SPINNIC_WIRE_IP_LEN;
+	uint8_t *sh = udp + SPINNIC_WIRE_UDP_LEN;
+	size_t udp_len;
+	uint32_t sum;
+	uint16_t cs;
+
+	if (len < SPINNIC_WIRE_HDR_LEN || ip[0] != 0x45)
+		return -EINVAL;
+	udp_len = get16(udp + 4);
+	if (udp_len < SPINNIC_WIRE_UDP_LEN + SPINNIC_WIRE_SPIN_LEN ||
+	    SPINNIC_WIRE_ETH_LEN + SPINNIC_WIRE_IP_LEN + udp_len > len)
+		return -EINVAL;
+	if (rel) {
+		sh[SH_FLAGS] |= SPINNIC_WIRE_F_REL;
+		put32(sh + SH_EPOCH, epoch);
+		put32(sh + SH_SEQ, seq);
+	}
+	put16(udp + 6, 0);
+	sum = csum_add(0, ip + 12, 8);
+	sum += IPPROTO_UDP_ + (uint32_t)udp_len;
+	sum = csum_add(sum, udp, udp_len);
+	cs = csum_fold(sum);
+	/* a computed 0 is sent as all ones (RFC 768) */
+	put16(udp + 6, cs == 0 ? 0xffff : cs);
 	return 0;
 }
 

@@ -45,6 +45,9 @@ enum spinnic_wire_type {
 	SPINNIC_WIRE_T_NACK = 4,  /**< negative ack: fail_type says why */
 	SPINNIC_WIRE_T_GET = 5,   /**< get request: no payload, msg_len = bytes
 				       asked for; flags HEADER|COMPLETION */
+	SPINNIC_WIRE_T_TACK = 6,  /**< transport ack: ack_epoch, ack_seq, sack;
+				       no Portals meaning. With F_REL it is a
+				       probe (sequenced, to be acked) */
 	SPINNIC_WIRE_T_MAX,
 };
 
@@ -52,6 +55,10 @@ enum spinnic_wire_type {
 #define SPINNIC_WIRE_F_HEADER 1u
 #define SPINNIC_WIRE_F_PAYLOAD 2u
 #define SPINNIC_WIRE_F_COMPLETION 4u
+/** Sequenced (reliable delivery): seq and epoch are valid, the receiver
+ *  acknowledges the packet. Allowed on every type; packets without it
+ *  bypass the transport (test generators, older tools). */
+#define SPINNIC_WIRE_F_REL 8u
 
 /** Operation (spinnic_pkt.op). */
 enum spinnic_wire_op {
@@ -91,12 +98,15 @@ struct spinnic_pkt {
 	uint64_t offset;       /**< this packet's offset in the message */
 	uint64_t remote_offset;
 	uint64_t mlength;      /**< ACK/REPLY: bytes the target took */
-	uint64_t user;         /**< free for the engines (e.g. the get's
-				    local offset); not interpreted here */
 	uint32_t pay_len;      /**< this packet's payload bytes */
-	uint32_t seq;          /**< reliable delivery: sequence number */
-	uint32_t ack_seq;      /**< reliable delivery: cumulative ack */
-	uint32_t pad;
+	/* reliable delivery (DESIGN §11), per ordered pair of nodes */
+	uint32_t epoch;        /**< F_REL: the sender's epoch for this peer */
+	uint32_t seq;          /**< F_REL: sequence number in that epoch */
+	uint32_t ack_epoch;    /**< TACK: the epoch acknowledged */
+	uint32_t ack_seq;      /**< TACK: every seq below it was received */
+	/** TACK: bit i set = seq ack_seq + 1 + i was received (selective
+	 *  ack); on the wire in the match_bits slot, which TACK lacks */
+	uint64_t sack;
 	/** parse: points at the payload inside the frame; build: bytes copied
 	 *  after the headers, or NULL to leave them for the caller */
 	const uint8_t *payload;
@@ -144,6 +154,16 @@ enum spinnic_wire_drop {
 	SPINNIC_WIRE_DROP_END,
 };
 #define SPINNIC_WIRE_DROP_COUNT (SPINNIC_WIRE_DROP_END - SPINNIC_WIRE_DROP_BASE)
+
+/**
+ * Finish a frame built by spinnic_wire_build() (payload in place): when
+ * @p rel, set F_REL, @p epoch and @p seq; then fill the UDP checksum over
+ * the whole datagram (the parser verifies a non-zero one, so a corrupted
+ * payload is dropped, not delivered).
+ * @return 0, -EINVAL not a frame of spinnic_wire_build()'s layout
+ */
+int spinnic_wire_seal(void *frame, size_t len, int rel, uint32_t epoch,
+		      uint32_t seq);
 
 /** Per-reason counters, owned by the caller (one per lcore or atomics). */
 struct spinnic_wire_stats {

@@ -40,7 +40,8 @@ pkt_default(struct spinnic_pkt *p)
 	p->offset = 0;
 	p->remote_offset = 123456789;
 	p->mlength = 77;
-	p->user = 0x5555;
+	p->epoch = 0x5555;
+	p->ack_epoch = 0x6666;
 	p->pay_len = 2048;
 	p->seq = 0xdeadbeef;
 	p->ack_seq = 0xcafef00d;
@@ -127,7 +128,9 @@ test_round_trip(void **state)
 	assert_int_equal(q.offset, p.offset);
 	assert_int_equal(q.remote_offset, p.remote_offset);
 	assert_int_equal(q.mlength, p.mlength);
-	assert_int_equal(q.user, p.user);
+	assert_int_equal(q.epoch, p.epoch);
+	assert_int_equal(q.ack_epoch, p.ack_epoch);
+	assert_int_equal(q.sack, 0);
 	assert_int_equal(q.pay_len, p.pay_len);
 	assert_int_equal(q.seq, p.seq);
 	assert_int_equal(q.ack_seq, p.ack_seq);
@@ -218,7 +221,7 @@ e_spinshort(uint8_t *f, int *len)
 static void e_version(uint8_t *f, int *len) { (void)len; f[SH] = 2; }
 static void e_type(uint8_t *f, int *len) { (void)len; f[SH + 1] = 77; }
 static void e_flags(uint8_t *f, int *len) { (void)len; f[SH + 2] = 3; /* H|P */ }
-static void e_flags_bit(uint8_t *f, int *len) { (void)len; f[SH + 2] = 0x9; }
+static void e_flags_bit(uint8_t *f, int *len) { (void)len; f[SH + 2] = 0x11; }
 static void e_op(uint8_t *f, int *len) { (void)len; f[SH + 3] = 0; }
 static void e_op_hi(uint8_t *f, int *len) { (void)len; f[SH + 3] = 200; }
 static void e_ackreq(uint8_t *f, int *len) { (void)len; f[SH + 4] = 9; }
@@ -355,6 +358,110 @@ test_udp_checksum_valid(void **state)
 			 -SPINNIC_WIRE_DROP_UDP_CSUM);
 }
 
+/* reference: byte-wise one's-complement sum over pseudo header + UDP */
+static uint16_t
+ref_udp_sum(const uint8_t *f, int len)
+{
+	int ulen = len - UDP, i;
+	uint32_t sum = 0;
+
+	for (i = 0; i < 8; i += 2)
+		sum += (uint32_t)((f[IP + 12 + i] << 8) | f[IP + 13 + i]);
+	sum += 17 + (uint32_t)ulen;
+	for (i = 0; i + 1 < ulen; i += 2)
+		sum += (uint32_t)((f[UDP + i] << 8) | f[UDP + i + 1]);
+	if (ulen & 1)
+		sum += (uint32_t)(f[UDP + ulen - 1] << 8);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/* spinnic_wire_seal: sequence fields, F_REL, a checksum the parser
+ * accepts and that catches any flipped bit, at every length class */
+static void
+test_seal(void **state)
+{
+	static uint8_t f[8192];
+	struct spinnic_pkt p, q;
+	unsigned i;
+	int len;
+
+	(void)state;
+	for (i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 7 + 3);
+	for (i = 0; i < 64; i++) {
+		uint32_t plen = i < 16 ? i : i * 61 % 4096;
+		int bit;
+
+		pkt_default(&p);
+		p.msg_len = 5000;
+		p.pay_len = plen;
+		p.flags = SPINNIC_WIRE_F_HEADER;
+		if (plen == 0)
+			p.msg_len = 0, p.flags |= SPINNIC_WIRE_F_COMPLETION;
+		len = build(f, sizeof(f), &p);
+		assert_true(len > 0);
+		assert_int_equal(spinnic_wire_seal(f, (size_t)len, 1,
+						   0xabc00000u + i, i * 3), 0);
+		/* the stored checksum makes the whole sum 0xffff */
+		assert_int_equal(ref_udp_sum(f, len), 0xffff);
+		assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q), 0);
+		assert_true(q.flags & SPINNIC_WIRE_F_REL);
+		assert_int_equal(q.epoch, 0xabc00000u + i);
+		assert_int_equal(q.seq, i * 3);
+		/* any single flipped bit past the IP header is caught */
+		bit = (int)((i * 977u) % (unsigned)((len - UDP) * 8));
+		f[UDP + bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		assert_true(spinnic_wire_parse(f, (size_t)len, PORT, &q) < 0);
+	}
+	assert_int_equal(spinnic_wire_seal(f, 20, 0, 0, 0), -EINVAL);
+}
+
+/* a transport ack: sack in the match slot, no Portals fields; probes */
+static void
+test_tack(void **state)
+{
+	static uint8_t f[512];
+	struct spinnic_pkt p, q;
+	int len;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.type = SPINNIC_WIRE_T_TACK;
+	p.src.nid = 3;
+	p.dst.nid = 4;
+	p.ack_epoch = 0x1234;
+	p.ack_seq = 99;
+	p.sack = 0x8000000000000005ull;
+	len = build(f, sizeof(f), &p);
+	assert_int_equal(len, SPINNIC_WIRE_HDR_LEN);
+	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q), 0);
+	assert_int_equal(q.type, SPINNIC_WIRE_T_TACK);
+	assert_int_equal(q.ack_epoch, 0x1234);
+	assert_int_equal(q.ack_seq, 99);
+	assert_int_equal(q.sack, p.sack);
+	assert_int_equal(q.match_bits, 0);
+	/* a probe is sequenced */
+	assert_int_equal(spinnic_wire_seal(f, (size_t)len, 1, 7, 8), 0);
+	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q), 0);
+	assert_int_equal(q.flags, SPINNIC_WIRE_F_REL);
+	assert_int_equal(q.seq, 8);
+	/* an operation, an ack request or an NI kind on a TACK is refused */
+	p.op = SPINNIC_WIRE_OP_PUT;
+	assert_int_equal(build(f, sizeof(f), &p), -EINVAL);
+	p.op = 0;
+	len = build(f, sizeof(f), &p);
+	f[UDP + 8 + 4] = 1; /* ack_req */
+	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q),
+			 -SPINNIC_WIRE_DROP_OP);
+	/* unknown flag bits stay refused */
+	len = build(f, sizeof(f), &p);
+	f[UDP + 8 + 2] = 0x10;
+	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q),
+			 -SPINNIC_WIRE_DROP_KIND);
+}
+
 static void
 test_addresses(void **state)
 {
@@ -380,6 +487,8 @@ main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_drop_reasons),
 		cmocka_unit_test(test_udp_checksum_valid),
+		cmocka_unit_test(test_seal),
+		cmocka_unit_test(test_tack),
 		cmocka_unit_test(test_addresses),
 	};
 

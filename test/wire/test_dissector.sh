@@ -20,7 +20,7 @@ fail=0
 
 fields="version type flags op ack_req ni fail_type atomic_op atomic_type
 src_nid src_pid dst_nid dst_pid pt_index uid pay_len match_bits hdr_data
-msg_id msg_len offset remote_offset mlength user seq ack_seq"
+msg_id msg_len offset remote_offset mlength epoch seq ack_epoch ack_seq sack"
 eargs=()
 for x in $fields; do eargs+=(-e "spinnic.$x"); done
 
@@ -69,7 +69,8 @@ check() { # PORT [tshark options...]
 		    "^ATOMIC H|C" "^FETCH_ATOMIC H|C" "^SWAP H|C" "^GET msg" \
 		    "^REPLY GET H msg" "^REPLY GET P msg" "^REPLY GET C msg" \
 		    "^REPLY FETCH_ATOMIC H|C" "^ACK PUT msg .* NI_OK" \
-		    "^NACK PUT msg .* NI_NO_MATCH"; do
+		    "^NACK PUT msg .* NI_NO_MATCH" "^TACK ack" \
+		    "^TACK probe seq"; do
 		if ! grep -q -- "$want" "$tmp/info_$port"; then
 			echo "FAIL: no Info line matching '$want' (port $port)"
 			fail=1
