@@ -94,7 +94,7 @@ static const char *const fields[] = {
 	"atomic_op", "atomic_type", "src_nid", "src_pid", "dst_nid",
 	"dst_pid", "pt_index", "uid", "pay_len", "match_bits", "hdr_data",
 	"msg_id", "msg_len", "offset", "remote_offset", "mlength", "epoch",
-	"seq", "ack_epoch", "ack_seq", "sack",
+	"seq", "ack_epoch", "ack_seq", "sack_base", "sack",
 };
 
 static void
@@ -136,6 +136,8 @@ spec_to_pkt(const struct frame_spec *s, unsigned int i, struct spinnic_pkt *p)
 		p->ack_req = 0;
 		p->ni = 0;
 		p->match_bits = 0;
+		p->msg_id = 0;
+		p->sack_base = 0x70000000u + i;
 		p->sack = 0x8000000000000001ull | ((uint64_t)i << 8);
 	}
 }
@@ -154,16 +156,19 @@ print_fields(FILE *f, const struct spinnic_pkt *p)
 		fprintf(f, "\t");
 	else
 		fprintf(f, "0x%016" PRIx64 "\t", p->match_bits);
-	fprintf(f, "0x%016" PRIx64 "\t0x%016" PRIx64 "\t", p->hdr_data,
-		p->msg_id);
+	fprintf(f, "0x%016" PRIx64 "\t", p->hdr_data);
+	if (p->type == SPINNIC_WIRE_T_TACK)
+		fprintf(f, "\t");
+	else
+		fprintf(f, "0x%016" PRIx64 "\t", p->msg_id);
 	fprintf(f, "%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t",
 		p->msg_len, p->offset, p->remote_offset, p->mlength);
 	fprintf(f, "0x%08x\t%u\t0x%08x\t%u\t", p->epoch, p->seq,
 		p->ack_epoch, p->ack_seq);
 	if (p->type == SPINNIC_WIRE_T_TACK)
-		fprintf(f, "0x%016" PRIx64 "\n", p->sack);
+		fprintf(f, "%u\t0x%016" PRIx64 "\n", p->sack_base, p->sack);
 	else
-		fprintf(f, "\n");
+		fprintf(f, "\t\n");
 }
 
 int

@@ -105,6 +105,8 @@ local f = {
 		base.HEX),
 	ack_seq = ProtoField.uint32("spinnic.ack_seq", "Cumulative ack",
 		base.DEC),
+	sack_base = ProtoField.uint32("spinnic.sack_base",
+		"Selective ack from", base.DEC),
 	sack = ProtoField.uint64("spinnic.sack", "Selective ack", base.HEX),
 	payload = ProtoField.bytes("spinnic.payload", "Payload"),
 	payload_bytes = ProtoField.uint32("spinnic.payload_bytes",
@@ -116,7 +118,7 @@ p_spin.fields = {
 	f.atomic_op, f.atomic_type, f.reserved, f.src_nid, f.src_pid,
 	f.dst_nid, f.dst_pid, f.pt_index, f.uid, f.pay_len, f.match_bits,
 	f.hdr_data, f.msg_id, f.msg_len, f.offset, f.remote_offset, f.mlength,
-	f.epoch, f.seq, f.ack_epoch, f.ack_seq, f.sack, f.payload,
+	f.epoch, f.seq, f.ack_epoch, f.ack_seq, f.sack_base, f.sack, f.payload,
 	f.payload_bytes,
 }
 
@@ -241,7 +243,9 @@ function p_spin.dissector(tvb, pinfo, tree)
 		t:add(f.match_bits, tvb(40, 8))
 	end
 	t:add(f.hdr_data, tvb(48, 8))
-	t:add(f.msg_id, tvb(56, 8))
+	if ptype ~= 6 then
+		t:add(f.msg_id, tvb(56, 8))
+	end
 	t:add(f.msg_len, tvb(64, 8))
 	local offi = t:add(f.offset, tvb(72, 8))
 	t:add(f.remote_offset, tvb(80, 8))
@@ -251,7 +255,9 @@ function p_spin.dissector(tvb, pinfo, tree)
 	t:add(f.ack_epoch, tvb(100, 4))
 	t:add(f.ack_seq, tvb(108, 4))
 	if ptype == 6 then
-		-- a transport ack's selective-ack bits ride in the match slot
+		-- a transport ack's selective ack rides in the msg_id (base)
+		-- and match slots
+		t:add(f.sack_base, tvb(60, 4))
 		t:add(f.sack, tvb(40, 8))
 	end
 	t:add(f.payload_bytes, avail):set_generated()
@@ -294,9 +300,9 @@ function p_spin.dissector(tvb, pinfo, tree)
 		if bit.band(flags, F_REL) ~= 0 then
 			info = string.format("TACK probe seq %d", tvb(104, 4):uint())
 		else
-			info = string.format("TACK ack %d epoch 0x%x sack 0x%s",
+			info = string.format("TACK ack %d epoch 0x%x sack %d+0x%s",
 				tvb(108, 4):uint(), tvb(100, 4):uint(),
-				tvb(40, 8):uint64():tohex())
+				tvb(60, 4):uint(), tvb(40, 8):uint64():tohex())
 		end
 	else
 		info = string.format("%s %s msg 0x%s mlength %s %s", tname, oname,

@@ -115,8 +115,10 @@ void spinnic_msgtab_stats(const struct spinnic_msgtab *t,
 #include <stdbool.h>
 
 #include "ptl_nic.h"
+#include "rel.h"
 #include "spin_rt.h"
 #include "spinnic.h"
+#include "wire.h"
 
 struct rte_mbuf;
 struct rte_ring;
@@ -129,10 +131,9 @@ struct rte_ring;
 #define ENG_MSG_TIMEOUT_S 10
 /** RX burst size. */
 #define ENG_RX_BURST 64u
-/** Packets held back by --rx-reorder (released one burst later). */
-#define ENG_REORDER 32u
-/** Packets in hand after a burst: new ones, their duplicates, held ones. */
-#define ENG_RX_HAND (2 * ENG_RX_BURST + ENG_REORDER)
+/** Packets in hand after a burst: new ones, their duplicates, and those
+ *  the RX fault stage lets out of its reorder window. */
+#define ENG_RX_HAND (2 * ENG_RX_BURST + 32)
 /** Packets the outbound engine builds per poll (all clients). */
 #define ENG_TX_BUDGET 64u
 /** Packets held per TX queue when the port does not take them. */
@@ -143,6 +144,73 @@ struct rte_ring;
 #define ENG_HPUT_PKTS 64u
 /** Acks the inbound engine keeps when node->txr is full. */
 #define ENG_ACK_HOLD 64u
+
+/** Peers (other nodes, or this one) with reliable-delivery state. */
+#define ENG_PEERS 64u
+/** Most packets a fault stage holds back to reorder (--fault-inject). */
+#define ENG_FAULT_WIN 32u
+
+/** Fault injection of one direction (faults.c; DESIGN §11). */
+struct fault_stage {
+	double loss, dup, corrupt;      /**< probabilities */
+	unsigned window;                /**< reorder window, packets */
+	uint64_t rng;
+	struct rte_mempool *pool;       /**< for duplicates */
+	struct rte_mbuf *win[ENG_FAULT_WIN];
+	unsigned nwin;
+	uint64_t events;                /**< losses, dups, corruptions, holds */
+};
+
+/** Where a packet's payload comes from when it must be sent again. */
+struct rel_src {
+	struct ptl_client *c;   /**< re-read pay_len bytes from this client */
+	uint64_t addr;          /**< ... at this address */
+	uint64_t send_id;       /**< put whose SEND waits for this packet's
+				     ack (0: none) */
+	struct reply_job *job;  /**< get reply whose GET event (at this
+				     target) waits for this packet's ack */
+};
+
+/** A sequenced packet in flight (outbound role). */
+struct rel_txent {
+	struct ptl_client *c;           /**< payload source (referenced) */
+	struct rte_mbuf *copy;          /**< or a private copy of the frame */
+	uint64_t addr;
+	uint64_t send_id;
+	struct reply_job *job;
+	uint64_t first, sent;           /**< tsc: first and last transmission */
+	uint32_t pay_len;
+	uint8_t acked, tries;
+	uint8_t hdr[SPINNIC_WIRE_HDR_LEN]; /**< headers as first sent */
+};
+
+/** Send side of one peer (outbound role). */
+struct rel_tx {
+	uint32_t nid, epoch;
+	uint32_t base, next;            /**< [base, next) in flight */
+	uint32_t high;                  /**< highest seq acknowledged + 1 */
+	uint8_t backoff;                /**< timer expiries without progress */
+	uint64_t timer;                 /**< tsc: retransmission timer */
+	uint64_t progress;              /**< tsc: last ack of something new */
+	uint64_t last_tx;               /**< tsc of the last sequenced packet */
+	bool ops_pending;               /**< operations await this peer */
+	struct rel_txent ent[REL_WIN];
+};
+
+/** Receive side of one peer (inbound role). */
+struct rel_rx {
+	uint32_t nid;
+	struct rel_rxwin w;
+	uint32_t pending;               /**< marked since the last TACK */
+	bool ack_now;                   /**< a duplicate came: ack at once */
+	uint64_t due;                   /**< tsc: TACK by then */
+};
+
+/** Ack of a peer, inbound -> outbound (eng->rel_acks). */
+struct rel_ack_rec {
+	uint32_t nid, epoch, ack_seq, sack_base;
+	uint64_t sack;
+};
 
 /** Why an inbound packet was dropped after parsing (engine counters). */
 enum eng_drop {
@@ -157,6 +225,9 @@ enum eng_drop {
 	ENG_DROP_SPIN,       /**< sPIN runtime refused the message/packet */
 	ENG_DROP_UNKNOWN_OP, /**< ack/reply for no operation of ours */
 	ENG_DROP_HOST,       /**< host memory write failed */
+	ENG_DROP_REL_DUP,    /**< sequence number already received */
+	ENG_DROP_REL_STALE,  /**< an older epoch of the peer */
+	ENG_DROP_REL_BEYOND, /**< sequence number past the window */
 	ENG_DROP_MAX,
 };
 
@@ -175,6 +246,12 @@ struct eng_in_stats {
 	uint64_t timeouts;      /**< live messages dropped for inactivity */
 	uint64_t stalls;        /**< polls that waited for a free resource */
 	uint64_t ack_held;      /**< acks held back: staging ring full */
+	uint64_t tacks_sent;    /**< transport acks sent */
+	uint64_t tacks_rcvd;    /**< transport acks received */
+	uint64_t rel_resets;    /**< peers seen in a new epoch */
+	uint64_t rel_unacked;   /**< packets dropped for a short resource,
+				     left for the sender to resend */
+	uint64_t ack_ring_full; /**< acks not passed to the outbound role */
 };
 
 /** Outbound counters (written by the outbound role). */
@@ -187,6 +264,14 @@ struct eng_out_stats {
 	uint64_t read_faults;   /**< host reads that failed (op failed) */
 	uint64_t unreachable;   /**< packets for a nid no queue reaches */
 	uint64_t detach_drops;  /**< commands/replies dropped on detach */
+	uint64_t rel_full;      /**< builds postponed: peer window full */
+	uint64_t rel_acked;     /**< packets acknowledged */
+	uint64_t rel_timeouts;  /**< retransmission timers expired */
+	uint64_t rel_probes;    /**< probes of peers owing us an answer */
+	uint64_t rel_fillers;   /**< resent as fillers: source memory gone */
+	uint64_t peer_fails;    /**< peers given up (--peer-timeout-ms) */
+	uint64_t peer_failed_ops; /**< operations failed with them */
+	uint64_t unsequenced;   /**< sent without sequence: peer table full */
 };
 
 /** An inbound message (entry of eng->msgs). */
@@ -215,6 +300,7 @@ struct reply_job {
 	struct ptl_match m;
 	uint64_t off;                   /**< next byte to send */
 	uint8_t ni_kind;
+	uint8_t abandon;                /**< the initiator's node is gone */
 };
 
 /** An inbound REPLY stream of a get of ours (entry of eng->replies). */
@@ -253,16 +339,16 @@ struct spinnic_engine {
 	struct rte_ring *done;          /**< msg_done -> inbound (MP/SC) */
 	struct rte_mbuf *rx[ENG_RX_HAND];
 	unsigned rx_n, rx_i;            /**< burst in hand (stalled) */
-	/* RX fault injection (--rx-loss/-reorder/-dup) */
-	bool faults;
-	uint64_t rng;
-	struct rte_mbuf *held[ENG_REORDER];
-	unsigned nb_held;
 	struct rte_mbuf *acks[ENG_ACK_HOLD];
 	unsigned nb_acks;
 	uint64_t next_expire;
 	uint32_t live_aborts;           /**< aborted sPIN messages not done */
 	struct eng_in_stats in;
+	struct rel_rx *rrx[ENG_PEERS];  /**< receive side, by peer */
+	unsigned n_rrx;
+	uint64_t next_ack_check;
+	bool transient;                 /**< this packet's drop is short-lived */
+	struct fault_stage *frx;        /**< RX fault injection, or NULL */
 
 	/* inbound -> outbound: GETs to answer (SP/SC) */
 	struct rte_ring *jobs;
@@ -274,6 +360,14 @@ struct spinnic_engine {
 	unsigned rr;
 	uint64_t next_scan;
 	struct eng_out_stats outs;
+	struct rel_tx *rtx[ENG_PEERS];  /**< send side, by peer */
+	unsigned n_rtx;
+	uint64_t next_probe_scan;
+	struct rte_mbuf *stg[32];       /**< staged packets waiting for room */
+	unsigned n_stg;
+	struct fault_stage *ftx;        /**< TX fault injection, or NULL */
+	/* inbound -> outbound: peers' acks (SP/SC, struct rel_ack_rec) */
+	struct rte_ring *rel_acks;
 
 	/* client detach handshake (control thread <-> roles) */
 	pthread_mutex_t detach_lock;
@@ -288,6 +382,9 @@ struct spinnic_engine {
 void eng_in_detach(struct spinnic_engine *eng, struct ptl_client *pc);
 /** Drop every inbound state (fini). */
 void eng_in_fini(struct spinnic_engine *eng);
+/** Stage a packet of the inbound role for the outbound one (acks).
+ *  @return 0, -ENOSPC (the caller keeps it) */
+int eng_in_stage(struct spinnic_engine *eng, struct rte_mbuf *m);
 
 /* outbound.c */
 /** Outbound side of a detach: forget the client's commands and replies. */
@@ -302,8 +399,81 @@ void eng_out_fini(struct spinnic_engine *eng);
  */
 struct rte_mbuf *eng_build(struct spinnic_node *node,
 			   const struct spinnic_pkt *p, uint8_t **pay_p);
+/**
+ * Hand a built packet to its destination's TX queue, sequenced (unless it
+ * is a plain transport ack), sealed and through the TX fault stage.
+ * @param src where its payload is re-read for a retransmission; NULL:
+ *   a copy of the frame is kept instead (header-only frames: the header)
+ * @return 0 (the packet is the engine's), -ENOSPC no room in the TX queue
+ *   or the peer's window (the caller keeps the packet)
+ */
+int eng_tx_send(struct spinnic_engine *eng, struct rte_mbuf *m,
+		uint32_t dst_nid, const struct rel_src *src);
+/** Room to send one more data packet to @p dst_nid now. */
+bool eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid);
+/** Room in @p dst_nid's TX queue for one more packet (resends). */
+bool eng_tx_hold_room(const struct spinnic_engine *eng, uint32_t dst_nid);
+/** A sealed frame (a resend) through the TX fault stage to its queue. */
+void eng_tx_push(struct spinnic_engine *eng, struct rte_mbuf *m,
+		 uint32_t dst_nid);
+/** A reply job's last packet was acknowledged (or will never be): the
+ *  target's GET event, the job freed. SPINNIC_PTL_NI_* @p fail, or
+ *  UINT8_MAX to release the match without an event (detach, fini). */
+void eng_reply_job_done(struct spinnic_engine *eng, struct reply_job *j,
+			uint8_t fail);
+/** The peer @p dst_nid was given up: stop building for it. */
+void eng_out_peer_failed(struct spinnic_engine *eng, uint32_t dst_nid);
+/** Destination nid of a built frame, UINT32_MAX when it has none. */
+uint32_t eng_frame_dst_nid(const struct rte_mbuf *m);
 /** Allocate per-message packet bitmap for @p len bytes. */
 uint64_t *eng_bitmap_new(const struct spinnic_node *node, uint64_t len,
 			 uint32_t *npkts_p);
+
+/* rel.c: reliable delivery */
+/** Send side: sequence, keep for retransmission and seal a frame.
+ *  @return 0, -ENOSPC window full */
+int rel_track(struct spinnic_engine *eng, struct rte_mbuf *m,
+	      uint32_t dst_nid, const struct rel_src *src);
+/** Send side: acks from the inbound role, timers, probes, peer timeouts.
+ *  @return packets sent */
+unsigned rel_tx_poll(struct spinnic_engine *eng, uint64_t now);
+/** Send side: room for @p need more sequenced packets to @p dst_nid. */
+bool rel_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid,
+		 unsigned need);
+/** Send side: release everything (fini). */
+void rel_tx_fini(struct spinnic_engine *eng);
+/** Send side: forget a detached client's packets (no re-reads). */
+void rel_tx_detach(struct spinnic_engine *eng, struct ptl_client *pc);
+/**
+ * Receive side, before a sequenced packet is handled.
+ * @return true to handle it, false when it was a duplicate, stale or out
+ *   of the window (freed and counted)
+ */
+bool rel_rx_begin(struct spinnic_engine *eng, struct rte_mbuf *m,
+		  const struct spinnic_pkt *p);
+/** Receive side, after it was handled (RX_DONE): mark it received unless
+ *  eng->transient says it must come again. */
+void rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p);
+/** Receive side: a transport ack for the outbound role. */
+void rel_rx_tack(struct spinnic_engine *eng, const struct spinnic_pkt *p);
+/** Receive side: send the transport acks that are due. @return sent */
+unsigned rel_rx_acks(struct spinnic_engine *eng, uint64_t now);
+/** Receive side: release (fini). */
+void rel_rx_fini(struct spinnic_engine *eng);
+
+/* faults.c: --fault-inject */
+/** A stage for one direction, or NULL when nothing is injected there. */
+struct fault_stage *fault_stage_new(const struct spinnic_fault_cfg *fc,
+				    uint64_t seed, struct rte_mempool *pool);
+void fault_stage_free(struct fault_stage *fs);
+/**
+ * Pass packets through the stage: lost ones are freed, duplicated and
+ * corrupted ones made, reordering within the window. @p n == 0 flushes the
+ * window (call when idle, or held packets would wait for traffic).
+ * @param out room for 2 * n + ENG_FAULT_WIN packets
+ * @return packets written to @p out
+ */
+unsigned fault_apply(struct fault_stage *fs, struct rte_mbuf **in,
+		     unsigned n, struct rte_mbuf **out);
 
 #endif

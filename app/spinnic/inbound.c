@@ -36,6 +36,9 @@ enum rx_res {
 static void
 drop(struct spinnic_engine *eng, struct rte_mbuf *m, enum eng_drop why)
 {
+	/* short of a slot or memory now: not acknowledged, so resent */
+	if (why == ENG_DROP_TABLE_FULL || why == ENG_DROP_NO_MEM)
+		eng->transient = true;
 	eng->in.drop[why]++;
 	eng->node->rx.drops++;
 	rte_pktmbuf_free(m);
@@ -104,6 +107,18 @@ static bool
 ack_room(const struct spinnic_engine *eng)
 {
 	return eng->nb_acks < ENG_ACK_HOLD;
+}
+
+int
+eng_in_stage(struct spinnic_engine *eng, struct rte_mbuf *m)
+{
+	if (eng->nb_acks == 0 && rte_ring_mp_enqueue(eng->node->txr, m) == 0)
+		return 0;
+	if (!ack_room(eng))
+		return -ENOSPC;
+	eng->acks[eng->nb_acks++] = m;
+	eng->in.ack_held++;
+	return 0;
 }
 
 /* ---- message completion ------------------------------------------------- */
@@ -565,10 +580,31 @@ rx_ack(struct spinnic_engine *eng, struct rte_mbuf *m,
 /* ---- role -------------------------------------------------------------------- */
 
 static enum rx_res
+rx_kind(struct spinnic_engine *eng, struct rte_mbuf *m,
+	const struct spinnic_pkt *p, uint64_t now)
+{
+	switch (p->type) {
+	case SPINNIC_WIRE_T_DATA:
+		return rx_data(eng, m, p, now);
+	case SPINNIC_WIRE_T_GET:
+		return rx_get(eng, m, p, now);
+	case SPINNIC_WIRE_T_REPLY:
+		return rx_reply(eng, m, p, now);
+	case SPINNIC_WIRE_T_TACK:
+		/* a probe (sequenced): only its sequence number matters */
+		rte_pktmbuf_free(m);
+		return RX_DONE;
+	default:
+		return rx_ack(eng, m, p);
+	}
+}
+
+static enum rx_res
 rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 {
 	struct spinnic_node *node = eng->node;
 	struct spinnic_pkt p;
+	enum rx_res res;
 	int rc;
 
 	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
@@ -590,21 +626,24 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 		drop(eng, m, ENG_DROP_NOT_ME);
 		return RX_DONE;
 	}
+	if (p.type == SPINNIC_WIRE_T_TACK &&
+	    !(p.flags & SPINNIC_WIRE_F_REL)) {
+		/* a transport ack: for the outbound role */
+		rel_rx_tack(eng, &p);
+		rte_pktmbuf_free(m);
+		return RX_DONE;
+	}
 	/* a request may make an ack: room for one first (acks and replies
 	 * make none, so they always pass: what a stalled peer waits for) */
 	if ((p.type == SPINNIC_WIRE_T_DATA || p.type == SPINNIC_WIRE_T_GET) &&
 	    !ack_room(eng))
 		return RX_STALL;
-	switch (p.type) {
-	case SPINNIC_WIRE_T_DATA:
-		return rx_data(eng, m, &p, now);
-	case SPINNIC_WIRE_T_GET:
-		return rx_get(eng, m, &p, now);
-	case SPINNIC_WIRE_T_REPLY:
-		return rx_reply(eng, m, &p, now);
-	default:
-		return rx_ack(eng, m, &p);
-	}
+	if (!rel_rx_begin(eng, m, &p))
+		return RX_DONE;
+	res = rx_kind(eng, m, &p, now);
+	if (res == RX_DONE)
+		rel_rx_end(eng, &p);
+	return res;
 }
 
 static void
@@ -691,62 +730,6 @@ in_detach_check(struct spinnic_engine *eng)
 		__atomic_store_n(&eng->detach_in_ack, req, __ATOMIC_RELEASE);
 }
 
-/* xorshift64*: a reproducible stream per node (--fault-seed) */
-static double
-rnd(struct spinnic_engine *eng)
-{
-	uint64_t x = eng->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	eng->rng = x;
-	return (double)((x * 0x2545f4914f6cdd1dull) >> 11) * 0x1.0p-53;
-}
-
-/*
- * Loss, duplication and reordering of the burst just received (DESIGN
- * §11): a held-back packet is handed in after the next burst's packets.
- */
-static void
-faults_inject(struct spinnic_engine *eng)
-{
-	const struct spinnic_cfg *cfg = &eng->node->sn->cfg;
-	struct rte_mbuf *in[ENG_RX_BURST], *held[ENG_REORDER];
-	unsigned n = eng->rx_n, out = 0, nb_held = 0, i;
-
-	memcpy(in, eng->rx, n * sizeof(in[0]));
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = in[i], *c;
-
-		if (cfg->rx_loss > 0 && rnd(eng) < cfg->rx_loss) {
-			rte_pktmbuf_free(m);
-			eng->node->rx.faults++;
-			continue;
-		}
-		if (cfg->rx_reorder > 0 && nb_held < ENG_REORDER &&
-		    rnd(eng) < cfg->rx_reorder) {
-			held[nb_held++] = m;
-			eng->node->rx.faults++;
-			continue;
-		}
-		eng->rx[out++] = m;
-		if (cfg->rx_dup > 0 && rnd(eng) < cfg->rx_dup) {
-			c = rte_pktmbuf_copy(m, eng->node->pool, 0, UINT32_MAX);
-			if (c != NULL) {
-				eng->rx[out++] = c;
-				eng->node->rx.faults++;
-			}
-		}
-	}
-	/* last burst's held packets come after this burst's */
-	for (i = 0; i < eng->nb_held; i++)
-		eng->rx[out++] = eng->held[i];
-	memcpy(eng->held, held, nb_held * sizeof(held[0]));
-	eng->nb_held = nb_held;
-	eng->rx_n = out;
-}
-
 unsigned
 spinnic_inbound_poll(struct spinnic_node *node)
 {
@@ -786,8 +769,17 @@ spinnic_inbound_poll(struct spinnic_node *node)
 		for (i = 0; i < eng->rx_n; i++)
 			node->rx.bytes += rte_pktmbuf_pkt_len(eng->rx[i]);
 		node->rx.pkts += eng->rx_n;
-		if (eng->faults)
-			faults_inject(eng);
+		if (eng->frx != NULL) {
+			/* loss, duplicates, corruption, reordering (DESIGN
+			 * §11); an empty burst lets the window go */
+			struct rte_mbuf *in[ENG_RX_BURST];
+			uint64_t ev = eng->frx->events;
+
+			memcpy(in, eng->rx, eng->rx_n * sizeof(in[0]));
+			eng->rx_n = fault_apply(eng->frx, in, eng->rx_n,
+						eng->rx);
+			node->rx.faults += eng->frx->events - ev;
+		}
 	}
 	while (eng->rx_i < eng->rx_n) {
 		if (rx_one(eng, eng->rx[eng->rx_i], now) == RX_STALL) {
@@ -797,6 +789,7 @@ spinnic_inbound_poll(struct spinnic_node *node)
 		eng->rx_i++;
 		work++;
 	}
+	work += rel_rx_acks(eng, rte_get_timer_cycles());
 	return work;
 }
 
@@ -822,8 +815,9 @@ eng_in_fini(struct spinnic_engine *eng)
 		rte_pktmbuf_free(eng->rx[eng->rx_i++]);
 	while (eng->nb_acks > 0)
 		rte_pktmbuf_free(eng->acks[--eng->nb_acks]);
-	while (eng->nb_held > 0)
-		rte_pktmbuf_free(eng->held[--eng->nb_held]);
+	fault_stage_free(eng->frx);
+	eng->frx = NULL;
+	rel_rx_fini(eng);
 	/* the runtime is destroyed without msg_done: release everything */
 	if (eng->msgs != NULL)
 		spinnic_msgtab_foreach_live(eng->msgs, UINT64_MAX, release_fini,

@@ -23,6 +23,10 @@
 #define DEFAULT_HPUS 2u
 #define DEFAULT_UDP_PORT SPINNIC_WIRE_UDP_PORT
 #define DEFAULT_IDLE_SLEEP_US 50u
+#define DEFAULT_PEER_TIMEOUT_MS 5000u
+#define DEFAULT_RTO_US 4000u
+/* Largest reorder window (ENG_FAULT_WIN of engine.h). */
+#define ENG_FAULT_WIN_OPT 32u
 #define DEFAULT_RING_SIZE 1024u
 /* Hugepages needed before spinnic uses them by default (MiB). */
 #define HUGE_MIN_MB 256ull
@@ -48,6 +52,8 @@ enum {
 	OPT_RX_DUP,
 	OPT_FAULT_SEED,
 	OPT_FAULT_INJECT,
+	OPT_PEER_TIMEOUT,
+	OPT_RTO,
 	OPT_XDP_RESET,
 	OPT_FLOW_ISOLATE,
 	OPT_NO_FLOW_ISOLATE,
@@ -77,6 +83,8 @@ static const struct option long_opts[] = {
 	{"rx-dup", required_argument, NULL, OPT_RX_DUP},
 	{"fault-seed", required_argument, NULL, OPT_FAULT_SEED},
 	{"fault-inject", required_argument, NULL, OPT_FAULT_INJECT},
+	{"peer-timeout-ms", required_argument, NULL, OPT_PEER_TIMEOUT},
+	{"rto-us", required_argument, NULL, OPT_RTO},
 	{"xdp-reset", required_argument, NULL, OPT_XDP_RESET},
 	{"flow-isolate", no_argument, NULL, OPT_FLOW_ISOLATE},
 	{"no-flow-isolate", no_argument, NULL, OPT_NO_FLOW_ISOLATE},
@@ -153,15 +161,22 @@ spinnic_options_usage(FILE *f, const char *prog)
 "                        names the command line per node. Telemetry\n"
 "                        (dpdk-telemetry.py, /spinnic/...) works in every mode.\n"
 "\n"
-"Fault injection on RX (tests of reliable delivery):\n"
-"  --rx-loss P           drop a received packet with probability P\n"
-"  --rx-reorder P        hold a received packet back with probability P\n"
-"  --rx-dup P            duplicate a received packet with probability P\n"
+"Reliable delivery (per peer sequence numbers, selective retransmission):\n"
+"  --peer-timeout-ms MS  a peer silent this long while packets or operations\n"
+"                        wait for it: they fail with PTL_NI_UNDELIVERABLE\n"
+"                        (default %u)\n"
+"  --rto-us US           first retransmission timer, doubled per try up to\n"
+"                        64x (default %u)\n"
+"\n"
+"Fault injection (tests of reliable delivery):\n"
+"  --fault-inject [rx:|tx:]loss=P,dup=P,corrupt=P,reorder=N\n"
+"                        P in percent (0..100): drop, duplicate, or flip one\n"
+"                        bit of a packet; N: shuffle the order within a\n"
+"                        window of N packets (0..32). Received packets (rx:,\n"
+"                        the default) or sent ones (tx:); once per direction\n"
+"  --rx-loss P, --rx-dup P  the RX probabilities as fractions (0..1)\n"
+"  --rx-reorder N        the RX reorder window\n"
 "  --fault-seed N        seed of the injection (default 1)\n"
-"  --fault-inject [rx:]loss=P,dup=P,reorder=P\n"
-"                        the same in percent (0..100), one option; RX only:\n"
-"                        tx: and corrupt= are refused until spinnic\n"
-"                        retransmits (doc/NOTES.md)\n"
 "\n"
 "  --help                this text\n"
 "\n"
@@ -174,7 +189,7 @@ spinnic_options_usage(FILE *f, const char *prog)
 		prog, prog, SPINNIC_NODES_MAX, DEFAULT_UDP_PORT,
 		DEFAULT_PAYLOAD, SPINNIC_HPUS_MAX, DEFAULT_HPUS,
 		DEFAULT_RING_SIZE, SPINNIC_RXQ_MAX, DEFAULT_IDLE_SLEEP_US,
-		HUGE_MIN_MB);
+		DEFAULT_PEER_TIMEOUT_MS, DEFAULT_RTO_US, HUGE_MIN_MB);
 }
 
 /* Strict unsigned parse: digits only (0x allowed), within [lo, hi]. */
@@ -256,22 +271,27 @@ parse_prob(const char *s, double *p_p)
 }
 
 /*
- * --fault-inject [rx:]key=P[,key=P...]: percentages into the RX
- * probabilities. tx: and corrupt= need retransmission and a payload check,
- * which spinnic does not have yet: refused rather than half-applied.
+ * --fault-inject [rx:|tx:]loss=P,dup=P,corrupt=P,reorder=N: percentages,
+ * and a reorder window in packets, for one direction (no prefix: RX).
+ * Given once per direction; keys not named keep their value.
  */
 static int
 parse_fault_inject(const char *s, struct spinnic_cfg *cfg)
 {
+	struct spinnic_fault_cfg fc;
 	char buf[128], *tok, *save = NULL, *eq, *end;
-	double pct;
+	int dir = SPINNIC_FAULT_RX;
+	double v;
 
-	if (strncmp(s, "rx:", 3) == 0)
+	if (strncmp(s, "rx:", 3) == 0) {
 		s += 3;
-	else if (strncmp(s, "tx:", 3) == 0)
-		return -ENOTSUP;
+	} else if (strncmp(s, "tx:", 3) == 0) {
+		dir = SPINNIC_FAULT_TX;
+		s += 3;
+	}
 	if (*s == '\0' || strlen(s) >= sizeof(buf))
 		return -EINVAL;
+	fc = cfg->faults[dir];
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok != NULL;
 	     tok = strtok_r(NULL, ",", &save)) {
@@ -280,20 +300,24 @@ parse_fault_inject(const char *s, struct spinnic_cfg *cfg)
 			return -EINVAL;
 		*eq = '\0';
 		errno = 0;
-		pct = strtod(eq + 1, &end);
-		if (errno != 0 || *end != '\0' || !(pct >= 0.0 && pct <= 100.0))
+		v = strtod(eq + 1, &end);
+		if (errno != 0 || *end != '\0' || !(v >= 0.0 && v <= 100.0))
 			return -EINVAL;
 		if (strcmp(tok, "loss") == 0)
-			cfg->rx_loss = pct / 100.0;
+			fc.loss = v / 100.0;
 		else if (strcmp(tok, "dup") == 0)
-			cfg->rx_dup = pct / 100.0;
-		else if (strcmp(tok, "reorder") == 0)
-			cfg->rx_reorder = pct / 100.0;
+			fc.dup = v / 100.0;
 		else if (strcmp(tok, "corrupt") == 0)
-			return -ENOTSUP;
+			fc.corrupt = v / 100.0;
+		else if (strcmp(tok, "reorder") == 0 && v == (unsigned)v &&
+			 v <= ENG_FAULT_WIN_OPT)
+			fc.reorder = (unsigned)v;
 		else
 			return -EINVAL;
 	}
+	if (fc.loss + fc.dup + fc.corrupt > 1.0)
+		return -ERANGE;
+	cfg->faults[dir] = fc;
 	return 0;
 }
 
@@ -432,6 +456,8 @@ cfg_defaults(struct spinnic_cfg *cfg)
 	cfg->idle_sleep_us = DEFAULT_IDLE_SLEEP_US;
 	cfg->ring_size = DEFAULT_RING_SIZE;
 	cfg->fault_seed = 1;
+	cfg->peer_timeout_ms = DEFAULT_PEER_TIMEOUT_MS;
+	cfg->rto_us = DEFAULT_RTO_US;
 	cfg->ctrl_lcore = -1;
 	cfg->flow_isolate = -1;
 	cfg->rx_queues = 1;
@@ -576,23 +602,39 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 				cfg->ring_size = (unsigned)v;
 			break;
 		case OPT_RX_LOSS:
-			if (parse_prob(optarg, &cfg->rx_loss) < 0)
+			if (parse_prob(optarg,
+				       &cfg->faults[SPINNIC_FAULT_RX].loss) < 0)
 				bad = "--rx-loss: expected a probability 0..1";
 			break;
 		case OPT_RX_REORDER:
-			if (parse_prob(optarg, &cfg->rx_reorder) < 0)
-				bad = "--rx-reorder: expected a probability 0..1";
+			if (parse_u64(optarg, 0, ENG_FAULT_WIN_OPT, &v) < 0)
+				bad = "--rx-reorder: expected a window of 0..32 packets";
+			else
+				cfg->faults[SPINNIC_FAULT_RX].reorder = (unsigned)v;
 			break;
 		case OPT_RX_DUP:
-			if (parse_prob(optarg, &cfg->rx_dup) < 0)
+			if (parse_prob(optarg,
+				       &cfg->faults[SPINNIC_FAULT_RX].dup) < 0)
 				bad = "--rx-dup: expected a probability 0..1";
 			break;
 		case OPT_FAULT_INJECT:
 			rc2 = parse_fault_inject(optarg, cfg);
-			if (rc2 == -ENOTSUP)
-				bad = "--fault-inject: tx: and corrupt= need retransmission, not implemented yet";
+			if (rc2 == -ERANGE)
+				bad = "--fault-inject: loss + dup + corrupt exceed 100 percent";
 			else if (rc2 < 0)
-				bad = "--fault-inject: expected [rx:]loss=P,dup=P,reorder=P (percent)";
+				bad = "--fault-inject: expected [rx:|tx:]loss=P,dup=P,corrupt=P,reorder=N (P percent 0..100, N packets 0..32)";
+			break;
+		case OPT_PEER_TIMEOUT:
+			if (parse_u64(optarg, 10, 3600000, &v) < 0)
+				bad = "--peer-timeout-ms: expected 10..3600000";
+			else
+				cfg->peer_timeout_ms = (unsigned)v;
+			break;
+		case OPT_RTO:
+			if (parse_u64(optarg, 10, 1000000, &v) < 0)
+				bad = "--rto-us: expected 10..1000000";
+			else
+				cfg->rto_us = (unsigned)v;
 			break;
 		case OPT_FAULT_SEED:
 			if (parse_u64(optarg, 0, UINT64_MAX, &cfg->fault_seed) < 0)
@@ -661,9 +703,14 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 			cfg->rx_queues);
 		return -EINVAL;
 	}
-	if (cfg->rx_loss + cfg->rx_reorder + cfg->rx_dup > 1.0) {
-		fprintf(stderr, "spinnic: --rx-loss + --rx-reorder + --rx-dup exceed 1\n");
-		return -EINVAL;
+	{
+		const struct spinnic_fault_cfg *rx =
+			&cfg->faults[SPINNIC_FAULT_RX];
+
+		if (rx->loss + rx->dup + rx->corrupt > 1.0) {
+			fprintf(stderr, "spinnic: --rx-loss + --rx-dup exceed 1\n");
+			return -EINVAL;
+		}
 	}
 	return rc;
 }

@@ -20,6 +20,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
+#include <rte_ring_elem.h>
 
 #include "engine.h"
 
@@ -31,8 +32,8 @@
 
 /* ---- packet building ------------------------------------------------------ */
 
-static uint32_t
-frame_dst_nid(const struct rte_mbuf *m)
+uint32_t
+eng_frame_dst_nid(const struct rte_mbuf *m)
 {
 	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t ip, nid = UINT32_MAX;
@@ -136,12 +137,57 @@ hold_flush(struct spinnic_engine *eng, uint16_t q)
 	return sent;
 }
 
-/*
- * Queue a built packet for its destination node. @return 0, or -ENOSPC
- * when the queue holds too much (the caller keeps the packet).
- */
-static int
-tx_queue(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid)
+/* TX fault stage (--fault-inject tx:) in front of the holds. */
+static void
+hold_push_faulty(struct spinnic_engine *eng, struct rte_mbuf **pkts,
+		 unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		uint16_t q = spinnic_node_txq(eng->node,
+					      eng_frame_dst_nid(pkts[i]));
+
+		if (q == UINT16_MAX || hold_room(eng, q) == 0) {
+			/* a duplicate or a released packet found no room:
+			 * one more loss, which the transport repairs */
+			eng->node->tx.full++;
+			rte_pktmbuf_free(pkts[i]);
+			continue;
+		}
+		hold_push(eng, q, pkts[i]);
+	}
+}
+
+void
+eng_tx_push(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid)
+{
+	struct rte_mbuf *out[2 + ENG_FAULT_WIN];
+	uint16_t q = spinnic_node_txq(eng->node, dst_nid);
+
+	if (eng->ftx == NULL) {
+		if (q == UINT16_MAX || hold_room(eng, q) == 0) {
+			eng->node->tx.full++;
+			rte_pktmbuf_free(m);
+			return;
+		}
+		hold_push(eng, q, m);
+		return;
+	}
+	hold_push_faulty(eng, out, fault_apply(eng->ftx, &m, 1, out));
+}
+
+bool
+eng_tx_hold_room(const struct spinnic_engine *eng, uint32_t dst_nid)
+{
+	uint16_t q = spinnic_node_txq(eng->node, dst_nid);
+
+	return q == UINT16_MAX || hold_room(eng, q) > ENG_TX_RESERVE;
+}
+
+int
+eng_tx_send(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
+	    const struct rel_src *src)
 {
 	uint16_t q = spinnic_node_txq(eng->node, dst_nid);
 
@@ -150,55 +196,65 @@ tx_queue(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid)
 		eng->outs.unreachable++;
 		eng->node->tx.full++;
 		rte_pktmbuf_free(m);
+		if (src != NULL && src->send_id != 0)
+			ptl_op_sent(eng->node->nic, src->send_id,
+				    SPINNIC_PTL_NI_UNDELIVERABLE);
+		if (src != NULL && src->job != NULL)
+			eng_reply_job_done(eng, src->job,
+					   SPINNIC_PTL_NI_UNDELIVERABLE);
 		return 0;
 	}
 	if (hold_room(eng, q) == 0)
 		return -ENOSPC;
-	hold_push(eng, q, m);
+	if (rel_track(eng, m, dst_nid, src) != 0)
+		return -ENOSPC;
+	eng_tx_push(eng, m, dst_nid);
 	return 0;
 }
 
 /*
  * Room to build a data packet (request or reply) for @p dst_nid now. The
- * last ENG_TX_RESERVE slots of a queue are kept for staged acks: a node
- * whose RX waits for its acks to leave must not find its TX queue full of
- * its own data.
+ * last ENG_TX_RESERVE slots of a queue, and the last REL_RESERVE of a
+ * peer's window, are kept for staged acks: a node whose RX waits for its
+ * acks to leave must not find its TX queue full of its own data.
  */
-static bool
-tx_room(const struct spinnic_engine *eng, uint32_t dst_nid)
+bool
+eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid)
 {
-	uint16_t q = spinnic_node_txq(eng->node, dst_nid);
-
-	return q == UINT16_MAX || hold_room(eng, q) > ENG_TX_RESERVE;
+	return eng_tx_hold_room(eng, dst_nid) &&
+		rel_tx_room(eng, dst_nid, 1);
 }
 
-/* Staged packets of other roles (acks). */
+/*
+ * Staged packets of other roles (acks, handler puts). A packet that finds
+ * no room (its queue or its peer's window is full) waits in eng->stg, in
+ * order, before anything more is taken from the ring.
+ */
 static unsigned
 staged_drain(struct spinnic_engine *eng)
 {
 	struct spinnic_node *node = eng->node;
-	struct rte_mbuf *pkts[32];
 	unsigned n, i, done = 0;
 
 	for (;;) {
-		unsigned room = UINT32_MAX;
-		uint16_t q;
+		for (i = 0; i < eng->n_stg; i++) {
+			struct rte_mbuf *m = eng->stg[i];
 
-		for (q = 0; q < node->nb_txq; q++)
-			room = RTE_MIN(room, hold_room(eng, q));
-		room = RTE_MIN(room, 32u);
-		if (room == 0)
-			break;
-		n = rte_ring_sc_dequeue_burst(node->txr, (void **)pkts, room,
-					      NULL);
-		for (i = 0; i < n; i++) {
-			/* room was checked for every queue */
-			if (tx_queue(eng, pkts[i], frame_dst_nid(pkts[i])) != 0)
-				rte_pktmbuf_free(pkts[i]);
+			if (eng_tx_send(eng, m, eng_frame_dst_nid(m), NULL) != 0)
+				break;
 		}
+		if (i > 0 && i < eng->n_stg)
+			memmove(eng->stg, eng->stg + i,
+				(eng->n_stg - i) * sizeof(eng->stg[0]));
+		eng->n_stg -= i;
+		done += i;
+		if (eng->n_stg > 0)
+			break;
+		n = rte_ring_sc_dequeue_burst(node->txr, (void **)eng->stg,
+					      RTE_DIM(eng->stg), NULL);
 		eng->outs.staged_pkts += n;
-		done += n;
-		if (n < room)
+		eng->n_stg = n;
+		if (n == 0)
 			break;
 	}
 	return done;
@@ -292,7 +348,7 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 		struct spinnic_pkt p;
 		struct rte_mbuf *m;
 
-		if (!tx_room(eng, cmd->target.nid))
+		if (!eng_tx_room(eng, cmd->target.nid))
 			return 0;
 		pkt_from_cmd(oc, &p);
 		p.type = SPINNIC_WIRE_T_GET;
@@ -304,16 +360,20 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 			eng->outs.no_mbuf++;
 			return 0;
 		}
-		tx_queue(eng, m, p.dst.nid);
+		if (eng_tx_send(eng, m, p.dst.nid, NULL) != 0) {
+			rte_pktmbuf_free(m);
+			return 0;
+		}
 		eng->outs.get_pkts++;
 		ptl_op_sent(node->nic, oc->msg_id, SPINNIC_PTL_NI_OK);
 		oc->active = false;
 		return 1;
 	}
 
-	while (n < budget && tx_room(eng, cmd->target.nid)) {
+	while (n < budget && eng_tx_room(eng, cmd->target.nid)) {
 		uint64_t left = cmd->length - oc->off;
 		uint32_t len = (uint32_t)RTE_MIN(left, (uint64_t)node->payload);
+		struct rel_src src;
 		struct spinnic_pkt p;
 		struct rte_mbuf *m;
 		uint8_t *pay;
@@ -343,13 +403,20 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 			oc->active = false;
 			return n;
 		}
-		tx_queue(eng, m, p.dst.nid);
+		src.c = oc->c;
+		src.addr = cmd->local_addr + oc->off;
+		/* SEND once every packet is acknowledged: until then a
+		 * retransmission may read the MD again */
+		src.send_id = oc->off + len == cmd->length ? oc->msg_id : 0;
+		src.job = NULL;
+		if (eng_tx_send(eng, m, p.dst.nid, &src) != 0) {
+			rte_pktmbuf_free(m);
+			break;
+		}
 		eng->outs.data_pkts++;
 		oc->off += len;
 		n++;
 		if (oc->off == cmd->length) {
-			/* every byte left the MD: SEND (ack later) */
-			ptl_op_sent(node->nic, oc->msg_id, SPINNIC_PTL_NI_OK);
 			oc->active = false;
 			break;
 		}
@@ -385,15 +452,32 @@ commands_poll(struct spinnic_engine *eng, unsigned budget)
 
 /* ---- GET replies ---------------------------------------------------------- */
 
+void
+eng_reply_job_done(struct spinnic_engine *eng, struct reply_job *j,
+		   uint8_t fail)
+{
+	if (fail == UINT8_MAX)
+		ptl_match_release(eng->node->nic, &j->m);
+	else
+		ptl_match_complete(eng->node->nic, &j->m, fail);
+	free(j);
+}
+
+/* Take the head job off the queue. */
 static void
-job_end(struct spinnic_engine *eng, struct reply_job *j, uint8_t fail)
+job_unlink(struct spinnic_engine *eng, struct reply_job *j)
 {
 	eng->job_head = j->next;
 	if (eng->job_head == NULL)
 		eng->job_tail = NULL;
-	/* GET event at the target once its data left */
-	ptl_match_complete(eng->node->nic, &j->m, fail);
-	free(j);
+	j->next = NULL;
+}
+
+static void
+job_end(struct spinnic_engine *eng, struct reply_job *j, uint8_t fail)
+{
+	job_unlink(eng, j);
+	eng_reply_job_done(eng, j, fail);
 }
 
 static unsigned
@@ -416,15 +500,21 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 	while ((j = eng->job_head) != NULL && n < budget) {
 		const struct ptl_match *mt = &j->m;
 
-		if (!tx_room(eng, mt->initiator.nid))
+		if (j->abandon) {
+			job_end(eng, j, SPINNIC_PTL_NI_UNDELIVERABLE);
+			continue;
+		}
+		if (!eng_tx_room(eng, mt->initiator.nid))
 			break;
 		do {
 			uint64_t left = mt->mlength - j->off;
 			uint32_t len = (uint32_t)RTE_MIN(left,
 							 (uint64_t)node->payload);
+			struct rel_src src;
 			struct spinnic_pkt p;
 			struct rte_mbuf *m;
 			uint8_t *pay;
+			bool last;
 			int rc;
 
 			memset(&p, 0, sizeof(p));
@@ -461,19 +551,56 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 				job_end(eng, j, SPINNIC_PTL_NI_SEGV);
 				break;
 			}
-			tx_queue(eng, m, p.dst.nid);
+			src.c = mt->c;
+			src.addr = mt->start + j->off;
+			src.send_id = 0;
+			/* the last packet carries the job: GET event at the
+			 * target once every packet is acknowledged (until
+			 * then a retransmission may read the window) */
+			last = j->off + len == mt->mlength;
+			src.job = last ? j : NULL;
+			if (last)
+				job_unlink(eng, j); /* the packet's now */
+			if (eng_tx_send(eng, m, p.dst.nid, &src) != 0) {
+				rte_pktmbuf_free(m);
+				if (last) {
+					/* back at the head of the queue */
+					j->next = eng->job_head;
+					eng->job_head = j;
+					if (eng->job_tail == NULL)
+						eng->job_tail = j;
+				}
+				return n;
+			}
 			eng->outs.reply_pkts++;
 			n++;
-			j->off += len;
-			if (j->off == mt->mlength) {
-				job_end(eng, j, SPINNIC_PTL_NI_OK);
+			if (last)
 				break;
-			}
-		} while (n < budget && tx_room(eng, mt->initiator.nid));
+			j->off += len;
+		} while (n < budget && eng_tx_room(eng, mt->initiator.nid));
 		if (eng->job_head == j)
 			break;
 	}
 	return n;
+}
+
+void
+eng_out_peer_failed(struct spinnic_engine *eng, uint32_t dst_nid)
+{
+	struct reply_job *j;
+	unsigned pid;
+
+	/* their operations are failed already: build nothing more of them */
+	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++) {
+		struct out_client *oc = &eng->out[pid];
+
+		if (oc->active && oc->cmd.target.nid == dst_nid)
+			oc->active = false;
+	}
+	/* replies to gets of that peer: the rest is not sent */
+	for (j = eng->job_head; j != NULL; j = j->next)
+		if (j->m.initiator.nid == dst_nid)
+			j->abandon = 1;
 }
 
 /* ---- role ------------------------------------------------------------------ */
@@ -505,9 +632,16 @@ spinnic_outbound_poll(struct spinnic_node *node)
 	}
 	for (q = 0; q < node->nb_txq; q++)
 		work += hold_flush(eng, q);
+	work += rel_tx_poll(eng, now);
 	work += staged_drain(eng);
 	work += replies_poll(eng, ENG_TX_BUDGET);
 	work += commands_poll(eng, ENG_TX_BUDGET);
+	if (work == 0 && eng->ftx != NULL && eng->ftx->nwin > 0) {
+		/* idle: packets held back to reorder go now */
+		struct rte_mbuf *out[ENG_FAULT_WIN];
+
+		hold_push_faulty(eng, out, fault_apply(eng->ftx, NULL, 0, out));
+	}
 	for (q = 0; q < node->nb_txq; q++)
 		hold_flush(eng, q);
 	return work;
@@ -523,6 +657,7 @@ eng_out_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++)
 		if (eng->out[pid].c == pc)
 			out_forget(eng, &eng->out[pid]);
+	rel_tx_detach(eng, pc);
 	while (rte_ring_sc_dequeue(eng->jobs, &obj) == 0) {
 		j = obj;
 		j->next = NULL;
@@ -568,6 +703,11 @@ eng_out_fini(struct spinnic_engine *eng)
 		free(j);
 	}
 	eng->job_tail = NULL;
+	rel_tx_fini(eng);
+	while (eng->n_stg > 0)
+		rte_pktmbuf_free(eng->stg[--eng->n_stg]);
+	fault_stage_free(eng->ftx);
+	eng->ftx = NULL;
 	for (q = 0; eng->hold != NULL && q < eng->node->nb_txq; q++) {
 		struct tx_hold *h = &eng->hold[q];
 
@@ -594,12 +734,13 @@ spinnic_engine_init(struct spinnic_node *node)
 		return -ENOMEM;
 	eng->node = node;
 	eng->hz = rte_get_timer_hz();
-	eng->faults = node->sn->cfg.rx_loss > 0 || node->sn->cfg.rx_reorder > 0 ||
-		node->sn->cfg.rx_dup > 0;
-	eng->rng = (node->sn->cfg.fault_seed + 1) * 0x9e3779b97f4a7c15ull +
-		node->index;
-	if (eng->rng == 0)
-		eng->rng = 1;
+	/* one stream per node and direction (--fault-seed) */
+	eng->frx = fault_stage_new(&node->sn->cfg.faults[SPINNIC_FAULT_RX],
+				   node->sn->cfg.fault_seed * 2 * SPINNIC_NODES_MAX +
+				   node->index, node->pool);
+	eng->ftx = fault_stage_new(&node->sn->cfg.faults[SPINNIC_FAULT_TX],
+				   node->sn->cfg.fault_seed * 2 * SPINNIC_NODES_MAX +
+				   SPINNIC_NODES_MAX + node->index, node->pool);
 	pthread_mutex_init(&eng->detach_lock, NULL);
 	eng->hold = rte_zmalloc_socket("spinnic_tx_hold",
 				       sizeof(*eng->hold) * node->nb_txq,
@@ -615,7 +756,11 @@ spinnic_engine_init(struct spinnic_node *node)
 	snprintf(name, sizeof(name), "spinnic_jobs%u", node->index);
 	eng->jobs = rte_ring_create(name, JOBS_SIZE, (int)rte_socket_id(),
 				    RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (eng->done == NULL || eng->jobs == NULL) {
+	snprintf(name, sizeof(name), "spinnic_racks%u", node->index);
+	eng->rel_acks = rte_ring_create_elem(name, sizeof(struct rel_ack_rec),
+					     JOBS_SIZE, (int)rte_socket_id(),
+					     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (eng->done == NULL || eng->jobs == NULL || eng->rel_acks == NULL) {
 		rc = -rte_errno;
 		goto fail;
 	}
@@ -623,6 +768,9 @@ spinnic_engine_init(struct spinnic_node *node)
 	return 0;
 fail:
 	SPINNIC_LOG(ERR, "node %u: engine: %s", node->index, strerror(-rc));
+	fault_stage_free(eng->frx);
+	fault_stage_free(eng->ftx);
+	rte_ring_free(eng->rel_acks);
 	rte_ring_free(eng->jobs);
 	rte_ring_free(eng->done);
 	spinnic_msgtab_free(eng->replies);
@@ -642,6 +790,7 @@ spinnic_engine_fini(struct spinnic_node *node)
 		return;
 	eng_in_fini(eng);
 	eng_out_fini(eng);
+	rte_ring_free(eng->rel_acks);
 	rte_ring_free(eng->jobs);
 	rte_ring_free(eng->done);
 	spinnic_msgtab_free(eng->replies);
@@ -720,6 +869,7 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 		"drop_not_me", "drop_no_match", "drop_late", "drop_dup",
 		"drop_bad_offset", "drop_inconsistent", "drop_table_full",
 		"drop_no_mem", "drop_spin", "drop_unknown_op", "drop_host",
+		"drop_rel_dup", "drop_rel_stale", "drop_rel_beyond",
 	};
 	const struct spinnic_engine *eng = node->eng;
 	struct stat_line l = { f, 0 };
@@ -767,6 +917,21 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "read_faults", o->read_faults);
 	stat_put(&l, "unreachable", o->unreachable);
 	stat_put(&l, "out_detach_drops", o->detach_drops);
+	stat_put(&l, "tacks_sent", in->tacks_sent);
+	stat_put(&l, "tacks_rcvd", in->tacks_rcvd);
+	stat_put(&l, "rel_resets", in->rel_resets);
+	stat_put(&l, "rel_unacked", in->rel_unacked);
+	stat_put(&l, "ack_ring_full", in->ack_ring_full);
+	stat_put(&l, "rel_full", o->rel_full);
+	stat_put(&l, "rel_acked", o->rel_acked);
+	stat_put(&l, "rel_timeouts", o->rel_timeouts);
+	stat_put(&l, "rel_probes", o->rel_probes);
+	stat_put(&l, "rel_fillers", o->rel_fillers);
+	stat_put(&l, "peer_fails", o->peer_fails);
+	stat_put(&l, "peer_failed_ops", o->peer_failed_ops);
+	stat_put(&l, "unsequenced", o->unsequenced);
+	stat_put(&l, "faults_rx", eng->frx != NULL ? eng->frx->events : 0);
+	stat_put(&l, "faults_tx", eng->ftx != NULL ? eng->ftx->events : 0);
 	if (l.n % 6 != 0)
 		fputc('\n', f);
 }

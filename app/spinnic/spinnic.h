@@ -78,6 +78,18 @@ enum spinnic_role {
 	SPINNIC_ROLE_MAX,
 };
 
+/** Fault injection of one direction (--fault-inject, DESIGN §11). */
+struct spinnic_fault_cfg {
+	double loss;        /**< probability a packet is dropped */
+	double dup;         /**< ... sent/received twice */
+	double corrupt;     /**< ... has one bit flipped */
+	unsigned reorder;   /**< window in packets within which the order is
+				 shuffled (0: kept) */
+};
+
+/** Fault directions (spinnic_cfg.faults). */
+enum { SPINNIC_FAULT_RX = 0, SPINNIC_FAULT_TX, SPINNIC_FAULT_DIRS };
+
 /** Parsed command-line options after the EAL's `--`. */
 struct spinnic_cfg {
 	unsigned virtual_nodes;     /**< --virtual N: 0 = real ports */
@@ -99,11 +111,14 @@ struct spinnic_cfg {
 	uint64_t role_mask[SPINNIC_ROLE_MAX][RTE_MAX_LCORE / 64];
 	unsigned roles_given;       /**< bit per role set by --lcore-roles */
 	int ctrl_lcore;             /**< ctrl=L, or -1: unpinned (EAL ctrl set) */
-	/* RX fault injection (DESIGN §11), applied by the inbound role. */
-	double rx_loss;             /**< --rx-loss P: drop probability */
-	double rx_reorder;          /**< --rx-reorder P: hold back probability */
-	double rx_dup;              /**< --rx-dup P: duplicate probability */
+	/** Fault injection (DESIGN §11): RX by the inbound role, TX by the
+	 *  outbound role (--fault-inject, --rx-loss/--rx-dup/--rx-reorder) */
+	struct spinnic_fault_cfg faults[SPINNIC_FAULT_DIRS];
 	uint64_t fault_seed;        /**< --fault-seed N */
+	/** Reliable delivery: a peer silent this long with packets or
+	 *  operations outstanding fails them (--peer-timeout-ms) */
+	unsigned peer_timeout_ms;
+	unsigned rto_us;            /**< --rto-us: first retransmission timer */
 	/* Real NICs (ports.c, flow.c; doc/REAL-NIC.md). */
 	/** --xdp-reset IFACE (repeatable): detached before rte_eal_init */
 	char xdp_reset[SPINNIC_NODES_MAX][SPINNIC_IFNAMSIZ];

@@ -65,6 +65,7 @@ static const char *const eng_drop_names[] = {
 	"drop_not_me", "drop_no_match", "drop_late", "drop_dup",
 	"drop_bad_offset", "drop_inconsistent", "drop_table_full",
 	"drop_no_mem", "drop_spin", "drop_unknown_op", "drop_host",
+	"drop_rel_dup", "drop_rel_stale", "drop_rel_beyond",
 };
 _Static_assert(sizeof(eng_drop_names) / sizeof(eng_drop_names[0]) ==
 	       ENG_DROP_MAX, "one name per engine drop reason");
@@ -188,6 +189,8 @@ node_stats(struct spinnic_node *node, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "tx_cmds", LD(tx->cmds));
 	rte_tel_data_add_dict_u64(d, "tx_bad_cmds", LD(tx->bad_cmds));
 	rte_tel_data_add_dict_u64(d, "tx_retransmits", LD(tx->retransmits));
+	rte_tel_data_add_dict_u64(d, "peer_fails", eng != NULL ?
+				  LD(eng->outs.peer_fails) : 0);
 	rte_tel_data_add_dict_u64(d, "clients", LD(cs->clients));
 	rte_tel_data_add_dict_u64(d, "attaches", LD(cs->attaches));
 	rte_tel_data_add_dict_u64(d, "detaches", LD(cs->detaches));

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Initiator-side operation table: message ids, SEND/ACK/REPLY events.
  * A message id is (sequence << 24 | slot): O(1) lookup, unique per node. */
+#include <stdlib.h>
+
 #include "ptl_internal.h"
 
 static struct ptl_op *
@@ -298,4 +300,69 @@ ptl_op_cancel_client(struct ptl_nic *nic, struct ptl_client *c)
 	/* the caller still holds the attach reference: no free here */
 	__atomic_fetch_sub(&c->refs, n, __ATOMIC_ACQ_REL);
 	PTL_STAT_ADD(nic, inflight_dropped, n);
+}
+
+unsigned
+ptl_op_fail_target(struct ptl_nic *nic, uint32_t nid, uint8_t ni_fail)
+{
+	struct failed {
+		struct ptl_client *c;
+		struct ptl_cmd cmd;
+		bool sent;
+	} *list;
+	uint32_t i, n = 0, cap = 0;
+
+	ptl_lock(&nic->op_lock);
+	for (i = 0; i < nic->conf.max_ops; i++)
+		if (nic->ops[i].msg_id != 0 &&
+		    nic->ops[i].cmd.target.nid == nid)
+			cap++;
+	list = cap > 0 ? malloc(cap * sizeof(*list)) : NULL;
+	for (i = 0; list != NULL && i < nic->conf.max_ops; i++) {
+		struct ptl_op *op = &nic->ops[i];
+
+		if (op->msg_id == 0 || op->cmd.target.nid != nid)
+			continue;
+		list[n].c = op->c;
+		list[n].cmd = op->cmd;
+		list[n].sent = op->sent;
+		n++;
+		op_free(nic, op);
+	}
+	ptl_unlock(&nic->op_lock);
+	/* events outside the lock; each op's reference goes with it */
+	for (i = 0; i < n; i++) {
+		struct failed *f = &list[i];
+
+		if (f->cmd.op == SPINNIC_CMD_GET)
+			post_reply(f->c, &f->cmd, ni_fail, 0);
+		else if (!f->sent)
+			post_send(f->c, &f->cmd, ni_fail);
+		else
+			post_ack(f->c, &f->cmd, ni_fail, 0);
+		ptl_client_put(f->c);
+	}
+	free(list);
+	return n;
+}
+
+unsigned
+ptl_op_targets(struct ptl_nic *nic, uint32_t *nids, unsigned max)
+{
+	uint32_t i;
+	unsigned n = 0, k;
+
+	ptl_lock(&nic->op_lock);
+	for (i = 0; i < nic->conf.max_ops && n < max; i++) {
+		uint32_t nid = nic->ops[i].cmd.target.nid;
+
+		if (nic->ops[i].msg_id == 0)
+			continue;
+		for (k = 0; k < n && nids[k] != nid; k++)
+			;
+		if (k == n)
+			nids[n++] = nid;
+	}
+	ptl_unlock(&nic->op_lock);
+	return n;
 }

@@ -559,6 +559,22 @@ int ptl_op_start(struct ptl_client *c, const struct ptl_cmd *cmd,
 int ptl_op_sent(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail);
 
 /**
+ * A peer is given up (reliable delivery timed out): every operation whose
+ * target is @p nid ends with @p ni_fail — SEND for a put not yet sent, ACK
+ * for one awaiting its ack, REPLY for a get.
+ * @return operations failed
+ */
+unsigned ptl_op_fail_target(struct ptl_nic *nic, uint32_t nid,
+			    uint8_t ni_fail);
+
+/**
+ * The distinct target nids of the operations outstanding now.
+ * @param nids room for @p max
+ * @return nids written (at most @p max)
+ */
+unsigned ptl_op_targets(struct ptl_nic *nic, uint32_t *nids, unsigned max);
+
+/**
  * An ACK (or NACK) for a put arrived: post ACK (+CT with
  * MD_EVENT_CT_ACK / CT_ACK_REQ) and end the operation.
  * @param nic     the NIC

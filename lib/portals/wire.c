@@ -252,7 +252,8 @@ spinnic_wire_build(void *frame, size_t cap,
 	put64(sh + SH_MATCH, p->type == SPINNIC_WIRE_T_TACK ? p->sack :
 	      p->match_bits);
 	put64(sh + SH_HDR_DATA, p->hdr_data);
-	put64(sh + SH_MSG_ID, p->msg_id);
+	put64(sh + SH_MSG_ID, p->type == SPINNIC_WIRE_T_TACK ? p->sack_base :
+	      p->msg_id);
 	put64(sh + SH_MSG_LEN, p->msg_len);
 	put64(sh + SH_OFFSET, p->offset);
 	put64(sh + SH_ROFF, p->remote_offset);
@@ -356,6 +357,10 @@ spinnic_wire_parse(const void *frame, size_t len, uint16_t udp_port,
 	if (p.type == SPINNIC_WIRE_T_TACK) {
 		p.sack = p.match_bits;
 		p.match_bits = 0;
+		if (p.msg_id > UINT32_MAX)
+			return -SPINNIC_WIRE_DROP_OP;
+		p.sack_base = (uint32_t)p.msg_id;
+		p.msg_id = 0;
 	}
 	if (p.pay_len != spin_avail - SPINNIC_WIRE_SPIN_LEN)
 		return -SPINNIC_WIRE_DROP_PAY_LEN;

@@ -104,9 +104,10 @@ struct spinnic_pkt {
 	uint32_t seq;          /**< F_REL: sequence number in that epoch */
 	uint32_t ack_epoch;    /**< TACK: the epoch acknowledged */
 	uint32_t ack_seq;      /**< TACK: every seq below it was received */
-	/** TACK: bit i set = seq ack_seq + 1 + i was received (selective
+	/** TACK: bit i set = seq sack_base + i was received (selective
 	 *  ack); on the wire in the match_bits slot, which TACK lacks */
 	uint64_t sack;
+	uint32_t sack_base;    /**< TACK: first seq of sack (msg_id slot) */
 	/** parse: points at the payload inside the frame; build: bytes copied
 	 *  after the headers, or NULL to leave them for the caller */
 	const uint8_t *payload;

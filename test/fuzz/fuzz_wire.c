@@ -59,7 +59,7 @@ check_round_trip(const struct spinnic_pkt *q)
 	SAME(pt_index); SAME(uid); SAME(match_bits); SAME(hdr_data);
 	SAME(msg_id); SAME(msg_len); SAME(offset); SAME(remote_offset);
 	SAME(mlength); SAME(epoch); SAME(ack_epoch); SAME(pay_len);
-	SAME(seq); SAME(ack_seq); SAME(sack);
+	SAME(seq); SAME(ack_seq); SAME(sack); SAME(sack_base);
 #undef SAME
 	FZ_CHECK(memcmp(r.payload, q->payload, q->pay_len) == 0);
 }

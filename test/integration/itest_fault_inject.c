@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * --fault-inject (app/spinnic/options.c): the percentage form of the RX
- * fault injection. Malformed specifications and the parts that need
- * retransmission (tx:, corrupt=) are refused before the EAL; a valid one
- * injects duplication and reordering that the inbound engine absorbs, with
- * every byte delivered exactly once.
+ * --fault-inject (app/spinnic/options.c) and reliable delivery (rel.c):
+ * malformed specifications are refused before the EAL; loss, duplication,
+ * corruption and reordering injected on both RX and TX are repaired by
+ * retransmission, with every byte delivered exactly once, and the counters
+ * show each mechanism at work (corrupted frames dropped by the checksum,
+ * duplicates by sequence number, losses resent).
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,21 +26,34 @@ expect_refused(const char *spec)
 	fprintf(stderr, "itest_fault_inject: '%s' refused\n", spec);
 }
 
+/* a counter of both nodes; one a node never printed (never hit) is 0 */
+static long long
+both(const char *name)
+{
+	long long a = itest_counter(0, name), b = itest_counter(1, name);
+
+	return (a > 0 ? a : 0) + (b > 0 ? b : 0);
+}
+
 int
 main(void)
 {
-	static const char *const opts[] = { "--fault-inject",
-					    "rx:dup=5,reorder=10",
-					    "--fault-seed", "9", NULL };
-	long long faults, dups;
+	static const char *const opts[] = {
+		"--fault-inject", "rx:loss=3,dup=5,corrupt=2,reorder=10",
+		"--fault-inject", "tx:loss=3,dup=1,corrupt=2,reorder=4",
+		"--fault-seed", "9", NULL };
+	long long faults, dups, resent, csum;
 
-	itest_init("itest_fault_inject", 60);
-	expect_refused("tx:loss=1");
-	expect_refused("corrupt=1");
+	itest_init("itest_fault_inject", 90);
 	expect_refused("loss=150");
 	expect_refused("dup=");
 	expect_refused("jitter=1");
 	expect_refused("");
+	expect_refused("tx:");
+	expect_refused("rx:reorder=2.5");
+	expect_refused("reorder=33");
+	expect_refused("tx:loss=60,dup=50");
+	expect_refused("xx:loss=1");
 
 	itest_spinnic_start(opts);
 	{
@@ -57,12 +71,30 @@ main(void)
 
 		itest_run_pair("get 300000", 1, t, 0, in);
 	}
+	{
+		const char *t[] = { "target", "op=put", "len=300000",
+				    "handler=checksum", "seed=33", NULL };
+		const char *in[] = { "put", "len=300000", "seed=33", NULL };
+
+		itest_run_pair("checksum handler 300000", 1, t, 0, in);
+	}
+	{
+		const char *t[] = { "target", "op=put", "len=100",
+				    "count=200", "seed=34", NULL };
+		const char *in[] = { "put", "len=100", "count=200",
+				     "seed=34", NULL };
+
+		itest_run_pair("put 200 x 100 B", 1, t, 0, in);
+	}
 	itest_spinnic_finish();
-	faults = itest_counter(0, "faults") + itest_counter(1, "faults");
-	dups = itest_counter(0, "drop_dup") + itest_counter(1, "drop_dup");
+	faults = both("faults_rx") + both("faults_tx");
+	dups = both("drop_rel_dup");
+	resent = both("retransmits");
+	csum = both("udp_csum") + both("ip_csum");
 	fprintf(stderr, "itest_fault_inject: %lld faults injected, %lld "
-		"duplicates dropped\n", faults, dups);
-	if (faults <= 0 || dups <= 0)
-		itest_fail("the fault injection did not happen");
+		"duplicates dropped, %lld corrupted frames dropped, %lld "
+		"packets resent\n", faults, dups, csum, resent);
+	if (faults <= 0 || dups <= 0 || resent <= 0 || csum <= 0)
+		itest_fail("a fault or its repair did not happen");
 	return 0;
 }

@@ -434,6 +434,7 @@ test_tack(void **state)
 	p.ack_epoch = 0x1234;
 	p.ack_seq = 99;
 	p.sack = 0x8000000000000005ull;
+	p.sack_base = 100;
 	len = build(f, sizeof(f), &p);
 	assert_int_equal(len, SPINNIC_WIRE_HDR_LEN);
 	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q), 0);
@@ -441,7 +442,9 @@ test_tack(void **state)
 	assert_int_equal(q.ack_epoch, 0x1234);
 	assert_int_equal(q.ack_seq, 99);
 	assert_int_equal(q.sack, p.sack);
+	assert_int_equal(q.sack_base, 100);
 	assert_int_equal(q.match_bits, 0);
+	assert_int_equal(q.msg_id, 0);
 	/* a probe is sequenced */
 	assert_int_equal(spinnic_wire_seal(f, (size_t)len, 1, 7, 8), 0);
 	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q), 0);

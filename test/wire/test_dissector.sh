@@ -20,7 +20,7 @@ fail=0
 
 fields="version type flags op ack_req ni fail_type atomic_op atomic_type
 src_nid src_pid dst_nid dst_pid pt_index uid pay_len match_bits hdr_data
-msg_id msg_len offset remote_offset mlength epoch seq ack_epoch ack_seq sack"
+msg_id msg_len offset remote_offset mlength epoch seq ack_epoch ack_seq sack_base sack"
 eargs=()
 for x in $fields; do eargs+=(-e "spinnic.$x"); done
 

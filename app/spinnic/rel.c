@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Reliable delivery (DESIGN §11; the sequence logic is in rel.h).
+ *
+ * Send side (outbound role): every packet to a peer, except plain
+ * transport acks, gets the next sequence number of the peer's epoch and an
+ * entry in the peer's window. The entry keeps the headers as sent and
+ * where the payload came from: the initiator's MD (a put) or the target's
+ * ME window (a get reply) are re-read from host memory on a retransmission;
+ * packets whose payload is not in host memory (handler puts) keep a copy;
+ * acks, NACKs and get requests are headers only. No mbuf that went to the
+ * port is kept. A put's SEND event waits until every packet of it is
+ * acknowledged, so the client may reuse the buffer only when nothing can
+ * be read from it again.
+ *
+ * Timer (one per peer, as TCP's, RFC 6298): restarted whenever an ack
+ * acknowledges something new; when it expires, what the selective acks
+ * show missing (unacknowledged below the highest acknowledged seq) is
+ * resent, or the oldest entry when nothing is known missing, and the
+ * timer doubles (up to 64x --rto-us) until the peer makes progress again.
+ * A receiver that is merely slow (its HPUs busy) thus costs one resent
+ * packet per expiry, not its window. No progress for --peer-timeout-ms
+ * while packets are in flight gives the peer up: every operation to it
+ * fails with PTL_NI_UNDELIVERABLE (ptl_op_fail_target), its window is
+ * dropped and a new epoch starts. A peer that owes us an ack or a reply but has nothing
+ * of ours in flight is probed (a sequenced TACK) so that its silence is
+ * noticed the same way.
+ *
+ * Receive side (inbound role): rel_rx_begin() drops duplicates, packets of
+ * an older epoch and packets past the window; a packet handled for good is
+ * marked (rel_rx_end), one dropped for a short-lived lack of resources is
+ * not, so it comes again. Transport acks go out after 16 packets, at once
+ * after a duplicate (our ack was probably lost), else within ACK_DELAY_US.
+ * They reach the outbound role through eng->rel_acks.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "engine.h"
+
+#define ACK_EVERY 16u
+#define ACK_DELAY_US 20u
+#define RTO_SHIFT_MAX 6u
+/* Frame offsets of fields read back from a built frame. */
+#define SH_OFF (SPINNIC_WIRE_ETH_LEN + SPINNIC_WIRE_IP_LEN + \
+		SPINNIC_WIRE_UDP_LEN)
+
+/* ---- send side ------------------------------------------------------------- */
+
+/* A new epoch: milliseconds of the real-time clock, after @p old. */
+static uint32_t
+epoch_new(uint32_t old, bool have_old)
+{
+	struct timespec ts;
+	uint32_t e;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	e = (uint32_t)((uint64_t)ts.tv_sec * 1000u +
+		       (uint64_t)ts.tv_nsec / 1000000u);
+	if (have_old && rel_seq_diff(e, old) <= 0)
+		e = old + 1;
+	return e;
+}
+
+static struct rel_tx *
+tx_peer(struct spinnic_engine *eng, uint32_t nid, bool create)
+{
+	struct rel_tx *t;
+	unsigned i;
+
+	for (i = 0; i < eng->n_rtx; i++)
+		if (eng->rtx[i]->nid == nid)
+			return eng->rtx[i];
+	if (!create || eng->n_rtx == ENG_PEERS)
+		return NULL;
+	t = rte_zmalloc("spinnic_rel_tx", sizeof(*t), RTE_CACHE_LINE_SIZE);
+	if (t == NULL)
+		return NULL;
+	t->nid = nid;
+	t->epoch = epoch_new(0, false);
+	eng->rtx[eng->n_rtx++] = t;
+	return t;
+}
+
+static uint64_t
+rto_of(const struct spinnic_engine *eng, const struct rel_tx *t)
+{
+	uint64_t rto = eng->hz * eng->node->sn->cfg.rto_us / 1000000u;
+
+	return (rto == 0 ? 1 : rto) << RTE_MIN(t->backoff, RTO_SHIFT_MAX);
+}
+
+/*
+ * @param fail SPINNIC_PTL_NI_OK: acknowledged, post what waited for it;
+ *   another value: the peer was given up (its operations are failed
+ *   already, a reply's GET event carries @p fail); UINT8_MAX: no event
+ */
+static void
+ent_release(struct spinnic_engine *eng, struct rel_txent *e, uint8_t fail)
+{
+	if (e->send_id != 0 && fail == SPINNIC_PTL_NI_OK)
+		ptl_op_sent(eng->node->nic, e->send_id, SPINNIC_PTL_NI_OK);
+	if (e->job != NULL)
+		eng_reply_job_done(eng, e->job, fail);
+	e->job = NULL;
+	if (e->c != NULL)
+		ptl_client_put(e->c);
+	rte_pktmbuf_free(e->copy);
+	e->c = NULL;
+	e->copy = NULL;
+	e->send_id = 0;
+	e->acked = 0;
+}
+
+bool
+rel_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid, unsigned need)
+{
+	unsigned i;
+
+	for (i = 0; i < eng->n_rtx; i++) {
+		const struct rel_tx *t = eng->rtx[i];
+
+		if (t->nid == dst_nid)
+			return t->next - t->base + need <= REL_WIN - REL_RESERVE;
+	}
+	return true;
+}
+
+int
+rel_track(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
+	  const struct rel_src *src)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	uint8_t type = f[SH_OFF + 1];
+	/* requests and their data leave the window's last slots to acks */
+	bool data = type == SPINNIC_WIRE_T_DATA || type == SPINNIC_WIRE_T_GET ||
+		type == SPINNIC_WIRE_T_REPLY;
+	struct rel_txent *e;
+	struct rel_tx *t;
+	uint64_t now;
+
+	if (type == SPINNIC_WIRE_T_TACK &&
+	    !(f[SH_OFF + 2] & SPINNIC_WIRE_F_REL)) {
+		/* a plain transport ack is not itself acknowledged */
+		spinnic_wire_seal(f, len, 0, 0, 0);
+		return 0;
+	}
+	t = tx_peer(eng, dst_nid, true);
+	if (t == NULL) {
+		eng->outs.unsequenced++;
+		spinnic_wire_seal(f, len, 0, 0, 0);
+		if (src != NULL && src->send_id != 0)
+			ptl_op_sent(eng->node->nic, src->send_id,
+				    SPINNIC_PTL_NI_OK);
+		if (src != NULL && src->job != NULL)
+			eng_reply_job_done(eng, src->job, SPINNIC_PTL_NI_OK);
+		return 0;
+	}
+	if (t->next - t->base >= REL_WIN - (data ? REL_RESERVE : 0)) {
+		eng->outs.rel_full++;
+		return -ENOSPC;
+	}
+	e = &t->ent[t->next % REL_WIN];
+	e->pay_len = len - SPINNIC_WIRE_HDR_LEN;
+	if (e->pay_len > 0) {
+		if (src != NULL && src->c != NULL) {
+			ptl_client_get(src->c);
+			e->c = src->c;
+			e->addr = src->addr;
+		} else {
+			e->copy = rte_pktmbuf_copy(m, eng->node->pool, 0,
+						   UINT32_MAX);
+			if (e->copy == NULL) {
+				eng->outs.no_mbuf++;
+				return -ENOSPC;
+			}
+		}
+	}
+	spinnic_wire_seal(f, len, 1, t->epoch, t->next);
+	memcpy(e->hdr, f, SPINNIC_WIRE_HDR_LEN);
+	e->send_id = src != NULL ? src->send_id : 0;
+	e->job = src != NULL ? src->job : NULL;
+	now = rte_get_timer_cycles();
+	e->first = e->sent = now;
+	e->tries = 0;
+	e->acked = 0;
+	if (t->base == t->next) {
+		/* the window was empty: the clocks start now */
+		t->backoff = 0;
+		t->progress = now;
+		t->timer = now + rto_of(eng, t);
+		t->high = t->next;
+	}
+	t->next++;
+	t->last_tx = now;
+	return 0;
+}
+
+/* Slide the window over acknowledged entries. */
+static void
+tx_advance(struct spinnic_engine *eng, struct rel_tx *t)
+{
+	while (t->base != t->next) {
+		struct rel_txent *e = &t->ent[t->base % REL_WIN];
+
+		if (!e->acked)
+			break;
+		ent_release(eng, e, SPINNIC_PTL_NI_OK);
+		t->base++;
+	}
+}
+
+static void
+tx_ack(struct spinnic_engine *eng, const struct rel_ack_rec *r)
+{
+	struct rel_tx *t = tx_peer(eng, r->nid, false);
+	bool news = false;
+	uint32_t seq, end;
+
+	if (t == NULL || r->epoch != t->epoch ||
+	    rel_seq_diff(r->ack_seq, t->next) > 0)
+		return; /* another epoch, or acks what was never sent */
+	/* the cumulative part, then the selective block */
+	end = rel_seq_diff(r->sack_base + 64, t->next) < 0 ? r->sack_base + 64 :
+		t->next;
+	if (rel_seq_diff(end, t->base) <= 0)
+		return; /* nothing in flight it speaks of */
+	for (seq = t->base; seq != end; seq++) {
+		struct rel_txent *e = &t->ent[seq % REL_WIN];
+
+		if (!e->acked &&
+		    rel_acked(seq, r->ack_seq, r->sack_base, r->sack)) {
+			e->acked = 1;
+			eng->outs.rel_acked++;
+			news = true;
+			if (rel_seq_diff(seq + 1, t->high) > 0)
+				t->high = seq + 1;
+		}
+	}
+	tx_advance(eng, t);
+	if (news) {
+		uint64_t now = rte_get_timer_cycles();
+
+		t->progress = now;
+		t->backoff = 0;
+		t->timer = now + rto_of(eng, t);
+	}
+}
+
+/* Build a probe or filler: a sequenced TACK. */
+static struct rte_mbuf *
+tack_build(struct spinnic_engine *eng, uint32_t dst_nid)
+{
+	struct spinnic_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = SPINNIC_WIRE_T_TACK;
+	p.src.nid = eng->node->nid;
+	p.dst.nid = dst_nid;
+	return eng_build(eng->node, &p, NULL);
+}
+
+/*
+ * Resend an entry. Its payload is re-read; when the source is gone (the
+ * client detached or unmapped the buffer) the entry becomes a filler, a
+ * probe with the same sequence number, so the peer's window moves on; a
+ * put of ours then fails (SEGV) rather than waiting for an ack that will
+ * not come.
+ */
+static int
+tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
+{
+	struct rel_txent *e = &t->ent[seq % REL_WIN];
+	struct rte_mbuf *m;
+	uint8_t *f;
+	int rc = 0;
+
+	m = rte_pktmbuf_alloc(eng->node->pool);
+	if (m == NULL) {
+		eng->outs.no_mbuf++;
+		return -ENOBUFS;
+	}
+	f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(SPINNIC_WIRE_HDR_LEN +
+							 e->pay_len));
+	if (f == NULL) {
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	memcpy(f, e->hdr, SPINNIC_WIRE_HDR_LEN);
+	if (e->pay_len > 0) {
+		if (e->copy != NULL)
+			memcpy(f + SPINNIC_WIRE_HDR_LEN,
+			       rte_pktmbuf_mtod_offset(e->copy, uint8_t *,
+						       SPINNIC_WIRE_HDR_LEN),
+			       e->pay_len);
+		else if (e->c == NULL || !ptl_client_alive(e->c))
+			rc = -ESHUTDOWN;
+		else
+			rc = ptl_host_read(e->c, e->addr,
+					   f + SPINNIC_WIRE_HDR_LEN, e->pay_len);
+	}
+	if (rc != 0) {
+		const uint8_t *sh = e->hdr + SH_OFF;
+		uint64_t msg_id = 0;
+		unsigned i;
+
+		rte_pktmbuf_free(m);
+		for (i = 0; i < 8; i++)
+			msg_id = msg_id << 8 | sh[56 + i];
+		if (sh[1] == SPINNIC_WIRE_T_DATA && rc != -ESHUTDOWN)
+			ptl_op_sent(eng->node->nic, msg_id,
+				    SPINNIC_PTL_NI_SEGV);
+		m = tack_build(eng, t->nid);
+		if (m == NULL) {
+			eng->outs.no_mbuf++;
+			return -ENOBUFS;
+		}
+		f = rte_pktmbuf_mtod(m, uint8_t *);
+		spinnic_wire_seal(f, rte_pktmbuf_data_len(m), 1, t->epoch, seq);
+		ent_release(eng, e, SPINNIC_PTL_NI_SEGV);
+		e->pay_len = 0;
+		memcpy(e->hdr, f, SPINNIC_WIRE_HDR_LEN);
+		eng->outs.rel_fillers++;
+	} else {
+		/* the bytes are those sent before; the checksum is redone all
+		 * the same, so a changed buffer is not dropped forever */
+		spinnic_wire_seal(f, rte_pktmbuf_data_len(m), 0, 0, 0);
+	}
+	eng_tx_push(eng, m, t->nid);
+	eng->node->tx.retransmits++;
+	return 0;
+}
+
+/* Give a silent peer up. */
+static void
+tx_peer_fail(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now)
+{
+	struct spinnic_node *node = eng->node;
+	unsigned n;
+
+	n = ptl_op_fail_target(node->nic, t->nid, SPINNIC_PTL_NI_UNDELIVERABLE);
+	eng_out_peer_failed(eng, t->nid);
+	while (t->base != t->next) {
+		ent_release(eng, &t->ent[t->base % REL_WIN],
+			    SPINNIC_PTL_NI_UNDELIVERABLE);
+		t->base++;
+	}
+	SPINNIC_LOG(WARNING, "node %u: peer nid %" PRIu32 " silent for %u ms: %u operation(s) failed (PTL_NI_UNDELIVERABLE), new epoch",
+		    node->index, t->nid, node->sn->cfg.peer_timeout_ms, n);
+	t->epoch = epoch_new(t->epoch, true);
+	t->base = t->next = t->high = 0;
+	t->ops_pending = false;
+	t->last_tx = now;
+	eng->outs.peer_fails++;
+	eng->outs.peer_failed_ops += n;
+}
+
+/* The timer of a peer expired. @return packets sent */
+static unsigned
+tx_timer(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now,
+	 unsigned budget)
+{
+	uint64_t limit = eng->hz * eng->node->sn->cfg.peer_timeout_ms / 1000u;
+	unsigned n = 0;
+	uint32_t seq;
+	bool holes;
+
+	if (now - t->progress > limit) {
+		tx_peer_fail(eng, t, now);
+		return 0;
+	}
+	eng->outs.rel_timeouts++;
+	/* missing for sure: below what was acknowledged after it */
+	holes = rel_seq_diff(t->high, t->base) > 0;
+	for (seq = t->base; seq != t->next && n < budget; seq++) {
+		struct rel_txent *e = &t->ent[seq % REL_WIN];
+
+		if (e->acked)
+			continue;
+		if (holes && rel_seq_diff(seq, t->high) >= 0)
+			break;
+		if (!eng_tx_hold_room(eng, t->nid) ||
+		    tx_resend(eng, t, seq) != 0)
+			break;
+		e->sent = now;
+		if (e->tries < UINT8_MAX)
+			e->tries++;
+		n++;
+		if (!holes)
+			break; /* only the oldest: the peer may just be slow */
+	}
+	if (t->backoff < RTO_SHIFT_MAX)
+		t->backoff++;
+	t->timer = now + rto_of(eng, t);
+	return n;
+}
+
+/* Which peers owe us an ack or a reply: probed when nothing of ours is in
+ * flight to them. */
+static void
+tx_probe_scan(struct spinnic_engine *eng)
+{
+	uint32_t nids[ENG_PEERS];
+	unsigned n, i, k;
+
+	n = ptl_op_targets(eng->node->nic, nids, ENG_PEERS);
+	for (i = 0; i < eng->n_rtx; i++) {
+		struct rel_tx *t = eng->rtx[i];
+
+		t->ops_pending = false;
+		for (k = 0; k < n; k++)
+			if (nids[k] == t->nid)
+				t->ops_pending = true;
+	}
+}
+
+unsigned
+rel_tx_poll(struct spinnic_engine *eng, uint64_t now)
+{
+	uint64_t probe = eng->hz * eng->node->sn->cfg.peer_timeout_ms / 4000u;
+	struct rel_ack_rec recs[32];
+	unsigned n, i, sent = 0;
+
+	do {
+		n = rte_ring_sc_dequeue_burst_elem(eng->rel_acks, recs,
+						   sizeof(recs[0]), 32, NULL);
+		for (i = 0; i < n; i++)
+			tx_ack(eng, &recs[i]);
+	} while (n == 32);
+	if (now >= eng->next_probe_scan) {
+		tx_probe_scan(eng);
+		eng->next_probe_scan = now + probe;
+	}
+	for (i = 0; i < eng->n_rtx; i++) {
+		struct rel_tx *t = eng->rtx[i];
+
+		if (t->base != t->next) {
+			if (now >= t->timer)
+				sent += tx_timer(eng, t, now,
+						 ENG_TX_BUDGET - sent);
+		} else if (t->ops_pending && now - t->last_tx > probe &&
+			   eng_tx_room(eng, t->nid)) {
+			struct rte_mbuf *m = tack_build(eng, t->nid);
+
+			if (m == NULL)
+				continue;
+			/* sequenced: its ack (or its absence) tells */
+			spinnic_wire_seal(rte_pktmbuf_mtod(m, uint8_t *),
+					  rte_pktmbuf_data_len(m), 1, 0, 0);
+			if (eng_tx_send(eng, m, t->nid, NULL) != 0) {
+				rte_pktmbuf_free(m);
+				continue;
+			}
+			eng->outs.rel_probes++;
+			sent++;
+		}
+	}
+	return sent;
+}
+
+void
+rel_tx_detach(struct spinnic_engine *eng, struct ptl_client *pc)
+{
+	unsigned i;
+	uint32_t seq;
+
+	/* its memory is going: packets still in flight become fillers if
+	 * they must be resent */
+	for (i = 0; i < eng->n_rtx; i++) {
+		struct rel_tx *t = eng->rtx[i];
+
+		for (seq = t->base; seq != t->next; seq++) {
+			struct rel_txent *e = &t->ent[seq % REL_WIN];
+
+			if (e->job != NULL && e->job->m.c == pc) {
+				eng_reply_job_done(eng, e->job, UINT8_MAX);
+				e->job = NULL;
+			}
+			if (e->c != pc)
+				continue;
+			ptl_client_put(e->c);
+			e->c = NULL;
+			/* no source: resent as a filler */
+			e->send_id = 0;
+		}
+	}
+}
+
+void
+rel_tx_fini(struct spinnic_engine *eng)
+{
+	unsigned i;
+
+	for (i = 0; i < eng->n_rtx; i++) {
+		struct rel_tx *t = eng->rtx[i];
+
+		while (t->base != t->next) {
+			ent_release(eng, &t->ent[t->base % REL_WIN],
+				    UINT8_MAX);
+			t->base++;
+		}
+		rte_free(t);
+		eng->rtx[i] = NULL;
+	}
+	eng->n_rtx = 0;
+}
+
+/* ---- receive side ------------------------------------------------------------ */
+
+static struct rel_rx *
+rx_peer(struct spinnic_engine *eng, uint32_t nid)
+{
+	struct rel_rx *r;
+	unsigned i;
+
+	for (i = 0; i < eng->n_rrx; i++)
+		if (eng->rrx[i]->nid == nid)
+			return eng->rrx[i];
+	if (eng->n_rrx == ENG_PEERS)
+		return NULL;
+	r = rte_zmalloc("spinnic_rel_rx", sizeof(*r), RTE_CACHE_LINE_SIZE);
+	if (r == NULL)
+		return NULL;
+	r->nid = nid;
+	eng->rrx[eng->n_rrx++] = r;
+	return r;
+}
+
+static void
+rx_drop(struct spinnic_engine *eng, struct rte_mbuf *m, enum eng_drop why)
+{
+	eng->in.drop[why]++;
+	eng->node->rx.drops++;
+	rte_pktmbuf_free(m);
+}
+
+bool
+rel_rx_begin(struct spinnic_engine *eng, struct rte_mbuf *m,
+	     const struct spinnic_pkt *p)
+{
+	struct rel_rx *r;
+	bool reset;
+
+	eng->transient = false;
+	if (!(p->flags & SPINNIC_WIRE_F_REL))
+		return true;
+	r = rx_peer(eng, p->src.nid);
+	if (r == NULL)
+		return true; /* no state for it: handled unsequenced */
+	switch (rel_rx_check(&r->w, p->epoch, p->seq, &reset)) {
+	case REL_NEW:
+		if (reset)
+			eng->in.rel_resets++;
+		return true;
+	case REL_DUP:
+		r->ack_now = true;
+		rx_drop(eng, m, ENG_DROP_REL_DUP);
+		return false;
+	case REL_STALE:
+		rx_drop(eng, m, ENG_DROP_REL_STALE);
+		return false;
+	default:
+		rx_drop(eng, m, ENG_DROP_REL_BEYOND);
+		return false;
+	}
+}
+
+void
+rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p)
+{
+	struct rel_rx *r;
+	unsigned i;
+
+	if (!(p->flags & SPINNIC_WIRE_F_REL))
+		return;
+	if (eng->transient) {
+		/* dropped for want of a slot or memory: let it come again */
+		eng->in.rel_unacked++;
+		return;
+	}
+	for (i = 0; i < eng->n_rrx; i++) {
+		r = eng->rrx[i];
+		if (r->nid != p->src.nid)
+			continue;
+		rel_rx_mark(&r->w, p->seq);
+		if (r->pending++ == 0)
+			r->due = rte_get_timer_cycles() +
+				eng->hz * ACK_DELAY_US / 1000000u;
+		if (p->type == SPINNIC_WIRE_T_TACK)
+			r->ack_now = true; /* a probe: answer at once */
+		return;
+	}
+}
+
+void
+rel_rx_tack(struct spinnic_engine *eng, const struct spinnic_pkt *p)
+{
+	struct rel_ack_rec rec = {
+		.nid = p->src.nid,
+		.epoch = p->ack_epoch,
+		.ack_seq = p->ack_seq,
+		.sack_base = p->sack_base,
+		.sack = p->sack,
+	};
+
+	eng->in.tacks_rcvd++;
+	if (rte_ring_sp_enqueue_elem(eng->rel_acks, &rec, sizeof(rec)) != 0)
+		eng->in.ack_ring_full++;
+}
+
+/* One TACK: the cumulative ack and the 64 seqs from @p base. */
+static int
+tack_send(struct spinnic_engine *eng, const struct rel_rx *r, uint32_t base)
+{
+	struct spinnic_pkt p;
+	struct rte_mbuf *m;
+
+	memset(&p, 0, sizeof(p));
+	p.type = SPINNIC_WIRE_T_TACK;
+	p.src.nid = eng->node->nid;
+	p.dst.nid = r->nid;
+	p.ack_epoch = r->w.epoch;
+	p.ack_seq = r->w.next;
+	p.sack_base = base;
+	p.sack = rel_rx_sack(&r->w, base);
+	m = eng_build(eng->node, &p, NULL);
+	if (m == NULL)
+		return -ENOBUFS; /* the pool is empty: next poll */
+	if (eng_in_stage(eng, m) != 0) {
+		rte_pktmbuf_free(m);
+		return -ENOSPC;
+	}
+	eng->in.tacks_sent++;
+	return 0;
+}
+
+unsigned
+rel_rx_acks(struct spinnic_engine *eng, uint64_t now)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < eng->n_rrx; i++) {
+		struct rel_rx *r = eng->rrx[i];
+		uint32_t base;
+
+		if (!(r->ack_now || r->pending >= ACK_EVERY ||
+		      (r->pending > 0 && now >= r->due)))
+			continue;
+		if (tack_send(eng, r, r->w.next + 1) != 0)
+			break;
+		n++;
+		/* past a hole: every further block with a packet in it */
+		for (base = r->w.next + 65; base - r->w.next < REL_WIN;
+		     base += 64) {
+			if (rel_rx_sack(&r->w, base) == 0)
+				continue;
+			if (tack_send(eng, r, base) != 0)
+				break;
+			n++;
+		}
+		r->pending = 0;
+		r->ack_now = false;
+	}
+	return n;
+}
+
+void
+rel_rx_fini(struct spinnic_engine *eng)
+{
+	unsigned i;
+
+	for (i = 0; i < eng->n_rrx; i++) {
+		rte_free(eng->rrx[i]);
+		eng->rrx[i] = NULL;
+	}
+	eng->n_rrx = 0;
+}

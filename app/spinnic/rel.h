@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file rel.h
+ * Reliable delivery (DESIGN §11): the sequence-number logic, libc only so
+ * the unit tests drive it directly (test/integration/test_rel.c).
+ *
+ * Per ordered pair of nodes the sender numbers every packet it sends
+ * (F_REL): seq 0, 1, 2, ... within an epoch. The epoch changes when the
+ * sender gives up on the peer (peer timeout) or restarts, so stale state on
+ * either side is recognised. The receiver keeps a window of REL_WIN
+ * sequence numbers: next (every seq below it received) and a bitmap of
+ * those received above it; it answers with transport acks (TACK: epoch,
+ * next, and a 64-bit selective ack of 64 seqs from a base: next + 1, and
+ * one more TACK per further block of 64 that holds a received packet, so
+ * the sender learns of every packet past a hole).
+ *
+ * Selective repeat, not go-back-N: the fault injection reorders packets
+ * (and real multi-queue NICs do too), so go-back-N would resend whole
+ * windows for every late packet. The sender resends only what is neither
+ * cumulatively nor selectively acked once its timer expires, re-reading
+ * the payload from host memory (app/spinnic/rel.c).
+ */
+#ifndef SPINNIC_REL_H
+#define SPINNIC_REL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/** Sequence numbers in flight per peer (sender window = receiver window). */
+#define REL_WIN 512u
+/** Window slots kept for acks, NACKs and probes (data stops short). */
+#define REL_RESERVE 32u
+
+/** Serial-number order (RFC 1982 style): a - b as a signed distance. */
+static inline int32_t
+rel_seq_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b);
+}
+
+/** Receive window of one peer (inbound role). */
+struct rel_rxwin {
+	uint32_t epoch;
+	uint32_t next;                  /**< every seq below received */
+	bool known;                     /**< a packet of this peer was seen */
+	uint64_t bits[REL_WIN / 64];    /**< bit seq % REL_WIN, seq >= next */
+};
+
+enum rel_verdict {
+	REL_NEW,     /**< first copy: process it, then rel_rx_mark() */
+	REL_DUP,     /**< already received: drop, ack again */
+	REL_STALE,   /**< an older epoch of the peer: drop */
+	REL_BEYOND,  /**< past the window: drop, the sender resends */
+};
+
+static inline bool
+rel_bit(const uint64_t *bits, uint32_t seq)
+{
+	uint32_t i = seq % REL_WIN;
+
+	return (bits[i / 64] >> (i % 64)) & 1;
+}
+
+/**
+ * Classify a sequenced packet. A newer epoch (or the first packet of a
+ * peer) resets the window to seq 0 of that epoch.
+ * @param reset_p set to true when the window was reset
+ */
+static inline enum rel_verdict
+rel_rx_check(struct rel_rxwin *w, uint32_t epoch, uint32_t seq, bool *reset_p)
+{
+	uint32_t d;
+
+	*reset_p = false;
+	if (!w->known || rel_seq_diff(epoch, w->epoch) > 0) {
+		memset(w, 0, sizeof(*w));
+		w->known = true;
+		w->epoch = epoch;
+		*reset_p = true;
+	} else if (epoch != w->epoch) {
+		return REL_STALE;
+	}
+	d = seq - w->next;
+	if ((int32_t)d < 0)
+		return REL_DUP;
+	if (d >= REL_WIN)
+		return REL_BEYOND;
+	return rel_bit(w->bits, seq) ? REL_DUP : REL_NEW;
+}
+
+/** Record a packet rel_rx_check() called REL_NEW as received. */
+static inline void
+rel_rx_mark(struct rel_rxwin *w, uint32_t seq)
+{
+	uint32_t i = seq % REL_WIN;
+
+	w->bits[i / 64] |= 1ull << (i % 64);
+	while (rel_bit(w->bits, w->next)) {
+		i = w->next % REL_WIN;
+		w->bits[i / 64] &= ~(1ull << (i % 64));
+		w->next++;
+	}
+}
+
+/** Selective ack: bit i = seq @p base + i received. */
+static inline uint64_t
+rel_rx_sack(const struct rel_rxwin *w, uint32_t base)
+{
+	uint64_t s = 0;
+	unsigned i;
+
+	for (i = 0; i < 64; i++) {
+		uint32_t d = base + i - w->next;
+
+		if (d < REL_WIN && rel_bit(w->bits, base + i))
+			s |= 1ull << i;
+	}
+	return s;
+}
+
+/**
+ * Sender side: whether an ack covers @p seq.
+ * @return true when @p seq is below @p ack_seq, or its bit of @p sack
+ *   (relative to @p sack_base) is set
+ */
+static inline bool
+rel_acked(uint32_t seq, uint32_t ack_seq, uint32_t sack_base, uint64_t sack)
+{
+	uint32_t d = seq - sack_base;
+
+	if (rel_seq_diff(seq, ack_seq) < 0)
+		return true;
+	return d < 64 && ((sack >> d) & 1);
+}
+
+#endif
