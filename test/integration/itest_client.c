@@ -15,10 +15,12 @@
  *   search  target of an unexpected message: an overflow-list ME, then
  *     PtlMESearch for it once the put arrived
  *   put     initiator: target=NID:PID pt=P len=N buf=... match=B count=M
- *     expect=ok|fail|sendfail (ni_fail_type of the ACK, or of the SEND
- *     for a target no port reaches) seed=S window=W (puts in flight)
+ *     expect=ok|fail|sendfail|undeliverable (ni_fail_type of the ACK,
+ *     or of the SEND for a target no port reaches; undeliverable: SEND or
+ *     ACK with PTL_NI_UNDELIVERABLE, a peer that went silent) seed=S
+ *     window=W (puts in flight)
  *   get     initiator: target=NID:PID pt=P len=N buf=... match=B seed=S
- *     expect=ok|fail (ni_fail_type of the REPLY)
+ *     expect=ok|fail|undeliverable (ni_fail_type of the REPLY)
  *   stream  initiator that keeps puts of len=N in flight until killed
  *   hold    attach, allocate a PT (with me=1 also a put ME of len=N, no
  *     events, handler=none|checksum), print "ready NID PID PT" and wait
@@ -529,7 +531,29 @@ put_event(const struct opts *o, const ptl_event_t *ev, uint8_t *state)
 {
 	bool want_ok = strcmp(o->expect, "ok") == 0;
 	bool send_fail = strcmp(o->expect, "sendfail") == 0;
+	bool undeliv = strcmp(o->expect, "undeliverable") == 0;
 
+	if (undeliv) {
+		/* the peer went silent: SEND fails (no ACK follows), or SEND
+		 * went and the ACK fails */
+		if (ev->type == PTL_EVENT_SEND && !(*state & 1)) {
+			*state |= ev->ni_fail_type == PTL_NI_UNDELIVERABLE ?
+				3 : 1;
+			if (ev->ni_fail_type != PTL_NI_UNDELIVERABLE &&
+			    ev->ni_fail_type != PTL_NI_OK)
+				fail("SEND: ni_fail_type %d, want "
+				     "UNDELIVERABLE", ev->ni_fail_type);
+		} else if (ev->type == PTL_EVENT_ACK && !(*state & 2)) {
+			if (ev->ni_fail_type != PTL_NI_UNDELIVERABLE)
+				fail("ACK: ni_fail_type %d, want "
+				     "UNDELIVERABLE", ev->ni_fail_type);
+			*state |= 2;
+		} else {
+			fail("unexpected %s event (ni_fail_type %d)",
+			     ev_name(ev->type), ev->ni_fail_type);
+		}
+		return *state == 3;
+	}
 	if (ev->type == PTL_EVENT_SEND && !(*state & 1)) {
 		if (send_fail) {
 			/* failed before leaving: no ACK comes */
@@ -612,6 +636,7 @@ role_put(const struct opts *o)
 	printf("ok put %u message(s) of %" PRIu64 " bytes, ack %s\n", o->count,
 	       o->len, strcmp(o->expect, "ok") == 0 ? "ok" :
 	       "failed as expected");
+	/* the events went (in order) where the window expected them */
 	fflush(stdout);
 	PtlMDRelease(mdh);
 	ni_close(&n);
@@ -643,10 +668,15 @@ role_get(const struct opts *o)
 	CHECK_PTL(PtlGet(mdh, 0, o->len, t, (ptl_pt_index_t)o->pt, o->match, 0,
 			 (void *)(uintptr_t)7));
 	ev_expect(&n, PTL_EVENT_REPLY, &ev);
-	if (strcmp(o->expect, "fail") == 0) {
+	if (strcmp(o->expect, "fail") == 0 ||
+	    strcmp(o->expect, "undeliverable") == 0) {
 		if (ev.ni_fail_type == PTL_NI_OK)
 			fail("REPLY: ni_fail_type OK for a get that cannot "
 			     "match");
+		if (strcmp(o->expect, "undeliverable") == 0 &&
+		    ev.ni_fail_type != PTL_NI_UNDELIVERABLE)
+			fail("REPLY: ni_fail_type %d, want UNDELIVERABLE",
+			     ev.ni_fail_type);
 		printf("ok get failed as expected (ni_fail_type %d)\n",
 		       ev.ni_fail_type);
 		fflush(stdout);
