@@ -30,7 +30,8 @@
  * an older epoch and packets past the window; a packet handled for good is
  * marked (rel_rx_end), one dropped for a short-lived lack of resources is
  * not, so it comes again. Transport acks go out after 16 packets, at once
- * after a duplicate (our ack was probably lost), else within ACK_DELAY_US.
+ * after a duplicate (our ack was probably lost), a probe or the last
+ * packet of a message (an event waits for it), else within ACK_DELAY_US.
  * They reach the outbound role through eng->rel_acks.
  */
 #include <errno.h>
@@ -596,8 +597,11 @@ rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 		if (r->pending++ == 0)
 			r->due = rte_get_timer_cycles() +
 				eng->hz * ACK_DELAY_US / 1000000u;
-		if (p->type == SPINNIC_WIRE_T_TACK)
-			r->ack_now = true; /* a probe: answer at once */
+		/* a probe: answer at once; the last packet of a message:
+		 * the sender's SEND (or the target's GET event) waits */
+		if (p->type == SPINNIC_WIRE_T_TACK ||
+		    (p->flags & SPINNIC_WIRE_F_COMPLETION))
+			r->ack_now = true;
 		return;
 	}
 }

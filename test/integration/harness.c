@@ -624,7 +624,7 @@ itest_expect_no_drops(void)
 	unsigned node;
 
 	for (node = 0; node < 2; node++) {
-		long long d = itest_counter(node, "drops");
+		long long d = itest_counter(node, "drops"), rd;
 
 		/* under injected faults the losses are the point: what was
 		 * dropped must have been resent (checked by the data) */
@@ -634,6 +634,11 @@ itest_expect_no_drops(void)
 				node, d, itest_counter(node, "retransmits"));
 			continue;
 		}
+		/* a resend that was not needed (the peer was slow to ack,
+		 * on a shared machine) arrives as a duplicate: not a loss */
+		rd = itest_counter(node, "drop_rel_dup");
+		if (rd > 0)
+			d -= rd;
 		if (d != 0)
 			itest_fail("node %u dropped %lld packets", node, d);
 	}
