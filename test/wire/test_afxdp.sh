@@ -13,7 +13,10 @@
 #   - the kernel keeps the interface: ping between the veth ends runs the
 #     whole time and loses nothing;
 #   - the programs' counters: spinnic packets redirected, none on a queue
-#     without a socket; after a clean stop no XDP program is left.
+#     without a socket; after a clean stop no XDP program is left;
+#   - a peer that disappears: node 1 SIGKILLed, node 0's puts and gets to
+#     it fail with PTL_NI_UNDELIVERABLE (--peer-timeout-ms), then node 1
+#     comes back in a new epoch and puts work again.
 #   test_afxdp.sh XDP_OBJ SPINNIC ITEST_CLIENT
 # Exit 77 (skip) without root, netns, veth, XDP sockets, the af_xdp PMD or
 # the object (clang). spinnic runs on ordinary pages (--no-huge): no
@@ -251,6 +254,52 @@ for i in 0 1; do
 	ip -n "${ns[$i]}" -d link show dev "${ifc[$i]}" | grep -q prog/xdp &&
 		bad "XDP program left on ${ifc[$i]} after a clean stop"
 done
+pids=()
+
+# A peer that disappears (DESIGN §11): node 1 is SIGKILLed; node 0's puts
+# and gets to it fail with PTL_NI_UNDELIVERABLE after --peer-timeout-ms
+# instead of hanging. Node 1 then comes back (a new process, a new epoch,
+# its stale XDP program reset) and a put goes through again.
+wait_ready() { # I
+	local i=$1
+	for _ in $(seq 300); do
+		grep -q 'spinnic: ready' "$dir/spinnic$i.log" && return 0
+		kill -0 "${pids[$i]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	bad "spinnic $i not ready (peer test)"
+	return 1
+}
+start_node 0 --peer-timeout-ms 800
+start_node 1 --xdp-reset vb
+if wait_ready 0 && wait_ready 1; then
+	pair "put 1 MiB before node 1 disappears" 1 \
+		"target op=put len=1048576 match=0x77 seed=11" \
+		"put len=1048576 match=0x77 seed=11"
+	kill -KILL "${pids[1]}"
+	wait "${pids[1]}" 2>/dev/null
+	for what in "put len=300000 count=4 window=4" "get len=5000" \
+		    "put len=8"; do
+		line=$(timeout 40 ip netns exec "${ns[0]}" \
+			env SPINNIC_SOCKET="$dir/node0.sock" \
+			"$client" $what target=1:0 pt=0 expect=undeliverable 2>&1)
+		if [ $? = 0 ] && grep -q '^ok' <<<"$line"; then
+			ok "node 1 gone: $what: $line"
+		else
+			bad "node 1 gone: $what: $line"
+		fi
+	done
+	start_node 1 --xdp-reset vb
+	if wait_ready 1; then
+		pair "put 1 MiB to node 1 back again" 1 \
+			"target op=put len=1048576 match=0x77 seed=12" \
+			"put len=1048576 match=0x77 seed=12"
+	fi
+	kill -TERM "${pids[0]}" "${pids[1]}"
+	wait "${pids[0]}" "${pids[1]}"
+	grep -q 'peer_fails [1-9]' "$dir/spinnic0.log" ||
+		bad "node 0 counted no peer failure"
+fi
 pids=()
 if [ $fail != 0 ]; then
 	for i in 0 1; do
