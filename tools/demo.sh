@@ -6,7 +6,10 @@
 # verifies every byte and prints the throughput next to the streaming-copy
 # limit measured in the same run. Everything stops on its own (timeouts).
 #
-# usage: tools/demo.sh [BUILD_DIR]   (env: COUNT BLOCKLEN STRIDE ITERS)
+# usage: tools/demo.sh [BUILD_DIR]   (env: COUNT BLOCKLEN STRIDE ITERS
+#        FAULTS="SPEC [SPEC]": --fault-inject SPEC for spinnic, e.g.
+#        FAULTS="rx:loss=2,reorder=8 tx:corrupt=1": reliable delivery
+#        repairs it and the demo still verifies every byte)
 set -eu
 
 BUILD=${1:-build}
@@ -44,8 +47,13 @@ trap 'exit 1' INT TERM
 EXTENT=$(( ((COUNT - 1) * STRIDE + BLOCKLEN) * 8 ))
 REGION=$(( (EXTENT + 32 * 1024 * 1024 + 2097151) / 2097152 * 2097152 ))
 
-echo "demo: starting spinnic --virtual 2 (two NICs wired back to back)"
-timeout 120 "$SPINNIC" -- --virtual 2 --socket-dir "$DIR" >"$DIR/spinnic.log" 2>&1 &
+FARGS=
+for f in ${FAULTS:-}; do
+	FARGS="$FARGS --fault-inject $f"
+done
+echo "demo: starting spinnic --virtual 2 (two NICs wired back to back)${FAULTS:+, faults injected: $FAULTS}"
+# shellcheck disable=SC2086
+timeout 120 "$SPINNIC" -- --virtual 2 --socket-dir "$DIR" $FARGS >"$DIR/spinnic.log" 2>&1 &
 SPID=$!
 i=0
 until grep -q "spinnic: ready" "$DIR/spinnic.log" 2>/dev/null; do
@@ -85,5 +93,11 @@ if [ $status -ne 0 ]; then
 	echo "demo: receiver failed (status $status)" >&2
 	tail -40 "$DIR/spinnic.log" >&2
 	exit 1
+fi
+if [ -n "${FAULTS:-}" ]; then
+	kill -TERM "$SPID" 2>/dev/null || true
+	wait "$SPID" 2>/dev/null || true
+	SPID=
+	echo "demo: faults injected and repaired: $(grep -Eo '(faults_rx|faults_tx) [0-9]+' "$DIR/spinnic.log" | tr '\n' ' ')retransmits $(grep -Eo 'retransmits [0-9]+' "$DIR/spinnic.log" | awk '{s += $2} END {print s}')"
 fi
 echo "demo: ok"
