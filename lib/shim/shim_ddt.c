@@ -29,6 +29,11 @@
  * 1 MiB of them): the model gets at most this much NIC memory. */
 #define TYPE_CKPT_MEM_MAX (768u << 10)
 
+/* Largest argument block spinnic installs (CTX_ARGS_MAX of
+ * app/spinnic/ctrl.c): a larger one (huge indexed-block displacement
+ * lists, checkpoints) cannot be offloaded at all. */
+#define TYPE_ARGS_MAX (1u << 20)
+
 #define RECV_MAGIC 0x54524356u /* "TRCV" */
 
 struct spin_type_offload {
@@ -436,6 +441,8 @@ offload_load(struct spin_type_offload *o)
 	struct spin_type_offload *v;
 	int rc;
 
+	if (o->args_len > TYPE_ARGS_MAX)
+		return PTL_NO_SPACE;
 	for (;;) {
 		rc = offload_load_once(o);
 		if (rc != PTL_NO_SPACE)
