@@ -172,7 +172,8 @@ offload_build(struct spin_type_offload *o, const struct ddt_class_info *ci)
 	case SPIN_TYPE_HOST:
 		return PTL_OK;
 	case SPIN_TYPE_SPECIALIZED:
-		if (ci->cls == DDT_CLASS_VECTOR || ci->cls == DDT_CLASS_CONTIG) {
+		if (ci->cls == DDT_CLASS_VECTOR ||
+		    ci->cls == DDT_CLASS_CONTIG) {
 			o->family = "ddt_vector";
 			o->args_len = sizeof(struct spin_vec_args);
 			o->args = calloc(1, o->args_len);

@@ -290,7 +290,8 @@ const char *spin_type_strategy_name(enum spin_type_strategy s);
  * @p buf (the MPI buffer origin). The entry is @p me with start and
  * length replaced (by the window of the type at @p buf, or a staging
  * buffer), PTL_ME_OP_PUT, PTL_ME_USE_ONCE, PTL_ME_EVENT_LINK_DISABLE and
- * PTL_ME_EVENT_UNLINK_DISABLE added (no event follows the completion). A NIC strategy uploads the type's handler arguments and blobs
+ * PTL_ME_EVENT_UNLINK_DISABLE added (no event follows the completion).
+ * A NIC strategy uploads the type's handler arguments and blobs
  * if needed; when NIC memory is short, least recently used prepared
  * types that no posted receive uses are released and the upload retried;
  * if it still fails the receive falls back to the host: a contiguous

@@ -101,7 +101,8 @@ ev_wait(struct node *n, ptl_event_kind_t kind, void *user_ptr,
 	unsigned i;
 
 	for (i = 0; i < npending; i++)
-		if (pending[i].type == kind && pending[i].user_ptr == user_ptr) {
+		if (pending[i].type == kind &&
+		    pending[i].user_ptr == user_ptr) {
 			*ev = pending[i];
 			pending[i] = pending[--npending];
 			return;
@@ -334,7 +335,7 @@ auto_choice(const struct tcase *c)
 	}
 }
 
-/* ---- part 1 ---------------------------------------------------------------- */
+/* ---- part 1 -------------------------------------------------------------- */
 
 static void
 bad_input(struct node *n)
@@ -429,7 +430,7 @@ part_strategies(void)
 	node_up(&n);
 	bad_input(&n);
 	spin_type_stats(&st0);
-	for (tries = 0; ntypes < 16 && tries < 500; tries++) {
+	for (tries = 0; ntypes < 40 && tries < 1000; tries++) {
 		struct ddt_type *t;
 		struct tcase c;
 		int64_t count, size;
@@ -445,9 +446,9 @@ part_strategies(void)
 				continue;
 			CCHECK(ddt_commit(t) == 0, "commit");
 			size = ddt_size(t);
-			/* 1 KiB .. 128 KiB, most over many packets */
+			/* 1 KiB .. 256 KiB, most over many packets */
 			count = size == 0 ? 2 :
-				((int64_t)1 << (10 + ddt_gen_rand(&seed) % 8)) /
+				((int64_t)1 << (10 + ddt_gen_rand(&seed) % 9)) /
 				size;
 			if (count < 1)
 				count = 1;
@@ -496,7 +497,7 @@ part_strategies(void)
 		tcase_free(&c);
 		ntypes++;
 	}
-	CCHECK(ntypes == 16, "only %u types", ntypes);
+	CCHECK(ntypes == 40, "only %u types", ntypes);
 	CCHECK(nspec >= 3, "only %" PRIu64 " specialized runs", nspec);
 	spin_type_stats(&st);
 	CCHECK(st.fallbacks == st0.fallbacks && st.evictions == st0.evictions,
@@ -516,7 +517,7 @@ part_strategies(void)
 	return 0;
 }
 
-/* ---- part 2 ---------------------------------------------------------------- */
+/* ---- part 2 -------------------------------------------------------------- */
 
 struct held {
 	struct tcase c;
@@ -624,7 +625,7 @@ part_exhaustion(void)
 	return 0;
 }
 
-/* ---- part 3 ---------------------------------------------------------------- */
+/* ---- part 3 -------------------------------------------------------------- */
 
 static int
 part_unexpected(void)
@@ -709,7 +710,7 @@ part_unexpected(void)
 	return 0;
 }
 
-/* ---- the test process ------------------------------------------------------ */
+/* ---- the test process ---------------------------------------------------- */
 
 static void
 run_client(const char *what, int (*fn)(void), unsigned timeout_s)
