@@ -406,6 +406,64 @@ bad_input(struct node *n)
 	ddt_free(gen);
 }
 
+/* Several receives of one prepared type posted at once and their
+ * messages sent back to back: one NIC context serves messages in flight
+ * together (ddt_general keeps per-context state). */
+static void
+concurrent(struct node *n, uint64_t *seed)
+{
+	static const enum spin_type_strategy strats[] = {
+		SPIN_TYPE_RW_CP, SPIN_TYPE_HPU_LOCAL, SPIN_TYPE_RO_CP,
+		SPIN_TYPE_IOVEC, SPIN_TYPE_HOST,
+	};
+	enum { NR = 4 };
+	struct ddt_type *t = ddt_parse("struct(2,1;0,24)[vector(5,3,4)"
+				       "[int32],double]", NULL);
+	ptl_md_t md = { .eq_handle = n->eq, .ct_handle = PTL_CT_NONE };
+	struct spin_typed_recv *r[NR];
+	struct window w[NR];
+	ptl_handle_md_t mdh;
+	struct tcase c;
+	unsigned s, i;
+
+	CCHECK(t != NULL, "parse");
+	tcase_make(&c, t, 3000, seed);
+	md.start = c.packed;
+	md.length = c.size;
+	CPTL(PtlMDBind(n->ni, &md, &mdh));
+	for (s = 0; s < sizeof(strats) / sizeof(strats[0]); s++) {
+		struct spin_type_offload *o;
+
+		CPTL(spin_type_offload(n->ni, c.t, c.count, strats[s], &o));
+		for (i = 0; i < NR; i++) {
+			ptl_me_t me = me_match(1000 + i);
+
+			window_make(&w[i], &c, (int)(i & 1));
+			CPTL(spin_me_append_typed(n->ni, n->pt, &me, o,
+						  w[i].origin, NULL, &r[i]));
+			CCHECK(spin_typed_recv_strategy(r[i]) == strats[s],
+			       "concurrent %s: fell back",
+			       spin_type_strategy_name(strats[s]));
+		}
+		for (i = 0; i < NR; i++)
+			CPTL(PtlPut(mdh, 0, c.size, PTL_ACK_REQ, n->id, n->pt,
+				    1000 + i, 0, &w[i], 0));
+		for (i = 0; i < NR; i++) {
+			ptl_event_t ev;
+
+			ev_wait(n, PTL_EVENT_ACK, &w[i], &ev);
+			ev_wait(n, PTL_EVENT_PUT, r[i], &ev);
+			CPTL(spin_typed_recv_complete(r[i], &ev, NULL));
+			window_check(&w[i], &c, c.size,
+				     spin_type_strategy_name(strats[s]));
+			window_free(&w[i]);
+		}
+		CPTL(spin_type_offload_free(o));
+	}
+	CPTL(PtlMDRelease(mdh));
+	tcase_free(&c);
+}
+
 static int
 part_strategies(void)
 {
@@ -429,6 +487,7 @@ part_strategies(void)
 
 	node_up(&n);
 	bad_input(&n);
+	concurrent(&n, &seed);
 	spin_type_stats(&st0);
 	for (tries = 0; ntypes < 40 && tries < 1000; tries++) {
 		struct ddt_type *t;
