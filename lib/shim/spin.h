@@ -245,7 +245,8 @@ struct spin_type_stats {
  * ones until spin_type_offload_free(), or until another type needs the
  * room and no posted receive uses this one (least recently used first).
  * Why count is fixed here: every handler's arguments depend on it.
- * The type is referenced (ddt_ref()), the caller may free its own.
+ * The type is referenced (ddt_ref()), the caller may free its own. Free
+ * the prepared type before PtlNIFini() of its NI.
  * @param ni_handle a PTL_NI_MATCHING NI.
  * @param t committed type.
  * @param count elements (>= 0).
