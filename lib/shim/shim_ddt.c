@@ -58,7 +58,6 @@ struct spin_type_offload {
 	spin_handle_nicmem_t blob;
 	uint64_t nic_bytes;
 	uint32_t posted;           /* receives posted and not completed */
-	uint64_t last_use;
 };
 
 struct spin_typed_recv {
@@ -75,7 +74,6 @@ struct spin_typed_recv {
 static pthread_mutex_t type_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct spin_type_offload *lru_head;
 static struct spin_type_stats type_st;
-static uint64_t type_tick;
 
 static const char *const strat_names[SPIN_TYPE_COUNT] = {
 	[SPIN_TYPE_AUTO] = "auto",
@@ -281,7 +279,6 @@ spin_type_offload(ptl_handle_ni_t ni_handle, const struct ddt_type *t,
 	struct shim_ni *ni;
 	int64_t size, ext, tlb, text, lo, hi, sh = 0;
 	int strat = strategy, rc;
-
 
 	if (shim_ready() != PTL_OK)
 		return PTL_NO_INIT;
@@ -499,7 +496,6 @@ spin_type_offload_free(struct spin_type_offload *off)
 static void
 offload_touch(struct spin_type_offload *o)
 {
-	o->last_use = ++type_tick;
 	if (lru_head == o)
 		return;
 	o->prev->next = o->next;
