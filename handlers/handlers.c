@@ -9,5 +9,6 @@ const struct spin_handler_family *const spin_handler_families[] = {
 	&spin_handlers_ddt_vector,
 	&spin_handlers_ddt_iblock,
 	&spin_handlers_ddt_general,
+	&spin_handlers_ddt_iovec,
 	NULL,
 };

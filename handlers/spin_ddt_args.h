@@ -2,8 +2,8 @@
 /**
  * @file spin_ddt_args.h
  * Client-side builders of the argument blocks of the datatype handler
- * families ("ddt_vector", "ddt_iblock", "ddt_general") from a committed
- * ddt type. libc and ddt.h only: lib/shim and the tests call them.
+ * families ("ddt_vector", "ddt_iblock", "ddt_general", "ddt_iovec") from
+ * a committed ddt type. libc and ddt.h only: lib/shim and the tests call them.
  *
  * Window convention: @p origin is the window offset of the MPI buffer
  * origin (buf). A window that starts at the lowest byte the message
@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 
@@ -211,6 +212,73 @@ spin_ddt_general_args(const struct ddt_type *t, int64_t count,
 		memcpy((uint8_t *)buf + ckpt_off + (size_t)i * a.ckpt_size,
 		       ddt_ckpt_state(cs, i), a.ckpt_size);
 	ddt_ckpt_free(cs);
+	return (ssize_t)need;
+}
+
+/**
+ * Arguments and entry list of "ddt_iovec" for @p count elements of @p t,
+ * from ddt_flatten() (merged blocks, packing order, zero-length blocks
+ * left out). Call with @p list NULL to size the list, allocate the NIC
+ * memory blob, then again with the blob's id and the list buffer.
+ *
+ * @param t committed type
+ * @param count elements, >= 0
+ * @param origin window offset of the buffer origin
+ * @param list_id blob id the handler maps (spin_nicmem_id())
+ * @param a_p receives the arguments (also when only sizing)
+ * @param list receives the entries; may be NULL to size
+ * @param len bytes at @p list
+ * @return bytes of the list (>= 0; nothing written to @p list when @p len
+ *   is smaller; 0 for an empty type); -EINVAL count < 0; -ENOMEM; a
+ *   negative ddt_flatten() error
+ */
+static inline ssize_t
+spin_ddt_iovec_args(const struct ddt_type *t, int64_t count, int64_t origin,
+		    uint32_t list_id, struct spin_iovec_args *a_p,
+		    struct spin_iovec_ent *list, size_t len)
+{
+	struct ddt_iov *iov = NULL;
+	int64_t n, i, k = 0;
+	uint64_t soff = 0;
+	size_t need;
+
+	if (count < 0 || a_p == NULL)
+		return -EINVAL;
+	n = ddt_flatten(t, count, NULL, 0);
+	if (n < 0)
+		return n;
+	if ((uint64_t)n > SIZE_MAX / sizeof(*iov) / 2)
+		return -ENOMEM;
+	if (n > 0) {
+		iov = (struct ddt_iov *)malloc((size_t)n * sizeof(*iov));
+		if (iov == NULL)
+			return -ENOMEM;
+		if (ddt_flatten(t, count, iov, n) != n) {
+			free(iov);
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < n; i++)
+		k += iov[i].len > 0;
+	need = (size_t)k * sizeof(*list);
+	for (i = 0, k = 0; i < n; i++) {
+		if (iov[i].len <= 0)
+			continue;
+		if (list != NULL && len >= need) {
+			list[k].soff = soff;
+			list[k].off = iov[i].off;
+			list[k].len = (uint64_t)iov[i].len;
+		}
+		soff += (uint64_t)iov[i].len;
+		k++;
+	}
+	free(iov);
+	memset(a_p, 0, sizeof(*a_p));
+	a_p->version = SPIN_IOVEC_ARGS_VERSION;
+	a_p->list = list_id;
+	a_p->nent = (uint64_t)k;
+	a_p->total = soff;
+	a_p->origin = origin;
 	return (ssize_t)need;
 }
 

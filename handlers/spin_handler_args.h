@@ -156,4 +156,43 @@ struct spin_ddt_stats {
 };
 static_assert(sizeof(struct spin_ddt_stats) == 48, "ddt stats");
 
+/* ---- "ddt_iovec": the Portals iovec baseline (paper 000 Fig. 16) --------- */
+
+#define SPIN_IOVEC_ARGS_VERSION 1u
+
+/**
+ * One block of the list: soff bytes into the packed stream, len bytes
+ * land at window offset origin + off. Blocks are in packing order and
+ * continue each other in the stream (soff of block i + 1 = soff + len of
+ * block i, block 0 at 0); len > 0.
+ */
+struct spin_iovec_ent {
+	uint64_t soff;        /**< stream offset of the block */
+	int64_t off;          /**< offset from the buffer origin */
+	uint64_t len;         /**< bytes, > 0 */
+};
+static_assert(sizeof(struct spin_iovec_ent) == 24, "iovec entry");
+
+/**
+ * Arguments of "ddt_iovec": the list of nent struct spin_iovec_ent lives
+ * in a NIC memory blob of the context's owner (spin_nicmem_alloc(), its
+ * spin_nicmem_id() in list), so it can be far larger than an argument
+ * block. Each payload handler binary-searches the list for the block
+ * holding its packet's first byte and scatters from there (any packet
+ * order, blocks straddling packets). The list itself is not validated at
+ * install (the blob may be written after): a blob missing or shorter
+ * than nent entries, or blocks that do not continue each other, fail the
+ * packet (SPIN_ERROR); every DMA is bounds-checked against the window.
+ */
+struct spin_iovec_args {
+	uint32_t version;     /**< SPIN_IOVEC_ARGS_VERSION */
+	uint32_t flags;       /**< 0 */
+	uint32_t list;        /**< blob id of the entries (unused if nent 0) */
+	uint32_t pad;         /**< 0 */
+	uint64_t nent;        /**< entries */
+	uint64_t total;       /**< packed bytes the list covers */
+	int64_t origin;       /**< window offset of the buffer origin */
+};
+static_assert(sizeof(struct spin_iovec_args) == 40, "iovec args");
+
 #endif

@@ -15,7 +15,9 @@
  *                      (specialized, by layout class), ddt_general
  *                      (hpu-local, ro-cp, rw-cp with the scheduling its
  *                      arguments ask for; Δr from --interval or paper
- *                      000's model), arguments from spin_ddt_args.h
+ *                      000's model), ddt_iovec (iovec: the flattened
+ *                      blocks in a NIC memory blob), arguments from
+ *                      spin_ddt_args.h
  *
  * A NIC strategy whose family is not in handlers/ (looked up by name at
  * run time) or cannot express the type is a row marked n/a, never
@@ -115,10 +117,10 @@ static int setup_general(const struct strat *s, const char *fam,
 			 struct bench_nic *n, const struct ucase *c,
 			 uint32_t *ctx_p, int64_t *interval_p, char *why,
 			 size_t whylen);
-static int setup_pending(const struct strat *s, const char *fam,
-			 struct bench_nic *n, const struct ucase *c,
-			 uint32_t *ctx_p, int64_t *interval_p, char *why,
-			 size_t whylen);
+static int setup_iovec(const struct strat *s, const char *fam,
+		       struct bench_nic *n, const struct ucase *c,
+		       uint32_t *ctx_p, int64_t *interval_p, char *why,
+		       size_t whylen);
 
 #define FAM_GENERAL "ddt_general"
 #define FAM_IOVEC "ddt_iovec"
@@ -137,7 +139,7 @@ static const struct strat strats[S_COUNT] = {
 	[S_RW_CP] = { "rw-cp", { FAM_GENERAL, FAM_GENERAL, FAM_GENERAL },
 		      setup_general },
 	[S_IOVEC] = { "iovec", { FAM_IOVEC, FAM_IOVEC, FAM_IOVEC },
-		      setup_pending },
+		      setup_iovec },
 };
 
 /* Index into strat.family of a layout class. */
@@ -302,22 +304,52 @@ setup_general(const struct strat *s, const char *fam, struct bench_nic *n,
 	return rc;
 }
 
-/*
- * A family present in handlers/ whose argument block this file does not
- * build yet: reported, never run through another path.
- */
+/* iovec: "ddt_iovec", the flattened blocks (spin_ddt_iovec_args()) in a
+ * NIC memory blob; a list larger than NIC memory is a row marked n/a. */
 static int
-setup_pending(const struct strat *s, const char *fam, struct bench_nic *n,
-	      const struct ucase *c, uint32_t *ctx_p, int64_t *interval_p,
-	      char *why, size_t whylen)
+setup_iovec(const struct strat *s, const char *fam, struct bench_nic *n,
+	    const struct ucase *c, uint32_t *ctx_p, int64_t *interval_p,
+	    char *why, size_t whylen)
 {
+	struct spin_ctx_conf cc = { .family = fam };
+	struct spin_iovec_args a;
+	struct spin_iovec_ent *list;
+	uint32_t blob = 0;
+	ssize_t len;
+	int rc;
+
 	(void)s;
 	(void)interval_p;
-	(void)n;
-	(void)c;
-	(void)ctx_p;
-	snprintf(why, whylen, "n/a: no args builder for family %s", fam);
-	return -ENOTSUP;
+	len = spin_ddt_iovec_args(c->t, c->count, -c->lo, 0, &a, NULL, 0);
+	if (len < 0) {
+		snprintf(why, whylen, "n/a: ddt_iovec args: %s",
+			 ddt_strerror((int)len));
+		return -ENOTSUP;
+	}
+	if (len > 0) {
+		list = malloc((size_t)len);
+		if (list == NULL)
+			return -ENOMEM;
+		if (spin_ddt_iovec_args(c->t, c->count, -c->lo, 0, &a, list,
+					(size_t)len) != len) {
+			free(list);
+			bench_err("ddt_iovec list changed size");
+			return -EIO;
+		}
+		rc = bench_nic_blob(n, list, (uint64_t)len, &blob);
+		free(list);
+		if (rc == -ENOSPC || rc == -ENOMEM) {
+			snprintf(why, whylen, "n/a: iovec list of %zd bytes "
+				 "does not fit NIC memory", len);
+			return -ENOTSUP;
+		}
+		if (rc < 0)
+			return rc;
+		a.list = blob;
+	}
+	cc.args = &a;
+	cc.args_len = sizeof(a);
+	return bench_nic_ctx(n, &cc, ctx_p);
 }
 
 /* The first of "a|b|c" that handlers/ has, into buf. @return 1 found;

@@ -3,7 +3,8 @@
  * @file spin.h
  * sPIN additions to the Portals 4 API (DESIGN §6, §8): host-region memory,
  * execution contexts (packet handlers attached to an ME), NIC memory
- * blobs for handlers, and NIC information. Part of libspinnic; every
+ * blobs for handlers, NIC information, and typed receives (datatype
+ * offload with host fallback). Part of libspinnic; every
  * function returns a PTL_* code of portals4.h unless stated otherwise.
  */
 #ifndef SPIN_H
@@ -180,6 +181,196 @@ int spin_nic_info(ptl_handle_ni_t ni_handle, struct spin_nic_info *info_p);
  * @return a static string ("PTL_UNKNOWN" for values out of range).
  */
 const char *spin_strerror(int rc);
+
+/* ---------------------------------------------------------------------- */
+/* Typed receives: datatype offload (DESIGN §7, paper 000 §3.2.6)          */
+/* ---------------------------------------------------------------------- */
+
+struct ddt_type;
+
+/**
+ * How a typed message is received. SPIN_TYPE_AUTO chooses by layout
+ * (ddt_classify() of count elements): contiguous -> SPIN_TYPE_CONTIG (a
+ * plain ME on the data, no handler); vector/hvector or indexed-block ->
+ * SPIN_TYPE_SPECIALIZED ("ddt_vector", "ddt_iblock"); anything else ->
+ * SPIN_TYPE_RW_CP ("ddt_general", blocked-RR, Δr from paper 000's model
+ * via ddt_ckpt_select_interval()). The environment variable
+ * SPINNIC_DDT_STRATEGY=host|iovec|specialized|hpu-local|ro-cp|rw-cp
+ * replaces SPIN_TYPE_AUTO (benchmarks); an explicit strategy wins over it.
+ */
+enum spin_type_strategy {
+	SPIN_TYPE_AUTO = 0,     /**< by layout, or SPINNIC_DDT_STRATEGY */
+	SPIN_TYPE_HOST,         /**< contiguous staging receive, unpacked on
+				     the host by spin_typed_recv_complete() */
+	SPIN_TYPE_IOVEC,        /**< "ddt_iovec": the NIC scatters by the
+				     flattened block list (NIC memory blob) */
+	SPIN_TYPE_SPECIALIZED,  /**< "ddt_vector" or "ddt_iblock" */
+	SPIN_TYPE_HPU_LOCAL,    /**< "ddt_general", one segment per vHPU */
+	SPIN_TYPE_RO_CP,        /**< "ddt_general", read-only checkpoints */
+	SPIN_TYPE_RW_CP,        /**< "ddt_general", read-write checkpoints */
+	SPIN_TYPE_CONTIG,       /**< the data is contiguous: plain ME */
+	SPIN_TYPE_COUNT,
+};
+
+/** A type prepared for offload on one NI (count elements of it). */
+struct spin_type_offload;
+/** A posted typed receive. */
+struct spin_typed_recv;
+
+/** Counters of the typed receives of this process (all NIs). */
+struct spin_type_stats {
+	uint64_t offloaded;     /**< receives posted with a NIC strategy
+				     (or SPIN_TYPE_CONTIG) */
+	uint64_t host;          /**< receives posted as SPIN_TYPE_HOST by
+				     choice */
+	uint64_t fallbacks;     /**< receives that wanted the NIC and were
+				     posted host-based: NIC memory short
+				     even after evictions */
+	uint64_t evictions;     /**< offloaded types whose NIC memory was
+				     released for another (LRU) */
+	uint64_t uploads;       /**< NIC uploads (contexts installed) */
+	uint64_t unexpected;    /**< messages unpacked on the host from an
+				     overflow buffer */
+	uint64_t host_unpacks;  /**< host-based receives unpacked */
+	uint64_t errors;        /**< completions that reported a failure */
+	uint64_t nic_bytes;     /**< NIC memory held by offloaded types now
+				     (arguments and blobs) */
+};
+
+/**
+ * Prepare @p count elements of a committed type for typed receives on an
+ * NI: classify it, choose the strategy and build what the NIC will need
+ * (handler arguments, checkpoints, iovec list) in host memory. NIC memory
+ * is taken at the first spin_me_append_typed() and kept for the next
+ * ones until spin_type_offload_free(), or until another type needs the
+ * room and no posted receive uses this one (least recently used first).
+ * Why count is fixed here: every handler's arguments depend on it.
+ * The type is referenced (ddt_ref()), the caller may free its own. Free
+ * the prepared type before PtlNIFini() of its NI.
+ * @param ni_handle a PTL_NI_MATCHING NI.
+ * @param t committed type.
+ * @param count elements (>= 0).
+ * @param strategy SPIN_TYPE_AUTO or one to force (not SPIN_TYPE_COUNT).
+ * @param off_p receives the prepared type.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (bad NI, type not
+ *   committed, count < 0, the forced strategy cannot express the layout
+ *   — SPIN_TYPE_SPECIALIZED for a general one, SPIN_TYPE_CONTIG for a
+ *   non-contiguous one —, a bad SPINNIC_DDT_STRATEGY value, the type too
+ *   large); PTL_NO_SPACE (host memory).
+ */
+int spin_type_offload(ptl_handle_ni_t ni_handle, const struct ddt_type *t,
+		      int64_t count, enum spin_type_strategy strategy,
+		      struct spin_type_offload **off_p);
+
+/**
+ * Release a prepared type and its NIC memory.
+ * @param off the type (NULL is ignored: PTL_OK).
+ * @return PTL_OK; PTL_IN_USE (posted receives still use it: nothing
+ *   freed).
+ */
+int spin_type_offload_free(struct spin_type_offload *off);
+
+/**
+ * The strategy a prepared type uses (never SPIN_TYPE_AUTO).
+ * @param off the type.
+ * @return the strategy.
+ */
+enum spin_type_strategy
+spin_type_offload_strategy(const struct spin_type_offload *off);
+
+/**
+ * Name of a strategy ("auto", "host", "iovec", "specialized",
+ * "hpu-local", "ro-cp", "rw-cp", "contig"; "unknown").
+ * @param s a strategy.
+ * @return a static string.
+ */
+const char *spin_type_strategy_name(enum spin_type_strategy s);
+
+/**
+ * Post a typed receive: the message's packed stream lands unpacked at
+ * @p buf (the MPI buffer origin). The entry is @p me with start and
+ * length replaced (by the window of the type at @p buf, or a staging
+ * buffer), PTL_ME_OP_PUT, PTL_ME_USE_ONCE, PTL_ME_EVENT_LINK_DISABLE and
+ * PTL_ME_EVENT_UNLINK_DISABLE added (no event follows the completion).
+ * A NIC strategy uploads the type's handler arguments and blobs
+ * if needed; when NIC memory is short, least recently used prepared
+ * types that no posted receive uses are released and the upload retried;
+ * if it still fails the receive falls back to the host: a contiguous
+ * staging buffer, unpacked by spin_typed_recv_complete() (counted in
+ * fallbacks). Every event of the entry carries the receive as user_ptr:
+ * pass its PTL_EVENT_PUT or PTL_EVENT_PUT_OVERFLOW event to
+ * spin_typed_recv_complete().
+ * @param ni_handle the NI of @p off.
+ * @param pt_index the PT.
+ * @param me match bits, ignore bits, match id, uid, ct_handle and
+ *   options (not PTL_ME_OP_GET, PTL_ME_MANAGE_LOCAL, PTL_IOVEC,
+ *   PTL_ME_EVENT_COMM_DISABLE, PTL_ME_EVENT_SUCCESS_DISABLE,
+ *   PTL_ME_EVENT_OVER_DISABLE, PTL_ME_LOCAL_INC_UH_RLENGTH: the
+ *   completion needs the event); start and length are ignored.
+ * @param off the prepared type.
+ * @param buf MPI buffer origin (any memory of the process).
+ * @param user_ptr the caller's, returned by spin_typed_recv_complete().
+ * @param r_p receives the posted receive.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (bad arguments or options,
+ *   another NI); PTL_NO_SPACE (host memory, or the NIC's entry table);
+ *   or another error of spin_me_append() / spin_ctx_install().
+ */
+int spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+			 const ptl_me_t *me, struct spin_type_offload *off,
+			 void *buf, void *user_ptr,
+			 struct spin_typed_recv **r_p);
+
+/**
+ * Finish a typed receive on its PTL_EVENT_PUT (data delivered in place,
+ * or in the staging buffer: unpacked now) or PTL_EVENT_PUT_OVERFLOW
+ * event (the message was unexpected: unpacked on the host from where it
+ * landed, ev->start). A short message unpacks the first ev->mlength
+ * bytes of the stream. The receive is freed (do not use @p r again),
+ * whatever the result.
+ * @param r the receive (the event's user_ptr).
+ * @param ev its event.
+ * @param user_ptr_p if not NULL, receives the caller's user_ptr.
+ * @return PTL_OK; PTL_ARG_INVALID (NULL, an event of another kind or
+ *   receive: nothing freed); PTL_FAIL (the event reports a failure, or
+ *   more bytes than the type holds: data not placed, counted in errors).
+ */
+int spin_typed_recv_complete(struct spin_typed_recv *r, const ptl_event_t *ev,
+			     void **user_ptr_p);
+
+/**
+ * Unlink a typed receive that has not matched a message, and free it.
+ * @param r the receive.
+ * @return PTL_OK; PTL_ARG_INVALID (NULL); PTL_IN_USE (it matched: its
+ *   event will come, complete it then); another PtlMEUnlink() error.
+ */
+int spin_typed_recv_cancel(struct spin_typed_recv *r);
+
+/**
+ * The strategy a posted receive took (SPIN_TYPE_HOST after a fallback).
+ * @param r the receive.
+ * @return the strategy.
+ */
+enum spin_type_strategy
+spin_typed_recv_strategy(const struct spin_typed_recv *r);
+
+/**
+ * Unpack a packed stream found elsewhere (an unexpected message that
+ * PtlMESearch() found in an overflow buffer) into @p buf on the host.
+ * Counted in unexpected.
+ * @param off the prepared type.
+ * @param src the first @p len bytes of the packed stream.
+ * @param len bytes (<= the type's packed size).
+ * @param buf MPI buffer origin.
+ * @return PTL_OK; PTL_ARG_INVALID (NULL, len too large).
+ */
+int spin_type_unpack(const struct spin_type_offload *off, const void *src,
+		     size_t len, void *buf);
+
+/**
+ * Counters of the typed receives of this process.
+ * @param s_p receives them.
+ */
+void spin_type_stats(struct spin_type_stats *s_p);
 
 #ifdef __cplusplus
 }
