@@ -5,7 +5,8 @@
  *  1. strategies: random nested types (test/ddt/ddt_gen.h) received with
  *     every strategy — host, iovec, specialized where the class allows,
  *     hpu-local, ro-cp, rw-cp, auto — while spinnic duplicates and
- *     reorders received packets (--fault-inject); each window compared
+ *     reorders received packets, and loses and corrupts packets both ways
+ *     (--fault-inject: reliable delivery repairs it); each window compared
  *     with the typemap reference, guards around it untouched, and the
  *     receive must have taken the strategy asked for. Short messages,
  *     four receives of one prepared type in flight at once, a message
@@ -847,7 +848,8 @@ int
 main(void)
 {
 	static const char *const faults[] = {
-		"--fault-inject", "dup=5,reorder=10", "--fault-seed", "3",
+		"--fault-inject", "rx:loss=1,dup=5,reorder=10",
+		"--fault-inject", "tx:loss=1,corrupt=1", "--fault-seed", "3",
 		NULL,
 	};
 	static const char *const small[] = { "--nic-mem", "256K", NULL };
@@ -855,7 +857,8 @@ main(void)
 
 	itest_init("itest_offload", 280);
 	itest_spinnic_start(faults);
-	run_client("every strategy, packets duplicated and reordered",
+	run_client("every strategy, packets lost, corrupted, duplicated and "
+		   "reordered",
 		   part_strategies, 200);
 	itest_spinnic_finish();
 	/* names with reliable delivery first, then the RX-only ones */
