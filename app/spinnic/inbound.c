@@ -306,24 +306,26 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		}
 		e->eng = eng;
 		e->rlength = p->msg_len;
+		/* before matching: a message that cannot be tracked leaves no
+		 * trace, so its packets come again (not acknowledged) */
+		e->seen = eng_bitmap_new(node, p->msg_len, &e->npkts);
+		if (e->seen == NULL) {
+			spinnic_msgtab_remove(eng->msgs, e);
+			drop(eng, m, ENG_DROP_NO_MEM);
+			return RX_DONE;
+		}
 		rc = ptl_nic_match(node->nic, p, &e->m);
 		if (rc != 0) {
 			node->rx.no_match++;
 			if (p->ack_req != SPINNIC_PTL_NO_ACK_REQ)
 				ack_send(eng, p, e->m.ni_fail, 0, true);
 			/* tombstone: the rest of the message is late */
-			spinnic_msgtab_finish(eng->msgs, e);
+			msg_retire(eng, e);
 			drop(eng, m, ENG_DROP_NO_MATCH);
 			return RX_DONE;
 		}
 		e->matched = 1;
 		node->rx.matches++;
-		e->seen = eng_bitmap_new(node, p->msg_len, &e->npkts);
-		if (e->seen == NULL) {
-			msg_abandon(eng, e);
-			drop(eng, m, ENG_DROP_NO_MEM);
-			return RX_DONE;
-		}
 		e->spin = e->m.ctx != SPINNIC_HANDLE_NONE;
 	} else {
 		if (p->msg_len != e->rlength) {
