@@ -147,6 +147,9 @@ struct rte_ring;
 
 /** Peers (other nodes, or this one) with reliable-delivery state. */
 #define ENG_PEERS 64u
+/** Packets parked until their sender's earlier packets arrive (in-order
+ *  matching, inbound.c). */
+#define ENG_PARK 64u
 /** Most packets a fault stage holds back to reorder (--fault-inject). */
 #define ENG_FAULT_WIN 32u
 
@@ -228,6 +231,7 @@ enum eng_drop {
 	ENG_DROP_REL_DUP,    /**< sequence number already received */
 	ENG_DROP_REL_STALE,  /**< an older epoch of the peer */
 	ENG_DROP_REL_BEYOND, /**< sequence number past the window */
+	ENG_DROP_PARK_FULL,  /**< out of order, no room to park (resent) */
 	ENG_DROP_MAX,
 };
 
@@ -252,6 +256,7 @@ struct eng_in_stats {
 	uint64_t rel_unacked;   /**< packets dropped for a short resource,
 				     left for the sender to resend */
 	uint64_t ack_ring_full; /**< acks not passed to the outbound role */
+	uint64_t parked;        /**< packets parked to match in order */
 };
 
 /** Outbound counters (written by the outbound role). */
@@ -349,6 +354,8 @@ struct spinnic_engine {
 	uint64_t next_ack_check;
 	bool transient;                 /**< this packet's drop is short-lived */
 	struct fault_stage *frx;        /**< RX fault injection, or NULL */
+	struct rte_mbuf *park[ENG_PARK]; /**< waiting to match in order */
+	unsigned n_park;
 
 	/* inbound -> outbound: GETs to answer (SP/SC) */
 	struct rte_ring *jobs;
@@ -451,6 +458,9 @@ void rel_tx_detach(struct spinnic_engine *eng, struct ptl_client *pc);
  */
 bool rel_rx_begin(struct spinnic_engine *eng, struct rte_mbuf *m,
 		  const struct spinnic_pkt *p);
+/** Receive side: every earlier packet of this packet's sender arrived
+ *  (or it is not sequenced). */
+bool rel_rx_in_order(struct spinnic_engine *eng, const struct spinnic_pkt *p);
 /** Receive side, after it was handled (RX_DONE): mark it received unless
  *  eng->transient says it must come again. */
 void rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p);

@@ -601,6 +601,18 @@ rx_kind(struct spinnic_engine *eng, struct rte_mbuf *m,
 	}
 }
 
+/* Would this packet match a new message (and so must come in order)? */
+static bool
+starts_match(struct spinnic_engine *eng, const struct spinnic_pkt *p)
+{
+	struct spinnic_msg_key key = { p->src.nid, p->src.pid, p->msg_id };
+
+	if (p->type == SPINNIC_WIRE_T_GET)
+		return true;
+	return p->type == SPINNIC_WIRE_T_DATA &&
+		spinnic_msgtab_lookup(eng->msgs, &key) == NULL;
+}
+
 static enum rx_res
 rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 {
@@ -642,10 +654,55 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 		return RX_STALL;
 	if (!rel_rx_begin(eng, m, &p))
 		return RX_DONE;
+	if (!rel_rx_in_order(eng, &p) && starts_match(eng, &p)) {
+		/*
+		 * Matching in order (Portals: messages from one initiator
+		 * are matched in the order sent): a message may match only
+		 * once every earlier packet of its sender arrived, so an
+		 * earlier message still missing its packets cannot be
+		 * overtaken. Parked until the hole fills; not acknowledged
+		 * meanwhile.
+		 */
+		if (eng->n_park < ENG_PARK) {
+			eng->park[eng->n_park++] = m;
+			eng->in.parked++;
+		} else {
+			/* not acknowledged: the sender resends it */
+			eng->in.rel_unacked++;
+			eng->in.drop[ENG_DROP_PARK_FULL]++;
+			node->rx.drops++;
+			rte_pktmbuf_free(m);
+		}
+		return RX_DONE;
+	}
 	res = rx_kind(eng, m, &p, now);
 	if (res == RX_DONE)
 		rel_rx_end(eng, &p);
 	return res;
+}
+
+/* Parked packets whose turn came (rx_one parks them again otherwise). */
+static unsigned
+park_drain(struct spinnic_engine *eng, uint64_t now)
+{
+	struct rte_mbuf *pk[ENG_PARK];
+	unsigned n = eng->n_park, i;
+
+	if (n == 0)
+		return 0;
+	memcpy(pk, eng->park, n * sizeof(pk[0]));
+	eng->n_park = 0;
+	for (i = 0; i < n; i++) {
+		if (rx_one(eng, pk[i], now) == RX_STALL) {
+			/* keep it and the rest, in order */
+			memmove(eng->park + (n - i), eng->park,
+				eng->n_park * sizeof(pk[0]));
+			memcpy(eng->park, pk + i, (n - i) * sizeof(pk[0]));
+			eng->n_park += n - i;
+			break;
+		}
+	}
+	return n - eng->n_park;
 }
 
 static void
@@ -791,6 +848,8 @@ spinnic_inbound_poll(struct spinnic_node *node)
 		eng->rx_i++;
 		work++;
 	}
+	if (eng->rx_i == eng->rx_n)
+		work += park_drain(eng, now);
 	work += rel_rx_acks(eng, rte_get_timer_cycles());
 	return work;
 }
@@ -817,6 +876,8 @@ eng_in_fini(struct spinnic_engine *eng)
 		rte_pktmbuf_free(eng->rx[eng->rx_i++]);
 	while (eng->nb_acks > 0)
 		rte_pktmbuf_free(eng->acks[--eng->nb_acks]);
+	while (eng->n_park > 0)
+		rte_pktmbuf_free(eng->park[--eng->n_park]);
 	fault_stage_free(eng->frx);
 	eng->frx = NULL;
 	rel_rx_fini(eng);

@@ -870,6 +870,7 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 		"drop_bad_offset", "drop_inconsistent", "drop_table_full",
 		"drop_no_mem", "drop_spin", "drop_unknown_op", "drop_host",
 		"drop_rel_dup", "drop_rel_stale", "drop_rel_beyond",
+		"drop_park_full",
 	};
 	const struct spinnic_engine *eng = node->eng;
 	struct stat_line l = { f, 0 };
@@ -922,6 +923,7 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "rel_resets", in->rel_resets);
 	stat_put(&l, "rel_unacked", in->rel_unacked);
 	stat_put(&l, "ack_ring_full", in->ack_ring_full);
+	stat_put(&l, "parked", in->parked);
 	stat_put(&l, "rel_full", o->rel_full);
 	stat_put(&l, "rel_acked", o->rel_acked);
 	stat_put(&l, "rel_timeouts", o->rel_timeouts);

@@ -576,6 +576,19 @@ rel_rx_begin(struct spinnic_engine *eng, struct rte_mbuf *m,
 	}
 }
 
+bool
+rel_rx_in_order(struct spinnic_engine *eng, const struct spinnic_pkt *p)
+{
+	unsigned i;
+
+	if (!(p->flags & SPINNIC_WIRE_F_REL))
+		return true;
+	for (i = 0; i < eng->n_rrx; i++)
+		if (eng->rrx[i]->nid == p->src.nid)
+			return eng->rrx[i]->w.next == p->seq;
+	return true;
+}
+
 void
 rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 {
