@@ -74,6 +74,7 @@ struct ctrl_conn {
 	struct spinnic_client cl;
 	uint32_t gen;
 	bool used;
+	bool close_after_reply;     /* refused for good (uid policy) */
 	struct msghdr mh;
 	struct iovec iov;
 	union {
@@ -107,6 +108,7 @@ struct spinnic_ctrl {
 	uint64_t refused;
 	uint64_t uring_errors;
 	uint64_t stats_printed;
+	uint64_t uid_denied;
 };
 
 static uint64_t
@@ -404,6 +406,24 @@ spin_status(int rc)
 	}
 }
 
+/*
+ * Per-user policy (DESIGN §4): root and spinnic's own effective uid may
+ * always attach (they can reach spinnic's memory anyway), others only when
+ * --allow-uid names them (or says any).
+ */
+static bool
+uid_allowed(const struct spinnic_cfg *cfg, uint32_t uid)
+{
+	unsigned i;
+
+	if (cfg->allow_any_uid || uid == 0 || uid == (uint32_t)geteuid())
+		return true;
+	for (i = 0; i < cfg->nb_allow_uids; i++)
+		if (cfg->allow_uids[i] == uid)
+			return true;
+	return false;
+}
+
 static void
 do_attach(struct spinnic_ctrl *c, struct spinnic_node *node,
 	  struct ctrl_conn *cc, int fd, struct spinnic_ctrl_msg *rep)
@@ -420,6 +440,17 @@ do_attach(struct spinnic_ctrl *c, struct spinnic_node *node,
 		rep->status = SPINNIC_PTL_ARG_INVALID;
 		bad_count(c, node, cc,
 			"ATTACH on an attached connection");
+		goto out_close;
+	}
+	if (!uid_allowed(&node->sn->cfg, cl->uid)) {
+		/* a policy refusal, not a malformed request */
+		c->uid_denied++;
+		node->ctrl.uid_denied++;
+		rep->status = SPINNIC_PTL_FAIL;
+		rep->flags |= SPINNIC_CTRL_F_UID_DENIED;
+		cc->close_after_reply = true;
+		SPINNIC_LOG(NOTICE, "node %u: client pid %d: uid %u may not attach (--allow-uid); closing its connection",
+			    node->index, (int)cl->os_pid, cl->uid);
 		goto out_close;
 	}
 	if (a->client_pid != cl->os_pid) {
@@ -648,6 +679,8 @@ request_run(struct spinnic_ctrl *c, unsigned ni, unsigned ci, int fd)
 	if (rc != 0) {
 		SPINNIC_LOG(NOTICE, "node %u: client pid %d: reply: %s; dropping it",
 			    node->index, (int)cc->cl.os_pid, strerror(-rc));
+		conn_close(c, ni, ci);
+	} else if (cc->close_after_reply) {
 		conn_close(c, ni, ci);
 	}
 }
@@ -937,6 +970,33 @@ fatal:
 	return NULL;
 }
 
+/* One line: who may attach, and the NIC memory each client may hold. */
+static void
+policy_log(const struct spinnic_cfg *cfg)
+{
+	char uids[SPINNIC_ALLOW_UIDS_MAX * 11 + 64];
+	size_t n = 0;
+	unsigned i;
+
+	if (cfg->allow_any_uid) {
+		snprintf(uids, sizeof(uids), "any uid");
+	} else {
+		n = (size_t)snprintf(uids, sizeof(uids), "uid 0");
+		if (geteuid() != 0)
+			n += (size_t)snprintf(uids + n, sizeof(uids) - n,
+					      ", %u", (unsigned)geteuid());
+		for (i = 0; i < cfg->nb_allow_uids && n < sizeof(uids); i++)
+			n += (size_t)snprintf(uids + n, sizeof(uids) - n,
+					      ", %u", cfg->allow_uids[i]);
+	}
+	if (cfg->nic_mem_per_client != 0)
+		SPINNIC_LOG(INFO, "clients: %s may attach; NIC memory per client %" PRIu64 " bytes",
+			    uids, cfg->nic_mem_per_client);
+	else
+		SPINNIC_LOG(INFO, "clients: %s may attach; no NIC memory cap per client",
+			    uids);
+}
+
 int
 spinnic_ctrl_start(struct spinnic *sn)
 {
@@ -977,6 +1037,7 @@ spinnic_ctrl_start(struct spinnic *sn)
 		c->nodes[ni].lfd = rc;
 	}
 
+	policy_log(&sn->cfg);
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_CQSIZE;
 	p.cq_entries = URING_CQ_ENTRIES;
@@ -1040,8 +1101,9 @@ spinnic_ctrl_stats_print(struct spinnic *sn, FILE *f)
 
 	if (c == NULL)
 		return;
-	fprintf(f, "control: bad_msgs %" PRIu64 " refused_conns %" PRIu64 " uring_errors %" PRIu64 "\n",
+	fprintf(f, "control: bad_msgs %" PRIu64 " refused_conns %" PRIu64 " uring_errors %" PRIu64 " uid_denied %" PRIu64 "\n",
 		__atomic_load_n(&c->bad_msgs, __ATOMIC_RELAXED),
 		__atomic_load_n(&c->refused, __ATOMIC_RELAXED),
-		__atomic_load_n(&c->uring_errors, __ATOMIC_RELAXED));
+		__atomic_load_n(&c->uring_errors, __ATOMIC_RELAXED),
+		__atomic_load_n(&c->uid_denied, __ATOMIC_RELAXED));
 }

@@ -112,6 +112,12 @@ struct ptl_nic_stats {
 	uint64_t detached;
 	uint64_t bad_region;       /**< attach refused: bad region header */
 	uint64_t inflight_dropped; /**< messages/ops dropped by a detach */
+	/* gauges (now, not totals): leak checks at exit, all zero once
+	 * every client detached and every reference went */
+	uint64_t clients_live;     /**< client objects not yet freed */
+	uint64_t regions_live;     /**< their regions (release not run) */
+	uint64_t region_bytes;     /**< ... bytes of those regions */
+	uint64_t mes_live;         /**< ME/LE slots in use, all clients */
 };
 
 /**
