@@ -7,7 +7,9 @@
  * handler or the vector handler, while a sender streams into
  * a receiver and one of the two is SIGKILLed mid-stream. Every target
  * checks each delivered byte; at the end spinnic must have no client,
- * mbuf or sPIN context left. SPINNIC_SOAK_SEED repeats a run.
+ * mbuf or sPIN context left, and its final "live:" counters must be zero
+ * (client objects, region mappings and bytes, MEs, NIC memory, contexts,
+ * blobs, mbufs). SPINNIC_SOAK_SEED repeats a run.
  * One message per exchange: with reordering, the PUT events of two
  * back-to-back messages can complete out of order, and itest_client's
  * target requires them in order (doc/NOTES.md).
@@ -180,6 +182,7 @@ main(void)
 	} while (now.tv_sec - t0.tv_sec < (time_t)secs);
 
 	itest_spinnic_finish();
+	itest_expect_no_leaks();
 	faults = itest_counter(0, "faults") + itest_counter(1, "faults");
 	fprintf(stderr, "itest_soak: ok: %u rounds, %u plain, %u checksum, "
 		"%u vector exchanges verified, %u crash pairs, %lld faults "
