@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +49,10 @@
 #define REGION_MAX (1ull << 40)
 /* Handler arguments copied at CTX_INSTALL. */
 #define CTX_ARGS_MAX (1u << 20)
+/* Linux 6.5: a pidfd of the peer as it connected (asm/socket.h) */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 /* Bad requests tolerated on one connection before it is dropped. */
 #define CONN_BAD_MAX 32u
 /* Bad requests of one connection that are logged. */
@@ -60,6 +66,7 @@ enum ud_kind {
 	UD_WAKE = 1,
 	UD_ACCEPT,
 	UD_RECV,
+	UD_PIDFD,   /* the client process exited */
 };
 
 /* user_data: kind | generation | index */
@@ -75,6 +82,8 @@ struct ctrl_conn {
 	uint32_t gen;
 	bool used;
 	bool close_after_reply;     /* refused for good (uid policy) */
+	int pidfd;                  /* the peer process, -1: none */
+	bool pidfd_armed;
 	struct msghdr mh;
 	struct iovec iov;
 	union {
@@ -109,6 +118,7 @@ struct spinnic_ctrl {
 	uint64_t uring_errors;
 	uint64_t stats_printed;
 	uint64_t uid_denied;
+	bool pidfd_warned;
 };
 
 static uint64_t
@@ -184,6 +194,47 @@ arm_recv(struct spinnic_ctrl *c, unsigned ni, unsigned ci)
 	io_uring_sqe_set_data64(sqe, ud_make(UD_RECV, cc->gen,
 					     ni * SPINNIC_CLIENTS_MAX + ci));
 	return 0;
+}
+
+/*
+ * Watch the peer process: its connection can outlive it (a child that
+ * inherited the socket keeps it open), and its pid could then name another
+ * process for process_vm_*; the client is detached when it exits.
+ */
+static int
+arm_pidfd(struct spinnic_ctrl *c, unsigned ni, unsigned ci)
+{
+	struct ctrl_conn *cc = &c->nodes[ni].conns[ci];
+	struct io_uring_sqe *sqe;
+
+	if (cc->pidfd < 0 || cc->pidfd_armed)
+		return 0;
+	sqe = sqe_get(c);
+	if (sqe == NULL)
+		return -EBUSY;
+	io_uring_prep_poll_add(sqe, cc->pidfd, POLLIN);
+	io_uring_sqe_set_data64(sqe, ud_make(UD_PIDFD, cc->gen,
+					     ni * SPINNIC_CLIENTS_MAX + ci));
+	cc->pidfd_armed = true;
+	return 0;
+}
+
+/* A pidfd of the process at the other end of @p fd, or -1. */
+static int
+peer_pidfd(int fd, pid_t pid)
+{
+	socklen_t len = sizeof(int);
+	int pfd = -1;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) == 0 &&
+	    len == sizeof(int) && pfd >= 0)
+		return pfd;
+	/* older kernels: the pid as it is now (the peer is connected and
+	 * has not been reaped yet in the common case) */
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd >= 0)
+		(void)fcntl(pfd, F_SETFD, FD_CLOEXEC);
+	return pfd;
 }
 
 /* ---- sockets ------------------------------------------------------------ */
@@ -767,8 +818,56 @@ conn_close(struct spinnic_ctrl *c, unsigned ni, unsigned ci)
 	client_detach(node, &cc->cl);
 	close(cc->cl.sock);
 	cc->cl.sock = -1;
+	if (cc->pidfd_armed) {
+		struct io_uring_sqe *sqe = sqe_get(c);
+
+		/* the poll holds the file: cancel it; its completion is
+		 * stale (generation) */
+		if (sqe != NULL) {
+			io_uring_prep_cancel64(sqe, ud_make(UD_PIDFD, cc->gen,
+				ni * SPINNIC_CLIENTS_MAX + ci), 0);
+			io_uring_sqe_set_data64(sqe, 0);
+		}
+		cc->pidfd_armed = false;
+	}
+	if (cc->pidfd >= 0)
+		close(cc->pidfd);
+	cc->pidfd = -1;
 	cc->used = false;
 	cc->gen++;
+}
+
+static void
+pidfd_done(struct spinnic_ctrl *c, uint32_t gen, unsigned idx, int res)
+{
+	unsigned ni = idx / SPINNIC_CLIENTS_MAX, ci = idx % SPINNIC_CLIENTS_MAX;
+	struct ctrl_conn *cc;
+	struct pollfd p;
+
+	if (ni >= c->sn->nb_nodes)
+		return;
+	cc = &c->nodes[ni].conns[ci];
+	if (!cc->used || (cc->gen & 0xffffff) != gen)
+		return; /* stale: the connection went first */
+	cc->pidfd_armed = false;
+	if (res < 0) {
+		if (res != -ECANCELED)
+			c->uring_errors++;
+		return;
+	}
+	/* an ordinary exit closed the socket first: its hang-up completion
+	 * is on its way, or was not processed yet */
+	p.fd = cc->cl.sock;
+	p.events = POLLRDHUP;
+	p.revents = 0;
+	if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP)) != 0) {
+		conn_close(c, ni, ci);
+		return;
+	}
+	c->sn->nodes[ni]->ctrl.orphaned++;
+	SPINNIC_LOG(NOTICE, "node %u: client pid %d exited, its connection is still open (inherited by another process): detaching it",
+		    ni, (int)cc->cl.os_pid);
+	conn_close(c, ni, ci);
 }
 
 static void
@@ -822,7 +921,13 @@ accept_done(struct spinnic_ctrl *c, unsigned ni, int fd)
 		cc->cl.uid = cred.uid;
 		cc->cl.gid = cred.gid;
 		cc->cl.pid = SPINNIC_HANDLE_NONE;
-		if (arm_recv(c, ni, ci) != 0)
+		cc->pidfd = peer_pidfd(fd, cred.pid);
+		if (cc->pidfd < 0 && !c->pidfd_warned) {
+			c->pidfd_warned = true;
+			SPINNIC_LOG(WARNING, "pidfd of client pid %d: %s; a client whose connection outlives it stays attached until the connection closes",
+				    (int)cred.pid, strerror(errno));
+		}
+		if (arm_recv(c, ni, ci) != 0 || arm_pidfd(c, ni, ci) != 0)
 			conn_close(c, ni, ci);
 	}
 }
@@ -939,6 +1044,9 @@ ctrl_thread(void *arg)
 				break;
 			case UD_RECV:
 				recv_done(c, gen, idx, res);
+				break;
+			case UD_PIDFD:
+				pidfd_done(c, gen, idx, res);
 				break;
 			default:
 				break;

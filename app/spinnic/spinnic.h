@@ -170,6 +170,8 @@ struct spinnic_ctrl_stats {
 	uint64_t bad_msgs;      /**< rejected: length, version, op, fd, creds */
 	uint64_t errors;        /**< well-formed requests that failed */
 	uint64_t uid_denied;    /**< ATTACH refused: uid not allowed */
+	uint64_t orphaned;      /**< detached: the process exited while
+				     its connection stayed open */
 } __rte_cache_aligned;
 
 /**

@@ -18,6 +18,8 @@
  *    --allow-uid 65534 it attaches, and an ME that only root may use
  *    refuses its put (PERM_VIOLATION) while an open one takes it
  *    (root only: skipped otherwise);
+ *  - a client whose process exits while a child keeps its connection
+ *    open is detached (its pid could name another process by then);
  *  - after every client detached, nothing is left: no client object,
  *    region mapping, ME, NIC memory, sPIN context or mbuf (the live: line
  *    of the final counters).
@@ -430,6 +432,64 @@ test_memory(void)
 	printf("itest_isolation: another client's address: refused or failed, nothing reached\n");
 }
 
+/*
+ * A client's connection outlives it: it forks, the child keeps the
+ * inherited control socket (and the region), and the client exits. Its
+ * pid may now be reused by any process, so spinnic must not keep serving
+ * it (process_vm_* on that pid): it detaches the client when the process
+ * exits, and the child's next request fails.
+ */
+static int
+kid_handoff(struct kid *self, void *arg)
+{
+	ptl_sr_value_t v;
+	struct kid_ni n;
+	int gate[2], rc = PTL_OK, i;
+	pid_t g;
+
+	(void)arg;
+	if (kid_ni_open(self, &n) != 0)
+		return 1;
+	KCHECK(self, pipe(gate) == 0, "pipe");
+	KCHECK(self, PtlNIStatus(n.ni, PTL_SR_DROP_COUNT, &v) == PTL_OK,
+	       "PtlNIStatus");
+	g = fork();
+	KCHECK(self, g >= 0, "fork");
+	if (g == 0) {
+		char ch;
+
+		close(gate[1]);
+		/* EOF once the client process is gone */
+		while (read(gate[0], &ch, 1) > 0)
+			;
+		for (i = 0; i < 500; i++) {
+			rc = PtlNIStatus(n.ni, PTL_SR_DROP_COUNT, &v);
+			if (rc != PTL_OK)
+				break;
+			usleep(10000);
+		}
+		if (rc != PTL_OK)
+			kid_say(self, "detached %d", rc);
+		else
+			kid_say(self, "fail still attached 5 s after its process exited");
+		_exit(0);
+	}
+	close(gate[0]);
+	return 0;
+}
+
+static void
+test_handoff(void)
+{
+	struct kid k;
+	char line[128];
+
+	kid_start(&k, "handoff", 0, kid_handoff, NULL);
+	kid_expect(&k, "detached", line, sizeof(line));
+	kid_end(&k);
+	printf("itest_isolation: a connection that outlives its process: detached\n");
+}
+
 /* ---- 2. NIC memory quota ------------------------------------------------- */
 
 #define QUOTA (64u << 10)
@@ -724,6 +784,7 @@ main(void)
 	itest_spinnic_start(opts);
 	test_memory();
 	test_quota();
+	test_handoff();
 	if (root)
 		test_uid_refused(itest_dir());
 	else
@@ -732,6 +793,9 @@ main(void)
 	itest_expect_no_leaks();
 	faults = itest_counter(0, "host_fault");
 	ITEST_CHECK(faults >= 3, "node 0: host_fault %lld, want >= 3", faults);
+	ITEST_CHECK(itest_counter(0, "orphaned") == 1,
+		    "node 0: orphaned %lld, want 1",
+		    itest_counter(0, "orphaned"));
 	denied = itest_counter(0, "uid_denied");
 	ITEST_CHECK(denied == (root ? 1 : 0), "node 0: uid_denied %lld",
 		    denied);
