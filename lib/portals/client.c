@@ -14,7 +14,7 @@ static const char *const stats_names[] = {
 	"ctrl_ok", "bad_ctrl", "cmds", "bad_cmd", "cmd_ring_corrupt",
 	"ops_started", "ops_full", "ops_unknown", "reply_oob", "attached",
 	"detached", "bad_region", "inflight_dropped", "clients_live",
-	"regions_live", "region_bytes", "mes_live",
+	"regions_live", "region_bytes", "mes_live", "drop_too_long",
 };
 _Static_assert(sizeof(stats_names) / sizeof(stats_names[0]) ==
 	       sizeof(struct ptl_nic_stats) / sizeof(uint64_t),

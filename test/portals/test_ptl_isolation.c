@@ -568,6 +568,17 @@ test_ni_limits(void **state)
 	ptl_match_complete(e.nic, &mt, SPINNIC_PTL_NI_OK);
 	h.msg_id = 6;
 	assert_int_equal(ptl_nic_match(e.nic, &h, &mt), -ENOSPC);
+	/* max_msg_size at the target: one byte more is dropped (the
+	 * priority entries of PT 0 take match bits 0) */
+	h.msg_id = 7;
+	h.match_bits = 0;
+	h.msg_len = 4097;
+	assert_int_equal(ptl_nic_match(e.nic, &h, &mt), -EMSGSIZE);
+	assert_int_equal(mt.ni_fail, SPINNIC_PTL_NI_DROPPED);
+	h.msg_len = 4096;
+	assert_int_equal(ptl_nic_match(e.nic, &h, &mt), 0);
+	assert_int_equal(mt.list, PTL_MATCH_PRIORITY);
+	ptl_match_complete(e.nic, &mt, SPINNIC_PTL_NI_OK);
 	/* max_msg_size: a put of one byte more fails in a SEND event */
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.op = SPINNIC_CMD_PUT;
