@@ -43,6 +43,7 @@
 
 #include <portals4.h>
 #include <spin.h>
+#include <spin_handler_args.h>
 
 #include "harness.h"
 
@@ -500,6 +501,9 @@ static int
 kid_quota(struct kid *self, void *arg)
 {
 	const bool hold = arg != NULL;
+	struct spin_csum_args csum;
+	struct spin_ctx_desc d;
+	spin_handle_ctx_t ctx;
 	spin_handle_nicmem_t a, b;
 	struct kid_ni n;
 	char line[32];
@@ -515,6 +519,22 @@ kid_quota(struct kid *self, void *arg)
 	KCHECK(self, rc == PTL_NO_SPACE, "more than the quota: rc %d", rc);
 	rc = spin_nicmem_alloc(n.ni, 16u << 10, &b);
 	KCHECK(self, rc == PTL_OK, "16 KiB within the quota: rc %d", rc);
+	/* an execution context is charged to the same quota */
+	memset(&csum, 0, sizeof(csum));
+	csum.version = SPIN_CSUM_ARGS_VERSION;
+	csum.flags = SPIN_CSUM_F_COPY;
+	csum.result_off = SPIN_CSUM_RESULT_AFTER;
+	memset(&d, 0, sizeof(d));
+	d.family = "checksum";
+	d.args = &csum;
+	d.args_len = sizeof(csum);
+	d.state_len = 16u << 10;
+	rc = spin_ctx_install(n.ni, &d, &ctx);
+	KCHECK(self, rc == PTL_NO_SPACE, "context over the quota: rc %d", rc);
+	d.state_len = 0;
+	rc = spin_ctx_install(n.ni, &d, &ctx);
+	KCHECK(self, rc == PTL_OK, "small context within the quota: rc %d",
+	       rc);
 	kid_say(self, "full");
 	if (hold && kid_line(self, line, sizeof(line), 50000) != 0)
 		return 1;
