@@ -500,8 +500,9 @@ do_attach(struct spinnic_ctrl *c, struct spinnic_node *node,
 		rep->status = SPINNIC_PTL_FAIL;
 		rep->flags |= SPINNIC_CTRL_F_UID_DENIED;
 		cc->close_after_reply = true;
-		SPINNIC_LOG(NOTICE, "node %u: client pid %d: uid %u may not attach (--allow-uid); closing its connection",
-			    node->index, (int)cl->os_pid, cl->uid);
+		if (node->ctrl.uid_denied <= CONN_BAD_LOG)
+			SPINNIC_LOG(NOTICE, "node %u: client pid %d: uid %u may not attach (--allow-uid); closing its connection",
+				    node->index, (int)cl->os_pid, cl->uid);
 		goto out_close;
 	}
 	if (a->client_pid != cl->os_pid) {
