@@ -11,8 +11,9 @@
  *    that wrap; wrapping ranges are refused at bind/append, the others
  *    fail at use with failure events (host_fault counted) and the victim's
  *    bytes neither change nor leak into the attacker's memory;
- *  - --nic-mem-per-client: a client at its quota gets PTL_NO_SPACE while
- *    another client still allocates;
+ *  - --nic-mem-per-client: a client at its quota gets PTL_NO_SPACE (NIC
+ *    memory blobs and execution contexts) while another client still
+ *    allocates; /spinnic/clients reports its usage and quota;
  *  - the per-user policy: a client that setuid()s to nobody is refused at
  *    PtlNIInit with one line on stderr (counted: uid_denied); with
  *    --allow-uid 65534 it attaches, and an ME that only root may use
@@ -37,7 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -535,7 +538,7 @@ kid_quota(struct kid *self, void *arg)
 	rc = spin_ctx_install(n.ni, &d, &ctx);
 	KCHECK(self, rc == PTL_OK, "small context within the quota: rc %d",
 	       rc);
-	kid_say(self, "full");
+	kid_say(self, "full %u", (unsigned)n.id.phys.pid);
 	if (hold && kid_line(self, line, sizeof(line), 50000) != 0)
 		return 1;
 	KCHECK(self, spin_nicmem_free(a) == PTL_OK, "free");
@@ -547,14 +550,75 @@ kid_quota(struct kid *self, void *arg)
 	return 0;
 }
 
+/* The reply of one telemetry command (v2 protocol: greeting first). */
+static char *
+telemetry(const char *cmd)
+{
+	static char buf[16384];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[sizeof(sa.sun_path)];
+	struct pollfd p;
+	ssize_t n;
+	int fd, k;
+
+	ITEST_CHECK(itest_log_word("telemetry: ", path, sizeof(path)) == 0,
+		    "spinnic did not log its telemetry socket");
+	memcpy(sa.sun_path, path, sizeof(path));
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	ITEST_CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&sa,
+				       sizeof(sa)) == 0,
+		    "telemetry %s: %s", path, strerror(errno));
+	for (k = 0; k < 2; k++) {
+		if (k == 1)
+			ITEST_CHECK(send(fd, cmd, strlen(cmd), 0) ==
+				    (ssize_t)strlen(cmd), "telemetry send");
+		p.fd = fd;
+		p.events = POLLIN;
+		ITEST_CHECK(poll(&p, 1, 5000) == 1, "telemetry: no reply");
+		n = recv(fd, buf, sizeof(buf) - 1, 0);
+		ITEST_CHECK(n > 0, "telemetry: %s", strerror(errno));
+		buf[n] = '\0';
+	}
+	close(fd);
+	return buf;
+}
+
+/* The number after "key": in the object "node0/pid<pid>" of a reply. */
+static long long
+tel_number(const char *json, unsigned pid, const char *key)
+{
+	char obj[48], k[64];
+	const char *o, *end, *v;
+
+	snprintf(obj, sizeof(obj), "\"node0/pid%u\"", pid);
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	o = strstr(json, obj);
+	ITEST_CHECK(o != NULL, "telemetry: no %s in %s", obj, json);
+	end = strchr(o, '}');
+	v = strstr(o, k);
+	ITEST_CHECK(v != NULL && (end == NULL || v < end),
+		    "telemetry: no %s in %s of %s", k, obj, json);
+	return strtoll(v + strlen(k), NULL, 10);
+}
+
 static void
 test_quota(void)
 {
 	struct kid a, b;
 	char line[128];
+	const char *json;
+	unsigned pid;
 
 	kid_start(&a, "quota/a", 0, kid_quota, (void *)1);
 	kid_expect(&a, "full", line, sizeof(line));
+	ITEST_CHECK(sscanf(line, "full %u", &pid) == 1, "quota/a: %s", line);
+	/* reported per client: what it holds and its cap */
+	json = telemetry("/spinnic/clients,0");
+	ITEST_CHECK(tel_number(json, pid, "nic_mem_quota") == QUOTA,
+		    "nic_mem_quota in %s", json);
+	ITEST_CHECK(tel_number(json, pid, "nic_mem_used") >= 56 << 10 &&
+		    tel_number(json, pid, "nic_mem_used") <= QUOTA,
+		    "nic_mem_used in %s", json);
 	/* a is at its quota: another client still gets its own */
 	kid_start(&b, "quota/b", 0, kid_quota, NULL);
 	kid_expect(&b, "full", line, sizeof(line));
