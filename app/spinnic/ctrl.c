@@ -53,6 +53,10 @@
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
 #endif
+/* Connections of uids that may not attach kept open per node (each is
+ * answered at its ATTACH): more are closed at once, so that they cannot
+ * take the slots of those who may. */
+#define DENIED_CONNS_MAX 4u
 /* Bad requests tolerated on one connection before it is dropped. */
 #define CONN_BAD_MAX 32u
 /* Bad requests of one connection that are logged. */
@@ -907,6 +911,22 @@ accept_done(struct spinnic_ctrl *c, unsigned ni, int fd)
 		c->refused++;
 		close(fd);
 		return;
+	}
+	if (!uid_allowed(&c->sn->cfg, cred.uid)) {
+		unsigned k, denied = 0;
+
+		for (k = 0; k < SPINNIC_CLIENTS_MAX; k++)
+			if (cn->conns[k].used &&
+			    !uid_allowed(&c->sn->cfg, cn->conns[k].cl.uid))
+				denied++;
+		if (denied >= DENIED_CONNS_MAX) {
+			c->uid_denied++;
+			node->ctrl.uid_denied++;
+			cn->refused++;
+			c->refused++;
+			close(fd);
+			return;
+		}
 	}
 	{
 		struct ctrl_conn *cc = &cn->conns[ci];

@@ -15,7 +15,8 @@
  *    memory blobs and execution contexts) while another client still
  *    allocates; /spinnic/clients reports its usage and quota;
  *  - the per-user policy: a client that setuid()s to nobody is refused at
- *    PtlNIInit with one line on stderr (counted: uid_denied); with
+ *    PtlNIInit with one line on stderr (counted: uid_denied), and its
+ *    70 idle connections cannot keep root from attaching; with
  *    --allow-uid 65534 it attaches, and an ME that only root may use
  *    refuses its put (PERM_VIOLATION) while an open one takes it
  *    (root only: skipped otherwise);
@@ -742,6 +743,52 @@ kid_root_target(struct kid *self, void *arg)
 	return 0;
 }
 
+#define FLOOD 70
+
+/* As nobody: open more connections than a node has slots and keep them
+ * open (never attaching) until the parent says so. */
+static int
+kid_flood(struct kid *self, void *arg)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = getenv("SPINNIC_SOCKET");
+	int fds[FLOOD], i;
+	char line[32];
+
+	(void)arg;
+	KCHECK(self, setgid(NOBODY) == 0 && setuid(NOBODY) == 0,
+	       "setuid: %s", strerror(errno));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	for (i = 0; i < FLOOD; i++) {
+		fds[i] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		KCHECK(self, fds[i] >= 0 &&
+			     connect(fds[i], (struct sockaddr *)&sa,
+				     sizeof(sa)) == 0,
+		       "connection %d: %s", i, strerror(errno));
+	}
+	kid_say(self, "holding %d", FLOOD);
+	if (kid_line(self, line, sizeof(line), 50000) != 0)
+		return 1;
+	for (i = 0; i < FLOOD; i++)
+		close(fds[i]);
+	return 0;
+}
+
+/* Root attaches while nobody holds connections */
+static int
+kid_root_attach(struct kid *self, void *arg)
+{
+	struct kid_ni n;
+
+	(void)arg;
+	if (kid_ni_open(self, &n) != 0)
+		return 1;
+	kid_say(self, "ok");
+	PtlNIFini(n.ni);
+	PtlFini();
+	return 0;
+}
+
 static char *
 slurp(const char *path)
 {
@@ -791,6 +838,21 @@ test_uid_refused(const char *sdir)
 	ITEST_CHECK(nl != NULL && nl[1] == '\0',
 		    "nobody's error is not one line: \"%s\"", msg);
 	printf("itest_isolation: uid %u refused: %s", NOBODY, msg);
+
+	/* nobody cannot take the slots of those who may attach */
+	kid_start(&k, "flood", 0, kid_flood, NULL);
+	kid_expect(&k, "holding", line, sizeof(line));
+	{
+		struct kid r;
+
+		kid_start(&r, "root-attach", 0, kid_root_attach, NULL);
+		kid_expect(&r, "ok", line, sizeof(line));
+		kid_end(&r);
+	}
+	ITEST_CHECK(write(k.wr, "go\n", 3) == 3, "flood: write");
+	kid_end(&k);
+	printf("itest_isolation: %d connections of uid %u: a root client still attached\n",
+	       FLOOD, NOBODY);
 }
 
 static void
@@ -880,9 +942,10 @@ main(void)
 	ITEST_CHECK(itest_counter(0, "orphaned") == 1,
 		    "node 0: orphaned %lld, want 1",
 		    itest_counter(0, "orphaned"));
+	/* the refused ATTACH, and the flood's connections past the 4 kept */
 	denied = itest_counter(0, "uid_denied");
-	ITEST_CHECK(denied == (root ? 1 : 0), "node 0: uid_denied %lld",
-		    denied);
+	ITEST_CHECK(denied == (root ? 1 + FLOOD - 4 : 0),
+		    "node 0: uid_denied %lld", denied);
 
 	if (root) {
 		itest_spinnic_start(opts2);
