@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +49,14 @@
 #define REGION_MAX (1ull << 40)
 /* Handler arguments copied at CTX_INSTALL. */
 #define CTX_ARGS_MAX (1u << 20)
+/* Linux 6.5: a pidfd of the peer as it connected (asm/socket.h) */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+/* Connections of uids that may not attach kept open per node (each is
+ * answered at its ATTACH): more are closed at once, so that they cannot
+ * take the slots of those who may. */
+#define DENIED_CONNS_MAX 4u
 /* Bad requests tolerated on one connection before it is dropped. */
 #define CONN_BAD_MAX 32u
 /* Bad requests of one connection that are logged. */
@@ -60,6 +70,7 @@ enum ud_kind {
 	UD_WAKE = 1,
 	UD_ACCEPT,
 	UD_RECV,
+	UD_PIDFD,   /* the client process exited */
 };
 
 /* user_data: kind | generation | index */
@@ -74,6 +85,9 @@ struct ctrl_conn {
 	struct spinnic_client cl;
 	uint32_t gen;
 	bool used;
+	bool close_after_reply;     /* refused for good (uid policy) */
+	int pidfd;                  /* the peer process, -1: none */
+	bool pidfd_armed;
 	struct msghdr mh;
 	struct iovec iov;
 	union {
@@ -107,6 +121,8 @@ struct spinnic_ctrl {
 	uint64_t refused;
 	uint64_t uring_errors;
 	uint64_t stats_printed;
+	uint64_t uid_denied;
+	bool pidfd_warned;
 };
 
 static uint64_t
@@ -182,6 +198,47 @@ arm_recv(struct spinnic_ctrl *c, unsigned ni, unsigned ci)
 	io_uring_sqe_set_data64(sqe, ud_make(UD_RECV, cc->gen,
 					     ni * SPINNIC_CLIENTS_MAX + ci));
 	return 0;
+}
+
+/*
+ * Watch the peer process: its connection can outlive it (a child that
+ * inherited the socket keeps it open), and its pid could then name another
+ * process for process_vm_*; the client is detached when it exits.
+ */
+static int
+arm_pidfd(struct spinnic_ctrl *c, unsigned ni, unsigned ci)
+{
+	struct ctrl_conn *cc = &c->nodes[ni].conns[ci];
+	struct io_uring_sqe *sqe;
+
+	if (cc->pidfd < 0 || cc->pidfd_armed)
+		return 0;
+	sqe = sqe_get(c);
+	if (sqe == NULL)
+		return -EBUSY;
+	io_uring_prep_poll_add(sqe, cc->pidfd, POLLIN);
+	io_uring_sqe_set_data64(sqe, ud_make(UD_PIDFD, cc->gen,
+					     ni * SPINNIC_CLIENTS_MAX + ci));
+	cc->pidfd_armed = true;
+	return 0;
+}
+
+/* A pidfd of the process at the other end of @p fd, or -1. */
+static int
+peer_pidfd(int fd, pid_t pid)
+{
+	socklen_t len = sizeof(int);
+	int pfd = -1;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) == 0 &&
+	    len == sizeof(int) && pfd >= 0)
+		return pfd;
+	/* older kernels: the pid as it is now (the peer is connected and
+	 * has not been reaped yet in the common case) */
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd >= 0)
+		(void)fcntl(pfd, F_SETFD, FD_CLOEXEC);
+	return pfd;
 }
 
 /* ---- sockets ------------------------------------------------------------ */
@@ -404,6 +461,24 @@ spin_status(int rc)
 	}
 }
 
+/*
+ * Per-user policy (DESIGN §4): root and spinnic's own effective uid may
+ * always attach (they can reach spinnic's memory anyway), others only when
+ * --allow-uid names them (or says any).
+ */
+static bool
+uid_allowed(const struct spinnic_cfg *cfg, uint32_t uid)
+{
+	unsigned i;
+
+	if (cfg->allow_any_uid || uid == 0 || uid == (uint32_t)geteuid())
+		return true;
+	for (i = 0; i < cfg->nb_allow_uids; i++)
+		if (cfg->allow_uids[i] == uid)
+			return true;
+	return false;
+}
+
 static void
 do_attach(struct spinnic_ctrl *c, struct spinnic_node *node,
 	  struct ctrl_conn *cc, int fd, struct spinnic_ctrl_msg *rep)
@@ -420,6 +495,18 @@ do_attach(struct spinnic_ctrl *c, struct spinnic_node *node,
 		rep->status = SPINNIC_PTL_ARG_INVALID;
 		bad_count(c, node, cc,
 			"ATTACH on an attached connection");
+		goto out_close;
+	}
+	if (!uid_allowed(&node->sn->cfg, cl->uid)) {
+		/* a policy refusal, not a malformed request */
+		c->uid_denied++;
+		node->ctrl.uid_denied++;
+		rep->status = SPINNIC_PTL_FAIL;
+		rep->flags |= SPINNIC_CTRL_F_UID_DENIED;
+		cc->close_after_reply = true;
+		if (node->ctrl.uid_denied <= CONN_BAD_LOG)
+			SPINNIC_LOG(NOTICE, "node %u: client pid %d: uid %u may not attach (--allow-uid); closing its connection",
+				    node->index, (int)cl->os_pid, cl->uid);
 		goto out_close;
 	}
 	if (a->client_pid != cl->os_pid) {
@@ -649,6 +736,8 @@ request_run(struct spinnic_ctrl *c, unsigned ni, unsigned ci, int fd)
 		SPINNIC_LOG(NOTICE, "node %u: client pid %d: reply: %s; dropping it",
 			    node->index, (int)cc->cl.os_pid, strerror(-rc));
 		conn_close(c, ni, ci);
+	} else if (cc->close_after_reply) {
+		conn_close(c, ni, ci);
 	}
 }
 
@@ -734,8 +823,56 @@ conn_close(struct spinnic_ctrl *c, unsigned ni, unsigned ci)
 	client_detach(node, &cc->cl);
 	close(cc->cl.sock);
 	cc->cl.sock = -1;
+	if (cc->pidfd_armed) {
+		struct io_uring_sqe *sqe = sqe_get(c);
+
+		/* the poll holds the file: cancel it; its completion is
+		 * stale (generation) */
+		if (sqe != NULL) {
+			io_uring_prep_cancel64(sqe, ud_make(UD_PIDFD, cc->gen,
+				ni * SPINNIC_CLIENTS_MAX + ci), 0);
+			io_uring_sqe_set_data64(sqe, 0);
+		}
+		cc->pidfd_armed = false;
+	}
+	if (cc->pidfd >= 0)
+		close(cc->pidfd);
+	cc->pidfd = -1;
 	cc->used = false;
 	cc->gen++;
+}
+
+static void
+pidfd_done(struct spinnic_ctrl *c, uint32_t gen, unsigned idx, int res)
+{
+	unsigned ni = idx / SPINNIC_CLIENTS_MAX, ci = idx % SPINNIC_CLIENTS_MAX;
+	struct ctrl_conn *cc;
+	struct pollfd p;
+
+	if (ni >= c->sn->nb_nodes)
+		return;
+	cc = &c->nodes[ni].conns[ci];
+	if (!cc->used || (cc->gen & 0xffffff) != gen)
+		return; /* stale: the connection went first */
+	cc->pidfd_armed = false;
+	if (res < 0) {
+		if (res != -ECANCELED)
+			c->uring_errors++;
+		return;
+	}
+	/* an ordinary exit closed the socket first: its hang-up completion
+	 * is on its way, or was not processed yet */
+	p.fd = cc->cl.sock;
+	p.events = POLLRDHUP;
+	p.revents = 0;
+	if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP)) != 0) {
+		conn_close(c, ni, ci);
+		return;
+	}
+	c->sn->nodes[ni]->ctrl.orphaned++;
+	SPINNIC_LOG(NOTICE, "node %u: client pid %d exited, its connection is still open (inherited by another process): detaching it",
+		    ni, (int)cc->cl.os_pid);
+	conn_close(c, ni, ci);
 }
 
 static void
@@ -775,6 +912,22 @@ accept_done(struct spinnic_ctrl *c, unsigned ni, int fd)
 		close(fd);
 		return;
 	}
+	if (!uid_allowed(&c->sn->cfg, cred.uid)) {
+		unsigned k, denied = 0;
+
+		for (k = 0; k < SPINNIC_CLIENTS_MAX; k++)
+			if (cn->conns[k].used &&
+			    !uid_allowed(&c->sn->cfg, cn->conns[k].cl.uid))
+				denied++;
+		if (denied >= DENIED_CONNS_MAX) {
+			c->uid_denied++;
+			node->ctrl.uid_denied++;
+			cn->refused++;
+			c->refused++;
+			close(fd);
+			return;
+		}
+	}
 	{
 		struct ctrl_conn *cc = &cn->conns[ci];
 		uint32_t gen = cc->gen;
@@ -789,7 +942,13 @@ accept_done(struct spinnic_ctrl *c, unsigned ni, int fd)
 		cc->cl.uid = cred.uid;
 		cc->cl.gid = cred.gid;
 		cc->cl.pid = SPINNIC_HANDLE_NONE;
-		if (arm_recv(c, ni, ci) != 0)
+		cc->pidfd = peer_pidfd(fd, cred.pid);
+		if (cc->pidfd < 0 && !c->pidfd_warned) {
+			c->pidfd_warned = true;
+			SPINNIC_LOG(WARNING, "pidfd of client pid %d: %s; a client whose connection outlives it stays attached until the connection closes",
+				    (int)cred.pid, strerror(errno));
+		}
+		if (arm_recv(c, ni, ci) != 0 || arm_pidfd(c, ni, ci) != 0)
 			conn_close(c, ni, ci);
 	}
 }
@@ -907,6 +1066,9 @@ ctrl_thread(void *arg)
 			case UD_RECV:
 				recv_done(c, gen, idx, res);
 				break;
+			case UD_PIDFD:
+				pidfd_done(c, gen, idx, res);
+				break;
 			default:
 				break;
 			}
@@ -935,6 +1097,33 @@ fatal:
 	shutdown_all(c);
 	__atomic_store_n(&sn->lcores_stop, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/* One line: who may attach, and the NIC memory each client may hold. */
+static void
+policy_log(const struct spinnic_cfg *cfg)
+{
+	char uids[SPINNIC_ALLOW_UIDS_MAX * 11 + 64];
+	size_t n = 0;
+	unsigned i;
+
+	if (cfg->allow_any_uid) {
+		snprintf(uids, sizeof(uids), "any uid");
+	} else {
+		n = (size_t)snprintf(uids, sizeof(uids), "uid 0");
+		if (geteuid() != 0)
+			n += (size_t)snprintf(uids + n, sizeof(uids) - n,
+					      ", %u", (unsigned)geteuid());
+		for (i = 0; i < cfg->nb_allow_uids && n < sizeof(uids); i++)
+			n += (size_t)snprintf(uids + n, sizeof(uids) - n,
+					      ", %u", cfg->allow_uids[i]);
+	}
+	if (cfg->nic_mem_per_client != 0)
+		SPINNIC_LOG(INFO, "clients: %s may attach; NIC memory per client %" PRIu64 " bytes",
+			    uids, cfg->nic_mem_per_client);
+	else
+		SPINNIC_LOG(INFO, "clients: %s may attach; no NIC memory cap per client",
+			    uids);
 }
 
 int
@@ -977,6 +1166,7 @@ spinnic_ctrl_start(struct spinnic *sn)
 		c->nodes[ni].lfd = rc;
 	}
 
+	policy_log(&sn->cfg);
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_CQSIZE;
 	p.cq_entries = URING_CQ_ENTRIES;
@@ -1040,8 +1230,9 @@ spinnic_ctrl_stats_print(struct spinnic *sn, FILE *f)
 
 	if (c == NULL)
 		return;
-	fprintf(f, "control: bad_msgs %" PRIu64 " refused_conns %" PRIu64 " uring_errors %" PRIu64 "\n",
+	fprintf(f, "control: bad_msgs %" PRIu64 " refused_conns %" PRIu64 " uring_errors %" PRIu64 " uid_denied %" PRIu64 "\n",
 		__atomic_load_n(&c->bad_msgs, __ATOMIC_RELAXED),
 		__atomic_load_n(&c->refused, __ATOMIC_RELAXED),
-		__atomic_load_n(&c->uring_errors, __ATOMIC_RELAXED));
+		__atomic_load_n(&c->uring_errors, __ATOMIC_RELAXED),
+		__atomic_load_n(&c->uid_denied, __ATOMIC_RELAXED));
 }

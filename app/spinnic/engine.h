@@ -149,7 +149,7 @@ struct rte_ring;
 #define ENG_PEERS 64u
 /** Packets parked until their sender's earlier packets arrive (in-order
  *  matching, inbound.c). */
-#define ENG_PARK 64u
+#define ENG_PARK 512u
 /** Most packets a fault stage holds back to reorder (--fault-inject). */
 #define ENG_FAULT_WIN 32u
 
@@ -231,7 +231,8 @@ enum eng_drop {
 	ENG_DROP_REL_DUP,    /**< sequence number already received */
 	ENG_DROP_REL_STALE,  /**< an older epoch of the peer */
 	ENG_DROP_REL_BEYOND, /**< sequence number past the window */
-	ENG_DROP_PARK_FULL,  /**< out of order, no room to park (resent) */
+	ENG_DROP_PARK_FULL,  /**< out of order, no room to park (resent), or
+				  parked past ENG_MSG_TIMEOUT_S */
 	ENG_DROP_MAX,
 };
 
@@ -356,6 +357,9 @@ struct spinnic_engine {
 	struct fault_stage *frx;        /**< RX fault injection, or NULL */
 	struct rte_mbuf *park[ENG_PARK]; /**< waiting to match in order */
 	unsigned n_park;
+	uint64_t rel_moves;             /**< a peer's window moved (count) */
+	uint64_t park_seen;             /**< rel_moves at the last drain */
+	uint64_t park_tsc;              /**< parked packets last moved */
 
 	/* inbound -> outbound: GETs to answer (SP/SC) */
 	struct rte_ring *jobs;

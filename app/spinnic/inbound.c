@@ -660,10 +660,12 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 		 * are matched in the order sent): a message may match only
 		 * once every earlier packet of its sender arrived, so an
 		 * earlier message still missing its packets cannot be
-		 * overtaken. Parked until the hole fills; not acknowledged
-		 * meanwhile.
+		 * overtaken. Parked until the hole fills (up to ENG_PARK,
+		 * a sender's whole window); not acknowledged meanwhile.
 		 */
 		if (eng->n_park < ENG_PARK) {
+			if (eng->n_park == 0)
+				eng->park_tsc = now;
 			eng->park[eng->n_park++] = m;
 			eng->in.parked++;
 		} else {
@@ -685,11 +687,14 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 static unsigned
 park_drain(struct spinnic_engine *eng, uint64_t now)
 {
-	struct rte_mbuf *pk[ENG_PARK];
+	static __thread struct rte_mbuf *pk[ENG_PARK];
 	unsigned n = eng->n_park, i;
 
-	if (n == 0)
+	/* only when some sender's window moved: nothing else can free one */
+	if (n == 0 || eng->park_seen == eng->rel_moves)
 		return 0;
+	eng->park_seen = eng->rel_moves;
+	eng->park_tsc = now;
 	memcpy(pk, eng->park, n * sizeof(pk[0]));
 	eng->n_park = 0;
 	for (i = 0; i < n; i++) {
@@ -804,6 +809,12 @@ spinnic_inbound_poll(struct spinnic_node *node)
 		uint64_t old = now - eng->hz * ENG_MSG_TIMEOUT_S;
 
 		if (now > eng->hz * ENG_MSG_TIMEOUT_S) {
+			/* parked for a hole that never filled (its sender
+			 * is gone): their messages are lost anyway */
+			if (eng->n_park > 0 && eng->park_tsc < old)
+				while (eng->n_park > 0)
+					drop(eng, eng->park[--eng->n_park],
+					     ENG_DROP_PARK_FULL);
 			spinnic_msgtab_foreach_live(eng->msgs, old, expire_msg,
 						    eng);
 			spinnic_msgtab_foreach_live(eng->replies, old,

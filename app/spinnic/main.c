@@ -112,6 +112,7 @@ nodes_setup(struct spinnic *sn)
 
 		memset(&rconf, 0, sizeof(rconf));
 		rconf.nic_mem = cfg->nic_mem;
+		rconf.nic_mem_per_owner = cfg->nic_mem_per_client;
 		rconf.nhpu = cfg->hpus;
 		rconf.max_msgs = SPINNIC_MAX_MSGS;
 		rconf.max_hers = SPINNIC_MAX_HERS;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,8 @@ enum {
 	OPT_RX_QUEUES,
 	OPT_CAPTURE,
 	OPT_HELP,
+	OPT_NIC_MEM_PER_CLIENT,
+	OPT_ALLOW_UID,
 };
 
 static const struct option long_opts[] = {
@@ -91,6 +94,9 @@ static const struct option long_opts[] = {
 	{"rx-queues", required_argument, NULL, OPT_RX_QUEUES},
 	{"capture", no_argument, NULL, OPT_CAPTURE},
 	{"help", no_argument, NULL, OPT_HELP},
+	{"nic-mem-per-client", required_argument, NULL,
+	 OPT_NIC_MEM_PER_CLIENT},
+	{"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
 	{NULL, 0, NULL, 0},
 };
 
@@ -136,6 +142,14 @@ spinnic_options_usage(FILE *f, const char *prog)
 "  --socket-dir D        client sockets D/node<i>.sock; D is created 0700\n"
 "                        (default $XDG_RUNTIME_DIR/spinnic, else /run/spinnic)\n"
 "  --socket PATH         control socket path (one node only)\n"
+"  --allow-uid LIST      uids (numbers or user names, comma-separated) that\n"
+"                        may attach besides root and spinnic's own uid, or\n"
+"                        \"any\"; others are refused at ATTACH (default: only\n"
+"                        root and spinnic's own uid)\n"
+"  --nic-mem-per-client BYTES\n"
+"                        NIC memory one client may hold (contexts and\n"
+"                        blobs), K/M/G suffixes; more is PTL_NO_SPACE for\n"
+"                        that client only (default: no cap but --nic-mem)\n"
 "\n"
 "Lcores:\n"
 "  --lcores LIST         EAL lcores when no EAL args are given (default 0)\n"
@@ -268,6 +282,39 @@ parse_prob(const char *s, double *p_p)
 		return -EINVAL;
 	*p_p = p;
 	return 0;
+}
+
+/* --allow-uid any | UID-or-name[,UID-or-name...] */
+static int
+parse_allow_uid(const char *s, struct spinnic_cfg *cfg)
+{
+	char buf[1024], *tok, *save = NULL;
+
+	if (strcmp(s, "any") == 0) {
+		cfg->allow_any_uid = true;
+		return 0;
+	}
+	if (s[0] == '\0' || strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (cfg->nb_allow_uids == SPINNIC_ALLOW_UIDS_MAX)
+			return -E2BIG;
+		if (parse_u64(tok, 0, UINT32_MAX - 1, &v) < 0) {
+			struct passwd pw, *res = NULL;
+			char pwbuf[1024];
+
+			if (getpwnam_r(tok, &pw, pwbuf, sizeof(pwbuf),
+				       &res) != 0 || res == NULL)
+				return -ENOENT;
+			v = pw.pw_uid;
+		}
+		cfg->allow_uids[cfg->nb_allow_uids++] = (uint32_t)v;
+	}
+	return cfg->nb_allow_uids > 0 ? 0 : -EINVAL;
 }
 
 /*
@@ -665,6 +712,21 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 			break;
 		case OPT_CAPTURE:
 			cfg->capture = true;
+			break;
+		case OPT_NIC_MEM_PER_CLIENT:
+			if (parse_size(optarg, 64, 1ull << 40, &v) < 0)
+				bad = "--nic-mem-per-client: expected 64..1T bytes (K/M/G suffixes)";
+			else
+				cfg->nic_mem_per_client = v;
+			break;
+		case OPT_ALLOW_UID:
+			rc2 = parse_allow_uid(optarg, cfg);
+			if (rc2 == -ENOENT)
+				bad = "--allow-uid: no such user";
+			else if (rc2 == -E2BIG)
+				bad = "--allow-uid: more than 32 uids";
+			else if (rc2 < 0)
+				bad = "--allow-uid: expected any, or uids or user names separated by commas";
 			break;
 		case 'h':
 		case OPT_HELP:

@@ -606,6 +606,8 @@ rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 		r = eng->rrx[i];
 		if (r->nid != p->src.nid)
 			continue;
+		if (r->w.next == p->seq)
+			eng->rel_moves++; /* parked packets may go now */
 		rel_rx_mark(&r->w, p->seq);
 		if (r->pending++ == 0)
 			r->due = rte_get_timer_cycles() +

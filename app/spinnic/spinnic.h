@@ -65,6 +65,8 @@ extern int spinnic_logtype;
 #define SPINNIC_IFNAMSIZ 16
 /** Most RX queues per port (--rx-queues). */
 #define SPINNIC_RXQ_MAX 16
+/** Most uids --allow-uid takes. */
+#define SPINNIC_ALLOW_UIDS_MAX 32
 
 /* ---------------------------------------------------------------------- */
 /* Options                                                                 */
@@ -129,6 +131,13 @@ struct spinnic_cfg {
 	/** --capture: default EAL args let secondary processes (dpdk-dumpcap)
 	 *  attach: shared config and hugepages, no --in-memory */
 	bool capture;
+	/* Isolation between clients (ctrl.c; doc/NOTES.md), appended. */
+	uint64_t nic_mem_per_client; /**< --nic-mem-per-client, 0: no cap */
+	/** --allow-uid: uids that may attach besides root and spinnic's
+	 *  own effective uid */
+	uint32_t allow_uids[SPINNIC_ALLOW_UIDS_MAX];
+	unsigned nb_allow_uids;
+	bool allow_any_uid;          /**< --allow-uid any */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -175,6 +184,9 @@ struct spinnic_ctrl_stats {
 	uint64_t msgs;          /**< control messages received */
 	uint64_t bad_msgs;      /**< rejected: length, version, op, fd, creds */
 	uint64_t errors;        /**< well-formed requests that failed */
+	uint64_t uid_denied;    /**< ATTACH refused: uid not allowed */
+	uint64_t orphaned;      /**< detached: the process exited while
+				     its connection stayed open */
 } __rte_cache_aligned;
 
 /**

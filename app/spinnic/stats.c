@@ -19,6 +19,29 @@
 
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
+/*
+ * What clients still hold on this node: all zero once every client
+ * detached and every in-flight reference went (leak check at exit).
+ */
+static void
+live_print(struct spinnic_node *node, FILE *f)
+{
+	struct spin_nicmem_stats nm = { 0 };
+	struct ptl_nic_stats ps = { 0 };
+	struct spin_rt_stats rs = { 0 };
+
+	if (node->nic != NULL)
+		ptl_nic_stats_get(node->nic, &ps);
+	if (node->rt != NULL) {
+		spin_rt_nicmem_stats(node->rt, &nm);
+		spin_rt_stats(node->rt, &rs);
+	}
+	fprintf(f, "  live: clients_live %" PRIu64 " regions_live %" PRIu64 " region_bytes %" PRIu64 " mes_live %" PRIu64 " nic_mem_used %" PRIu64 " ctxs_live %u blobs_live %u mbufs_in_use %u\n",
+		ps.clients_live, ps.regions_live, ps.region_bytes,
+		ps.mes_live, nm.used, rs.ctxs_live, rs.blobs_live,
+		node->pool != NULL ? rte_mempool_in_use_count(node->pool) : 0);
+}
+
 static void
 node_print(struct spinnic_node *node, FILE *f)
 {
@@ -50,9 +73,11 @@ node_print(struct spinnic_node *node, FILE *f)
 	fprintf(f, "  tx: pkts %" PRIu64 " bytes %" PRIu64 " full %" PRIu64 " cmds %" PRIu64 " bad_cmds %" PRIu64 " retransmits %" PRIu64 "\n",
 		LD(tx->pkts), LD(tx->bytes), LD(tx->full), LD(tx->cmds),
 		LD(tx->bad_cmds), LD(tx->retransmits));
-	fprintf(f, "  ctrl: clients %" PRIu64 " attaches %" PRIu64 " detaches %" PRIu64 " msgs %" PRIu64 " bad_msgs %" PRIu64 " errors %" PRIu64 "\n",
+	fprintf(f, "  ctrl: clients %" PRIu64 " attaches %" PRIu64 " detaches %" PRIu64 " msgs %" PRIu64 " bad_msgs %" PRIu64 " errors %" PRIu64 " uid_denied %" PRIu64 " orphaned %" PRIu64 "\n",
 		LD(cs->clients), LD(cs->attaches), LD(cs->detaches),
-		LD(cs->msgs), LD(cs->bad_msgs), LD(cs->errors));
+		LD(cs->msgs), LD(cs->bad_msgs), LD(cs->errors),
+		LD(cs->uid_denied), LD(cs->orphaned));
+	live_print(node, f);
 	if (rte_eth_stats_get(node->port_id, &es) == 0)
 		fprintf(f, "  port: ipackets %" PRIu64 " opackets %" PRIu64 " imissed %" PRIu64 " ierrors %" PRIu64 " oerrors %" PRIu64 " rx_nombuf %" PRIu64 "\n",
 			es.ipackets, es.opackets, es.imissed, es.ierrors,

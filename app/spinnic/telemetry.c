@@ -198,6 +198,8 @@ node_stats(struct spinnic_node *node, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "ctrl_msgs", LD(cs->msgs));
 	rte_tel_data_add_dict_u64(d, "ctrl_bad_msgs", LD(cs->bad_msgs));
 	rte_tel_data_add_dict_u64(d, "ctrl_errors", LD(cs->errors));
+	rte_tel_data_add_dict_u64(d, "ctrl_uid_denied", LD(cs->uid_denied));
+	rte_tel_data_add_dict_u64(d, "ctrl_orphaned", LD(cs->orphaned));
 	if (rte_eth_stats_get(node->port_id, &es) == 0) {
 		rte_tel_data_add_dict_u64(d, "port_ipackets", es.ipackets);
 		rte_tel_data_add_dict_u64(d, "port_opackets", es.opackets);
@@ -439,6 +441,9 @@ cmd_clients(const char *cmd, const char *params, struct rte_tel_data *d)
 			rte_tel_data_add_dict_u64(cd, "nic_mem_used",
 				node->rt != NULL ?
 				spin_rt_nicmem_owner_usage(node->rt, pid) : 0);
+			/* 0: no per-client cap (--nic-mem-per-client) */
+			rte_tel_data_add_dict_u64(cd, "nic_mem_quota",
+				node->sn->cfg.nic_mem_per_client);
 			snprintf(name, sizeof(name), "node%u/pid%u", i, pid);
 			dict_add_container(d, name, cd);
 		}

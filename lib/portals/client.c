@@ -13,7 +13,8 @@ static const char *const stats_names[] = {
 	"slow_path_bytes", "slow_path_calls", "host_fault", "dead_client",
 	"ctrl_ok", "bad_ctrl", "cmds", "bad_cmd", "cmd_ring_corrupt",
 	"ops_started", "ops_full", "ops_unknown", "reply_oob", "attached",
-	"detached", "bad_region", "inflight_dropped",
+	"detached", "bad_region", "inflight_dropped", "clients_live",
+	"regions_live", "region_bytes", "mes_live", "drop_too_long",
 };
 _Static_assert(sizeof(stats_names) / sizeof(stats_names[0]) ==
 	       sizeof(struct ptl_nic_stats) / sizeof(uint64_t),
@@ -251,6 +252,9 @@ ptl_client_attach(struct ptl_nic *nic, void *region, size_t region_size,
 	nic->clients[pid] = c;
 	ptl_unlock(&nic->lock);
 	PTL_STAT(nic, attached);
+	PTL_STAT(nic, clients_live);
+	PTL_STAT(nic, regions_live);
+	PTL_STAT_ADD(nic, region_bytes, region_size);
 	*c_p = c;
 	return 0;
 }
@@ -295,16 +299,21 @@ ptl_client_get(struct ptl_client *c)
 void
 ptl_client_put(struct ptl_client *c)
 {
+	struct ptl_nic *nic;
 	unsigned k;
 
 	if (c == NULL)
 		return;
 	if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
+	nic = c->nic;
 	for (k = 0; k < SPINNIC_WIRE_NI_KINDS; k++)
 		ptl_ni_free_arrays(&c->ni[k]);
 	if (c->release != NULL)
 		c->release(c->release_arg, c->region, c->size);
+	PTL_STAT_ADD(nic, region_bytes, -(uint64_t)c->size);
+	PTL_STAT_ADD(nic, regions_live, -1ull);
+	PTL_STAT_ADD(nic, clients_live, -1ull);
 	free(c);
 }
 

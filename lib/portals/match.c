@@ -88,6 +88,13 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 		return match_fail(m, SPINNIC_PTL_NI_DROPPED, -EINVAL);
 	}
 	pt = &ni->pts[hdr->pt_index];
+	if (hdr->msg_len > ni->lim.max_msg_size) {
+		/* longer than the target NI's max_msg_size (its limits) */
+		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
+		ptl_unlock(&nic->lock);
+		PTL_STAT(nic, drop_too_long);
+		return match_fail(m, SPINNIC_PTL_NI_DROPPED, -EMSGSIZE);
+	}
 	if (!pt->enabled) {
 		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
 		ptl_unlock(&nic->lock);

@@ -92,8 +92,9 @@ ptl_me_list_remove(struct ptl_ni *ni, struct ptl_pt *pt, uint32_t s)
 }
 
 static void
-me_free_slot(struct ptl_me *me)
+me_free_slot(struct ptl_nic *nic, struct ptl_me *me)
 {
+	PTL_STAT_ADD(nic, mes_live, -1ull);
 	me->used = false;
 	me->linked = false;
 	me->gen++;
@@ -120,7 +121,7 @@ ptl_me_put_ref(struct ptl_client *c, unsigned kind, uint32_t slot)
 		ev.pt_index = me->pt_index;
 		ptl_eq_post(c, ni->pts[me->pt_index].eq, &ev);
 	}
-	me_free_slot(me);
+	me_free_slot(c->nic, me);
 }
 
 void
@@ -341,7 +342,7 @@ ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 		ptl_me_list_remove(ni, &ni->pts[me->pt_index],
 				   ptl_handle_idx(r->me));
 		if (me->refs == 0)
-			me_free_slot(me);
+			me_free_slot(nic, me);
 		return SPINNIC_PTL_OK;
 	}
 	ni = ptl_ni_get(c, r->ni);
@@ -376,13 +377,14 @@ ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 	me = &ni->mes[s];
 	me_from_ctrl(me, r);
 	me->used = true;
+	PTL_STAT(nic, mes_live);
 	me->linked = false;
 	me->list = (uint8_t)r->list;
 	r->me = ptl_handle(kind, PTL_HT_ME, me->gen, s);
 	if (r->list == SPINNIC_PTL_PRIORITY_LIST &&
 	    me_claim_unexpected(c, kind, pt, me)) {
 		/* a use-once entry consumed by an unexpected message */
-		me_free_slot(me);
+		me_free_slot(nic, me);
 		return SPINNIC_PTL_OK;
 	}
 	list_append(ni, pt, r->list, s);

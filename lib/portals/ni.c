@@ -114,6 +114,7 @@ ptl_ni_teardown(struct ptl_client *c, unsigned kind)
 				ptl_me_list_remove(ni, pt, s);
 				ni->mes[s].linked = false;
 				if (ni->mes[s].refs == 0) {
+					PTL_STAT_ADD(c->nic, mes_live, -1ull);
 					ni->mes[s].used = false;
 					ni->mes[s].gen++;
 				}

@@ -112,6 +112,14 @@ struct ptl_nic_stats {
 	uint64_t detached;
 	uint64_t bad_region;       /**< attach refused: bad region header */
 	uint64_t inflight_dropped; /**< messages/ops dropped by a detach */
+	/* gauges (now, not totals): leak checks at exit, all zero once
+	 * every client detached and every reference went */
+	uint64_t clients_live;     /**< client objects not yet freed */
+	uint64_t regions_live;     /**< their regions (release not run) */
+	uint64_t region_bytes;     /**< ... bytes of those regions */
+	uint64_t mes_live;         /**< ME/LE slots in use, all clients */
+	uint64_t drop_too_long;    /**< message over the target NI's
+				        max_msg_size */
 };
 
 /**
@@ -365,7 +373,8 @@ struct ptl_match {
  *         index / PT not allocated: fail DROPPED), -EAGAIN (PT disabled:
  *         fail PT_DISABLED), -ENOENT (no match: fail DROPPED),
  *         -EACCES (uid: PERM_VIOLATION), -EPERM (op: OP_VIOLATION),
- *         -ENOSPC (unexpected list full: DROPPED / PT_DISABLED)
+ *         -ENOSPC (unexpected list full: DROPPED / PT_DISABLED),
+ *         -EMSGSIZE (msg_len over the NI's max_msg_size: DROPPED)
  */
 int ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 		  struct ptl_match *m_p);

@@ -53,6 +53,13 @@ enum spinnic_ctrl_op {
 	SPINNIC_CTRL_OP_MAX,
 };
 
+/**
+ * Reply flag (spinnic_ctrl_msg.flags) of a refused ATTACH: the peer's uid
+ * (SO_PEERCRED) may not use this spinnic (`spinnic --allow-uid`); the
+ * status is PTL_FAIL and spinnic closes the connection after the reply.
+ */
+#define SPINNIC_CTRL_F_UID_DENIED (1u << 15)
+
 /** Handle value meaning "none" (PTL_EQ_NONE, PTL_CT_NONE, no context). */
 #define SPINNIC_HANDLE_NONE 0xffffffffu
 /** Name length of a handler (family.function) in handlers/. */

@@ -268,6 +268,14 @@ shim_ctrl_attach(ptl_pid_t pid)
 	msg.u.attach.want_pid = pid == PTL_PID_ANY ? SPINNIC_HANDLE_NONE : pid;
 	msg.u.attach.client_pid = (int32_t)getpid();
 	rc = shim_ctrl_call_fd(&msg, r->memfd);
+	if (rc != PTL_OK && !shim_g.dead &&
+	    (msg.flags & SPINNIC_CTRL_F_UID_DENIED)) {
+		/* spinnic closes the connection: say why, once */
+		SHIM_ERR("spinnic refused to attach this process: uid %u is "
+			 "not allowed (spinnic --allow-uid)",
+			 (unsigned)geteuid());
+		shim_g.dead = 1;
+	}
 	if (rc != PTL_OK) {
 		if (!shim_g.dead)
 			SHIM_ERR("spinnic refused to attach this process: %s",

@@ -776,3 +776,23 @@ itest_client_forget(const struct itest_client *c)
 		}
 	}
 }
+
+void
+itest_expect_no_leaks(void)
+{
+	static const char *const names[] = {
+		"clients_live", "regions_live", "region_bytes", "mes_live",
+		"nic_mem_used", "ctxs_live", "blobs_live", "mbufs_in_use",
+	};
+	unsigned node, i;
+
+	for (node = 0; node < 2; node++)
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			long long v = itest_counter(node, names[i]);
+
+			if (v != 0)
+				itest_fail("node %u: %s %lld at exit, want 0%s",
+					   node, names[i], v,
+					   v < 0 ? " (not printed)" : "");
+		}
+}

@@ -182,4 +182,12 @@ int itest_spawn_stop(pid_t pid, int sig, unsigned timeout_ms);
  */
 void itest_client_forget(const struct itest_client *c);
 
+/**
+ * After itest_spinnic_finish(): require that the final counters of both
+ * nodes show nothing left behind by the clients (the "live:" line): no
+ * client object, region mapping or region byte, ME, NIC memory, sPIN
+ * context or blob, mbuf.
+ */
+void itest_expect_no_leaks(void);
+
 #endif

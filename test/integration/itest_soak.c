@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Soak: rounds of mixed traffic for SPINNIC_SOAK_SECONDS (default 15; set
- * it higher by hand) under --fault-inject dup=1,reorder=4. Each round runs
+ * it higher by hand) under --fault-inject rx:loss=2,dup=1,reorder=8 and
+ * tx:loss=1,corrupt=1 (reliable delivery repairs it). Each round runs
  * three concurrent exchanges in both directions, of random sizes up to
  * 1 MiB, plain (region or malloc'd buffers), through the checksum
  * handler or the vector handler, while a sender streams into
  * a receiver and one of the two is SIGKILLed mid-stream. Every target
  * checks each delivered byte; at the end spinnic must have no client,
- * mbuf or sPIN context left. SPINNIC_SOAK_SEED repeats a run.
- * One message per exchange: with reordering, the PUT events of two
- * back-to-back messages can complete out of order, and itest_client's
- * target requires them in order (doc/NOTES.md).
+ * mbuf or sPIN context left, and its final "live:" counters must be zero
+ * (client objects, region mappings and bytes, MEs, NIC memory, contexts,
+ * blobs, mbufs). SPINNIC_SOAK_SEED repeats a run.
+ * A plain exchange sends 1..4 messages, up to 4 in flight: they must
+ * match, and post their PUT events, in the order sent (itest_client's
+ * target checks), whatever loss and reordering did to their packets.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,7 +27,7 @@
 struct pair {
 	struct itest_client t, i;
 	char tname[48], iname[48], len[32], buf[32], seed[32],
-	     vec[48], target[64], pt[32];
+	     vec[48], target[64], pt[32], count[16];
 	const char *targv[12], *iargv[12];
 };
 
@@ -66,6 +69,10 @@ pair_plan(struct pair *p, unsigned round, unsigned k, unsigned *kinds)
 			 rnd(2) ? "region" : "malloc");
 		p->targv[n++] = p->buf;
 		p->iargv[m++] = p->buf;
+		snprintf(p->count, sizeof(p->count), "count=%u", 1 + rnd(4));
+		p->targv[n++] = p->count;
+		p->iargv[m++] = p->count;
+		p->iargv[m++] = "window=4";
 	} else if (kind == 1) {
 		len = 1 + rnd(1048576);
 		p->targv[n++] = "handler=checksum";
@@ -105,8 +112,9 @@ pair_end(struct pair *p, struct itest_client *c, const char *role)
 int
 main(void)
 {
-	static const char *const opts[] = { "--fault-inject",
-					    "dup=1,reorder=4", NULL };
+	static const char *const opts[] = {
+		"--fault-inject", "rx:loss=2,dup=1,reorder=8",
+		"--fault-inject", "tx:loss=1,corrupt=1", NULL };
 	static const char *const hold[] = { "hold", "me=1", "len=1048576",
 					    "match=0x42", NULL };
 	static struct pair pairs[PAIRS];
@@ -180,6 +188,7 @@ main(void)
 	} while (now.tv_sec - t0.tv_sec < (time_t)secs);
 
 	itest_spinnic_finish();
+	itest_expect_no_leaks();
 	faults = itest_counter(0, "faults") + itest_counter(1, "faults");
 	fprintf(stderr, "itest_soak: ok: %u rounds, %u plain, %u checksum, "
 		"%u vector exchanges verified, %u crash pairs, %lld faults "
