@@ -57,6 +57,8 @@
  * answered at its ATTACH): more are closed at once, so that they cannot
  * take the slots of those who may. */
 #define DENIED_CONNS_MAX 4u
+/* Longest wait at stop for packets in flight to be acknowledged. */
+#define DRAIN_MAX_NS 2000000000ull
 /* Bad requests tolerated on one connection before it is dropped. */
 #define CONN_BAD_MAX 32u
 /* Bad requests of one connection that are logged. */
@@ -411,16 +413,27 @@ static void
 client_detach(struct spinnic_node *node, struct spinnic_client *cl)
 {
 	struct ptl_client *pc = cl->pc;
+	uint64_t t0, t1, t2, t3, t4;
 
 	if (!cl->attached)
 		return;
 	cl->detaching = true;
+	t0 = now_ns();
 	__atomic_store_n(&node->clients[cl->pid], NULL, __ATOMIC_RELEASE);
 	ptl_client_get(pc);
 	ptl_client_detach(node->nic, pc);
+	t1 = now_ns();
 	spinnic_engine_client_detach(node, cl);
+	t2 = now_ns();
 	spin_owner_detach(node->rt, cl->pid);
+	t3 = now_ns();
 	spinnic_quiesce(node->sn);
+	t4 = now_ns();
+	if (t4 - t0 > 500000000ull)
+		SPINNIC_LOG(WARNING, "node %u: detach of client pid %d took %" PRIu64 " ms (portals %" PRIu64 ", engine %" PRIu64 ", sPIN %" PRIu64 ", quiesce %" PRIu64 ")",
+			    node->index, (int)cl->os_pid, (t4 - t0) / 1000000,
+			    (t1 - t0) / 1000000, (t2 - t1) / 1000000,
+			    (t3 - t2) / 1000000, (t4 - t3) / 1000000);
 	cl->attached = false;
 	cl->pc = NULL;
 	cl->region = NULL;
@@ -999,6 +1012,27 @@ shutdown_all(struct spinnic_ctrl *c)
 	}
 }
 
+/*
+ * Let what is in flight land before the lcores stop: resends, acks still
+ * owed to peers, parked packets (reliable delivery). Bounded: a peer on
+ * another machine may be gone.
+ */
+static void
+drain_wait(struct spinnic *sn)
+{
+	const uint64_t until = now_ns() + DRAIN_MAX_NS;
+	unsigned ni, quiet_rounds = 0;
+
+	while (now_ns() < until && quiet_rounds < 3) {
+		bool quiet = true;
+
+		for (ni = 0; ni < sn->nb_nodes; ni++)
+			quiet = quiet && spinnic_engine_quiet(sn->nodes[ni]);
+		quiet_rounds = quiet ? quiet_rounds + 1 : 0;
+		usleep(2000);
+	}
+}
+
 static void *
 ctrl_thread(void *arg)
 {
@@ -1090,6 +1124,7 @@ ctrl_thread(void *arg)
 		}
 	}
 	shutdown_all(c);
+	drain_wait(sn);
 	__atomic_store_n(&sn->lcores_stop, 1, __ATOMIC_RELEASE);
 	return NULL;
 fatal:

@@ -278,6 +278,7 @@ struct eng_out_stats {
 	uint64_t peer_fails;    /**< peers given up (--peer-timeout-ms) */
 	uint64_t peer_failed_ops; /**< operations failed with them */
 	uint64_t unsequenced;   /**< sent without sequence: peer table full */
+	uint64_t tacks_dropped; /**< transport acks the TX queue refused */
 };
 
 /** An inbound message (entry of eng->msgs). */
@@ -355,7 +356,10 @@ struct spinnic_engine {
 	uint64_t next_ack_check;
 	bool transient;                 /**< this packet's drop is short-lived */
 	struct fault_stage *frx;        /**< RX fault injection, or NULL */
-	struct rte_mbuf *park[ENG_PARK]; /**< waiting to match in order */
+	struct park_ent {
+		struct rte_mbuf *m;
+		uint32_t nid, epoch, seq;
+	} park[ENG_PARK];               /**< waiting to match in order */
 	unsigned n_park;
 	uint64_t rel_moves;             /**< a peer's window moved (count) */
 	uint64_t park_seen;             /**< rel_moves at the last drain */
@@ -379,6 +383,8 @@ struct spinnic_engine {
 	struct fault_stage *ftx;        /**< TX fault injection, or NULL */
 	/* inbound -> outbound: peers' acks (SP/SC, struct rel_ack_rec) */
 	struct rte_ring *rel_acks;
+	/* inbound -> outbound: our transport acks, built (SP/SC) */
+	struct rte_ring *tacks;
 
 	/* client detach handshake (control thread <-> roles) */
 	pthread_mutex_t detach_lock;

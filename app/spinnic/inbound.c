@@ -96,11 +96,11 @@ ack_send(struct spinnic_engine *eng, const struct spinnic_pkt *req,
 		eng->in.nacks_sent++;
 	else
 		eng->in.acks_sent++;
-	if (eng->nb_acks == 0 && rte_ring_mp_enqueue(eng->node->txr, m) == 0)
-		return;
 	/* room was reserved before the packet was taken (ack_room) */
-	eng->acks[eng->nb_acks++] = m;
-	eng->in.ack_held++;
+	if (eng_in_stage(eng, m) != 0) {
+		eng->in.drop[ENG_DROP_NO_MEM]++;
+		rte_pktmbuf_free(m);
+	}
 }
 
 static bool
@@ -601,6 +601,20 @@ rx_kind(struct spinnic_engine *eng, struct rte_mbuf *m,
 	}
 }
 
+/* Is a copy of this packet (same sender, epoch and seq) parked? */
+static bool
+parked_already(const struct spinnic_engine *eng, const struct spinnic_pkt *p)
+{
+	unsigned i;
+
+	for (i = 0; i < eng->n_park; i++)
+		if (eng->park[i].seq == p->seq &&
+		    eng->park[i].nid == p->src.nid &&
+		    eng->park[i].epoch == p->epoch)
+			return true;
+	return false;
+}
+
 /* Would this packet match a new message (and so must come in order)? */
 static bool
 starts_match(struct spinnic_engine *eng, const struct spinnic_pkt *p)
@@ -663,10 +677,18 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 		 * overtaken. Parked until the hole fills (up to ENG_PARK,
 		 * a sender's whole window); not acknowledged meanwhile.
 		 */
-		if (eng->n_park < ENG_PARK) {
-			if (eng->n_park == 0)
+		if (parked_already(eng, &p)) {
+			/* a resend of a packet parked already: one copy */
+			drop(eng, m, ENG_DROP_REL_DUP);
+		} else if (eng->n_park < ENG_PARK) {
+			struct park_ent *pe = &eng->park[eng->n_park++];
+
+			if (eng->n_park == 1)
 				eng->park_tsc = now;
-			eng->park[eng->n_park++] = m;
+			pe->m = m;
+			pe->nid = p.src.nid;
+			pe->epoch = p.epoch;
+			pe->seq = p.seq;
 			eng->in.parked++;
 		} else {
 			/* not acknowledged: the sender resends it */
@@ -687,7 +709,7 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 static unsigned
 park_drain(struct spinnic_engine *eng, uint64_t now)
 {
-	static __thread struct rte_mbuf *pk[ENG_PARK];
+	static __thread struct park_ent pk[ENG_PARK];
 	unsigned n = eng->n_park, i;
 
 	/* only when some sender's window moved: nothing else can free one */
@@ -698,7 +720,7 @@ park_drain(struct spinnic_engine *eng, uint64_t now)
 	memcpy(pk, eng->park, n * sizeof(pk[0]));
 	eng->n_park = 0;
 	for (i = 0; i < n; i++) {
-		if (rx_one(eng, pk[i], now) == RX_STALL) {
+		if (rx_one(eng, pk[i].m, now) == RX_STALL) {
 			/* keep it and the rest, in order */
 			memmove(eng->park + (n - i), eng->park,
 				eng->n_park * sizeof(pk[0]));
@@ -813,7 +835,7 @@ spinnic_inbound_poll(struct spinnic_node *node)
 			 * is gone): their messages are lost anyway */
 			if (eng->n_park > 0 && eng->park_tsc < old)
 				while (eng->n_park > 0)
-					drop(eng, eng->park[--eng->n_park],
+					drop(eng, eng->park[--eng->n_park].m,
 					     ENG_DROP_PARK_FULL);
 			spinnic_msgtab_foreach_live(eng->msgs, old, expire_msg,
 						    eng);
@@ -888,7 +910,7 @@ eng_in_fini(struct spinnic_engine *eng)
 	while (eng->nb_acks > 0)
 		rte_pktmbuf_free(eng->acks[--eng->nb_acks]);
 	while (eng->n_park > 0)
-		rte_pktmbuf_free(eng->park[--eng->n_park]);
+		rte_pktmbuf_free(eng->park[--eng->n_park].m);
 	fault_stage_free(eng->frx);
 	eng->frx = NULL;
 	rel_rx_fini(eng);

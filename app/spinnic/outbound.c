@@ -227,33 +227,50 @@ eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid)
 
 /*
  * Staged packets of other roles (acks, handler puts). A packet that finds
- * no room (its queue or its peer's window is full) waits in eng->stg, in
- * order, before anything more is taken from the ring.
+ * no room (its queue or its peer's window is full) waits in eng->stg;
+ * those behind it, for other peers, go on. Transport acks come on their
+ * own ring and go first: they are what frees the windows, so they must
+ * never wait behind packets waiting for a window.
  */
 static unsigned
 staged_drain(struct spinnic_engine *eng)
 {
 	struct spinnic_node *node = eng->node;
-	unsigned n, i, done = 0;
+	struct rte_mbuf *tk[32];
+	unsigned n, i, k, done = 0;
 
+	do {
+		n = rte_ring_sc_dequeue_burst(eng->tacks, (void **)tk,
+					      RTE_DIM(tk), NULL);
+		for (i = 0; i < n; i++)
+			if (eng_tx_send(eng, tk[i], eng_frame_dst_nid(tk[i]),
+					NULL) != 0) {
+				/* a later ack says as much */
+				eng->outs.tacks_dropped++;
+				rte_pktmbuf_free(tk[i]);
+			}
+		done += n;
+	} while (n == RTE_DIM(tk));
 	for (;;) {
-		for (i = 0; i < eng->n_stg; i++) {
+		unsigned sent = 0;
+
+		for (i = 0, k = 0; i < eng->n_stg; i++) {
 			struct rte_mbuf *m = eng->stg[i];
 
-			if (eng_tx_send(eng, m, eng_frame_dst_nid(m), NULL) != 0)
-				break;
+			if (eng_tx_send(eng, m, eng_frame_dst_nid(m), NULL) == 0)
+				sent++;
+			else
+				eng->stg[k++] = m;
 		}
-		if (i > 0 && i < eng->n_stg)
-			memmove(eng->stg, eng->stg + i,
-				(eng->n_stg - i) * sizeof(eng->stg[0]));
-		eng->n_stg -= i;
-		done += i;
-		if (eng->n_stg > 0)
+		eng->n_stg = k;
+		done += sent;
+		if (k == RTE_DIM(eng->stg))
 			break;
-		n = rte_ring_sc_dequeue_burst(node->txr, (void **)eng->stg,
-					      RTE_DIM(eng->stg), NULL);
+		n = rte_ring_sc_dequeue_burst(node->txr,
+					      (void **)(eng->stg + k),
+					      RTE_DIM(eng->stg) - k, NULL);
 		eng->outs.staged_pkts += n;
-		eng->n_stg = n;
+		eng->n_stg += n;
 		if (n == 0)
 			break;
 	}
@@ -706,6 +723,12 @@ eng_out_fini(struct spinnic_engine *eng)
 	rel_tx_fini(eng);
 	while (eng->n_stg > 0)
 		rte_pktmbuf_free(eng->stg[--eng->n_stg]);
+	if (eng->tacks != NULL) {
+		void *obj;
+
+		while (rte_ring_sc_dequeue(eng->tacks, &obj) == 0)
+			rte_pktmbuf_free(obj);
+	}
 	fault_stage_free(eng->ftx);
 	eng->ftx = NULL;
 	for (q = 0; eng->hold != NULL && q < eng->node->nb_txq; q++) {
@@ -717,6 +740,33 @@ eng_out_fini(struct spinnic_engine *eng)
 			h->n--;
 		}
 	}
+}
+
+bool
+spinnic_engine_quiet(const struct spinnic_node *node)
+{
+	const struct spinnic_engine *eng = node->eng;
+	unsigned i, n;
+
+	if (eng == NULL)
+		return true;
+	if (__atomic_load_n(&eng->n_park, __ATOMIC_RELAXED) != 0 ||
+	    __atomic_load_n(&eng->n_stg, __ATOMIC_RELAXED) != 0 ||
+	    rte_ring_count(eng->tacks) != 0 ||
+	    __atomic_load_n(&eng->nb_acks, __ATOMIC_RELAXED) != 0)
+		return false;
+	for (i = 0; i < node->nb_txq; i++)
+		if (__atomic_load_n(&eng->hold[i].n, __ATOMIC_RELAXED) != 0)
+			return false;
+	n = __atomic_load_n(&eng->n_rtx, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n; i++) {
+		const struct rel_tx *t = eng->rtx[i];
+
+		if (__atomic_load_n(&t->base, __ATOMIC_RELAXED) !=
+		    __atomic_load_n(&t->next, __ATOMIC_RELAXED))
+			return false;
+	}
+	return true;
 }
 
 /* ---- engine life cycle ---------------------------------------------------- */
@@ -756,11 +806,15 @@ spinnic_engine_init(struct spinnic_node *node)
 	snprintf(name, sizeof(name), "spinnic_jobs%u", node->index);
 	eng->jobs = rte_ring_create(name, JOBS_SIZE, (int)rte_socket_id(),
 				    RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "spinnic_tacks%u", node->index);
+	eng->tacks = rte_ring_create(name, JOBS_SIZE, (int)rte_socket_id(),
+				     RING_F_SP_ENQ | RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "spinnic_racks%u", node->index);
 	eng->rel_acks = rte_ring_create_elem(name, sizeof(struct rel_ack_rec),
 					     JOBS_SIZE, (int)rte_socket_id(),
 					     RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (eng->done == NULL || eng->jobs == NULL || eng->rel_acks == NULL) {
+	if (eng->done == NULL || eng->jobs == NULL || eng->rel_acks == NULL ||
+	    eng->tacks == NULL) {
 		rc = -rte_errno;
 		goto fail;
 	}
@@ -770,6 +824,7 @@ fail:
 	SPINNIC_LOG(ERR, "node %u: engine: %s", node->index, strerror(-rc));
 	fault_stage_free(eng->frx);
 	fault_stage_free(eng->ftx);
+	rte_ring_free(eng->tacks);
 	rte_ring_free(eng->rel_acks);
 	rte_ring_free(eng->jobs);
 	rte_ring_free(eng->done);
@@ -790,6 +845,7 @@ spinnic_engine_fini(struct spinnic_node *node)
 		return;
 	eng_in_fini(eng);
 	eng_out_fini(eng);
+	rte_ring_free(eng->tacks);
 	rte_ring_free(eng->rel_acks);
 	rte_ring_free(eng->jobs);
 	rte_ring_free(eng->done);
@@ -817,6 +873,7 @@ spinnic_engine_client_detach(struct spinnic_node *node,
 			     const struct spinnic_client *cl)
 {
 	struct spinnic_engine *eng = node->eng;
+	unsigned waited = 0;
 	uint64_t req;
 
 	if (eng == NULL || cl->pc == NULL)
@@ -841,6 +898,15 @@ spinnic_engine_client_detach(struct spinnic_node *node,
 			break;
 		}
 		usleep(100);
+		if (++waited == 10000)
+			SPINNIC_LOG(WARNING, "node %u: detach of Portals pid %u waits: inbound %s (aborted sPIN messages %u, acks held %u), outbound %s",
+				    node->index, cl->pid,
+				    eng->detach_in_ack == req ? "done" : "busy",
+				    __atomic_load_n(&eng->live_aborts,
+						    __ATOMIC_RELAXED),
+				    __atomic_load_n(&eng->nb_acks,
+						    __ATOMIC_RELAXED),
+				    eng->detach_out_ack == req ? "done" : "busy");
 	}
 	eng->detach_pc = NULL;
 	pthread_mutex_unlock(&eng->detach_lock);
@@ -932,6 +998,7 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "peer_fails", o->peer_fails);
 	stat_put(&l, "peer_failed_ops", o->peer_failed_ops);
 	stat_put(&l, "unsequenced", o->unsequenced);
+	stat_put(&l, "tacks_dropped", o->tacks_dropped);
 	stat_put(&l, "faults_rx", eng->frx != NULL ? eng->frx->events : 0);
 	stat_put(&l, "faults_tx", eng->ftx != NULL ? eng->ftx->events : 0);
 	if (l.n % 6 != 0)

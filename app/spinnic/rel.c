@@ -655,7 +655,8 @@ tack_send(struct spinnic_engine *eng, const struct rel_rx *r, uint32_t base)
 	m = eng_build(eng->node, &p, NULL);
 	if (m == NULL)
 		return -ENOBUFS; /* the pool is empty: next poll */
-	if (eng_in_stage(eng, m) != 0) {
+	/* their own ring: never behind packets that wait for a window */
+	if (rte_ring_sp_enqueue(eng->tacks, m) != 0) {
 		rte_pktmbuf_free(m);
 		return -ENOSPC;
 	}

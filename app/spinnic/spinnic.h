@@ -409,6 +409,13 @@ void spinnic_engine_client_detach(struct spinnic_node *node,
 				  const struct spinnic_client *cl);
 
 /**
+ * Whether the engine of @p node has nothing in flight: every sequenced
+ * packet acknowledged, nothing parked, staged or held for TX. Read from
+ * the control thread at stop (relaxed: a hint to wait for, not a lock).
+ */
+bool spinnic_engine_quiet(const struct spinnic_node *node);
+
+/**
  * Print the engine's own counters of @p node (indented, one per line).
  */
 void spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f);
