@@ -1083,6 +1083,7 @@ ctrl_thread(void *arg)
 			uint32_t gen = (uint32_t)(ud >> 32) & 0xffffff;
 			uint32_t idx = (uint32_t)ud;
 			int res = cqe->res;
+			uint64_t t0 = now_ns();
 
 			seen++;
 			switch ((enum ud_kind)(ud >> 56)) {
@@ -1106,6 +1107,11 @@ ctrl_thread(void *arg)
 			default:
 				break;
 			}
+			/* every client waits for this thread: say when it lags */
+			if (now_ns() - t0 > 1000000000ull)
+				SPINNIC_LOG(WARNING, "control thread: one completion (kind %u) took %" PRIu64 " ms",
+					    (unsigned)(ud >> 56),
+					    (now_ns() - t0) / 1000000);
 		}
 		io_uring_cq_advance(&c->ring, seen);
 
