@@ -586,7 +586,8 @@ int
 bench_strat_env_init(unsigned mask, const struct bench_strat_cfg *cfg,
 		     struct bench_nic **n_p)
 {
-	*n_p = NULL;
+	if (n_p != NULL)
+		*n_p = NULL;
 	if (bench_nic_eal_init() < 0)
 		return -EIO;
 #ifdef SPINNIC_HAVE_MPI
@@ -597,7 +598,7 @@ bench_strat_env_init(unsigned mask, const struct bench_strat_cfg *cfg,
 #else
 	(void)mask;
 #endif
-	if (cfg != NULL) {
+	if (cfg != NULL && n_p != NULL) {
 		*n_p = bench_nic_create(cfg->hpus, cfg->payload);
 		if (*n_p == NULL) {
 			int rc = -errno;
