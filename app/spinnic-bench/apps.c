@@ -26,7 +26,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include <ddt.h>
+
 #include "apps.h"
+#include "bench.h"
 
 /* ---- a growing string --------------------------------------------------- */
 
@@ -398,4 +401,84 @@ bench_app_find(const char *key, const struct bench_app *prev)
 		    strcasecmp(a->app, key) == 0)
 			return a;
 	return NULL;
+}
+
+int
+bench_apps_check(const char *opt, const char *list)
+{
+	char buf[512], *save = NULL, *tok;
+	int n = 0;
+
+	if (strlen(list) >= sizeof(buf)) {
+		bench_err("bad --%s: list too long", opt);
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save), n++)
+		if (bench_app_find(tok, NULL) == NULL) {
+			bench_err("bad --%s: no catalog row or application "
+				  "'%s' (see apps --list)", opt, tok);
+			return -EINVAL;
+		}
+	if (n == 0) {
+		bench_err("bad --%s '%s': empty", opt, list);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+bench_apps_selected(const char *list, const struct bench_app *a)
+{
+	char buf[512], *save = NULL, *tok;
+
+	if (list == NULL)
+		return 1;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save))
+		for (const struct bench_app *f = bench_app_find(tok, NULL);
+		     f != NULL; f = bench_app_find(tok, f))
+			if (f == a)
+				return 1;
+	return 0;
+}
+
+int
+bench_app_type(const struct bench_app *a, struct ddt_type **t_p,
+	       char **expr_p)
+{
+	const char *err = NULL;
+	char *expr = a->expr();
+	struct ddt_type *t;
+	int rc;
+
+	*t_p = NULL;
+	if (expr_p != NULL)
+		*expr_p = NULL;
+	if (expr == NULL) {
+		bench_err("%s: out of memory", a->name);
+		return -ENOMEM;
+	}
+	t = ddt_parse(expr, &err);
+	if (t == NULL) {
+		bench_err("internal error: %s does not parse: %s", a->name,
+			  err ? err : ddt_strerror(errno));
+		free(expr);
+		return -EINVAL;
+	}
+	rc = ddt_commit(t);
+	if (rc < 0) {
+		bench_err("%s: commit: %s", a->name, ddt_strerror(rc));
+		ddt_free(t);
+		free(expr);
+		return rc;
+	}
+	*t_p = t;
+	if (expr_p != NULL)
+		*expr_p = expr;
+	else
+		free(expr);
+	return 0;
 }

@@ -27,4 +27,20 @@ extern const struct bench_app bench_apps[];
 const struct bench_app *bench_app_find(const char *key,
 				       const struct bench_app *prev);
 
+/**
+ * Check a comma list of catalog rows or applications.
+ * @param opt the option's name, for the message
+ * @return 0; -EINVAL after one line on stderr
+ */
+int bench_apps_check(const char *opt, const char *list);
+
+/** Whether comma list @p list (NULL: all) selects catalog row @p a. */
+int bench_apps_selected(const char *list, const struct bench_app *a);
+
+struct ddt_type;
+/** The committed type of catalog row @p a and, if @p expr_p, its
+ * expression (malloc'd). @return 0; a negative errno (logged) */
+int bench_app_type(const struct bench_app *a, struct ddt_type **t_p,
+		   char **expr_p);
+
 #endif

@@ -45,82 +45,13 @@ apps_opt(const char *name, const char *arg)
 		return 0;
 	}
 	if (strcmp(name, "apps") == 0) {
-		char buf[512], *save = NULL, *tok;
-
-		if (strlen(arg) >= sizeof(buf) || arg[0] == '\0') {
-			bench_err("bad --apps '%s': expected a comma list",
-				  arg);
+		if (bench_apps_check(name, arg) < 0)
 			return -EINVAL;
-		}
-		snprintf(buf, sizeof(buf), "%s", arg);
-		for (tok = strtok_r(buf, ",", &save); tok != NULL;
-		     tok = strtok_r(NULL, ",", &save))
-			if (bench_app_find(tok, NULL) == NULL) {
-				bench_err("bad --apps: no catalog row or "
-					  "application '%s' (see --list)", tok);
-				return -EINVAL;
-			}
 		cfg.apps = arg;
 		return 0;
 	}
 	rc = bench_strat_opt(&cfg.nic, &cfg.mask, name, arg);
 	return rc > 0 ? -EINVAL : rc;
-}
-
-/* Whether --apps selects catalog row @p a. */
-static int
-selected(const struct bench_app *a)
-{
-	char buf[512], *save = NULL, *tok;
-
-	if (cfg.apps == NULL)
-		return 1;
-	snprintf(buf, sizeof(buf), "%s", cfg.apps);
-	for (tok = strtok_r(buf, ",", &save); tok != NULL;
-	     tok = strtok_r(NULL, ",", &save))
-		for (const struct bench_app *f = bench_app_find(tok, NULL);
-		     f != NULL; f = bench_app_find(tok, f))
-			if (f == a)
-				return 1;
-	return 0;
-}
-
-/* The committed type of a catalog row. @return 0, negative errno (logged) */
-static int
-app_type(const struct bench_app *a, struct ddt_type **t_p, char **expr_p)
-{
-	const char *err = NULL;
-	char *expr = a->expr();
-	struct ddt_type *t;
-	int rc;
-
-	*t_p = NULL;
-	if (expr_p != NULL)
-		*expr_p = NULL;
-	if (expr == NULL) {
-		bench_err("%s: out of memory", a->name);
-		return -ENOMEM;
-	}
-	t = ddt_parse(expr, &err);
-	if (t == NULL) {
-		bench_err("internal error: %s does not parse: %s", a->name,
-			  err ? err : ddt_strerror(errno));
-		free(expr);
-		return -EINVAL;
-	}
-	rc = ddt_commit(t);
-	if (rc < 0) {
-		bench_err("%s: commit: %s", a->name, ddt_strerror(rc));
-		ddt_free(t);
-		free(expr);
-		return rc;
-	}
-	*t_p = t;
-	if (expr_p != NULL)
-		*expr_p = expr;
-	else
-		free(expr);
-	return 0;
 }
 
 static int
@@ -129,7 +60,7 @@ apps_list(void)
 	for (const struct bench_app *a = bench_apps; a->name != NULL; a++) {
 		struct ddt_type *t;
 		char *expr;
-		int rc = app_type(a, &t, &expr);
+		int rc = bench_app_type(a, &t, &expr);
 
 		if (rc < 0)
 			return rc;
@@ -155,7 +86,7 @@ one_app(const struct bench_opts *o, const struct bench_app *a,
 	int64_t blocks;
 	int rc;
 
-	rc = app_type(a, &t, NULL);
+	rc = bench_app_type(a, &t, NULL);
 	if (rc < 0)
 		return rc;
 	rc = bench_case_init(&c, a->name, t, 1,
@@ -265,7 +196,7 @@ apps_run(const struct bench_opts *o)
 		rc = -ENOMEM;
 	for (const struct bench_app *a = bench_apps; rc == 0 && a->name;
 	     a++)
-		if (selected(a))
+		if (bench_apps_selected(cfg.apps, a))
 			rc = one_app(o, a, n, tab, &rng, &mismatch);
 	if (rc == 0)
 		rc = bench_table_emit(tab, o);
