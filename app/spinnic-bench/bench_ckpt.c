@@ -172,7 +172,7 @@ one_case(const struct bench_opts *o, struct bench_case *c,
 			int64_t len = 0;
 			double create = -1, saving;
 
-			if (dr == prev)
+			if (dr == prev && cfg.factors[i] != 1.0)
 				continue; /* the same Δr as the last factor */
 			prev = dr;
 			for (int r = 0; r < (o->reps < 5 ? o->reps : 5); r++) {
