@@ -52,6 +52,7 @@ static const struct bench_cmd_opt ckpt_opts[] = {
 	{ "factors", 1, "comma list of multiples of the model's Δr "
 			"(default 0.25,0.5,1,2,4)" },
 	{ "payload", 1, "payload bytes per packet (default 2048)" },
+	{ "mode", 1, BENCH_STRAT_MODE_HELP },
 	{ "hpus", 1, "HPUs of the NIC, an input of the model (default 1)" },
 	{ "strategies", 1, "ro-cp and/or rw-cp (default rw-cp)" },
 	{ NULL, 0, NULL },

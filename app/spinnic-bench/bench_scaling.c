@@ -46,6 +46,7 @@ static const struct bench_cmd_opt scaling_opts[] = {
 	{ "blocks", 1, "MIN:MAX vector block bytes, powers of two "
 		       "(default 64:4096)" },
 	{ "payload", 1, "payload bytes per packet (default 2048)" },
+	{ "mode", 1, BENCH_STRAT_MODE_HELP },
 	{ "interval", 1, "checkpoint interval of ro-cp and rw-cp in bytes "
 			 "(default: paper 000's model for each HPU count)" },
 	{ "strategies", 1, "comma list of strategies (default specialized,"

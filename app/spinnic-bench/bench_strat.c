@@ -21,6 +21,7 @@
 #include <spin_handler_args.h>
 
 #include "bench_strat.h"
+#include "bench_wire.h"
 #ifdef SPINNIC_HAVE_MPI
 #include "ddt_mpi.h"
 #endif
@@ -84,6 +85,15 @@ bench_strat_opt(struct bench_strat_cfg *cfg, unsigned *mask_p,
 
 	if (strcmp(name, "strategies") == 0)
 		return bench_strat_parse(name, arg, mask_p) < 0 ? -EINVAL : 0;
+	if (strcmp(name, "mode") == 0) {
+		if (strcmp(arg, "preloaded") != 0 && strcmp(arg, "wire") != 0) {
+			bench_err("bad --mode '%s': expected preloaded or wire",
+				  arg);
+			return -EINVAL;
+		}
+		cfg->wire = arg[0] == 'w';
+		return 0;
+	}
 	if (strcmp(name, "payload") == 0) {
 		min = 64;
 		max = 65000;
@@ -458,15 +468,41 @@ case_evict(const struct bench_case *c, struct bench_nic *n)
 	bench_nic_evict(n);
 }
 
-/* One timed host receive. @return seconds, < 0 on failure */
-static double
-host_once(enum bench_strat s, struct bench_case *c, struct bench_nic *n)
+/* The wire NIC of --mode wire, made for the shape asked (one at a time). */
+static struct bench_wire *wire_nic;
+
+static struct bench_wire *
+wire_get(const struct bench_strat_cfg *cfg)
 {
-	double t0, t1;
+	if (wire_nic != NULL && (bench_wire_nhpu(wire_nic) != cfg->hpus ||
+				 bench_wire_payload(wire_nic) != cfg->payload)) {
+		bench_wire_destroy(wire_nic);
+		wire_nic = NULL;
+	}
+	if (wire_nic == NULL)
+		wire_nic = bench_wire_create(cfg->hpus, cfg->payload);
+	return wire_nic;
+}
+
+/* One timed host receive: the contiguous receive (the preloaded packets
+ * copied out, or the frames through the wire), then the unpack.
+ * @return seconds, < 0 on failure */
+static double
+host_once(enum bench_strat s, struct bench_case *c, struct bench_nic *n,
+	  struct bench_wire *w)
+{
+	double t0, t1, tw = 0;
 	int rc = 0;
 
+	if (w != NULL) {
+		tw = bench_wire_run_contig(w, c->packed, (uint64_t)c->msg,
+					   c->contig);
+		if (tw < 0)
+			return tw;
+	}
 	t0 = bench_now();
-	bench_nic_copy_out(n, c->contig);
+	if (w == NULL)
+		bench_nic_copy_out(n, c->contig);
 	if (s == BS_HOST_DDT) {
 		rc = ddt_unpack(c->t, c->count, c->contig, origin(c->win, c));
 	} else {
@@ -488,14 +524,18 @@ host_once(enum bench_strat s, struct bench_case *c, struct bench_nic *n)
 			  ddt_strerror(rc));
 		return -1;
 	}
-	return t1 - t0;
+	return tw + t1 - t0;
 }
 
 static double
-nic_once(struct bench_case *c, struct bench_nic *n, uint32_t ctx)
+nic_once(struct bench_case *c, struct bench_nic *n, struct bench_wire *w,
+	 uint32_t ctx)
 {
 	struct spin_msg_result r;
-	double t = bench_nic_run(n, ctx, c->win, (uint64_t)c->span, &r);
+	double t = w != NULL ?
+		bench_wire_run(w, ctx, c->packed, (uint64_t)c->msg, c->win,
+			       (uint64_t)c->span, &r) :
+		bench_nic_run(n, ctx, c->win, (uint64_t)c->span, &r);
 
 	if (t < 0)
 		return t;
@@ -515,18 +555,25 @@ bench_strat_run(const struct bench_opts *o, const struct bench_strat_cfg *cfg,
 		struct bench_strat_row *row)
 {
 	int nic = (BS_NIC_MASK >> s) & 1;
+	struct bench_wire *w = NULL;
 	uint32_t ctx = 0;
 	int rc = 0;
 
 	memset(row, 0, sizeof(*row));
 	row->verified = -1;
+	if (cfg->wire) {
+		w = wire_get(cfg);
+		if (w == NULL)
+			return errno ? -errno : -EIO;
+	}
 	if (nic) {
 		struct strat_args a;
 
 		rc = strat_args(s, cfg, c, cfg->interval, &a, row->why,
 				sizeof(row->why));
 		if (rc == 0)
-			rc = bench_nic_ctx(n, &a.cc, &ctx);
+			rc = w != NULL ? bench_wire_ctx(w, &a.cc, &ctx) :
+				bench_nic_ctx(n, &a.cc, &ctx);
 		free(a.buf);
 		if (rc < 0)
 			bench_nic_blobs_free(n);
@@ -547,7 +594,7 @@ bench_strat_run(const struct bench_opts *o, const struct bench_strat_cfg *cfg,
 
 		if (o->cold)
 			case_evict(c, n);
-		t = nic ? nic_once(c, n, ctx) : host_once(s, c, n);
+		t = nic ? nic_once(c, n, w, ctx) : host_once(s, c, n, w);
 		if (t < 0) {
 			rc = -EIO;
 			goto out;
@@ -559,7 +606,8 @@ bench_strat_run(const struct bench_opts *o, const struct bench_strat_cfg *cfg,
 		int64_t at = -1;
 
 		memset(c->win, 0xa5, (size_t)c->span);
-		if ((nic ? nic_once(c, n, ctx) : host_once(s, c, n)) < 0) {
+		if ((nic ? nic_once(c, n, w, ctx) : host_once(s, c, n, w)) <
+		    0) {
 			rc = -EIO;
 			goto out;
 		}
@@ -575,7 +623,9 @@ bench_strat_run(const struct bench_opts *o, const struct bench_strat_cfg *cfg,
 				  bench_strat_name(s), c->label, at);
 	}
 out:
-	if (nic)
+	if (nic && w != NULL)
+		bench_wire_ctx_free(w, ctx);
+	else if (nic)
 		bench_nic_ctx_free(n, ctx);
 	return rc;
 }
@@ -613,6 +663,8 @@ bench_strat_env_init(unsigned mask, const struct bench_strat_cfg *cfg,
 void
 bench_strat_env_fini(struct bench_nic *n)
 {
+	bench_wire_destroy(wire_nic);
+	wire_nic = NULL;
 	bench_nic_destroy(n);
 	bench_nic_eal_fini();
 }

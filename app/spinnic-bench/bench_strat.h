@@ -45,14 +45,24 @@ struct bench_strat_cfg {
 	uint32_t payload;   /**< bytes per packet */
 	unsigned hpus;      /**< HPUs of the NIC the case runs on */
 	int64_t interval;   /**< Δr of ro-cp and rw-cp, 0: paper 000's model */
+	int wire;           /**< --mode wire: packets through an ethdev pair
+				 (bench_wire.h); 0: preloaded (bench_nic.h) */
 };
 
 /** Defaults: 2048 B packets, 1 HPU, the model's Δr. */
-#define BENCH_STRAT_CFG_DEFAULT { 2048, 1, 0 }
+#define BENCH_STRAT_CFG_DEFAULT { 2048, 1, 0, 0 }
+
+/** Help of --mode. */
+#define BENCH_STRAT_MODE_HELP						\
+	"preloaded (default): packets built into mbufs beforehand, fed "	\
+	"to the runtime; wire: a generator sends spinnic frames through "	\
+	"a net_ring ethdev pair in this process, the NIC receives, "	\
+	"parses and dispatches them (no physical link)"
 
 /** Option table entries for --payload, --hpus, --interval, --strategies
- * (the last one's help names the default). */
+ * (the last one's help names the default) and --mode. */
 #define BENCH_STRAT_OPTS(strategies_default)				\
+	{ "mode", 1, BENCH_STRAT_MODE_HELP },				\
 	{ "payload", 1, "payload bytes per packet (default 2048)" },	\
 	{ "hpus", 1, "HPUs: 1 runs on the main thread, more on their "	\
 		     "own threads (default 1)" },			\
@@ -63,7 +73,7 @@ struct bench_strat_cfg {
 			   strategies_default ")" }
 
 /**
- * Parse one of the BENCH_STRAT_OPTS options.
+ * Parse one of the BENCH_STRAT_OPTS options (and --mode).
  * @return 0 taken; 1 not one of them; -EINVAL after one line on stderr
  */
 int bench_strat_opt(struct bench_strat_cfg *cfg, unsigned *mask_p,
@@ -154,7 +164,8 @@ double bench_strat_ckpt_build(enum bench_strat s,
  */
 int bench_strat_env_init(unsigned mask, const struct bench_strat_cfg *cfg,
 			 struct bench_nic **n_p);
-/** Destroy @p n (NULL accepted) and release the EAL; after
+/** Destroy @p n (NULL accepted) and the wire NIC of --mode wire, and
+ * release the EAL; after
  * bench_strat_env_init() succeeded. */
 void bench_strat_env_fini(struct bench_nic *n);
 

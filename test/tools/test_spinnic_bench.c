@@ -511,6 +511,25 @@ test_apps(void **state)
 	}
 	assert_true(spec_milc && spec_wrf);
 	assert_int_equal(rwcp, 4);
+
+	/* wire mode: the same receives with the frames through an ethdev
+	 * pair, every byte still checked */
+	run(r, "apps", "--mode", "wire", "--apps", "milc_zdown,wrf_x,COMB",
+	    "--hpus", "2", "--reps", "1", "--verify", "--csv",
+	    path("apps-wire.csv"), NULL);
+	if (r->status != 0)
+		fail_msg("spinnic-bench apps --mode wire failed (%d): %s",
+			 r->status, r->err);
+	assert_null(strstr(r->out, "FAIL"));
+	csv_read(c, path("apps-wire.csv"));
+	rwcp = 0;
+	for (int i = 0; i < c->rows; i++) {
+		if (c->f[i][need_col(c, "gbit_s")][0] == '\0')
+			continue;
+		check_rate_row(c, i);
+		rwcp += strcmp(c->f[i][need_col(c, "strategy")], "rw-cp") == 0;
+	}
+	assert_int_equal(rwcp, 4);
 	free(c);
 	free(r);
 }
@@ -528,6 +547,21 @@ test_scaling(void **state)
 	run(r, "scaling", "--hpus", "1,2,3", "--blocks", "256:512", "--bytes",
 	    "65536", "--reps", "1", "--verify", "--csv", path("scaling.csv"),
 	    NULL);
+	if (!lacks_resources(r) && r->status == 0) {
+		struct tool_result *rw = malloc(sizeof(*rw));
+
+		/* wire mode: HPU threads behind an ethdev RX loop */
+		assert_non_null(rw);
+		run(rw, "scaling", "--mode", "wire", "--hpus", "1,3",
+		    "--blocks", "64:64", "--bytes", "200000", "--payload",
+		    "1024", "--reps", "1", "--verify", NULL);
+		if (rw->status != 0)
+			fail_msg("spinnic-bench scaling --mode wire failed "
+				 "(%d): %s", rw->status, rw->err);
+		assert_null(strstr(rw->out, "FAIL"));
+		assert_non_null(strstr(rw->out, " ok "));
+		free(rw);
+	}
 	if (lacks_resources(r)) {
 		free(c);
 		free(r);
@@ -646,6 +680,9 @@ test_new_bad_input(void **state)
 		{ "ckpt", "--strategies", "host-ddt", NULL },
 		{ "ckpt", "--apps", "nope", NULL },
 		{ "ckpt", "--bytes", "4096", NULL },
+		{ "apps", "--mode", "x", NULL },
+		{ "scaling", "--mode", "", NULL },
+		{ "ckpt", "--mode", "wired", NULL },
 	};
 	struct tool_result *r = malloc(sizeof(*r));
 
