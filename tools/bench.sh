@@ -14,7 +14,8 @@
 # over host-ddt per application datatype and strategy), scaling (Fig. 13a;
 # plot_scaling.gp: throughput vs HPUs), ckpt (Fig. 18, 13b/c;
 # plot_ckpt.gp: checkpoint creation in host unpacks and NIC memory per
-# application datatype; the "amortized" summary line is in ckpt.txt).
+# application datatype; the "amortized" summary line is in ckpt.txt), and
+# apps once more with --mode wire (apps-wire.*; BENCH_ARGS_apps_wire).
 set -eu
 
 usage() {
@@ -98,4 +99,25 @@ for cmd in $cmds; do
 		fi
 	fi
 done
+
+# apps again in wire mode (DESIGN §10), when the build has apps
+if printf '%s\n' $cmds | grep -qx apps; then
+	extra=${BENCH_ARGS_apps_wire-"--reps 5 --verify"}
+	echo "== spinnic-bench apps --mode wire $extra"
+	# shellcheck disable=SC2086
+	if "$bench" apps --mode wire --csv "$out/apps-wire.csv" $extra \
+		>"$out/apps-wire.txt"; then
+		cat "$out/apps-wire.txt"
+		if [ -n "$term" ] && gnuplot -e "csv='$out/apps-wire.csv'; png='$out/apps-wire.png'; term='$term'" \
+			"$here/plot_apps.gp"; then
+			echo "   plot: $out/apps-wire.png"
+		elif [ -n "$term" ]; then
+			echo "$0: plotting apps-wire failed" >&2
+			status=1
+		fi
+	else
+		echo "$0: spinnic-bench apps --mode wire failed" >&2
+		status=1
+	fi
+fi
 exit $status
