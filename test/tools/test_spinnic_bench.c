@@ -82,6 +82,15 @@ test_help(void **state)
 	run(r, "ddt", "--help", NULL);
 	assert_int_equal(r->status, 0);
 	assert_non_null(strstr(r->out, "--layouts"));
+	run(r, "--help", NULL);
+	assert_non_null(strstr(r->out, "\n  apps "));
+	assert_non_null(strstr(r->out, "\n  scaling "));
+	assert_non_null(strstr(r->out, "\n  ckpt "));
+	/* wire mode says what "wire" is */
+	run(r, "apps", "--help", NULL);
+	assert_int_equal(r->status, 0);
+	assert_non_null(strstr(r->out, "--mode ARG"));
+	assert_non_null(strstr(r->out, "net_ring ethdev pair"));
 	free(r);
 }
 
