@@ -3,12 +3,19 @@
 # tools/bench.sh BUILD OUTDIR: run every spinnic-bench subcommand the build
 # has, writing OUTDIR/<cmd>.csv (header row), OUTDIR/<cmd>.txt (the table) and
 # OUTDIR/<cmd>.png when tools/plot_<cmd>.gp exists and gnuplot is installed.
-# Extra arguments for one subcommand: BENCH_ARGS_<cmd>="..." in the
-# environment (e.g. BENCH_ARGS_ddt="--reps 20 --verify").
+# Short settings by default (a few repetitions, every byte verified where
+# the subcommand can); BENCH_ARGS_<cmd>="..." in the environment replaces
+# them for one subcommand (e.g. BENCH_ARGS_ddt="--reps 20 --verify",
+# BENCH_ARGS_scaling="--hpus 1,2,4,8,16" on a 16-core machine).
 # Subcommands so far: ddt (plot_ddt.gp), unpack (paper 000 Fig. 8, preloaded
 # NIC; plot_unpack.gp: throughput per strategy vs block size with the copy
 # limit), latency (Fig. 2: starts its own spinnic --virtual 2 beside the
-# bench binary; table and CSV only).
+# bench binary; table and CSV only), apps (Fig. 16; plot_apps.gp: speedup
+# over host-ddt per application datatype and strategy), scaling (Fig. 13a;
+# plot_scaling.gp: throughput vs HPUs), ckpt (Fig. 18, 13b/c;
+# plot_ckpt.gp: checkpoint creation in host unpacks and NIC memory per
+# application datatype; the "amortized" summary line is in ckpt.txt), and
+# apps once more with --mode wire (apps-wire.*; BENCH_ARGS_apps_wire).
 set -eu
 
 usage() {
@@ -52,9 +59,21 @@ if command -v gnuplot >/dev/null 2>&1; then
 fi
 [ -n "$term" ] || echo "$0: no gnuplot PNG terminal: tables and CSV only" >&2
 
+# The short settings, per subcommand.
+short_args() {
+	case $1 in
+	ddt) echo "--reps 5 --verify" ;;
+	unpack) echo "--reps 5 --verify" ;;
+	apps) echo "--reps 5 --verify" ;;
+	scaling) echo "--reps 5 --bytes 1048576 --verify" ;;
+	ckpt) echo "--reps 5 --hpus 4 --verify" ;;
+	*) echo "" ;;
+	esac
+}
+
 status=0
 for cmd in $cmds; do
-	eval "extra=\${BENCH_ARGS_$cmd:-}"
+	eval "extra=\${BENCH_ARGS_$cmd-\$(short_args $cmd)}"
 	echo "== spinnic-bench $cmd $extra"
 	# shellcheck disable=SC2086 # extra is a word list on purpose
 	{
@@ -80,4 +99,25 @@ for cmd in $cmds; do
 		fi
 	fi
 done
+
+# apps again in wire mode (DESIGN §10), when the build has apps
+if printf '%s\n' $cmds | grep -qx apps; then
+	extra=${BENCH_ARGS_apps_wire-"--reps 5 --verify"}
+	echo "== spinnic-bench apps --mode wire $extra"
+	# shellcheck disable=SC2086
+	if "$bench" apps --mode wire --csv "$out/apps-wire.csv" $extra \
+		>"$out/apps-wire.txt"; then
+		cat "$out/apps-wire.txt"
+		if [ -n "$term" ] && gnuplot -e "csv='$out/apps-wire.csv'; png='$out/apps-wire.png'; term='$term'" \
+			"$here/plot_apps.gp"; then
+			echo "   plot: $out/apps-wire.png"
+		elif [ -n "$term" ]; then
+			echo "$0: plotting apps-wire failed" >&2
+			status=1
+		fi
+	else
+		echo "$0: spinnic-bench apps --mode wire failed" >&2
+		status=1
+	fi
+fi
 exit $status

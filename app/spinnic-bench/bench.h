@@ -48,6 +48,9 @@ struct bench_cmd {
 extern const struct bench_cmd bench_ddt_cmd;
 extern const struct bench_cmd bench_unpack_cmd;
 extern const struct bench_cmd bench_latency_cmd;
+extern const struct bench_cmd bench_apps_cmd;
+extern const struct bench_cmd bench_scaling_cmd;
+extern const struct bench_cmd bench_ckpt_cmd;
 
 /** Print a one-line error "spinnic-bench: ..." on stderr. */
 void bench_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

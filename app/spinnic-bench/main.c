@@ -17,6 +17,9 @@ static const struct bench_cmd *const bench_cmds[] = {
 	&bench_ddt_cmd,
 	&bench_unpack_cmd,
 	&bench_latency_cmd,
+	&bench_apps_cmd,
+	&bench_scaling_cmd,
+	&bench_ckpt_cmd,
 };
 
 #define N_CMDS (sizeof(bench_cmds) / sizeof(bench_cmds[0]))

@@ -82,6 +82,15 @@ test_help(void **state)
 	run(r, "ddt", "--help", NULL);
 	assert_int_equal(r->status, 0);
 	assert_non_null(strstr(r->out, "--layouts"));
+	run(r, "--help", NULL);
+	assert_non_null(strstr(r->out, "\n  apps "));
+	assert_non_null(strstr(r->out, "\n  scaling "));
+	assert_non_null(strstr(r->out, "\n  ckpt "));
+	/* wire mode says what "wire" is */
+	run(r, "apps", "--help", NULL);
+	assert_int_equal(r->status, 0);
+	assert_non_null(strstr(r->out, "--mode ARG"));
+	assert_non_null(strstr(r->out, "net_ring ethdev pair"));
 	free(r);
 }
 
@@ -400,6 +409,304 @@ test_nic_bad_input(void **state)
 	free(r);
 }
 
+/* The columns of a CSV by name; fails when one is missing. */
+static int
+need_col(struct csv *c, const char *name)
+{
+	int i = col(c->hdr, c->nh, name);
+
+	if (i < 0)
+		fail_msg("CSV has no column '%s'", name);
+	return i;
+}
+
+/* A throughput row: gbit_s > 0, ratio = gbit_s / limit, verified. */
+static void
+check_rate_row(struct csv *c, int i)
+{
+	char **f = c->f[i];
+	double g = atof(f[need_col(c, "gbit_s")]);
+	double lim = atof(f[need_col(c, "limit_gbit_s")]);
+	const char *ratio = f[need_col(c, "ratio")];
+
+	assert_true(g > 0 && lim > 0);
+	if (fabs(atof(ratio) - g / lim) > 0.002 + 0.01 * (1 + g / lim) / lim)
+		fail_msg("row %d: ratio %s, gbit_s/limit %f", i, ratio,
+			 g / lim);
+	assert_string_equal(f[need_col(c, "verify")], "ok");
+}
+
+static void
+test_apps(void **state)
+{
+	static const char *const apps[] = {
+		"COMB", "FFT2D", "LAMMPS", "MILC", "NAS_MG", "NAS_LU",
+		"SPECFEM3D", "SW4LITE", "WRF",
+	};
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_type, c_st, c_g, c_note, c_nic, c_gamma, c_speed;
+	int spec_milc = 0, spec_wrf = 0, rwcp = 0;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	/* the catalog: every application of Fig. 16, with its expression */
+	run(r, "apps", "--list", NULL);
+	assert_int_equal(r->status, 0);
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++)
+		if (strstr(r->out, apps[i]) == NULL)
+			fail_msg("apps --list lacks %s", apps[i]);
+	assert_non_null(strstr(r->out, "indexed_block("));
+
+	/* every catalog type through every strategy, every byte checked */
+	run(r, "apps", "--reps", "1", "--verify", NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench apps failed (%d): %s", r->status,
+			 r->err);
+	assert_null(strstr(r->out, "FAIL"));
+	assert_non_null(strstr(r->out, "\nspecfem3d_oc "));
+	assert_non_null(strstr(r->out, "\nwrf_y "));
+
+	/* the CSV of a few */
+	run(r, "apps", "--apps", "milc_zdown,specfem3d_oc,WRF", "--reps", "1",
+	    "--verify", "--csv", path("apps.csv"), NULL);
+	if (r->status != 0)
+		fail_msg("spinnic-bench apps --apps failed (%d): %s",
+			 r->status, r->err);
+	csv_read(c, path("apps.csv"));
+	c_type = need_col(c, "type");
+	c_st = need_col(c, "strategy");
+	c_g = need_col(c, "gbit_s");
+	c_note = need_col(c, "note");
+	c_nic = need_col(c, "nic_bytes");
+	c_gamma = need_col(c, "gamma");
+	c_speed = need_col(c, "speedup");
+	assert_int_equal(c_type, 0);
+	assert_true(c->rows >= 4 * 6);
+	for (int i = 0; i < c->rows; i++) {
+		char **f = c->f[i];
+		int nic = strncmp(f[c_st], "host-", 5) != 0;
+
+		if (strcmp(f[c_type], "specfem3d_oc") == 0)
+			/* one float per index: γ close to 512 (paper 000) */
+			assert_true(atof(f[c_gamma]) > 400 &&
+				    atof(f[c_gamma]) <= 512);
+		if (f[c_g][0] == '\0') {
+			assert_true(strncmp(f[c_note], "n/a", 3) == 0);
+			if (strcmp(f[c_st], "specialized") == 0 &&
+			    strcmp(f[c_type], "wrf_y") == 0)
+				spec_wrf = 1; /* a struct: no specialized */
+			continue;
+		}
+		check_rate_row(c, i);
+		if (nic)
+			assert_true(atoll(f[c_nic]) > 0);
+		else
+			assert_string_equal(f[c_nic], "");
+		if (strcmp(f[c_st], "host-ddt") == 0)
+			assert_string_equal(f[c_speed], "1.000");
+		if (strcmp(f[c_st], "specialized") == 0 &&
+		    strcmp(f[c_type], "milc_zdown") == 0)
+			spec_milc = 1;
+		if (strcmp(f[c_st], "rw-cp") == 0)
+			rwcp++;
+	}
+	assert_true(spec_milc && spec_wrf);
+	assert_int_equal(rwcp, 4);
+
+	/* wire mode: the same receives with the frames through an ethdev
+	 * pair, every byte still checked */
+	run(r, "apps", "--mode", "wire", "--apps", "milc_zdown,wrf_x,COMB",
+	    "--hpus", "2", "--reps", "1", "--verify", "--csv",
+	    path("apps-wire.csv"), NULL);
+	if (r->status != 0)
+		fail_msg("spinnic-bench apps --mode wire failed (%d): %s",
+			 r->status, r->err);
+	assert_null(strstr(r->out, "FAIL"));
+	csv_read(c, path("apps-wire.csv"));
+	rwcp = 0;
+	for (int i = 0; i < c->rows; i++) {
+		if (c->f[i][need_col(c, "gbit_s")][0] == '\0')
+			continue;
+		check_rate_row(c, i);
+		rwcp += strcmp(c->f[i][need_col(c, "strategy")], "rw-cp") == 0;
+	}
+	assert_int_equal(rwcp, 4);
+	free(c);
+	free(r);
+}
+
+static void
+test_scaling(void **state)
+{
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_h, c_bb, c_sp, seen[4] = { 0 };
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "scaling", "--hpus", "1,2,3", "--blocks", "256:512", "--bytes",
+	    "65536", "--reps", "1", "--verify", "--csv", path("scaling.csv"),
+	    NULL);
+	if (!lacks_resources(r) && r->status == 0) {
+		struct tool_result *rw = malloc(sizeof(*rw));
+
+		/* wire mode: HPU threads behind an ethdev RX loop */
+		assert_non_null(rw);
+		run(rw, "scaling", "--mode", "wire", "--hpus", "1,3",
+		    "--blocks", "64:64", "--bytes", "200000", "--payload",
+		    "1024", "--reps", "1", "--verify", NULL);
+		if (rw->status != 0)
+			fail_msg("spinnic-bench scaling --mode wire failed "
+				 "(%d): %s", rw->status, rw->err);
+		assert_null(strstr(rw->out, "FAIL"));
+		assert_non_null(strstr(rw->out, " ok "));
+		free(rw);
+	}
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench scaling failed (%d): %s", r->status,
+			 r->err);
+	csv_read(c, path("scaling.csv"));
+	c_h = need_col(c, "hpus");
+	c_bb = need_col(c, "block_bytes");
+	c_sp = need_col(c, "speedup_vs_1");
+	assert_int_equal(need_col(c, "strategy"), 0);
+	/* 3 counts x 2 blocks x specialized, hpu-local, ro-cp, rw-cp */
+	assert_int_equal(c->rows, 3 * 2 * 4);
+	for (int i = 0; i < c->rows; i++) {
+		char **f = c->f[i];
+		int h = atoi(f[c_h]);
+
+		assert_true(h >= 1 && h <= 3);
+		seen[h] = 1;
+		assert_true(atoll(f[c_bb]) == 256 || atoll(f[c_bb]) == 512);
+		check_rate_row(c, i);
+		if (h == 1)
+			assert_string_equal(f[c_sp], "1.000");
+		else
+			assert_true(atof(f[c_sp]) > 0);
+	}
+	assert_true(seen[1] && seen[2] && seen[3]);
+	free(c);
+	free(r);
+}
+
+static void
+test_ckpt(void **state)
+{
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_type, c_f, c_iv, c_ck, c_nb, c_cr, c_host, c_nic, c_re, c_note;
+	int c_bytes, at_model = 0;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "ckpt", "--apps", "milc_zdown,specfem3d_cm", "--hpus", "4",
+	    "--factors", "0.5,1,2", "--reps", "1", "--verify", "--csv",
+	    path("ckpt.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench ckpt failed (%d): %s", r->status,
+			 r->err);
+	assert_non_null(strstr(r->out, "amortized in <= 2 reuses: "));
+	assert_non_null(strstr(r->out, " of 2 types"));
+	csv_read(c, path("ckpt.csv"));
+	c_type = need_col(c, "type");
+	c_f = need_col(c, "factor");
+	c_iv = need_col(c, "interval");
+	c_ck = need_col(c, "ckpts");
+	c_nb = need_col(c, "nic_bytes");
+	c_cr = need_col(c, "create_us");
+	c_host = need_col(c, "host_us");
+	c_nic = need_col(c, "nic_us");
+	c_re = need_col(c, "reuses");
+	c_note = need_col(c, "note");
+	c_bytes = need_col(c, "bytes");
+	assert_true(c->rows >= 2 && c->rows <= 6);
+	for (int i = 0; i < c->rows; i++) {
+		char **f = c->f[i];
+		long long iv = atoll(f[c_iv]), bytes = atoll(f[c_bytes]);
+
+		assert_true(iv >= 2048 && iv % 2048 == 0);
+		assert_int_equal(atoll(f[c_ck]), (bytes + iv - 1) / iv);
+		assert_true(atoll(f[c_nb]) > 0);
+		assert_true(atof(f[c_cr]) > 0 && atof(f[c_host]) > 0 &&
+			    atof(f[c_nic]) > 0);
+		assert_string_equal(f[need_col(c, "verify")], "ok");
+		if (f[c_re][0] == '\0')
+			assert_non_null(strstr(f[c_note], "never amortized"));
+		else
+			assert_true(atoll(f[c_re]) >= 1);
+		if (strcmp(f[c_f], "1.00") == 0)
+			at_model++;
+		/* fewer checkpoints, less NIC memory */
+		if (i > 0 && strcmp(c->f[i - 1][c_type], f[c_type]) == 0) {
+			assert_true(iv >= atoll(c->f[i - 1][c_iv]));
+			assert_true(atoll(f[c_nb]) <=
+				    atoll(c->f[i - 1][c_nb]));
+		}
+	}
+	assert_int_equal(at_model, 2);
+	free(c);
+	free(r);
+}
+
+static void
+test_new_bad_input(void **state)
+{
+	static const char *const cases[][8] = {
+		{ "apps", "--apps", "nope", NULL },
+		{ "apps", "--apps", ",", NULL },
+		{ "apps", "--type", "int32", NULL },
+		{ "apps", "--hpus", "0", NULL },
+		{ "apps", "--strategies", "rw-cp,", "--payload", "1", NULL },
+		{ "scaling", "--hpus", "1,x", NULL },
+		{ "scaling", "--hpus", "0", NULL },
+		{ "scaling", "--blocks", "8:4", NULL },
+		{ "scaling", "--type", "contig(", NULL },
+		{ "ckpt", "--factors", "0", NULL },
+		{ "ckpt", "--factors", "1,-2", NULL },
+		{ "ckpt", "--strategies", "host-ddt", NULL },
+		{ "ckpt", "--apps", "nope", NULL },
+		{ "ckpt", "--bytes", "4096", NULL },
+		{ "apps", "--mode", "x", NULL },
+		{ "scaling", "--mode", "", NULL },
+		{ "ckpt", "--mode", "wired", NULL },
+	};
+	struct tool_result *r = malloc(sizeof(*r));
+
+	(void)state;
+	assert_non_null(r);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(tool_run(tool, tmpdir, cases[i], r), 0);
+		if (r->status == 0 || r->status == -1 || !tool_one_line(r->err))
+			fail_msg("case %zu (%s %s %s): status %d, stderr '%s'",
+				 i, cases[i][0], cases[i][1], cases[i][2],
+				 r->status, r->err);
+	}
+	free(r);
+}
+
 static int
 group_setup(void **state)
 {
@@ -438,6 +745,10 @@ main(void)
 		cmocka_unit_test(test_unpack),
 		cmocka_unit_test(test_latency),
 		cmocka_unit_test(test_nic_bad_input),
+		cmocka_unit_test(test_apps),
+		cmocka_unit_test(test_scaling),
+		cmocka_unit_test(test_ckpt),
+		cmocka_unit_test(test_new_bad_input),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
