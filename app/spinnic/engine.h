@@ -189,6 +189,19 @@ struct eng_out_stats {
 	uint64_t detach_drops;  /**< commands/replies dropped on detach */
 };
 
+/** Streaming and processed puts (outbound_stream.c; outbound role). */
+struct eng_sput_stats {
+	uint64_t streams;       /**< streaming puts opened */
+	uint64_t pieces;        /**< pieces (SPUT_START + SPUT_STREAM) taken */
+	uint64_t procs;         /**< processed puts (PROCESS_PUT) started */
+	uint64_t bad;           /**< refused: unknown or busy stream, pieces
+				     past the declared length, EOM short of
+				     it, a type that does not load or fit */
+	uint64_t failed;        /**< streams/processed puts failed (SEND
+				     with ni_fail) after their start */
+	uint64_t absorbed;      /**< pieces of a failed stream discarded */
+};
+
 /** An inbound message (entry of eng->msgs). */
 struct in_msg {
 	struct spinnic_msg_link link;   /* first */
@@ -235,6 +248,8 @@ struct out_client {
 	uint64_t off;                   /**< next byte to send */
 	bool have_cmd;                  /**< cmd read, op not started yet */
 	bool active;                    /**< op started, packets to build */
+	struct out_sput *sput;          /**< streams and processed put of the
+					     client (outbound_stream.c) */
 };
 
 /** Packets built but not yet taken by one TX queue. */
@@ -281,6 +296,7 @@ struct spinnic_engine {
 	volatile uint64_t detach_req;
 	volatile uint64_t detach_in_ack, detach_out_ack;
 	uint64_t in_detach_seen;        /**< inbound: request in progress */
+	struct eng_sput_stats sput;     /**< outbound_stream.c counters */
 };
 
 /* inbound.c */
@@ -302,6 +318,37 @@ void eng_out_fini(struct spinnic_engine *eng);
  */
 struct rte_mbuf *eng_build(struct spinnic_node *node,
 			   const struct spinnic_pkt *p, uint8_t **pay_p);
+/** tx_room() of outbound.c: room to build a data packet for @p dst_nid. */
+bool eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid);
+/** tx_queue() of outbound.c: queue a built packet (0, or -ENOSPC: the
+ *  caller keeps it). */
+int eng_tx_queue(struct spinnic_engine *eng, struct rte_mbuf *m,
+		 uint32_t dst_nid);
+
+/* outbound_stream.c: streaming puts (SPUT_START/SPUT_STREAM) and
+ * processed puts (PROCESS_PUT), paper 000 §3.1 */
+/**
+ * Progress the client's current command when it is one of the three
+ * (called by cmd_progress of outbound.c).
+ * @return packets built
+ */
+unsigned eng_sput_progress(struct spinnic_engine *eng, struct out_client *oc,
+			   unsigned budget);
+/** Forget the streams of a client (detach, fini): frees their state. */
+void eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc);
+/**
+ * Re-create payload bytes [off, off + len) of a streamed or processed put
+ * of @p oc from host memory (retransmission; also what built them).
+ * @param msg_id the put's message id
+ * @return 0; -ENOENT (no such message in flight: its state is freed when
+ *   its last packet left); -ERANGE (past the bytes handed so far);
+ *   -EFAULT (host memory gone)
+ */
+int eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
+		    uint64_t msg_id, uint64_t off, uint32_t len, uint8_t *dst);
+/** Print the non-zero streaming/processed-put counters. */
+void eng_sput_stats_print(const struct spinnic_engine *eng, FILE *f);
+
 /** Allocate per-message packet bitmap for @p len bytes. */
 uint64_t *eng_bitmap_new(const struct spinnic_node *node, uint64_t len,
 			 uint32_t *npkts_p);

@@ -211,6 +211,7 @@ out_forget(struct spinnic_engine *eng, struct out_client *oc)
 {
 	if (oc->active || oc->have_cmd)
 		eng->outs.detach_drops++;
+	eng_sput_forget(eng, oc);
 	if (oc->c != NULL)
 		ptl_client_put(oc->c);
 	memset(oc, 0, sizeof(*oc));
@@ -260,6 +261,8 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 	unsigned n = 0;
 	int rc;
 
+	if (cmd->op >= SPINNIC_CMD_SPUT_START)
+		return eng_sput_progress(eng, oc, budget);
 	if (!oc->active) {
 		rc = ptl_op_start(oc->c, cmd, &oc->msg_id);
 		if (rc == -ENOSPC) {
@@ -769,4 +772,17 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "out_detach_drops", o->detach_drops);
 	if (l.n % 6 != 0)
 		fputc('\n', f);
+	eng_sput_stats_print(eng, f);
+}
+
+bool
+eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid)
+{
+	return tx_room(eng, dst_nid);
+}
+
+int
+eng_tx_queue(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid)
+{
+	return tx_queue(eng, m, dst_nid);
 }

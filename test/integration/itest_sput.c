@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Streaming puts (PtlSPutStart/PtlSPutStream) and outbound sPIN puts
+ * (PtlProcessPut) through a real spinnic, node 0 -> node 1 (paper 000
+ * §3.1). The target is a child process on node 1 that reports every PUT
+ * event with the bytes it received; this process is the initiator on node
+ * 0 and checks that each message arrived once, whole, with exactly the
+ * bytes a host pack (or the concatenated pieces) gives, and that wrong
+ * totals and bad arguments are refused.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ddt.h>
+#include <portals4.h>
+#include <spin.h>
+
+#include "../ddt/ddt_gen.h"
+#include "harness.h"
+
+#define ME_BYTES (4u << 20)
+#define EV_MS 10000
+#define MATCH 0x5a5a
+#define MIN_U64(a, b) ((uint64_t)(a) < (uint64_t)(b) ? (uint64_t)(a) : \
+		       (uint64_t)(b))
+
+/* target -> initiator, per PUT event */
+struct report {
+	uint32_t type;
+	uint32_t ni_fail;
+	uint64_t match_bits;
+	uint64_t rlength;
+	uint64_t mlength;
+};
+
+static int
+read_full(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int
+write_full(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+#define T_CHECK(x) do { \
+	int rc_ = (x); \
+	if (rc_ != PTL_OK) { \
+		fprintf(stderr, "target: %s: %s\n", #x, spin_strerror(rc_)); \
+		_exit(1); \
+	} \
+} while (0)
+
+/* Child on node 1: one ME at offset 0 of a region buffer; report each
+ * PUT with its bytes until the initiator closes the control pipe. */
+static void
+target_main(int rep, int ctl)
+{
+	ptl_handle_ni_t ni;
+	ptl_handle_eq_t eq;
+	ptl_handle_me_t meh;
+	ptl_ni_limits_t lim;
+	ptl_process_t id;
+	ptl_pt_index_t pt;
+	ptl_me_t me;
+	uint8_t *buf;
+	uint32_t ready[3];
+
+	setenv("SPINNIC_SOCKET", itest_socket_path(1), 1);
+	T_CHECK(PtlInit());
+	T_CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL,
+			  PTL_PID_ANY, NULL, &lim, &ni));
+	T_CHECK(PtlGetPhysId(ni, &id));
+	T_CHECK(PtlEQAlloc(ni, 1024, &eq));
+	T_CHECK(PtlPTAlloc(ni, 0, eq, PTL_PT_ANY, &pt));
+	buf = spin_host_alloc(ME_BYTES);
+	if (buf == NULL)
+		_exit(1);
+	memset(&me, 0, sizeof(me));
+	me.start = buf;
+	me.length = ME_BYTES;
+	me.ct_handle = PTL_CT_NONE;
+	me.uid = PTL_UID_ANY;
+	me.match_id.phys.nid = PTL_NID_ANY;
+	me.match_id.phys.pid = PTL_PID_ANY;
+	me.match_bits = MATCH;
+	me.options = PTL_ME_OP_PUT;
+	T_CHECK(PtlMEAppend(ni, pt, &me, PTL_PRIORITY_LIST, NULL, &meh));
+	ready[0] = id.phys.nid;
+	ready[1] = id.phys.pid;
+	ready[2] = pt;
+	if (write_full(rep, ready, sizeof(ready)) != 0)
+		_exit(1);
+	for (;;) {
+		struct pollfd pfd = { .fd = ctl, .events = POLLIN };
+		struct report r;
+		ptl_event_t ev;
+		unsigned which;
+		int rc = PtlEQPoll(&eq, 1, 50, &ev, &which);
+
+		if (rc == PTL_EQ_EMPTY) {
+			if (poll(&pfd, 1, 0) > 0)
+				break; /* initiator done (EOF) */
+			continue;
+		}
+		if (rc != PTL_OK)
+			_exit(2);
+		if (ev.type == PTL_EVENT_LINK)
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.type = ev.type;
+		r.ni_fail = ev.ni_fail_type;
+		r.match_bits = ev.match_bits;
+		r.rlength = ev.rlength;
+		r.mlength = ev.mlength;
+		if (write_full(rep, &r, sizeof(r)) != 0 ||
+		    (ev.type == PTL_EVENT_PUT &&
+		     write_full(rep, buf, ev.mlength) != 0))
+			_exit(3);
+	}
+	PtlMEUnlink(meh);
+	PtlEQFree(eq);
+	PtlNIFini(ni);
+	PtlFini();
+	_exit(0);
+}
+
+/* ---- initiator ------------------------------------------------------- */
+
+static ptl_handle_ni_t ni;
+static ptl_handle_eq_t eq;
+static ptl_process_t tgt;
+static ptl_pt_index_t tpt;
+static int rep_fd, ctl_fd;
+static pid_t child;
+static uint8_t *got;
+
+static void
+ev_wait(ptl_event_kind_t type, unsigned fail, uint64_t rlength,
+	const char *what)
+{
+	ptl_event_t ev;
+	unsigned which;
+	int rc = PtlEQPoll(&eq, 1, EV_MS, &ev, &which);
+
+	ITEST_CHECK(rc == PTL_OK, "%s: no event (%s)", what,
+		    spin_strerror(rc));
+	ITEST_CHECK(ev.type == type && ev.ni_fail_type == fail &&
+		    ev.rlength == rlength,
+		    "%s: event %d fail %d rlength %llu, want %d fail %u "
+		    "rlength %llu", what, ev.type, ev.ni_fail_type,
+		    (unsigned long long)ev.rlength, type, fail,
+		    (unsigned long long)rlength);
+}
+
+/* SEND + ACK of a good message, then the target's one PUT with @p want. */
+static void
+expect_delivery(const uint8_t *want, uint64_t len, const char *what)
+{
+	struct report r;
+
+	ev_wait(PTL_EVENT_SEND, PTL_NI_OK, len, what);
+	ev_wait(PTL_EVENT_ACK, PTL_NI_OK, len, what);
+	ITEST_CHECK(read_full(rep_fd, &r, sizeof(r)) == 0,
+		    "%s: target gone", what);
+	ITEST_CHECK(r.type == PTL_EVENT_PUT && r.ni_fail == PTL_NI_OK &&
+		    r.rlength == len && r.mlength == len &&
+		    r.match_bits == MATCH,
+		    "%s: target event %u fail %u rlength %llu mlength %llu",
+		    what, r.type, r.ni_fail, (unsigned long long)r.rlength,
+		    (unsigned long long)r.mlength);
+	ITEST_CHECK(read_full(rep_fd, got, len) == 0, "%s: target gone",
+		    what);
+	for (uint64_t i = 0; i < len; i++)
+		ITEST_CHECK(got[i] == want[i],
+			    "%s: byte %llu is %#x, want %#x", what,
+			    (unsigned long long)i, got[i], want[i]);
+}
+
+/* Nothing more arrived at the target (one PUT per message). */
+static void
+expect_target_quiet(const char *what)
+{
+	struct pollfd pfd = { .fd = rep_fd, .events = POLLIN };
+
+	ITEST_CHECK(poll(&pfd, 1, 200) == 0, "%s: target saw another event",
+		    what);
+}
+
+static uint8_t *
+buf_alloc(size_t len, bool region)
+{
+	uint8_t *p = region ? spin_host_alloc(len ? len : 1) :
+		malloc(len ? len : 1);
+
+	ITEST_CHECK(p != NULL, "no memory for %zu bytes", len);
+	return p;
+}
+
+static void
+buf_free(void *p, bool region)
+{
+	if (region)
+		spin_host_free(p);
+	else
+		free(p);
+}
+
+static ptl_handle_md_t
+md_bind(void *start, size_t len)
+{
+	ptl_handle_md_t md;
+	ptl_md_t d;
+
+	memset(&d, 0, sizeof(d));
+	d.start = start;
+	d.length = len;
+	d.eq_handle = eq;
+	d.ct_handle = PTL_CT_NONE;
+	ITEST_CHECK(PtlMDBind(ni, &d, &md) == PTL_OK, "PtlMDBind");
+	return md;
+}
+
+/*
+ * A streaming put of @p total bytes whose pieces (sizes from @p sizes,
+ * cycled) are taken from scattered places of a source buffer: pieces in
+ * reverse order of the source, so the message is never one contiguous
+ * run of it.
+ */
+static void
+stream_case(const char *what, uint64_t total, const uint32_t *sizes,
+	    unsigned nsizes, bool region, uint64_t *seed)
+{
+	uint64_t src_len = total * 2 + 64, msg_off = 0, src_end;
+	uint8_t *src = buf_alloc(src_len, region), *want = buf_alloc(total,
+								    false);
+	ptl_handle_md_t md = md_bind(src, src_len);
+	spin_handle_sput_t h;
+	unsigned k = 0;
+	bool first = true;
+
+	for (uint64_t i = 0; i < src_len; i++)
+		src[i] = (uint8_t)ddt_gen_rand(seed);
+	src_end = src_len;
+	do {
+		uint64_t len = MIN_U64(sizes[k % nsizes], total - msg_off);
+		uint64_t at = src_end - len - (k % 3); /* gaps between */
+		int rc;
+
+		k++;
+		src_end = at;
+		memcpy(want + msg_off, src + at, len);
+		if (first) {
+			rc = PtlSPutStart(md, at, len, total, PTL_ACK_REQ, tgt,
+					  tpt, MATCH, 0, NULL, 0, &h);
+			first = false;
+		} else {
+			rc = PtlSPutStream(h, md, at, len,
+					   msg_off + len == total);
+		}
+		ITEST_CHECK(rc == PTL_OK, "%s: piece %u: %s", what, k,
+			    spin_strerror(rc));
+		msg_off += len;
+	} while (msg_off < total);
+	expect_delivery(want, total, what);
+	/* a finished stream takes no more pieces */
+	ITEST_CHECK(PtlSPutStream(h, md, 0, 0, 1) == PTL_ARG_INVALID,
+		    "%s: finished stream took a piece", what);
+	PtlMDRelease(md);
+	buf_free(src, region);
+	free(want);
+	printf("ok %s\n", what);
+}
+
+static void
+stream_tests(uint32_t payload, uint64_t *seed)
+{
+	const uint32_t odd[] = { 1, 7, 333, 2047, 2049, 5000, 3 };
+	const uint32_t tiny[] = { 1, 2, 3, 5, 8, 13, 21, 34, 55, 64 };
+	const uint32_t big[] = { 3 * 2048 + 17, 65536, 100001 };
+	const uint32_t zero_first[] = { 0, 100, 0, 4000 };
+	const uint32_t one[] = { 1 };
+	uint32_t exact[2] = { payload, payload };
+
+	stream_case("stream odd pieces, 40000 B", 40000, odd, 7, true, seed);
+	stream_case("stream 3000 tiny pieces", 3000 * 20, tiny, 10, true,
+		    seed);
+	stream_case("stream pieces larger than a packet, 1 MiB", 1 << 20,
+		    big, 3, true, seed);
+	stream_case("stream pieces of exactly a packet", 8 * payload, exact,
+		    2, true, seed);
+	stream_case("stream with empty pieces", 12345, zero_first, 4, false,
+		    seed);
+	stream_case("stream from malloc'd memory, odd pieces", 70001, odd, 7,
+		    false, seed);
+	stream_case("stream of one byte", 1, one, 1, true, seed);
+	stream_case("stream of one piece (the whole message)", 5000, big, 1,
+		    true, seed);
+	stream_case("stream of zero bytes", 0, one, 1, true, seed);
+}
+
+/* Wrong totals and bad arguments. */
+static void
+stream_bad(uint64_t *seed)
+{
+	uint8_t *src = buf_alloc(10000, true), *want = buf_alloc(10000, false);
+	ptl_handle_md_t md = md_bind(src, 10000);
+	spin_handle_sput_t h, hs[SPIN_SPUT_MAX + 1];
+	unsigned i;
+
+	for (i = 0; i < 10000; i++)
+		src[i] = (uint8_t)ddt_gen_rand(seed);
+	/* refusals before a stream exists */
+	ITEST_CHECK(PtlSPutStart(md, 0, 101, 100, PTL_ACK_REQ, tgt, tpt,
+				 MATCH, 0, NULL, 0, &h) == PTL_ARG_INVALID,
+		    "first piece over the total accepted");
+	ITEST_CHECK(PtlSPutStart(md, 9990, 20, 100, PTL_ACK_REQ, tgt, tpt,
+				 MATCH, 0, NULL, 0, &h) == PTL_ARG_INVALID,
+		    "piece outside the MD accepted");
+	ITEST_CHECK(PtlSPutStart(md, 0, 1, 100, PTL_ACK_REQ, tgt, tpt, MATCH,
+				 0, NULL, 0, NULL) == PTL_ARG_INVALID,
+		    "NULL handle pointer accepted");
+	ITEST_CHECK(PtlSPutStream((spin_handle_sput_t)12345, md, 0, 1, 0) ==
+		    PTL_ARG_INVALID, "a made-up stream handle accepted");
+
+	/* a wrong total is refused and changes nothing */
+	ITEST_CHECK(PtlSPutStart(md, 0, 1000, 3000, PTL_ACK_REQ, tgt, tpt,
+				 MATCH, 0, NULL, 0, &h) == PTL_OK, "start");
+	ITEST_CHECK(PtlSPutStream(h, md, 1000, 2001, 0) == PTL_ARG_INVALID,
+		    "piece past the declared length accepted");
+	ITEST_CHECK(PtlSPutStream(h, md, 1000, 1000, 1) == PTL_ARG_INVALID,
+		    "EOM short of the declared length accepted");
+	ITEST_CHECK(PtlSPutStream(h, md, 9000, 1001, 0) == PTL_ARG_INVALID,
+		    "piece outside the MD accepted");
+	ITEST_CHECK(PtlSPutStream(h, md, 1000, 1000, 0) == PTL_OK, "piece 2");
+	ITEST_CHECK(PtlSPutStream(h, md, 2000, 1000, 1) == PTL_OK, "piece 3");
+	memcpy(want, src, 3000);
+	expect_delivery(want, 3000, "stream after refused pieces");
+
+	/* SPIN_SPUT_MAX open at once, one more refused; then all finish */
+	for (i = 0; i < SPIN_SPUT_MAX; i++)
+		ITEST_CHECK(PtlSPutStart(md, i, 0, 1, PTL_ACK_REQ, tgt, tpt,
+					 MATCH, 0, NULL, 0, &hs[i]) == PTL_OK,
+			    "open stream %u", i);
+	ITEST_CHECK(PtlSPutStart(md, 0, 0, 1, PTL_ACK_REQ, tgt, tpt, MATCH, 0,
+				 NULL, 0, &hs[i]) == PTL_NO_SPACE,
+		    "stream %u over the limit accepted", i);
+	for (i = 0; i < SPIN_SPUT_MAX; i++) {
+		ITEST_CHECK(PtlSPutStream(hs[i], md, i, 1, 1) == PTL_OK,
+			    "finish stream %u", i);
+		expect_delivery(&src[i], 1, "one of 64 open streams");
+	}
+	expect_target_quiet("streams");
+	PtlMDRelease(md);
+	buf_free(src, true);
+	free(want);
+	printf("ok stream refusals\n");
+}
+
+/* ---- outbound sPIN ---------------------------------------------------- */
+
+/* A type in NIC memory. */
+static spin_handle_nicmem_t
+type_upload(struct ddt_type *t, size_t *len_p)
+{
+	spin_handle_nicmem_t mem;
+	ssize_t n = ddt_serialize(t, NULL, 0);
+	void *ser;
+
+	ITEST_CHECK(n > 0, "ddt_serialize: %zd", n);
+	ser = malloc((size_t)n);
+	ITEST_CHECK(ser != NULL && ddt_serialize(t, ser, (size_t)n) == n,
+		    "ddt_serialize");
+	ITEST_CHECK(spin_nicmem_alloc(ni, (size_t)n, &mem) == PTL_OK,
+		    "spin_nicmem_alloc");
+	ITEST_CHECK(spin_nicmem_write(mem, 0, ser, (size_t)n) == PTL_OK,
+		    "spin_nicmem_write");
+	free(ser);
+	*len_p = (size_t)n;
+	return mem;
+}
+
+/* One random type, @p count elements, from region or malloc'd memory:
+ * the target gets exactly ddt_pack()'s bytes. */
+static void
+proc_case(uint64_t *seed, unsigned idx, bool region)
+{
+	struct ddt_type *t = NULL;
+	struct ddt_iov *map = NULL;
+	int64_t n, lo, hi, count = 1 + (int64_t)(ddt_gen_rand(seed) % 3);
+	int64_t size;
+	spin_handle_nicmem_t mem;
+	ptl_handle_md_t md;
+	uint8_t *buf, *want;
+	size_t span, blen;
+	char what[96];
+
+	while (t == NULL)
+		t = ddt_gen_random(seed, 3, 48 * 1024);
+	ITEST_CHECK(ddt_commit(t) == 0, "ddt_commit");
+	size = ddt_size(t) * count;
+	n = ddt_ref_typemap(t, count, &map);
+	ITEST_CHECK(n >= 0, "ddt_ref_typemap");
+	ddt_ref_span(map, n, &lo, &hi);
+	free(map);
+	if (lo > 0)
+		lo = 0;
+	if (hi < 0)
+		hi = 0;
+	span = (size_t)(hi - lo);
+	buf = buf_alloc(span, region);
+	for (size_t i = 0; i < span; i++)
+		buf[i] = (uint8_t)ddt_gen_rand(seed);
+	want = buf_alloc((size_t)size, false);
+	/* the baseline: host pack */
+	ITEST_CHECK(ddt_pack(t, count, buf - lo, want) == 0, "ddt_pack");
+	md = md_bind(buf, span);
+	mem = type_upload(t, &blen);
+	snprintf(what, sizeof(what), "process put %u: %lld x %lld B, %s", idx,
+		 (long long)count, (long long)ddt_size(t),
+		 region ? "region" : "malloc");
+	ITEST_CHECK(PtlProcessPut(md, (ptl_size_t)-lo, mem, (ptl_size_t)count,
+				  (ptl_size_t)size, PTL_ACK_REQ, tgt, tpt,
+				  MATCH, 0, NULL, 0) == PTL_OK, "%s", what);
+	expect_delivery(want, (uint64_t)size, what);
+	ITEST_CHECK(spin_nicmem_free(mem) == PTL_OK, "spin_nicmem_free");
+	PtlMDRelease(md);
+	buf_free(buf, region);
+	free(want);
+	ddt_free(t);
+}
+
+static void
+proc_bad(void)
+{
+	struct ddt_type *t = ddt_parse("vector(64,3,7)[int32]", NULL);
+	uint8_t *buf = buf_alloc(64 * 7 * 4, true), junk[256];
+	spin_handle_nicmem_t mem, bad;
+	ptl_handle_md_t md, small;
+	size_t blen;
+
+	ITEST_CHECK(t != NULL && ddt_commit(t) == 0, "type");
+	md = md_bind(buf, 64 * 7 * 4);
+	small = md_bind(buf, 64 * 7 * 4 - 20);
+	mem = type_upload(t, &blen);
+	/* what the shim can check */
+	ITEST_CHECK(PtlProcessPut(md, 0, (spin_handle_nicmem_t)777, 1, 768,
+				  PTL_ACK_REQ, tgt, tpt, MATCH, 0, NULL, 0) ==
+		    PTL_ARG_INVALID, "made-up type handle accepted");
+	ITEST_CHECK(PtlProcessPut(md, 64 * 7 * 4 + 1, mem, 1, 768,
+				  PTL_ACK_REQ, tgt, tpt, MATCH, 0, NULL, 0) ==
+		    PTL_ARG_INVALID, "origin past the MD accepted");
+	/* what only the NIC can check: SEND with ni_fail, nothing sent */
+	ITEST_CHECK(PtlProcessPut(md, 0, mem, 1, 767, PTL_ACK_REQ, tgt, tpt,
+				  MATCH, 0, NULL, 0) == PTL_OK, "post");
+	ev_wait(PTL_EVENT_SEND, PTL_NI_OP_VIOLATION, 767, "wrong length");
+	ITEST_CHECK(PtlProcessPut(small, 0, mem, 1, 768, PTL_ACK_REQ, tgt,
+				  tpt, MATCH, 0, NULL, 0) == PTL_OK, "post");
+	ev_wait(PTL_EVENT_SEND, PTL_NI_SEGV, 768, "type reaches past the MD");
+	memset(junk, 0xa5, sizeof(junk));
+	ITEST_CHECK(spin_nicmem_alloc(ni, sizeof(junk), &bad) == PTL_OK &&
+		    spin_nicmem_write(bad, 0, junk, sizeof(junk)) == PTL_OK,
+		    "junk blob");
+	ITEST_CHECK(PtlProcessPut(md, 0, bad, 1, 768, PTL_ACK_REQ, tgt, tpt,
+				  MATCH, 0, NULL, 0) == PTL_OK, "post");
+	ev_wait(PTL_EVENT_SEND, PTL_NI_OP_VIOLATION, 768, "junk type blob");
+	expect_target_quiet("refused process puts");
+	spin_nicmem_free(bad);
+	spin_nicmem_free(mem);
+	PtlMDRelease(small);
+	PtlMDRelease(md);
+	buf_free(buf, true);
+	ddt_free(t);
+	printf("ok process put refusals\n");
+}
+
+int
+main(void)
+{
+	uint64_t seed = 0x5eed5eedull;
+	struct spin_nic_info info;
+	ptl_ni_limits_t lim;
+	uint32_t ready[3];
+	int rep[2], ctl[2], status;
+	unsigned i;
+
+	itest_init("itest_sput", 240);
+	itest_spinnic_start(NULL);
+	ITEST_CHECK(pipe(rep) == 0 && pipe(ctl) == 0, "pipe");
+	child = fork();
+	ITEST_CHECK(child >= 0, "fork");
+	if (child == 0) {
+		close(rep[0]);
+		close(ctl[1]);
+		target_main(rep[1], ctl[0]);
+	}
+	close(rep[1]);
+	close(ctl[0]);
+	rep_fd = rep[0];
+	ctl_fd = ctl[1];
+	ITEST_CHECK(read_full(rep_fd, ready, sizeof(ready)) == 0,
+		    "target did not start");
+	tgt.phys.nid = ready[0];
+	tgt.phys.pid = ready[1];
+	tpt = ready[2];
+
+	setenv("SPINNIC_SOCKET", itest_socket_path(0), 1);
+	ITEST_CHECK(PtlInit() == PTL_OK, "PtlInit");
+	ITEST_CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING |
+			      PTL_NI_PHYSICAL, PTL_PID_ANY, NULL, &lim,
+			      &ni) == PTL_OK, "PtlNIInit");
+	ITEST_CHECK(PtlEQAlloc(ni, 1024, &eq) == PTL_OK, "PtlEQAlloc");
+	ITEST_CHECK(spin_nic_info(ni, &info) == PTL_OK, "spin_nic_info");
+	got = malloc(ME_BYTES);
+	ITEST_CHECK(got != NULL, "malloc");
+
+	stream_tests(info.payload_size, &seed);
+	stream_bad(&seed);
+	for (i = 0; i < 40; i++)
+		proc_case(&seed, i, i % 2 == 0);
+	printf("ok 40 process puts of random types\n");
+	proc_bad();
+
+	PtlEQFree(eq);
+	PtlNIFini(ni);
+	PtlFini();
+	close(ctl_fd);
+	ITEST_CHECK(waitpid(child, &status, 0) == child &&
+		    WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "target exited with %#x", status);
+	free(got);
+	itest_spinnic_finish();
+	itest_expect_no_drops();
+	return 0;
+}
