@@ -6,10 +6,14 @@
  * event with the bytes it received; this process is the initiator on node
  * 0 and checks that each message arrived once, whole, with exactly the
  * bytes a host pack (or the concatenated pieces) gives, and that wrong
- * totals and bad arguments are refused.
+ * totals and bad arguments are refused: by the shim, and by the NIC for
+ * commands written to the ring directly. A client killed mid-stream and a
+ * stream the NIC failed mid-message leave a partial message that the
+ * target times out, with nothing leaked.
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +27,11 @@
 
 #include "../ddt/ddt_gen.h"
 #include "harness.h"
+#include "shim_internal.h" /* shim_cmd_post: commands the shim would refuse */
 
 #define ME_BYTES (4u << 20)
+/* app/spinnic/engine.h: a live message with no packet this long is dropped */
+#define ENG_MSG_TIMEOUT_S 10
 #define EV_MS 10000
 #define MATCH 0x5a5a
 #define MIN_U64(a, b) ((uint64_t)(a) < (uint64_t)(b) ? (uint64_t)(a) : \
@@ -389,6 +396,142 @@ stream_bad(uint64_t *seed)
 	printf("ok stream refusals\n");
 }
 
+/* ---- what the NIC refuses (commands past the shim) -------------------- */
+
+static void
+raw_post(uint16_t op, ptl_handle_md_t md, uint64_t off, uint64_t len,
+	 uint64_t msg_length, uint32_t stream, uint16_t flags)
+{
+	struct spinnic_cmd cmd;
+	struct shim_ni *sni;
+	struct shim_obj *o = shim_obj_get(md, SHIM_KIND_MD, &sni);
+
+	ITEST_CHECK(o != NULL, "MD");
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.op = op;
+	cmd.flags = flags;
+	cmd.ni = sni->nic_ni;
+	cmd.md = o->nic_id;
+	cmd.ack_req = PTL_ACK_REQ;
+	cmd.local_offset = off;
+	cmd.length = len;
+	cmd.msg_length = msg_length;
+	cmd.stream = stream;
+	cmd.target.nid = tgt.phys.nid;
+	cmd.target.pid = tgt.phys.pid;
+	cmd.pt_index = tpt;
+	cmd.match_bits = MATCH;
+	ITEST_CHECK(shim_cmd_post(&cmd) == PTL_OK, "shim_cmd_post");
+}
+
+static void
+nic_refusals(uint64_t *seed)
+{
+	uint8_t *src = buf_alloc(20000, true);
+	ptl_handle_md_t md = md_bind(src, 20000);
+	const uint32_t s = SPIN_SPUT_MAX - 1; /* a slot the shim has free */
+
+	for (unsigned i = 0; i < 20000; i++)
+		src[i] = (uint8_t)ddt_gen_rand(seed);
+	/* a piece of no open stream */
+	raw_post(SPINNIC_CMD_SPUT_STREAM, md, 0, 10, 0, s, 0);
+	ev_wait(PTL_EVENT_SEND, PTL_NI_OP_VIOLATION, 10, "piece, no stream");
+	/* a start on a busy slot; then a piece past the declared length
+	 * fails the open stream (nothing had left: under one packet) */
+	raw_post(SPINNIC_CMD_SPUT_START, md, 0, 100, 300, s, 0);
+	raw_post(SPINNIC_CMD_SPUT_START, md, 0, 10, 50, s, 0);
+	ev_wait(PTL_EVENT_SEND, PTL_NI_OP_VIOLATION, 50, "start, busy slot");
+	raw_post(SPINNIC_CMD_SPUT_STREAM, md, 100, 250, 0, s, 0);
+	ev_wait(PTL_EVENT_SEND, PTL_NI_OP_VIOLATION, 300, "piece past total");
+	/* the slot is free again: EOM short of the total after a packet
+	 * left fails the put; the target times its partial message out */
+	raw_post(SPINNIC_CMD_SPUT_START, md, 0, 5000, 9000, s, 0);
+	raw_post(SPINNIC_CMD_SPUT_STREAM, md, 5000, 100, 0, s,
+		 SPINNIC_CMD_F_EOM);
+	ev_wait(PTL_EVENT_SEND, PTL_NI_OP_VIOLATION, 9000, "EOM short");
+	/* a piece of the failed stream after it closed: refused again */
+	raw_post(SPINNIC_CMD_SPUT_STREAM, md, 0, 1, 0, s, SPINNIC_CMD_F_EOM);
+	ev_wait(PTL_EVENT_SEND, PTL_NI_OP_VIOLATION, 1, "piece after EOM");
+	/* and the slot still works */
+	raw_post(SPINNIC_CMD_SPUT_START, md, 100, 3000, 7000, s, 0);
+	raw_post(SPINNIC_CMD_SPUT_STREAM, md, 10000, 4000, 0, s,
+		 SPINNIC_CMD_F_EOM);
+	{
+		uint8_t want[7000];
+
+		memcpy(want, src + 100, 3000);
+		memcpy(want + 3000, src + 10000, 4000);
+		expect_delivery(want, 7000, "stream after NIC refusals");
+	}
+	expect_target_quiet("NIC refusals");
+	PtlMDRelease(md);
+	buf_free(src, true);
+	printf("ok NIC refusals\n");
+}
+
+/* Child (exec'd again as "mid-stream NID PID PT"): open a stream on node
+ * 0, hand part of it (packets leave), say so and wait to be killed. */
+static int
+midstream_main(char **argv)
+{
+	ptl_handle_md_t md;
+	ptl_ni_limits_t lim;
+	spin_handle_sput_t h;
+	uint8_t *src;
+
+	tgt.phys.nid = (ptl_nid_t)strtoul(argv[2], NULL, 0);
+	tgt.phys.pid = (ptl_pid_t)strtoul(argv[3], NULL, 0);
+	tpt = (ptl_pt_index_t)strtoul(argv[4], NULL, 0);
+	if (PtlInit() != PTL_OK ||
+	    PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL,
+		      PTL_PID_ANY, NULL, &lim, &ni) != PTL_OK ||
+	    PtlEQAlloc(ni, 64, &eq) != PTL_OK)
+		return 1;
+	src = buf_alloc(100000, true);
+	memset(src, 0x3c, 100000);
+	md = md_bind(src, 100000);
+	if (PtlSPutStart(md, 0, 10000, 100000, PTL_ACK_REQ, tgt, tpt, MATCH,
+			 0, NULL, 0, &h) != PTL_OK ||
+	    PtlSPutStream(h, md, 10000, 5000, 0) != PTL_OK)
+		return 1;
+	usleep(300 * 1000);
+	printf("mid\n");
+	fflush(stdout);
+	pause();
+	return 0;
+}
+
+static void
+midstream_kill(const char *self)
+{
+	char nid[16], pid[16], pt[16], line[8];
+	int out[2], status;
+	pid_t p;
+
+	snprintf(nid, sizeof(nid), "%u", tgt.phys.nid);
+	snprintf(pid, sizeof(pid), "%u", tgt.phys.pid);
+	snprintf(pt, sizeof(pt), "%u", tpt);
+	ITEST_CHECK(pipe(out) == 0, "pipe");
+	p = fork();
+	ITEST_CHECK(p >= 0, "fork");
+	if (p == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		close(out[1]);
+		close(rep_fd);
+		close(ctl_fd);
+		execl(self, self, "mid-stream", nid, pid, pt, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	ITEST_CHECK(read_full(out[0], line, 4) == 0 &&
+		    memcmp(line, "mid\n", 4) == 0, "mid-stream client failed");
+	kill(p, SIGKILL);
+	ITEST_CHECK(waitpid(p, &status, 0) == p, "waitpid");
+	close(out[0]);
+	printf("ok client killed mid-stream\n");
+}
+
 /* ---- outbound sPIN ---------------------------------------------------- */
 
 /* A type in NIC memory. */
@@ -507,15 +650,18 @@ proc_bad(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	uint64_t seed = 0x5eed5eedull;
 	struct spin_nic_info info;
 	ptl_ni_limits_t lim;
 	uint32_t ready[3];
 	int rep[2], ctl[2], status;
+	long long timeouts;
 	unsigned i;
 
+	if (argc == 5 && strcmp(argv[1], "mid-stream") == 0)
+		return midstream_main(argv);
 	itest_init("itest_sput", 240);
 	itest_spinnic_start(NULL);
 	ITEST_CHECK(pipe(rep) == 0 && pipe(ctl) == 0, "pipe");
@@ -548,10 +694,15 @@ main(void)
 
 	stream_tests(info.payload_size, &seed);
 	stream_bad(&seed);
+	nic_refusals(&seed);
+	midstream_kill(argv[0]);
 	for (i = 0; i < 40; i++)
 		proc_case(&seed, i, i % 2 == 0);
 	printf("ok 40 process puts of random types\n");
 	proc_bad();
+	/* the two partial messages time out at the target (no PUT event) */
+	sleep(ENG_MSG_TIMEOUT_S + 2);
+	expect_target_quiet("partial messages");
 
 	PtlEQFree(eq);
 	PtlNIFini(ni);
@@ -563,5 +714,16 @@ main(void)
 	free(got);
 	itest_spinnic_finish();
 	itest_expect_no_drops();
+	timeouts = itest_counter(1, "timeouts");
+	ITEST_CHECK(timeouts >= 2, "target timed out %lld messages, want 2",
+		    timeouts);
+	ITEST_CHECK(itest_counter(0, "sput_bad") >= 5, "sput_bad not counted");
+	printf("node 0: sput_streams %lld sput_procs %lld sput_bad %lld "
+	       "sput_failed %lld out_detach_drops %lld drops %lld; node 1: "
+	       "timeouts %lld drops %lld\n", itest_counter(0, "sput_streams"),
+	       itest_counter(0, "sput_procs"), itest_counter(0, "sput_bad"),
+	       itest_counter(0, "sput_failed"),
+	       itest_counter(0, "out_detach_drops"), itest_counter(0, "drops"),
+	       timeouts, itest_counter(1, "drops"));
 	return 0;
 }
