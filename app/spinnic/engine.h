@@ -340,9 +340,14 @@ void eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc);
  * Re-create payload bytes [off, off + len) of a streamed or processed put
  * of @p oc from host memory (retransmission; also what built them).
  * @param msg_id the put's message id
- * @return 0; -ENOENT (no such message in flight: its state is freed when
- *   its last packet left); -ERANGE (past the bytes handed so far);
- *   -EFAULT (host memory gone)
+ * A retransmitter tries this first: -ENOENT means the message is not a
+ * streamed or processed put of @p oc (or its operation already ended:
+ * the state is kept from the last packet built until ptl_op_lookup()
+ * no longer knows the message), so its payload is the MD's contiguous
+ * bytes.
+ * @return 0; -ENOENT; -ERANGE (past the bytes handed so far); -EFAULT
+ *   (host memory gone, or a block outside the MD); -ESHUTDOWN (client
+ *   detached)
  */
 int eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
 		    uint64_t msg_id, uint64_t off, uint32_t len, uint8_t *dst);

@@ -18,6 +18,10 @@
  * Payload of any packet of either kind is re-created from host memory by
  * (message, offset) with stream_fill()/proc_fill() (eng_sput_refill()), the
  * same functions that built it: retransmission reads host memory again.
+ * Once every packet of a message is built, its extents (or its type and
+ * segment) move to the client's kept list and stay until the operation
+ * ends (ptl_op_lookup() no longer knows it: acked or failed); the list is
+ * trimmed when the client's next such command starts, and at detach.
  *
  * The state of a client lives in oc->sput (allocated on its first such
  * command, freed at detach). Outbound role only: no locking.
@@ -44,6 +48,8 @@ struct sput_ext {
 	uint64_t len;
 };
 
+struct sput_kept;
+
 struct out_stream {
 	bool open;
 	bool failed;            /* op ended with ni_fail: absorb the rest */
@@ -54,6 +60,7 @@ struct out_stream {
 	uint32_t npkts;
 	uint32_t n, cap;
 	struct sput_ext *ext;   /* in message order, contiguous */
+	struct sput_kept *keep; /* where the state goes once built */
 };
 
 struct out_proc {
@@ -65,11 +72,24 @@ struct out_proc {
 	uint64_t origin;        /* client address of the buffer origin */
 	uint64_t sent;
 	uint32_t npkts;
+	struct sput_kept *keep;
+};
+
+/* A message whose packets are all built, kept (with what re-creates its
+ * payload) until its operation ends (ack, or failure): retransmission
+ * may still need it. Allocated when the message starts. */
+struct sput_kept {
+	struct sput_kept *next;
+	uint64_t msg_id;
+	bool proc;
+	struct out_stream s;
+	struct out_proc p;
 };
 
 struct out_sput {
 	struct out_stream s[SPINNIC_SPUT_MAX];
 	struct out_proc proc;
+	struct sput_kept *kept;
 };
 
 typedef int (*fill_fn)(struct ptl_client *c, void *st, uint64_t off,
@@ -195,6 +215,8 @@ eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
 	struct out_sput *sp = oc->sput;
 	unsigned i;
 
+	struct sput_kept *k;
+
 	RTE_SET_USED(eng);
 	if (sp == NULL || oc->c == NULL)
 		return -ENOENT;
@@ -204,6 +226,10 @@ eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
 		if (sp->s[i].open && !sp->s[i].failed &&
 		    sp->s[i].msg_id == msg_id)
 			return stream_fill(oc->c, &sp->s[i], off, len, dst);
+	for (k = sp->kept; k != NULL; k = k->next)
+		if (k->msg_id == msg_id)
+			return k->proc ? proc_fill(oc->c, &k->p, off, len, dst) :
+				stream_fill(oc->c, &k->s, off, len, dst);
 	return -ENOENT;
 }
 
@@ -311,7 +337,53 @@ static void
 stream_close(struct out_stream *s)
 {
 	free(s->ext);
+	free(s->keep);
 	memset(s, 0, sizeof(*s));
+}
+
+/* Every packet of the stream left: keep its extents for retransmission,
+ * free the slot. */
+static void
+stream_keep(struct out_sput *sp, struct out_stream *s)
+{
+	struct sput_kept *k = s->keep;
+
+	k->msg_id = s->msg_id;
+	k->proc = false;
+	k->s = *s;
+	k->s.keep = NULL;
+	k->next = sp->kept;
+	sp->kept = k;
+	memset(s, 0, sizeof(*s));
+}
+
+static void
+proc_free(struct out_proc *p)
+{
+	if (p->seg != NULL)
+		ddt_segment_free(p->seg);
+	free(p->blob);
+}
+
+/* Drop the kept state of operations that ended. */
+static void
+kept_gc(struct spinnic_engine *eng, struct out_sput *sp)
+{
+	struct sput_kept **pp = &sp->kept, *k;
+	struct ptl_op_info info;
+
+	while ((k = *pp) != NULL) {
+		if (ptl_op_lookup(eng->node->nic, k->msg_id, &info, NULL) == 0) {
+			pp = &k->next;
+			continue;
+		}
+		*pp = k->next;
+		if (k->proc)
+			proc_free(&k->p);
+		else
+			free(k->s.ext);
+		free(k);
+	}
 }
 
 /* The stream's put ends with @p fail (SEND with ni_fail); the pieces still
@@ -431,7 +503,17 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 			}
 			put.op = SPINNIC_CMD_PUT;
 			put.length = cmd->msg_length;
+			s->keep = malloc(sizeof(*s->keep));
+			if (s->keep == NULL) {
+				cmd_reject(eng, oc, cmd->msg_length,
+					   SPINNIC_PTL_NI_DROPPED);
+				return 0;
+			}
 			rc = ptl_op_start(oc->c, &put, &s->msg_id);
+			if (rc != 0) {
+				free(s->keep);
+				s->keep = NULL;
+			}
 			if (rc == -ENOSPC) {
 				eng->outs.ops_full++;
 				return 0;
@@ -477,7 +559,7 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 	if (s->npkts > 0 && s->sent == s->put.length) {
 		/* every byte left: SEND (ack later) */
 		ptl_op_sent(node->nic, s->msg_id, SPINNIC_PTL_NI_OK);
-		stream_close(s);
+		stream_keep(sp, s);
 		oc->active = false;
 	} else if (wait) {
 		oc->active = false; /* the next piece brings more */
@@ -490,9 +572,22 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 static void
 proc_end(struct out_proc *p)
 {
-	if (p->seg != NULL)
-		ddt_segment_free(p->seg);
-	free(p->blob);
+	proc_free(p);
+	free(p->keep);
+	memset(p, 0, sizeof(*p));
+}
+
+static void
+proc_keep(struct out_sput *sp, struct out_proc *p)
+{
+	struct sput_kept *k = p->keep;
+
+	k->msg_id = p->msg_id;
+	k->proc = true;
+	k->p = *p;
+	k->p.keep = NULL;
+	k->next = sp->kept;
+	sp->kept = k;
 	memset(p, 0, sizeof(*p));
 }
 
@@ -568,7 +663,16 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 		struct ptl_cmd put = oc->cmd;
 
 		put.op = SPINNIC_CMD_PUT;
+		p->keep = malloc(sizeof(*p->keep));
+		if (p->keep == NULL) {
+			cmd_reject(eng, oc, put.length, SPINNIC_PTL_NI_DROPPED);
+			return 0;
+		}
 		rc = ptl_op_start(oc->c, &put, &p->msg_id);
+		if (rc != 0) {
+			free(p->keep);
+			p->keep = NULL;
+		}
 		if (rc == -ENOSPC) {
 			eng->outs.ops_full++;
 			return 0;
@@ -607,7 +711,7 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 		oc->active = false;
 	} else if (p->npkts > 0 && p->sent == p->put.length) {
 		ptl_op_sent(node->nic, p->msg_id, SPINNIC_PTL_NI_OK);
-		proc_end(p);
+		proc_keep(sp, p);
 		oc->active = false;
 	}
 	return n;
@@ -629,6 +733,8 @@ eng_sput_progress(struct spinnic_engine *eng, struct out_client *oc,
 		oc->active = false;
 		return 0;
 	}
+	if (!oc->active)
+		kept_gc(eng, sp);
 	if (oc->cmd.op == SPINNIC_CMD_PROCESS_PUT)
 		return proc_progress(eng, oc, sp, budget);
 	return stream_progress(eng, oc, sp, budget);
@@ -638,6 +744,7 @@ void
 eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc)
 {
 	struct out_sput *sp = oc->sput;
+	struct sput_kept *k;
 	unsigned i;
 
 	if (sp == NULL)
@@ -651,6 +758,14 @@ eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc)
 	}
 	if (sp->proc.on)
 		proc_end(&sp->proc);
+	while ((k = sp->kept) != NULL) {
+		sp->kept = k->next;
+		if (k->proc)
+			proc_free(&k->p);
+		else
+			free(k->s.ext);
+		free(k);
+	}
 	free(sp);
 	oc->sput = NULL;
 }
