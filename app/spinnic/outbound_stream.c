@@ -39,6 +39,8 @@
 
 /* Host pieces read with one ptl_host_readv call. */
 #define IOV_BATCH 32u
+/* Commands of one client taken per eng_sput_progress call. */
+#define SPUT_CMDS_PER_POLL 64u
 
 /* A piece of a streaming put: message bytes [msg_off, msg_off + len) are
  * at client address addr. */
@@ -187,10 +189,20 @@ proc_fill(struct ptl_client *c, void *st, uint64_t off, uint32_t len,
 	struct proc_walk w;
 	int rc;
 
+	uint8_t *host;
+
 	if (off > p->put.length || len > p->put.length - off)
 		return -ERANGE;
 	if (len == 0)
 		return 0;
+	/* an MD in the region: pack straight from the mapping (the type's
+	 * span was checked against the MD when it was loaded) */
+	host = ptl_host_ptr(c, p->put.md_start, p->put.md_length);
+	if (host != NULL)
+		return ddt_segment_pack(p->seg, (int64_t)off,
+					(int64_t)(off + len),
+					host + (p->origin - p->put.md_start),
+					dst);
 	w.c = c;
 	w.origin = p->origin;
 	w.md_lo = p->put.md_start;
@@ -724,6 +736,7 @@ eng_sput_progress(struct spinnic_engine *eng, struct out_client *oc,
 		  unsigned budget)
 {
 	struct out_sput *sp = sput_get(oc);
+	unsigned n = 0, taken = 0, steps = 0;
 
 	if (sp == NULL) {
 		/* no memory for the client's stream table: refuse */
@@ -735,9 +748,30 @@ eng_sput_progress(struct spinnic_engine *eng, struct out_client *oc,
 	}
 	if (!oc->active)
 		kept_gc(eng, sp);
-	if (oc->cmd.op == SPINNIC_CMD_PROCESS_PUT)
-		return proc_progress(eng, oc, sp, budget);
-	return stream_progress(eng, oc, sp, budget);
+	for (;;) {
+		bool had = oc->have_cmd;
+
+		if (oc->cmd.op == SPINNIC_CMD_PROCESS_PUT)
+			n += proc_progress(eng, oc, sp, budget - n);
+		else
+			n += stream_progress(eng, oc, sp, budget - n);
+		if (had && !oc->have_cmd)
+			taken++;
+		if (oc->active || oc->have_cmd || n >= budget ||
+		    ++steps == SPUT_CMDS_PER_POLL)
+			break;
+		/* done with it: a run of small pieces goes on at once
+		 * (an ordinary command waits for outbound.c in have_cmd) */
+		if (ptl_cmd_poll(oc->c, &oc->cmd, 1) == 0)
+			break;
+		eng->node->tx.cmds++;
+		oc->have_cmd = true;
+		if (oc->cmd.op < SPINNIC_CMD_SPUT_START)
+			break;
+	}
+	/* commands taken count as work: a piece that completes no packet
+	 * must not let the lcore think it is idle */
+	return n + taken;
 }
 
 void
