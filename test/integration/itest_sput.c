@@ -759,10 +759,15 @@ main(int argc, char **argv)
 	long long timeouts;
 	unsigned i;
 
+	const char *faults = getenv("ITEST_SPUT_FAULTS");
+	const char *const fault_opts[] = { "--fault-inject", faults, NULL };
+
 	if (argc == 5 && strcmp(argv[1], "mid-stream") == 0)
 		return midstream_main(argv);
 	itest_init("itest_sput", 240);
-	itest_spinnic_start(NULL);
+	/* ITEST_SPUT_FAULTS=SPEC: the same under --fault-inject SPEC (RX
+	 * duplication and reordering; no loss until retransmission exists) */
+	itest_spinnic_start(faults != NULL ? fault_opts : NULL);
 	ITEST_CHECK(pipe(rep) == 0 && pipe(ctl) == 0, "pipe");
 	child = fork();
 	ITEST_CHECK(child >= 0, "fork");
@@ -815,7 +820,15 @@ main(int argc, char **argv)
 		    "target exited with %#x", status);
 	free(got);
 	itest_spinnic_finish();
-	itest_expect_no_drops();
+	if (faults == NULL) {
+		itest_expect_no_drops();
+	} else {
+		long long f = itest_counter(0, "faults") +
+			itest_counter(1, "faults");
+
+		ITEST_CHECK(f > 0, "no fault was injected");
+		printf("%lld faults injected\n", f);
+	}
 	timeouts = itest_counter(1, "timeouts");
 	ITEST_CHECK(timeouts >= 2, "target timed out %lld messages, want 2",
 		    timeouts);
