@@ -36,19 +36,12 @@
 
 #include "ddt.h"
 #include "engine.h"
+#include "sput_map.h"
 
 /* Host pieces read with one ptl_host_readv call. */
 #define IOV_BATCH 32u
 /* Commands of one client taken per eng_sput_progress call. */
 #define SPUT_CMDS_PER_POLL 64u
-
-/* A piece of a streaming put: message bytes [msg_off, msg_off + len) are
- * at client address addr. */
-struct sput_ext {
-	uint64_t msg_off;
-	uint64_t addr;
-	uint64_t len;
-};
 
 struct sput_kept;
 
@@ -57,11 +50,9 @@ struct out_stream {
 	bool failed;            /* op ended with ni_fail: absorb the rest */
 	uint64_t msg_id;
 	struct ptl_cmd put;     /* the message as a PUT (length: declared) */
-	uint64_t avail;         /* bytes handed so far */
+	struct sput_map map;    /* pieces handed so far */
 	uint64_t sent;          /* bytes in built packets */
 	uint32_t npkts;
-	uint32_t n, cap;
-	struct sput_ext *ext;   /* in message order, contiguous */
 	struct sput_kept *keep; /* where the state goes once built */
 };
 
@@ -99,48 +90,44 @@ typedef int (*fill_fn)(struct ptl_client *c, void *st, uint64_t off,
 
 /* ---- re-creating payload from host memory -------------------------------- */
 
+struct stream_walk {
+	struct ptl_client *c;
+	uint8_t *dst;
+	struct ptl_host_iov iov[IOV_BATCH];
+	unsigned k;
+};
+
+static int
+stream_run(void *arg, uint64_t addr, uint64_t len, uint64_t dst_off)
+{
+	struct stream_walk *w = arg;
+	int rc;
+
+	w->iov[w->k].addr = addr;
+	w->iov[w->k].buf = w->dst + dst_off;
+	w->iov[w->k].len = (size_t)len;
+	if (++w->k < IOV_BATCH)
+		return 0;
+	w->k = 0;
+	rc = ptl_host_readv(w->c, w->iov, IOV_BATCH);
+	return rc != 0 ? rc : 0;
+}
+
 static int
 stream_fill(struct ptl_client *c, void *st, uint64_t off, uint32_t len,
 	    uint8_t *dst)
 {
 	const struct out_stream *s = st;
-	struct ptl_host_iov iov[IOV_BATCH];
-	uint32_t lo = 0, hi = s->n, i, k = 0;
+	struct stream_walk w;
 	int rc;
 
-	if (off > s->avail || len > s->avail - off)
-		return -ERANGE;
-	if (len == 0)
-		return 0;
-	/* the extent holding off: the last one starting at or before it */
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (s->ext[mid].msg_off <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	for (i = lo; len > 0; i++) {
-		const struct sput_ext *e = &s->ext[i];
-		uint64_t skip = off - e->msg_off;
-		uint64_t take = RTE_MIN(e->len - skip, (uint64_t)len);
-
-		iov[k].addr = e->addr + skip;
-		iov[k].buf = dst;
-		iov[k].len = take;
-		k++;
-		dst += take;
-		off += take;
-		len -= (uint32_t)take;
-		if (k == IOV_BATCH || len == 0) {
-			rc = ptl_host_readv(c, iov, k);
-			if (rc != 0)
-				return rc;
-			k = 0;
-		}
-	}
-	return 0;
+	w.c = c;
+	w.dst = dst;
+	w.k = 0;
+	rc = sput_map_walk(&s->map, off, len, stream_run, &w);
+	if (rc == 0 && w.k > 0)
+		rc = ptl_host_readv(c, w.iov, w.k);
+	return rc;
 }
 
 struct proc_walk {
@@ -348,7 +335,7 @@ sput_get(struct out_client *oc)
 static void
 stream_close(struct out_stream *s)
 {
-	free(s->ext);
+	sput_map_fini(&s->map);
 	free(s->keep);
 	memset(s, 0, sizeof(*s));
 }
@@ -393,7 +380,7 @@ kept_gc(struct spinnic_engine *eng, struct out_sput *sp)
 		if (k->proc)
 			proc_free(&k->p);
 		else
-			free(k->s.ext);
+			sput_map_fini(&k->s.map);
 		free(k);
 	}
 }
@@ -442,54 +429,29 @@ piece_take(struct spinnic_engine *eng, struct out_stream *s,
 {
 	bool eom = cmd->op == SPINNIC_CMD_SPUT_STREAM &&
 		(cmd->flags & SPINNIC_CMD_F_EOM);
-	uint64_t total = s->put.length, len = cmd->length;
-	struct sput_ext *e;
+	struct sput_map *m = &s->map;
+	uint64_t len = cmd->length, left = m->total - m->avail;
+	int rc;
 
 	eng->sput.pieces++;
 	if (s->failed) {
 		eng->sput.absorbed++;
-		s->avail += RTE_MIN(len, total - s->avail);
-		if (eom || s->avail == total)
+		m->avail += RTE_MIN(len, left);
+		if (eom || m->avail == m->total)
 			stream_close(s);
 		return;
 	}
-	if (len > total - s->avail || (eom && s->avail + len != total)) {
-		/* the pieces do not add up to the declared length */
-		eng->sput.bad++;
-		stream_fail(eng, s, SPINNIC_PTL_NI_OP_VIOLATION);
-		if (eom || len >= total - s->avail)
-			stream_close(s);
-		else
-			s->avail += len;
+	rc = sput_map_add(m, cmd->local_addr, len, eom);
+	if (rc == 0)
 		return;
-	}
-	if (len == 0)
-		return;
-	e = s->n > 0 ? &s->ext[s->n - 1] : NULL;
-	if (e != NULL && e->addr + e->len == cmd->local_addr) {
-		e->len += len;
-	} else {
-		if (s->n == s->cap) {
-			uint32_t cap = s->cap == 0 ? 8 : s->cap * 2;
-			struct sput_ext *x = realloc(s->ext, cap * sizeof(*x));
-
-			if (x == NULL) {
-				eng->sput.bad++;
-				stream_fail(eng, s, SPINNIC_PTL_NI_DROPPED);
-				s->avail += len;
-				if (s->avail == total)
-					stream_close(s);
-				return;
-			}
-			s->ext = x;
-			s->cap = cap;
-		}
-		s->ext[s->n].msg_off = s->avail;
-		s->ext[s->n].addr = cmd->local_addr;
-		s->ext[s->n].len = len;
-		s->n++;
-	}
-	s->avail += len;
+	/* the pieces do not add up to the declared length (or no memory):
+	 * the put fails, the rest of the stream is absorbed */
+	eng->sput.bad++;
+	stream_fail(eng, s, rc == -ENOMEM ? SPINNIC_PTL_NI_DROPPED :
+		    SPINNIC_PTL_NI_OP_VIOLATION);
+	m->avail += RTE_MIN(len, left);
+	if (eom || len >= left)
+		stream_close(s);
 }
 
 static unsigned
@@ -535,6 +497,7 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 				return 0; /* client detached meanwhile */
 			s->open = true;
 			s->put = put;
+			sput_map_init(&s->map, put.length);
 			eng->outs.puts++;
 			eng->sput.streams++;
 			spinnic_client_count(node, ptl_client_id(oc->c).pid,
@@ -560,7 +523,7 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 		return 0;
 	}
 	n = pkts_build(eng, oc, &s->put, s->msg_id, &s->sent, &s->npkts,
-		       s->avail, stream_fill, s, budget, &wait, &rc);
+		       s->map.avail, stream_fill, s, budget, &wait, &rc);
 	if (rc != 0) {
 		/* the piece's memory went away: the put fails here */
 		eng->outs.read_faults++;
@@ -797,7 +760,7 @@ eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc)
 		if (k->proc)
 			proc_free(&k->p);
 		else
-			free(k->s.ext);
+			sput_map_fini(&k->s.map);
 		free(k);
 	}
 	free(sp);
