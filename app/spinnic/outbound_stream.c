@@ -234,8 +234,29 @@ eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
 
 /* ---- packets --------------------------------------------------------------- */
 
+/*
+ * The one place packets of streamed and processed puts leave, and where
+ * their SEND is decided: queue @p m for @p dst_nid; after the message's
+ * last packet (@p last) the operation's SEND follows. Merging with
+ * reliable delivery changes only this function: eng_tx_send() with a
+ * rel_src of no client (the frame is copied for retransmission; or a
+ * refill through eng_sput_refill()) and send_id = last ? msg_id : 0, the
+ * SEND then waiting for the acknowledgement.
+ * @return 0, or -ENOSPC (nothing queued: the caller frees @p m, retries)
+ */
+static int
+sput_tx(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
+	uint64_t msg_id, bool last)
+{
+	int rc = eng_tx_queue(eng, m, dst_nid);
+
+	if (rc == 0 && last)
+		ptl_op_sent(eng->node->nic, msg_id, SPINNIC_PTL_NI_OK);
+	return rc;
+}
+
 /* Build and queue the packet [off, off + len) of a message.
- * @return 0, -EAGAIN (no mbuf: retry), or the fill's error */
+ * @return 0, -EAGAIN (no mbuf or no room: retry), or the fill's error */
 static int
 pkt_send(struct spinnic_engine *eng, struct out_client *oc,
 	 const struct ptl_cmd *put, uint64_t msg_id, uint64_t off,
@@ -272,11 +293,13 @@ pkt_send(struct spinnic_engine *eng, struct out_client *oc,
 		return -EAGAIN;
 	}
 	rc = len == 0 ? 0 : fill(oc->c, st, off, len, pay);
+	if (rc == 0 && sput_tx(eng, m, p.dst.nid, msg_id,
+			       off + len == put->length) != 0)
+		rc = -EAGAIN;
 	if (rc != 0) {
 		rte_pktmbuf_free(m);
 		return rc;
 	}
-	eng_tx_queue(eng, m, p.dst.nid);
 	eng->outs.data_pkts++;
 	return 0;
 }
@@ -532,8 +555,7 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 		return n;
 	}
 	if (s->npkts > 0 && s->sent == s->put.length) {
-		/* every byte left: SEND (ack later) */
-		ptl_op_sent(node->nic, s->msg_id, SPINNIC_PTL_NI_OK);
+		/* every byte left (sput_tx saw to SEND) */
 		stream_keep(sp, s);
 		oc->active = false;
 	} else if (wait) {
@@ -685,7 +707,6 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 		proc_end(p);
 		oc->active = false;
 	} else if (p->npkts > 0 && p->sent == p->put.length) {
-		ptl_op_sent(node->nic, p->msg_id, SPINNIC_PTL_NI_OK);
 		proc_keep(sp, p);
 		oc->active = false;
 	}
