@@ -318,6 +318,10 @@ void eng_out_fini(struct spinnic_engine *eng);
  */
 struct rte_mbuf *eng_build(struct spinnic_node *node,
 			   const struct spinnic_pkt *p, uint8_t **pay_p);
+/** Allocate per-message packet bitmap for @p len bytes. */
+uint64_t *eng_bitmap_new(const struct spinnic_node *node, uint64_t len,
+			 uint32_t *npkts_p);
+
 /** tx_room() of outbound.c: room to build a data packet for @p dst_nid. */
 bool eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid);
 /** tx_queue() of outbound.c: queue a built packet (0, or -ENOSPC: the
@@ -353,9 +357,5 @@ int eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
 		    uint64_t msg_id, uint64_t off, uint32_t len, uint8_t *dst);
 /** Print the non-zero streaming/processed-put counters. */
 void eng_sput_stats_print(const struct spinnic_engine *eng, FILE *f);
-
-/** Allocate per-message packet bitmap for @p len bytes. */
-uint64_t *eng_bitmap_new(const struct spinnic_node *node, uint64_t len,
-			 uint32_t *npkts_p);
 
 #endif

@@ -3,8 +3,7 @@
  * @file spin.h
  * sPIN additions to the Portals 4 API (DESIGN §6, §8): host-region memory,
  * execution contexts (packet handlers attached to an ME), NIC memory
- * blobs for handlers, NIC information, streaming puts (PtlSPutStart,
- * PtlSPutStream) and outbound sPIN puts (PtlProcessPut). Part of libspinnic; every
+ * blobs for handlers, and NIC information. Part of libspinnic; every
  * function returns a PTL_* code of portals4.h unless stated otherwise.
  */
 #ifndef SPIN_H
