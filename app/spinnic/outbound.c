@@ -22,6 +22,7 @@
 #include <rte_ring.h>
 
 #include "engine.h"
+#include "outbound_stream.h"
 
 /* How often the outbound engine looks for newly attached clients (a new
  * client's first command waits at most this long). */

@@ -36,6 +36,7 @@
 
 #include "ddt.h"
 #include "engine.h"
+#include "outbound_stream.h"
 #include "sput_map.h"
 
 /* Host pieces read with one ptl_host_readv call. */
