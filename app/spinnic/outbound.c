@@ -776,6 +776,7 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	eng_sput_stats_print(eng, f);
 }
 
+#ifndef REL_WIN /* reliable delivery (rel.h) has its own eng_tx_room */
 bool
 eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid)
 {
@@ -787,3 +788,4 @@ eng_tx_queue(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid)
 {
 	return tx_queue(eng, m, dst_nid);
 }
+#endif

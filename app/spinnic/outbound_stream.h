@@ -16,10 +16,10 @@ struct out_client;
 struct rte_mbuf;
 struct spinnic_engine;
 
-/** tx_room() of outbound.c: room to build a data packet for @p dst_nid. */
+/** Room to build a data packet for @p dst_nid now (outbound.c). */
 bool eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid);
 /** tx_queue() of outbound.c: queue a built packet (0, or -ENOSPC: the
- *  caller keeps it). */
+ *  caller keeps it). Without reliable delivery only (see sput_tx()). */
 int eng_tx_queue(struct spinnic_engine *eng, struct rte_mbuf *m,
 		 uint32_t dst_nid);
 
