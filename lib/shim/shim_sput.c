@@ -23,6 +23,9 @@ struct shim_sput {
 	uint64_t handed;        /* bytes of the pieces posted so far */
 };
 
+_Static_assert(SPIN_SPUT_MAX == SPINNIC_SPUT_MAX,
+	       "spin.h and the ABI agree on the number of streams");
+
 static pthread_mutex_t sput_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shim_sput sputs[SPINNIC_SPUT_MAX];
 
