@@ -281,6 +281,19 @@ struct eng_out_stats {
 	uint64_t tacks_dropped; /**< transport acks the TX queue refused */
 };
 
+/** Streaming and processed puts (outbound_stream.c; outbound role). */
+struct eng_sput_stats {
+	uint64_t streams;       /**< streaming puts opened */
+	uint64_t pieces;        /**< pieces (SPUT_START + SPUT_STREAM) taken */
+	uint64_t procs;         /**< processed puts (PROCESS_PUT) started */
+	uint64_t bad;           /**< refused: unknown or busy stream, pieces
+				     past the declared length, EOM short of
+				     it, a type that does not load or fit */
+	uint64_t failed;        /**< streams/processed puts failed (SEND
+				     with ni_fail) after their start */
+	uint64_t absorbed;      /**< pieces of a failed stream discarded */
+};
+
 /** An inbound message (entry of eng->msgs). */
 struct in_msg {
 	struct spinnic_msg_link link;   /* first */
@@ -328,6 +341,8 @@ struct out_client {
 	uint64_t off;                   /**< next byte to send */
 	bool have_cmd;                  /**< cmd read, op not started yet */
 	bool active;                    /**< op started, packets to build */
+	struct out_sput *sput;          /**< streams and processed put of the
+					     client (outbound_stream.c) */
 };
 
 /** Packets built but not yet taken by one TX queue. */
@@ -392,6 +407,7 @@ struct spinnic_engine {
 	volatile uint64_t detach_req;
 	volatile uint64_t detach_in_ack, detach_out_ack;
 	uint64_t in_detach_seen;        /**< inbound: request in progress */
+	struct eng_sput_stats sput;     /**< outbound_stream.c counters */
 };
 
 /* inbound.c */

@@ -23,6 +23,7 @@
 #include <rte_ring_elem.h>
 
 #include "engine.h"
+#include "outbound_stream.h"
 
 /* How often the outbound engine looks for newly attached clients (a new
  * client's first command waits at most this long). */
@@ -284,6 +285,7 @@ out_forget(struct spinnic_engine *eng, struct out_client *oc)
 {
 	if (oc->active || oc->have_cmd)
 		eng->outs.detach_drops++;
+	eng_sput_forget(eng, oc);
 	if (oc->c != NULL)
 		ptl_client_put(oc->c);
 	memset(oc, 0, sizeof(*oc));
@@ -333,6 +335,8 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 	unsigned n = 0;
 	int rc;
 
+	if (cmd->op >= SPINNIC_CMD_SPUT_START)
+		return eng_sput_progress(eng, oc, budget);
 	if (!oc->active) {
 		rc = ptl_op_start(oc->c, cmd, &oc->msg_id);
 		if (rc == -ENOSPC) {
@@ -1003,4 +1007,19 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "faults_tx", eng->ftx != NULL ? eng->ftx->events : 0);
 	if (l.n % 6 != 0)
 		fputc('\n', f);
+	eng_sput_stats_print(eng, f);
 }
+
+#ifndef REL_WIN /* reliable delivery (rel.h) has its own eng_tx_room */
+bool
+eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid)
+{
+	return tx_room(eng, dst_nid);
+}
+
+int
+eng_tx_queue(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid)
+{
+	return tx_queue(eng, m, dst_nid);
+}
+#endif

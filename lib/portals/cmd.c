@@ -2,6 +2,58 @@
 /* Command ring consumer: copy out, validate, resolve (STYLE 8). */
 #include "ptl_internal.h"
 
+static int cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
+		     struct ptl_cmd *out, uint32_t *eq_p);
+
+/* nic->lock held: the fields of SPUT_START, SPUT_STREAM and PROCESS_PUT
+ * beyond a PUT's (the outbound engine checks the stream's state and the
+ * type); then resolved by cmd_check as a PUT. */
+static int
+cmd_check_sput(struct ptl_client *c, const struct ptl_ni *ni,
+	       const struct ptl_md *md, const struct spinnic_cmd *cmd,
+	       struct ptl_cmd *out)
+{
+	struct spinnic_cmd put = *cmd;
+	uint32_t eq;
+	int fail;
+
+	if ((cmd->flags & ~(cmd->op == SPINNIC_CMD_SPUT_STREAM ?
+			    SPINNIC_CMD_F_EOM : 0u)) != 0 ||
+	    (cmd->op != SPINNIC_CMD_PROCESS_PUT &&
+	     cmd->stream >= SPINNIC_SPUT_MAX))
+		return SPINNIC_PTL_NI_OP_VIOLATION;
+	switch (cmd->op) {
+	case SPINNIC_CMD_SPUT_START:
+		if (cmd->msg_length < cmd->length ||
+		    cmd->msg_length > ni->lim.max_msg_size)
+			return SPINNIC_PTL_NI_SEGV;
+		break;
+	case SPINNIC_CMD_SPUT_STREAM:
+		break;
+	case SPINNIC_CMD_PROCESS_PUT:
+		if (cmd->blob_len == 0 || cmd->blob_len > SPINNIC_PROC_BLOB_MAX)
+			return SPINNIC_PTL_NI_OP_VIOLATION;
+		if (cmd->local_offset > md->length ||
+		    cmd->length > ni->lim.max_msg_size)
+			return SPINNIC_PTL_NI_SEGV;
+		/* the type's span is checked against the MD once loaded */
+		put.length = 0;
+		break;
+	default:
+		return SPINNIC_PTL_NI_OP_VIOLATION;
+	}
+	/* everything else as a PUT */
+	put.op = SPINNIC_CMD_PUT;
+	put.flags = 0;
+	fail = cmd_check(c, &put, out, &eq);
+	if (fail != 0)
+		return fail;
+	out->op = cmd->op;
+	out->flags = cmd->flags;
+	out->length = cmd->length;
+	return 0;
+}
+
 /* nic->lock held: resolve and check a PUT/GET. Returns 0 or the ni_fail of
  * the failure event; *eq_p gets the MD's EQ when the MD is valid. */
 static int
@@ -19,6 +71,8 @@ cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	if (md == NULL || ptl_handle_ni(cmd->md) != ptl_handle_ni(cmd->ni))
 		return SPINNIC_PTL_NI_OP_VIOLATION;
 	*eq_p = md->eq;
+	if (cmd->op >= SPINNIC_CMD_SPUT_START)
+		return cmd_check_sput(c, ni, md, cmd, out);
 	if (cmd->flags != 0 || cmd->target.pid == SPINNIC_PTL_PID_ANY ||
 	    cmd->target.nid == SPINNIC_PTL_NID_ANY ||
 	    cmd->pt_index > (uint32_t)max->max_pt_index ||
@@ -49,6 +103,14 @@ cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	out->remote_offset = cmd->remote_offset;
 	out->user_ptr = cmd->user_ptr;
 	out->hdr_data = cmd->hdr_data;
+	out->flags = cmd->flags;
+	out->stream = cmd->stream;
+	out->msg_length = cmd->msg_length;
+	out->blob = cmd->blob;
+	out->blob_len = cmd->blob_len;
+	out->count = cmd->count;
+	out->md_start = md->start;
+	out->md_length = md->length;
 	return 0;
 }
 
@@ -115,6 +177,9 @@ ptl_cmd_poll(struct ptl_client *c, struct ptl_cmd *out, unsigned n)
 		}
 		case SPINNIC_CMD_PUT:
 		case SPINNIC_CMD_GET:
+		case SPINNIC_CMD_SPUT_START:
+		case SPINNIC_CMD_SPUT_STREAM:
+		case SPINNIC_CMD_PROCESS_PUT:
 			break;
 		default:
 			PTL_STAT(nic, bad_cmd);

@@ -521,6 +521,14 @@ struct ptl_cmd {
 	uint64_t remote_offset;
 	uint64_t user_ptr;
 	uint64_t hdr_data;
+	/* SPUT_START / SPUT_STREAM / PROCESS_PUT (see spinnic_cmd) */
+	uint16_t flags;         /**< SPINNIC_CMD_F_EOM */
+	uint32_t stream;
+	uint64_t msg_length;    /**< SPUT_START: declared message length */
+	uint32_t blob, blob_len;
+	uint64_t count;
+	uint64_t md_start;      /**< the MD's client address and bytes */
+	uint64_t md_length;
 };
 
 /**
@@ -533,6 +541,14 @@ struct ptl_cmd {
  * ni_fail_type SEGV (offset/length outside the MD or over max_msg_size)
  * or OP_VIOLATION (anything else). The tail is advanced with a release
  * store. Single consumer per client.
+ *
+ * SPUT_START, SPUT_STREAM and PROCESS_PUT come back resolved like a PUT
+ * (their failure event is SEND): a stream piece [local_offset, +length)
+ * must lie in its MD, SPUT_START's declared msg_length must hold its first
+ * piece and respect max_msg_size, stream < SPINNIC_SPUT_MAX, flags only
+ * SPINNIC_CMD_F_EOM on SPUT_STREAM; PROCESS_PUT needs local_offset within
+ * the MD, 0 < blob_len <= SPINNIC_PROC_BLOB_MAX and length <= max_msg_size
+ * (the type itself is checked by the outbound engine, which loads it).
  * @param c   the client
  * @param out room for n commands
  * @param n   count

@@ -240,13 +240,24 @@ enum spinnic_cmd_op {
 	SPINNIC_CMD_GET,
 	SPINNIC_CMD_CT_SET,
 	SPINNIC_CMD_CT_INC,
+	SPINNIC_CMD_SPUT_START,  /**< streaming put: open, first piece */
+	SPINNIC_CMD_SPUT_STREAM, /**< streaming put: next piece */
+	SPINNIC_CMD_PROCESS_PUT, /**< outbound sPIN: packets packed by a type */
 	SPINNIC_CMD_OP_MAX,
 };
+
+/** Streaming puts open at once per client (stream slots 0..MAX-1). */
+#define SPINNIC_SPUT_MAX 64u
+/** SPUT_STREAM flags: this piece ends the message (the pieces must then
+ *  add up to the declared length). */
+#define SPINNIC_CMD_F_EOM 1u
+/** Largest serialized type a PROCESS_PUT may name (bytes). */
+#define SPINNIC_PROC_BLOB_MAX (1u << 20)
 
 /** One command; the NIC copies it out of the ring before checking it. */
 struct spinnic_cmd {
 	uint16_t op;            /**< enum spinnic_cmd_op */
-	uint16_t flags;
+	uint16_t flags;         /**< SPUT_STREAM: SPINNIC_CMD_F_EOM; else 0 */
 	uint32_t ni;
 	uint32_t md;            /**< PUT/GET: local MD; CT_*: the CT */
 	uint32_t ack_req;       /**< PUT: ptl_ack_req_t */
@@ -261,7 +272,17 @@ struct spinnic_cmd {
 	uint64_t hdr_data;
 	uint64_t ct_success;    /**< CT_SET/CT_INC values */
 	uint64_t ct_failure;
-	uint8_t pad1[128 - 96];
+	/* streaming and processed puts (zero for the other ops) */
+	uint64_t msg_length;    /**< SPUT_START: declared message length
+				     (length is the first piece) */
+	uint32_t stream;        /**< SPUT_*: stream slot < SPINNIC_SPUT_MAX */
+	uint32_t blob;          /**< PROCESS_PUT: NIC memory blob holding a
+				     serialized type (ddt_serialize) */
+	uint32_t blob_len;      /**< PROCESS_PUT: its bytes */
+	uint32_t pad2;
+	uint64_t count;         /**< PROCESS_PUT: elements of the type; length
+				     is the packed size (size * count) and
+				     local_offset the buffer origin in the MD */
 };
 static_assert(sizeof(struct spinnic_cmd) == 128, "command size");
 

@@ -52,6 +52,9 @@ enum shim_kind {
 };
 
 #define SHIM_NI_MAX 4           /* matching x logical */
+/* Handle kind of a streaming put: its own table in shim_sput.c, outside
+ * the per-NI object tables. */
+#define SHIM_KIND_SPUT 0x40u
 
 static inline ptl_handle_any_t
 shim_handle_make(unsigned kind, unsigned ni, unsigned gen, uint32_t idx)

@@ -175,6 +175,102 @@ int spin_nicmem_id(spin_handle_nicmem_t mem, uint32_t *id_p);
  */
 int spin_nic_info(ptl_handle_ni_t ni_handle, struct spin_nic_info *info_p);
 
+/* ---- streaming and processed puts (paper 000 §3.1) -------------------- */
+
+/** Handle of an open streaming put (a ptl_handle_any_t). */
+typedef ptl_handle_any_t spin_handle_sput_t;
+
+/** Streaming puts a process may have open at once. */
+#define SPIN_SPUT_MAX 64
+
+/**
+ * Start a streaming put: one message of @p total_length bytes whose data
+ * is handed in pieces, this call's piece first, then PtlSPutStream()
+ * calls. The target sees one ordinary put (one match, one PUT event, one
+ * ACK); the initiator gets one SEND (and ACK) for the whole message on
+ * the EQ/CT of this call's MD.
+ *
+ * Semantics:
+ * - Pieces are any size, including 0 and sizes that do not fill a packet:
+ *   the NIC builds a packet once the pieces cover it (a full payload, or
+ *   the message's last bytes), so packets leave while later pieces are
+ *   still being found; piece boundaries never show on the wire.
+ * - The message ends when the pieces reach @p total_length (a piece that
+ *   does so ends it, EOM or not). A piece that would pass it, or EOM on a
+ *   piece that leaves it short, is refused with PTL_ARG_INVALID and
+ *   changes nothing: the stream stays open for a correct piece.
+ * - The bytes of every piece must stay unchanged until SEND (they are
+ *   read when their packet is built, and again to retransmit).
+ * - If the process exits (or crashes) mid-stream, the NIC forgets the
+ *   stream; the target drops the partial message when it times out, and
+ *   nothing is leaked on either side.
+ * - A stream whose message already failed on the NIC (its SEND carries
+ *   the ni_fail) takes its remaining pieces and discards them.
+ * @param md_handle MD holding this piece (its EQ/CT get the events).
+ * @param local_offset piece offset in the MD.
+ * @param length piece bytes (may be 0; at most @p total_length).
+ * @param total_length bytes of the message (<= max_msg_size).
+ * @param ack_req, target_id, pt_index, match_bits, remote_offset,
+ *   user_ptr, hdr_data as PtlPut().
+ * @param sput_p receives the stream handle (already finished when
+ *   @p length == @p total_length).
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (bad MD or range, lengths,
+ *   target, PT, ack_req, NULL sput_p); PTL_NO_SPACE (SPIN_SPUT_MAX
+ *   streams open); PTL_FAIL (NIC gone).
+ */
+int PtlSPutStart(ptl_handle_md_t md_handle, ptl_size_t local_offset,
+		 ptl_size_t length, ptl_size_t total_length,
+		 ptl_ack_req_t ack_req, ptl_process_t target_id,
+		 ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+		 ptl_size_t remote_offset, void *user_ptr,
+		 ptl_hdr_data_t hdr_data, spin_handle_sput_t *sput_p);
+
+/**
+ * Hand the next piece of a streaming put (see PtlSPutStart()).
+ * @param sput the stream.
+ * @param md_handle MD holding the piece (any MD of the same NI).
+ * @param local_offset piece offset in the MD.
+ * @param length piece bytes (may be 0).
+ * @param eom non-zero: this piece ends the message (it must bring the
+ *   bytes handed to exactly the declared length).
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (unknown or finished
+ *   stream, bad MD or range, piece past the declared length, EOM short of
+ *   it; nothing is sent); PTL_FAIL (NIC gone).
+ */
+int PtlSPutStream(spin_handle_sput_t sput, ptl_handle_md_t md_handle,
+		  ptl_size_t local_offset, ptl_size_t length, int eom);
+
+/**
+ * Outbound sPIN put: send @p count elements of a datatype from the
+ * non-contiguous buffer at @p local_offset of the MD (MPI's buf origin)
+ * as one contiguous (packed) message of @p length bytes, without packing
+ * on the host: the NIC packs each packet's bytes by the type from host
+ * memory as it builds the packet (paper 000 §3.1.2). The target sees an
+ * ordinary put of the packed bytes, exactly what ddt_pack() + PtlPut()
+ * would send.
+ * @param md_handle MD covering every byte the @p count elements touch.
+ * @param local_offset the buffer origin in the MD.
+ * @param type NIC memory blob holding the type serialized by
+ *   ddt_serialize() (spin_nicmem_alloc() + spin_nicmem_write(); the whole
+ *   blob is the type); it may be freed once SEND arrived.
+ * @param count elements.
+ * @param length the packed bytes: ddt_size() * count.
+ * @param ack_req, target_id, pt_index, match_bits, remote_offset,
+ *   user_ptr, hdr_data as PtlPut().
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (bad MD, offset, blob,
+ *   target, PT, ack_req; length over max_msg_size); PTL_FAIL (NIC gone).
+ *   What only the NIC can check comes as a SEND event with ni_fail_type
+ *   PTL_NI_OP_VIOLATION (the blob is not a valid type of this process, or
+ *   @p length is not its size times @p count) or PTL_NI_SEGV (the
+ *   elements reach outside the MD), and nothing is sent.
+ */
+int PtlProcessPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
+		  spin_handle_nicmem_t type, ptl_size_t count,
+		  ptl_size_t length, ptl_ack_req_t ack_req,
+		  ptl_process_t target_id, ptl_pt_index_t pt_index,
+		  ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+		  void *user_ptr, ptl_hdr_data_t hdr_data);
+
 /**
  * Name of a PTL_* return code ("PTL_OK", "PTL_ARG_INVALID", ...).
  * @param rc a return code.

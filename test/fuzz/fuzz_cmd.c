@@ -9,7 +9,8 @@
  *             believe); bits 4-6: how many the NIC may take per poll - 1
  *   ctl&7 x struct spinnic_cmd (128 bytes), written at head, head++
  * After each batch the NIC polls until the ring is empty. Every command it
- * returns must be a PUT or GET that lies inside one of the MDs.
+ * returns must be a PUT or GET that lies inside one of the MDs (or a
+ * streaming piece inside one, or a processed put whose origin is in one).
  */
 #include <stdint.h>
 #include <string.h>
@@ -54,16 +55,34 @@ check_cmd(const struct cmd_env *ce, const struct ptl_cmd *c)
 {
 	unsigned k;
 
-	FZ_CHECK(c->op == SPINNIC_CMD_PUT || c->op == SPINNIC_CMD_GET);
+	FZ_CHECK(c->op == SPINNIC_CMD_PUT || c->op == SPINNIC_CMD_GET ||
+		 c->op == SPINNIC_CMD_SPUT_START ||
+		 c->op == SPINNIC_CMD_SPUT_STREAM ||
+		 c->op == SPINNIC_CMD_PROCESS_PUT);
 	FZ_CHECK(c->ni == ce->o.ni);
 	k = c->md == ce->md[0] ? 0 : 1;
 	FZ_CHECK(c->md == ce->md[k]);
 	FZ_CHECK(c->local_offset <= ce->md_len[k]);
-	FZ_CHECK(c->length <= ce->md_len[k] - c->local_offset);
+	/* a processed put's length is the packed size, not an MD range */
+	if (c->op != SPINNIC_CMD_PROCESS_PUT)
+		FZ_CHECK(c->length <= ce->md_len[k] - c->local_offset);
 	FZ_CHECK(c->local_addr == fz_addr(ce->md_off[k]) + c->local_offset);
 	FZ_CHECK(c->uid == FZ_UID);
-	if (c->op == SPINNIC_CMD_PUT)
+	if (c->op != SPINNIC_CMD_GET)
 		FZ_CHECK(c->ack_req <= SPINNIC_PTL_OC_ACK_REQ);
+	/* streaming and processed puts (lib/portals/cmd.c) */
+	FZ_CHECK(c->flags == 0 || (c->op == SPINNIC_CMD_SPUT_STREAM &&
+				   c->flags == SPINNIC_CMD_F_EOM));
+	if (c->op == SPINNIC_CMD_SPUT_START || c->op == SPINNIC_CMD_SPUT_STREAM)
+		FZ_CHECK(c->stream < SPINNIC_SPUT_MAX);
+	if (c->op == SPINNIC_CMD_SPUT_START)
+		FZ_CHECK(c->msg_length >= c->length);
+	if (c->op == SPINNIC_CMD_PROCESS_PUT)
+		FZ_CHECK(c->blob_len > 0 && c->blob_len <= SPINNIC_PROC_BLOB_MAX);
+	if (c->op != SPINNIC_CMD_GET) {
+		FZ_CHECK(c->md_start == fz_addr(ce->md_off[k]));
+		FZ_CHECK(c->md_length == ce->md_len[k]);
+	}
 }
 
 int

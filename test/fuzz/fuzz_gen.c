@@ -368,6 +368,32 @@ cmd_put(uint16_t op, uint32_t ni, uint32_t md, uint64_t off, uint64_t len)
 }
 
 static void
+cmd_sput(uint16_t op, uint32_t ni, uint32_t md, uint64_t off, uint64_t len,
+	 uint64_t msg_length, uint32_t stream, uint16_t flags,
+	 uint32_t blob_len)
+{
+	struct spinnic_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	c.flags = flags;
+	c.ni = ni;
+	c.md = md;
+	c.ack_req = SPINNIC_PTL_ACK_REQ;
+	c.local_offset = off;
+	c.length = len;
+	c.target.nid = FZ_PEER_NID;
+	c.target.pid = FZ_PEER_PID;
+	c.match_bits = 0x42;
+	c.msg_length = msg_length;
+	c.stream = stream;
+	c.blob = 1;
+	c.blob_len = blob_len;
+	c.count = 4;
+	out_put(&c, sizeof(c));
+}
+
+static void
 gen_cmd(void)
 {
 	struct fz_env e;
@@ -412,7 +438,7 @@ gen_cmd(void)
 	cmd_put(SPINNIC_CMD_PUT, o.ni, md[0], 65000, 1000); /* past the MD */
 	cmd_put(SPINNIC_CMD_GET, o.ni, md[1], 0, 5000);     /* no EQ */
 	cmd_put(SPINNIC_CMD_PUT, o.ni ^ 1, md[0], 0, 1);    /* bad NI */
-	cmd_put(7, o.ni, md[0], 0, 1);                      /* bad op */
+	cmd_put(SPINNIC_CMD_OP_MAX, o.ni, md[0], 0, 1);     /* bad op */
 	out_write("cmd", "02-invalid");
 	out_reset();
 	out_u(7 | (7 << 4), 1);
@@ -432,6 +458,30 @@ gen_cmd(void)
 	out_u(1, 1);
 	cmd_put(SPINNIC_CMD_GET, o.ni, md[0], 0, 16);
 	out_write("cmd", "04-head-jump");
+	/* streaming and processed puts, good then bad */
+	out_reset();
+	out_u(5 | (4 << 4), 1);
+	cmd_sput(SPINNIC_CMD_SPUT_START, o.ni, md[0], 0, 100, 300, 3, 0, 0);
+	cmd_sput(SPINNIC_CMD_SPUT_STREAM, o.ni, md[0], 4000, 100, 0, 3, 0, 0);
+	cmd_sput(SPINNIC_CMD_SPUT_STREAM, o.ni, md[1], 0, 100, 0, 3,
+		 SPINNIC_CMD_F_EOM, 0);
+	cmd_sput(SPINNIC_CMD_PROCESS_PUT, o.ni, md[0], 512, 4096, 0, 0, 0,
+		 64);
+	cmd_sput(SPINNIC_CMD_SPUT_START, o.ni, md[0], 0, 0, 0, 63, 0, 0);
+	out_u(6 | (5 << 4), 1);
+	/* stream slot out of range, EOM on a start, declared length below
+	 * the first piece, piece past the MD, empty type blob, origin past
+	 * the MD */
+	cmd_sput(SPINNIC_CMD_SPUT_START, o.ni, md[0], 0, 10, 10,
+		 SPINNIC_SPUT_MAX, 0, 0);
+	cmd_sput(SPINNIC_CMD_SPUT_START, o.ni, md[0], 0, 10, 10, 1,
+		 SPINNIC_CMD_F_EOM, 0);
+	cmd_sput(SPINNIC_CMD_SPUT_START, o.ni, md[0], 0, 10, 9, 1, 0, 0);
+	cmd_sput(SPINNIC_CMD_SPUT_STREAM, o.ni, md[1], 4000, 100, 0, 1, 0, 0);
+	cmd_sput(SPINNIC_CMD_PROCESS_PUT, o.ni, md[0], 0, 16, 0, 0, 0, 0);
+	cmd_sput(SPINNIC_CMD_PROCESS_PUT, o.ni, md[1], 4097, 16, 0, 0, 0,
+		 64);
+	out_write("cmd", "05-sput-process");
 }
 
 /* ---- type expressions and blobs ------------------------------------- */

@@ -1,0 +1,817 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Sender-side datatype processing in the outbound engine (paper 000 §3.1):
+ *
+ * - Streaming puts (SPUT_START, SPUT_STREAM): one message of a declared
+ *   length handed in pieces. Each piece is recorded as an extent (message
+ *   offset -> client address); a packet is built as soon as the pieces
+ *   cover it (a full payload, or the message's last bytes), so packets
+ *   leave while the client still looks for its next block, at the offsets
+ *   and sizes of an ordinary put: the target sees one message.
+ * - Processed puts (PROCESS_PUT): the packets of a typed message are
+ *   gathered from the client's non-contiguous buffer by the type: for each
+ *   packet a ddt segment walks the packet's byte range of the packed
+ *   stream and the blocks it names are read from host memory (the work of
+ *   an outbound packet handler, run inline by the outbound role); the host
+ *   never packs.
+ *
+ * Payload of any packet of either kind is re-created from host memory by
+ * (message, offset) with stream_fill()/proc_fill() (eng_sput_refill()), the
+ * same functions that built it: retransmission reads host memory again.
+ * Once every packet of a message is built, its extents (or its type and
+ * segment) move to the client's kept list and stay until the operation
+ * ends (ptl_op_lookup() no longer knows it: acked or failed); the list is
+ * trimmed when the client's next such command starts, and at detach.
+ *
+ * The state of a client lives in oc->sput (allocated on its first such
+ * command, freed at detach). Outbound role only: no locking.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_mbuf.h>
+
+#include "ddt.h"
+#include "engine.h"
+#include "outbound_stream.h"
+#include "sput_map.h"
+
+/* Host pieces read with one ptl_host_readv call. */
+#define IOV_BATCH 32u
+/* Commands of one client taken per eng_sput_progress call. */
+#define SPUT_CMDS_PER_POLL 64u
+
+struct sput_kept;
+
+struct out_stream {
+	bool open;
+	bool failed;            /* op ended with ni_fail: absorb the rest */
+	uint64_t msg_id;
+	struct ptl_cmd put;     /* the message as a PUT (length: declared) */
+	struct sput_map map;    /* pieces handed so far */
+	uint64_t sent;          /* bytes in built packets */
+	uint32_t npkts;
+	struct sput_kept *keep; /* where the state goes once built */
+};
+
+struct out_proc {
+	bool on;
+	uint64_t msg_id;
+	struct ptl_cmd put;
+	void *blob;             /* copy of the serialized type */
+	struct ddt_segment *seg;
+	uint64_t origin;        /* client address of the buffer origin */
+	uint64_t sent;
+	uint32_t npkts;
+	struct sput_kept *keep;
+};
+
+/* A message whose packets are all built, kept (with what re-creates its
+ * payload) until its operation ends (ack, or failure): retransmission
+ * may still need it. Allocated when the message starts. */
+struct sput_kept {
+	struct sput_kept *next;
+	uint64_t msg_id;
+	bool proc;
+	struct out_stream s;
+	struct out_proc p;
+};
+
+struct out_sput {
+	struct out_stream s[SPINNIC_SPUT_MAX];
+	struct out_proc proc;
+	struct sput_kept *kept;
+};
+
+typedef int (*fill_fn)(struct ptl_client *c, void *st, uint64_t off,
+		       uint32_t len, uint8_t *dst);
+
+/* ---- re-creating payload from host memory -------------------------------- */
+
+struct stream_walk {
+	struct ptl_client *c;
+	uint8_t *dst;
+	struct ptl_host_iov iov[IOV_BATCH];
+	unsigned k;
+};
+
+static int
+stream_run(void *arg, uint64_t addr, uint64_t len, uint64_t dst_off)
+{
+	struct stream_walk *w = arg;
+	int rc;
+
+	w->iov[w->k].addr = addr;
+	w->iov[w->k].buf = w->dst + dst_off;
+	w->iov[w->k].len = (size_t)len;
+	if (++w->k < IOV_BATCH)
+		return 0;
+	w->k = 0;
+	rc = ptl_host_readv(w->c, w->iov, IOV_BATCH);
+	return rc != 0 ? rc : 0;
+}
+
+static int
+stream_fill(struct ptl_client *c, void *st, uint64_t off, uint32_t len,
+	    uint8_t *dst)
+{
+	const struct out_stream *s = st;
+	struct stream_walk w;
+	int rc;
+
+	w.c = c;
+	w.dst = dst;
+	w.k = 0;
+	rc = sput_map_walk(&s->map, off, len, stream_run, &w);
+	if (rc == 0 && w.k > 0)
+		rc = ptl_host_readv(c, w.iov, w.k);
+	return rc;
+}
+
+struct proc_walk {
+	struct ptl_client *c;
+	uint64_t origin, md_lo, md_hi;
+	uint8_t *dst;
+	int64_t first, last;
+	struct ptl_host_iov iov[IOV_BATCH];
+	unsigned k;
+	int rc;
+};
+
+/* A block of the packet's range: read it from the typed buffer. */
+static int
+proc_block(void *arg, int64_t buf_off, int64_t len, int64_t stream_off)
+{
+	struct proc_walk *w = arg;
+	uint64_t addr = w->origin + (uint64_t)buf_off;
+
+	if (len <= 0)
+		return 0;
+	if (stream_off < w->first || len > w->last - stream_off ||
+	    addr < w->md_lo || addr > w->md_hi ||
+	    (uint64_t)len > w->md_hi - addr) {
+		/* checked at start; a block outside the MD is never read */
+		w->rc = -EFAULT;
+		return 1;
+	}
+	w->iov[w->k].addr = addr;
+	w->iov[w->k].buf = w->dst + (stream_off - w->first);
+	w->iov[w->k].len = (size_t)len;
+	if (++w->k == IOV_BATCH) {
+		w->rc = ptl_host_readv(w->c, w->iov, w->k);
+		w->k = 0;
+		if (w->rc != 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+proc_fill(struct ptl_client *c, void *st, uint64_t off, uint32_t len,
+	  uint8_t *dst)
+{
+	struct out_proc *p = st;
+	struct proc_walk w;
+	int rc;
+
+	uint8_t *host;
+
+	if (off > p->put.length || len > p->put.length - off)
+		return -ERANGE;
+	if (len == 0)
+		return 0;
+	/* an MD in the region: pack straight from the mapping (the type's
+	 * span was checked against the MD when it was loaded) */
+	host = ptl_host_ptr(c, p->put.md_start, p->put.md_length);
+	if (host != NULL)
+		return ddt_segment_pack(p->seg, (int64_t)off,
+					(int64_t)(off + len),
+					host + (p->origin - p->put.md_start),
+					dst);
+	w.c = c;
+	w.origin = p->origin;
+	w.md_lo = p->put.md_start;
+	w.md_hi = p->put.md_start + p->put.md_length;
+	w.dst = dst;
+	w.first = (int64_t)off;
+	w.last = (int64_t)(off + len);
+	w.k = 0;
+	w.rc = 0;
+	rc = ddt_segment_blocks(p->seg, w.first, w.last, proc_block, &w);
+	if (w.rc != 0)
+		return w.rc;
+	if (rc != 0)
+		return rc < 0 ? rc : -EFAULT;
+	return w.k == 0 ? 0 : ptl_host_readv(c, w.iov, w.k);
+}
+
+int
+eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
+		uint64_t msg_id, uint64_t off, uint32_t len, uint8_t *dst)
+{
+	struct out_sput *sp = oc->sput;
+	unsigned i;
+
+	struct sput_kept *k;
+
+	RTE_SET_USED(eng);
+	if (sp == NULL || oc->c == NULL)
+		return -ENOENT;
+	if (sp->proc.on && sp->proc.msg_id == msg_id)
+		return proc_fill(oc->c, &sp->proc, off, len, dst);
+	for (i = 0; i < SPINNIC_SPUT_MAX; i++)
+		if (sp->s[i].open && !sp->s[i].failed &&
+		    sp->s[i].msg_id == msg_id)
+			return stream_fill(oc->c, &sp->s[i], off, len, dst);
+	for (k = sp->kept; k != NULL; k = k->next)
+		if (k->msg_id == msg_id)
+			return k->proc ? proc_fill(oc->c, &k->p, off, len, dst) :
+				stream_fill(oc->c, &k->s, off, len, dst);
+	return -ENOENT;
+}
+
+/* ---- packets --------------------------------------------------------------- */
+
+/*
+ * The one place packets of streamed and processed puts leave, and where
+ * their SEND is decided: queue @p m for @p dst_nid; after the message's
+ * last packet (@p last) the operation's SEND follows. Built with
+ * reliable delivery (rel.h defines REL_WIN), the packet is sequenced by
+ * eng_tx_send() with a rel_src of no client, so a copy of the frame is
+ * kept for retransmission (eng_sput_refill() could re-create it from host
+ * memory instead), and SEND waits for the last packet's acknowledgement.
+ * @return 0, or -ENOSPC (nothing queued: the caller frees @p m, retries)
+ */
+static int
+sput_tx(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
+	uint64_t msg_id, bool last)
+{
+#ifdef REL_WIN
+	/* with reliable delivery (rel.h): sequenced; a copy of the frame
+	 * is kept for retransmission; SEND once the last packet is acked */
+	struct rel_src src = {
+		.c = NULL,
+		.addr = 0,
+		.send_id = last ? msg_id : 0,
+		.job = NULL,
+	};
+
+	return eng_tx_send(eng, m, dst_nid, &src);
+#else
+	int rc = eng_tx_queue(eng, m, dst_nid);
+
+	if (rc == 0 && last)
+		ptl_op_sent(eng->node->nic, msg_id, SPINNIC_PTL_NI_OK);
+	return rc;
+#endif
+}
+
+/* Build and queue the packet [off, off + len) of a message.
+ * @return 0, -EAGAIN (no mbuf or no room: retry), or the fill's error */
+static int
+pkt_send(struct spinnic_engine *eng, struct out_client *oc,
+	 const struct ptl_cmd *put, uint64_t msg_id, uint64_t off,
+	 uint32_t len, fill_fn fill, void *st)
+{
+	struct spinnic_pkt p;
+	struct rte_mbuf *m;
+	uint8_t *pay;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	p.type = SPINNIC_WIRE_T_DATA;
+	p.op = SPINNIC_WIRE_OP_PUT;
+	p.ni = put->ni_kind;
+	p.src = ptl_client_id(oc->c);
+	p.dst = put->target;
+	p.pt_index = put->pt_index;
+	p.uid = put->uid;
+	p.match_bits = put->match_bits;
+	p.hdr_data = put->hdr_data;
+	p.msg_id = msg_id;
+	p.msg_len = put->length;
+	p.remote_offset = put->remote_offset;
+	p.ack_req = put->ack_req;
+	p.offset = off;
+	p.pay_len = len;
+	p.flags = (off == 0 ? SPINNIC_WIRE_F_HEADER : 0) |
+		(off + len == put->length ? SPINNIC_WIRE_F_COMPLETION : 0);
+	if (p.flags == 0)
+		p.flags = SPINNIC_WIRE_F_PAYLOAD;
+	m = eng_build(eng->node, &p, &pay);
+	if (m == NULL) {
+		eng->outs.no_mbuf++;
+		return -EAGAIN;
+	}
+	rc = len == 0 ? 0 : fill(oc->c, st, off, len, pay);
+	if (rc == 0 && sput_tx(eng, m, p.dst.nid, msg_id,
+			       off + len == put->length) != 0)
+		rc = -EAGAIN;
+	if (rc != 0) {
+		rte_pktmbuf_free(m);
+		return rc;
+	}
+	eng->outs.data_pkts++;
+	return 0;
+}
+
+/*
+ * Build the packets whose bytes are known (up to @p avail), at most
+ * @p budget. *wait_p: stopped because the next packet's bytes are not
+ * there yet (or all are built); *rc_p: a fill failed.
+ */
+static unsigned
+pkts_build(struct spinnic_engine *eng, struct out_client *oc,
+	   const struct ptl_cmd *put, uint64_t msg_id, uint64_t *sent,
+	   uint32_t *npkts, uint64_t avail, fill_fn fill, void *st,
+	   unsigned budget, bool *wait_p, int *rc_p)
+{
+	uint32_t payload = eng->node->payload;
+	unsigned n = 0;
+
+	*wait_p = false;
+	*rc_p = 0;
+	while (n < budget) {
+		uint64_t left = put->length - *sent;
+		uint32_t len = (uint32_t)RTE_MIN(left, (uint64_t)payload);
+		int rc;
+
+		if ((*npkts > 0 && left == 0) || *sent + len > avail) {
+			*wait_p = true;
+			break;
+		}
+		if (!eng_tx_room(eng, put->target.nid))
+			break;
+		rc = pkt_send(eng, oc, put, msg_id, *sent, len, fill, st);
+		if (rc == -EAGAIN)
+			break;
+		if (rc != 0) {
+			*rc_p = rc;
+			break;
+		}
+		*sent += len;
+		(*npkts)++;
+		n++;
+	}
+	return n;
+}
+
+/* ---- streaming puts -------------------------------------------------------- */
+
+static struct out_sput *
+sput_get(struct out_client *oc)
+{
+	if (oc->sput == NULL)
+		oc->sput = calloc(1, sizeof(*oc->sput));
+	return oc->sput;
+}
+
+static void
+stream_close(struct out_stream *s)
+{
+	sput_map_fini(&s->map);
+	free(s->keep);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Every packet of the stream left: keep its extents for retransmission,
+ * free the slot. */
+static void
+stream_keep(struct out_sput *sp, struct out_stream *s)
+{
+	struct sput_kept *k = s->keep;
+
+	k->msg_id = s->msg_id;
+	k->proc = false;
+	k->s = *s;
+	k->s.keep = NULL;
+	k->next = sp->kept;
+	sp->kept = k;
+	memset(s, 0, sizeof(*s));
+}
+
+static void
+proc_free(struct out_proc *p)
+{
+	if (p->seg != NULL)
+		ddt_segment_free(p->seg);
+	free(p->blob);
+}
+
+/* Drop the kept state of operations that ended. */
+static void
+kept_gc(struct spinnic_engine *eng, struct out_sput *sp)
+{
+	struct sput_kept **pp = &sp->kept, *k;
+	struct ptl_op_info info;
+
+	while ((k = *pp) != NULL) {
+		if (ptl_op_lookup(eng->node->nic, k->msg_id, &info, NULL) == 0) {
+			pp = &k->next;
+			continue;
+		}
+		*pp = k->next;
+		if (k->proc)
+			proc_free(&k->p);
+		else
+			sput_map_fini(&k->s.map);
+		free(k);
+	}
+}
+
+/* The stream's put ends with @p fail (SEND with ni_fail); the pieces still
+ * to come are absorbed up to the end of the message. */
+static void
+stream_fail(struct spinnic_engine *eng, struct out_stream *s, uint8_t fail)
+{
+	ptl_op_sent(eng->node->nic, s->msg_id, fail);
+	s->failed = true;
+	eng->sput.failed++;
+}
+
+/*
+ * Refuse a command that names no usable stream (or a type that does not
+ * load): a SEND event with @p fail on its MD's EQ, as for any bad command.
+ * @return false when the op table is full (retry the command later)
+ */
+static bool
+cmd_reject(struct spinnic_engine *eng, struct out_client *oc, uint64_t length,
+	   uint8_t fail)
+{
+	struct ptl_cmd put = oc->cmd;
+	uint64_t id;
+	int rc;
+
+	put.op = SPINNIC_CMD_PUT;
+	put.length = length;
+	rc = ptl_op_start(oc->c, &put, &id);
+	if (rc == -ENOSPC) {
+		eng->outs.ops_full++;
+		return false;
+	}
+	oc->have_cmd = false;
+	eng->sput.bad++;
+	if (rc == 0)
+		ptl_op_sent(eng->node->nic, id, fail);
+	return true;
+}
+
+/* Record a piece; decide what a wrong total does. */
+static void
+piece_take(struct spinnic_engine *eng, struct out_stream *s,
+	   const struct ptl_cmd *cmd)
+{
+	bool eom = cmd->op == SPINNIC_CMD_SPUT_STREAM &&
+		(cmd->flags & SPINNIC_CMD_F_EOM);
+	struct sput_map *m = &s->map;
+	uint64_t len = cmd->length, left = m->total - m->avail;
+	int rc;
+
+	eng->sput.pieces++;
+	if (s->failed) {
+		eng->sput.absorbed++;
+		m->avail += RTE_MIN(len, left);
+		if (eom || m->avail == m->total)
+			stream_close(s);
+		return;
+	}
+	rc = sput_map_add(m, cmd->local_addr, len, eom);
+	if (rc == 0)
+		return;
+	/* the pieces do not add up to the declared length (or no memory):
+	 * the put fails, the rest of the stream is absorbed */
+	eng->sput.bad++;
+	stream_fail(eng, s, rc == -ENOMEM ? SPINNIC_PTL_NI_DROPPED :
+		    SPINNIC_PTL_NI_OP_VIOLATION);
+	m->avail += RTE_MIN(len, left);
+	if (eom || len >= left)
+		stream_close(s);
+}
+
+static unsigned
+stream_progress(struct spinnic_engine *eng, struct out_client *oc,
+		struct out_sput *sp, unsigned budget)
+{
+	struct spinnic_node *node = eng->node;
+	const struct ptl_cmd *cmd = &oc->cmd;
+	struct out_stream *s = &sp->s[cmd->stream];
+	unsigned n;
+	bool wait;
+	int rc;
+
+	if (!oc->active) {
+		if (cmd->op == SPINNIC_CMD_SPUT_START) {
+			struct ptl_cmd put = *cmd;
+
+			if (s->open) {
+				/* a stream of that slot is still open */
+				cmd_reject(eng, oc, cmd->msg_length,
+					   SPINNIC_PTL_NI_OP_VIOLATION);
+				return 0;
+			}
+			put.op = SPINNIC_CMD_PUT;
+			put.length = cmd->msg_length;
+			s->keep = malloc(sizeof(*s->keep));
+			if (s->keep == NULL) {
+				cmd_reject(eng, oc, cmd->msg_length,
+					   SPINNIC_PTL_NI_DROPPED);
+				return 0;
+			}
+			rc = ptl_op_start(oc->c, &put, &s->msg_id);
+			if (rc != 0) {
+				free(s->keep);
+				s->keep = NULL;
+			}
+			if (rc == -ENOSPC) {
+				eng->outs.ops_full++;
+				return 0;
+			}
+			oc->have_cmd = false;
+			if (rc != 0)
+				return 0; /* client detached meanwhile */
+			s->open = true;
+			s->put = put;
+			sput_map_init(&s->map, put.length);
+			eng->outs.puts++;
+			eng->sput.streams++;
+			spinnic_client_count(node, ptl_client_id(oc->c).pid,
+					     false, put.length);
+			if (spinnic_node_txq(node, put.target.nid) ==
+			    UINT16_MAX) {
+				eng->outs.unreachable++;
+				stream_fail(eng, s,
+					    SPINNIC_PTL_NI_UNDELIVERABLE);
+			}
+		} else if (!s->open) {
+			/* a piece of no open stream */
+			cmd_reject(eng, oc, cmd->length,
+				   SPINNIC_PTL_NI_OP_VIOLATION);
+			return 0;
+		}
+		oc->have_cmd = false;
+		oc->active = true;
+		piece_take(eng, s, cmd);
+	}
+	if (!s->open || s->failed) {
+		oc->active = false;
+		return 0;
+	}
+	n = pkts_build(eng, oc, &s->put, s->msg_id, &s->sent, &s->npkts,
+		       s->map.avail, stream_fill, s, budget, &wait, &rc);
+	if (rc != 0) {
+		/* the piece's memory went away: the put fails here */
+		eng->outs.read_faults++;
+		stream_fail(eng, s, SPINNIC_PTL_NI_SEGV);
+		oc->active = false;
+		return n;
+	}
+	if (s->npkts > 0 && s->sent == s->put.length) {
+		/* every byte left (sput_tx saw to SEND) */
+		stream_keep(sp, s);
+		oc->active = false;
+	} else if (wait) {
+		oc->active = false; /* the next piece brings more */
+	}
+	return n;
+}
+
+/* ---- processed puts --------------------------------------------------------- */
+
+static void
+proc_end(struct out_proc *p)
+{
+	proc_free(p);
+	free(p->keep);
+	memset(p, 0, sizeof(*p));
+}
+
+static void
+proc_keep(struct out_sput *sp, struct out_proc *p)
+{
+	struct sput_kept *k = p->keep;
+
+	k->msg_id = p->msg_id;
+	k->proc = true;
+	k->p = *p;
+	k->p.keep = NULL;
+	k->next = sp->kept;
+	sp->kept = k;
+	memset(p, 0, sizeof(*p));
+}
+
+/* Load the type of a PROCESS_PUT from NIC memory and check it against the
+ * command. @return 0 or the ni_fail of the put */
+static uint8_t
+proc_load(struct spinnic_engine *eng, struct out_client *oc,
+	  struct out_proc *p)
+{
+	const struct ptl_cmd *cmd = &oc->cmd;
+	const struct ddt_blob *b;
+	struct ddt_type *t;
+	int64_t size, ext, lo, hi, span, step, count = (int64_t)cmd->count;
+	int rc;
+
+	p->blob = malloc(cmd->blob_len);
+	if (p->blob == NULL)
+		return SPINNIC_PTL_NI_DROPPED;
+	rc = spin_rt_nicmem_read(eng->node->rt, ptl_client_id(oc->c).pid,
+				 cmd->blob, 0, p->blob, cmd->blob_len);
+	if (rc != 0) {
+		SPINNIC_LOG(DEBUG, "process put: blob %#x: %s", cmd->blob,
+			    strerror(-rc));
+		return SPINNIC_PTL_NI_OP_VIOLATION;
+	}
+	if (ddt_blob_load(p->blob, cmd->blob_len, &b) != 0) {
+		SPINNIC_LOG(DEBUG, "process put: type: %s", ddt_blob_error());
+		return SPINNIC_PTL_NI_OP_VIOLATION;
+	}
+	size = ddt_blob_size(b);
+	if (count < 0 || size < 0 ||
+	    __builtin_mul_overflow(size, count, &span) ||
+	    (uint64_t)span != cmd->length)
+		return SPINNIC_PTL_NI_OP_VIOLATION;
+	t = ddt_blob_to_type(b);
+	if (t == NULL)
+		return SPINNIC_PTL_NI_DROPPED;
+	/* bytes the count elements touch, from the origin */
+	ext = ddt_extent(t);
+	lo = ddt_true_lb(t);
+	hi = lo + ddt_true_extent(t);
+	ddt_free(t);
+	if (size > 0 && count > 0) {
+		if (__builtin_mul_overflow(count - 1, ext, &step) ||
+		    __builtin_add_overflow(step < 0 ? lo : hi, step,
+					   step < 0 ? &lo : &hi) ||
+		    __builtin_add_overflow(lo, (int64_t)cmd->local_offset,
+					   &lo) ||
+		    __builtin_add_overflow(hi, (int64_t)cmd->local_offset,
+					   &hi) ||
+		    lo < 0 || (uint64_t)hi > cmd->md_length)
+			return SPINNIC_PTL_NI_SEGV;
+	}
+	p->seg = ddt_segment_create_blob(b, count);
+	if (p->seg == NULL)
+		return SPINNIC_PTL_NI_DROPPED;
+	p->origin = cmd->local_addr;
+	return 0;
+}
+
+static unsigned
+proc_progress(struct spinnic_engine *eng, struct out_client *oc,
+	      struct out_sput *sp, unsigned budget)
+{
+	struct spinnic_node *node = eng->node;
+	struct out_proc *p = &sp->proc;
+	unsigned n;
+	uint8_t fail;
+	bool wait;
+	int rc;
+
+	if (!oc->active) {
+		struct ptl_cmd put = oc->cmd;
+
+		put.op = SPINNIC_CMD_PUT;
+		p->keep = malloc(sizeof(*p->keep));
+		if (p->keep == NULL) {
+			cmd_reject(eng, oc, put.length, SPINNIC_PTL_NI_DROPPED);
+			return 0;
+		}
+		rc = ptl_op_start(oc->c, &put, &p->msg_id);
+		if (rc != 0) {
+			free(p->keep);
+			p->keep = NULL;
+		}
+		if (rc == -ENOSPC) {
+			eng->outs.ops_full++;
+			return 0;
+		}
+		oc->have_cmd = false;
+		if (rc != 0)
+			return 0;
+		p->on = true;
+		p->put = put;
+		eng->outs.puts++;
+		eng->sput.procs++;
+		spinnic_client_count(node, ptl_client_id(oc->c).pid, false,
+				     put.length);
+		fail = proc_load(eng, oc, p);
+		if (fail != 0) {
+			eng->sput.bad++;
+		} else if (spinnic_node_txq(node, put.target.nid) ==
+			   UINT16_MAX) {
+			eng->outs.unreachable++;
+			fail = SPINNIC_PTL_NI_UNDELIVERABLE;
+		}
+		if (fail != 0) {
+			ptl_op_sent(node->nic, p->msg_id, fail);
+			proc_end(p);
+			return 0;
+		}
+		oc->active = true;
+	}
+	n = pkts_build(eng, oc, &p->put, p->msg_id, &p->sent, &p->npkts,
+		       p->put.length, proc_fill, p, budget, &wait, &rc);
+	if (rc != 0) {
+		eng->outs.read_faults++;
+		eng->sput.failed++;
+		ptl_op_sent(node->nic, p->msg_id, SPINNIC_PTL_NI_SEGV);
+		proc_end(p);
+		oc->active = false;
+	} else if (p->npkts > 0 && p->sent == p->put.length) {
+		proc_keep(sp, p);
+		oc->active = false;
+	}
+	return n;
+}
+
+/* ---- entry points ----------------------------------------------------------- */
+
+unsigned
+eng_sput_progress(struct spinnic_engine *eng, struct out_client *oc,
+		  unsigned budget)
+{
+	struct out_sput *sp = sput_get(oc);
+	unsigned n = 0, taken = 0, steps = 0;
+
+	if (sp == NULL) {
+		/* no memory for the client's stream table: refuse */
+		if (!oc->active)
+			cmd_reject(eng, oc, oc->cmd.length,
+				   SPINNIC_PTL_NI_DROPPED);
+		oc->active = false;
+		return 0;
+	}
+	if (!oc->active)
+		kept_gc(eng, sp);
+	for (;;) {
+		bool had = oc->have_cmd;
+
+		if (oc->cmd.op == SPINNIC_CMD_PROCESS_PUT)
+			n += proc_progress(eng, oc, sp, budget - n);
+		else
+			n += stream_progress(eng, oc, sp, budget - n);
+		if (had && !oc->have_cmd)
+			taken++;
+		if (oc->active || oc->have_cmd || n >= budget ||
+		    ++steps == SPUT_CMDS_PER_POLL)
+			break;
+		/* done with it: a run of small pieces goes on at once
+		 * (an ordinary command waits for outbound.c in have_cmd) */
+		if (ptl_cmd_poll(oc->c, &oc->cmd, 1) == 0)
+			break;
+		eng->node->tx.cmds++;
+		oc->have_cmd = true;
+		if (oc->cmd.op < SPINNIC_CMD_SPUT_START)
+			break;
+	}
+	/* commands taken count as work: a piece that completes no packet
+	 * must not let the lcore think it is idle */
+	return n + taken;
+}
+
+void
+eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc)
+{
+	struct out_sput *sp = oc->sput;
+	struct sput_kept *k;
+	unsigned i;
+
+	if (sp == NULL)
+		return;
+	for (i = 0; i < SPINNIC_SPUT_MAX; i++) {
+		if (sp->s[i].open) {
+			/* the target times the partial message out */
+			eng->outs.detach_drops++;
+			stream_close(&sp->s[i]);
+		}
+	}
+	if (sp->proc.on)
+		proc_end(&sp->proc);
+	while ((k = sp->kept) != NULL) {
+		sp->kept = k->next;
+		if (k->proc)
+			proc_free(&k->p);
+		else
+			sput_map_fini(&k->s.map);
+		free(k);
+	}
+	free(sp);
+	oc->sput = NULL;
+}
+
+void
+eng_sput_stats_print(const struct spinnic_engine *eng, FILE *f)
+{
+	const struct eng_sput_stats *st = &eng->sput;
+
+	if (st->streams == 0 && st->procs == 0 && st->bad == 0)
+		return;
+	fprintf(f, "    sput_streams %" PRIu64 " sput_pieces %" PRIu64
+		" sput_procs %" PRIu64 " sput_bad %" PRIu64
+		" sput_failed %" PRIu64 " sput_absorbed %" PRIu64 "\n",
+		st->streams, st->pieces, st->procs, st->bad, st->failed,
+		st->absorbed);
+}

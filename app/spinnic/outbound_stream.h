@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file outbound_stream.h
+ * Streaming puts (SPUT_START/SPUT_STREAM) and processed puts (PROCESS_PUT)
+ * in the outbound engine (outbound_stream.c, paper 000 §3.1), and the two
+ * TX calls of outbound.c they use. Not installed.
+ */
+#ifndef SPINNIC_OUTBOUND_STREAM_H
+#define SPINNIC_OUTBOUND_STREAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct out_client;
+struct rte_mbuf;
+struct spinnic_engine;
+
+/** Room to build a data packet for @p dst_nid now (outbound.c). */
+bool eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid);
+/** tx_queue() of outbound.c: queue a built packet (0, or -ENOSPC: the
+ *  caller keeps it). Without reliable delivery only (see sput_tx()). */
+int eng_tx_queue(struct spinnic_engine *eng, struct rte_mbuf *m,
+		 uint32_t dst_nid);
+
+/**
+ * Progress the client's current command when it is one of the three
+ * (called by cmd_progress of outbound.c).
+ * @return packets built
+ */
+unsigned eng_sput_progress(struct spinnic_engine *eng, struct out_client *oc,
+			   unsigned budget);
+/** Forget the streams of a client (detach, fini): frees their state. */
+void eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc);
+/**
+ * Re-create payload bytes [off, off + len) of a streamed or processed put
+ * of @p oc from host memory (retransmission; also what built them).
+ * @param msg_id the put's message id
+ * A retransmitter tries this first: -ENOENT means the message is not a
+ * streamed or processed put of @p oc (or its operation already ended:
+ * the state is kept from the last packet built until ptl_op_lookup()
+ * no longer knows the message), so its payload is the MD's contiguous
+ * bytes.
+ * @return 0; -ENOENT; -ERANGE (past the bytes handed so far); -EFAULT
+ *   (host memory gone, or a block outside the MD); -ESHUTDOWN (client
+ *   detached)
+ */
+int eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
+		    uint64_t msg_id, uint64_t off, uint32_t len, uint8_t *dst);
+/** Print the non-zero streaming/processed-put counters. */
+void eng_sput_stats_print(const struct spinnic_engine *eng, FILE *f);
+
+#endif
