@@ -172,6 +172,9 @@ struct rel_src {
 				     ack (0: none) */
 	struct reply_job *job;  /**< get reply whose GET event (at this
 				     target) waits for this packet's ack */
+	struct out_client *sput; /**< a streamed or processed put of this
+				     client: bytes re-created by
+				     eng_sput_refill() */
 };
 
 /** A sequenced packet in flight (outbound role). */
@@ -181,6 +184,7 @@ struct rel_txent {
 	uint64_t addr;
 	uint64_t send_id;
 	struct reply_job *job;
+	struct out_client *sput;        /**< refill through eng_sput_refill */
 	uint64_t first, sent;           /**< tsc: first and last transmission */
 	uint32_t pay_len;
 	uint8_t acked, tries;

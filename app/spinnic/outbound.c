@@ -394,7 +394,7 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 	while (n < budget && eng_tx_room(eng, cmd->target.nid)) {
 		uint64_t left = cmd->length - oc->off;
 		uint32_t len = (uint32_t)RTE_MIN(left, (uint64_t)node->payload);
-		struct rel_src src;
+		struct rel_src src = { 0 };
 		struct spinnic_pkt p;
 		struct rte_mbuf *m;
 		uint8_t *pay;
@@ -531,7 +531,7 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 			uint64_t left = mt->mlength - j->off;
 			uint32_t len = (uint32_t)RTE_MIN(left,
 							 (uint64_t)node->payload);
-			struct rel_src src;
+			struct rel_src src = { 0 };
 			struct spinnic_pkt p;
 			struct rte_mbuf *m;
 			uint8_t *pay;
@@ -1009,17 +1009,3 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 		fputc('\n', f);
 	eng_sput_stats_print(eng, f);
 }
-
-#ifndef REL_WIN /* reliable delivery (rel.h) has its own eng_tx_room */
-bool
-eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid)
-{
-	return tx_room(eng, dst_nid);
-}
-
-int
-eng_tx_queue(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid)
-{
-	return tx_queue(eng, m, dst_nid);
-}
-#endif

@@ -238,35 +238,24 @@ eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
 /*
  * The one place packets of streamed and processed puts leave, and where
  * their SEND is decided: queue @p m for @p dst_nid; after the message's
- * last packet (@p last) the operation's SEND follows. Built with
- * reliable delivery (rel.h defines REL_WIN), the packet is sequenced by
- * eng_tx_send() with a rel_src of no client, so a copy of the frame is
- * kept for retransmission (eng_sput_refill() could re-create it from host
- * memory instead), and SEND waits for the last packet's acknowledgement.
+ * last packet (@p last) the operation's SEND follows. The packet is
+ * sequenced by eng_tx_send() (reliable delivery, rel.c); a resend
+ * re-creates its bytes from host memory through eng_sput_refill(), and
+ * SEND waits for the last packet's acknowledgement.
  * @return 0, or -ENOSPC (nothing queued: the caller frees @p m, retries)
  */
 static int
-sput_tx(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
-	uint64_t msg_id, bool last)
+sput_tx(struct spinnic_engine *eng, struct out_client *oc,
+	struct rte_mbuf *m, uint32_t dst_nid, uint64_t msg_id, bool last)
 {
-#ifdef REL_WIN
-	/* with reliable delivery (rel.h): sequenced; a copy of the frame
-	 * is kept for retransmission; SEND once the last packet is acked */
+	/* sequenced; a resend re-creates the bytes from host memory
+	 * (eng_sput_refill); SEND once the last packet is acknowledged */
 	struct rel_src src = {
-		.c = NULL,
-		.addr = 0,
+		.sput = oc,
 		.send_id = last ? msg_id : 0,
-		.job = NULL,
 	};
 
 	return eng_tx_send(eng, m, dst_nid, &src);
-#else
-	int rc = eng_tx_queue(eng, m, dst_nid);
-
-	if (rc == 0 && last)
-		ptl_op_sent(eng->node->nic, msg_id, SPINNIC_PTL_NI_OK);
-	return rc;
-#endif
 }
 
 /* Build and queue the packet [off, off + len) of a message.
@@ -307,7 +296,7 @@ pkt_send(struct spinnic_engine *eng, struct out_client *oc,
 		return -EAGAIN;
 	}
 	rc = len == 0 ? 0 : fill(oc->c, st, off, len, pay);
-	if (rc == 0 && sput_tx(eng, m, p.dst.nid, msg_id,
+	if (rc == 0 && sput_tx(eng, oc, m, p.dst.nid, msg_id,
 			       off + len == put->length) != 0)
 		rc = -EAGAIN;
 	if (rc != 0) {

@@ -2,8 +2,8 @@
 /**
  * @file outbound_stream.h
  * Streaming puts (SPUT_START/SPUT_STREAM) and processed puts (PROCESS_PUT)
- * in the outbound engine (outbound_stream.c, paper 000 §3.1), and the two
- * TX calls of outbound.c they use. Not installed.
+ * in the outbound engine (outbound_stream.c, paper 000 §3.1). Not
+ * installed.
  */
 #ifndef SPINNIC_OUTBOUND_STREAM_H
 #define SPINNIC_OUTBOUND_STREAM_H
@@ -16,12 +16,6 @@ struct out_client;
 struct rte_mbuf;
 struct spinnic_engine;
 
-/** Room to build a data packet for @p dst_nid now (outbound.c). */
-bool eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid);
-/** tx_queue() of outbound.c: queue a built packet (0, or -ENOSPC: the
- *  caller keeps it). Without reliable delivery only (see sput_tx()). */
-int eng_tx_queue(struct spinnic_engine *eng, struct rte_mbuf *m,
-		 uint32_t dst_nid);
 
 /**
  * Progress the client's current command when it is one of the three

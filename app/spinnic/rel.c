@@ -47,6 +47,7 @@
 #include <rte_ring_elem.h>
 
 #include "engine.h"
+#include "outbound_stream.h"
 
 #define ACK_EVERY 16u
 #define ACK_DELAY_US 20u
@@ -56,6 +57,18 @@
 		SPINNIC_WIRE_UDP_LEN)
 
 /* ---- send side ------------------------------------------------------------- */
+
+/* A 64-bit field of the spinnic header kept in an entry (network order). */
+static uint64_t
+hdr_u64(const uint8_t *hdr, unsigned off)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | hdr[SH_OFF + off + i];
+	return v;
+}
 
 /* A new epoch: milliseconds of the real-time clock, after @p old. */
 static uint32_t
@@ -173,8 +186,12 @@ rel_track(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 	}
 	e = &t->ent[t->next % REL_WIN];
 	e->pay_len = len - SPINNIC_WIRE_HDR_LEN;
+	e->sput = NULL;
 	if (e->pay_len > 0) {
-		if (src != NULL && src->c != NULL) {
+		if (src != NULL && src->sput != NULL) {
+			/* re-created from the client's pieces or by its type */
+			e->sput = src->sput;
+		} else if (src != NULL && src->c != NULL) {
 			ptl_client_get(src->c);
 			e->c = src->c;
 			e->addr = src->addr;
@@ -304,6 +321,10 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 			       rte_pktmbuf_mtod_offset(e->copy, uint8_t *,
 						       SPINNIC_WIRE_HDR_LEN),
 			       e->pay_len);
+		else if (e->sput != NULL)
+			rc = eng_sput_refill(eng, e->sput, hdr_u64(e->hdr, 56),
+					     hdr_u64(e->hdr, 72), e->pay_len,
+					     f + SPINNIC_WIRE_HDR_LEN);
 		else if (e->c == NULL || !ptl_client_alive(e->c))
 			rc = -ESHUTDOWN;
 		else
@@ -311,15 +332,13 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 					   f + SPINNIC_WIRE_HDR_LEN, e->pay_len);
 	}
 	if (rc != 0) {
-		const uint8_t *sh = e->hdr + SH_OFF;
-		uint64_t msg_id = 0;
-		unsigned i;
-
 		rte_pktmbuf_free(m);
-		for (i = 0; i < 8; i++)
-			msg_id = msg_id << 8 | sh[56 + i];
-		if (sh[1] == SPINNIC_WIRE_T_DATA && rc != -ESHUTDOWN)
-			ptl_op_sent(eng->node->nic, msg_id,
+		SPINNIC_LOG(DEBUG, "node %u: resend of seq %u to nid %u (msg %#" PRIx64 " offset %" PRIu64 "): payload gone (%s), a filler goes",
+			    eng->node->index, seq, t->nid, hdr_u64(e->hdr, 56),
+			    hdr_u64(e->hdr, 72), strerror(-rc));
+		if (e->hdr[SH_OFF + 1] == SPINNIC_WIRE_T_DATA &&
+		    rc != -ESHUTDOWN)
+			ptl_op_sent(eng->node->nic, hdr_u64(e->hdr, 56),
 				    SPINNIC_PTL_NI_SEGV);
 		m = tack_build(eng, t->nid);
 		if (m == NULL) {
@@ -329,6 +348,7 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 		f = rte_pktmbuf_mtod(m, uint8_t *);
 		spinnic_wire_seal(f, rte_pktmbuf_data_len(m), 1, t->epoch, seq);
 		ent_release(eng, e, SPINNIC_PTL_NI_SEGV);
+		e->sput = NULL;
 		e->pay_len = 0;
 		memcpy(e->hdr, f, SPINNIC_WIRE_HDR_LEN);
 		eng->outs.rel_fillers++;
@@ -486,6 +506,11 @@ rel_tx_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 			if (e->job != NULL && e->job->m.c == pc) {
 				eng_reply_job_done(eng, e->job, UINT8_MAX);
 				e->job = NULL;
+			}
+			if (e->sput != NULL && e->sput->c == pc) {
+				/* its streams go with it: a filler if resent */
+				e->sput = NULL;
+				e->send_id = 0;
 			}
 			if (e->c != pc)
 				continue;
