@@ -177,8 +177,30 @@ struct spin_msg_int {
 
 /* ---- HPUs -------------------------------------------------------------- */
 
+/*
+ * Deferred per-HER bookkeeping of one HPU (spin_rt.c, "batching"): the
+ * payload HERs of one message that an HPU runs back to back add their
+ * counters, packet releases and `pending` references here, and give them
+ * to the message, its context and the app in one go: when the HPU turns
+ * to another message, before a header or completion HER and before
+ * spin_hpu_poll() returns. Written by the HPU's thread only.
+ */
+#define SPIN_REL_BURST 32u
+
+struct spin_batch {
+	struct spin_msg_int *m;     /* message of everything below, or NULL */
+	uint32_t puts;              /* `pending` references to drop */
+	uint32_t dma_events;
+	uint64_t dma_bytes;
+	uint64_t c_hers, c_rc[4];   /* for m->ctx */
+	unsigned nrel;
+	struct spin_her *rel[SPIN_REL_BURST];   /* payload HERs to release */
+	void *cookies[SPIN_REL_BURST];
+};
+
 struct spin_hpu {
 	struct spin_hpu_stats st;
+	struct spin_batch b;
 } __rte_cache_aligned;
 
 static_assert(sizeof(struct spin_hpu) % RTE_CACHE_LINE_SIZE == 0,
@@ -201,7 +223,15 @@ struct spin_exec {
 	uint32_t dma_events;
 	uint32_t dma_inflight;  /* non-blocking DMAs not finished */
 	uint64_t dma_bytes;
+	/* the whole window through ops->direct, mapped at the first DMA of
+	 * the call: SPIN_WIN_* */
+	uint32_t win_map;
+	uint8_t *win_base;
 };
+
+#define SPIN_WIN_UNMAPPED 0u    /* not tried yet */
+#define SPIN_WIN_DIRECT 1u      /* win_base maps [0, win_len) */
+#define SPIN_WIN_SLOW 2u        /* no direct mapping: per-DMA ops */
 
 struct rte_ring;
 
@@ -249,6 +279,20 @@ int spin_blob_ref(struct spin_rt *rt, uint32_t owner, uint32_t handle,
 void spin_blob_unref(struct spin_rt *rt, struct spin_blob *b);
 int spin_objs_init(struct spin_rt *rt);
 void spin_objs_fini(struct spin_rt *rt);
+
+/* spin_rt.c */
+void spin_batch_flush(struct spin_rt *rt, struct spin_hpu *hpu);
+
+static inline struct spin_batch *
+spin_batch_for(struct spin_rt *rt, struct spin_hpu *hpu,
+	       struct spin_msg_int *m)
+{
+	if (hpu->b.m != m) {
+		spin_batch_flush(rt, hpu);
+		hpu->b.m = m;
+	}
+	return &hpu->b;
+}
 
 /* spin_handler.c */
 void spin_exec_release(struct spin_exec *x);

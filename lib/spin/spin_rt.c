@@ -294,13 +294,97 @@ msg_finish(struct spin_msg_int *m)
  * HPU, never on the inbound engine's thread.
  */
 static void
-msg_put(struct spin_msg_int *m)
+msg_put_n(struct spin_msg_int *m, uint32_t n)
 {
-	if (__atomic_sub_fetch(&m->pending, 1, __ATOMIC_ACQ_REL) != 0)
+	if (__atomic_sub_fetch(&m->pending, n, __ATOMIC_ACQ_REL) != 0)
 		return;
 	m->cmpl_her.kind = SPIN_HER_COMPLETION;
 	m->cmpl_her.m = m;
 	rte_ring_enqueue(m->rt->her_q, &m->cmpl_her);
+}
+
+static void
+msg_put(struct spin_msg_int *m)
+{
+	msg_put_n(m, 1);
+}
+
+/* ---- the HPU's batch (spin_internal.h) ---------------------------------------- */
+
+/* packets of the batch back to the app, their HERs to the pool */
+static void
+batch_release(struct spin_rt *rt, struct spin_batch *b)
+{
+	unsigned i;
+
+	if (rt->ops.pkt_release_burst != NULL) {
+		rt->ops.pkt_release_burst(b->cookies, b->nrel);
+	} else {
+		for (i = 0; i < b->nrel; i++)
+			rt->ops.pkt_release(b->cookies[i]);
+	}
+	/* the pool holds every HER: never full */
+	rte_ring_enqueue_bulk(rt->her_pool, (void **)b->rel, b->nrel, NULL);
+	b->nrel = 0;
+}
+
+/*
+ * Give the batch to its message: packets released first, then counters
+ * to the message and its context, then the `pending` references, so that
+ * msg_done (after the last reference) sees every count and every packet
+ * of the message was released before it.
+ */
+void
+spin_batch_flush(struct spin_rt *rt, struct spin_hpu *hpu)
+{
+	struct spin_batch *b = &hpu->b;
+	struct spin_msg_int *m = b->m;
+	struct spin_ctx *c;
+	uint32_t puts;
+	unsigned i;
+
+	if (m == NULL)
+		return;
+	c = m->ctx;
+	if (b->nrel != 0)
+		batch_release(rt, b);
+	if (b->dma_bytes != 0) {
+		SPIN_ATOMIC_ADD(&m->res.dma_bytes, b->dma_bytes);
+		SPIN_ATOMIC_ADD(&c->dma_bytes, b->dma_bytes);
+		b->dma_bytes = 0;
+	}
+	if (b->dma_events != 0) {
+		SPIN_ATOMIC_ADD(&m->res.dma_events, b->dma_events);
+		b->dma_events = 0;
+	}
+	if (b->c_hers != 0) {
+		SPIN_ATOMIC_ADD(&c->hers, b->c_hers);
+		for (i = 0; i < RTE_DIM(b->c_rc); i++)
+			if (b->c_rc[i] != 0)
+				SPIN_ATOMIC_ADD(&c->rc[i], b->c_rc[i]);
+		memset(b->c_rc, 0, sizeof(b->c_rc));
+		b->c_hers = 0;
+	}
+	puts = b->puts;
+	b->puts = 0;
+	b->m = NULL;
+	if (puts != 0)
+		msg_put_n(m, puts);
+}
+
+/* a payload HER of @p m done on this HPU: release it and its reference */
+static void
+batch_her_done(struct spin_rt *rt, struct spin_hpu *hpu,
+	       struct spin_msg_int *m, struct spin_her *her)
+{
+	struct spin_batch *b = spin_batch_for(rt, hpu, m);
+
+	if (b->nrel == SPIN_REL_BURST)
+		batch_release(rt, b);
+	b->rel[b->nrel] = her;
+	b->cookies[b->nrel] = her->cookie;
+	b->nrel++;
+	b->puts++;
 }
 
 /* queue a HER whose header dependency is satisfied */
@@ -460,6 +544,106 @@ spin_msg_packet(struct spin_msg *msg, const void *payload, uint32_t len,
 	return 0;
 }
 
+/* queue HERs of one message whose packets were taken, in order */
+static void
+hers_queue(struct spin_msg_int *m, struct spin_her **hers, unsigned n)
+{
+	bool wait = false;
+	unsigned i;
+
+	if (!__atomic_load_n(&m->hdr_done, __ATOMIC_ACQUIRE)) {
+		rte_spinlock_lock(&m->lock);
+		wait = !m->hdr_done;
+		if (wait) {
+			for (i = 0; i < n; i++) {
+				if (m->pend_tail != NULL)
+					m->pend_tail->next = hers[i];
+				else
+					m->pend_head = hers[i];
+				m->pend_tail = hers[i];
+			}
+		}
+		rte_spinlock_unlock(&m->lock);
+	}
+	if (wait)
+		return;
+	if (m->nv == 0) {
+		/* sized for every HER: never short */
+		rte_ring_enqueue_bulk(m->rt->her_q, (void **)hers, n, NULL);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		her_dispatch(m, hers[i]);
+}
+
+unsigned
+spin_msg_packet_burst(struct spin_msg *msg, const struct spin_pkt_in *pkts,
+		      unsigned n, int *err_p)
+{
+	struct spin_msg_int *m = (struct spin_msg_int *)msg;
+	struct spin_rt *rt = m->rt;
+	const uint64_t length = m->info.length;
+	struct spin_her *hers[SPIN_BURST];
+	unsigned done = 0;
+	int err = 0;
+
+	while (done < n && err == 0) {
+		unsigned want = RTE_MIN(n - done, SPIN_BURST), k, g, i;
+		uint64_t bytes = m->bytes_in;
+		bool full = !m->arrival_held, bad = false;
+
+		/* the prefix of packets that fit the message */
+		for (k = 0; k < want; k++) {
+			const struct spin_pkt_in *d = &pkts[done + k];
+
+			if (full || d->offset > length ||
+			    d->len > length - d->offset ||
+			    (d->len == 0) != (length == 0)) {
+				bad = true;
+				break;
+			}
+			bytes += d->len;
+			full = bytes >= length;
+		}
+		g = k == 0 ? 0 : rte_ring_dequeue_burst(rt->her_pool,
+							(void **)hers, k,
+							NULL);
+		for (i = 0; i < g; i++) {
+			const struct spin_pkt_in *d = &pkts[done + i];
+			struct spin_her *her = hers[i];
+
+			her->next = NULL;
+			her->m = m;
+			her->payload = d->payload;
+			her->cookie = d->cookie;
+			her->offset = d->offset;
+			her->len = d->len;
+			her->kind = SPIN_HER_PAYLOAD;
+			m->bytes_in += d->len;
+		}
+		if (g != 0) {
+			m->npkts_in += g;
+			__atomic_fetch_add(&m->pending, g, __ATOMIC_RELAXED);
+			hers_queue(m, hers, g);
+			done += g;
+			if (m->bytes_in >= length) {
+				m->arrival_held = false;
+				msg_put(m);
+			}
+		}
+		if (g < k) {
+			SPIN_ATOMIC_ADD(&rt->her_full, 1);
+			err = -ENOBUFS;
+		} else if (bad) {
+			SPIN_ATOMIC_ADD(&rt->pkt_rejects, 1);
+			err = -EINVAL;
+		}
+	}
+	if (err_p != NULL)
+		*err_p = err;
+	return done;
+}
+
 void
 spin_msg_abort(struct spin_msg *msg)
 {
@@ -498,6 +682,8 @@ exec_init(struct spin_exec *x, struct spin_rt *rt, struct spin_msg_int *m,
 	x->dma_events = 0;
 	x->dma_inflight = 0;
 	x->dma_bytes = 0;
+	x->win_map = SPIN_WIN_UNMAPPED;
+	x->win_base = NULL;
 }
 
 static unsigned
@@ -510,9 +696,11 @@ rc_index(int rc)
 static void
 count_rc(struct spin_exec *x, unsigned rc)
 {
+	struct spin_batch *b = spin_batch_for(x->rt, x->hpu, x->m);
+
 	x->hpu->st.rc[rc]++;
-	SPIN_ATOMIC_ADD(&x->m->ctx->rc[rc], 1);
-	SPIN_ATOMIC_ADD(&x->m->ctx->hers, 1);
+	b->c_rc[rc]++;
+	b->c_hers++;
 	x->hpu->st.hers++;
 }
 
@@ -554,7 +742,7 @@ run_header(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		next = her->next;
 		her_dispatch(m, her);
 	}
-	msg_put(m);
+	spin_batch_for(rt, hpu, m)->puts++;
 }
 
 static void
@@ -613,8 +801,7 @@ run_payload(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		break;
 	}
 out:
-	her_put(rt, her);
-	msg_put(m);
+	batch_her_done(rt, hpu, m, her);
 }
 
 static void
@@ -626,6 +813,8 @@ run_completion(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	struct spin_exec x;
 	unsigned rc;
 
+	/* the counters of the message's last HERs, before msg_done */
+	spin_batch_flush(rt, hpu);
 	if (m->ctx->fam->completion == NULL ||
 	    (fl & (SPIN_MF_ABORTED | SPIN_MF_DROPPED | SPIN_MF_PROCEED))) {
 		msg_finish(m);
@@ -649,6 +838,7 @@ run_completion(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	hpu->st.cmpl++;
 	if (rc == SPIN_ERROR)
 		SPIN_ATOMIC_ADD(&m->res.handler_errors, 1);
+	spin_batch_flush(rt, hpu);
 	msg_finish(m);
 }
 
@@ -709,7 +899,7 @@ run_vhpu(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	if (requeue)
 		rte_ring_enqueue(rt->vhpu_q, v);
 	else
-		msg_put(m);
+		spin_batch_for(rt, hpu, m)->puts++;
 	return n;
 }
 
@@ -737,6 +927,8 @@ spin_hpu_poll(struct spin_rt *rt, unsigned hpu_id, unsigned budget)
 		if (n == before)
 			break;
 	}
+	/* nothing deferred outlives the call */
+	spin_batch_flush(rt, hpu);
 	if (n == 0)
 		hpu->st.idle_polls++;
 	return n;

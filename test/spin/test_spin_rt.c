@@ -1166,6 +1166,142 @@ test_blocked_rr(void **state)
 	}
 }
 
+/* ---- bursts and batched releases ------------------------------------------ */
+
+static uint32_t burst_release_calls;
+
+static void
+burst_release(void *const *cookies, unsigned n)
+{
+	unsigned i;
+
+	assert_true(n > 0);
+	burst_release_calls++;
+	for (i = 0; i < n; i++)
+		test_pkt_release(cookies[i]);
+}
+
+/* maps pieces of at most 100 bytes only: never the whole window */
+static void *
+direct_small(void *host, uint64_t addr, size_t len)
+{
+	return len <= 100 ? test_direct(host, addr, len) : NULL;
+}
+
+static const struct spin_host_ops ops_burst = {
+	.direct = direct_small,
+	.dma_write = test_dma_write,
+	.dma_read = test_dma_read,
+	.msg_done = rec_msg_done,
+	.pkt_release = test_pkt_release,
+	.pkt_release_burst = burst_release,
+};
+
+/*
+ * spin_msg_packet_burst: takes the prefix that fits, says why the next
+ * one was refused (-EINVAL bad range or past the last byte, -ENOBUFS no
+ * HER) and keeps DESIGN §6 order; the HPU's batch releases packets in
+ * bursts and its counters reach the message and context before msg_done;
+ * a window the host does not map as a whole goes through per-DMA calls.
+ */
+static void
+test_burst(void **state)
+{
+	const uint64_t len = 10 * 100 + 37;
+	const uint32_t npkt = 11;
+	unsigned direct;
+
+	for (direct = 0; direct < 3; direct++) {
+		struct spin_rt_conf c = {
+			.nic_mem = 1 << 20, .nhpu = 1, .max_hers = 8,
+			.max_msgs = 2, .max_ctxs = 4, .max_blobs = 4,
+			.max_owners = 2, .pkt_payload = 100,
+			.ops = direct == 2 ? &ops_burst : &ops,
+			.families = fams,
+		};
+		struct spin_rt *rt = spin_rt_create(&c);
+		struct spin_msg_info info = { .length = len };
+		uint8_t *data = msg_data(len, 11 + direct);
+		struct spin_pkt_in pk[12];
+		struct spin_ctx_stats cs;
+		struct spin_rt_stats st;
+		struct test_host host;
+		struct spin_msg *m;
+		uint32_t ctx, i, pay = 0;
+		int err;
+
+		assert_non_null(rt);
+		ctx = ctx_new(rt, "rec", SPINNIC_SCHED_DEFAULT, 0, 0, 0);
+		ev_reset();
+		burst_release_calls = 0;
+		test_host_init(&host, len, direct != 0);
+		for (i = 0; i < npkt; i++) {
+			uint32_t l = (uint32_t)RTE_MIN(100ull, len - i * 100);
+			struct test_pkt *p = test_pkt_new(data + i * 100, l);
+
+			pk[i] = (struct spin_pkt_in){ p->data, p, i * 100ull,
+						      l, 0 };
+		}
+		/* one packet too many (packet 0 again, never released as
+		 * this one): refused after the last byte */
+		pk[npkt] = pk[0];
+		m = spin_msg_start(rt, ctx, &info, &host, TEST_ADDR, len,
+				   NULL);
+		assert_non_null(m);
+		/* packet 3 out of range: 0..2 taken */
+		pk[3].offset = len;
+		assert_int_equal(spin_msg_packet_burst(m, pk, npkt, &err), 3);
+		assert_int_equal(err, -EINVAL);
+		pk[3].offset = 300;
+		/* 8 HERs: 3..7 taken, no HER for 8 */
+		assert_int_equal(spin_msg_packet_burst(m, pk + 3, npkt - 3,
+						       &err), 5);
+		assert_int_equal(err, -ENOBUFS);
+		spin_rt_stats(rt, &st);
+		assert_int_equal(st.pkt_rejects, 1);
+		assert_int_equal(st.her_full, 1);
+		assert_int_equal(st.hers_live, 8);
+		assert_int_equal(test_done_calls, 0);
+		assert_int_equal(spin_hpu_poll(rt, 0, 32), 9);
+		spin_rt_stats(rt, &st);
+		assert_int_equal(st.hers_live, 0);
+		/* the rest and the one too many */
+		assert_int_equal(spin_msg_packet_burst(m, pk + 8, 4, &err), 3);
+		assert_int_equal(err, -EINVAL);
+		assert_int_equal(test_done_calls, 0);
+		poll_until_done(rt, 1);
+		assert_int_equal(evlog[0].kind, EV_HDR);
+		for (i = 1; i < nev; i++) {
+			if (evlog[i].kind == EV_PAY)
+				pay++;
+			else if (evlog[i].kind == EV_CMPL)
+				assert_int_equal(pay, npkt);
+		}
+		assert_int_equal(evlog[nev - 1].kind, EV_DONE);
+		assert_int_equal(pay, npkt);
+		assert_memory_equal(test_host_win(&host), data, len);
+		assert_int_equal(last_res.status, SPIN_SUCCESS);
+		assert_int_equal(last_res.npkts, npkt);
+		assert_int_equal(last_res.dma_bytes, len);
+		assert_int_equal(last_res.dma_events, 1);
+		assert_int_equal(test_pkts_live, 0);
+		/* no direct: every piece through dma_write; direct_small:
+		 * the pieces mapped one by one */
+		assert_int_equal(host.writes, direct == 0 ? npkt : 0);
+		if (direct == 2) {
+			assert_true(burst_release_calls >= 2);
+			assert_true(burst_release_calls < npkt);
+		}
+		assert_int_equal(spin_rt_ctx_stats(rt, ctx, &cs), 0);
+		assert_int_equal(cs.hers, npkt + 2);
+		assert_int_equal(cs.rc[SPIN_SUCCESS], npkt + 2);
+		assert_int_equal(cs.dma_bytes, len);
+		test_host_fini(&host);
+		free(data);
+		spin_rt_destroy(rt);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1185,6 +1321,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_registration),
 		cmocka_unit_test(test_order_threads),
 		cmocka_unit_test(test_blocked_rr),
+		cmocka_unit_test(test_burst),
 	};
 
 	test_eal_init(argv[0]);
