@@ -4,8 +4,9 @@
  * (Listing 1), complete: a packet's byte range of the packed stream may
  * start and end inside a block (blocks straddle packets, block size need
  * not divide the payload size), and the type may repeat (nelem elements
- * extent apart). Each (partial) block is one non-blocking DMA without
- * event; the completion handler's zero-byte DMA with event signals the
+ * extent apart). A block cut by the packet's start or end is one
+ * non-blocking DMA without event, the whole blocks of one element in the
+ * packet one strided DMA (spin_dma_to_host_strided_nb) without event; the completion handler's zero-byte DMA with event signals the
  * host that the message is unpacked (§3.2.2).
  */
 #include <errno.h>
@@ -66,23 +67,40 @@ vec_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
 	b = q / blocklen;
 	r = q % blocklen;
 	while (left != 0) {
-		uint64_t n = blocklen - r;
+		uint64_t n, k;
 		int64_t dst;
 
 		if (e >= nelem)
 			return SPIN_ERROR; /* more bytes than the type holds */
-		if (n > left)
-			n = left;
 		dst = a->base + (int64_t)e * extent + (int64_t)b * stride +
 			(int64_t)r;
-		if (dst < 0 ||
-		    spin_dma_to_host_nb(h, (uint64_t)dst, src, n,
-					SPIN_DMA_NO_EVENT) != 0)
-			return SPIN_ERROR;
+		if (r != 0 || left < blocklen) {
+			/* a block cut by the packet's start or end */
+			n = blocklen - r;
+			if (n > left)
+				n = left;
+			if (dst < 0 ||
+			    spin_dma_to_host_nb(h, (uint64_t)dst, src, n,
+						SPIN_DMA_NO_EVENT) != 0)
+				return SPIN_ERROR;
+			k = 1;
+		} else {
+			/* whole blocks of this element: one strided DMA */
+			k = count - b;
+			if (k > left / blocklen)
+				k = left / blocklen;
+			n = k * blocklen;
+			if (dst < 0 || dst + (int64_t)(k - 1) * stride < 0 ||
+			    spin_dma_to_host_strided_nb(h, (uint64_t)dst, stride,
+							src, blocklen, k,
+							SPIN_DMA_NO_EVENT) != 0)
+				return SPIN_ERROR;
+		}
 		src += n;
 		left -= n;
 		r = 0;
-		if (++b == count) {
+		b += k;
+		if (b == count) {
 			b = 0;
 			e++;
 		}

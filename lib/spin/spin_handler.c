@@ -118,6 +118,57 @@ spin_dma_to_host_nb(struct spin_hctx *h, uint64_t win_off, const void *src,
 }
 
 int
+spin_dma_to_host_strided_nb(struct spin_hctx *h, uint64_t win_off,
+			    int64_t stride, const void *src, size_t blocklen,
+			    uint64_t n, unsigned flags)
+{
+	struct spin_exec *x = spin_exec_of(h);
+	const uint8_t *s = src;
+	uint64_t last, i, bytes;
+	__int128 l;
+
+	if (n <= 1)
+		return spin_dma_write_win(x, win_off, src, n ? blocklen : 0,
+					  flags);
+	/* the last block's offset, exact; both ends in the window */
+	l = (__int128)win_off + (__int128)stride * (__int128)(n - 1);
+	if (l < 0 || l > (__int128)UINT64_MAX ||
+	    __builtin_mul_overflow(blocklen, n, &bytes))
+		return dma_reject(x);
+	last = (uint64_t)l;
+	if (!win_ok(x, win_off, blocklen) || !win_ok(x, last, blocklen))
+		return dma_reject(x);
+	if (!(flags & SPIN_DMA_NO_EVENT))
+		x->dma_events++;
+	if (blocklen == 0)
+		return 0;
+	if (likely(win_map(x) == SPIN_WIN_DIRECT)) {
+		uint8_t *d = x->win_base + win_off;
+
+		for (i = 0; i < n; i++) {
+			memcpy(d, s, blocklen);
+			d += stride;
+			s += blocklen;
+		}
+	} else {
+		for (i = 0; i < n; i++) {
+			int rc = spin_dma_write_win(x, win_off, s, blocklen,
+						    SPIN_DMA_NO_EVENT);
+
+			if (rc != 0)
+				return rc;
+			win_off += (uint64_t)stride;
+			s += blocklen;
+		}
+		return 0;
+	}
+	x->hpu->st.dma_ops += n;
+	x->hpu->st.dma_bytes_to += bytes;
+	x->dma_bytes += bytes;
+	return 0;
+}
+
+int
 spin_dma_from_host(struct spin_hctx *h, uint64_t win_off, void *dst,
 		   size_t len)
 {

@@ -178,6 +178,22 @@ int spin_dma_to_host_nb(struct spin_hctx *h, uint64_t win_off,
 			const void *src, size_t len, unsigned flags);
 
 /**
+ * Strided non-blocking DMA (a 2D descriptor): @p n blocks of @p blocklen
+ * bytes taken one after the other from @p src, block i written to the
+ * window at win_off + i * stride (stride may be negative or smaller than
+ * blocklen). One bounds check covers every block (the window is one
+ * interval, so the first and the last block decide); a transfer with any
+ * block out of the window writes nothing. Counts as @p n DMAs of
+ * @p blocklen bytes and one host event (without SPIN_DMA_NO_EVENT).
+ *
+ * @return 0; -ERANGE a block out of window (rejected, counted once,
+ *   message error); -EIO the host copy failed.
+ */
+int spin_dma_to_host_strided_nb(struct spin_hctx *h, uint64_t win_off,
+				int64_t stride, const void *src,
+				size_t blocklen, uint64_t n, unsigned flags);
+
+/**
  * Read @p len bytes of the host window at @p win_off into @p dst.
  *
  * @return 0; -ERANGE out of window (rejected, counted, message error);
