@@ -4,7 +4,8 @@
  * over the type blob in the context's arguments (paper 000 §3.2.4). The
  * segment gives the buffer offset of every block of the packet's stream
  * range, the payload gives the bytes: one non-blocking DMA without event
- * per run of adjacent blocks, and the completion handler's zero-byte DMA
+ * per run of adjacent blocks, one strided DMA per run of equal blocks at
+ * a constant distance (a vector's blocks), and the completion handler's zero-byte DMA
  * with event signals the host (§3.2.2). Strategies (struct spin_ddt_args):
  *
  *  - HPU-local: a segment per vHPU (or per HPU without blocked-RR) in the
@@ -194,28 +195,49 @@ gen_blob(struct spin_hctx *h)
 	return (const struct ddt_blob *)(args + v - 1);
 }
 
-/* DMA of the blocks of one packet, adjacent runs merged */
+/*
+ * DMA of the blocks of one packet: a pending run of k pieces of n bytes
+ * each, taken one after the other from the payload and written stride
+ * apart (k == 1: one piece, which grows while blocks continue it in both
+ * the buffer and the payload); issued as one DMA, or one strided DMA
+ * (k > 1), when a block does not continue it.
+ */
 struct gen_dma {
 	struct spin_hctx *h;
 	const uint8_t *payload;
 	int64_t first;      /* stream offset of payload[0] */
 	int64_t origin;
-	int64_t dst, src, n; /* pending run */
+	int64_t dst, src, n; /* pending run: first piece, piece bytes */
+	int64_t stride;
+	uint64_t k;         /* pieces, 0: none */
 	int err;
 };
 
 static int
 gen_flush(struct gen_dma *d)
 {
-	if (d->n == 0)
+	int rc;
+
+	if (d->k == 0)
 		return 0;
-	if (d->dst < 0 ||
-	    spin_dma_to_host_nb(d->h, (uint64_t)d->dst, d->payload + d->src,
-				(size_t)d->n, SPIN_DMA_NO_EVENT) != 0) {
+	if (d->k == 1)
+		rc = d->dst < 0 ? -ERANGE :
+			spin_dma_to_host_nb(d->h, (uint64_t)d->dst,
+					    d->payload + d->src, (size_t)d->n,
+					    SPIN_DMA_NO_EVENT);
+	else
+		rc = d->dst < 0 ||
+			d->dst + (int64_t)(d->k - 1) * d->stride < 0 ? -ERANGE :
+			spin_dma_to_host_strided_nb(d->h, (uint64_t)d->dst,
+						    d->stride,
+						    d->payload + d->src,
+						    (size_t)d->n, d->k,
+						    SPIN_DMA_NO_EVENT);
+	if (rc != 0) {
 		d->err = 1;
 		return 1;
 	}
-	d->n = 0;
+	d->k = 0;
 	return 0;
 }
 
@@ -225,15 +247,28 @@ gen_block(void *arg, int64_t buf_off, int64_t len, int64_t stream_off)
 	struct gen_dma *d = arg;
 	int64_t dst = d->origin + buf_off, src = stream_off - d->first;
 
-	if (d->n != 0 && dst == d->dst + d->n && src == d->src + d->n) {
+	if (d->k == 1 && dst == d->dst + d->n && src == d->src + d->n) {
 		d->n += len;
 		return 0;
+	}
+	if (d->k != 0 && len == d->n &&
+	    src == d->src + (int64_t)d->k * d->n) {
+		if (d->k == 1) {
+			d->stride = dst - d->dst;
+			d->k = 2;
+			return 0;
+		}
+		if (dst == d->dst + (int64_t)d->k * d->stride) {
+			d->k++;
+			return 0;
+		}
 	}
 	if (gen_flush(d) != 0)
 		return 1;
 	d->dst = dst;
 	d->src = src;
 	d->n = len;
+	d->k = 1;
 	return 0;
 }
 

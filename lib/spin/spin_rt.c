@@ -387,27 +387,28 @@ batch_her_done(struct spin_rt *rt, struct spin_hpu *hpu,
 	b->puts++;
 }
 
-/* queue a HER whose header dependency is satisfied */
-static void
-her_dispatch(struct spin_msg_int *m, struct spin_her *her)
+static struct spin_vhpu *
+vhpu_of(struct spin_msg_int *m, const struct spin_her *her)
 {
-	struct spin_vhpu *v;
-	uint64_t seq;
+	uint64_t seq = her->offset / m->pkt_payload / m->delta_p;
+
+	return &m->vhpu[seq % m->nv];
+}
+
+/* append the chain first..last (in order) to vHPU @p v, schedule it */
+static void
+vhpu_append(struct spin_msg_int *m, struct spin_vhpu *v,
+	    struct spin_her *first, struct spin_her *last)
+{
 	bool sched = false;
 
-	if (her->kind != SPIN_HER_PAYLOAD || m->nv == 0) {
-		rte_ring_enqueue(m->rt->her_q, her);
-		return;
-	}
-	seq = her->offset / m->pkt_payload / m->delta_p;
-	v = &m->vhpu[seq % m->nv];
-	her->next = NULL;
+	last->next = NULL;
 	rte_spinlock_lock(&v->lock);
 	if (v->tail != NULL)
-		v->tail->next = her;
+		v->tail->next = first;
 	else
-		v->head = her;
-	v->tail = her;
+		v->head = first;
+	v->tail = last;
 	if (v->state == SPIN_VHPU_IDLE) {
 		v->state = SPIN_VHPU_QUEUED;
 		sched = true;
@@ -417,6 +418,17 @@ her_dispatch(struct spin_msg_int *m, struct spin_her *her)
 	rte_spinlock_unlock(&v->lock);
 	if (sched)
 		rte_ring_enqueue(m->rt->vhpu_q, v);
+}
+
+/* queue a HER whose header dependency is satisfied */
+static void
+her_dispatch(struct spin_msg_int *m, struct spin_her *her)
+{
+	if (her->kind != SPIN_HER_PAYLOAD || m->nv == 0) {
+		rte_ring_enqueue(m->rt->her_q, her);
+		return;
+	}
+	vhpu_append(m, vhpu_of(m, her), her, her);
 }
 
 struct spin_msg *
@@ -572,8 +584,18 @@ hers_queue(struct spin_msg_int *m, struct spin_her **hers, unsigned n)
 		rte_ring_enqueue_bulk(m->rt->her_q, (void **)hers, n, NULL);
 		return;
 	}
-	for (i = 0; i < n; i++)
-		her_dispatch(m, hers[i]);
+	/* blocked-RR: packets of one vHPU in a row go in one append */
+	for (i = 0; i < n;) {
+		struct spin_vhpu *v = vhpu_of(m, hers[i]);
+		unsigned j = i + 1;
+
+		while (j < n && vhpu_of(m, hers[j]) == v) {
+			hers[j - 1]->next = hers[j];
+			j++;
+		}
+		vhpu_append(m, v, hers[i], hers[j - 1]);
+		i = j;
+	}
 }
 
 unsigned
@@ -865,8 +887,8 @@ run_vhpu(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	 struct spin_vhpu *v, unsigned budget)
 {
 	struct spin_msg_int *m = v->m;
-	struct spin_her *her;
-	unsigned n = 0;
+	struct spin_her *her, *last, *next;
+	unsigned n = 0, k;
 	bool requeue = false;
 
 	hpu->st.vhpu_runs++;
@@ -886,13 +908,22 @@ run_vhpu(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 			requeue = true;
 			break;
 		}
-		v->head = her->next;
+		/* take the packets queued now (up to the budget), in order,
+		 * and run them without the lock */
+		for (last = her, k = 1; k < budget - n && last->next != NULL;
+		     k++)
+			last = last->next;
+		v->head = last->next;
 		if (v->head == NULL)
 			v->tail = NULL;
+		last->next = NULL;
 		rte_spinlock_unlock(&v->lock);
 		/* the vHPU's own pending reference keeps m alive here */
-		run_payload(rt, hpu, hpu_id, her, v->id);
-		n++;
+		for (; her != NULL; her = next) {
+			next = her->next;
+			run_payload(rt, hpu, hpu_id, her, v->id);
+		}
+		n += k;
 		rte_spinlock_lock(&v->lock);
 	}
 	rte_spinlock_unlock(&v->lock);
