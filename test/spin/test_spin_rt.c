@@ -265,9 +265,35 @@ static const struct spin_handler_family fam_blob = {
 	.name = "blob", .payload = blob_payload,
 };
 
+/* one strided DMA per packet, as strided_req says */
+static struct {
+	uint64_t off;
+	int64_t stride;
+	size_t blocklen;
+	uint64_t n;
+	int rc;
+} strided_req;
+
+static int
+strided_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
+{
+	assert_true(strided_req.blocklen * strided_req.n <= pkt->len);
+	strided_req.rc = spin_dma_to_host_strided_nb(h, strided_req.off,
+						     strided_req.stride,
+						     pkt->payload,
+						     strided_req.blocklen,
+						     strided_req.n,
+						     SPIN_DMA_NO_EVENT);
+	return strided_req.rc == 0 ? SPIN_SUCCESS : SPIN_ERROR;
+}
+
+static const struct spin_handler_family fam_strided = {
+	.name = "strided", .payload = strided_payload,
+};
+
 static const struct spin_handler_family *const fams[] = {
 	&fam_rec, &fam_rec_nohdr, &fam_hdr_only, &fam_oow, &fam_brr,
-	&fam_slow, &fam_blob, NULL,
+	&fam_slow, &fam_blob, &fam_strided, NULL,
 };
 
 static const struct spin_host_ops ops = {
@@ -1166,6 +1192,84 @@ test_blocked_rr(void **state)
 	}
 }
 
+/*
+ * spin_dma_to_host_strided_nb: block i at win_off + i * stride, positive
+ * or negative strides; any block out of the window rejects the whole
+ * transfer (nothing written, one reject); with and without the host's
+ * direct mapping.
+ */
+static void
+test_dma_strided(void **state)
+{
+	static const struct {
+		uint64_t off;
+		int64_t stride;
+		size_t bl;
+		uint64_t n;
+		int rc;
+	} cases[] = {
+		{ 0, 100, 10, 10, 0 },
+		{ 900, -100, 10, 10, 0 },
+		{ 3, 7, 7, 14, 0 },          /* blocks touch */
+		{ 500, 0, 10, 3, 0 },        /* same place: the last wins */
+		{ 990, 1, 10, 1, 0 },
+		{ 5, 100, 10, 0, 0 },
+		{ 0, 100, 10, 11, -ERANGE }, /* last block at 1000 */
+		{ 0, 99, 10, 11, 0 },        /* last block ends at 1000 */
+		{ 1, 99, 10, 11, -ERANGE },  /* last block ends at 1001 */
+		{ 50, -100, 10, 2, -ERANGE },
+		{ 0, INT64_MAX, 1, 3, -ERANGE },
+		{ 1000, 1, 1, 1, -ERANGE },
+	};
+	const uint64_t wlen = 1000, plen = 200;
+	struct spin_rt *rt = rt_new(1, 0, 0, 1 << 20);
+	uint32_t ctx = ctx_new(rt, "strided", SPINNIC_SCHED_DEFAULT, 0, 0, 0);
+	uint8_t *data = msg_data(plen, 5), *want = malloc(wlen);
+	unsigned c, direct;
+
+	assert_non_null(want);
+	for (direct = 0; direct < 2; direct++)
+	for (c = 0; c < RTE_DIM(cases); c++) {
+		struct spin_msg_info info = { .length = plen };
+		struct test_host host;
+		struct spin_msg *m;
+		uint64_t i, done = test_done_calls + 1;
+
+		strided_req.off = cases[c].off;
+		strided_req.stride = cases[c].stride;
+		strided_req.blocklen = cases[c].bl;
+		strided_req.n = cases[c].n;
+		strided_req.rc = 1;
+		test_host_init(&host, wlen, direct);
+		memset(want, 0, wlen);
+		if (cases[c].rc == 0)
+			for (i = 0; i < cases[c].n; i++)
+				memcpy(want + cases[c].off +
+				       (int64_t)i * cases[c].stride,
+				       data + i * cases[c].bl, cases[c].bl);
+		m = spin_msg_start(rt, ctx, &info, &host, TEST_ADDR, wlen,
+				   NULL);
+		assert_non_null(m);
+		test_deliver(rt, m, data, 0, (uint32_t)plen);
+		poll_until_done(rt, done);
+		assert_int_equal(strided_req.rc, cases[c].rc);
+		assert_memory_equal(test_host_win(&host), want, wlen);
+		if (cases[c].rc == 0) {
+			assert_int_equal(last_res.status, SPIN_SUCCESS);
+			assert_int_equal(last_res.dma_bytes,
+					 cases[c].bl * cases[c].n);
+		} else {
+			assert_int_equal(last_res.status, SPIN_ERROR);
+			assert_int_equal(last_res.dma_rejects, 1);
+			assert_int_equal(last_res.dma_bytes, 0);
+		}
+		test_host_fini(&host);
+	}
+	free(want);
+	free(data);
+	spin_rt_destroy(rt);
+}
+
 /* ---- bursts and batched releases ------------------------------------------ */
 
 static uint32_t burst_release_calls;
@@ -1322,6 +1426,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_order_threads),
 		cmocka_unit_test(test_blocked_rr),
 		cmocka_unit_test(test_burst),
+		cmocka_unit_test(test_dma_strided),
 	};
 
 	test_eal_init(argv[0]);
