@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include <rte_malloc.h>
+#include <rte_prefetch.h>
 #include <rte_ring.h>
 
 #include "spin_internal.h"
@@ -29,6 +30,8 @@
 RTE_LOG_REGISTER_IMPL(spin_logtype, SPINNIC_LIB, NOTICE);
 
 #define SPIN_BURST 32u
+/* payload bytes of the next HER prefetched */
+#define SPIN_PREFETCH_MAX 4096u
 
 static struct rte_ring *
 ring_new(const char *name, unsigned count, int socket)
@@ -864,6 +867,24 @@ run_completion(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	msg_finish(m);
 }
 
+/*
+ * Prefetch the payload of the HER that runs next while this one runs: a
+ * packet's bytes are cold (written by the NIC, or by the inbound engine
+ * on another core) and the hardware prefetcher starts anew at each one.
+ */
+static inline void
+her_prefetch(const struct spin_her *her)
+{
+	const uint8_t *p, *end;
+
+	if (her->kind != SPIN_HER_PAYLOAD)
+		return;
+	p = her->payload;
+	end = p + RTE_MIN(her->len, SPIN_PREFETCH_MAX);
+	for (; p < end; p += RTE_CACHE_LINE_SIZE)
+		rte_prefetch0(p);
+}
+
 static void
 run_her(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	struct spin_her *her)
@@ -921,6 +942,8 @@ run_vhpu(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		/* the vHPU's own pending reference keeps m alive here */
 		for (; her != NULL; her = next) {
 			next = her->next;
+			if (next != NULL)
+				her_prefetch(next);
 			run_payload(rt, hpu, hpu_id, her, v->id);
 		}
 		n += k;
@@ -950,8 +973,11 @@ spin_hpu_poll(struct spin_rt *rt, unsigned hpu_id, unsigned budget)
 		k = rte_ring_mc_dequeue_burst(rt->her_q, burst,
 					      RTE_MIN(budget - n, SPIN_BURST),
 					      NULL);
-		for (i = 0; i < k; i++)
+		for (i = 0; i < k; i++) {
+			if (i + 1 < k)
+				her_prefetch(burst[i + 1]);
 			run_her(rt, hpu, hpu_id, burst[i]);
+		}
 		n += k;
 		if (n < budget && rte_ring_mc_dequeue(rt->vhpu_q, &v) == 0)
 			n += run_vhpu(rt, hpu, hpu_id, v, budget - n);
