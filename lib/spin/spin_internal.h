@@ -157,6 +157,9 @@ struct spin_msg_int {
 	uint32_t nv;            /* vHPUs (blocked-RR), 0 default policy */
 	uint32_t delta_p;
 	uint32_t slot;
+	/* log2 of pkt_payload, delta_p, nv where a power of two, else
+	 * SPIN_NOT_POW2: per-packet divisions become shifts */
+	uint8_t pp_log2, dp_log2, nv_log2;
 	/* inbound thread only */
 	uint64_t bytes_in;
 	uint32_t npkts_in;
@@ -174,6 +177,29 @@ struct spin_msg_int {
 	uint32_t pay_errors;
 	struct spin_vhpu *vhpu;     /* max_vhpus entries */
 };
+
+#define SPIN_NOT_POW2 0xffu
+
+static inline uint8_t
+spin_log2_or_none(uint64_t d)
+{
+	return d != 0 && (d & (d - 1)) == 0 ? (uint8_t)__builtin_ctzll(d) :
+		SPIN_NOT_POW2;
+}
+
+/* a / d, a shift when d is a power of two (lg = its log2) */
+static inline uint64_t
+spin_div(uint64_t a, uint64_t d, uint8_t lg)
+{
+	return lg != SPIN_NOT_POW2 ? a >> lg : a / d;
+}
+
+/* packet index of a message offset */
+static inline uint64_t
+spin_pkt_index(const struct spin_msg_int *m, uint64_t off)
+{
+	return spin_div(off, m->pkt_payload, m->pp_log2);
+}
 
 /* ---- HPUs -------------------------------------------------------------- */
 

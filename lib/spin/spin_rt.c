@@ -31,7 +31,9 @@ RTE_LOG_REGISTER_IMPL(spin_logtype, SPINNIC_LIB, NOTICE);
 
 #define SPIN_BURST 32u
 /* payload bytes of the next HER prefetched */
-#define SPIN_PREFETCH_MAX 4096u
+#define SPIN_PREFETCH_MAX 1024u
+/* HERs of a burst ahead of the running one whose payload is prefetched */
+#define SPIN_PREFETCH_AHEAD 2u
 
 static struct rte_ring *
 ring_new(const char *name, unsigned count, int socket)
@@ -393,9 +395,11 @@ batch_her_done(struct spin_rt *rt, struct spin_hpu *hpu,
 static struct spin_vhpu *
 vhpu_of(struct spin_msg_int *m, const struct spin_her *her)
 {
-	uint64_t seq = her->offset / m->pkt_payload / m->delta_p;
+	uint64_t seq = spin_div(spin_pkt_index(m, her->offset), m->delta_p,
+				m->dp_log2);
 
-	return &m->vhpu[seq % m->nv];
+	return &m->vhpu[m->nv_log2 != SPIN_NOT_POW2 ? seq & (m->nv - 1) :
+			seq % m->nv];
 }
 
 /* append the chain first..last (in order) to vHPU @p v, schedule it */
@@ -465,6 +469,7 @@ spin_msg_start(struct spin_rt *rt, uint32_t ctx,
 	m->pkt_payload = info->pkt_payload ? info->pkt_payload :
 		rt->conf.pkt_payload;
 	m->info.pkt_payload = m->pkt_payload;
+	m->pp_log2 = spin_log2_or_none(m->pkt_payload);
 	m->bytes_in = 0;
 	m->npkts_in = 0;
 	m->arrival_held = true;
@@ -482,6 +487,8 @@ spin_msg_start(struct spin_rt *rt, uint32_t ctx,
 		m->delta_p = c->delta_p;
 		m->nv = c->nvhpu != 0 ? c->nvhpu :
 			(uint32_t)RTE_MIN(nseq, rt->conf.max_vhpus);
+		m->dp_log2 = spin_log2_or_none(m->delta_p);
+		m->nv_log2 = spin_log2_or_none(m->nv);
 		for (i = 0; i < m->nv; i++) {
 			struct spin_vhpu *v = &m->vhpu[i];
 
@@ -789,7 +796,7 @@ run_payload(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		struct spin_pkt pkt = {
 			.payload = her->payload,
 			.len = her->len,
-			.index = (uint32_t)(her->offset / m->pkt_payload),
+			.index = (uint32_t)spin_pkt_index(m, her->offset),
 			.offset = her->offset,
 			.info = &m->info,
 		};
@@ -973,9 +980,11 @@ spin_hpu_poll(struct spin_rt *rt, unsigned hpu_id, unsigned budget)
 		k = rte_ring_mc_dequeue_burst(rt->her_q, burst,
 					      RTE_MIN(budget - n, SPIN_BURST),
 					      NULL);
+		for (i = 0; i < k && i < SPIN_PREFETCH_AHEAD; i++)
+			her_prefetch(burst[i]);
 		for (i = 0; i < k; i++) {
-			if (i + 1 < k)
-				her_prefetch(burst[i + 1]);
+			if (i + SPIN_PREFETCH_AHEAD < k)
+				her_prefetch(burst[i + SPIN_PREFETCH_AHEAD]);
 			run_her(rt, hpu, hpu_id, burst[i]);
 		}
 		n += k;
