@@ -3,8 +3,12 @@
  * The sPIN runtime: messages, HERs and their scheduling on HPUs.
  *
  * Ordering (DESIGN §6) rests on one counter per message, `pending`: one
- * reference while bytes are still to arrive, one per queued or running
- * HER, one per vHPU that is queued or running, one per DMA in flight. The
+ * reference per queued or running HER, one per vHPU that is queued or
+ * running, one per DMA in flight, and while bytes are still to arrive the
+ * arrival bias SPIN_ARRIVAL_BIAS, which also stands for the payload HERs
+ * of the packets delivered so far (no atomic per packet on the inbound
+ * side): the last byte (or an abort) swaps it for their count, npkts_in,
+ * and each payload HER drops one reference when done. The
  * header HER is queued at start; payload HERs arriving before the header
  * handler returned wait on the message's pend list; when `pending` drops
  * to zero the completion HER is queued (or the message finished directly).
@@ -30,6 +34,8 @@
 RTE_LOG_REGISTER_IMPL(spin_logtype, SPINNIC_LIB, NOTICE);
 
 #define SPIN_BURST 32u
+/* `pending` while packets arrive: more than any message's packets */
+#define SPIN_ARRIVAL_BIAS (1u << 31)
 /* payload bytes of the next HER prefetched */
 #define SPIN_PREFETCH_MAX 1024u
 /* HERs of a burst ahead of the running one whose payload is prefetched */
@@ -308,12 +314,6 @@ msg_put_n(struct spin_msg_int *m, uint32_t n)
 	rte_ring_enqueue(m->rt->her_q, &m->cmpl_her);
 }
 
-static void
-msg_put(struct spin_msg_int *m)
-{
-	msg_put_n(m, 1);
-}
-
 /* ---- the HPU's batch (spin_internal.h) ---------------------------------------- */
 
 /* packets of the batch back to the app, their HERs to the pool */
@@ -503,13 +503,13 @@ spin_msg_start(struct spin_rt *rt, uint32_t ctx,
 	SPIN_ATOMIC_ADD(&rt->msgs_started, 1);
 	if (c->fam->header != NULL) {
 		m->hdr_done = false;
-		m->pending = 2; /* arrival + header HER */
+		m->pending = SPIN_ARRIVAL_BIAS + 1; /* + header HER */
 		m->hdr_her.kind = SPIN_HER_HEADER;
 		m->hdr_her.m = m;
 		rte_ring_enqueue(rt->her_q, &m->hdr_her);
 	} else {
 		m->hdr_done = true;
-		m->pending = 1;
+		m->pending = SPIN_ARRIVAL_BIAS;
 	}
 	return (struct spin_msg *)m;
 }
@@ -518,52 +518,25 @@ int
 spin_msg_packet(struct spin_msg *msg, const void *payload, uint32_t len,
 		uint64_t offset, void *pkt_cookie)
 {
-	struct spin_msg_int *m = (struct spin_msg_int *)msg;
-	struct spin_rt *rt = m->rt;
-	struct spin_her *her;
-	bool last, wait = false;
-	void *p;
+	const struct spin_pkt_in p = {
+		.payload = payload, .cookie = pkt_cookie, .offset = offset,
+		.len = len,
+	};
+	int err;
 
-	if (!m->arrival_held || offset > m->info.length ||
-	    len > m->info.length - offset || (len == 0) != (m->info.length == 0)) {
-		SPIN_ATOMIC_ADD(&rt->pkt_rejects, 1);
-		return -EINVAL;
-	}
-	if (rte_ring_dequeue(rt->her_pool, &p) != 0) {
-		SPIN_ATOMIC_ADD(&rt->her_full, 1);
-		return -ENOBUFS;
-	}
-	her = p;
-	her->next = NULL;
-	her->m = m;
-	her->payload = payload;
-	her->cookie = pkt_cookie;
-	her->offset = offset;
-	her->len = len;
-	her->kind = SPIN_HER_PAYLOAD;
-	m->bytes_in += len;
-	m->npkts_in++;
-	last = m->bytes_in >= m->info.length;
-	__atomic_fetch_add(&m->pending, 1, __ATOMIC_RELAXED);
-	if (!__atomic_load_n(&m->hdr_done, __ATOMIC_ACQUIRE)) {
-		rte_spinlock_lock(&m->lock);
-		wait = !m->hdr_done;
-		if (wait) {
-			if (m->pend_tail != NULL)
-				m->pend_tail->next = her;
-			else
-				m->pend_head = her;
-			m->pend_tail = her;
-		}
-		rte_spinlock_unlock(&m->lock);
-	}
-	if (!wait)
-		her_dispatch(m, her);
-	if (last) {
-		m->arrival_held = false;
-		msg_put(m);
-	}
-	return 0;
+	spin_msg_packet_burst(msg, &p, 1, &err);
+	return err;
+}
+
+/*
+ * No more packets: the arrival bias gives way to one reference per HER
+ * delivered (some may have run already, each dropped one).
+ */
+static void
+arrival_end(struct spin_msg_int *m)
+{
+	m->arrival_held = false;
+	msg_put_n(m, SPIN_ARRIVAL_BIAS - m->npkts_in);
 }
 
 /* queue HERs of one message whose packets were taken, in order */
@@ -622,13 +595,14 @@ spin_msg_packet_burst(struct spin_msg *msg, const struct spin_pkt_in *pkts,
 	while (done < n && err == 0) {
 		unsigned want = RTE_MIN(n - done, SPIN_BURST), k, g, i;
 		uint64_t bytes = m->bytes_in;
+		uint32_t room = SPIN_ARRIVAL_BIAS - 1 - m->npkts_in;
 		bool full = !m->arrival_held, bad = false;
 
 		/* the prefix of packets that fit the message */
 		for (k = 0; k < want; k++) {
 			const struct spin_pkt_in *d = &pkts[done + k];
 
-			if (full || d->offset > length ||
+			if (full || k == room || d->offset > length ||
 			    d->len > length - d->offset ||
 			    (d->len == 0) != (length == 0)) {
 				bad = true;
@@ -654,14 +628,12 @@ spin_msg_packet_burst(struct spin_msg *msg, const struct spin_pkt_in *pkts,
 			m->bytes_in += d->len;
 		}
 		if (g != 0) {
+			/* the arrival bias covers the new HERs' references */
 			m->npkts_in += g;
-			__atomic_fetch_add(&m->pending, g, __ATOMIC_RELAXED);
 			hers_queue(m, hers, g);
 			done += g;
-			if (m->bytes_in >= length) {
-				m->arrival_held = false;
-				msg_put(m);
-			}
+			if (m->bytes_in >= length)
+				arrival_end(m);
 		}
 		if (g < k) {
 			SPIN_ATOMIC_ADD(&rt->her_full, 1);
@@ -682,10 +654,8 @@ spin_msg_abort(struct spin_msg *msg)
 	struct spin_msg_int *m = (struct spin_msg_int *)msg;
 
 	__atomic_fetch_or(&m->flags, SPIN_MF_ABORTED, __ATOMIC_RELEASE);
-	if (m->arrival_held) {
-		m->arrival_held = false;
-		msg_put(m);
-	}
+	if (m->arrival_held)
+		arrival_end(m);
 }
 
 /* ---- HPUs -------------------------------------------------------------------- */

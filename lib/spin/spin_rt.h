@@ -315,8 +315,8 @@ struct spin_msg *spin_msg_start(struct spin_rt *rt, uint32_t ctx,
  *
  * @param offset byte offset of the payload in the message
  * @return 0 (the packet is the runtime's now); -EINVAL offset+len past
- *   info->length, len 0 in a non-empty message, or the message already
- *   has all its bytes; -ENOBUFS no HER free now (packet not taken: drop
+ *   info->length, len 0 in a non-empty message, the message already
+ *   has all its bytes, or 2^31 - 1 packets; -ENOBUFS no HER free now (packet not taken: drop
  *   it, the sender retransmits). On error the caller keeps the packet.
  */
 int spin_msg_packet(struct spin_msg *m, const void *payload, uint32_t len,
