@@ -272,6 +272,35 @@ gen_block(void *arg, int64_t buf_off, int64_t len, int64_t stream_off)
 	return 0;
 }
 
+/* nb whole blocks of a vector leaf (ddt_segment_blocks_strided) */
+static int
+gen_strided(void *arg, int64_t buf_off, int64_t bl, int64_t stride,
+	    int64_t nb, int64_t stream_off)
+{
+	struct gen_dma *d = arg;
+	int64_t dst = d->origin + buf_off, src = stream_off - d->first;
+
+	if (nb == 1 || stride == bl)
+		return gen_block(arg, buf_off, nb * bl, stream_off);
+	/* they continue the pending run's progression */
+	if (d->k != 0 && bl == d->n && src == d->src + (int64_t)d->k * d->n &&
+	    (d->k == 1 ? dst - d->dst == stride :
+	     stride == d->stride &&
+	     dst == d->dst + (int64_t)d->k * d->stride)) {
+		d->stride = stride;
+		d->k += (uint64_t)nb;
+		return 0;
+	}
+	if (gen_flush(d) != 0)
+		return 1;
+	d->dst = dst;
+	d->src = src;
+	d->n = bl;
+	d->stride = stride;
+	d->k = (uint64_t)nb;
+	return 0;
+}
+
 static int
 gen_run(struct ddt_segment *s, const struct spin_pkt *pkt,
 	struct spin_hctx *h)
@@ -283,8 +312,8 @@ gen_run(struct ddt_segment *s, const struct spin_pkt *pkt,
 	};
 	int rc;
 
-	rc = ddt_segment_blocks(s, d.first, d.first + pkt->len, gen_block,
-				&d);
+	rc = ddt_segment_blocks_strided(s, d.first, d.first + pkt->len,
+					gen_block, gen_strided, &d);
 	if (rc < 0 || d.err || gen_flush(&d) != 0)
 		return SPIN_ERROR;
 	return SPIN_SUCCESS;
