@@ -145,11 +145,26 @@ spin_dma_to_host_strided_nb(struct spin_hctx *h, uint64_t win_off,
 	if (likely(win_map(x) == SPIN_WIN_DIRECT)) {
 		uint8_t *d = x->win_base + win_off;
 
-		for (i = 0; i < n; i++) {
-			memcpy(d, s, blocklen);
-			d += stride;
-			s += blocklen;
+		/* small blocks: copies of a constant size, inlined */
+#define STRIDED_K(k) \
+		do { \
+			for (i = 0; i < n; i++) { \
+				memcpy(d, s, (k)); \
+				d += stride; \
+				s += (k); \
+			} \
+		} while (0)
+		switch (blocklen) {
+		case 1: STRIDED_K(1); break;
+		case 2: STRIDED_K(2); break;
+		case 4: STRIDED_K(4); break;
+		case 8: STRIDED_K(8); break;
+		case 16: STRIDED_K(16); break;
+		case 32: STRIDED_K(32); break;
+		case 64: STRIDED_K(64); break;
+		default: STRIDED_K(blocklen); break;
 		}
+#undef STRIDED_K
 	} else {
 		for (i = 0; i < n; i++) {
 			int rc = spin_dma_write_win(x, win_off, s, blocklen,
