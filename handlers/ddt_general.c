@@ -68,7 +68,11 @@ stat_inc(struct spin_hctx *h, int which)
 	const struct spin_ddt_args *a = spin_hctx_args(h);
 	struct gen_state *st = spin_hctx_state(h);
 
-	if (a->stats_off != SPIN_DDT_STATS_NONE)
+	if (a->stats_off == SPIN_DDT_STATS_NONE)
+		return;
+	if (spin_hctx_nhpu(h) == 1)
+		st->stats[which]++;
+	else
 		__atomic_fetch_add(&st->stats[which], 1, __ATOMIC_RELAXED);
 }
 
@@ -383,19 +387,31 @@ gen_slot(struct spin_hctx *h, const struct ddt_blob *b, uint64_t i)
 		i * slot_size(ddt_segment_mem_size(b)));
 }
 
+/* With one HPU no other handler runs meanwhile: plain accesses (a locked
+ * instruction per packet would also wait for the previous packet's
+ * stores to drain). */
 static bool
-slot_take(struct gen_slot *sl)
+slot_take(struct spin_hctx *h, struct gen_slot *sl)
 {
 	uint64_t free_ = 0;
 
+	if (spin_hctx_nhpu(h) == 1) {
+		if (sl->owner != 0)
+			return false;
+		sl->owner = 1;
+		return true;
+	}
 	return __atomic_compare_exchange_n(&sl->owner, &free_, 1, false,
 					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
 static void
-slot_give(struct gen_slot *sl)
+slot_give(struct spin_hctx *h, struct gen_slot *sl)
 {
-	__atomic_store_n(&sl->owner, 0, __ATOMIC_RELEASE);
+	if (spin_hctx_nhpu(h) == 1)
+		sl->owner = 0;
+	else
+		__atomic_store_n(&sl->owner, 0, __ATOMIC_RELEASE);
 }
 
 static int
@@ -412,13 +428,13 @@ gen_hpu_local(const struct spin_pkt *pkt, struct spin_hctx *h,
 	if (id == SPIN_VHPU_NONE)
 		id = spin_hctx_hpu(h);
 	sl = gen_slot(h, b, id % a->nslots);
-	if (!slot_take(sl))
+	if (!slot_take(h, sl))
 		return gen_private(pkt, h, b);
 	s = (struct ddt_segment *)sl->seg;
 	if (!sl->ready) {
 		if (ddt_segment_init(sl->seg, GEN_SEG_MAX, b, a->count) ==
 		    NULL) {
-			slot_give(sl);
+			slot_give(h, sl);
 			return SPIN_ERROR;
 		}
 		ddt_segment_set_walk(s, (a->flags & SPIN_DDT_F_WALK) != 0);
@@ -432,7 +448,7 @@ gen_hpu_local(const struct spin_pkt *pkt, struct spin_hctx *h,
 	if ((int64_t)pkt->offset > ddt_segment_pos(s))
 		stat_inc(h, ST_CATCHUP);
 	rc = gen_run(s, pkt, h);
-	slot_give(sl);
+	slot_give(h, sl);
 	return rc;
 }
 
@@ -463,7 +479,7 @@ gen_rw_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
 	int rc;
 
 	sl = gen_slot(h, b, idx);
-	if (!slot_take(sl))
+	if (!slot_take(h, sl))
 		return gen_private(pkt, h, b);
 	s = (struct ddt_segment *)sl->seg;
 	if (!sl->ready || (int64_t)pkt->offset < ddt_segment_pos(s)) {
@@ -472,7 +488,7 @@ gen_rw_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
 			stat_inc(h, ST_MASTER);
 		if (gen_from_ckpt(h, b, sl->seg, !sl->ready, idx) == NULL) {
 			sl->ready = 0;
-			slot_give(sl);
+			slot_give(h, sl);
 			return SPIN_ERROR;
 		}
 		sl->ready = 1;
@@ -480,7 +496,7 @@ gen_rw_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
 	if ((int64_t)pkt->offset > ddt_segment_pos(s))
 		stat_inc(h, ST_CATCHUP);
 	rc = gen_run(s, pkt, h);
-	slot_give(sl);
+	slot_give(h, sl);
 	return rc;
 }
 

@@ -120,7 +120,9 @@ struct spin_hctx {
 	uint32_t hpu;            /**< physical HPU running the handler */
 	uint32_t vhpu;           /**< vHPU (blocked-RR) or SPIN_VHPU_NONE */
 	const struct spin_msg_info *info;
-	void *rt_priv[6];        /**< runtime private */
+	uint32_t nhpu;           /**< HPUs of the NIC */
+	uint32_t pad;
+	void *rt_priv[5];        /**< runtime private */
 };
 
 /** @return the message's header fields. */
@@ -150,6 +152,13 @@ spin_hctx_hpu(const struct spin_hctx *h) { return h->hpu; }
 /** @return the vHPU id (blocked-RR, < nvhpu) or SPIN_VHPU_NONE. */
 static inline uint32_t
 spin_hctx_vhpu(const struct spin_hctx *h) { return h->vhpu; }
+/**
+ * @return the number of HPUs of the NIC. With one, no two handlers of the
+ * NIC ever run at the same time: a handler may then claim shared state in
+ * NIC memory with plain loads and stores instead of atomics.
+ */
+static inline uint32_t
+spin_hctx_nhpu(const struct spin_hctx *h) { return h->nhpu; }
 
 /**
  * Write @p len bytes from NIC memory (or the packet) to the host window at

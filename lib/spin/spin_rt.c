@@ -674,6 +674,7 @@ exec_init(struct spin_exec *x, struct spin_rt *rt, struct spin_msg_int *m,
 	x->h.state = c->state_len ? mem + spin_round(c->args_len) : NULL;
 	x->h.state_len = c->state_len;
 	x->h.hpu = hpu_id;
+	x->h.nhpu = rt->conf.nhpu;
 	x->h.vhpu = vhpu;
 	x->h.info = &m->info;
 	x->rt = rt;
