@@ -961,8 +961,13 @@ spin_hpu_poll(struct spin_rt *rt, unsigned hpu_id, unsigned budget)
 		n += k;
 		if (n < budget && rte_ring_mc_dequeue(rt->vhpu_q, &v) == 0)
 			n += run_vhpu(rt, hpu, hpu_id, v, budget - n);
-		if (n == before)
-			break;
+		if (n == before) {
+			if (hpu->b.m == NULL)
+				break;
+			/* idle: hand the batch over now; its last reference
+			 * queues a completion HER this call can still run */
+			spin_batch_flush(rt, hpu);
+		}
 	}
 	/* nothing deferred outlives the call */
 	spin_batch_flush(rt, hpu);

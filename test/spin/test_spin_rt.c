@@ -1278,6 +1278,36 @@ test_dma_strided(void **state)
 	spin_rt_destroy(rt);
 }
 
+/* the HPU's batch does not delay completion: the poll that runs a
+ * message's last payload HER also runs its completion and msg_done */
+static void
+test_done_same_poll(void **state)
+{
+	struct spin_rt *rt = rt_new(1, 0, 0, 1 << 20);
+	uint32_t ctx = ctx_new(rt, "rec_nohdr", SPINNIC_SCHED_DEFAULT, 0, 0,
+			       0);
+	struct spin_msg_info info = { .length = 150 };
+	uint8_t *data = msg_data(150, 9);
+	struct test_host host;
+	struct spin_msg *m;
+
+	ev_reset();
+	test_host_init(&host, 150, 1);
+	m = spin_msg_start(rt, ctx, &info, &host, TEST_ADDR, 150, NULL);
+	assert_non_null(m);
+	test_deliver(rt, m, data, 0, 100);
+	test_deliver(rt, m, data, 100, 50);
+	assert_int_equal(spin_hpu_poll(rt, 0, 32), 3);
+	assert_int_equal(test_done_calls, 1);
+	assert_int_equal(last_res.status, SPIN_SUCCESS);
+	assert_int_equal(test_pkts_live, 0);
+	assert_memory_equal(test_host_win(&host), data, 150);
+	assert_int_equal(spin_hpu_poll(rt, 0, 32), 0);
+	test_host_fini(&host);
+	free(data);
+	spin_rt_destroy(rt);
+}
+
 /* ---- bursts and batched releases ------------------------------------------ */
 
 static uint32_t burst_release_calls;
@@ -1435,6 +1465,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_blocked_rr),
 		cmocka_unit_test(test_burst),
 		cmocka_unit_test(test_dma_strided),
+		cmocka_unit_test(test_done_same_poll),
 	};
 
 	test_eal_init(argv[0]);
