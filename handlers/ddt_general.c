@@ -4,7 +4,8 @@
  * over the type blob in the context's arguments (paper 000 §3.2.4). The
  * segment gives the buffer offset of every block of the packet's stream
  * range, the payload gives the bytes: one non-blocking DMA without event
- * per run of adjacent blocks, and the completion handler's zero-byte DMA
+ * per run of adjacent blocks, one strided DMA per run of equal blocks at
+ * a constant distance (a vector's blocks), and the completion handler's zero-byte DMA
  * with event signals the host (§3.2.2). Strategies (struct spin_ddt_args):
  *
  *  - HPU-local: a segment per vHPU (or per HPU without blocked-RR) in the
@@ -67,7 +68,11 @@ stat_inc(struct spin_hctx *h, int which)
 	const struct spin_ddt_args *a = spin_hctx_args(h);
 	struct gen_state *st = spin_hctx_state(h);
 
-	if (a->stats_off != SPIN_DDT_STATS_NONE)
+	if (a->stats_off == SPIN_DDT_STATS_NONE)
+		return;
+	if (spin_hctx_nhpu(h) == 1)
+		st->stats[which]++;
+	else
 		__atomic_fetch_add(&st->stats[which], 1, __ATOMIC_RELAXED);
 }
 
@@ -194,28 +199,49 @@ gen_blob(struct spin_hctx *h)
 	return (const struct ddt_blob *)(args + v - 1);
 }
 
-/* DMA of the blocks of one packet, adjacent runs merged */
+/*
+ * DMA of the blocks of one packet: a pending run of k pieces of n bytes
+ * each, taken one after the other from the payload and written stride
+ * apart (k == 1: one piece, which grows while blocks continue it in both
+ * the buffer and the payload); issued as one DMA, or one strided DMA
+ * (k > 1), when a block does not continue it.
+ */
 struct gen_dma {
 	struct spin_hctx *h;
 	const uint8_t *payload;
 	int64_t first;      /* stream offset of payload[0] */
 	int64_t origin;
-	int64_t dst, src, n; /* pending run */
+	int64_t dst, src, n; /* pending run: first piece, piece bytes */
+	int64_t stride;
+	uint64_t k;         /* pieces, 0: none */
 	int err;
 };
 
 static int
 gen_flush(struct gen_dma *d)
 {
-	if (d->n == 0)
+	int rc;
+
+	if (d->k == 0)
 		return 0;
-	if (d->dst < 0 ||
-	    spin_dma_to_host_nb(d->h, (uint64_t)d->dst, d->payload + d->src,
-				(size_t)d->n, SPIN_DMA_NO_EVENT) != 0) {
+	if (d->k == 1)
+		rc = d->dst < 0 ? -ERANGE :
+			spin_dma_to_host_nb(d->h, (uint64_t)d->dst,
+					    d->payload + d->src, (size_t)d->n,
+					    SPIN_DMA_NO_EVENT);
+	else
+		rc = d->dst < 0 ||
+			d->dst + (int64_t)(d->k - 1) * d->stride < 0 ? -ERANGE :
+			spin_dma_to_host_strided_nb(d->h, (uint64_t)d->dst,
+						    d->stride,
+						    d->payload + d->src,
+						    (size_t)d->n, d->k,
+						    SPIN_DMA_NO_EVENT);
+	if (rc != 0) {
 		d->err = 1;
 		return 1;
 	}
-	d->n = 0;
+	d->k = 0;
 	return 0;
 }
 
@@ -225,15 +251,57 @@ gen_block(void *arg, int64_t buf_off, int64_t len, int64_t stream_off)
 	struct gen_dma *d = arg;
 	int64_t dst = d->origin + buf_off, src = stream_off - d->first;
 
-	if (d->n != 0 && dst == d->dst + d->n && src == d->src + d->n) {
+	if (d->k == 1 && dst == d->dst + d->n && src == d->src + d->n) {
 		d->n += len;
 		return 0;
+	}
+	if (d->k != 0 && len == d->n &&
+	    src == d->src + (int64_t)d->k * d->n) {
+		if (d->k == 1) {
+			d->stride = dst - d->dst;
+			d->k = 2;
+			return 0;
+		}
+		if (dst == d->dst + (int64_t)d->k * d->stride) {
+			d->k++;
+			return 0;
+		}
 	}
 	if (gen_flush(d) != 0)
 		return 1;
 	d->dst = dst;
 	d->src = src;
 	d->n = len;
+	d->k = 1;
+	return 0;
+}
+
+/* nb whole blocks of a vector leaf (ddt_segment_blocks_strided) */
+static int
+gen_strided(void *arg, int64_t buf_off, int64_t bl, int64_t stride,
+	    int64_t nb, int64_t stream_off)
+{
+	struct gen_dma *d = arg;
+	int64_t dst = d->origin + buf_off, src = stream_off - d->first;
+
+	if (nb == 1 || stride == bl)
+		return gen_block(arg, buf_off, nb * bl, stream_off);
+	/* they continue the pending run's progression */
+	if (d->k != 0 && bl == d->n && src == d->src + (int64_t)d->k * d->n &&
+	    (d->k == 1 ? dst - d->dst == stride :
+	     stride == d->stride &&
+	     dst == d->dst + (int64_t)d->k * d->stride)) {
+		d->stride = stride;
+		d->k += (uint64_t)nb;
+		return 0;
+	}
+	if (gen_flush(d) != 0)
+		return 1;
+	d->dst = dst;
+	d->src = src;
+	d->n = bl;
+	d->stride = stride;
+	d->k = (uint64_t)nb;
 	return 0;
 }
 
@@ -248,8 +316,8 @@ gen_run(struct ddt_segment *s, const struct spin_pkt *pkt,
 	};
 	int rc;
 
-	rc = ddt_segment_blocks(s, d.first, d.first + pkt->len, gen_block,
-				&d);
+	rc = ddt_segment_blocks_strided(s, d.first, d.first + pkt->len,
+					gen_block, gen_strided, &d);
 	if (rc < 0 || d.err || gen_flush(&d) != 0)
 		return SPIN_ERROR;
 	return SPIN_SUCCESS;
@@ -319,19 +387,31 @@ gen_slot(struct spin_hctx *h, const struct ddt_blob *b, uint64_t i)
 		i * slot_size(ddt_segment_mem_size(b)));
 }
 
+/* With one HPU no other handler runs meanwhile: plain accesses (a locked
+ * instruction per packet would also wait for the previous packet's
+ * stores to drain). */
 static bool
-slot_take(struct gen_slot *sl)
+slot_take(struct spin_hctx *h, struct gen_slot *sl)
 {
 	uint64_t free_ = 0;
 
+	if (spin_hctx_nhpu(h) == 1) {
+		if (sl->owner != 0)
+			return false;
+		sl->owner = 1;
+		return true;
+	}
 	return __atomic_compare_exchange_n(&sl->owner, &free_, 1, false,
 					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
 static void
-slot_give(struct gen_slot *sl)
+slot_give(struct spin_hctx *h, struct gen_slot *sl)
 {
-	__atomic_store_n(&sl->owner, 0, __ATOMIC_RELEASE);
+	if (spin_hctx_nhpu(h) == 1)
+		sl->owner = 0;
+	else
+		__atomic_store_n(&sl->owner, 0, __ATOMIC_RELEASE);
 }
 
 static int
@@ -348,13 +428,13 @@ gen_hpu_local(const struct spin_pkt *pkt, struct spin_hctx *h,
 	if (id == SPIN_VHPU_NONE)
 		id = spin_hctx_hpu(h);
 	sl = gen_slot(h, b, id % a->nslots);
-	if (!slot_take(sl))
+	if (!slot_take(h, sl))
 		return gen_private(pkt, h, b);
 	s = (struct ddt_segment *)sl->seg;
 	if (!sl->ready) {
 		if (ddt_segment_init(sl->seg, GEN_SEG_MAX, b, a->count) ==
 		    NULL) {
-			slot_give(sl);
+			slot_give(h, sl);
 			return SPIN_ERROR;
 		}
 		ddt_segment_set_walk(s, (a->flags & SPIN_DDT_F_WALK) != 0);
@@ -368,7 +448,7 @@ gen_hpu_local(const struct spin_pkt *pkt, struct spin_hctx *h,
 	if ((int64_t)pkt->offset > ddt_segment_pos(s))
 		stat_inc(h, ST_CATCHUP);
 	rc = gen_run(s, pkt, h);
-	slot_give(sl);
+	slot_give(h, sl);
 	return rc;
 }
 
@@ -399,7 +479,7 @@ gen_rw_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
 	int rc;
 
 	sl = gen_slot(h, b, idx);
-	if (!slot_take(sl))
+	if (!slot_take(h, sl))
 		return gen_private(pkt, h, b);
 	s = (struct ddt_segment *)sl->seg;
 	if (!sl->ready || (int64_t)pkt->offset < ddt_segment_pos(s)) {
@@ -408,7 +488,7 @@ gen_rw_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
 			stat_inc(h, ST_MASTER);
 		if (gen_from_ckpt(h, b, sl->seg, !sl->ready, idx) == NULL) {
 			sl->ready = 0;
-			slot_give(sl);
+			slot_give(h, sl);
 			return SPIN_ERROR;
 		}
 		sl->ready = 1;
@@ -416,7 +496,7 @@ gen_rw_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
 	if ((int64_t)pkt->offset > ddt_segment_pos(s))
 		stat_inc(h, ST_CATCHUP);
 	rc = gen_run(s, pkt, h);
-	slot_give(sl);
+	slot_give(h, sl);
 	return rc;
 }
 

@@ -20,6 +20,18 @@ mag(int64_t v)
 	return v < 0 ? -(uint64_t)v : (uint64_t)v;
 }
 
+/* a / d and a % d; shifts when d is a power of two (sizes often are) */
+static inline uint64_t
+div_rem(uint64_t a, uint64_t d, uint64_t *rem)
+{
+	if ((d & (d - 1)) == 0) {
+		*rem = a & (d - 1);
+		return a >> __builtin_ctzll(d);
+	}
+	*rem = a % d;
+	return a / d;
+}
+
 static int
 ib_init(const void *args, uint32_t args_len, uint32_t *state_len_p)
 {
@@ -66,10 +78,8 @@ ib_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
 	const uint8_t *src = pkt->payload, *run_src = src;
 	int64_t run_dst = 0, run_n = 0;
 
-	e = pkt->offset / elem_bytes;
-	q = pkt->offset % elem_bytes;
-	b = q / blocklen;
-	r = q % blocklen;
+	e = div_rem(pkt->offset, elem_bytes, &q);
+	b = div_rem(q, blocklen, &r);
 	while (left != 0) {
 		uint64_t n = blocklen - r;
 		int64_t dst;

@@ -4,8 +4,9 @@
  * (Listing 1), complete: a packet's byte range of the packed stream may
  * start and end inside a block (blocks straddle packets, block size need
  * not divide the payload size), and the type may repeat (nelem elements
- * extent apart). Each (partial) block is one non-blocking DMA without
- * event; the completion handler's zero-byte DMA with event signals the
+ * extent apart). A block cut by the packet's start or end is one
+ * non-blocking DMA without event, the whole blocks of one element in the
+ * packet one strided DMA (spin_dma_to_host_strided_nb) without event; the completion handler's zero-byte DMA with event signals the
  * host that the message is unpacked (§3.2.2).
  */
 #include <errno.h>
@@ -17,6 +18,18 @@ static uint64_t
 mag(int64_t v)
 {
 	return v < 0 ? -(uint64_t)v : (uint64_t)v;
+}
+
+/* a / d and a % d; shifts when d is a power of two (sizes often are) */
+static inline uint64_t
+div_rem(uint64_t a, uint64_t d, uint64_t *rem)
+{
+	if ((d & (d - 1)) == 0) {
+		*rem = a & (d - 1);
+		return a >> __builtin_ctzll(d);
+	}
+	*rem = a % d;
+	return a / d;
 }
 
 static int
@@ -61,28 +74,43 @@ vec_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
 		}
 	}
 	elem_bytes = blocklen * count;
-	e = pkt->offset / elem_bytes;
-	q = pkt->offset % elem_bytes;
-	b = q / blocklen;
-	r = q % blocklen;
+	e = div_rem(pkt->offset, elem_bytes, &q);
+	b = div_rem(q, blocklen, &r);
 	while (left != 0) {
-		uint64_t n = blocklen - r;
+		uint64_t n, k;
 		int64_t dst;
 
 		if (e >= nelem)
 			return SPIN_ERROR; /* more bytes than the type holds */
-		if (n > left)
-			n = left;
 		dst = a->base + (int64_t)e * extent + (int64_t)b * stride +
 			(int64_t)r;
-		if (dst < 0 ||
-		    spin_dma_to_host_nb(h, (uint64_t)dst, src, n,
-					SPIN_DMA_NO_EVENT) != 0)
-			return SPIN_ERROR;
+		if (r != 0 || left < blocklen) {
+			/* a block cut by the packet's start or end */
+			n = blocklen - r;
+			if (n > left)
+				n = left;
+			if (dst < 0 ||
+			    spin_dma_to_host_nb(h, (uint64_t)dst, src, n,
+						SPIN_DMA_NO_EVENT) != 0)
+				return SPIN_ERROR;
+			k = 1;
+		} else {
+			/* whole blocks of this element: one strided DMA */
+			k = count - b;
+			if (k > left / blocklen)
+				k = left / blocklen;
+			n = k * blocklen;
+			if (dst < 0 || dst + (int64_t)(k - 1) * stride < 0 ||
+			    spin_dma_to_host_strided_nb(h, (uint64_t)dst, stride,
+							src, blocklen, k,
+							SPIN_DMA_NO_EVENT) != 0)
+				return SPIN_ERROR;
+		}
 		src += n;
 		left -= n;
 		r = 0;
-		if (++b == count) {
+		b += k;
+		if (b == count) {
 			b = 0;
 			e++;
 		}

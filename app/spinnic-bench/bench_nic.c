@@ -220,12 +220,23 @@ host_pkt_release(void *pkt_cookie)
 		__atomic_fetch_add(&n->released, 1, __ATOMIC_RELEASE);
 }
 
+static void
+host_pkt_release_burst(void *const *pkt_cookies, unsigned n)
+{
+	struct bench_nic *n_ = release_nic;
+
+	(void)pkt_cookies;
+	if (n_ != NULL)
+		__atomic_fetch_add(&n_->released, n, __ATOMIC_RELEASE);
+}
+
 static const struct spin_host_ops nic_host_ops = {
 	.direct = host_direct,
 	.dma_write = host_dma_write,
 	.dma_read = host_dma_read,
 	.msg_done = host_msg_done,
 	.pkt_release = host_pkt_release,
+	.pkt_release_burst = host_pkt_release_burst,
 };
 
 /* ---- HPU threads ------------------------------------------------------------ */
@@ -538,22 +549,36 @@ bench_nic_run(struct bench_nic *n, uint32_t ctx, void *win, uint64_t win_len,
 		__atomic_store_n(&n->done, 1, __ATOMIC_RELEASE);
 		goto out;
 	}
-	/* the inbound engine: bursts of packets, HPU 0 polled after each */
-	for (i = 0; i < n->npkts; i++) {
-		struct rte_mbuf *p = n->pkts[i];
+	/* the inbound engine: bursts of packets (spin_msg_packet_burst),
+	 * HPU 0 polled after each */
+	for (i = 0; i < n->npkts;) {
+		struct spin_pkt_in burst[RX_BURST];
+		unsigned k = RTE_MIN(n->npkts - i, RX_BURST), j, took = 0;
 
-		while ((rc = spin_msg_packet(m, rte_pktmbuf_mtod(p, void *),
-					     rte_pktmbuf_data_len(p),
-					     (uint64_t)i * n->payload, p)) ==
-		       -ENOBUFS)
+		for (j = 0; j < k; j++) {
+			struct rte_mbuf *p = n->pkts[i + j];
+
+			burst[j] = (struct spin_pkt_in){
+				.payload = rte_pktmbuf_mtod(p, void *),
+				.cookie = p,
+				.offset = (uint64_t)(i + j) * n->payload,
+				.len = rte_pktmbuf_data_len(p),
+			};
+		}
+		for (j = 0; j < k; j += took) {
+			took = spin_msg_packet_burst(m, burst + j, k - j, &rc);
+			if (rc != -ENOBUFS)
+				break;
 			spin_hpu_poll(n->rt, 0, RX_BURST);
+		}
 		if (rc < 0) {
-			bench_err("spin_msg_packet %u: %s", i, strerror(-rc));
+			bench_err("spin_msg_packet_burst %u: %s", i + j + took,
+				  strerror(-rc));
 			spin_msg_abort(m);
 			break;
 		}
-		if ((i + 1) % RX_BURST == 0)
-			spin_hpu_poll(n->rt, 0, RX_BURST);
+		i += k;
+		spin_hpu_poll(n->rt, 0, RX_BURST);
 	}
 	if (wait_done(n) < 0) {
 		bench_err("message not done after %.0f s", RUN_TIMEOUT_S);

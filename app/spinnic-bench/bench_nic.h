@@ -5,7 +5,8 @@
  * rte_mbufs before anything is timed, and a host buffer reached through
  * host ops that copy (the emulated DMA). A timed run is what the NIC does
  * from the first packet to the last byte placed: spin_msg_start, every
- * packet through spin_msg_packet, HPUs polled until msg_done.
+ * packet through spin_msg_packet_burst (32 at a time, HPU 0 polled after
+ * each burst), HPUs polled until msg_done.
  *
  * HPU 0 runs on the calling thread, between packets and after the last;
  * HPUs 1..N-1 run on their own threads while a run is in flight.

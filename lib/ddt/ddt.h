@@ -227,6 +227,19 @@ typedef int (*ddt_block_fn)(void *arg, int64_t buf_off, int64_t len,
  *   segment's position is just after the last block emitted), -EINVAL */
 int ddt_segment_blocks(struct ddt_segment *s, int64_t first, int64_t last,
 		       ddt_block_fn fn, void *arg);
+/** Strided block callback: @p nblocks whole blocks of @p blocklen bytes at
+ * buffer offsets buf_off + k * stride (k < nblocks), packed one after the
+ * other from stream offset stream_off; return non-zero to stop after
+ * them. */
+typedef int (*ddt_strided_fn)(void *arg, int64_t buf_off, int64_t blocklen,
+			      int64_t stride, int64_t nblocks,
+			      int64_t stream_off);
+/** ddt_segment_blocks(), the whole blocks of a vector leaf that the range
+ * covers given to @p sfn in one call, every other block to @p fn.
+ * @return as ddt_segment_blocks() */
+int ddt_segment_blocks_strided(struct ddt_segment *s, int64_t first,
+			       int64_t last, ddt_block_fn fn,
+			       ddt_strided_fn sfn, void *arg);
 
 /** Choose how a segment catches up when asked for a range after its
  * position: 0 (default) seeks arithmetically in O(depth * log blocks);

@@ -208,6 +208,14 @@ enum ddt_seg_mode {
 	DDT_MODE_BLOCKS,
 	DDT_MODE_SKIP,
 	DDT_MODE_COUNT, /* arg is a struct ddt_count */
+	DDT_MODE_VBLOCKS, /* arg is a struct ddt_vblocks */
+};
+
+/* Callbacks of DDT_MODE_VBLOCKS (ddt_segment_blocks_strided). */
+struct ddt_vblocks {
+	ddt_block_fn fn;
+	ddt_strided_fn sfn;
+	void *arg;
 };
 
 /* Merged-block counter for DDT_MODE_COUNT. */

@@ -183,6 +183,11 @@ static inline int emit(int mode, int64_t off, int64_t n, int64_t pos,
 		return 0;
 	case DDT_MODE_BLOCKS:
 		return fn(arg, off, n, pos);
+	case DDT_MODE_VBLOCKS: {
+		const struct ddt_vblocks *v = arg;
+
+		return v->fn(v->arg, off, n, pos);
+	}
 	case DDT_MODE_COUNT: {
 		struct ddt_count *c = arg;
 
@@ -238,8 +243,8 @@ int ddt_seg_run(struct ddt_segment *s, int mode, int64_t last,
 			if (off > 0 || avail < bl) {
 				int64_t n = bl - off < avail ? bl - off : avail;
 
-				emit(mode, base + i * stride + off, n, pos, src,
-				     dst, src_first, fn, arg);
+				stop = emit(mode, base + i * stride + off, n,
+					    pos, src, dst, src_first, fn, arg);
 				pos += n;
 				avail -= n;
 				off += n;
@@ -248,7 +253,7 @@ int ddt_seg_run(struct ddt_segment *s, int mode, int64_t last,
 					i++;
 				}
 			}
-			if (off == 0 && i < count && avail > 0) {
+			if (!stop && off == 0 && i < count && avail > 0) {
 				int64_t nb = avail / bl;
 
 				if (nb > count - i)
@@ -265,13 +270,21 @@ int ddt_seg_run(struct ddt_segment *s, int mode, int64_t last,
 							dst + (pos - src_first),
 							src + boff, bl, stride,
 							nb);
+					else if (mode == DDT_MODE_VBLOCKS)
+						stop = ((const struct ddt_vblocks *)
+							arg)->sfn(
+							((const struct
+							  ddt_vblocks *)arg)->arg,
+							boff, bl, stride, nb,
+							pos);
 					pos += nb * bl;
 					avail -= nb * bl;
 					i += nb;
 				}
-				if (i < count && avail > 0) {
-					emit(mode, base + i * stride, avail,
-					     pos, src, dst, src_first, fn, arg);
+				if (!stop && i < count && avail > 0) {
+					stop = emit(mode, base + i * stride,
+						    avail, pos, src, dst,
+						    src_first, fn, arg);
 					pos += avail;
 					off = avail;
 					avail = 0;
@@ -440,6 +453,18 @@ int ddt_segment_blocks(struct ddt_segment *s, int64_t first, int64_t last,
 	if (fn == NULL)
 		return -EINVAL;
 	return seg_range(s, DDT_MODE_BLOCKS, first, last, NULL, NULL, fn, arg);
+}
+
+int ddt_segment_blocks_strided(struct ddt_segment *s, int64_t first,
+			       int64_t last, ddt_block_fn fn,
+			       ddt_strided_fn sfn, void *arg)
+{
+	struct ddt_vblocks v = { fn, sfn, arg };
+
+	if (fn == NULL || sfn == NULL)
+		return -EINVAL;
+	return seg_range(s, DDT_MODE_VBLOCKS, first, last, NULL, NULL, NULL,
+			 &v);
 }
 
 size_t ddt_segment_state_size(const struct ddt_segment *s)

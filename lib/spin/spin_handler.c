@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_branch_prediction.h>
+
 #include "spin_internal.h"
 
 static bool
@@ -34,6 +36,29 @@ dma_fail(struct spin_exec *x)
 	return -EIO;
 }
 
+/*
+ * Map the whole window once per handler call (the first DMA that moves
+ * bytes): one ops->direct() call instead of one per DMA. A window the
+ * host cannot map as a whole (ops->direct NULL or refusing) keeps the
+ * per-DMA path: direct() of the piece, else dma_write/dma_read. The host
+ * keeps the client's region mapped while a message of it is in flight,
+ * so the mapping holds for the call; asking again at every call keeps
+ * the host's own checks (client alive) per packet.
+ */
+static inline uint32_t
+win_map(struct spin_exec *x)
+{
+	const struct spin_host_ops *ops = &x->rt->ops;
+	struct spin_msg_int *m = x->m;
+
+	if (likely(x->win_map != SPIN_WIN_UNMAPPED))
+		return x->win_map;
+	x->win_base = ops->direct != NULL && m->win_len != 0 ?
+		ops->direct(m->host, m->win_addr, m->win_len) : NULL;
+	x->win_map = x->win_base != NULL ? SPIN_WIN_DIRECT : SPIN_WIN_SLOW;
+	return x->win_map;
+}
+
 int
 spin_dma_write_win(struct spin_exec *x, uint64_t win_off, const void *src,
 		   size_t len, unsigned flags)
@@ -49,12 +74,17 @@ spin_dma_write_win(struct spin_exec *x, uint64_t win_off, const void *src,
 		x->dma_events++;
 	if (len == 0)
 		return 0;
-	addr = m->win_addr + win_off;
-	dst = ops->direct != NULL ? ops->direct(m->host, addr, len) : NULL;
-	if (dst != NULL)
-		memcpy(dst, src, len);
-	else if (ops->dma_write(m->host, addr, src, len) != 0)
-		return dma_fail(x);
+	if (likely(win_map(x) == SPIN_WIN_DIRECT)) {
+		memcpy(x->win_base + win_off, src, len);
+	} else {
+		addr = m->win_addr + win_off;
+		dst = ops->direct != NULL ?
+			ops->direct(m->host, addr, len) : NULL;
+		if (dst != NULL)
+			memcpy(dst, src, len);
+		else if (ops->dma_write(m->host, addr, src, len) != 0)
+			return dma_fail(x);
+	}
 	x->hpu->st.dma_ops++;
 	x->hpu->st.dma_bytes_to += len;
 	x->dma_bytes += len;
@@ -88,6 +118,72 @@ spin_dma_to_host_nb(struct spin_hctx *h, uint64_t win_off, const void *src,
 }
 
 int
+spin_dma_to_host_strided_nb(struct spin_hctx *h, uint64_t win_off,
+			    int64_t stride, const void *src, size_t blocklen,
+			    uint64_t n, unsigned flags)
+{
+	struct spin_exec *x = spin_exec_of(h);
+	const uint8_t *s = src;
+	uint64_t last, i, bytes;
+	__int128 l;
+
+	if (n <= 1)
+		return spin_dma_write_win(x, win_off, src, n ? blocklen : 0,
+					  flags);
+	/* the last block's offset, exact; both ends in the window */
+	l = (__int128)win_off + (__int128)stride * (__int128)(n - 1);
+	if (l < 0 || l > (__int128)UINT64_MAX ||
+	    __builtin_mul_overflow(blocklen, n, &bytes))
+		return dma_reject(x);
+	last = (uint64_t)l;
+	if (!win_ok(x, win_off, blocklen) || !win_ok(x, last, blocklen))
+		return dma_reject(x);
+	if (!(flags & SPIN_DMA_NO_EVENT))
+		x->dma_events++;
+	if (blocklen == 0)
+		return 0;
+	if (likely(win_map(x) == SPIN_WIN_DIRECT)) {
+		uint8_t *d = x->win_base + win_off;
+
+		/* small blocks: copies of a constant size, inlined */
+#define STRIDED_K(k) \
+		do { \
+			for (i = 0; i < n; i++) { \
+				memcpy(d, s, (k)); \
+				d += stride; \
+				s += (k); \
+			} \
+		} while (0)
+		switch (blocklen) {
+		case 1: STRIDED_K(1); break;
+		case 2: STRIDED_K(2); break;
+		case 4: STRIDED_K(4); break;
+		case 8: STRIDED_K(8); break;
+		case 16: STRIDED_K(16); break;
+		case 32: STRIDED_K(32); break;
+		case 64: STRIDED_K(64); break;
+		default: STRIDED_K(blocklen); break;
+		}
+#undef STRIDED_K
+	} else {
+		for (i = 0; i < n; i++) {
+			int rc = spin_dma_write_win(x, win_off, s, blocklen,
+						    SPIN_DMA_NO_EVENT);
+
+			if (rc != 0)
+				return rc;
+			win_off += (uint64_t)stride;
+			s += blocklen;
+		}
+		return 0;
+	}
+	x->hpu->st.dma_ops += n;
+	x->hpu->st.dma_bytes_to += bytes;
+	x->dma_bytes += bytes;
+	return 0;
+}
+
+int
 spin_dma_from_host(struct spin_hctx *h, uint64_t win_off, void *dst,
 		   size_t len)
 {
@@ -101,12 +197,17 @@ spin_dma_from_host(struct spin_hctx *h, uint64_t win_off, void *dst,
 		return dma_reject(x);
 	if (len == 0)
 		return 0;
-	addr = m->win_addr + win_off;
-	src = ops->direct != NULL ? ops->direct(m->host, addr, len) : NULL;
-	if (src != NULL)
-		memcpy(dst, src, len);
-	else if (ops->dma_read(m->host, addr, dst, len) != 0)
-		return dma_fail(x);
+	if (likely(win_map(x) == SPIN_WIN_DIRECT)) {
+		memcpy(dst, x->win_base + win_off, len);
+	} else {
+		addr = m->win_addr + win_off;
+		src = ops->direct != NULL ?
+			ops->direct(m->host, addr, len) : NULL;
+		if (src != NULL)
+			memcpy(dst, src, len);
+		else if (ops->dma_read(m->host, addr, dst, len) != 0)
+			return dma_fail(x);
+	}
 	x->hpu->st.dma_ops++;
 	x->hpu->st.dma_bytes_from += len;
 	return 0;
@@ -216,15 +317,16 @@ spin_exec_release(struct spin_exec *x)
 	uint32_t i;
 
 	RTE_VERIFY(x->dma_inflight == 0);
-	if (x->dma_bytes != 0) {
-		SPIN_ATOMIC_ADD(&x->m->res.dma_bytes, x->dma_bytes);
-		SPIN_ATOMIC_ADD(&x->m->ctx->dma_bytes, x->dma_bytes);
+	if (x->dma_bytes != 0 || x->dma_events != 0) {
+		/* to the message and context with the HPU's batch */
+		struct spin_batch *b = spin_batch_for(x->rt, x->hpu, x->m);
+
+		b->dma_bytes += x->dma_bytes;
+		b->dma_events += x->dma_events;
 		x->dma_bytes = 0;
-	}
-	if (x->dma_events != 0) {
-		SPIN_ATOMIC_ADD(&x->m->res.dma_events, x->dma_events);
 		x->dma_events = 0;
 	}
+	x->win_map = SPIN_WIN_UNMAPPED;
 
 	for (i = 0; i < x->nblobs; i++)
 		spin_blob_unref(x->rt, &x->rt->blobs[x->blobs[i]]);

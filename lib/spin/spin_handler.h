@@ -120,7 +120,9 @@ struct spin_hctx {
 	uint32_t hpu;            /**< physical HPU running the handler */
 	uint32_t vhpu;           /**< vHPU (blocked-RR) or SPIN_VHPU_NONE */
 	const struct spin_msg_info *info;
-	void *rt_priv[6];        /**< runtime private */
+	uint32_t nhpu;           /**< HPUs of the NIC */
+	uint32_t pad;
+	void *rt_priv[5];        /**< runtime private */
 };
 
 /** @return the message's header fields. */
@@ -150,6 +152,13 @@ spin_hctx_hpu(const struct spin_hctx *h) { return h->hpu; }
 /** @return the vHPU id (blocked-RR, < nvhpu) or SPIN_VHPU_NONE. */
 static inline uint32_t
 spin_hctx_vhpu(const struct spin_hctx *h) { return h->vhpu; }
+/**
+ * @return the number of HPUs of the NIC. With one, no two handlers of the
+ * NIC ever run at the same time: a handler may then claim shared state in
+ * NIC memory with plain loads and stores instead of atomics.
+ */
+static inline uint32_t
+spin_hctx_nhpu(const struct spin_hctx *h) { return h->nhpu; }
 
 /**
  * Write @p len bytes from NIC memory (or the packet) to the host window at
@@ -176,6 +185,22 @@ int spin_dma_to_host(struct spin_hctx *h, uint64_t win_off, const void *src,
  */
 int spin_dma_to_host_nb(struct spin_hctx *h, uint64_t win_off,
 			const void *src, size_t len, unsigned flags);
+
+/**
+ * Strided non-blocking DMA (a 2D descriptor): @p n blocks of @p blocklen
+ * bytes taken one after the other from @p src, block i written to the
+ * window at win_off + i * stride (stride may be negative or smaller than
+ * blocklen). One bounds check covers every block (the window is one
+ * interval, so the first and the last block decide); a transfer with any
+ * block out of the window writes nothing. Counts as @p n DMAs of
+ * @p blocklen bytes and one host event (without SPIN_DMA_NO_EVENT).
+ *
+ * @return 0; -ERANGE a block out of window (rejected, counted once,
+ *   message error); -EIO the host copy failed.
+ */
+int spin_dma_to_host_strided_nb(struct spin_hctx *h, uint64_t win_off,
+				int64_t stride, const void *src,
+				size_t blocklen, uint64_t n, unsigned flags);
 
 /**
  * Read @p len bytes of the host window at @p win_off into @p dst.

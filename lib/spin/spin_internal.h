@@ -157,6 +157,9 @@ struct spin_msg_int {
 	uint32_t nv;            /* vHPUs (blocked-RR), 0 default policy */
 	uint32_t delta_p;
 	uint32_t slot;
+	/* log2 of pkt_payload, delta_p, nv where a power of two, else
+	 * SPIN_NOT_POW2: per-packet divisions become shifts */
+	uint8_t pp_log2, dp_log2, nv_log2;
 	/* inbound thread only */
 	uint64_t bytes_in;
 	uint32_t npkts_in;
@@ -175,10 +178,55 @@ struct spin_msg_int {
 	struct spin_vhpu *vhpu;     /* max_vhpus entries */
 };
 
+#define SPIN_NOT_POW2 0xffu
+
+static inline uint8_t
+spin_log2_or_none(uint64_t d)
+{
+	return d != 0 && (d & (d - 1)) == 0 ? (uint8_t)__builtin_ctzll(d) :
+		SPIN_NOT_POW2;
+}
+
+/* a / d, a shift when d is a power of two (lg = its log2) */
+static inline uint64_t
+spin_div(uint64_t a, uint64_t d, uint8_t lg)
+{
+	return lg != SPIN_NOT_POW2 ? a >> lg : a / d;
+}
+
+/* packet index of a message offset */
+static inline uint64_t
+spin_pkt_index(const struct spin_msg_int *m, uint64_t off)
+{
+	return spin_div(off, m->pkt_payload, m->pp_log2);
+}
+
 /* ---- HPUs -------------------------------------------------------------- */
+
+/*
+ * Deferred per-HER bookkeeping of one HPU (spin_rt.c, "batching"): the
+ * payload HERs of one message that an HPU runs back to back add their
+ * counters, packet releases and `pending` references here, and give them
+ * to the message, its context and the app in one go: when the HPU turns
+ * to another message, before a header or completion HER and before
+ * spin_hpu_poll() returns. Written by the HPU's thread only.
+ */
+#define SPIN_REL_BURST 32u
+
+struct spin_batch {
+	struct spin_msg_int *m;     /* message of everything below, or NULL */
+	uint32_t puts;              /* `pending` references to drop */
+	uint32_t dma_events;
+	uint64_t dma_bytes;
+	uint64_t c_hers, c_rc[4];   /* for m->ctx */
+	unsigned nrel;
+	struct spin_her *rel[SPIN_REL_BURST];   /* payload HERs to release */
+	void *cookies[SPIN_REL_BURST];
+};
 
 struct spin_hpu {
 	struct spin_hpu_stats st;
+	struct spin_batch b;
 } __rte_cache_aligned;
 
 static_assert(sizeof(struct spin_hpu) % RTE_CACHE_LINE_SIZE == 0,
@@ -201,7 +249,15 @@ struct spin_exec {
 	uint32_t dma_events;
 	uint32_t dma_inflight;  /* non-blocking DMAs not finished */
 	uint64_t dma_bytes;
+	/* the whole window through ops->direct, mapped at the first DMA of
+	 * the call: SPIN_WIN_* */
+	uint32_t win_map;
+	uint8_t *win_base;
 };
+
+#define SPIN_WIN_UNMAPPED 0u    /* not tried yet */
+#define SPIN_WIN_DIRECT 1u      /* win_base maps [0, win_len) */
+#define SPIN_WIN_SLOW 2u        /* no direct mapping: per-DMA ops */
 
 struct rte_ring;
 
@@ -249,6 +305,20 @@ int spin_blob_ref(struct spin_rt *rt, uint32_t owner, uint32_t handle,
 void spin_blob_unref(struct spin_rt *rt, struct spin_blob *b);
 int spin_objs_init(struct spin_rt *rt);
 void spin_objs_fini(struct spin_rt *rt);
+
+/* spin_rt.c */
+void spin_batch_flush(struct spin_rt *rt, struct spin_hpu *hpu);
+
+static inline struct spin_batch *
+spin_batch_for(struct spin_rt *rt, struct spin_hpu *hpu,
+	       struct spin_msg_int *m)
+{
+	if (hpu->b.m != m) {
+		spin_batch_flush(rt, hpu);
+		hpu->b.m = m;
+	}
+	return &hpu->b;
+}
 
 /* spin_handler.c */
 void spin_exec_release(struct spin_exec *x);

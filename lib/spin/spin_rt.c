@@ -3,8 +3,12 @@
  * The sPIN runtime: messages, HERs and their scheduling on HPUs.
  *
  * Ordering (DESIGN §6) rests on one counter per message, `pending`: one
- * reference while bytes are still to arrive, one per queued or running
- * HER, one per vHPU that is queued or running, one per DMA in flight. The
+ * reference per queued or running HER, one per vHPU that is queued or
+ * running, one per DMA in flight, and while bytes are still to arrive the
+ * arrival bias SPIN_ARRIVAL_BIAS, which also stands for the payload HERs
+ * of the packets delivered so far (no atomic per packet on the inbound
+ * side): the last byte (or an abort) swaps it for their count, npkts_in,
+ * and each payload HER drops one reference when done. The
  * header HER is queued at start; payload HERs arriving before the header
  * handler returned wait on the message's pend list; when `pending` drops
  * to zero the completion HER is queued (or the message finished directly).
@@ -22,6 +26,7 @@
 #include <string.h>
 
 #include <rte_malloc.h>
+#include <rte_prefetch.h>
 #include <rte_ring.h>
 
 #include "spin_internal.h"
@@ -29,6 +34,12 @@
 RTE_LOG_REGISTER_IMPL(spin_logtype, SPINNIC_LIB, NOTICE);
 
 #define SPIN_BURST 32u
+/* `pending` while packets arrive: more than any message's packets */
+#define SPIN_ARRIVAL_BIAS (1u << 31)
+/* payload bytes of the next HER prefetched */
+#define SPIN_PREFETCH_MAX 1024u
+/* HERs of a burst ahead of the running one whose payload is prefetched */
+#define SPIN_PREFETCH_AHEAD 2u
 
 static struct rte_ring *
 ring_new(const char *name, unsigned count, int socket)
@@ -294,36 +305,117 @@ msg_finish(struct spin_msg_int *m)
  * HPU, never on the inbound engine's thread.
  */
 static void
-msg_put(struct spin_msg_int *m)
+msg_put_n(struct spin_msg_int *m, uint32_t n)
 {
-	if (__atomic_sub_fetch(&m->pending, 1, __ATOMIC_ACQ_REL) != 0)
+	if (__atomic_sub_fetch(&m->pending, n, __ATOMIC_ACQ_REL) != 0)
 		return;
 	m->cmpl_her.kind = SPIN_HER_COMPLETION;
 	m->cmpl_her.m = m;
 	rte_ring_enqueue(m->rt->her_q, &m->cmpl_her);
 }
 
-/* queue a HER whose header dependency is satisfied */
+/* ---- the HPU's batch (spin_internal.h) ---------------------------------------- */
+
+/* packets of the batch back to the app, their HERs to the pool */
 static void
-her_dispatch(struct spin_msg_int *m, struct spin_her *her)
+batch_release(struct spin_rt *rt, struct spin_batch *b)
 {
-	struct spin_vhpu *v;
-	uint64_t seq;
+	unsigned i;
+
+	if (rt->ops.pkt_release_burst != NULL) {
+		rt->ops.pkt_release_burst(b->cookies, b->nrel);
+	} else {
+		for (i = 0; i < b->nrel; i++)
+			rt->ops.pkt_release(b->cookies[i]);
+	}
+	/* the pool holds every HER: never full */
+	rte_ring_enqueue_bulk(rt->her_pool, (void **)b->rel, b->nrel, NULL);
+	b->nrel = 0;
+}
+
+/*
+ * Give the batch to its message: packets released first, then counters
+ * to the message and its context, then the `pending` references, so that
+ * msg_done (after the last reference) sees every count and every packet
+ * of the message was released before it.
+ */
+void
+spin_batch_flush(struct spin_rt *rt, struct spin_hpu *hpu)
+{
+	struct spin_batch *b = &hpu->b;
+	struct spin_msg_int *m = b->m;
+	struct spin_ctx *c;
+	uint32_t puts;
+	unsigned i;
+
+	if (m == NULL)
+		return;
+	c = m->ctx;
+	if (b->nrel != 0)
+		batch_release(rt, b);
+	if (b->dma_bytes != 0) {
+		SPIN_ATOMIC_ADD(&m->res.dma_bytes, b->dma_bytes);
+		SPIN_ATOMIC_ADD(&c->dma_bytes, b->dma_bytes);
+		b->dma_bytes = 0;
+	}
+	if (b->dma_events != 0) {
+		SPIN_ATOMIC_ADD(&m->res.dma_events, b->dma_events);
+		b->dma_events = 0;
+	}
+	if (b->c_hers != 0) {
+		SPIN_ATOMIC_ADD(&c->hers, b->c_hers);
+		for (i = 0; i < RTE_DIM(b->c_rc); i++)
+			if (b->c_rc[i] != 0)
+				SPIN_ATOMIC_ADD(&c->rc[i], b->c_rc[i]);
+		memset(b->c_rc, 0, sizeof(b->c_rc));
+		b->c_hers = 0;
+	}
+	puts = b->puts;
+	b->puts = 0;
+	b->m = NULL;
+	if (puts != 0)
+		msg_put_n(m, puts);
+}
+
+/* a payload HER of @p m done on this HPU: release it and its reference */
+static void
+batch_her_done(struct spin_rt *rt, struct spin_hpu *hpu,
+	       struct spin_msg_int *m, struct spin_her *her)
+{
+	struct spin_batch *b = spin_batch_for(rt, hpu, m);
+
+	if (b->nrel == SPIN_REL_BURST)
+		batch_release(rt, b);
+	b->rel[b->nrel] = her;
+	b->cookies[b->nrel] = her->cookie;
+	b->nrel++;
+	b->puts++;
+}
+
+static struct spin_vhpu *
+vhpu_of(struct spin_msg_int *m, const struct spin_her *her)
+{
+	uint64_t seq = spin_div(spin_pkt_index(m, her->offset), m->delta_p,
+				m->dp_log2);
+
+	return &m->vhpu[m->nv_log2 != SPIN_NOT_POW2 ? seq & (m->nv - 1) :
+			seq % m->nv];
+}
+
+/* append the chain first..last (in order) to vHPU @p v, schedule it */
+static void
+vhpu_append(struct spin_msg_int *m, struct spin_vhpu *v,
+	    struct spin_her *first, struct spin_her *last)
+{
 	bool sched = false;
 
-	if (her->kind != SPIN_HER_PAYLOAD || m->nv == 0) {
-		rte_ring_enqueue(m->rt->her_q, her);
-		return;
-	}
-	seq = her->offset / m->pkt_payload / m->delta_p;
-	v = &m->vhpu[seq % m->nv];
-	her->next = NULL;
+	last->next = NULL;
 	rte_spinlock_lock(&v->lock);
 	if (v->tail != NULL)
-		v->tail->next = her;
+		v->tail->next = first;
 	else
-		v->head = her;
-	v->tail = her;
+		v->head = first;
+	v->tail = last;
 	if (v->state == SPIN_VHPU_IDLE) {
 		v->state = SPIN_VHPU_QUEUED;
 		sched = true;
@@ -333,6 +425,17 @@ her_dispatch(struct spin_msg_int *m, struct spin_her *her)
 	rte_spinlock_unlock(&v->lock);
 	if (sched)
 		rte_ring_enqueue(m->rt->vhpu_q, v);
+}
+
+/* queue a HER whose header dependency is satisfied */
+static void
+her_dispatch(struct spin_msg_int *m, struct spin_her *her)
+{
+	if (her->kind != SPIN_HER_PAYLOAD || m->nv == 0) {
+		rte_ring_enqueue(m->rt->her_q, her);
+		return;
+	}
+	vhpu_append(m, vhpu_of(m, her), her, her);
 }
 
 struct spin_msg *
@@ -366,6 +469,7 @@ spin_msg_start(struct spin_rt *rt, uint32_t ctx,
 	m->pkt_payload = info->pkt_payload ? info->pkt_payload :
 		rt->conf.pkt_payload;
 	m->info.pkt_payload = m->pkt_payload;
+	m->pp_log2 = spin_log2_or_none(m->pkt_payload);
 	m->bytes_in = 0;
 	m->npkts_in = 0;
 	m->arrival_held = true;
@@ -383,6 +487,8 @@ spin_msg_start(struct spin_rt *rt, uint32_t ctx,
 		m->delta_p = c->delta_p;
 		m->nv = c->nvhpu != 0 ? c->nvhpu :
 			(uint32_t)RTE_MIN(nseq, rt->conf.max_vhpus);
+		m->dp_log2 = spin_log2_or_none(m->delta_p);
+		m->nv_log2 = spin_log2_or_none(m->nv);
 		for (i = 0; i < m->nv; i++) {
 			struct spin_vhpu *v = &m->vhpu[i];
 
@@ -397,13 +503,13 @@ spin_msg_start(struct spin_rt *rt, uint32_t ctx,
 	SPIN_ATOMIC_ADD(&rt->msgs_started, 1);
 	if (c->fam->header != NULL) {
 		m->hdr_done = false;
-		m->pending = 2; /* arrival + header HER */
+		m->pending = SPIN_ARRIVAL_BIAS + 1; /* + header HER */
 		m->hdr_her.kind = SPIN_HER_HEADER;
 		m->hdr_her.m = m;
 		rte_ring_enqueue(rt->her_q, &m->hdr_her);
 	} else {
 		m->hdr_done = true;
-		m->pending = 1;
+		m->pending = SPIN_ARRIVAL_BIAS;
 	}
 	return (struct spin_msg *)m;
 }
@@ -412,52 +518,134 @@ int
 spin_msg_packet(struct spin_msg *msg, const void *payload, uint32_t len,
 		uint64_t offset, void *pkt_cookie)
 {
-	struct spin_msg_int *m = (struct spin_msg_int *)msg;
-	struct spin_rt *rt = m->rt;
-	struct spin_her *her;
-	bool last, wait = false;
-	void *p;
+	const struct spin_pkt_in p = {
+		.payload = payload, .cookie = pkt_cookie, .offset = offset,
+		.len = len,
+	};
+	int err;
 
-	if (!m->arrival_held || offset > m->info.length ||
-	    len > m->info.length - offset || (len == 0) != (m->info.length == 0)) {
-		SPIN_ATOMIC_ADD(&rt->pkt_rejects, 1);
-		return -EINVAL;
-	}
-	if (rte_ring_dequeue(rt->her_pool, &p) != 0) {
-		SPIN_ATOMIC_ADD(&rt->her_full, 1);
-		return -ENOBUFS;
-	}
-	her = p;
-	her->next = NULL;
-	her->m = m;
-	her->payload = payload;
-	her->cookie = pkt_cookie;
-	her->offset = offset;
-	her->len = len;
-	her->kind = SPIN_HER_PAYLOAD;
-	m->bytes_in += len;
-	m->npkts_in++;
-	last = m->bytes_in >= m->info.length;
-	__atomic_fetch_add(&m->pending, 1, __ATOMIC_RELAXED);
+	spin_msg_packet_burst(msg, &p, 1, &err);
+	return err;
+}
+
+/*
+ * No more packets: the arrival bias gives way to one reference per HER
+ * delivered (some may have run already, each dropped one).
+ */
+static void
+arrival_end(struct spin_msg_int *m)
+{
+	m->arrival_held = false;
+	msg_put_n(m, SPIN_ARRIVAL_BIAS - m->npkts_in);
+}
+
+/* queue HERs of one message whose packets were taken, in order */
+static void
+hers_queue(struct spin_msg_int *m, struct spin_her **hers, unsigned n)
+{
+	bool wait = false;
+	unsigned i;
+
 	if (!__atomic_load_n(&m->hdr_done, __ATOMIC_ACQUIRE)) {
 		rte_spinlock_lock(&m->lock);
 		wait = !m->hdr_done;
 		if (wait) {
-			if (m->pend_tail != NULL)
-				m->pend_tail->next = her;
-			else
-				m->pend_head = her;
-			m->pend_tail = her;
+			for (i = 0; i < n; i++) {
+				if (m->pend_tail != NULL)
+					m->pend_tail->next = hers[i];
+				else
+					m->pend_head = hers[i];
+				m->pend_tail = hers[i];
+			}
 		}
 		rte_spinlock_unlock(&m->lock);
 	}
-	if (!wait)
-		her_dispatch(m, her);
-	if (last) {
-		m->arrival_held = false;
-		msg_put(m);
+	if (wait)
+		return;
+	if (m->nv == 0) {
+		/* sized for every HER: never short */
+		rte_ring_enqueue_bulk(m->rt->her_q, (void **)hers, n, NULL);
+		return;
 	}
-	return 0;
+	/* blocked-RR: packets of one vHPU in a row go in one append */
+	for (i = 0; i < n;) {
+		struct spin_vhpu *v = vhpu_of(m, hers[i]);
+		unsigned j = i + 1;
+
+		while (j < n && vhpu_of(m, hers[j]) == v) {
+			hers[j - 1]->next = hers[j];
+			j++;
+		}
+		vhpu_append(m, v, hers[i], hers[j - 1]);
+		i = j;
+	}
+}
+
+unsigned
+spin_msg_packet_burst(struct spin_msg *msg, const struct spin_pkt_in *pkts,
+		      unsigned n, int *err_p)
+{
+	struct spin_msg_int *m = (struct spin_msg_int *)msg;
+	struct spin_rt *rt = m->rt;
+	const uint64_t length = m->info.length;
+	struct spin_her *hers[SPIN_BURST];
+	unsigned done = 0;
+	int err = 0;
+
+	while (done < n && err == 0) {
+		unsigned want = RTE_MIN(n - done, SPIN_BURST), k, g, i;
+		uint64_t bytes = m->bytes_in;
+		uint32_t room = SPIN_ARRIVAL_BIAS - 1 - m->npkts_in;
+		bool full = !m->arrival_held, bad = false;
+
+		/* the prefix of packets that fit the message */
+		for (k = 0; k < want; k++) {
+			const struct spin_pkt_in *d = &pkts[done + k];
+
+			if (full || k == room || d->offset > length ||
+			    d->len > length - d->offset ||
+			    (d->len == 0) != (length == 0)) {
+				bad = true;
+				break;
+			}
+			bytes += d->len;
+			full = bytes >= length;
+		}
+		g = k == 0 ? 0 : rte_ring_dequeue_burst(rt->her_pool,
+							(void **)hers, k,
+							NULL);
+		for (i = 0; i < g; i++) {
+			const struct spin_pkt_in *d = &pkts[done + i];
+			struct spin_her *her = hers[i];
+
+			her->next = NULL;
+			her->m = m;
+			her->payload = d->payload;
+			her->cookie = d->cookie;
+			her->offset = d->offset;
+			her->len = d->len;
+			her->kind = SPIN_HER_PAYLOAD;
+			m->bytes_in += d->len;
+		}
+		if (g != 0) {
+			/* the arrival bias covers the new HERs' references */
+			m->npkts_in += g;
+			hers_queue(m, hers, g);
+			done += g;
+			if (m->bytes_in >= length)
+				arrival_end(m);
+		}
+		if (g < k) {
+			SPIN_ATOMIC_ADD(&rt->her_full, 1);
+			err = -ENOBUFS;
+		} else if (bad) {
+			SPIN_ATOMIC_ADD(&rt->pkt_rejects, 1);
+			err = -EINVAL;
+		}
+	}
+	if (err_p != NULL)
+		*err_p = err;
+	return done;
 }
 
 void
@@ -466,10 +654,8 @@ spin_msg_abort(struct spin_msg *msg)
 	struct spin_msg_int *m = (struct spin_msg_int *)msg;
 
 	__atomic_fetch_or(&m->flags, SPIN_MF_ABORTED, __ATOMIC_RELEASE);
-	if (m->arrival_held) {
-		m->arrival_held = false;
-		msg_put(m);
-	}
+	if (m->arrival_held)
+		arrival_end(m);
 }
 
 /* ---- HPUs -------------------------------------------------------------------- */
@@ -488,6 +674,7 @@ exec_init(struct spin_exec *x, struct spin_rt *rt, struct spin_msg_int *m,
 	x->h.state = c->state_len ? mem + spin_round(c->args_len) : NULL;
 	x->h.state_len = c->state_len;
 	x->h.hpu = hpu_id;
+	x->h.nhpu = rt->conf.nhpu;
 	x->h.vhpu = vhpu;
 	x->h.info = &m->info;
 	x->rt = rt;
@@ -498,6 +685,8 @@ exec_init(struct spin_exec *x, struct spin_rt *rt, struct spin_msg_int *m,
 	x->dma_events = 0;
 	x->dma_inflight = 0;
 	x->dma_bytes = 0;
+	x->win_map = SPIN_WIN_UNMAPPED;
+	x->win_base = NULL;
 }
 
 static unsigned
@@ -510,9 +699,11 @@ rc_index(int rc)
 static void
 count_rc(struct spin_exec *x, unsigned rc)
 {
+	struct spin_batch *b = spin_batch_for(x->rt, x->hpu, x->m);
+
 	x->hpu->st.rc[rc]++;
-	SPIN_ATOMIC_ADD(&x->m->ctx->rc[rc], 1);
-	SPIN_ATOMIC_ADD(&x->m->ctx->hers, 1);
+	b->c_rc[rc]++;
+	b->c_hers++;
 	x->hpu->st.hers++;
 }
 
@@ -554,7 +745,7 @@ run_header(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		next = her->next;
 		her_dispatch(m, her);
 	}
-	msg_put(m);
+	spin_batch_for(rt, hpu, m)->puts++;
 }
 
 static void
@@ -576,7 +767,7 @@ run_payload(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		struct spin_pkt pkt = {
 			.payload = her->payload,
 			.len = her->len,
-			.index = (uint32_t)(her->offset / m->pkt_payload),
+			.index = (uint32_t)spin_pkt_index(m, her->offset),
 			.offset = her->offset,
 			.info = &m->info,
 		};
@@ -613,8 +804,7 @@ run_payload(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		break;
 	}
 out:
-	her_put(rt, her);
-	msg_put(m);
+	batch_her_done(rt, hpu, m, her);
 }
 
 static void
@@ -626,6 +816,8 @@ run_completion(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	struct spin_exec x;
 	unsigned rc;
 
+	/* the counters of the message's last HERs, before msg_done */
+	spin_batch_flush(rt, hpu);
 	if (m->ctx->fam->completion == NULL ||
 	    (fl & (SPIN_MF_ABORTED | SPIN_MF_DROPPED | SPIN_MF_PROCEED))) {
 		msg_finish(m);
@@ -649,7 +841,26 @@ run_completion(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	hpu->st.cmpl++;
 	if (rc == SPIN_ERROR)
 		SPIN_ATOMIC_ADD(&m->res.handler_errors, 1);
+	spin_batch_flush(rt, hpu);
 	msg_finish(m);
+}
+
+/*
+ * Prefetch the payload of the HER that runs next while this one runs: a
+ * packet's bytes are cold (written by the NIC, or by the inbound engine
+ * on another core) and the hardware prefetcher starts anew at each one.
+ */
+static inline void
+her_prefetch(const struct spin_her *her)
+{
+	const uint8_t *p, *end;
+
+	if (her->kind != SPIN_HER_PAYLOAD)
+		return;
+	p = her->payload;
+	end = p + RTE_MIN(her->len, SPIN_PREFETCH_MAX);
+	for (; p < end; p += RTE_CACHE_LINE_SIZE)
+		rte_prefetch0(p);
 }
 
 static void
@@ -675,8 +886,8 @@ run_vhpu(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	 struct spin_vhpu *v, unsigned budget)
 {
 	struct spin_msg_int *m = v->m;
-	struct spin_her *her;
-	unsigned n = 0;
+	struct spin_her *her, *last, *next;
+	unsigned n = 0, k;
 	bool requeue = false;
 
 	hpu->st.vhpu_runs++;
@@ -696,20 +907,31 @@ run_vhpu(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 			requeue = true;
 			break;
 		}
-		v->head = her->next;
+		/* take the packets queued now (up to the budget), in order,
+		 * and run them without the lock */
+		for (last = her, k = 1; k < budget - n && last->next != NULL;
+		     k++)
+			last = last->next;
+		v->head = last->next;
 		if (v->head == NULL)
 			v->tail = NULL;
+		last->next = NULL;
 		rte_spinlock_unlock(&v->lock);
 		/* the vHPU's own pending reference keeps m alive here */
-		run_payload(rt, hpu, hpu_id, her, v->id);
-		n++;
+		for (; her != NULL; her = next) {
+			next = her->next;
+			if (next != NULL)
+				her_prefetch(next);
+			run_payload(rt, hpu, hpu_id, her, v->id);
+		}
+		n += k;
 		rte_spinlock_lock(&v->lock);
 	}
 	rte_spinlock_unlock(&v->lock);
 	if (requeue)
 		rte_ring_enqueue(rt->vhpu_q, v);
 	else
-		msg_put(m);
+		spin_batch_for(rt, hpu, m)->puts++;
 	return n;
 }
 
@@ -729,14 +951,26 @@ spin_hpu_poll(struct spin_rt *rt, unsigned hpu_id, unsigned budget)
 		k = rte_ring_mc_dequeue_burst(rt->her_q, burst,
 					      RTE_MIN(budget - n, SPIN_BURST),
 					      NULL);
-		for (i = 0; i < k; i++)
+		for (i = 0; i < k && i < SPIN_PREFETCH_AHEAD; i++)
+			her_prefetch(burst[i]);
+		for (i = 0; i < k; i++) {
+			if (i + SPIN_PREFETCH_AHEAD < k)
+				her_prefetch(burst[i + SPIN_PREFETCH_AHEAD]);
 			run_her(rt, hpu, hpu_id, burst[i]);
+		}
 		n += k;
 		if (n < budget && rte_ring_mc_dequeue(rt->vhpu_q, &v) == 0)
 			n += run_vhpu(rt, hpu, hpu_id, v, budget - n);
-		if (n == before)
-			break;
+		if (n == before) {
+			if (hpu->b.m == NULL)
+				break;
+			/* idle: hand the batch over now; its last reference
+			 * queues a completion HER this call can still run */
+			spin_batch_flush(rt, hpu);
+		}
 	}
+	/* nothing deferred outlives the call */
+	spin_batch_flush(rt, hpu);
 	if (n == 0)
 		hpu->st.idle_polls++;
 	return n;

@@ -123,6 +123,9 @@ struct spin_host_ops {
 	/** The packet given to spin_msg_packet() is no longer referenced.
 	 *  Mandatory. */
 	void (*pkt_release)(void *pkt_cookie);
+	/** Optional: release @p n packets at once (HPUs batch releases);
+	 *  NULL: pkt_release for each. */
+	void (*pkt_release_burst)(void *const *pkt_cookies, unsigned n);
 };
 
 /** Configuration of a runtime; zero fields take the defaults. */
@@ -312,12 +315,36 @@ struct spin_msg *spin_msg_start(struct spin_rt *rt, uint32_t ctx,
  *
  * @param offset byte offset of the payload in the message
  * @return 0 (the packet is the runtime's now); -EINVAL offset+len past
- *   info->length, len 0 in a non-empty message, or the message already
- *   has all its bytes; -ENOBUFS no HER free now (packet not taken: drop
+ *   info->length, len 0 in a non-empty message, the message already
+ *   has all its bytes, or 2^31 - 1 packets; -ENOBUFS no HER free now (packet not taken: drop
  *   it, the sender retransmits). On error the caller keeps the packet.
  */
 int spin_msg_packet(struct spin_msg *m, const void *payload, uint32_t len,
 		    uint64_t offset, void *pkt_cookie);
+
+/** One packet for spin_msg_packet_burst(). */
+struct spin_pkt_in {
+	const void *payload;
+	void *cookie;            /**< given to pkt_release */
+	uint64_t offset;         /**< byte offset of the payload in the message */
+	uint32_t len;
+	uint32_t pad;
+};
+
+/**
+ * Deliver a burst of packets of one message: as spin_msg_packet() for
+ * each, in order, with one HER pool access, one `pending` update and one
+ * queue operation per up to 32 packets instead of one each.
+ *
+ * @param err_p receives 0 when every packet was taken, else why
+ *   pkts[return value] was refused: -EINVAL (as spin_msg_packet()),
+ *   -ENOBUFS (no HER free now); may be NULL
+ * @return packets taken, from the first (the runtime's now); the caller
+ *   keeps the others
+ */
+unsigned spin_msg_packet_burst(struct spin_msg *m,
+			       const struct spin_pkt_in *pkts, unsigned n,
+			       int *err_p);
 
 /**
  * Abort a message (client detached, message timed out): no handler of it

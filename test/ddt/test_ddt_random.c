@@ -257,6 +257,24 @@ static int blk_cb(void *arg, int64_t off, int64_t len, int64_t stream_off)
 	return ++b->calls == b->stop_after;
 }
 
+/* ddt_segment_blocks_strided: every block of the run where the packed
+ * bytes say, nb > 1 and stride != 0 worth a strided call */
+static int blk_scb(void *arg, int64_t off, int64_t bl, int64_t stride,
+		   int64_t nb, int64_t stream_off)
+{
+	struct blk *b = arg;
+
+	assert_true(nb >= 1);
+	assert_true(bl >= 1);
+	assert_int_equal(stream_off, b->expect_stream);
+	for (int64_t k = 0; k < nb; k++)
+		assert_memory_equal(ORG(b->f, b->f->typed) + off + k * stride,
+				    b->f->packed + stream_off + k * bl,
+				    (size_t)bl);
+	b->expect_stream += nb * bl;
+	return ++b->calls == b->stop_after;
+}
+
 static void test_segments(void **state)
 {
 	(void)state;
@@ -303,6 +321,24 @@ static void test_segments(void **state)
 					  blk_cb, &b) == 1)
 			b.stop_after = b.calls + 1 + (b.calls % 5);
 		assert_int_equal(b.expect_stream, f.total);
+		/* strided blocks, stopping and resuming, then by ranges */
+		b = (struct blk){ &f, 0, 0, 2 };
+		ddt_segment_reset(sg);
+		while (ddt_segment_blocks_strided(sg, ddt_segment_pos(sg),
+						  f.total, blk_cb, blk_scb,
+						  &b) == 1)
+			b.stop_after = b.calls + 1 + (b.calls % 3);
+		assert_int_equal(b.expect_stream, f.total);
+		b = (struct blk){ &f, 0, 0, -1 };
+		for (int64_t i = 0; i < n; i++) {
+			b.expect_stream = cuts[2 * i];
+			assert_int_equal(ddt_segment_blocks_strided(sg,
+					cuts[2 * i], cuts[2 * i + 1], blk_cb,
+					blk_scb, &b), 0);
+			assert_int_equal(b.expect_stream, cuts[2 * i + 1]);
+		}
+		assert_int_equal(ddt_segment_blocks_strided(sg, 0, f.total,
+					blk_cb, NULL, &b), -EINVAL);
 		/* bad ranges */
 		assert_int_equal(ddt_segment_unpack(sg, 0, f.total + 1,
 						    f.packed, f.got), -EINVAL);

@@ -265,9 +265,35 @@ static const struct spin_handler_family fam_blob = {
 	.name = "blob", .payload = blob_payload,
 };
 
+/* one strided DMA per packet, as strided_req says */
+static struct {
+	uint64_t off;
+	int64_t stride;
+	size_t blocklen;
+	uint64_t n;
+	int rc;
+} strided_req;
+
+static int
+strided_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
+{
+	assert_true(strided_req.blocklen * strided_req.n <= pkt->len);
+	strided_req.rc = spin_dma_to_host_strided_nb(h, strided_req.off,
+						     strided_req.stride,
+						     pkt->payload,
+						     strided_req.blocklen,
+						     strided_req.n,
+						     SPIN_DMA_NO_EVENT);
+	return strided_req.rc == 0 ? SPIN_SUCCESS : SPIN_ERROR;
+}
+
+static const struct spin_handler_family fam_strided = {
+	.name = "strided", .payload = strided_payload,
+};
+
 static const struct spin_handler_family *const fams[] = {
 	&fam_rec, &fam_rec_nohdr, &fam_hdr_only, &fam_oow, &fam_brr,
-	&fam_slow, &fam_blob, NULL,
+	&fam_slow, &fam_blob, &fam_strided, NULL,
 };
 
 static const struct spin_host_ops ops = {
@@ -1166,6 +1192,258 @@ test_blocked_rr(void **state)
 	}
 }
 
+/*
+ * spin_dma_to_host_strided_nb: block i at win_off + i * stride, positive
+ * or negative strides; any block out of the window rejects the whole
+ * transfer (nothing written, one reject); with and without the host's
+ * direct mapping.
+ */
+static void
+test_dma_strided(void **state)
+{
+	static const struct {
+		uint64_t off;
+		int64_t stride;
+		size_t bl;
+		uint64_t n;
+		int rc;
+	} cases[] = {
+		{ 0, 100, 10, 10, 0 },
+		{ 900, -100, 10, 10, 0 },
+		{ 3, 7, 7, 14, 0 },          /* blocks touch */
+		{ 500, 0, 10, 3, 0 },        /* same place: the last wins */
+		{ 990, 1, 10, 1, 0 },
+		/* the constant-size kernels */
+		{ 5, 1, 1, 100, 0 },
+		{ 0, 3, 2, 50, 0 },
+		{ 0, 50, 4, 20, 0 },
+		{ 100, 24, 8, 20, 0 },
+		{ 1, 40, 16, 12, 0 },
+		{ 0, 100, 32, 6, 0 },
+		{ 936, -128, 64, 3, 0 },
+		{ 5, 100, 10, 0, 0 },
+		{ 0, 100, 10, 11, -ERANGE }, /* last block at 1000 */
+		{ 0, 99, 10, 11, 0 },        /* last block ends at 1000 */
+		{ 1, 99, 10, 11, -ERANGE },  /* last block ends at 1001 */
+		{ 50, -100, 10, 2, -ERANGE },
+		{ 0, INT64_MAX, 1, 3, -ERANGE },
+		{ 1000, 1, 1, 1, -ERANGE },
+	};
+	const uint64_t wlen = 1000, plen = 200;
+	struct spin_rt *rt = rt_new(1, 0, 0, 1 << 20);
+	uint32_t ctx = ctx_new(rt, "strided", SPINNIC_SCHED_DEFAULT, 0, 0, 0);
+	uint8_t *data = msg_data(plen, 5), *want = malloc(wlen);
+	unsigned c, direct;
+
+	assert_non_null(want);
+	for (direct = 0; direct < 2; direct++)
+	for (c = 0; c < RTE_DIM(cases); c++) {
+		struct spin_msg_info info = { .length = plen };
+		struct test_host host;
+		struct spin_msg *m;
+		uint64_t i, done = test_done_calls + 1;
+
+		strided_req.off = cases[c].off;
+		strided_req.stride = cases[c].stride;
+		strided_req.blocklen = cases[c].bl;
+		strided_req.n = cases[c].n;
+		strided_req.rc = 1;
+		test_host_init(&host, wlen, direct);
+		memset(want, 0, wlen);
+		if (cases[c].rc == 0)
+			for (i = 0; i < cases[c].n; i++)
+				memcpy(want + cases[c].off +
+				       (int64_t)i * cases[c].stride,
+				       data + i * cases[c].bl, cases[c].bl);
+		m = spin_msg_start(rt, ctx, &info, &host, TEST_ADDR, wlen,
+				   NULL);
+		assert_non_null(m);
+		test_deliver(rt, m, data, 0, (uint32_t)plen);
+		poll_until_done(rt, done);
+		assert_int_equal(strided_req.rc, cases[c].rc);
+		assert_memory_equal(test_host_win(&host), want, wlen);
+		if (cases[c].rc == 0) {
+			assert_int_equal(last_res.status, SPIN_SUCCESS);
+			assert_int_equal(last_res.dma_bytes,
+					 cases[c].bl * cases[c].n);
+		} else {
+			assert_int_equal(last_res.status, SPIN_ERROR);
+			assert_int_equal(last_res.dma_rejects, 1);
+			assert_int_equal(last_res.dma_bytes, 0);
+		}
+		test_host_fini(&host);
+	}
+	free(want);
+	free(data);
+	spin_rt_destroy(rt);
+}
+
+/* the HPU's batch does not delay completion: the poll that runs a
+ * message's last payload HER also runs its completion and msg_done */
+static void
+test_done_same_poll(void **state)
+{
+	struct spin_rt *rt = rt_new(1, 0, 0, 1 << 20);
+	uint32_t ctx = ctx_new(rt, "rec_nohdr", SPINNIC_SCHED_DEFAULT, 0, 0,
+			       0);
+	struct spin_msg_info info = { .length = 150 };
+	uint8_t *data = msg_data(150, 9);
+	struct test_host host;
+	struct spin_msg *m;
+
+	ev_reset();
+	test_host_init(&host, 150, 1);
+	m = spin_msg_start(rt, ctx, &info, &host, TEST_ADDR, 150, NULL);
+	assert_non_null(m);
+	test_deliver(rt, m, data, 0, 100);
+	test_deliver(rt, m, data, 100, 50);
+	assert_int_equal(spin_hpu_poll(rt, 0, 32), 3);
+	assert_int_equal(test_done_calls, 1);
+	assert_int_equal(last_res.status, SPIN_SUCCESS);
+	assert_int_equal(test_pkts_live, 0);
+	assert_memory_equal(test_host_win(&host), data, 150);
+	assert_int_equal(spin_hpu_poll(rt, 0, 32), 0);
+	test_host_fini(&host);
+	free(data);
+	spin_rt_destroy(rt);
+}
+
+/* ---- bursts and batched releases ------------------------------------------ */
+
+static uint32_t burst_release_calls;
+
+static void
+burst_release(void *const *cookies, unsigned n)
+{
+	unsigned i;
+
+	assert_true(n > 0);
+	burst_release_calls++;
+	for (i = 0; i < n; i++)
+		test_pkt_release(cookies[i]);
+}
+
+/* maps pieces of at most 100 bytes only: never the whole window */
+static void *
+direct_small(void *host, uint64_t addr, size_t len)
+{
+	return len <= 100 ? test_direct(host, addr, len) : NULL;
+}
+
+static const struct spin_host_ops ops_burst = {
+	.direct = direct_small,
+	.dma_write = test_dma_write,
+	.dma_read = test_dma_read,
+	.msg_done = rec_msg_done,
+	.pkt_release = test_pkt_release,
+	.pkt_release_burst = burst_release,
+};
+
+/*
+ * spin_msg_packet_burst: takes the prefix that fits, says why the next
+ * one was refused (-EINVAL bad range or past the last byte, -ENOBUFS no
+ * HER) and keeps DESIGN §6 order; the HPU's batch releases packets in
+ * bursts and its counters reach the message and context before msg_done;
+ * a window the host does not map as a whole goes through per-DMA calls.
+ */
+static void
+test_burst(void **state)
+{
+	const uint64_t len = 10 * 100 + 37;
+	const uint32_t npkt = 11;
+	unsigned direct;
+
+	for (direct = 0; direct < 3; direct++) {
+		struct spin_rt_conf c = {
+			.nic_mem = 1 << 20, .nhpu = 1, .max_hers = 8,
+			.max_msgs = 2, .max_ctxs = 4, .max_blobs = 4,
+			.max_owners = 2, .pkt_payload = 100,
+			.ops = direct == 2 ? &ops_burst : &ops,
+			.families = fams,
+		};
+		struct spin_rt *rt = spin_rt_create(&c);
+		struct spin_msg_info info = { .length = len };
+		uint8_t *data = msg_data(len, 11 + direct);
+		struct spin_pkt_in pk[12];
+		struct spin_ctx_stats cs;
+		struct spin_rt_stats st;
+		struct test_host host;
+		struct spin_msg *m;
+		uint32_t ctx, i, pay = 0;
+		int err;
+
+		assert_non_null(rt);
+		ctx = ctx_new(rt, "rec", SPINNIC_SCHED_DEFAULT, 0, 0, 0);
+		ev_reset();
+		burst_release_calls = 0;
+		test_host_init(&host, len, direct != 0);
+		for (i = 0; i < npkt; i++) {
+			uint32_t l = (uint32_t)RTE_MIN(100ull, len - i * 100);
+			struct test_pkt *p = test_pkt_new(data + i * 100, l);
+
+			pk[i] = (struct spin_pkt_in){ p->data, p, i * 100ull,
+						      l, 0 };
+		}
+		/* one packet too many (packet 0 again, never released as
+		 * this one): refused after the last byte */
+		pk[npkt] = pk[0];
+		m = spin_msg_start(rt, ctx, &info, &host, TEST_ADDR, len,
+				   NULL);
+		assert_non_null(m);
+		/* packet 3 out of range: 0..2 taken */
+		pk[3].offset = len;
+		assert_int_equal(spin_msg_packet_burst(m, pk, npkt, &err), 3);
+		assert_int_equal(err, -EINVAL);
+		pk[3].offset = 300;
+		/* 8 HERs: 3..7 taken, no HER for 8 */
+		assert_int_equal(spin_msg_packet_burst(m, pk + 3, npkt - 3,
+						       &err), 5);
+		assert_int_equal(err, -ENOBUFS);
+		spin_rt_stats(rt, &st);
+		assert_int_equal(st.pkt_rejects, 1);
+		assert_int_equal(st.her_full, 1);
+		assert_int_equal(st.hers_live, 8);
+		assert_int_equal(test_done_calls, 0);
+		assert_int_equal(spin_hpu_poll(rt, 0, 32), 9);
+		spin_rt_stats(rt, &st);
+		assert_int_equal(st.hers_live, 0);
+		/* the rest and the one too many */
+		assert_int_equal(spin_msg_packet_burst(m, pk + 8, 4, &err), 3);
+		assert_int_equal(err, -EINVAL);
+		assert_int_equal(test_done_calls, 0);
+		poll_until_done(rt, 1);
+		assert_int_equal(evlog[0].kind, EV_HDR);
+		for (i = 1; i < nev; i++) {
+			if (evlog[i].kind == EV_PAY)
+				pay++;
+			else if (evlog[i].kind == EV_CMPL)
+				assert_int_equal(pay, npkt);
+		}
+		assert_int_equal(evlog[nev - 1].kind, EV_DONE);
+		assert_int_equal(pay, npkt);
+		assert_memory_equal(test_host_win(&host), data, len);
+		assert_int_equal(last_res.status, SPIN_SUCCESS);
+		assert_int_equal(last_res.npkts, npkt);
+		assert_int_equal(last_res.dma_bytes, len);
+		assert_int_equal(last_res.dma_events, 1);
+		assert_int_equal(test_pkts_live, 0);
+		/* no direct: every piece through dma_write; direct_small:
+		 * the pieces mapped one by one */
+		assert_int_equal(host.writes, direct == 0 ? npkt : 0);
+		if (direct == 2) {
+			assert_true(burst_release_calls >= 2);
+			assert_true(burst_release_calls < npkt);
+		}
+		assert_int_equal(spin_rt_ctx_stats(rt, ctx, &cs), 0);
+		assert_int_equal(cs.hers, npkt + 2);
+		assert_int_equal(cs.rc[SPIN_SUCCESS], npkt + 2);
+		assert_int_equal(cs.dma_bytes, len);
+		test_host_fini(&host);
+		free(data);
+		spin_rt_destroy(rt);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1185,6 +1463,9 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_registration),
 		cmocka_unit_test(test_order_threads),
 		cmocka_unit_test(test_blocked_rr),
+		cmocka_unit_test(test_burst),
+		cmocka_unit_test(test_dma_strided),
+		cmocka_unit_test(test_done_same_poll),
 	};
 
 	test_eal_init(argv[0]);
