@@ -1065,6 +1065,12 @@ host_pkt_release(void *pkt_cookie)
 	rte_pktmbuf_free(pkt_cookie);
 }
 
+static void
+host_pkt_release_burst(void *const *pkt_cookies, unsigned n)
+{
+	rte_pktmbuf_free_bulk((struct rte_mbuf **)(uintptr_t)pkt_cookies, n);
+}
+
 const struct spin_host_ops spinnic_engine_host_ops = {
 	.direct = host_direct,
 	.dma_write = host_dma_write,
@@ -1074,4 +1080,5 @@ const struct spin_host_ops spinnic_engine_host_ops = {
 	.put_from_host = host_put_from_host,
 	.msg_done = host_msg_done,
 	.pkt_release = host_pkt_release,
+	.pkt_release_burst = host_pkt_release_burst,
 };
