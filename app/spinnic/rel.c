@@ -30,8 +30,9 @@
  * an older epoch and packets past the window; a packet handled for good is
  * marked (rel_rx_end), one dropped for a short-lived lack of resources is
  * not, so it comes again. Transport acks go out after 16 packets, at once
- * after a duplicate (our ack was probably lost), a probe or the last
- * packet of a message (an event waits for it), else within ACK_DELAY_US.
+ * after a duplicate (our ack was probably lost) or a probe, within
+ * ACK_LAST_US of the last packet of a message (an event waits for it),
+ * else within ACK_DELAY_US.
  * They reach the outbound role through eng->rel_acks.
  */
 #include <errno.h>
@@ -51,6 +52,7 @@
 
 #define ACK_EVERY 16u
 #define ACK_DELAY_US 20u
+#define ACK_LAST_US 3u
 #define RTO_SHIFT_MAX 6u
 /* Frame offsets of fields read back from a built frame. */
 #define SH_OFF (SPINNIC_WIRE_ETH_LEN + SPINNIC_WIRE_IP_LEN + \
@@ -631,17 +633,22 @@ rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 		r = eng->rrx[i];
 		if (r->nid != p->src.nid)
 			continue;
+		uint64_t now = rte_get_timer_cycles(), due;
+
 		if (r->w.next == p->seq)
 			eng->rel_moves++; /* parked packets may go now */
 		rel_rx_mark(&r->w, p->seq);
 		if (r->pending++ == 0)
-			r->due = rte_get_timer_cycles() +
-				eng->hz * ACK_DELAY_US / 1000000u;
-		/* a probe: answer at once; the last packet of a message:
-		 * the sender's SEND (or the target's GET event) waits */
-		if (p->type == SPINNIC_WIRE_T_TACK ||
-		    (p->flags & SPINNIC_WIRE_F_COMPLETION))
-			r->ack_now = true;
+			r->due = now + eng->hz * ACK_DELAY_US / 1000000u;
+		/* the last packet of a message: the sender's SEND (or the
+		 * target's GET event) waits for its ack; soon, but after
+		 * the work the message itself started (its handlers, its
+		 * events) on lcores that may be shared */
+		due = now + eng->hz * ACK_LAST_US / 1000000u;
+		if ((p->flags & SPINNIC_WIRE_F_COMPLETION) && due < r->due)
+			r->due = due;
+		if (p->type == SPINNIC_WIRE_T_TACK)
+			r->ack_now = true; /* a probe: answer at once */
 		return;
 	}
 }

@@ -103,19 +103,26 @@ rel_rx_mark(struct rel_rxwin *w, uint32_t seq)
 	}
 }
 
-/** Selective ack: bit i = seq @p base + i received. */
+/**
+ * Selective ack: bit i = seq @p base + i received. The bitmap holds only
+ * seqs of [next, next + REL_WIN) (marking clears what next passes), so 64
+ * bits read from @p base's position are exactly those seqs' bits, a window
+ * past the end reading as not received.
+ */
 static inline uint64_t
 rel_rx_sack(const struct rel_rxwin *w, uint32_t base)
 {
-	uint64_t s = 0;
-	unsigned i;
+	uint32_t i = base % REL_WIN, k = i / 64, sh = i % 64;
+	uint64_t s = w->bits[k] >> sh;
+	uint32_t d = base - w->next;
 
-	for (i = 0; i < 64; i++) {
-		uint32_t d = base + i - w->next;
-
-		if (d < REL_WIN && rel_bit(w->bits, base + i))
-			s |= 1ull << i;
-	}
+	if (sh != 0)
+		s |= w->bits[(k + 1) % (REL_WIN / 64)] << (64 - sh);
+	if (d >= REL_WIN)
+		return 0;
+	/* positions past the window's end wrap onto its start: masked */
+	if (REL_WIN - d < 64)
+		s &= (1ull << (REL_WIN - d)) - 1;
 	return s;
 }
 
