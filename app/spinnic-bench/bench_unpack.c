@@ -31,6 +31,7 @@
  * bench_nic_ctx(), as setup_vector() does for ddt_vector.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -386,14 +387,40 @@ static const struct bench_cmd_opt unpack_opts[] = {
 			   "hpu-local,ro-cp,rw-cp,iovec (default all)" },
 	{ "interval", 1, "checkpoint interval of ro-cp and rw-cp in bytes "
 			 "(default: paper 000's model at the copy limit)" },
+	{ "mode", 1, "preloaded (default) or wire: the frames through a "
+		     "net_ring ethdev pair into the NIC's inbound loop; wire "
+		     "runs scaling's sweep at the --hpus count (same message "
+		     "and strategies; its rows add an hpus column)" },
 	{ NULL, 0, NULL },
 };
+
+/* --mode wire: the options go to scaling too, which runs it */
+static bool unpack_wire;
+static bool unpack_hpus_given;
+static bool unpack_strats_given;
 
 static int
 unpack_opt(const char *name, const char *arg)
 {
 	long long lo, hi, v;
 	char tail;
+
+	if (strcmp(name, "mode") == 0) {
+		if (strcmp(arg, "preloaded") != 0 && strcmp(arg, "wire") != 0) {
+			bench_err("bad --mode '%s': expected preloaded or wire",
+				  arg);
+			return -EINVAL;
+		}
+		unpack_wire = arg[0] == 'w';
+		return bench_scaling_cmd.opt(name, arg);
+	}
+	/* every other option means the same to scaling */
+	if (bench_scaling_cmd.opt(name, arg) != 0)
+		return -EINVAL;
+	if (strcmp(name, "hpus") == 0)
+		unpack_hpus_given = true;
+	if (strcmp(name, "strategies") == 0)
+		unpack_strats_given = true;
 
 	if (strcmp(name, "blocks") == 0) {
 		if (sscanf(arg, "%lld:%lld%c", &lo, &hi, &tail) != 2 ||
@@ -795,6 +822,24 @@ run_case(const struct bench_opts *o, struct ucase *c, struct bench_nic *n,
 }
 
 static int
+unpack_run_wire(const struct bench_opts *o)
+{
+	char blocks[64];
+
+	/* unpack's defaults where scaling's differ */
+	snprintf(blocks, sizeof(blocks), "%lld:%lld",
+		 (long long)cfg.block_min, (long long)cfg.block_max);
+	if (bench_scaling_cmd.opt("blocks", blocks) != 0 ||
+	    (!unpack_hpus_given && bench_scaling_cmd.opt("hpus", "1") != 0) ||
+	    (!unpack_strats_given &&
+	     bench_scaling_cmd.opt("strategies", "host-ddt,host-mpi,"
+				   "specialized,hpu-local,ro-cp,rw-cp,"
+				   "iovec") != 0))
+		return -EINVAL;
+	return bench_scaling_cmd.run(o);
+}
+
+static int
 unpack_run(const struct bench_opts *o)
 {
 	struct bench_col cols[16];
@@ -804,6 +849,9 @@ unpack_run(const struct bench_opts *o)
 	uint64_t rng = o->seed;
 	int nc = 0, rc = 0, mismatch = 0;
 	struct ucase c;
+
+	if (unpack_wire)
+		return unpack_run_wire(o);
 
 	cols[nc++] = (struct bench_col){ "strategy", BENCH_COL_STR, 0 };
 	if (o->type != NULL)
