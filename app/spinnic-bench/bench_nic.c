@@ -24,11 +24,6 @@
 #define RUN_TIMEOUT_S 30.0
 
 /* The emulated client: one buffer; client addresses are its addresses. */
-struct nic_host {
-	uint8_t *win;
-	uint64_t addr, len;
-};
-
 struct bench_nic {
 	struct spin_rt *rt;
 	unsigned nhpu;
@@ -39,7 +34,7 @@ struct bench_nic {
 	uint32_t npkts;
 	uint64_t len;
 	uint64_t msg_id;
-	struct nic_host host;
+	struct bench_host host;
 	/* blobs of the context being set up, freed with it */
 	uint32_t blobs[16];
 	unsigned nblobs;
@@ -160,7 +155,7 @@ bench_nic_has_family(const char *name)
 /* ---- host ops ------------------------------------------------------------- */
 
 static uint8_t *
-host_xlate(struct nic_host *h, uint64_t addr, size_t len)
+host_xlate(const struct bench_host *h, uint64_t addr, size_t len)
 {
 	/* the runtime checked the ME window; this is the region check */
 	if (addr < h->addr || addr - h->addr > h->len ||
@@ -169,14 +164,14 @@ host_xlate(struct nic_host *h, uint64_t addr, size_t len)
 	return h->win + (addr - h->addr);
 }
 
-static void *
-host_direct(void *host, uint64_t addr, size_t len)
+void *
+bench_host_direct(void *host, uint64_t addr, size_t len)
 {
 	return host_xlate(host, addr, len);
 }
 
-static int
-host_dma_write(void *host, uint64_t addr, const void *src, size_t len)
+int
+bench_host_dma_write(void *host, uint64_t addr, const void *src, size_t len)
 {
 	uint8_t *dst = host_xlate(host, addr, len);
 
@@ -186,8 +181,8 @@ host_dma_write(void *host, uint64_t addr, const void *src, size_t len)
 	return 0;
 }
 
-static int
-host_dma_read(void *host, uint64_t addr, void *dst, size_t len)
+int
+bench_host_dma_read(void *host, uint64_t addr, void *dst, size_t len)
 {
 	const uint8_t *src = host_xlate(host, addr, len);
 
@@ -231,9 +226,9 @@ host_pkt_release_burst(void *const *pkt_cookies, unsigned n)
 }
 
 static const struct spin_host_ops nic_host_ops = {
-	.direct = host_direct,
-	.dma_write = host_dma_write,
-	.dma_read = host_dma_read,
+	.direct = bench_host_direct,
+	.dma_write = bench_host_dma_write,
+	.dma_read = bench_host_dma_read,
 	.msg_done = host_msg_done,
 	.pkt_release = host_pkt_release,
 	.pkt_release_burst = host_pkt_release_burst,
@@ -527,7 +522,7 @@ bench_nic_run(struct bench_nic *n, uint32_t ctx, void *win, uint64_t win_len,
 	info.length = n->len;
 	info.msg_id = ++n->msg_id;
 	info.pkt_payload = n->payload;
-	n->host = (struct nic_host){ win, (uint64_t)(uintptr_t)win, win_len };
+	n->host = (struct bench_host){ win, (uint64_t)(uintptr_t)win, win_len };
 	__atomic_store_n(&n->done, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->released, 0, __ATOMIC_RELAXED);
 	release_nic = n;

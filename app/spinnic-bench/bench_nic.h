@@ -103,4 +103,19 @@ void bench_nic_ctx_free(struct bench_nic *n, uint32_t ctx);
 double bench_nic_run(struct bench_nic *n, uint32_t ctx, void *win,
 		     uint64_t win_len, struct spin_msg_result *r_p);
 
+
+/**
+ * The host of a benchmark NIC (preloaded or wire): one buffer whose client
+ * addresses are its own addresses. Its DMA ops serve both NICs'
+ * spin_host_ops (`host` is a struct bench_host).
+ */
+struct bench_host {
+	uint8_t *win;
+	uint64_t addr, len;
+};
+void *bench_host_direct(void *host, uint64_t addr, size_t len);
+int bench_host_dma_write(void *host, uint64_t addr, const void *src,
+			 size_t len);
+int bench_host_dma_read(void *host, uint64_t addr, void *dst, size_t len);
+
 #endif

@@ -33,11 +33,6 @@
 #define WIRE_NID_GEN 0u
 #define WIRE_NID_NIC 1u
 
-struct wire_host {
-	uint8_t *win;
-	uint64_t addr, len;
-};
-
 struct bench_wire {
 	struct spin_rt *rt;
 	uint32_t blobs[4];          /* NIC memory of the current context */
@@ -52,7 +47,7 @@ struct bench_wire {
 	struct rte_mbuf **frames;
 	uint32_t nframes;
 	uint64_t msg_id;
-	struct wire_host host;
+	struct bench_host host;
 	struct spinnic_wire_stats parse;
 
 	pthread_t thr[SPIN_RT_HPUS_MAX];
@@ -76,44 +71,7 @@ struct wire_hpu_arg {
 static struct wire_hpu_arg wire_hpu_args[SPIN_RT_HPUS_MAX];
 static unsigned wire_seq; /* unique names of rings, ports, pools */
 
-/* ---- host ops: one buffer, addresses are its addresses ------------------- */
-
-static uint8_t *
-host_xlate(struct wire_host *h, uint64_t addr, size_t len)
-{
-	if (addr < h->addr || addr - h->addr > h->len ||
-	    len > h->len - (addr - h->addr))
-		return NULL;
-	return h->win + (addr - h->addr);
-}
-
-static void *
-host_direct(void *host, uint64_t addr, size_t len)
-{
-	return host_xlate(host, addr, len);
-}
-
-static int
-host_dma_write(void *host, uint64_t addr, const void *src, size_t len)
-{
-	uint8_t *dst = host_xlate(host, addr, len);
-
-	if (dst == NULL)
-		return -EFAULT;
-	memcpy(dst, src, len);
-	return 0;
-}
-
-static int
-host_dma_read(void *host, uint64_t addr, void *dst, size_t len)
-{
-	const uint8_t *src = host_xlate(host, addr, len);
-
-	if (src == NULL)
-		return -EFAULT;
-	memcpy(dst, src, len);
-	return 0;
-}
+/* ---- host ops: the buffer ones are bench_nic.c's ----------------------- */
 
 static void
 host_msg_done(void *app_msg, const struct spin_msg_result *r)
@@ -137,9 +95,9 @@ host_pkt_release(void *pkt_cookie)
 }
 
 static const struct spin_host_ops wire_host_ops = {
-	.direct = host_direct,
-	.dma_write = host_dma_write,
-	.dma_read = host_dma_read,
+	.direct = bench_host_direct,
+	.dma_write = bench_host_dma_write,
+	.dma_read = bench_host_dma_read,
 	.msg_done = host_msg_done,
 	.pkt_release = host_pkt_release,
 };
@@ -649,7 +607,7 @@ bench_wire_run(struct bench_wire *w, uint32_t ctx, const void *msg,
 	if (rc < 0)
 		return rc;
 	np = w->nframes;
-	w->host = (struct wire_host){ win, (uint64_t)(uintptr_t)win, win_len };
+	w->host = (struct bench_host){ win, (uint64_t)(uintptr_t)win, win_len };
 	__atomic_store_n(&w->done, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->released, 0, __ATOMIC_RELAXED);
 	release_wire = w;
