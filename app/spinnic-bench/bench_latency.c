@@ -38,7 +38,7 @@
 
 #define READY_LINE "spinnic: ready"
 #define START_TIMEOUT_S 20.0
-#define EVENT_TIMEOUT_S 10.0
+#define EVENT_TIMEOUT_S 30.0
 #define STOP_GRACE_S 5.0
 #define MATCH_PLAIN 1u
 #define MATCH_HANDLER 2u
