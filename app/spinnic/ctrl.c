@@ -87,6 +87,10 @@ struct ctrl_conn {
 	struct spinnic_client cl;
 	uint32_t gen;
 	bool used;
+	/* closed, but its recvmsg is still in flight (cancelled): the slot
+	 * and its buffers stay taken until that completion comes back */
+	bool closing;
+	bool recv_armed;
 	bool close_after_reply;     /* refused for good (uid policy) */
 	int pidfd;                  /* the peer process, -1: none */
 	bool pidfd_armed;
@@ -199,6 +203,7 @@ arm_recv(struct spinnic_ctrl *c, unsigned ni, unsigned ci)
 	io_uring_prep_recvmsg(sqe, cc->cl.sock, &cc->mh, MSG_CMSG_CLOEXEC);
 	io_uring_sqe_set_data64(sqe, ud_make(UD_RECV, cc->gen,
 					     ni * SPINNIC_CLIENTS_MAX + ci));
+	cc->recv_armed = true;
 	return 0;
 }
 
@@ -831,7 +836,7 @@ conn_close(struct spinnic_ctrl *c, unsigned ni, unsigned ci)
 	struct spinnic_node *node = c->sn->nodes[ni];
 	struct ctrl_conn *cc = &c->nodes[ni].conns[ci];
 
-	if (!cc->used)
+	if (!cc->used || cc->closing)
 		return;
 	client_detach(node, &cc->cl);
 	close(cc->cl.sock);
@@ -851,6 +856,23 @@ conn_close(struct spinnic_ctrl *c, unsigned ni, unsigned ci)
 	if (cc->pidfd >= 0)
 		close(cc->pidfd);
 	cc->pidfd = -1;
+	if (cc->recv_armed) {
+		/*
+		 * Closed while its recvmsg is in flight (the process exited
+		 * with the socket still open elsewhere): the kernel may yet
+		 * write into this slot's buffers, so the slot is not reused
+		 * until that completion (cancelled here) comes back.
+		 */
+		struct io_uring_sqe *sqe = sqe_get(c);
+
+		if (sqe != NULL) {
+			io_uring_prep_cancel64(sqe, ud_make(UD_RECV, cc->gen,
+				ni * SPINNIC_CLIENTS_MAX + ci), 0);
+			io_uring_sqe_set_data64(sqe, 0);
+		}
+		cc->closing = true;
+		return;
+	}
 	cc->used = false;
 	cc->gen++;
 }
@@ -977,6 +999,14 @@ recv_done(struct spinnic_ctrl *c, uint32_t gen, unsigned idx, int res)
 	cc = &c->nodes[ni].conns[ci];
 	if (!cc->used || (cc->gen & 0xffffff) != gen)
 		return; /* stale completion of a closed connection */
+	cc->recv_armed = false;
+	if (cc->closing) {
+		/* the last completion of a closed connection: free now */
+		cc->closing = false;
+		cc->used = false;
+		cc->gen++;
+		return;
+	}
 	if (res <= 0) {
 		/* hang-up (0) or error: the client is gone */
 		if (res < 0 && res != -ECONNRESET)
