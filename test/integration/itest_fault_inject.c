@@ -26,6 +26,19 @@ expect_refused(const char *spec)
 	fprintf(stderr, "itest_fault_inject: '%s' refused\n", spec);
 }
 
+/* A reliable-delivery option with a bad value: refused before the EAL. */
+static void
+expect_opt_refused(const char *opt, const char *val)
+{
+	const char *a[] = { "--", "--virtual", "2", opt, val, NULL };
+	int st = itest_spinnic_run(a, 30000);
+
+	if (st != 2 || strstr(itest_spinnic_log(), opt) == NULL)
+		itest_fail("%s %s: status %d, want 2 and a line naming it\n%s",
+			   opt, val, st, itest_spinnic_log());
+	fprintf(stderr, "itest_fault_inject: %s %s refused\n", opt, val);
+}
+
 /* a counter of both nodes; one a node never printed (never hit) is 0 */
 static long long
 both(const char *name)
@@ -54,6 +67,10 @@ main(void)
 	expect_refused("reorder=33");
 	expect_refused("tx:loss=60,dup=50");
 	expect_refused("xx:loss=1");
+	expect_opt_refused("--peer-timeout-ms", "5");
+	expect_opt_refused("--peer-timeout-ms", "soon");
+	expect_opt_refused("--rto-us", "0");
+	expect_opt_refused("--rx-reorder", "0.5");
 
 	itest_spinnic_start(opts);
 	{
