@@ -39,14 +39,7 @@ struct bench_nic {
 	uint32_t blobs[16];
 	unsigned nblobs;
 
-	/* HPU threads 1..nhpu-1: wait for a new gen, then poll until done */
-	pthread_t thr[SPIN_RT_HPUS_MAX];
-	unsigned nthr;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	uint64_t gen;
-	int stop;
-	unsigned armed;
+	struct bench_hpus hpus;         /* HPU threads 1..nhpu-1 */
 
 	/* the message of the run in flight */
 	int done;
@@ -54,11 +47,6 @@ struct bench_nic {
 	struct spin_msg_result res;
 };
 
-struct hpu_arg {
-	struct bench_nic *n;
-	unsigned hpu;
-};
-static struct hpu_arg hpu_args[SPIN_RT_HPUS_MAX];
 
 /* ---- EAL ------------------------------------------------------------------ */
 
@@ -239,39 +227,87 @@ static const struct spin_host_ops nic_host_ops = {
 static void *
 hpu_main(void *arg)
 {
-	struct hpu_arg *a = arg;
-	struct bench_nic *n = a->n;
+	struct bench_hpu_arg *a = arg;
+	struct bench_hpus *p = a->p;
 	uint64_t seen = 0;
 
 	for (;;) {
-		pthread_mutex_lock(&n->mu);
-		while (!n->stop && n->gen == seen)
-			pthread_cond_wait(&n->cv, &n->mu);
-		seen = n->gen;
-		if (n->stop) {
-			pthread_mutex_unlock(&n->mu);
+		pthread_mutex_lock(&p->mu);
+		while (!p->stop && p->gen == seen)
+			pthread_cond_wait(&p->cv, &p->mu);
+		seen = p->gen;
+		if (p->stop) {
+			pthread_mutex_unlock(&p->mu);
 			break;
 		}
-		pthread_mutex_unlock(&n->mu);
-		__atomic_fetch_add(&n->armed, 1, __ATOMIC_ACQ_REL);
-		while (!__atomic_load_n(&n->done, __ATOMIC_ACQUIRE))
-			if (spin_hpu_poll(n->rt, a->hpu, RX_BURST) == 0)
+		pthread_mutex_unlock(&p->mu);
+		__atomic_fetch_add(&p->armed, 1, __ATOMIC_ACQ_REL);
+		while (!__atomic_load_n(p->done, __ATOMIC_ACQUIRE))
+			if (spin_hpu_poll(p->rt, a->hpu, p->burst) == 0)
 				rte_pause();
-		__atomic_fetch_sub(&n->armed, 1, __ATOMIC_ACQ_REL);
+		__atomic_fetch_sub(&p->armed, 1, __ATOMIC_ACQ_REL);
 	}
 	return NULL;
 }
 
-static void
-threads_stop(struct bench_nic *n)
+int
+bench_hpus_start(struct bench_hpus *p, struct spin_rt *rt, unsigned nhpu,
+		 const int *done, unsigned burst)
 {
-	pthread_mutex_lock(&n->mu);
-	n->stop = 1;
-	pthread_cond_broadcast(&n->cv);
-	pthread_mutex_unlock(&n->mu);
-	for (unsigned i = 0; i < n->nthr; i++)
-		pthread_join(n->thr[i], NULL);
-	n->nthr = 0;
+	int err;
+
+	p->rt = rt;
+	p->done = done;
+	p->burst = burst;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	for (unsigned h = 1; h < nhpu; h++) {
+		p->args[h] = (struct bench_hpu_arg){ p, h };
+		err = pthread_create(&p->thr[p->nthr], NULL, hpu_main,
+				     &p->args[h]);
+		if (err != 0) {
+			bench_err("cannot start HPU thread %u: %s", h,
+				  strerror(err));
+			return err;
+		}
+		p->nthr++;
+	}
+	return 0;
+}
+
+void
+bench_hpus_arm(struct bench_hpus *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->gen++;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	while (__atomic_load_n(&p->armed, __ATOMIC_ACQUIRE) != p->nthr)
+		rte_pause();
+}
+
+void
+bench_hpus_quiet(struct bench_hpus *p)
+{
+	while (__atomic_load_n(&p->armed, __ATOMIC_ACQUIRE) != 0)
+		rte_pause();
+}
+
+void
+bench_hpus_stop(struct bench_hpus *p)
+{
+	if (p->rt == NULL)
+		return; /* never started */
+	pthread_mutex_lock(&p->mu);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	for (unsigned i = 0; i < p->nthr; i++)
+		pthread_join(p->thr[i], NULL);
+	p->nthr = 0;
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	p->rt = NULL;
 }
 
 /* ---- the NIC ---------------------------------------------------------------- */
@@ -297,8 +333,6 @@ bench_nic_create(unsigned nhpu, uint32_t payload)
 	}
 	n->nhpu = nhpu;
 	n->payload = payload;
-	pthread_mutex_init(&n->mu, NULL);
-	pthread_cond_init(&n->cv, NULL);
 	memset(&conf, 0, sizeof(conf));
 	conf.nic_mem = 64ull << 20;
 	conf.nhpu = nhpu;
@@ -312,17 +346,9 @@ bench_nic_create(unsigned nhpu, uint32_t payload)
 		goto fail;
 	}
 	release_nic = n;
-	for (unsigned h = 1; h < nhpu; h++) {
-		hpu_args[h] = (struct hpu_arg){ n, h };
-		err = pthread_create(&n->thr[n->nthr], NULL, hpu_main,
-				     &hpu_args[h]);
-		if (err != 0) {
-			bench_err("cannot start HPU thread %u: %s", h,
-				  strerror(err));
-			goto fail;
-		}
-		n->nthr++;
-	}
+	err = bench_hpus_start(&n->hpus, n->rt, nhpu, &n->done, RX_BURST);
+	if (err != 0)
+		goto fail;
 	return n;
 fail:
 	bench_nic_destroy(n);
@@ -347,13 +373,11 @@ bench_nic_destroy(struct bench_nic *n)
 {
 	if (n == NULL)
 		return;
-	threads_stop(n);
+	bench_hpus_stop(&n->hpus);
 	if (n->rt != NULL)
 		spin_rt_destroy(n->rt);
 	pkts_free(n);
 	rte_mempool_free(n->pool);
-	pthread_cond_destroy(&n->cv);
-	pthread_mutex_destroy(&n->mu);
 	if (release_nic == n)
 		release_nic = NULL;
 	free(n);
@@ -528,12 +552,7 @@ bench_nic_run(struct bench_nic *n, uint32_t ctx, void *win, uint64_t win_len,
 	release_nic = n;
 
 	/* every HPU thread polling before the clock starts */
-	pthread_mutex_lock(&n->mu);
-	n->gen++;
-	pthread_cond_broadcast(&n->cv);
-	pthread_mutex_unlock(&n->mu);
-	while (__atomic_load_n(&n->armed, __ATOMIC_ACQUIRE) != n->nthr)
-		rte_pause();
+	bench_hpus_arm(&n->hpus);
 
 	t0 = bench_now();
 	m = spin_msg_start(n->rt, ctx, &info, &n->host, n->host.addr, win_len,
@@ -583,8 +602,7 @@ bench_nic_run(struct bench_nic *n, uint32_t ctx, void *win, uint64_t win_len,
 	}
 	t1 = bench_now();
 out:
-	while (__atomic_load_n(&n->armed, __ATOMIC_ACQUIRE) != 0)
-		rte_pause();
+	bench_hpus_quiet(&n->hpus);
 	if (rc < 0)
 		return rc;
 	if (r_p != NULL)

@@ -118,4 +118,39 @@ int bench_host_dma_write(void *host, uint64_t addr, const void *src,
 			 size_t len);
 int bench_host_dma_read(void *host, uint64_t addr, void *dst, size_t len);
 
+
+#include <pthread.h>
+
+/**
+ * HPU threads 1..nhpu-1 of a benchmark NIC (preloaded or wire; HPU 0 is
+ * the caller's): each waits for a run (bench_hpus_arm), then polls its
+ * HPU until *done is set.
+ */
+struct bench_hpus {
+	struct spin_rt *rt;
+	const int *done;
+	unsigned burst;
+	pthread_t thr[SPIN_RT_HPUS_MAX];
+	unsigned nthr;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t gen;
+	int stop;
+	unsigned armed;
+	struct bench_hpu_arg {
+		struct bench_hpus *p;
+		unsigned hpu;
+	} args[SPIN_RT_HPUS_MAX];
+};
+/** Start the threads of HPUs 1..nhpu-1. @return 0 or an errno (logged;
+ *  the started ones are stopped) */
+int bench_hpus_start(struct bench_hpus *p, struct spin_rt *rt, unsigned nhpu,
+		     const int *done, unsigned burst);
+/** Every thread polling before the clock starts (*done must be 0). */
+void bench_hpus_arm(struct bench_hpus *p);
+/** Wait until every thread left its poll loop (after *done). */
+void bench_hpus_quiet(struct bench_hpus *p);
+/** Stop and join the threads (any state; also after a failed start). */
+void bench_hpus_stop(struct bench_hpus *p);
+
 #endif

@@ -50,25 +50,13 @@ struct bench_wire {
 	struct bench_host host;
 	struct spinnic_wire_stats parse;
 
-	pthread_t thr[SPIN_RT_HPUS_MAX];
-	unsigned nthr;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	uint64_t gen;
-	int stop;
-	unsigned armed;
+	struct bench_hpus hpus;     /* HPU threads 1..nhpu-1 */
 
 	int done;
 	uint64_t released;
 	struct spin_msg_result res;
 };
 
-struct wire_hpu_arg {
-	struct bench_wire *w;
-	unsigned hpu;
-};
-
-static struct wire_hpu_arg wire_hpu_args[SPIN_RT_HPUS_MAX];
 static unsigned wire_seq; /* unique names of rings, ports, pools */
 
 /* ---- host ops: the buffer ones are bench_nic.c's ----------------------- */
@@ -102,64 +90,13 @@ static const struct spin_host_ops wire_host_ops = {
 	.pkt_release = host_pkt_release,
 };
 
-/* ---- HPU threads 1..nhpu-1 ------------------------------------------------ */
-
-static void *
-hpu_main(void *arg)
-{
-	struct wire_hpu_arg *a = arg;
-	struct bench_wire *w = a->w;
-	uint64_t seen = 0;
-
-	for (;;) {
-		pthread_mutex_lock(&w->mu);
-		while (!w->stop && w->gen == seen)
-			pthread_cond_wait(&w->cv, &w->mu);
-		seen = w->gen;
-		if (w->stop) {
-			pthread_mutex_unlock(&w->mu);
-			break;
-		}
-		pthread_mutex_unlock(&w->mu);
-		__atomic_fetch_add(&w->armed, 1, __ATOMIC_ACQ_REL);
-		while (!__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
-			if (spin_hpu_poll(w->rt, a->hpu, WIRE_BURST) == 0)
-				rte_pause();
-		__atomic_fetch_sub(&w->armed, 1, __ATOMIC_ACQ_REL);
-	}
-	return NULL;
-}
-
-static void
-threads_stop(struct bench_wire *w)
-{
-	pthread_mutex_lock(&w->mu);
-	w->stop = 1;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	for (unsigned i = 0; i < w->nthr; i++)
-		pthread_join(w->thr[i], NULL);
-	w->nthr = 0;
-}
-
-/* Arm the HPU threads: polling before the clock starts. */
-static void
-threads_arm(struct bench_wire *w)
-{
-	pthread_mutex_lock(&w->mu);
-	w->gen++;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	while (__atomic_load_n(&w->armed, __ATOMIC_ACQUIRE) != w->nthr)
-		rte_pause();
-}
+/* ---- HPU threads 1..nhpu-1: bench_hpus (bench_nic.c) ------------------ */
 
 static void
 threads_idle(struct bench_wire *w)
 {
 	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&w->armed, __ATOMIC_ACQUIRE) != 0)
-		rte_pause();
+	bench_hpus_quiet(&w->hpus);
 }
 
 /* ---- ports ------------------------------------------------------------------ */
@@ -224,8 +161,6 @@ bench_wire_create(unsigned nhpu, uint32_t payload)
 	w->nhpu = nhpu;
 	w->payload = payload;
 	w->port_gen = w->port_nic = -1;
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
 	spinnic_wire_addr_nodes(WIRE_NID_GEN, WIRE_NID_NIC,
 				SPINNIC_WIRE_UDP_PORT, &w->addr);
 
@@ -285,17 +220,9 @@ bench_wire_create(unsigned nhpu, uint32_t payload)
 		bench_err("spin_rt_create: %s", strerror(err));
 		goto fail;
 	}
-	for (unsigned h = 1; h < nhpu; h++) {
-		wire_hpu_args[h] = (struct wire_hpu_arg){ w, h };
-		err = pthread_create(&w->thr[w->nthr], NULL, hpu_main,
-				     &wire_hpu_args[h]);
-		if (err != 0) {
-			bench_err("cannot start HPU thread %u: %s", h,
-				  strerror(err));
-			goto fail;
-		}
-		w->nthr++;
-	}
+	err = bench_hpus_start(&w->hpus, w->rt, nhpu, &w->done, WIRE_BURST);
+	if (err != 0)
+		goto fail;
 	return w;
 fail:
 	bench_wire_destroy(w);
@@ -330,7 +257,7 @@ bench_wire_destroy(struct bench_wire *w)
 {
 	if (w == NULL)
 		return;
-	threads_stop(w);
+	bench_hpus_stop(&w->hpus);
 	if (w->rt != NULL)
 		spin_rt_destroy(w->rt);
 	frames_free(w);
@@ -340,8 +267,6 @@ bench_wire_destroy(struct bench_wire *w)
 	for (int i = 0; i < 2; i++)
 		rte_ring_free(w->ring[i]);
 	rte_mempool_free(w->pool);
-	pthread_cond_destroy(&w->cv);
-	pthread_mutex_destroy(&w->mu);
 	if (release_wire == w)
 		release_wire = NULL;
 	free(w);
@@ -611,7 +536,7 @@ bench_wire_run(struct bench_wire *w, uint32_t ctx, const void *msg,
 	__atomic_store_n(&w->done, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->released, 0, __ATOMIC_RELAXED);
 	release_wire = w;
-	threads_arm(w);
+	bench_hpus_arm(&w->hpus);
 
 	t0 = bench_now();
 	rc = wire_loop(w, nic_pkt, &a, &w->done, 1);
