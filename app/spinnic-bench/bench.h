@@ -146,4 +146,10 @@ int bench_table_write_csv(const struct bench_table *t, const char *path);
 int bench_table_emit(const struct bench_table *t, const struct bench_opts *o);
 void bench_table_free(struct bench_table *t);
 
+/**
+ * A subcommand's exit value: @p rc when negative, else 1 (with one line)
+ * when --verify found a mismatch, else 0.
+ */
+int bench_run_status(int rc, int mismatch);
+
 #endif

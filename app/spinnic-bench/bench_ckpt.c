@@ -333,13 +333,7 @@ ckpt_run(const struct bench_opts *o)
 	}
 	bench_table_free(tab);
 	bench_strat_env_fini(n);
-	if (rc < 0)
-		return rc;
-	if (mismatch) {
-		bench_err("verify: mismatches found (see above)");
-		return 1;
-	}
-	return 0;
+	return bench_run_status(rc, mismatch);
 }
 
 const struct bench_cmd bench_ckpt_cmd = {

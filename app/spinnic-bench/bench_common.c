@@ -457,3 +457,15 @@ fail:
 	ddt_free(t);
 	return rc;
 }
+
+int
+bench_run_status(int rc, int mismatch)
+{
+	if (rc < 0)
+		return rc;
+	if (mismatch) {
+		bench_err("verify: mismatches found (see above)");
+		return 1;
+	}
+	return 0;
+}

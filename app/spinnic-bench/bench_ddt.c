@@ -600,13 +600,7 @@ ddt_run(const struct bench_opts *o)
 	if (rc == 0)
 		rc = bench_table_emit(tab, o);
 	bench_table_free(tab);
-	if (rc < 0)
-		return rc;
-	if (mismatch) {
-		bench_err("verify: mismatches found (see above)");
-		return 1;
-	}
-	return 0;
+	return bench_run_status(rc, mismatch);
 }
 
 const struct bench_cmd bench_ddt_cmd = {

@@ -287,13 +287,7 @@ out:
 	free(cases);
 	bench_table_free(tab);
 	bench_strat_env_fini(NULL);
-	if (rc < 0)
-		return rc;
-	if (mismatch) {
-		bench_err("verify: mismatches found (see above)");
-		return 1;
-	}
-	return 0;
+	return bench_run_status(rc, mismatch);
 }
 
 const struct bench_cmd bench_scaling_cmd = {

@@ -906,13 +906,7 @@ out:
 	bench_table_free(tab);
 	bench_nic_destroy(n);
 	bench_nic_eal_fini();
-	if (rc < 0)
-		return rc;
-	if (mismatch) {
-		bench_err("verify: mismatches found (see above)");
-		return 1;
-	}
-	return 0;
+	return bench_run_status(rc, mismatch);
 }
 
 const struct bench_cmd bench_unpack_cmd = {
