@@ -114,6 +114,9 @@ void bench_copy_fini(struct bench_copy *c);
 /** Best of reps timed copies of len bytes, as Gbit/s. @return < 0 on
  * allocation failure */
 double bench_copy_limit(size_t len, int reps);
+/** The same, with @p cold: both buffers evicted from the caches before
+ *  every timed copy (--cold) */
+double bench_copy_limit_cold(size_t len, int reps, int cold);
 
 /* ---- result table ------------------------------------------------------ */
 

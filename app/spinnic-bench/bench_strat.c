@@ -219,26 +219,11 @@ bench_case_init(struct bench_case *c, const char *label, struct ddt_type *t,
 int
 bench_case_limit(struct bench_case *c, const struct bench_opts *o)
 {
-	struct bench_copy cp = { NULL, NULL, 0 };
-	double best = 0;
-	int rc;
+	double g = bench_copy_limit_cold((size_t)c->msg, o->reps, o->cold);
 
-	rc = bench_copy_init(&cp, (size_t)c->msg);
-	if (rc < 0)
-		return rc;
-	for (int r = o->cold ? 0 : -1; r < o->reps; r++) {
-		double t;
-
-		if (o->cold) {
-			bench_cache_evict(cp.src, cp.len);
-			bench_cache_evict(cp.dst, cp.len);
-		}
-		t = bench_copy_once(&cp);
-		if (r == 0 || (r > 0 && t < best))
-			best = t;
-	}
-	bench_copy_fini(&cp);
-	c->limit_gbit_s = bench_gbit_s(c->msg, best);
+	if (g < 0)
+		return -ENOMEM;
+	c->limit_gbit_s = g;
 	return 0;
 }
 

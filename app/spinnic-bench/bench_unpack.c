@@ -736,9 +736,8 @@ static int
 run_case(const struct bench_opts *o, struct ucase *c, struct bench_nic *n,
 	 struct bench_table *tab, uint64_t *rng, int *mismatch_p)
 {
-	struct bench_copy cp = { NULL, NULL, 0 };
 	struct srow rows[S_COUNT];
-	double copy_best = 0, lim, host_g = 0;
+	double lim, host_g = 0;
 	int rc;
 
 	rc = case_bufs(c, rng);
@@ -747,24 +746,12 @@ run_case(const struct bench_opts *o, struct ucase *c, struct bench_nic *n,
 	rc = bench_nic_load(n, c->packed, (uint64_t)c->msg);
 	if (rc < 0)
 		return rc;
-	rc = bench_copy_init(&cp, (size_t)c->msg);
-	if (rc < 0)
-		return rc;
 	/* the limit first (the checkpoint model uses it): the same bytes
 	 * copied, best of as many runs */
-	for (int r = o->cold ? 0 : -1; r < o->reps; r++) {
-		double t;
-
-		if (o->cold) {
-			bench_cache_evict(cp.src, cp.len);
-			bench_cache_evict(cp.dst, cp.len);
-		}
-		t = bench_copy_once(&cp);
-		if (r == 0 || (r > 0 && t < copy_best))
-			copy_best = t;
-	}
-	bench_copy_fini(&cp);
-	c->limit_gbit_s = bench_gbit_s(c->msg, copy_best);
+	lim = bench_copy_limit_cold((size_t)c->msg, o->reps, o->cold);
+	if (lim < 0)
+		return -ENOMEM;
+	c->limit_gbit_s = lim;
 	for (int s = 0; s < S_COUNT && rc == 0; s++) {
 		if (!(cfg.strat_mask & (1u << s))) {
 			rows[s].avail = -1;
