@@ -57,6 +57,8 @@
  * answered at its ATTACH): more are closed at once, so that they cannot
  * take the slots of those who may. */
 #define DENIED_CONNS_MAX 4u
+/* How often the control thread checks its own receives are armed. */
+#define AUDIT_NS 1000000000ull
 /* Longest wait at stop for packets in flight to be acknowledged. */
 #define DRAIN_MAX_NS 2000000000ull
 /* Bad requests tolerated on one connection before it is dropped. */
@@ -1043,6 +1045,40 @@ shutdown_all(struct spinnic_ctrl *c)
 }
 
 /*
+ * Once a second: every listening socket has an accept armed and every open
+ * connection a receive. Each is re-armed where it completes, so neither
+ * should ever be missing; if one is, say so and arm it, rather than leave
+ * its clients waiting for replies that never come.
+ */
+static void
+audit(struct spinnic_ctrl *c)
+{
+	unsigned ni, ci;
+
+	for (ni = 0; ni < c->sn->nb_nodes; ni++) {
+		struct ctrl_node *cn = &c->nodes[ni];
+
+		if (!cn->accept_armed && cn->lfd >= 0) {
+			SPINNIC_LOG(WARNING, "node %u: control socket had no accept armed: armed now",
+				    ni);
+			c->uring_errors++;
+			(void)arm_accept(c, ni);
+		}
+		for (ci = 0; ci < SPINNIC_CLIENTS_MAX; ci++) {
+			struct ctrl_conn *cc = &cn->conns[ci];
+
+			if (!cc->used || cc->closing || cc->recv_armed)
+				continue;
+			SPINNIC_LOG(WARNING, "node %u: connection of client pid %d had no receive armed: armed now",
+				    ni, (int)cc->cl.os_pid);
+			c->uring_errors++;
+			if (arm_recv(c, ni, ci) != 0)
+				conn_close(c, ni, ci);
+		}
+	}
+}
+
+/*
  * Let what is in flight land before the lcores stop: resends, acks still
  * owed to peers, parked packets (reliable delivery). Bounded: a peer on
  * another machine may be gone.
@@ -1070,6 +1106,7 @@ ctrl_thread(void *arg)
 	struct spinnic *sn = c->sn;
 	const uint64_t start = now_ns();
 	uint64_t stats_next = UINT64_MAX, end = UINT64_MAX;
+	uint64_t audit_next = start + AUDIT_NS;
 	unsigned ni;
 
 	if (sn->cfg.stats_interval != 0)
@@ -1085,7 +1122,7 @@ ctrl_thread(void *arg)
 
 	while (!__atomic_load_n(&sn->stop, __ATOMIC_ACQUIRE)) {
 		struct io_uring_cqe *cqe;
-		uint64_t now, next = RTE_MIN(stats_next, end);
+		uint64_t now, next = RTE_MIN(RTE_MIN(stats_next, end), audit_next);
 		unsigned head, seen = 0;
 		int rc;
 
@@ -1146,6 +1183,10 @@ ctrl_thread(void *arg)
 		io_uring_cq_advance(&c->ring, seen);
 
 		now = now_ns();
+		if (now >= audit_next) {
+			audit(c);
+			audit_next = now + AUDIT_NS;
+		}
 		if (now >= stats_next) {
 			spinnic_stats_print(sn, stdout);
 			fflush(stdout);

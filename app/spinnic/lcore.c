@@ -263,10 +263,16 @@ spinnic_quiesce(struct spinnic *sn)
 					      __ATOMIC_SEQ_CST);
 	RTE_LCORE_FOREACH(lcore) {
 		const struct spinnic_lcore *lc = &sn->lcores[lcore];
+		unsigned waited = 0;
 
 		while (__atomic_load_n(&lc->running, __ATOMIC_SEQ_CST) &&
 		       __atomic_load_n(&lc->rounds, __ATOMIC_SEQ_CST) ==
-		       snap[lcore])
+		       snap[lcore]) {
 			idle_sleep(10);
+			/* an lcore stuck in a task holds every detach up */
+			if (++waited == 100000)
+				SPINNIC_LOG(WARNING, "quiesce: lcore %u has not finished a round for 1 s",
+					    lcore);
+		}
 	}
 }
