@@ -245,11 +245,14 @@ for i in 0 1; do
 	st=$?
 	[ $st = 0 ] || bad "spinnic $i exit status $st"
 	d=$(sed -n 's/^  rx: pkts \([0-9]*\) bytes [0-9]* drops \([0-9]*\).*/\1 \2/p' "$dir/spinnic$i.log" | tail -1)
+	# a resend that was not needed (an ack late on a shared machine)
+	# arrives as a duplicate: dropped by sequence number, not a loss
+	rd=$(grep -o 'drop_rel_dup [0-9]*' "$dir/spinnic$i.log" | tail -1 | cut -d' ' -f2)
 	set -- $d
-	if [ "${1:-0}" -gt 0 ] && [ "${2:-x}" = 0 ]; then
-		ok "node $i received $1 packets, dropped none"
+	if [ "${1:-0}" -gt 0 ] && [ -n "${2:-}" ] && [ $(( $2 - ${rd:-0} )) = 0 ]; then
+		ok "node $i received $1 packets, lost none (${rd:-0} duplicates of resends dropped)"
 	else
-		bad "node $i counters: rx '$d'"
+		bad "node $i counters: rx '$d', drop_rel_dup '${rd:-0}'"
 	fi
 	ip -n "${ns[$i]}" -d link show dev "${ifc[$i]}" | grep -q prog/xdp &&
 		bad "XDP program left on ${ifc[$i]} after a clean stop"
