@@ -419,6 +419,10 @@ struct spinnic_engine {
 void eng_in_detach(struct spinnic_engine *eng, struct ptl_client *pc);
 /** Drop every inbound state (fini). */
 void eng_in_fini(struct spinnic_engine *eng);
+/** Drop a received packet, counted by @p why (a short-lived reason marks
+ *  it transient: not acknowledged, so resent). */
+void eng_in_drop(struct spinnic_engine *eng, struct rte_mbuf *m,
+		 enum eng_drop why);
 /** Stage a packet of the inbound role for the outbound one (acks).
  *  @return 0, -ENOSPC (the caller keeps it) */
 int eng_in_stage(struct spinnic_engine *eng, struct rte_mbuf *m);

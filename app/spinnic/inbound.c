@@ -33,8 +33,8 @@ enum rx_res {
 	RX_STALL,  /* not now: keep it and the rest of the burst */
 };
 
-static void
-drop(struct spinnic_engine *eng, struct rte_mbuf *m, enum eng_drop why)
+void
+eng_in_drop(struct spinnic_engine *eng, struct rte_mbuf *m, enum eng_drop why)
 {
 	/* short of a slot or memory now: not acknowledged, so resent */
 	if (why == ENG_DROP_TABLE_FULL || why == ENG_DROP_NO_MEM)
@@ -289,19 +289,19 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 	int rc;
 
 	if (idx < 0) {
-		drop(eng, m, ENG_DROP_BAD_OFFSET);
+		eng_in_drop(eng, m, ENG_DROP_BAD_OFFSET);
 		return RX_DONE;
 	}
 	e = spinnic_msgtab_lookup(eng->msgs, &key);
 	if (e != NULL && e->link.state != SPINNIC_MSG_LIVE) {
-		drop(eng, m, ENG_DROP_LATE);
+		eng_in_drop(eng, m, ENG_DROP_LATE);
 		return RX_DONE;
 	}
 	if (e == NULL) {
 		/* first packet of the message to arrive: match it */
 		e = spinnic_msgtab_insert(eng->msgs, &key, now);
 		if (e == NULL) {
-			drop(eng, m, ENG_DROP_TABLE_FULL);
+			eng_in_drop(eng, m, ENG_DROP_TABLE_FULL);
 			return RX_DONE;
 		}
 		e->eng = eng;
@@ -311,7 +311,7 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		e->seen = eng_bitmap_new(node, p->msg_len, &e->npkts);
 		if (e->seen == NULL) {
 			spinnic_msgtab_remove(eng->msgs, e);
-			drop(eng, m, ENG_DROP_NO_MEM);
+			eng_in_drop(eng, m, ENG_DROP_NO_MEM);
 			return RX_DONE;
 		}
 		rc = ptl_nic_match(node->nic, p, &e->m);
@@ -321,7 +321,7 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 				ack_send(eng, p, e->m.ni_fail, 0, true);
 			/* tombstone: the rest of the message is late */
 			msg_retire(eng, e);
-			drop(eng, m, ENG_DROP_NO_MATCH);
+			eng_in_drop(eng, m, ENG_DROP_NO_MATCH);
 			return RX_DONE;
 		}
 		e->matched = 1;
@@ -329,13 +329,13 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		e->spin = e->m.ctx != SPINNIC_HANDLE_NONE;
 	} else {
 		if (p->msg_len != e->rlength) {
-			drop(eng, m, ENG_DROP_INCONSISTENT);
+			eng_in_drop(eng, m, ENG_DROP_INCONSISTENT);
 			return RX_DONE;
 		}
 		spinnic_msgtab_touch(eng->msgs, e, now);
 	}
 	if ((uint64_t)idx >= e->npkts || seen_test(e->seen, (uint64_t)idx)) {
-		drop(eng, m, ENG_DROP_DUP);
+		eng_in_drop(eng, m, ENG_DROP_DUP);
 		return RX_DONE;
 	}
 
@@ -347,7 +347,7 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 			if (msg_spin_start(eng, e, p) == RX_STALL)
 				return RX_STALL;
 			if (e->sm == NULL) {
-				drop(eng, m, ENG_DROP_SPIN);
+				eng_in_drop(eng, m, ENG_DROP_SPIN);
 				msg_complete(eng, e, SPINNIC_PTL_NI_DROPPED);
 				return RX_DONE;
 			}
@@ -364,7 +364,7 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 				return RX_STALL;
 			}
 			if (rc != 0) {
-				drop(eng, m, ENG_DROP_SPIN);
+				eng_in_drop(eng, m, ENG_DROP_SPIN);
 			} else {
 				node->rx.hers++;
 				e->spin_bytes += len;
@@ -418,7 +418,7 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	int rc;
 
 	if (spinnic_msgtab_lookup(eng->msgs, &key) != NULL) {
-		drop(eng, m, ENG_DROP_LATE);
+		eng_in_drop(eng, m, ENG_DROP_LATE);
 		return RX_DONE;
 	}
 	if (rte_ring_free_count(eng->jobs) == 0)
@@ -429,7 +429,7 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	e = spinnic_msgtab_insert(eng->msgs, &key, now);
 	if (e == NULL) {
 		free(j);
-		drop(eng, m, ENG_DROP_TABLE_FULL);
+		eng_in_drop(eng, m, ENG_DROP_TABLE_FULL);
 		return RX_DONE;
 	}
 	e->eng = eng;
@@ -440,7 +440,7 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 		eng->node->rx.no_match++;
 		ack_send(eng, p, j->m.ni_fail, 0, true);
 		free(j);
-		drop(eng, m, ENG_DROP_NO_MATCH);
+		eng_in_drop(eng, m, ENG_DROP_NO_MATCH);
 		return RX_DONE;
 	}
 	eng->node->rx.matches++;
@@ -465,12 +465,12 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 	int rc;
 
 	if (idx < 0) {
-		drop(eng, m, ENG_DROP_BAD_OFFSET);
+		eng_in_drop(eng, m, ENG_DROP_BAD_OFFSET);
 		return RX_DONE;
 	}
 	r = spinnic_msgtab_lookup(eng->replies, &key);
 	if (r != NULL && r->link.state != SPINNIC_MSG_LIVE) {
-		drop(eng, m, ENG_DROP_LATE);
+		eng_in_drop(eng, m, ENG_DROP_LATE);
 		return RX_DONE;
 	}
 	if (r == NULL) {
@@ -481,12 +481,12 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 		    info.op != SPINNIC_CMD_GET ||
 		    info.target.nid != p->src.nid ||
 		    info.target.pid != p->src.pid) {
-			drop(eng, m, ENG_DROP_UNKNOWN_OP);
+			eng_in_drop(eng, m, ENG_DROP_UNKNOWN_OP);
 			return RX_DONE;
 		}
 		r = spinnic_msgtab_insert(eng->replies, &key, now);
 		if (r == NULL) {
-			drop(eng, m, ENG_DROP_TABLE_FULL);
+			eng_in_drop(eng, m, ENG_DROP_TABLE_FULL);
 			return RX_DONE;
 		}
 		r->rlength = p->msg_len;
@@ -494,18 +494,18 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 		r->seen = eng_bitmap_new(node, p->msg_len, &r->npkts);
 		if (r->seen == NULL) {
 			spinnic_msgtab_remove(eng->replies, r);
-			drop(eng, m, ENG_DROP_NO_MEM);
+			eng_in_drop(eng, m, ENG_DROP_NO_MEM);
 			return RX_DONE;
 		}
 	} else {
 		if (p->msg_len != r->rlength) {
-			drop(eng, m, ENG_DROP_INCONSISTENT);
+			eng_in_drop(eng, m, ENG_DROP_INCONSISTENT);
 			return RX_DONE;
 		}
 		spinnic_msgtab_touch(eng->replies, r, now);
 	}
 	if ((uint64_t)idx >= r->npkts || seen_test_set(r->seen, (uint64_t)idx)) {
-		drop(eng, m, ENG_DROP_DUP);
+		eng_in_drop(eng, m, ENG_DROP_DUP);
 		return RX_DONE;
 	}
 	if (p->pay_len > 0) {
@@ -519,7 +519,7 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 			free(r->seen);
 			r->seen = NULL;
 			spinnic_msgtab_finish(eng->replies, r);
-			drop(eng, m, ENG_DROP_UNKNOWN_OP);
+			eng_in_drop(eng, m, ENG_DROP_UNKNOWN_OP);
 			return RX_DONE;
 		}
 		if (rc == 0) {
@@ -572,7 +572,7 @@ rx_ack(struct spinnic_engine *eng, struct rte_mbuf *m,
 		rc = -ENOENT;
 	}
 	if (rc != 0) {
-		drop(eng, m, ENG_DROP_UNKNOWN_OP);
+		eng_in_drop(eng, m, ENG_DROP_UNKNOWN_OP);
 		return RX_DONE;
 	}
 	rte_pktmbuf_free(m);
@@ -636,7 +636,7 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 	int rc;
 
 	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
-		drop(eng, m, ENG_DROP_NO_MEM);
+		eng_in_drop(eng, m, ENG_DROP_NO_MEM);
 		return RX_DONE;
 	}
 	rc = spinnic_wire_parse(rte_pktmbuf_mtod(m, const void *),
@@ -651,7 +651,7 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 		return RX_DONE;
 	}
 	if (p.dst.nid != node->nid) {
-		drop(eng, m, ENG_DROP_NOT_ME);
+		eng_in_drop(eng, m, ENG_DROP_NOT_ME);
 		return RX_DONE;
 	}
 	if (p.type == SPINNIC_WIRE_T_TACK &&
@@ -679,7 +679,7 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 		 */
 		if (parked_already(eng, &p)) {
 			/* a resend of a packet parked already: one copy */
-			drop(eng, m, ENG_DROP_REL_DUP);
+			eng_in_drop(eng, m, ENG_DROP_REL_DUP);
 		} else if (eng->n_park < ENG_PARK) {
 			struct park_ent *pe = &eng->park[eng->n_park++];
 
@@ -835,7 +835,7 @@ spinnic_inbound_poll(struct spinnic_node *node)
 			 * is gone): their messages are lost anyway */
 			if (eng->n_park > 0 && eng->park_tsc < old)
 				while (eng->n_park > 0)
-					drop(eng, eng->park[--eng->n_park].m,
+					eng_in_drop(eng, eng->park[--eng->n_park].m,
 					     ENG_DROP_PARK_FULL);
 			spinnic_msgtab_foreach_live(eng->msgs, old, expire_msg,
 						    eng);

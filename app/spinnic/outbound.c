@@ -138,44 +138,41 @@ hold_flush(struct spinnic_engine *eng, uint16_t q)
 	return sent;
 }
 
-/* TX fault stage (--fault-inject tx:) in front of the holds. */
+/* A sealed packet to its queue; with no room there it is one more loss,
+ * which the transport repairs. */
+static void
+hold_push_or_drop(struct spinnic_engine *eng, uint16_t q, struct rte_mbuf *m)
+{
+	if (q == UINT16_MAX || hold_room(eng, q) == 0) {
+		eng->node->tx.full++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	hold_push(eng, q, m);
+}
+
+/* TX fault stage (--fault-inject tx:) in front of the holds: duplicates
+ * and packets let out of the reorder window go to their own queues. */
 static void
 hold_push_faulty(struct spinnic_engine *eng, struct rte_mbuf **pkts,
 		 unsigned n)
 {
 	unsigned i;
 
-	for (i = 0; i < n; i++) {
-		uint16_t q = spinnic_node_txq(eng->node,
-					      eng_frame_dst_nid(pkts[i]));
-
-		if (q == UINT16_MAX || hold_room(eng, q) == 0) {
-			/* a duplicate or a released packet found no room:
-			 * one more loss, which the transport repairs */
-			eng->node->tx.full++;
-			rte_pktmbuf_free(pkts[i]);
-			continue;
-		}
-		hold_push(eng, q, pkts[i]);
-	}
+	for (i = 0; i < n; i++)
+		hold_push_or_drop(eng, spinnic_node_txq(eng->node,
+					eng_frame_dst_nid(pkts[i])), pkts[i]);
 }
 
 void
 eng_tx_push(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid)
 {
 	struct rte_mbuf *out[2 + ENG_FAULT_WIN];
-	uint16_t q = spinnic_node_txq(eng->node, dst_nid);
 
-	if (eng->ftx == NULL) {
-		if (q == UINT16_MAX || hold_room(eng, q) == 0) {
-			eng->node->tx.full++;
-			rte_pktmbuf_free(m);
-			return;
-		}
-		hold_push(eng, q, m);
-		return;
-	}
-	hold_push_faulty(eng, out, fault_apply(eng->ftx, &m, 1, out));
+	if (eng->ftx == NULL)
+		hold_push_or_drop(eng, spinnic_node_txq(eng->node, dst_nid), m);
+	else
+		hold_push_faulty(eng, out, fault_apply(eng->ftx, &m, 1, out));
 }
 
 bool

@@ -545,15 +545,25 @@ rel_tx_fini(struct spinnic_engine *eng)
 
 /* ---- receive side ------------------------------------------------------------ */
 
+/* The receive side of @p nid, or NULL when none was made. */
 static struct rel_rx *
-rx_peer(struct spinnic_engine *eng, uint32_t nid)
+rx_find(const struct spinnic_engine *eng, uint32_t nid)
 {
-	struct rel_rx *r;
 	unsigned i;
 
 	for (i = 0; i < eng->n_rrx; i++)
 		if (eng->rrx[i]->nid == nid)
 			return eng->rrx[i];
+	return NULL;
+}
+
+static struct rel_rx *
+rx_peer(struct spinnic_engine *eng, uint32_t nid)
+{
+	struct rel_rx *r = rx_find(eng, nid);
+
+	if (r != NULL)
+		return r;
 	if (eng->n_rrx == ENG_PEERS)
 		return NULL;
 	r = rte_zmalloc("spinnic_rel_rx", sizeof(*r), RTE_CACHE_LINE_SIZE);
@@ -562,14 +572,6 @@ rx_peer(struct spinnic_engine *eng, uint32_t nid)
 	r->nid = nid;
 	eng->rrx[eng->n_rrx++] = r;
 	return r;
-}
-
-static void
-rx_drop(struct spinnic_engine *eng, struct rte_mbuf *m, enum eng_drop why)
-{
-	eng->in.drop[why]++;
-	eng->node->rx.drops++;
-	rte_pktmbuf_free(m);
 }
 
 bool
@@ -592,13 +594,13 @@ rel_rx_begin(struct spinnic_engine *eng, struct rte_mbuf *m,
 		return true;
 	case REL_DUP:
 		r->ack_now = true;
-		rx_drop(eng, m, ENG_DROP_REL_DUP);
+		eng_in_drop(eng, m, ENG_DROP_REL_DUP);
 		return false;
 	case REL_STALE:
-		rx_drop(eng, m, ENG_DROP_REL_STALE);
+		eng_in_drop(eng, m, ENG_DROP_REL_STALE);
 		return false;
 	default:
-		rx_drop(eng, m, ENG_DROP_REL_BEYOND);
+		eng_in_drop(eng, m, ENG_DROP_REL_BEYOND);
 		return false;
 	}
 }
@@ -606,21 +608,19 @@ rel_rx_begin(struct spinnic_engine *eng, struct rte_mbuf *m,
 bool
 rel_rx_in_order(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 {
-	unsigned i;
+	const struct rel_rx *r;
 
 	if (!(p->flags & SPINNIC_WIRE_F_REL))
 		return true;
-	for (i = 0; i < eng->n_rrx; i++)
-		if (eng->rrx[i]->nid == p->src.nid)
-			return eng->rrx[i]->w.next == p->seq;
-	return true;
+	r = rx_find(eng, p->src.nid);
+	return r == NULL || r->w.next == p->seq;
 }
 
 void
 rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 {
 	struct rel_rx *r;
-	unsigned i;
+	uint64_t now, due;
 
 	if (!(p->flags & SPINNIC_WIRE_F_REL))
 		return;
@@ -629,28 +629,24 @@ rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 		eng->in.rel_unacked++;
 		return;
 	}
-	for (i = 0; i < eng->n_rrx; i++) {
-		r = eng->rrx[i];
-		if (r->nid != p->src.nid)
-			continue;
-		uint64_t now = rte_get_timer_cycles(), due;
-
-		if (r->w.next == p->seq)
-			eng->rel_moves++; /* parked packets may go now */
-		rel_rx_mark(&r->w, p->seq);
-		if (r->pending++ == 0)
-			r->due = now + eng->hz * ACK_DELAY_US / 1000000u;
-		/* the last packet of a message: the sender's SEND (or the
-		 * target's GET event) waits for its ack; soon, but after
-		 * the work the message itself started (its handlers, its
-		 * events) on lcores that may be shared */
-		due = now + eng->hz * ACK_LAST_US / 1000000u;
-		if ((p->flags & SPINNIC_WIRE_F_COMPLETION) && due < r->due)
-			r->due = due;
-		if (p->type == SPINNIC_WIRE_T_TACK)
-			r->ack_now = true; /* a probe: answer at once */
+	r = rx_find(eng, p->src.nid);
+	if (r == NULL)
 		return;
-	}
+	now = rte_get_timer_cycles();
+	if (r->w.next == p->seq)
+		eng->rel_moves++; /* parked packets may go now */
+	rel_rx_mark(&r->w, p->seq);
+	if (r->pending++ == 0)
+		r->due = now + eng->hz * ACK_DELAY_US / 1000000u;
+	/* the last packet of a message: the sender's SEND (or the target's
+	 * GET event) waits for its ack; soon, but after the work the message
+	 * itself started (its handlers, its events) on lcores that may be
+	 * shared */
+	due = now + eng->hz * ACK_LAST_US / 1000000u;
+	if ((p->flags & SPINNIC_WIRE_F_COMPLETION) && due < r->due)
+		r->due = due;
+	if (p->type == SPINNIC_WIRE_T_TACK)
+		r->ack_now = true; /* a probe: answer at once */
 }
 
 void
