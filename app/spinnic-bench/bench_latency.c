@@ -2,15 +2,26 @@
 /*
  * spinnic-bench latency (paper 000 Fig. 2): one-byte put latency through
  * the real path, with and without a handler. A real `spinnic --virtual 2
- * --idle-sleep-us 0` (busy-polling lcores) is started; this process is a
- * libspinnic client of node 0, a forked child one of node 1. Each side has
- * two MEs of one byte: match bits 1 without execution context, 2 with a
+ * --idle-sleep-us 0` (busy-polling lcores) is started. Each client has two
+ * MEs of one byte: match bits 1 without execution context, 2 with a
  * context of a handler family (default ddt_vector: the payload handler
  * DMAs the byte to the host, the completion handler posts the event).
- * Ping-pong: node 0 puts a byte, node 1 puts it back to the ME of the same
- * path when its PUT event arrives; latency = round trip / 2, i.e. put
- * issued to PUT event at the target. The two paths alternate, iteration
- * by iteration, so both see the same machine.
+ * The two paths alternate, iteration by iteration, so both see the same
+ * machine. Two methods:
+ *
+ *  oneway    (default) paper 000's definition: from when the data leaves
+ *            the initiator to when it reaches the target's host memory
+ *            (seen as its PUT event). One client of node 0 puts to its own
+ *            MEs: the frame still goes the whole way (outbound role, the
+ *            port's TX queue, the switch, the inbound role, reliable
+ *            delivery, matching, the handler on an HPU, the DMA, the
+ *            event), and one thread times both ends, alone on the CPUs
+ *            off the lcore, busy-polling its EQ.
+ *  pingpong  node 0 puts a byte, a client of node 1 (a forked child) puts
+ *            it back to the ME of the same path when its PUT event
+ *            arrives; latency = round trip / 2. Both clients share the
+ *            CPUs off the lcore and poll with sched_yield, so on a 2-core
+ *            machine this adds their scheduling to every leg.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,11 +65,15 @@ static struct {
 	long iters;
 	long warmup;
 	int spin; /* busy-poll the EQ without yielding */
-} lcfg = { NULL, NULL, "ddt_vector", 1000, 50, 0 };
+	int pingpong; /* --method pingpong */
+} lcfg = { NULL, NULL, "ddt_vector", 1000, 50, 0, 0 };
 
 static const struct bench_cmd_opt latency_opts[] = {
-	{ "iters", 1, "timed ping-pongs per path (default 1000)" },
-	{ "warmup", 1, "untimed ping-pongs per path first (default 50)" },
+	{ "iters", 1, "timed puts per path (default 1000)" },
+	{ "warmup", 1, "untimed puts per path first (default 50)" },
+	{ "method", 1, "oneway (default: put to the event at the target, one "
+		       "client timing both ends) or pingpong (two clients, "
+		       "half round trips)" },
 	{ "handler", 1, "family of the handler path: ddt_vector (default) or "
 			"checksum" },
 	{ "spinnic", 1, "spinnic binary (default: <build>/app/spinnic/spinnic "
@@ -99,6 +114,14 @@ latency_opt(const char *name, const char *arg)
 			return -EINVAL;
 		}
 		lcfg.handler = arg;
+		return 0;
+	}
+	if (strcmp(name, "method") == 0) {
+		if (strcmp(arg, "oneway") != 0 && strcmp(arg, "pingpong") != 0) {
+			bench_err("bad --method '%s': oneway or pingpong", arg);
+			return -EINVAL;
+		}
+		lcfg.pingpong = arg[0] == 'p';
 		return 0;
 	}
 	if (strcmp(name, "busy-poll") == 0) {
@@ -452,7 +475,8 @@ peer_ctx(struct peer *p, uint64_t *win_len_p)
 	return 0;
 }
 
-/* Attach, build both MEs and the send MD, swap ids with the other side. */
+/* Attach, build both MEs and the send MD, swap ids with the other side
+ * (no other side, rfd < 0: the puts go to this client's own MEs). */
 static int
 peer_open(struct peer *p, int rfd, int wfd)
 {
@@ -518,6 +542,10 @@ peer_open(struct peer *p, int rfd, int wfd)
 	md.eq_handle = PTL_EQ_NONE;
 	md.ct_handle = PTL_CT_NONE;
 	PEER_CHECK(p, PtlMDBind(p->ni, &md, &p->md));
+	if (rfd < 0) {
+		p->other = p->self;
+		return 0;
+	}
 	if (write_all(wfd, &p->self, sizeof(p->self)) < 0 ||
 	    read_all(rfd, &p->other, sizeof(p->other), START_TIMEOUT_S) < 0) {
 		bench_err("%s: the other client did not start", p->role);
@@ -638,10 +666,13 @@ ponger(int rfd, int wfd, long total)
 	return rc == 0 ? 0 : 1;
 }
 
-/* node 0: ping-pongs alternating the paths; half round trips in us. */
+/* node 0: puts alternating the paths, in us: half round trips of
+ * ping-pongs with node 1, or (rfd < 0) put to the PUT event of its own
+ * ME. */
 static int
 pinger(int rfd, int wfd, long warm, long iters, double *lat[P_COUNT])
 {
+	const double legs = rfd < 0 ? 1 : 2;
 	struct peer p;
 	int rc;
 
@@ -668,7 +699,7 @@ pinger(int rfd, int wfd, long warm, long iters, double *lat[P_COUNT])
 			break;
 		}
 		if (i >= 2 * warm)
-			lat[want][(i - 2 * warm) / 2] = (t1 - t0) / 2 * 1e6;
+			lat[want][(i - 2 * warm) / 2] = (t1 - t0) / legs * 1e6;
 	}
 	peer_close(&p);
 	return rc;
@@ -717,6 +748,7 @@ latency_run(const struct bench_opts *o)
 	static const struct bench_col cols[] = {
 		{ "path", BENCH_COL_STR, 0 },
 		{ "handler", BENCH_COL_STR, 0 },
+		{ "method", BENCH_COL_STR, 0 },
 		{ "iters", BENCH_COL_INT, 0 },
 		{ "latency_us", BENCH_COL_NUM, 2 },
 		{ "mean_us", BENCH_COL_NUM, 2 },
@@ -747,6 +779,17 @@ latency_run(const struct bench_opts *o)
 	if (rc < 0)
 		goto out;
 	ncpus = clients_off_lcore();
+	if (!lcfg.pingpong) {
+		/* one thread alone on the CPUs off the lcore: nothing to
+		 * yield to */
+		lcfg.spin = 1;
+		snprintf(sock, sizeof(sock), "%s/node0.sock", nic.dir);
+		setenv("SPINNIC_SOCKET", sock, 1);
+		rc = pinger(-1, -1, lcfg.warmup, lcfg.iters, lat);
+		if (rc < 0)
+			goto out;
+		goto table;
+	}
 	if (pipe(to_child) != 0 || pipe(to_parent) != 0) {
 		bench_err("pipe: %s", strerror(errno));
 		rc = -EIO;
@@ -791,7 +834,7 @@ latency_run(const struct bench_opts *o)
 	child = -1;
 	if (rc < 0)
 		goto out;
-
+table:
 	tab = bench_table_create(cols, (int)(sizeof(cols) / sizeof(cols[0])));
 	if (tab == NULL) {
 		rc = -ENOMEM;
@@ -811,6 +854,8 @@ latency_run(const struct bench_opts *o)
 		bench_table_set_str(tab, "path", path_names[k]);
 		bench_table_set_str(tab, "handler",
 				    k == P_HANDLER ? lcfg.handler : "-");
+		bench_table_set_str(tab, "method",
+				    lcfg.pingpong ? "pingpong" : "oneway");
 		bench_table_set_int(tab, "iters", lcfg.iters);
 		bench_table_set_num(tab, "latency_us", med[k]);
 		bench_table_set_num(tab, "mean_us", sum / (double)lcfg.iters);
@@ -821,11 +866,18 @@ latency_run(const struct bench_opts *o)
 				    med[k] / med[P_PLAIN] : 0);
 	}
 	rc = bench_table_emit(tab, o);
-	printf("# one-byte put, half round trip, paths interleaved; spinnic "
-	       "--virtual 2 --idle-sleep-us 0 (busy-polling lcore on CPU 0); "
-	       "clients %s on %d CPU(s) off it\n", lcfg.spin ?
-	       "busy-poll their EQ" : "poll their EQ with sched_yield",
-	       ncpus);
+	if (lcfg.pingpong)
+		printf("# one-byte put, half round trip, paths interleaved; "
+		       "spinnic --virtual 2 --idle-sleep-us 0 (busy-polling "
+		       "lcore on CPU 0); clients %s on %d CPU(s) off it\n",
+		       lcfg.spin ? "busy-poll their EQ" :
+		       "poll their EQ with sched_yield", ncpus);
+	else
+		printf("# one-byte put, issued to PUT event at the target (its "
+		       "own ME, through the switch), paths interleaved; spinnic "
+		       "--virtual 2 --idle-sleep-us 0 (busy-polling lcore on "
+		       "CPU 0); one client busy-polls on %d CPU(s) off it\n",
+		       ncpus);
 out:
 	if (child > 0) {
 		kill(child, SIGKILL);

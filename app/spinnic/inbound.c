@@ -213,6 +213,17 @@ done_drain(struct spinnic_engine *eng)
 	return total;
 }
 
+unsigned
+spinnic_inbound_done(struct spinnic_node *node)
+{
+	struct spinnic_engine *eng = node->eng;
+	unsigned n = done_drain(eng);
+
+	if (n != 0)
+		acks_flush(eng);
+	return n;
+}
+
 /* ---- packets of a message --------------------------------------------------- */
 
 /* Packet index, or -1 when the packet does not sit where packets sit. */

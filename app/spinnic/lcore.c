@@ -118,17 +118,23 @@ spinnic_lcores_assign(struct spinnic *sn)
 	for (i = 0; i < sn->nb_nodes; i++) {
 		struct spinnic_node *node = sn->nodes[i];
 
-		rc = task_add(sn, ids[SPINNIC_ROLE_INBOUND]
-			      [i % n[SPINNIC_ROLE_INBOUND]],
-			      SPINNIC_ROLE_INBOUND, node, 0);
+		unsigned in_lcore = ids[SPINNIC_ROLE_INBOUND]
+					[i % n[SPINNIC_ROLE_INBOUND]];
+
+		/* on a shared lcore: packets in, their handlers at once,
+		 * then what goes out */
+		rc = task_add(sn, in_lcore, SPINNIC_ROLE_INBOUND, node, 0);
+		for (h = 0; rc == 0 && h < sn->cfg.hpus; h++) {
+			lcore = ids[SPINNIC_ROLE_HPU][h % n[SPINNIC_ROLE_HPU]];
+			rc = task_add(sn, lcore, SPINNIC_ROLE_HPU, node, h);
+			if (rc == 0 && lcore == in_lcore)
+				sn->lcores[lcore].tasks[sn->lcores[lcore]
+					.nb_tasks - 1].drain = true;
+		}
 		if (rc == 0)
 			rc = task_add(sn, ids[SPINNIC_ROLE_OUTBOUND]
 				      [i % n[SPINNIC_ROLE_OUTBOUND]],
 				      SPINNIC_ROLE_OUTBOUND, node, 0);
-		for (h = 0; rc == 0 && h < sn->cfg.hpus; h++)
-			rc = task_add(sn, ids[SPINNIC_ROLE_HPU]
-				      [h % n[SPINNIC_ROLE_HPU]],
-				      SPINNIC_ROLE_HPU, node, h);
 		if (rc != 0)
 			return rc;
 	}
@@ -196,8 +202,14 @@ lcore_loop(void *arg)
 	__atomic_store_n(&lc->running, true, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&sn->lcores_stop, __ATOMIC_ACQUIRE)) {
 		work = 0;
-		for (i = 0; i < nb; i++)
-			work += task_poll(&lc->tasks[i]);
+		for (i = 0; i < nb; i++) {
+			const struct spinnic_task *t = &lc->tasks[i];
+			unsigned w = task_poll(t);
+
+			if (w != 0 && t->drain)
+				w += spinnic_inbound_done(t->node);
+			work += w;
+		}
 		/* end of a round: nothing loaded before this is held */
 		__atomic_store_n(&lc->rounds, lc->rounds + 1,
 				 __ATOMIC_SEQ_CST);

@@ -312,7 +312,12 @@ struct spinnic_task {
 	enum spinnic_role role;
 	struct spinnic_node *node;
 	unsigned hpu;               /**< SPINNIC_ROLE_HPU: HPU id in the node */
+	/** SPINNIC_ROLE_HPU: the node's inbound role runs on this lcore too,
+	 *  so the messages this HPU finishes are completed (events, acks)
+	 *  right after it, not a round later (spinnic_inbound_done). */
+	bool drain;
 };
+
 
 /** Per-lcore state, written only by that lcore (except at setup). */
 struct spinnic_lcore {
@@ -390,6 +395,13 @@ void spinnic_engine_fini(struct spinnic_node *node);
  * @return work done (packets handled); 0 lets the lcore back off.
  */
 unsigned spinnic_inbound_poll(struct spinnic_node *node);
+
+/**
+ * Inbound role: complete the messages the node's HPUs finished (events,
+ * Portals acks). Only on the lcore of the node's inbound role.
+ * @return messages completed
+ */
+unsigned spinnic_inbound_done(struct spinnic_node *node);
 
 /**
  * Outbound role: command rings -> packets -> TX (and node->txr).
