@@ -102,13 +102,15 @@ uint64_t bench_rand(uint64_t *state);
 struct bench_copy {
 	void *src, *dst;
 	size_t len;
+	int cold;  /* --cold: the buffers are evicted before each variant */
 };
 
 /** @return 0, -ENOMEM */
 int bench_copy_init(struct bench_copy *c, size_t len);
 /** One timed copy of len bytes: the faster of one memcpy and memcpy in
  * 256 KiB pieces (glibc's non-temporal stores for large copies are slower
- * on cache-resident data). @return seconds */
+ * on cache-resident data); with c->cold both start from evicted buffers
+ * (the caller evicts before the first). @return seconds */
 double bench_copy_once(struct bench_copy *c);
 void bench_copy_fini(struct bench_copy *c);
 /** Best of reps timed copies of len bytes, as Gbit/s. @return < 0 on

@@ -458,6 +458,7 @@ run_case(const struct bench_opts *o, struct ddt_case *c,
 	rc = bench_copy_init(&cp, (size_t)b.msg);
 	if (rc < 0)
 		goto out_bufs;
+	cp.cold = o->cold;
 	/* The packed input of unpack: a pack of the random typed data. */
 	rc = ddt_pack(c->t, c->count, origin(b.typed, &b), b.packed);
 	if (rc < 0) {
