@@ -314,8 +314,32 @@ gen_run(struct ddt_segment *s, const struct spin_pkt *pkt,
 		.h = h, .payload = pkt->payload, .first = (int64_t)pkt->offset,
 		.origin = a->origin,
 	};
+	uint64_t win_len;
+	int64_t lo, hi;
+	uint8_t *win;
 	int rc;
 
+	win = spin_dma_window(h, &win_len);
+	if (win != NULL && win_len <= INT64_MAX &&
+	    !__builtin_sub_overflow(0, a->origin, &lo) &&
+	    !__builtin_sub_overflow((int64_t)win_len, a->origin, &hi)) {
+		/* the blocks placed straight by the type, every one checked
+		 * against the window, no call per block */
+		rc = ddt_segment_unpack_bounded(s, d.first,
+						d.first + pkt->len,
+						pkt->payload,
+						(void *)((uintptr_t)win +
+							 (uintptr_t)a->origin),
+						lo, hi);
+		if (rc == 0) {
+			spin_dma_account(h, pkt->len, 1, SPIN_DMA_NO_EVENT);
+			return SPIN_SUCCESS;
+		}
+		if (rc != -ERANGE)
+			return SPIN_ERROR;
+		/* a block outside the window: the DMA path below writes
+		 * what is inside and rejects the rest, as always */
+	}
 	rc = ddt_segment_blocks_strided(s, d.first, d.first + pkt->len,
 					gen_block, gen_strided, &d);
 	if (rc < 0 || d.err || gen_flush(&d) != 0)

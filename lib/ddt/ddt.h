@@ -215,6 +215,13 @@ int64_t ddt_segment_pos(const struct ddt_segment *s);
  * @return 0, -EINVAL (range outside the stream) */
 int ddt_segment_unpack(struct ddt_segment *s, int64_t first, int64_t last,
 		       const void *src, void *dst);
+/** ddt_segment_unpack(), writing only typed offsets [lo, hi) of `dst`:
+ * a block outside stops the range before it is written (the segment's
+ * position is then past it; seek again to retry).
+ * @return 0, -ERANGE (a block outside the bounds), -EINVAL */
+int ddt_segment_unpack_bounded(struct ddt_segment *s, int64_t first,
+			       int64_t last, const void *src, void *dst,
+			       int64_t lo, int64_t hi);
 /** Pack bytes [first, last) of the stream from typed `src` into `dst`. */
 int ddt_segment_pack(struct ddt_segment *s, int64_t first, int64_t last,
 		     const void *src, void *dst);

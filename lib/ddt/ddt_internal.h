@@ -209,6 +209,13 @@ enum ddt_seg_mode {
 	DDT_MODE_SKIP,
 	DDT_MODE_COUNT, /* arg is a struct ddt_count */
 	DDT_MODE_VBLOCKS, /* arg is a struct ddt_vblocks */
+	DDT_MODE_UNPACK_BOUNDED, /* arg is a struct ddt_bounds */
+};
+
+/* Where DDT_MODE_UNPACK_BOUNDED may write: typed offsets [lo, hi). */
+struct ddt_bounds {
+	int64_t lo, hi;
+	bool bad; /* a block fell outside: stopped before writing it */
 };
 
 /* Callbacks of DDT_MODE_VBLOCKS (ddt_segment_blocks_strided). */

@@ -178,6 +178,16 @@ static inline int emit(int mode, int64_t off, int64_t n, int64_t pos,
 	case DDT_MODE_UNPACK:
 		ddt_copy_small(dst + off, src + (pos - src_first), (size_t)n);
 		return 0;
+	case DDT_MODE_UNPACK_BOUNDED: {
+		struct ddt_bounds *bd = arg;
+
+		if (off < bd->lo || off > bd->hi || n > bd->hi - off) {
+			bd->bad = true;
+			return 1;
+		}
+		ddt_copy_small(dst + off, src + (pos - src_first), (size_t)n);
+		return 0;
+	}
 	case DDT_MODE_PACK:
 		ddt_copy_small(dst + (pos - src_first), src + off, (size_t)n);
 		return 0;
@@ -199,6 +209,28 @@ static inline int emit(int mode, int64_t off, int64_t n, int64_t pos,
 	default:
 		return 0;
 	}
+}
+
+/* nb blocks of bl bytes at off + k * stride (k < nb) inside bd's bounds;
+ * if not, bd->bad is set. */
+static bool
+scatter_in(void *arg, int64_t off, int64_t bl, int64_t stride, int64_t nb)
+{
+	struct ddt_bounds *bd = arg;
+	int64_t span, lo, hi;
+
+	if (__builtin_mul_overflow(nb - 1, stride, &span) ||
+	    __builtin_add_overflow(off, span, &hi)) {
+		bd->bad = true;
+		return false;
+	}
+	lo = span < 0 ? hi : off;
+	hi = span < 0 ? off : hi;
+	if (lo < bd->lo || hi > bd->hi || bl > bd->hi - hi) {
+		bd->bad = true;
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -265,7 +297,17 @@ int ddt_seg_run(struct ddt_segment *s, int mode, int64_t last,
 						ddt_copy_scatter(dst + boff,
 							src + (pos - src_first),
 							bl, stride, nb);
-					else if (mode == DDT_MODE_PACK)
+					else if (mode == DDT_MODE_UNPACK_BOUNDED) {
+						if (scatter_in(arg, boff, bl,
+							       stride, nb))
+							ddt_copy_scatter(
+							    dst + boff,
+							    src + (pos -
+								   src_first),
+							    bl, stride, nb);
+						else
+							stop = 1;
+					} else if (mode == DDT_MODE_PACK)
 						ddt_copy_gather(
 							dst + (pos - src_first),
 							src + boff, bl, stride,
@@ -439,6 +481,22 @@ int ddt_segment_unpack(struct ddt_segment *s, int64_t first, int64_t last,
 		       const void *src, void *dst)
 {
 	return seg_range(s, DDT_MODE_UNPACK, first, last, src, dst, NULL, NULL);
+}
+
+int ddt_segment_unpack_bounded(struct ddt_segment *s, int64_t first,
+			       int64_t last, const void *src, void *dst,
+			       int64_t lo, int64_t hi)
+{
+	struct ddt_bounds bd = { lo, hi, false };
+	int rc;
+
+	if (lo > hi)
+		return -EINVAL;
+	rc = seg_range(s, DDT_MODE_UNPACK_BOUNDED, first, last, src, dst,
+		       NULL, &bd);
+	if (rc < 0)
+		return rc;
+	return bd.bad ? -ERANGE : 0;
 }
 
 int ddt_segment_pack(struct ddt_segment *s, int64_t first, int64_t last,

@@ -183,6 +183,30 @@ spin_dma_to_host_strided_nb(struct spin_hctx *h, uint64_t win_off,
 	return 0;
 }
 
+void *
+spin_dma_window(struct spin_hctx *h, uint64_t *len_p)
+{
+	struct spin_exec *x = spin_exec_of(h);
+
+	if (x->h.win_len == 0 || win_map(x) != SPIN_WIN_DIRECT)
+		return NULL;
+	*len_p = x->h.win_len;
+	return x->win_base;
+}
+
+void
+spin_dma_account(struct spin_hctx *h, uint64_t bytes, uint64_t ops,
+		 unsigned flags)
+{
+	struct spin_exec *x = spin_exec_of(h);
+
+	if (!(flags & SPIN_DMA_NO_EVENT))
+		x->dma_events++;
+	x->hpu->st.dma_ops += ops;
+	x->hpu->st.dma_bytes_to += bytes;
+	x->dma_bytes += bytes;
+}
+
 int
 spin_dma_from_host(struct spin_hctx *h, uint64_t win_off, void *dst,
 		   size_t len)

@@ -203,6 +203,27 @@ int spin_dma_to_host_strided_nb(struct spin_hctx *h, uint64_t win_off,
 				size_t blocklen, uint64_t n, unsigned flags);
 
 /**
+ * The host window for a scatter DMA the handler drives itself, like a DMA
+ * engine walking a descriptor list it builds as it goes (ddt_general
+ * places a packet's blocks by its type this way, without one call per
+ * block): the window's address in this process, its length in *len_p.
+ * The handler must write only inside [0, *len_p) of it, and report what
+ * it wrote with spin_dma_account(). Only handler families built into the
+ * NIC may use it.
+ *
+ * @return the window, or NULL when it is not directly addressable here
+ *   (then use spin_dma_to_host*, which reach it through the host)
+ */
+void *spin_dma_window(struct spin_hctx *h, uint64_t *len_p);
+
+/**
+ * Count @p bytes written in @p ops pieces through spin_dma_window() as
+ * non-blocking DMAs to the host (with @p flags as spin_dma_to_host_nb).
+ */
+void spin_dma_account(struct spin_hctx *h, uint64_t bytes, uint64_t ops,
+		      unsigned flags);
+
+/**
  * Read @p len bytes of the host window at @p win_off into @p dst.
  *
  * @return 0; -ERANGE out of window (rejected, counted, message error);

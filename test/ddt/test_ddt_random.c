@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,6 +379,80 @@ static void test_segments(void **state)
 	}
 }
 
+/*
+ * ddt_segment_unpack_bounded: with the exact span as bounds it is
+ * ddt_segment_unpack, range by range; with bounds that cut into the span,
+ * every block that is written lies inside them, -ERANGE comes exactly
+ * when a block of the range crosses them, and nothing outside is touched.
+ */
+static void test_segments_bounded(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= NTYPES; seed++) {
+		uint64_t s = seed ^ 0x5bd1e995u;
+		struct ddt_segment *sg;
+		struct fixture f;
+		int64_t n, *cuts, maxlen, span, cut_lo, cut_hi;
+
+		setup(&f, seed);
+		span = f.hi - f.lo;
+		sg = ddt_segment_create(f.t, f.count);
+		assert_non_null(sg);
+		maxlen = 1 + (int64_t)(ddt_gen_rand(&s) % 97);
+		n = pieces(&s, f.total, maxlen, &cuts);
+		for (int64_t i = 0; i < n; i++)
+			assert_int_equal(ddt_segment_unpack_bounded(sg,
+					cuts[2 * i], cuts[2 * i + 1],
+					f.packed + cuts[2 * i], ORG(&f, f.got),
+					f.lo, f.hi), 0);
+		check_got(&f);
+		assert_int_equal(ddt_segment_unpack_bounded(sg, 0, f.total,
+				f.packed, ORG(&f, f.got), 1, 0), -EINVAL);
+		if (span < 2) {
+			free(cuts);
+			ddt_segment_free(sg);
+			teardown(&f);
+			continue;
+		}
+		/* bounds one byte short at either end, or in the middle */
+		cut_lo = f.lo + (int64_t)(ddt_gen_rand(&s) % 2);
+		cut_hi = f.hi - (cut_lo == f.lo ? 1 : 0);
+		if (ddt_gen_rand(&s) % 3 == 0)
+			cut_hi = cut_lo + (span - 1) / 2;
+		memset(f.got, 0, (size_t)span);
+		for (int64_t i = 0; i < n; i++) {
+			int64_t a = cuts[2 * i], z = cuts[2 * i + 1];
+			bool out = false;
+			int rc;
+
+			/* the reference: does a byte of [a, z) map outside? */
+			for (int64_t k = 0, pos = 0; k < f.n && pos < z; k++) {
+				int64_t b0 = pos > a ? pos : a;
+				int64_t b1 = pos + f.map[k].len < z ?
+					pos + f.map[k].len : z;
+
+				if (b0 < b1 &&
+				    (f.map[k].off + (b0 - pos) < cut_lo ||
+				     f.map[k].off + (b1 - pos) > cut_hi))
+					out = true;
+				pos += f.map[k].len;
+			}
+			rc = ddt_segment_unpack_bounded(sg, a, z, f.packed + a,
+							ORG(&f, f.got), cut_lo,
+							cut_hi);
+			if (rc != (out ? -ERANGE : 0))
+				describe(&f);
+			assert_int_equal(rc, out ? -ERANGE : 0);
+		}
+		for (int64_t k = f.lo; k < f.hi; k++)
+			if (k < cut_lo || k >= cut_hi)
+				assert_int_equal(f.got[k - f.lo], 0);
+		free(cuts);
+		ddt_segment_free(sg);
+		teardown(&f);
+	}
+}
+
 static void test_checkpoints(void **state)
 {
 	(void)state;
@@ -431,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_print_parse_blob),
 		cmocka_unit_test(test_segments),
+		cmocka_unit_test(test_segments_bounded),
 		cmocka_unit_test(test_checkpoints),
 	};
 
