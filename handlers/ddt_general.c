@@ -351,8 +351,11 @@ gen_run(struct ddt_segment *s, const struct spin_pkt *pkt,
 static uint64_t
 gen_ckpt_idx(const struct spin_ddt_args *a, uint64_t off)
 {
-	uint64_t i = off / a->ckpt_interval;
+	uint64_t i;
 
+	if (a->ckpt_count <= 1)
+		return 0; /* one checkpoint: no division per packet */
+	i = off / a->ckpt_interval;
 	return i < a->ckpt_count ? i : a->ckpt_count - 1;
 }
 
