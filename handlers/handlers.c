@@ -10,5 +10,6 @@ const struct spin_handler_family *const spin_handler_families[] = {
 	&spin_handlers_ddt_iblock,
 	&spin_handlers_ddt_general,
 	&spin_handlers_ddt_iovec,
+	&spin_handlers_ddt_gather,
 	NULL,
 };

@@ -13,5 +13,6 @@ extern const struct spin_handler_family spin_handlers_ddt_vector;
 extern const struct spin_handler_family spin_handlers_ddt_iblock;
 extern const struct spin_handler_family spin_handlers_ddt_general;
 extern const struct spin_handler_family spin_handlers_ddt_iovec;
+extern const struct spin_handler_family spin_handlers_ddt_gather;
 
 #endif

@@ -296,6 +296,17 @@ struct eng_sput_stats {
 	uint64_t failed;        /**< streams/processed puts failed (SEND
 				     with ni_fail) after their start */
 	uint64_t absorbed;      /**< pieces of a failed stream discarded */
+	uint64_t hpu_jobs;      /**< processed-put packets given to the HPUs
+				     (outbound jobs of "ddt_gather") */
+	uint64_t hpu_pkts;      /**< of them, built by an HPU and sent */
+	uint64_t hpu_failed;    /**< jobs that came back failed (the put
+				     ends with PTL_NI_SEGV) */
+	uint64_t hpu_stale;     /**< jobs back after their put ended
+				     (failed, detached): dropped */
+	uint64_t hpu_full;      /**< submits refused, runtime full: retried */
+	uint64_t hpu_inline;    /**< processed puts gathered inline (no
+				     gather context: NIC memory, type too
+				     deep; or zero bytes) */
 };
 
 /** An inbound message (entry of eng->msgs). */
@@ -412,6 +423,8 @@ struct spinnic_engine {
 	volatile uint64_t detach_in_ack, detach_out_ack;
 	uint64_t in_detach_seen;        /**< inbound: request in progress */
 	struct eng_sput_stats sput;     /**< outbound_stream.c counters */
+	struct out_gather *gather;      /**< outbound_stream.c: processed-put
+					     packets out on the HPUs */
 };
 
 /* inbound.c */

@@ -652,6 +652,7 @@ spinnic_outbound_poll(struct spinnic_node *node)
 		work += hold_flush(eng, q);
 	work += rel_tx_poll(eng, now);
 	work += staged_drain(eng);
+	work += eng_sput_poll(eng);
 	work += replies_poll(eng, ENG_TX_BUDGET);
 	work += commands_poll(eng, ENG_TX_BUDGET);
 	if (work == 0 && eng->ftx != NULL && eng->ftx->nwin > 0) {
@@ -721,6 +722,7 @@ eng_out_fini(struct spinnic_engine *eng)
 		free(j);
 	}
 	eng->job_tail = NULL;
+	eng_sput_fini(eng);
 	rel_tx_fini(eng);
 	while (eng->n_stg > 0)
 		rte_pktmbuf_free(eng->stg[--eng->n_stg]);

@@ -9,15 +9,36 @@
  *   leave while the client still looks for its next block, at the offsets
  *   and sizes of an ordinary put: the target sees one message.
  * - Processed puts (PROCESS_PUT): the packets of a typed message are
- *   gathered from the client's non-contiguous buffer by the type: for each
- *   packet a ddt segment walks the packet's byte range of the packed
- *   stream and the blocks it names are read from host memory (the work of
- *   an outbound packet handler, run inline by the outbound role); the host
- *   never packs.
+ *   gathered from the client's non-contiguous buffer by the type, by
+ *   sender-side packet handlers on the node's HPUs (paper 000 §3.1): the
+ *   put gets a "ddt_gather" execution context (owner: the client; args:
+ *   the type blob, count, origin; a segment per HPU in its state), and
+ *   each packet becomes an outbound job (lib/spin spin_out_submit_burst)
+ *   whose handler reads the packet's blocks from the MD into the mbuf's
+ *   payload. Finished jobs come back through the runtime's done ring
+ *   (eng_sput_poll, every outbound poll) and their packets leave in the
+ *   order they finish: each carries its offset, rel.c sequences it in
+ *   eng_tx_send(), and the packet handed over last carries the put's
+ *   SEND. A job that finds no TX room waits on a ready list (never
+ *   dropped); a refused submit (runtime full) is retried at the next
+ *   poll. Jobs out per node: GATHER_JOBS, per put: GATHER_JOBS_PER_OP,
+ *   so one big message leaves room to other clients. A failed job (host
+ *   memory gone, client detached) ends the put with PTL_NI_SEGV; jobs
+ *   back after their put ended are dropped (hpu_stale). Each job holds a
+ *   reference on its client, so the region stays mapped while it is out,
+ *   and reads through the host ops, which refuse a detached client: after
+ *   a detach (whose quiesce waits for the HPU lcores' round) no job reads
+ *   the client's memory. Without a gather context (the client's NIC
+ *   memory is full, a type deeper than the handler takes) or for a put of
+ *   zero bytes, the outbound role gathers inline with proc_fill(): a ddt
+ *   segment walks the packet's range, ptl_host_readv reads the blocks.
+ *   The host never packs.
  *
  * Payload of any packet of either kind is re-created from host memory by
- * (message, offset) with stream_fill()/proc_fill() (eng_sput_refill()), the
- * same functions that built it: retransmission reads host memory again.
+ * (message, offset) with stream_fill()/proc_fill() (eng_sput_refill()):
+ * retransmission reads host memory again, inline in the outbound role
+ * (for a processed put, the same type walk the HPU handler does, on the
+ * outbound role's own segment).
  * Once every packet of a message is built, its extents (or its type and
  * segment) move to the client's kept list and stay until the operation
  * ends (ptl_op_lookup() no longer knows it: acked or failed); the list is
@@ -37,12 +58,18 @@
 #include "ddt.h"
 #include "engine.h"
 #include "outbound_stream.h"
+#include "spin_handler_args.h"
 #include "sput_map.h"
 
 /* Host pieces read with one ptl_host_readv call. */
 #define IOV_BATCH 32u
 /* Commands of one client taken per eng_sput_progress call. */
 #define SPUT_CMDS_PER_POLL 64u
+/* Outbound jobs (processed-put packets on the HPUs) out per node, per put,
+ * submitted per call, drained per poll. */
+#define GATHER_JOBS 128u
+#define GATHER_JOBS_PER_OP 32u
+#define GATHER_BURST 32u
 
 struct sput_kept;
 
@@ -59,14 +86,41 @@ struct out_stream {
 
 struct out_proc {
 	bool on;
+	bool gather;            /* packets built by HPU jobs (ctx) */
 	uint64_t msg_id;
 	struct ptl_cmd put;
 	void *blob;             /* copy of the serialized type */
-	struct ddt_segment *seg;
+	struct ddt_segment *seg;/* inline gather and retransmission */
 	uint64_t origin;        /* client address of the buffer origin */
-	uint64_t sent;
+	uint64_t sent;          /* bytes built (inline) or submitted */
 	uint32_t npkts;
 	struct sput_kept *keep;
+	/* HPU gather */
+	struct spin_rt *rt;
+	uint32_t ctx;           /* "ddt_gather" context, owner `owner` */
+	uint32_t owner;
+	uint32_t total;         /* packets of the message */
+	uint32_t tx;            /* of them handed to eng_tx_send */
+	uint32_t out;           /* jobs out (submitted, not sent) */
+};
+
+/* A processed-put packet on its way through an HPU. */
+struct gather_job {
+	struct spin_out_job j;  /* cookie: this */
+	struct rte_mbuf *m;
+	struct out_client *oc;  /* the put: oc's current proc of msg_id */
+	struct ptl_client *c;   /* referenced while the job exists */
+	uint64_t msg_id;
+	uint32_t dst_nid;
+	bool used;
+};
+
+struct out_gather {
+	struct gather_job job[GATHER_JOBS];
+	struct gather_job *free[GATHER_JOBS];
+	unsigned nfree;
+	struct gather_job *ready[GATHER_JOBS]; /* built, waiting for TX room */
+	unsigned nready;
 };
 
 /* A message whose packets are all built, kept (with what re-creates its
@@ -258,17 +312,15 @@ sput_tx(struct spinnic_engine *eng, struct out_client *oc,
 	return eng_tx_send(eng, m, dst_nid, &src);
 }
 
-/* Build and queue the packet [off, off + len) of a message.
- * @return 0, -EAGAIN (no mbuf or no room: retry), or the fill's error */
-static int
-pkt_send(struct spinnic_engine *eng, struct out_client *oc,
-	 const struct ptl_cmd *put, uint64_t msg_id, uint64_t off,
-	 uint32_t len, fill_fn fill, void *st)
+/* An mbuf with the headers of packet [off, off + len) of a message;
+ * *pay_p: where its payload goes. @return the mbuf, or NULL (counted) */
+static struct rte_mbuf *
+pkt_build(struct spinnic_engine *eng, struct out_client *oc,
+	  const struct ptl_cmd *put, uint64_t msg_id, uint64_t off,
+	  uint32_t len, uint8_t **pay_p)
 {
 	struct spinnic_pkt p;
 	struct rte_mbuf *m;
-	uint8_t *pay;
-	int rc;
 
 	memset(&p, 0, sizeof(p));
 	p.type = SPINNIC_WIRE_T_DATA;
@@ -290,13 +342,28 @@ pkt_send(struct spinnic_engine *eng, struct out_client *oc,
 		(off + len == put->length ? SPINNIC_WIRE_F_COMPLETION : 0);
 	if (p.flags == 0)
 		p.flags = SPINNIC_WIRE_F_PAYLOAD;
-	m = eng_build(eng->node, &p, &pay);
-	if (m == NULL) {
+	m = eng_build(eng->node, &p, pay_p);
+	if (m == NULL)
 		eng->outs.no_mbuf++;
+	return m;
+}
+
+/* Build and queue the packet [off, off + len) of a message.
+ * @return 0, -EAGAIN (no mbuf or no room: retry), or the fill's error */
+static int
+pkt_send(struct spinnic_engine *eng, struct out_client *oc,
+	 const struct ptl_cmd *put, uint64_t msg_id, uint64_t off,
+	 uint32_t len, fill_fn fill, void *st)
+{
+	struct rte_mbuf *m;
+	uint8_t *pay;
+	int rc;
+
+	m = pkt_build(eng, oc, put, msg_id, off, len, &pay);
+	if (m == NULL)
 		return -EAGAIN;
-	}
 	rc = len == 0 ? 0 : fill(oc->c, st, off, len, pay);
-	if (rc == 0 && sput_tx(eng, oc, m, p.dst.nid, msg_id,
+	if (rc == 0 && sput_tx(eng, oc, m, put->target.nid, msg_id,
 			       off + len == put->length) != 0)
 		rc = -EAGAIN;
 	if (rc != 0) {
@@ -385,6 +452,11 @@ stream_keep(struct out_sput *sp, struct out_stream *s)
 static void
 proc_free(struct out_proc *p)
 {
+	if (p->gather) {
+		/* jobs still out hold their own references */
+		spin_rt_ctx_free(p->rt, p->owner, p->ctx);
+		p->gather = false;
+	}
 	if (p->seg != NULL)
 		ddt_segment_free(p->seg);
 	free(p->blob);
@@ -582,6 +654,11 @@ proc_keep(struct out_sput *sp, struct out_proc *p)
 {
 	struct sput_kept *k = p->keep;
 
+	if (p->gather) {
+		/* retransmission gathers inline: the context may go */
+		spin_rt_ctx_free(p->rt, p->owner, p->ctx);
+		p->gather = false;
+	}
 	k->msg_id = p->msg_id;
 	k->proc = true;
 	k->p = *p;
@@ -648,6 +725,270 @@ proc_load(struct spinnic_engine *eng, struct out_client *oc,
 	return 0;
 }
 
+/*
+ * Give the put a "ddt_gather" context (owner: the client) so the HPUs
+ * build its packets. Without one (NIC memory full, a type the handler does
+ * not take) the outbound role gathers inline.
+ */
+static void
+proc_gather_ctx(struct spinnic_engine *eng, struct out_client *oc,
+		struct out_proc *p)
+{
+	struct spin_rt *rt = eng->node->rt;
+	size_t args_len = sizeof(struct spin_ddt_args) + p->put.blob_len;
+	struct spin_ddt_args *a;
+	struct spin_ctx_conf conf;
+	int rc;
+
+	if (p->put.length == 0 || args_len > UINT32_MAX)
+		goto inline_;
+	a = calloc(1, args_len);
+	if (a == NULL)
+		goto inline_;
+	a->version = SPIN_DDT_ARGS_VERSION;
+	a->strategy = SPIN_DDT_HPU_LOCAL;
+	a->nslots = spin_rt_nhpu(rt);
+	a->count = (int64_t)p->put.count;
+	a->origin = (int64_t)(p->origin - p->put.md_start);
+	a->blob_off = sizeof(*a);
+	a->blob_len = p->put.blob_len;
+	a->stats_off = SPIN_DDT_STATS_NONE;
+	memcpy(a + 1, p->blob, p->put.blob_len);
+	memset(&conf, 0, sizeof(conf));
+	conf.family = "ddt_gather";
+	conf.args = a;
+	conf.args_len = (uint32_t)args_len;
+	p->owner = ptl_client_id(oc->c).pid;
+	rc = spin_rt_ctx_create(rt, p->owner, &conf, &p->ctx);
+	free(a);
+	if (rc != 0) {
+		SPINNIC_LOG(DEBUG, "process put: no gather context (%s): "
+			    "gathered inline", strerror(-rc));
+		goto inline_;
+	}
+	p->gather = true;
+	p->rt = rt;
+	p->total = (uint32_t)((p->put.length + eng->node->payload - 1) /
+			      eng->node->payload);
+	return;
+inline_:
+	eng->sput.hpu_inline++;
+}
+
+static struct out_gather *
+gather_get(struct spinnic_engine *eng)
+{
+	struct out_gather *g = eng->gather;
+	unsigned i;
+
+	if (g != NULL)
+		return g;
+	g = calloc(1, sizeof(*g));
+	if (g == NULL)
+		return NULL;
+	for (i = 0; i < GATHER_JOBS; i++)
+		g->free[g->nfree++] = &g->job[GATHER_JOBS - 1 - i];
+	eng->gather = g;
+	return g;
+}
+
+static void
+gather_job_free(struct out_gather *g, struct gather_job *gj)
+{
+	if (gj->m != NULL)
+		rte_pktmbuf_free(gj->m);
+	ptl_client_put(gj->c);
+	memset(gj, 0, sizeof(*gj));
+	g->free[g->nfree++] = gj;
+}
+
+/* The processed put a job belongs to, or NULL once it ended. */
+static struct out_proc *
+gather_proc(const struct gather_job *gj)
+{
+	struct out_sput *sp = gj->oc->sput;
+
+	if (sp == NULL || !sp->proc.on || !sp->proc.gather ||
+	    sp->proc.msg_id != gj->msg_id)
+		return NULL;
+	return &sp->proc;
+}
+
+/*
+ * Submit jobs for the put's next packets: at most @p budget, as the per-put
+ * and per-node bounds and mbufs allow.
+ * @return jobs submitted, or -1 when the put can no longer use its
+ *   context (freed under it: the client is going)
+ */
+static int
+proc_submit(struct spinnic_engine *eng, struct out_client *oc,
+	    struct out_proc *p, unsigned budget)
+{
+	struct out_gather *g = gather_get(eng);
+	struct spin_out_job *js[GATHER_BURST];
+	uint32_t payload = eng->node->payload;
+	unsigned n = 0, k, i;
+	int err;
+
+	if (g == NULL)
+		return 0;
+	while (n < budget && n < GATHER_BURST && p->sent < p->put.length &&
+	       p->out < GATHER_JOBS_PER_OP && g->nfree > 0) {
+		uint32_t len = (uint32_t)RTE_MIN(p->put.length - p->sent,
+						 (uint64_t)payload);
+		struct gather_job *gj;
+		uint8_t *pay;
+		struct rte_mbuf *m;
+
+		m = pkt_build(eng, oc, &p->put, p->msg_id, p->sent, len, &pay);
+		if (m == NULL)
+			break;
+		gj = g->free[--g->nfree];
+		gj->used = true;
+		gj->m = m;
+		gj->oc = oc;
+		gj->c = oc->c;
+		ptl_client_get(gj->c);
+		gj->msg_id = p->msg_id;
+		gj->dst_nid = p->put.target.nid;
+		gj->j.ctx = p->ctx;
+		gj->j.len = len;
+		gj->j.offset = p->sent;
+		gj->j.dst = pay;
+		gj->j.host = oc->c;
+		gj->j.win_addr = p->put.md_start;
+		gj->j.win_len = p->put.md_length;
+		gj->j.info = NULL;
+		gj->j.cookie = gj;
+		js[n++] = &gj->j;
+		p->sent += len;
+		p->npkts++;
+		p->out++;
+	}
+	if (n == 0)
+		return 0;
+	k = spin_out_submit_burst(eng->node->rt, js, n, &err);
+	eng->sput.hpu_jobs += k;
+	if (k < n) {
+		/* not taken: back to the slots, the bytes built again later */
+		p->sent = js[k]->offset;
+		p->npkts -= n - k;
+		p->out -= n - k;
+		for (i = k; i < n; i++)
+			gather_job_free(g, js[i]->cookie);
+		if (err == -ENOBUFS)
+			eng->sput.hpu_full++;
+		else
+			return -1;
+	}
+	return (int)k;
+}
+
+/* Hand a built packet to rel.c; the one handed last carries SEND. Keeps it
+ * (ready list) when there is no room. @return true when it left */
+static bool
+gather_tx(struct spinnic_engine *eng, struct out_gather *g,
+	  struct gather_job *gj, struct out_proc *p)
+{
+	struct out_client *oc = gj->oc;
+	bool last = p->tx + 1 == p->total;
+
+	if (!eng_tx_room(eng, gj->dst_nid) ||
+	    sput_tx(eng, oc, gj->m, gj->dst_nid, gj->msg_id, last) != 0) {
+		g->ready[g->nready++] = gj;
+		return false;
+	}
+	gj->m = NULL; /* rel.c's now */
+	eng->outs.data_pkts++;
+	eng->sput.hpu_pkts++;
+	p->tx++;
+	p->out--;
+	gather_job_free(g, gj);
+	if (last) {
+		/* every packet left: keep what re-creates them */
+		proc_keep(oc->sput, p);
+		oc->active = false;
+	}
+	return true;
+}
+
+/* A job came back: send its packet, or end the put. */
+static void
+gather_done(struct spinnic_engine *eng, struct out_gather *g,
+	    struct gather_job *gj)
+{
+	struct out_proc *p = gather_proc(gj);
+
+	if (p == NULL) {
+		eng->sput.hpu_stale++;
+		gather_job_free(g, gj);
+		return;
+	}
+	if (gj->j.status != 0) {
+		/* the MD's memory went away: the put fails here, the jobs
+		 * still out are dropped when they come back */
+		SPINNIC_LOG(DEBUG, "process put %#" PRIx64 ": HPU gather at %"
+			    PRIu64 ": %s", gj->msg_id, gj->j.offset,
+			    strerror(-gj->j.status));
+		eng->sput.hpu_failed++;
+		eng->outs.read_faults++;
+		eng->sput.failed++;
+		ptl_op_sent(eng->node->nic, gj->msg_id, SPINNIC_PTL_NI_SEGV);
+		proc_end(p);
+		gj->oc->active = false;
+		gather_job_free(g, gj);
+		return;
+	}
+	gather_tx(eng, g, gj, p);
+}
+
+unsigned
+eng_sput_poll(struct spinnic_engine *eng)
+{
+	struct out_gather *g = eng->gather;
+	struct spin_out_job *done[GATHER_BURST];
+	unsigned n, i, k, work = 0;
+
+	if (g == NULL)
+		return 0;
+	/* packets that found no room before, first */
+	n = g->nready;
+	g->nready = 0;
+	for (i = 0; i < n; i++) {
+		struct gather_job *gj = g->ready[i];
+		struct out_proc *p = gather_proc(gj);
+
+		if (p == NULL) {
+			eng->sput.hpu_stale++;
+			gather_job_free(g, gj);
+			work++;
+		} else if (gather_tx(eng, g, gj, p)) {
+			work++;
+		}
+	}
+	k = spin_out_done_burst(eng->node->rt, done, GATHER_BURST);
+	for (i = 0; i < k; i++)
+		gather_done(eng, g, done[i]->cookie);
+	return work + k;
+}
+
+void
+eng_sput_fini(struct spinnic_engine *eng)
+{
+	struct out_gather *g = eng->gather;
+	unsigned i;
+
+	if (g == NULL)
+		return;
+	/* no HPU runs now; jobs left in the runtime's rings are not
+	 * touched again (spin_rt_destroy) */
+	for (i = 0; i < GATHER_JOBS; i++)
+		if (g->job[i].used)
+			gather_job_free(g, &g->job[i]);
+	free(g);
+	eng->gather = NULL;
+}
+
 static unsigned
 proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 	      struct out_sput *sp, unsigned budget)
@@ -699,7 +1040,21 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 			proc_end(p);
 			return 0;
 		}
+		proc_gather_ctx(eng, oc, p);
 		oc->active = true;
+	}
+	if (p->gather) {
+		/* the HPUs build the packets; eng_sput_poll sends them and
+		 * ends the put (oc->active) */
+		rc = proc_submit(eng, oc, p, budget);
+		if (rc >= 0)
+			return (unsigned)rc;
+		/* the context went (the client frees its objects) */
+		eng->sput.failed++;
+		ptl_op_sent(node->nic, p->msg_id, SPINNIC_PTL_NI_DROPPED);
+		proc_end(p);
+		oc->active = false;
+		return 0;
 	}
 	n = pkts_build(eng, oc, &p->put, p->msg_id, &p->sent, &p->npkts,
 		       p->put.length, proc_fill, p, budget, &wait, &rc);
@@ -803,4 +1158,10 @@ eng_sput_stats_print(const struct spinnic_engine *eng, FILE *f)
 		" sput_failed %" PRIu64 " sput_absorbed %" PRIu64 "\n",
 		st->streams, st->pieces, st->procs, st->bad, st->failed,
 		st->absorbed);
+	if (st->procs != 0)
+		fprintf(f, "    sput_hpu_jobs %" PRIu64 " sput_hpu_pkts %" PRIu64
+			" sput_hpu_failed %" PRIu64 " sput_hpu_stale %" PRIu64
+			" sput_hpu_full %" PRIu64 " sput_hpu_inline %" PRIu64
+			"\n", st->hpu_jobs, st->hpu_pkts, st->hpu_failed,
+			st->hpu_stale, st->hpu_full, st->hpu_inline);
 }

@@ -41,6 +41,15 @@ void eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc);
  */
 int eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
 		    uint64_t msg_id, uint64_t off, uint32_t len, uint8_t *dst);
+/**
+ * Take back the processed-put packets the HPUs built (outbound jobs) and
+ * send them; retry those that found no TX room (outbound role, every
+ * poll).
+ * @return packets handled (sent, failed or dropped)
+ */
+unsigned eng_sput_poll(struct spinnic_engine *eng);
+/** Free the outbound-job state (engine fini, no lcore running). */
+void eng_sput_fini(struct spinnic_engine *eng);
 /** Print the non-zero streaming/processed-put counters. */
 void eng_sput_stats_print(const struct spinnic_engine *eng, FILE *f);
 

@@ -17,22 +17,35 @@ win_ok(const struct spin_exec *x, uint64_t off, size_t len)
 	return off <= x->h.win_len && len <= x->h.win_len - off;
 }
 
+/* @p rc: -ERANGE out of window, -EPERM a write from an outbound job */
+static int
+dma_refuse(struct spin_exec *x, int rc)
+{
+	if (!x->err)
+		x->dma_err = rc;
+	x->err = true;
+	x->hpu->st.dma_rejects++;
+	if (x->m != NULL)
+		SPIN_ATOMIC_ADD(&x->m->res.dma_rejects, 1);
+	SPIN_ATOMIC_ADD(&x->ctx->dma_rejects, 1);
+	return rc;
+}
+
 static int
 dma_reject(struct spin_exec *x)
 {
-	x->err = true;
-	x->hpu->st.dma_rejects++;
-	SPIN_ATOMIC_ADD(&x->m->res.dma_rejects, 1);
-	SPIN_ATOMIC_ADD(&x->m->ctx->dma_rejects, 1);
-	return -ERANGE;
+	return dma_refuse(x, -ERANGE);
 }
 
 static int
 dma_fail(struct spin_exec *x)
 {
+	if (!x->err)
+		x->dma_err = -EIO;
 	x->err = true;
 	x->hpu->st.dma_failures++;
-	SPIN_ATOMIC_ADD(&x->m->res.dma_failures, 1);
+	if (x->m != NULL)
+		SPIN_ATOMIC_ADD(&x->m->res.dma_failures, 1);
 	return -EIO;
 }
 
@@ -49,12 +62,11 @@ static inline uint32_t
 win_map(struct spin_exec *x)
 {
 	const struct spin_host_ops *ops = &x->rt->ops;
-	struct spin_msg_int *m = x->m;
 
 	if (likely(x->win_map != SPIN_WIN_UNMAPPED))
 		return x->win_map;
-	x->win_base = ops->direct != NULL && m->win_len != 0 ?
-		ops->direct(m->host, m->win_addr, m->win_len) : NULL;
+	x->win_base = ops->direct != NULL && x->h.win_len != 0 ?
+		ops->direct(x->host, x->h.win_addr, x->h.win_len) : NULL;
 	x->win_map = x->win_base != NULL ? SPIN_WIN_DIRECT : SPIN_WIN_SLOW;
 	return x->win_map;
 }
@@ -63,11 +75,12 @@ int
 spin_dma_write_win(struct spin_exec *x, uint64_t win_off, const void *src,
 		   size_t len, unsigned flags)
 {
-	struct spin_msg_int *m = x->m;
 	const struct spin_host_ops *ops = &x->rt->ops;
 	uint64_t addr;
 	void *dst;
 
+	if (unlikely(x->out))
+		return dma_refuse(x, -EPERM); /* a sender's MD: read-only */
 	if (!win_ok(x, win_off, len))
 		return dma_reject(x);
 	if (!(flags & SPIN_DMA_NO_EVENT))
@@ -77,12 +90,12 @@ spin_dma_write_win(struct spin_exec *x, uint64_t win_off, const void *src,
 	if (likely(win_map(x) == SPIN_WIN_DIRECT)) {
 		memcpy(x->win_base + win_off, src, len);
 	} else {
-		addr = m->win_addr + win_off;
+		addr = x->h.win_addr + win_off;
 		dst = ops->direct != NULL ?
-			ops->direct(m->host, addr, len) : NULL;
+			ops->direct(x->host, addr, len) : NULL;
 		if (dst != NULL)
 			memcpy(dst, src, len);
-		else if (ops->dma_write(m->host, addr, src, len) != 0)
+		else if (ops->dma_write(x->host, addr, src, len) != 0)
 			return dma_fail(x);
 	}
 	x->hpu->st.dma_ops++;
@@ -127,7 +140,7 @@ spin_dma_to_host_strided_nb(struct spin_hctx *h, uint64_t win_off,
 	uint64_t last, i, bytes;
 	__int128 l;
 
-	if (n <= 1)
+	if (n <= 1 || unlikely(x->out))
 		return spin_dma_write_win(x, win_off, src, n ? blocklen : 0,
 					  flags);
 	/* the last block's offset, exact; both ends in the window */
@@ -212,7 +225,6 @@ spin_dma_from_host(struct spin_hctx *h, uint64_t win_off, void *dst,
 		   size_t len)
 {
 	struct spin_exec *x = spin_exec_of(h);
-	struct spin_msg_int *m = x->m;
 	const struct spin_host_ops *ops = &x->rt->ops;
 	uint64_t addr;
 	void *src;
@@ -224,12 +236,12 @@ spin_dma_from_host(struct spin_hctx *h, uint64_t win_off, void *dst,
 	if (likely(win_map(x) == SPIN_WIN_DIRECT)) {
 		memcpy(dst, x->win_base + win_off, len);
 	} else {
-		addr = m->win_addr + win_off;
+		addr = x->h.win_addr + win_off;
 		src = ops->direct != NULL ?
-			ops->direct(m->host, addr, len) : NULL;
+			ops->direct(x->host, addr, len) : NULL;
 		if (src != NULL)
 			memcpy(dst, src, len);
-		else if (ops->dma_read(m->host, addr, dst, len) != 0)
+		else if (ops->dma_read(x->host, addr, dst, len) != 0)
 			return dma_fail(x);
 	}
 	x->hpu->st.dma_ops++;
@@ -244,7 +256,7 @@ spin_put_from_nic(struct spin_hctx *h, const struct spin_put_req *req,
 	struct spin_exec *x = spin_exec_of(h);
 	const struct spin_host_ops *ops = &x->rt->ops;
 
-	if (ops->put_from_nic == NULL)
+	if (ops->put_from_nic == NULL || x->m == NULL)
 		return -ENOTSUP;
 	return ops->put_from_nic(x->m->host, x->m->app_msg, req, src, len);
 }
@@ -256,6 +268,8 @@ spin_put_from_host(struct spin_hctx *h, const struct spin_put_req *req,
 	struct spin_exec *x = spin_exec_of(h);
 	const struct spin_host_ops *ops = &x->rt->ops;
 
+	if (x->m == NULL)
+		return -ENOTSUP;
 	if (!win_ok(x, win_off, len))
 		return dma_reject(x);
 	if (ops->put_from_host == NULL)
@@ -270,7 +284,7 @@ spin_ct_inc(struct spin_hctx *h, uint64_t n)
 	struct spin_exec *x = spin_exec_of(h);
 	const struct spin_host_ops *ops = &x->rt->ops;
 
-	if (ops->ct_inc == NULL)
+	if (ops->ct_inc == NULL || x->m == NULL)
 		return -ENOTSUP;
 	return ops->ct_inc(x->m->host, x->m->app_msg, n);
 }
@@ -322,7 +336,7 @@ spin_nicmem_map(struct spin_hctx *h, uint32_t handle, uint64_t *len_p)
 	struct spin_blob *b;
 
 	if (x->nblobs == SPIN_HCTX_MAX_BLOBS ||
-	    spin_blob_ref(x->rt, x->m->ctx->o.owner, handle, &b) != 0)
+	    spin_blob_ref(x->rt, x->ctx->o.owner, handle, &b) != 0)
 		return NULL;
 	x->blobs[x->nblobs++] = (uint32_t)(b - x->rt->blobs);
 	if (len_p != NULL)
@@ -341,7 +355,7 @@ spin_exec_release(struct spin_exec *x)
 	uint32_t i;
 
 	RTE_VERIFY(x->dma_inflight == 0);
-	if (x->dma_bytes != 0 || x->dma_events != 0) {
+	if (x->m != NULL && (x->dma_bytes != 0 || x->dma_events != 0)) {
 		/* to the message and context with the HPU's batch */
 		struct spin_batch *b = spin_batch_for(x->rt, x->hpu, x->m);
 

@@ -14,7 +14,13 @@
  *    policy) or serialized per Δp-packet sequence on a vHPU (blocked-RR);
  *    packets of a message may arrive and run in any order;
  *  - completion(done, h): once, after every payload handler returned and
- *    every DMA it issued finished.
+ *    every DMA it issued finished;
+ *  - outbound(pkt, h): the sender side (paper 000 §3.1): builds the
+ *    payload of one outgoing packet of a message, per job the NIC's
+ *    outbound engine submits (spin_out_submit(), spin_rt.h), in parallel
+ *    on any HPU. Its host window is the initiator's memory descriptor,
+ *    read-only: spin_dma_from_host() reads it, every call that would
+ *    write the host or send is refused (-EPERM / -ENOTSUP).
  * Any callback may be NULL; without a payload handler every packet takes
  * the non-processing path (copied to the window at its message offset).
  *
@@ -103,6 +109,18 @@ struct spin_done {
 	uint32_t dropped;        /**< payload handlers that returned
 				      SPIN_DROP */
 	uint32_t pad;
+};
+
+/** Argument of a sender-side (outbound) handler: one packet to build. */
+struct spin_out_pkt {
+	uint8_t *payload;        /**< the packet's payload in NIC packet
+				      memory: fill len bytes */
+	uint32_t len;            /**< payload bytes */
+	uint32_t pad;
+	uint64_t offset;         /**< byte offset of the payload in the
+				      message (packed stream) */
+	const struct spin_msg_info *info; /**< the message, or NULL when the
+					       submitter gave none */
 };
 
 /**
@@ -309,6 +327,8 @@ typedef int (*spin_payload_fn)(const struct spin_pkt *pkt,
 			       struct spin_hctx *h);
 typedef int (*spin_completion_fn)(const struct spin_done *done,
 				  struct spin_hctx *h);
+typedef int (*spin_outbound_fn)(const struct spin_out_pkt *pkt,
+				struct spin_hctx *h);
 
 /** A handler family: one file in handlers/, one entry in the table. */
 struct spin_handler_family {
@@ -316,7 +336,7 @@ struct spin_handler_family {
 					    unique; mandatory */
 	spin_header_fn header;         /**< may be NULL */
 	spin_payload_fn payload;       /**< may be NULL */
-	spin_completion_fn completion; /**< may be NULL (not all three) */
+	spin_completion_fn completion; /**< may be NULL (not all four) */
 	/**
 	 * Optional: validate the client's arguments at install and size the
 	 * state. Called from the control path, never concurrently with the
@@ -327,6 +347,13 @@ struct spin_handler_family {
 	 */
 	int (*init)(const void *args, uint32_t args_len,
 		    uint32_t *state_len_p);
+	/**
+	 * Sender-side handler: fill pkt->payload with the packet's bytes
+	 * (see the file comment). May be NULL: the context then takes no
+	 * outbound job. SPIN_SUCCESS: the job succeeded; any other return,
+	 * or a rejected or failed DMA, fails it.
+	 */
+	spin_outbound_fn outbound;
 };
 
 /**

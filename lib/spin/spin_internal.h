@@ -240,11 +240,15 @@ static_assert(offsetof(struct spin_msg_int, pending) % RTE_CACHE_LINE_SIZE
 struct spin_exec {
 	struct spin_hctx h;
 	struct spin_rt *rt;
-	struct spin_msg_int *m;
+	struct spin_msg_int *m;     /* NULL for an outbound job */
+	struct spin_ctx *ctx;       /* m->ctx, or the job's */
+	void *host;                 /* m->host, or the job's */
 	struct spin_hpu *hpu;
+	bool out;                   /* an outbound job: read-only window */
 	uint32_t nblobs;
 	uint32_t blobs[SPIN_HCTX_MAX_BLOBS];
 	bool err;               /* a DMA of this call failed or was rejected */
+	int dma_err;            /* the first such DMA's error (outbound jobs) */
 	/* summed here, added to the message and context once per call */
 	uint32_t dma_events;
 	uint32_t dma_inflight;  /* non-blocking DMAs not finished */
@@ -280,6 +284,10 @@ struct spin_rt {
 	struct rte_ring *her_q;     /* runnable HERs (default policy, header,
 				       completion) */
 	struct rte_ring *vhpu_q;    /* runnable vHPUs */
+	struct rte_ring *out_q;     /* submitted outbound jobs (MPMC) */
+	struct rte_ring *out_done;  /* finished ones (MP, SC: the submitter) */
+	uint32_t out_live;          /* atomic: submitted, not drained */
+	uint64_t out_submitted, out_full, out_rejects;
 
 	uint64_t msgs_started, msgs_done, msgs_aborted;
 	uint64_t msg_full, her_full, pkt_rejects;

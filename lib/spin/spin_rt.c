@@ -19,6 +19,12 @@
  * run ring at most once (state QUEUED) and runs on at most one HPU
  * (RUNNING); it yields (IDLE) when its FIFO is empty and is queued again
  * when a packet for it arrives (paper 000 §3.2.1).
+ *
+ * Outbound jobs (sender-side handlers) take a third MPMC ring, out_q;
+ * an HPU runs them after the HERs it found, within the same budget, and
+ * puts them on out_done (multi-producer, single consumer: the submitter).
+ * Both rings hold every job that can be out (out_live <= max_out_jobs,
+ * checked at submit), so an HPU never waits to hand one back.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -82,6 +88,8 @@ conf_check(struct spin_rt_conf *c)
 		c->max_owners = 64;
 	if (c->max_vhpus == 0)
 		c->max_vhpus = 64;
+	if (c->max_out_jobs == 0)
+		c->max_out_jobs = 1024;
 	if (c->pkt_payload == 0)
 		c->pkt_payload = 2048;
 	if (c->socket_id == 0)
@@ -89,6 +97,7 @@ conf_check(struct spin_rt_conf *c)
 	if (c->nhpu > SPIN_RT_HPUS_MAX || c->max_ctxs > SPIN_IDX_MAX ||
 	    c->max_blobs > SPIN_IDX_MAX || c->max_msgs > (1u << 20) ||
 	    c->max_hers > (1u << 24) || c->max_vhpus > 4096 ||
+	    c->max_out_jobs > (1u << 20) ||
 	    (uint64_t)c->max_msgs * c->max_vhpus > (1u << 24)) {
 		SPIN_LOG(ERR, "configuration out of range");
 		return -EINVAL;
@@ -110,7 +119,7 @@ conf_check(struct spin_rt_conf *c)
 		    strnlen(h->name, SPINNIC_HANDLER_NAME) >=
 		    SPINNIC_HANDLER_NAME ||
 		    (h->header == NULL && h->payload == NULL &&
-		     h->completion == NULL)) {
+		     h->completion == NULL && h->outbound == NULL)) {
 			SPIN_LOG(ERR, "handler family %u: bad name or no handler",
 				 (unsigned)(f - c->families));
 			return -EINVAL;
@@ -171,9 +180,14 @@ spin_rt_create(const struct spin_rt_conf *conf)
 	rt->vhpu_q = ring_new("spin_vhpuq",
 			      rt->conf.max_msgs * rt->conf.max_vhpus,
 			      rt->conf.socket_id);
+	rt->out_q = ring_new("spin_outq", rt->conf.max_out_jobs,
+			     rt->conf.socket_id);
+	rt->out_done = ring_new("spin_outd", rt->conf.max_out_jobs,
+				rt->conf.socket_id);
 	if (rt->msgs == NULL || rt->vhpus == NULL || rt->hers == NULL ||
 	    rt->msg_pool == NULL || rt->her_pool == NULL ||
-	    rt->her_q == NULL || rt->vhpu_q == NULL)
+	    rt->her_q == NULL || rt->vhpu_q == NULL || rt->out_q == NULL ||
+	    rt->out_done == NULL)
 		goto fail_mem;
 	for (i = 0; i < rt->conf.max_msgs; i++) {
 		struct spin_msg_int *m = &rt->msgs[i];
@@ -191,6 +205,8 @@ spin_rt_create(const struct spin_rt_conf *conf)
 	return rt;
 
 fail_mem:
+	rte_free(rt->out_done);
+	rte_free(rt->out_q);
 	rte_free(rt->vhpu_q);
 	rte_free(rt->her_q);
 	rte_free(rt->her_pool);
@@ -245,6 +261,10 @@ spin_rt_destroy(struct spin_rt *rt)
 				her_put(rt, her);
 		}
 	}
+	/* outbound jobs still out are the app's memory: not touched (their
+	 * context references go with the tables) */
+	rte_free(rt->out_done);
+	rte_free(rt->out_q);
 	rte_free(rt->vhpu_q);
 	rte_free(rt->her_q);
 	rte_free(rt->her_pool);
@@ -679,6 +699,9 @@ exec_init(struct spin_exec *x, struct spin_rt *rt, struct spin_msg_int *m,
 	x->h.info = &m->info;
 	x->rt = rt;
 	x->m = m;
+	x->ctx = c;
+	x->host = m->host;
+	x->out = false;
 	x->hpu = hpu;
 	x->nblobs = 0;
 	x->err = false;
@@ -935,6 +958,159 @@ run_vhpu(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	return n;
 }
 
+/* ---- outbound jobs --------------------------------------------------------- */
+
+unsigned
+spin_out_submit_burst(struct spin_rt *rt, struct spin_out_job *const *jobs,
+		      unsigned n, int *err_p)
+{
+	uint32_t room = rt->conf.max_out_jobs -
+		__atomic_load_n(&rt->out_live, __ATOMIC_RELAXED);
+	bool full = false;
+	unsigned i, k = 0;
+	int err = 0;
+
+	if (n > room) {
+		n = room;
+		full = true;
+	}
+	for (i = 0; i < n; i++) {
+		struct spin_out_job *j = jobs[i];
+		struct spin_ctx *c;
+
+		if (j->len != 0 && j->dst == NULL) {
+			err = -EINVAL;
+			break;
+		}
+		c = spin_ctx_ref(rt, j->ctx);
+		if (c == NULL)
+			err = -ENOENT;
+		else if (!__atomic_load_n(&c->o.live, __ATOMIC_ACQUIRE))
+			err = -ENOENT;
+		else if (c->fam->outbound == NULL)
+			err = -ENOTSUP;
+		if (err != 0) {
+			if (c != NULL)
+				spin_ctx_unref(rt, c);
+			break;
+		}
+		j->rt_priv = c;
+		j->status = 0;
+		j->hpu = UINT32_MAX;
+	}
+	if (err != 0) {
+		SPIN_ATOMIC_ADD(&rt->out_rejects, 1);
+	} else if (full) {
+		err = -ENOBUFS;
+		SPIN_ATOMIC_ADD(&rt->out_full, 1);
+	}
+	if (i > 0) {
+		/* both rings hold max_out_jobs: room is certain */
+		__atomic_fetch_add(&rt->out_live, i, __ATOMIC_RELAXED);
+		k = rte_ring_mp_enqueue_burst(rt->out_q,
+					      (void *const *)(uintptr_t)jobs, i,
+					      NULL);
+		RTE_VERIFY(k == i);
+		SPIN_ATOMIC_ADD(&rt->out_submitted, k);
+	}
+	if (err_p != NULL)
+		*err_p = err;
+	return k;
+}
+
+int
+spin_out_submit(struct spin_rt *rt, struct spin_out_job *job)
+{
+	int err;
+
+	return spin_out_submit_burst(rt, &job, 1, &err) == 1 ? 0 : err;
+}
+
+unsigned
+spin_out_done_burst(struct spin_rt *rt, struct spin_out_job **jobs_p,
+		    unsigned n)
+{
+	unsigned k = rte_ring_sc_dequeue_burst(rt->out_done, (void **)jobs_p,
+					       n, NULL);
+
+	if (k != 0)
+		__atomic_fetch_sub(&rt->out_live, k, __ATOMIC_RELAXED);
+	return k;
+}
+
+/* Run one outbound job: the context's sender-side handler over the job's
+ * read-only window. */
+static void
+run_out(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
+	struct spin_out_job *j)
+{
+	struct spin_ctx *c = j->rt_priv;
+	uint8_t *mem = rt->arena.base + c->o.mem_off;
+	struct spin_out_pkt pkt = {
+		.payload = j->dst,
+		.len = j->len,
+		.offset = j->offset,
+		.info = j->info,
+	};
+	struct spin_exec x;
+	unsigned rc;
+
+	memset(&x, 0, sizeof(x));
+	x.h.win_addr = j->win_addr;
+	x.h.win_len = j->win_len;
+	x.h.args = c->args_len ? mem : NULL;
+	x.h.args_len = c->args_len;
+	x.h.state = c->state_len ? mem + spin_round(c->args_len) : NULL;
+	x.h.state_len = c->state_len;
+	x.h.hpu = hpu_id;
+	x.h.nhpu = rt->conf.nhpu;
+	x.h.vhpu = SPIN_VHPU_NONE;
+	x.h.info = j->info;
+	x.rt = rt;
+	x.ctx = c;
+	x.host = j->host;
+	x.out = true;
+	x.hpu = hpu;
+	x.win_map = SPIN_WIN_UNMAPPED;
+	rc = rc_index(c->fam->outbound(&pkt, &x.h));
+	spin_exec_release(&x);
+	if (x.err)
+		j->status = x.dma_err;
+	else if (rc != SPIN_SUCCESS)
+		j->status = -EPROTO;
+	else
+		j->status = 0;
+	j->hpu = hpu_id;
+	hpu->st.out_jobs++;
+	hpu->st.rc[rc]++;
+	if (j->status != 0)
+		hpu->st.out_failures++;
+	else
+		hpu->st.out_bytes += j->len;
+	SPIN_ATOMIC_ADD(&c->hers, 1);
+	SPIN_ATOMIC_ADD(&c->rc[rc], 1);
+	j->rt_priv = NULL;
+	spin_ctx_unref(rt, c);
+}
+
+/* Run up to @p budget outbound jobs; hand them back in bursts. */
+static unsigned
+run_outs(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
+	 unsigned budget)
+{
+	void *burst[SPIN_BURST];
+	unsigned k, i;
+
+	k = rte_ring_mc_dequeue_burst(rt->out_q, burst,
+				      RTE_MIN(budget, SPIN_BURST), NULL);
+	for (i = 0; i < k; i++)
+		run_out(rt, hpu, hpu_id, burst[i]);
+	if (k != 0)
+		RTE_VERIFY(rte_ring_mp_enqueue_burst(rt->out_done, burst, k,
+						     NULL) == k);
+	return k;
+}
+
 unsigned
 spin_hpu_poll(struct spin_rt *rt, unsigned hpu_id, unsigned budget)
 {
@@ -961,6 +1137,8 @@ spin_hpu_poll(struct spin_rt *rt, unsigned hpu_id, unsigned budget)
 		n += k;
 		if (n < budget && rte_ring_mc_dequeue(rt->vhpu_q, &v) == 0)
 			n += run_vhpu(rt, hpu, hpu_id, v, budget - n);
+		if (n < budget)
+			n += run_outs(rt, hpu, hpu_id, budget - n);
 		if (n == before) {
 			if (hpu->b.m == NULL)
 				break;
@@ -1000,6 +1178,10 @@ spin_rt_stats(struct spin_rt *rt, struct spin_rt_stats *s_p)
 	s_p->msg_full = SPIN_LOAD(&rt->msg_full);
 	s_p->her_full = SPIN_LOAD(&rt->her_full);
 	s_p->pkt_rejects = SPIN_LOAD(&rt->pkt_rejects);
+	s_p->out_submitted = SPIN_LOAD(&rt->out_submitted);
+	s_p->out_full = SPIN_LOAD(&rt->out_full);
+	s_p->out_rejects = SPIN_LOAD(&rt->out_rejects);
+	s_p->out_live = SPIN_LOAD(&rt->out_live);
 	s_p->msgs_live = rt->conf.max_msgs - rte_ring_count(rt->msg_pool);
 	s_p->hers_live = rt->conf.max_hers - rte_ring_count(rt->her_pool);
 	for (i = 0; i < rt->conf.max_ctxs; i++)
@@ -1022,6 +1204,11 @@ spin_rt_stats_print(struct spin_rt *rt, FILE *f)
 		" her_full %" PRIu64 " pkt_rejects %" PRIu64 "\n",
 		s.msgs_started, s.msgs_done, s.msgs_aborted, s.msgs_live,
 		s.msg_full, s.her_full, s.pkt_rejects);
+	if (s.out_submitted != 0 || s.out_full != 0 || s.out_rejects != 0)
+		fprintf(f, "  spin: outbound jobs submitted %" PRIu64
+			" out %u, full %" PRIu64 " rejects %" PRIu64 "\n",
+			s.out_submitted, s.out_live, s.out_full,
+			s.out_rejects);
 	fprintf(f, "  spin: contexts %u blobs %u, NIC memory %" PRIu64 "/%"
 		PRIu64 " B (largest free %" PRIu64 ", failures %" PRIu64 ")\n",
 		s.ctxs_live, s.blobs_live, nm.used, nm.capacity,
@@ -1039,5 +1226,9 @@ spin_rt_stats_print(struct spin_rt *rt, FILE *f)
 			h->rc[2], h->rc[3], h->skipped, h->dma_bytes_to,
 			h->dma_bytes_from, h->dma_rejects, h->dma_failures,
 			h->vhpu_runs, h->vhpu_yields);
+		if (h->out_jobs != 0)
+			fprintf(f, "  hpu %u: outbound jobs %" PRIu64
+				" failures %" PRIu64 " bytes %" PRIu64 "\n", i,
+				h->out_jobs, h->out_failures, h->out_bytes);
 	}
 }

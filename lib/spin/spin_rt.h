@@ -16,7 +16,10 @@
  *    msg_done run on these threads only, inside spin_hpu_poll() (never
  *    inside spin_msg_start/packet/abort; spin_rt_destroy releases queued
  *    packets on its caller's thread);
- *  - spin_ctx_get/put: any thread.
+ *  - spin_ctx_get/put: any thread;
+ *  - outbound engine: spin_out_submit, spin_out_submit_burst,
+ *    spin_out_done_burst, one thread (the submitter drains). The jobs
+ *    run on the HPUs, inside spin_hpu_poll().
  *
  * Message life cycle. The inbound engine matches the first packet of a
  * message to arrive (any packet: every packet carries the header fields),
@@ -51,6 +54,22 @@
  * (spin_msg_abort), calls spin_owner_detach() (contexts and NIC memory of
  * the owner are freed once no ME or message uses them), and keeps the
  * client's region mapped until msg_done was called for each of them.
+ *
+ * Outbound jobs (sender-side handlers, paper 000 §3.1): the outbound
+ * engine submits one job per packet it sends (spin_out_submit_burst):
+ * the context whose family's outbound handler builds the payload, the
+ * packet's message offset and length, the payload buffer, and the host
+ * window the handler may read (the initiator's memory descriptor:
+ * client address and length; every read is bounds-checked against it and
+ * goes through ops->direct / ops->dma_read as the inbound DMAs do). A job
+ * holds a context reference from submit until it ran. HPUs take jobs in
+ * spin_hpu_poll() after the inbound HERs, within the same budget, and
+ * put each finished job, with its status, on a ring the submitter drains
+ * (spin_out_done_burst). A job whose client detached meanwhile fails when
+ * ops->direct / ops->dma_read refuse (the host's check, as for inbound
+ * DMAs); the app keeps the client's memory mapped while a job of it is
+ * out, and the job structures are the app's: valid from submit until
+ * spin_out_done_burst() returned them.
  */
 #ifndef SPIN_RT_H
 #define SPIN_RT_H
@@ -144,6 +163,8 @@ struct spin_rt_conf {
 	const struct spin_host_ops *ops;  /**< mandatory, kept by pointer */
 	/** NULL-terminated family table, usually spin_handler_families */
 	const struct spin_handler_family *const *families;
+	unsigned max_out_jobs;     /**< outbound jobs out at once (default
+					1024, max 2^20) */
 };
 
 #define SPIN_RT_HPUS_MAX 64
@@ -353,12 +374,76 @@ unsigned spin_msg_packet_burst(struct spin_msg *m,
  */
 void spin_msg_abort(struct spin_msg *m);
 
+/* ---- outbound jobs ------------------------------------------------------- */
+
+/**
+ * One sender-side packet to build (see the file comment). The submitter
+ * fills the fields up to cookie; the runtime writes status and hpu. The
+ * structure is the app's, and must stay valid (and unchanged) from submit
+ * until spin_out_done_burst() hands it back.
+ */
+struct spin_out_job {
+	uint32_t ctx;            /**< execution context (live, its family has
+				      an outbound handler) */
+	uint32_t len;            /**< payload bytes to build */
+	uint64_t offset;         /**< their byte offset in the message */
+	uint8_t *dst;            /**< payload buffer, len bytes */
+	void *host;              /**< opaque client handle for the host ops */
+	uint64_t win_addr;       /**< client address of the readable window */
+	uint64_t win_len;        /**< its bytes */
+	const struct spin_msg_info *info; /**< optional (NULL), kept valid by
+					       the app while the job is out */
+	void *cookie;            /**< the app's */
+	int32_t status;          /**< out: 0, or the first failure: -ERANGE
+				      a read outside the window (rejected);
+				      -EPERM the handler tried to write the
+				      host; -EIO the host read failed
+				      (client memory gone, client
+				      detached); -EPROTO the handler
+				      returned other than SPIN_SUCCESS */
+	uint32_t hpu;            /**< out: the HPU that ran it */
+	void *rt_priv;           /**< runtime private */
+};
+
+/**
+ * Submit outbound jobs, in order, to the HPUs of @p rt.
+ *
+ * @param jobs the jobs (see struct spin_out_job)
+ * @param n how many
+ * @param err_p receives 0 when every job was taken, else why
+ *   jobs[return value] was refused: -ENOBUFS max_out_jobs jobs are out
+ *   (retry once some came back); -ENOENT no such live context, or
+ *   the context was freed; -ENOTSUP its family has
+ *   no outbound handler; -EINVAL len > 0 with dst NULL. May be NULL.
+ * @return jobs taken, from the first (the runtime's until they come back
+ *   from spin_out_done_burst()); the caller keeps the others
+ */
+unsigned spin_out_submit_burst(struct spin_rt *rt,
+			       struct spin_out_job *const *jobs, unsigned n,
+			       int *err_p);
+
+/**
+ * Submit one outbound job: spin_out_submit_burst() of one.
+ * @return 0, or the error spin_out_submit_burst() gives in *err_p
+ */
+int spin_out_submit(struct spin_rt *rt, struct spin_out_job *job);
+
+/**
+ * Take back up to @p n finished outbound jobs (any order), each with its
+ * status and hpu written.
+ * @param jobs_p receives the jobs
+ * @return jobs returned (0: none finished)
+ */
+unsigned spin_out_done_burst(struct spin_rt *rt, struct spin_out_job **jobs_p,
+			     unsigned n);
+
 /* ---- HPUs ---------------------------------------------------------------- */
 
 /**
- * Run up to @p budget HERs on HPU @p hpu. Never blocks.
+ * Run up to @p budget HERs and outbound jobs (after the HERs) on HPU
+ * @p hpu. Never blocks.
  *
- * @return HERs run (0: nothing to do).
+ * @return HERs and jobs run (0: nothing to do).
  */
 unsigned spin_hpu_poll(struct spin_rt *rt, unsigned hpu, unsigned budget);
 
@@ -381,6 +466,9 @@ struct spin_hpu_stats {
 	uint64_t vhpu_runs;       /**< vHPU scheduled on this HPU */
 	uint64_t vhpu_yields;     /**< vHPU gave the HPU up, no packet */
 	uint64_t polls, idle_polls;
+	uint64_t out_jobs;        /**< outbound jobs run (sender handlers) */
+	uint64_t out_failures;    /**< of them, failed (status != 0) */
+	uint64_t out_bytes;       /**< payload bytes they built */
 };
 
 /** Counters of one context (all HPUs, relaxed atomics). */
@@ -404,6 +492,11 @@ struct spin_rt_stats {
 	uint64_t pkt_rejects;     /**< spin_msg_packet refused: bad range */
 	uint32_t msgs_live, hers_live;
 	uint32_t ctxs_live, blobs_live;
+	uint64_t out_submitted;   /**< outbound jobs taken by submit */
+	uint64_t out_full;        /**< submits refused: max_out_jobs out */
+	uint64_t out_rejects;     /**< submits refused: bad job */
+	uint32_t out_live;        /**< jobs out now (submitted, not drained) */
+	uint32_t pad;
 };
 
 /** @return 0; -EINVAL @p hpu out of range. */

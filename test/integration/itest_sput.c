@@ -175,6 +175,19 @@ static ptl_pt_index_t tpt;
 static int rep_fd, ctl_fd;
 static pid_t child;
 static uint8_t *got;
+/* processed puts delivered: their packets (the HPUs build every one:
+ * sput_hpu_pkts), and those of zero bytes (gathered inline) */
+static uint32_t pay_size;
+static long long proc_pkts, proc_empty;
+
+static void
+proc_count(int64_t size)
+{
+	if (size == 0)
+		proc_empty++;
+	else
+		proc_pkts += (size + pay_size - 1) / pay_size;
+}
 
 static void
 ev_wait(ptl_event_kind_t type, unsigned fail, uint64_t rlength,
@@ -600,6 +613,7 @@ proc_case(uint64_t *seed, unsigned idx, bool region)
 				  (ptl_size_t)size, PTL_ACK_REQ, tgt, tpt,
 				  MATCH, 0, NULL, 0) == PTL_OK, "%s", what);
 	expect_delivery(want, (uint64_t)size, what);
+	proc_count(size);
 	ITEST_CHECK(spin_nicmem_free(mem) == PTL_OK, "spin_nicmem_free");
 	PtlMDRelease(md);
 	buf_free(buf, region);
@@ -689,6 +703,7 @@ typed_three_ways(const char *expr)
 					  0) == PTL_OK, "PtlProcessPut");
 		snprintf(what, sizeof(what), "%s: process put", expr);
 		expect_delivery(want, (uint64_t)size, what);
+		proc_count(size);
 		best[2] = RTE_MIN_D(best[2], now_s() - t0);
 	}
 	printf("ok %s, %lld blocks: time to ACK relative to host pack + put: "
@@ -793,6 +808,8 @@ main(int argc, char **argv)
 	ITEST_CHECK(spin_nic_info(ni, &info) == PTL_OK, "spin_nic_info");
 	got = malloc(ME_BYTES);
 	ITEST_CHECK(got != NULL, "malloc");
+	pay_size = info.payload_size;
+	ITEST_CHECK(pay_size > 0, "payload size");
 
 	stream_tests(info.payload_size, &seed);
 	stream_bad(&seed);
@@ -838,6 +855,24 @@ main(int argc, char **argv)
 	ITEST_CHECK(timeouts >= 2, "target timed out %lld messages, want 2",
 		    timeouts);
 	ITEST_CHECK(itest_counter(0, "sput_bad") >= 5, "sput_bad not counted");
+	/* the HPUs gathered every packet of the processed puts (sender-side
+	 * handlers), none failed or was refused for good; retransmissions
+	 * re-gather inline and do not count */
+	ITEST_CHECK(proc_pkts > 0 &&
+		    itest_counter(0, "sput_hpu_pkts") == proc_pkts &&
+		    itest_counter(0, "sput_hpu_jobs") == proc_pkts,
+		    "HPU gather: %lld jobs, %lld packets, want %lld",
+		    itest_counter(0, "sput_hpu_jobs"),
+		    itest_counter(0, "sput_hpu_pkts"), proc_pkts);
+	ITEST_CHECK(itest_counter(0, "sput_hpu_inline") == proc_empty &&
+		    itest_counter(0, "sput_hpu_failed") == 0 &&
+		    itest_counter(0, "sput_hpu_stale") == 0,
+		    "HPU gather: inline %lld (want %lld), failed %lld, stale "
+		    "%lld", itest_counter(0, "sput_hpu_inline"), proc_empty,
+		    itest_counter(0, "sput_hpu_failed"),
+		    itest_counter(0, "sput_hpu_stale"));
+	printf("node 0: %lld processed-put packets built by the HPUs, %lld "
+	       "puts of zero bytes inline\n", proc_pkts, proc_empty);
 	printf("node 0: sput_streams %lld sput_procs %lld sput_bad %lld "
 	       "sput_failed %lld out_detach_drops %lld drops %lld; node 1: "
 	       "timeouts %lld drops %lld\n", itest_counter(0, "sput_streams"),
