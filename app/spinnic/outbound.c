@@ -756,7 +756,8 @@ spinnic_engine_quiet(const struct spinnic_node *node)
 	if (__atomic_load_n(&eng->n_park, __ATOMIC_RELAXED) != 0 ||
 	    __atomic_load_n(&eng->n_stg, __ATOMIC_RELAXED) != 0 ||
 	    rte_ring_count(eng->tacks) != 0 ||
-	    __atomic_load_n(&eng->nb_acks, __ATOMIC_RELAXED) != 0)
+	    __atomic_load_n(&eng->nb_acks, __ATOMIC_RELAXED) != 0 ||
+	    !eng_sput_idle(eng))
 		return false;
 	for (i = 0; i < node->nb_txq; i++)
 		if (__atomic_load_n(&eng->hold[i].n, __ATOMIC_RELAXED) != 0)

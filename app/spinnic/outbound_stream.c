@@ -989,6 +989,16 @@ eng_sput_fini(struct spinnic_engine *eng)
 	eng->gather = NULL;
 }
 
+bool
+eng_sput_idle(const struct spinnic_engine *eng)
+{
+	const struct out_gather *g = __atomic_load_n(&eng->gather,
+						     __ATOMIC_ACQUIRE);
+
+	return g == NULL ||
+		__atomic_load_n(&g->nfree, __ATOMIC_RELAXED) == GATHER_JOBS;
+}
+
 static unsigned
 proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 	      struct out_sput *sp, unsigned budget)

@@ -48,6 +48,9 @@ int eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
  * @return packets handled (sent, failed or dropped)
  */
 unsigned eng_sput_poll(struct spinnic_engine *eng);
+/** No processed-put packet is out on the HPUs or waiting for TX room
+ *  (spinnic_engine_quiet(), from any thread). */
+bool eng_sput_idle(const struct spinnic_engine *eng);
 /** Free the outbound-job state (engine fini, no lcore running). */
 void eng_sput_fini(struct spinnic_engine *eng);
 /** Print the non-zero streaming/processed-put counters. */

@@ -354,6 +354,10 @@ cmd_hpus(const char *cmd, const char *params, struct rte_tel_data *d)
 						  hs.dma_rejects);
 			rte_tel_data_add_dict_u64(hd, "dma_failures",
 						  hs.dma_failures);
+			rte_tel_data_add_dict_u64(hd, "out_jobs", hs.out_jobs);
+			rte_tel_data_add_dict_u64(hd, "out_failures",
+						  hs.out_failures);
+			rte_tel_data_add_dict_u64(hd, "out_bytes", hs.out_bytes);
 			rte_tel_data_add_dict_u64(hd, "vhpu_runs", hs.vhpu_runs);
 			rte_tel_data_add_dict_u64(hd, "vhpu_yields",
 						  hs.vhpu_yields);

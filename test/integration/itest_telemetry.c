@@ -316,6 +316,10 @@ check_clients(int fd)
 	ITEST_CHECK(hpu_sum(fd, 1, "rc_success") >= 6, "handler results");
 	ITEST_CHECK(hpu_sum(fd, 1, "dma_bytes_to_host") >= 8192,
 		    "DMA bytes of the checksum handler");
+	/* no processed put here: sender-side jobs are reported, none ran */
+	ITEST_CHECK(hpu_sum(fd, 1, "out_jobs") == 0 &&
+		    hpu_sum(fd, 1, "out_failures") == 0,
+		    "outbound jobs on node1's HPUs without a processed put");
 	r = tel_query(fd, "/spinnic/clients,1");
 	snprintf(obj, sizeof(obj), "node1/pid%u", pid);
 	ITEST_CHECK(need(r, obj, "msgs_in") == 1, "msgs_in of %s: %s", obj, r);
