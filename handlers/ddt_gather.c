@@ -100,24 +100,13 @@ out:
 	return rc;
 }
 
-/* The blob in the args, validated once per context (init checked it; the
- * view is kept as an offset in the state). */
+/* The blob in the args, validated once per context (init checked it). */
 static const struct ddt_blob *
 gather_blob(struct spin_hctx *h)
 {
-	const struct spin_ddt_args *a = spin_hctx_args(h);
-	const uint8_t *args = spin_hctx_args(h);
 	struct gather_state *st = spin_hctx_state(h);
-	uint64_t v = __atomic_load_n(&st->view, __ATOMIC_ACQUIRE);
-	const struct ddt_blob *b;
 
-	if (v == 0) {
-		if (ddt_blob_load(args + a->blob_off, a->blob_len, &b) != 0)
-			return NULL;
-		v = (uint64_t)((const uint8_t *)b - args) + 1;
-		__atomic_store_n(&st->view, v, __ATOMIC_RELEASE);
-	}
-	return (const struct ddt_blob *)(args + v - 1);
+	return spin_ddt_args_blob(h, &st->view);
 }
 
 struct gather_walk {

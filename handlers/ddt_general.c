@@ -34,6 +34,7 @@
 #include "ddt.h"
 #include "spin_handler.h"
 #include "spin_handler_args.h"
+#include "handlers.h"
 
 /* largest ddt_segment_mem_size() handled (depth 16 takes under 600) */
 #define GEN_SEG_MAX 1024u
@@ -179,24 +180,29 @@ out:
 	return rc;
 }
 
-/* The validated blob in the args: ddt_blob_load() once per context, its
- * view kept as an offset in the state. */
-static const struct ddt_blob *
-gen_blob(struct spin_hctx *h)
+const struct ddt_blob *
+spin_ddt_args_blob(struct spin_hctx *h, uint64_t *view)
 {
 	const struct spin_ddt_args *a = spin_hctx_args(h);
 	const uint8_t *args = spin_hctx_args(h);
-	struct gen_state *st = spin_hctx_state(h);
-	uint64_t v = __atomic_load_n(&st->view, __ATOMIC_ACQUIRE);
+	uint64_t v = __atomic_load_n(view, __ATOMIC_ACQUIRE);
 	const struct ddt_blob *b;
 
 	if (v == 0) {
 		if (ddt_blob_load(args + a->blob_off, a->blob_len, &b) != 0)
 			return NULL;
 		v = (uint64_t)((const uint8_t *)b - args) + 1;
-		__atomic_store_n(&st->view, v, __ATOMIC_RELEASE);
+		__atomic_store_n(view, v, __ATOMIC_RELEASE);
 	}
 	return (const struct ddt_blob *)(args + v - 1);
+}
+
+static const struct ddt_blob *
+gen_blob(struct spin_hctx *h)
+{
+	struct gen_state *st = spin_hctx_state(h);
+
+	return spin_ddt_args_blob(h, &st->view);
 }
 
 /*

@@ -15,4 +15,16 @@ extern const struct spin_handler_family spin_handlers_ddt_general;
 extern const struct spin_handler_family spin_handlers_ddt_iovec;
 extern const struct spin_handler_family spin_handlers_ddt_gather;
 
+struct ddt_blob;
+
+/**
+ * The validated type blob in the arguments (struct spin_ddt_args) of a
+ * ddt family: ddt_blob_load() once per context, the view then kept in
+ * *view (in the context's state; 0: not yet, else its offset in the
+ * arguments + 1), so later packets only read it.
+ * @return the blob, or NULL when it does not load
+ */
+const struct ddt_blob *spin_ddt_args_blob(struct spin_hctx *h,
+					  uint64_t *view);
+
 #endif
