@@ -79,7 +79,7 @@ spin_dma_write_win(struct spin_exec *x, uint64_t win_off, const void *src,
 	uint64_t addr;
 	void *dst;
 
-	if (unlikely(x->out))
+	if (unlikely(x->m == NULL))
 		return dma_refuse(x, -EPERM); /* a sender's MD: read-only */
 	if (!win_ok(x, win_off, len))
 		return dma_reject(x);
@@ -140,7 +140,7 @@ spin_dma_to_host_strided_nb(struct spin_hctx *h, uint64_t win_off,
 	uint64_t last, i, bytes;
 	__int128 l;
 
-	if (n <= 1 || unlikely(x->out))
+	if (n <= 1 || unlikely(x->m == NULL))
 		return spin_dma_write_win(x, win_off, src, n ? blocklen : 0,
 					  flags);
 	/* the last block's offset, exact; both ends in the window */

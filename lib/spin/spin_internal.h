@@ -240,11 +240,11 @@ static_assert(offsetof(struct spin_msg_int, pending) % RTE_CACHE_LINE_SIZE
 struct spin_exec {
 	struct spin_hctx h;
 	struct spin_rt *rt;
-	struct spin_msg_int *m;     /* NULL for an outbound job */
+	struct spin_msg_int *m;     /* NULL for an outbound job (read-only
+				       window) */
 	struct spin_ctx *ctx;       /* m->ctx, or the job's */
 	void *host;                 /* m->host, or the job's */
 	struct spin_hpu *hpu;
-	bool out;                   /* an outbound job: read-only window */
 	uint32_t nblobs;
 	uint32_t blobs[SPIN_HCTX_MAX_BLOBS];
 	bool err;               /* a DMA of this call failed or was rejected */

@@ -680,15 +680,18 @@ spin_msg_abort(struct spin_msg *msg)
 
 /* ---- HPUs -------------------------------------------------------------------- */
 
-static void
-exec_init(struct spin_exec *x, struct spin_rt *rt, struct spin_msg_int *m,
-	  struct spin_hpu *hpu, unsigned hpu_id, uint32_t vhpu)
+/* The handler call of context @p c over window [win_addr, +win_len) of
+ * @p host: for message @p m, or (m NULL) an outbound job. */
+static inline void
+exec_setup(struct spin_exec *x, struct spin_rt *rt, struct spin_ctx *c,
+	   struct spin_msg_int *m, void *host, uint64_t win_addr,
+	   uint64_t win_len, const struct spin_msg_info *info,
+	   struct spin_hpu *hpu, unsigned hpu_id, uint32_t vhpu)
 {
-	struct spin_ctx *c = m->ctx;
 	uint8_t *mem = rt->arena.base + c->o.mem_off;
 
-	x->h.win_addr = m->win_addr;
-	x->h.win_len = m->win_len;
+	x->h.win_addr = win_addr;
+	x->h.win_len = win_len;
 	x->h.args = c->args_len ? mem : NULL;
 	x->h.args_len = c->args_len;
 	x->h.state = c->state_len ? mem + spin_round(c->args_len) : NULL;
@@ -696,20 +699,28 @@ exec_init(struct spin_exec *x, struct spin_rt *rt, struct spin_msg_int *m,
 	x->h.hpu = hpu_id;
 	x->h.nhpu = rt->conf.nhpu;
 	x->h.vhpu = vhpu;
-	x->h.info = &m->info;
+	x->h.info = info;
 	x->rt = rt;
 	x->m = m;
 	x->ctx = c;
-	x->host = m->host;
-	x->out = false;
+	x->host = host;
 	x->hpu = hpu;
 	x->nblobs = 0;
 	x->err = false;
+	x->dma_err = 0;
 	x->dma_events = 0;
 	x->dma_inflight = 0;
 	x->dma_bytes = 0;
 	x->win_map = SPIN_WIN_UNMAPPED;
 	x->win_base = NULL;
+}
+
+static void
+exec_init(struct spin_exec *x, struct spin_rt *rt, struct spin_msg_int *m,
+	  struct spin_hpu *hpu, unsigned hpu_id, uint32_t vhpu)
+{
+	exec_setup(x, rt, m->ctx, m, m->host, m->win_addr, m->win_len,
+		   &m->info, hpu, hpu_id, vhpu);
 }
 
 static unsigned
@@ -1045,7 +1056,6 @@ run_out(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	struct spin_out_job *j)
 {
 	struct spin_ctx *c = j->rt_priv;
-	uint8_t *mem = rt->arena.base + c->o.mem_off;
 	struct spin_out_pkt pkt = {
 		.payload = j->dst,
 		.len = j->len,
@@ -1055,23 +1065,8 @@ run_out(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	struct spin_exec x;
 	unsigned rc;
 
-	memset(&x, 0, sizeof(x));
-	x.h.win_addr = j->win_addr;
-	x.h.win_len = j->win_len;
-	x.h.args = c->args_len ? mem : NULL;
-	x.h.args_len = c->args_len;
-	x.h.state = c->state_len ? mem + spin_round(c->args_len) : NULL;
-	x.h.state_len = c->state_len;
-	x.h.hpu = hpu_id;
-	x.h.nhpu = rt->conf.nhpu;
-	x.h.vhpu = SPIN_VHPU_NONE;
-	x.h.info = j->info;
-	x.rt = rt;
-	x.ctx = c;
-	x.host = j->host;
-	x.out = true;
-	x.hpu = hpu;
-	x.win_map = SPIN_WIN_UNMAPPED;
+	exec_setup(&x, rt, c, NULL, j->host, j->win_addr, j->win_len, j->info,
+		   hpu, hpu_id, SPIN_VHPU_NONE);
 	rc = rc_index(c->fam->outbound(&pkt, &x.h));
 	spin_exec_release(&x);
 	if (x.err)
