@@ -201,7 +201,9 @@ spin_dma_window(struct spin_hctx *h, uint64_t *len_p)
 {
 	struct spin_exec *x = spin_exec_of(h);
 
-	if (x->h.win_len == 0 || win_map(x) != SPIN_WIN_DIRECT)
+	/* an outbound job's window (a sender's MD) is read-only */
+	if (x->m == NULL || x->h.win_len == 0 ||
+	    win_map(x) != SPIN_WIN_DIRECT)
 		return NULL;
 	*len_p = x->h.win_len;
 	return x->win_base;

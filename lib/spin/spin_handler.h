@@ -230,7 +230,8 @@ int spin_dma_to_host_strided_nb(struct spin_hctx *h, uint64_t win_off,
  * NIC may use it.
  *
  * @return the window, or NULL when it is not directly addressable here
- *   (then use spin_dma_to_host*, which reach it through the host)
+ *   (then use spin_dma_to_host*, which reach it through the host) or
+ *   not writable (an outbound job's window)
  */
 void *spin_dma_window(struct spin_hctx *h, uint64_t *len_p);
 

@@ -58,7 +58,10 @@ copy_outbound(const struct spin_out_pkt *pkt, struct spin_hctx *h)
 static int
 write_outbound(const struct spin_out_pkt *pkt, struct spin_hctx *h)
 {
+	uint64_t len;
+
 	assert_int_equal(spin_dma_to_host(h, 0, pkt->payload, 1, 0), -EPERM);
+	assert_null(spin_dma_window(h, &len));
 	assert_int_equal(spin_ct_inc(h, 1), -ENOTSUP);
 	return SPIN_SUCCESS;
 }
@@ -255,7 +258,8 @@ test_out_failures(void **state)
 	int err;
 
 	RTE_SET_USED(state);
-	test_host_init(&host, 1000, 0);
+	/* directly addressable: spin_dma_window() could hand it out */
+	test_host_init(&host, 1000, 1);
 	copy = ctx_new(rt, "copy_out", NULL, 0);
 	wr = ctx_new(rt, "write_out", NULL, 0);
 	er = ctx_new(rt, "err_out", NULL, 0);
