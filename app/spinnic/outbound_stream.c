@@ -912,8 +912,9 @@ gather_tx(struct spinnic_engine *eng, struct out_gather *g,
 	return true;
 }
 
-/* A job came back: send its packet, or end the put. */
-static void
+/* A job came back (or waited for TX room): send its packet, or end the
+ * put. @return false when it waits on the ready list */
+static bool
 gather_done(struct spinnic_engine *eng, struct out_gather *g,
 	    struct gather_job *gj)
 {
@@ -922,7 +923,7 @@ gather_done(struct spinnic_engine *eng, struct out_gather *g,
 	if (p == NULL) {
 		eng->sput.hpu_stale++;
 		gather_job_free(g, gj);
-		return;
+		return true;
 	}
 	if (gj->j.status != 0) {
 		/* the MD's memory went away: the put fails here, the jobs
@@ -937,9 +938,9 @@ gather_done(struct spinnic_engine *eng, struct out_gather *g,
 		proc_end(p);
 		gj->oc->active = false;
 		gather_job_free(g, gj);
-		return;
+		return true;
 	}
-	gather_tx(eng, g, gj, p);
+	return gather_tx(eng, g, gj, p);
 }
 
 unsigned
@@ -954,18 +955,8 @@ eng_sput_poll(struct spinnic_engine *eng)
 	/* packets that found no room before, first */
 	n = g->nready;
 	g->nready = 0;
-	for (i = 0; i < n; i++) {
-		struct gather_job *gj = g->ready[i];
-		struct out_proc *p = gather_proc(gj);
-
-		if (p == NULL) {
-			eng->sput.hpu_stale++;
-			gather_job_free(g, gj);
-			work++;
-		} else if (gather_tx(eng, g, gj, p)) {
-			work++;
-		}
-	}
+	for (i = 0; i < n; i++)
+		work += gather_done(eng, g, g->ready[i]);
 	k = spin_out_done_burst(eng->node->rt, done, GATHER_BURST);
 	for (i = 0; i < k; i++)
 		gather_done(eng, g, done[i]->cookie);
