@@ -77,7 +77,7 @@ role_lcores(const struct spinnic *sn, enum spinnic_role role,
 
 static int
 task_add(struct spinnic *sn, unsigned lcore, enum spinnic_role role,
-	 struct spinnic_node *node, unsigned hpu)
+	 struct spinnic_node *node, unsigned hpu, bool drain)
 {
 	struct spinnic_lcore *lc = &sn->lcores[lcore];
 
@@ -87,7 +87,7 @@ task_add(struct spinnic *sn, unsigned lcore, enum spinnic_role role,
 		return -E2BIG;
 	}
 	lc->tasks[lc->nb_tasks++] = (struct spinnic_task){
-		.role = role, .node = node, .hpu = hpu,
+		.role = role, .node = node, .hpu = hpu, .drain = drain,
 	};
 	return 0;
 }
@@ -123,18 +123,17 @@ spinnic_lcores_assign(struct spinnic *sn)
 
 		/* on a shared lcore: packets in, their handlers at once,
 		 * then what goes out */
-		rc = task_add(sn, in_lcore, SPINNIC_ROLE_INBOUND, node, 0);
+		rc = task_add(sn, in_lcore, SPINNIC_ROLE_INBOUND, node, 0,
+			      false);
 		for (h = 0; rc == 0 && h < sn->cfg.hpus; h++) {
 			lcore = ids[SPINNIC_ROLE_HPU][h % n[SPINNIC_ROLE_HPU]];
-			rc = task_add(sn, lcore, SPINNIC_ROLE_HPU, node, h);
-			if (rc == 0 && lcore == in_lcore)
-				sn->lcores[lcore].tasks[sn->lcores[lcore]
-					.nb_tasks - 1].drain = true;
+			rc = task_add(sn, lcore, SPINNIC_ROLE_HPU, node, h,
+				      lcore == in_lcore);
 		}
 		if (rc == 0)
 			rc = task_add(sn, ids[SPINNIC_ROLE_OUTBOUND]
 				      [i % n[SPINNIC_ROLE_OUTBOUND]],
-				      SPINNIC_ROLE_OUTBOUND, node, 0);
+				      SPINNIC_ROLE_OUTBOUND, node, 0, false);
 		if (rc != 0)
 			return rc;
 	}
