@@ -201,6 +201,10 @@ struct rel_tx {
 	uint64_t progress;              /**< tsc: last ack of something new */
 	uint64_t last_tx;               /**< tsc of the last sequenced packet */
 	bool ops_pending;               /**< operations await this peer */
+	bool kick;                      /**< verified by the peer: resend
+					     every unacknowledged entry now */
+	uint32_t kick_seq;              /**< ... from this seq on */
+	uint64_t last_kick;             /**< tsc of the last kick */
 	struct rel_txent ent[REL_WIN];
 };
 
@@ -211,12 +215,22 @@ struct rel_rx {
 	uint32_t pending;               /**< marked since the last TACK */
 	bool ack_now;                   /**< a duplicate came: ack at once */
 	uint64_t due;                   /**< tsc: TACK by then */
+	uint64_t last_rx;               /**< tsc: last packet taken */
 };
 
 /** Ack of a peer, inbound -> outbound (eng->rel_acks). */
 struct rel_ack_rec {
 	uint32_t nid, epoch, ack_seq, sack_base;
 	uint64_t sack;
+	uint64_t cookie;        /**< REL_REC_CHAL: to echo */
+	uint32_t kind;          /**< enum rel_rec_kind */
+	uint32_t pad;
+};
+
+/** What a struct rel_ack_rec carries to the outbound role. */
+enum rel_rec_kind {
+	REL_REC_ACK,            /**< a transport ack (TACK) */
+	REL_REC_CHAL,           /**< a challenge of our epoch @c epoch */
 };
 
 /** Why an inbound packet was dropped after parsing (engine counters). */
@@ -233,12 +247,21 @@ enum eng_drop {
 	ENG_DROP_UNKNOWN_OP, /**< ack/reply for no operation of ours */
 	ENG_DROP_HOST,       /**< host memory write failed */
 	ENG_DROP_REL_DUP,    /**< sequence number already received */
-	ENG_DROP_REL_STALE,  /**< an older epoch of the peer */
+	ENG_DROP_REL_EPOCH,  /**< sequenced in an epoch not (yet) verified:
+				  a challenge went to the sender */
 	ENG_DROP_REL_BEYOND, /**< sequence number past the window */
 	ENG_DROP_PARK_FULL,  /**< out of order, no room to park (resent), or
 				  parked past ENG_MSG_TIMEOUT_S */
+	ENG_DROP_UNSEQUENCED, /**< unsequenced where only a session may
+				   speak: a REPLY/ACK/NACK, a GET, or any
+				   request of a peer with a session */
+	ENG_DROP_BAD_COOKIE, /**< a challenge answer we did not ask for */
+	ENG_DROP_PEERS_FULL, /**< a verified peer found no receive slot */
 	ENG_DROP_MAX,
 };
+
+/** Telemetry and stats names of enum eng_drop, in order (outbound.c). */
+extern const char *const eng_drop_names[ENG_DROP_MAX];
 
 /** Inbound counters (written by the inbound role). */
 struct eng_in_stats {
@@ -257,7 +280,11 @@ struct eng_in_stats {
 	uint64_t ack_held;      /**< acks held back: staging ring full */
 	uint64_t tacks_sent;    /**< transport acks sent */
 	uint64_t tacks_rcvd;    /**< transport acks received */
-	uint64_t rel_resets;    /**< peers seen in a new epoch */
+	uint64_t rel_resets;    /**< peers' epochs verified and taken */
+	uint64_t chal_sent;     /**< challenges of unverified epochs */
+	uint64_t chal_limited;  /**< challenges not sent: rate limit */
+	uint64_t unsequenced;   /**< unsequenced requests taken (no session:
+				     test generators) */
 	uint64_t rel_unacked;   /**< packets dropped for a short resource,
 				     left for the sender to resend */
 	uint64_t ack_ring_full; /**< acks not passed to the outbound role */
@@ -281,7 +308,9 @@ struct eng_out_stats {
 	uint64_t rel_fillers;   /**< resent as fillers: source memory gone */
 	uint64_t peer_fails;    /**< peers given up (--peer-timeout-ms) */
 	uint64_t peer_failed_ops; /**< operations failed with them */
-	uint64_t unsequenced;   /**< sent without sequence: peer table full */
+	uint64_t peers_full;    /**< sends postponed: no peer slot free */
+	uint64_t chal_answered; /**< challenges of our epoch answered */
+	uint64_t chal_ignored;  /**< challenges of another epoch or nid */
 	uint64_t tacks_dropped; /**< transport acks the TX queue refused */
 };
 
@@ -327,6 +356,8 @@ struct in_msg {
 	uint8_t spin_busy;              /**< msg_done not yet processed */
 	uint8_t aborted;                /**< detach / timeout: release */
 	uint8_t fail;                   /**< ni_fail while placing data */
+	uint8_t unseq;                  /**< came unsequenced (a generator's,
+					     no session): no ACK goes back */
 };
 
 /** A GET being answered (REPLY packets built by the outbound engine). */
@@ -385,6 +416,11 @@ struct spinnic_engine {
 	unsigned n_rrx;
 	uint64_t next_ack_check;
 	bool transient;                 /**< this packet's drop is short-lived */
+	uint64_t chal_next;             /**< tsc: rate limit of challenges */
+	/** challenges sent lately: one per nid and epoch per RTO */
+	struct { uint32_t nid, epoch; uint64_t tsc; } chal_recent[16];
+	unsigned chal_rr;
+	uint8_t rel_secret[32];         /**< challenge cookies' key (random) */
 	struct fault_stage *frx;        /**< RX fault injection, or NULL */
 	struct park_ent {
 		struct rte_mbuf *m;
@@ -484,8 +520,10 @@ uint64_t *eng_bitmap_new(const struct spinnic_node *node, uint64_t len,
 			 uint32_t *npkts_p);
 
 /* rel.c: reliable delivery */
+/** Both sides: the cookie key (random). @return 0, -EIO no randomness */
+int rel_init(struct spinnic_engine *eng);
 /** Send side: sequence, keep for retransmission and seal a frame.
- *  @return 0, -ENOSPC window full */
+ *  @return 0, -ENOSPC window full or no peer slot free */
 int rel_track(struct spinnic_engine *eng, struct rte_mbuf *m,
 	      uint32_t dst_nid, const struct rel_src *src);
 /** Send side: acks from the inbound role, timers, probes, peer timeouts.
@@ -500,8 +538,9 @@ void rel_tx_fini(struct spinnic_engine *eng);
 void rel_tx_detach(struct spinnic_engine *eng, struct ptl_client *pc);
 /**
  * Receive side, before a sequenced packet is handled.
- * @return true to handle it, false when it was a duplicate, stale or out
- *   of the window (freed and counted)
+ * @return true to handle it, false when it was a duplicate, of an
+ *   unverified epoch (a challenge goes to its sender) or out of the
+ *   window (freed and counted)
  */
 bool rel_rx_begin(struct spinnic_engine *eng, struct rte_mbuf *m,
 		  const struct spinnic_pkt *p);
@@ -513,6 +552,18 @@ bool rel_rx_in_order(struct spinnic_engine *eng, const struct spinnic_pkt *p);
 void rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p);
 /** Receive side: a transport ack for the outbound role. */
 void rel_rx_tack(struct spinnic_engine *eng, const struct spinnic_pkt *p);
+/** Receive side: a challenge (for the outbound role) or its answer
+ *  (takes the epoch it names when its cookie is ours); frees @p m. */
+void rel_rx_handshake(struct spinnic_engine *eng, struct rte_mbuf *m,
+		      const struct spinnic_pkt *p);
+/**
+ * Receive side: may an unsequenced packet be handled? Only requests of a
+ * node without a session (test generators) may; REPLY, ACK, NACK and GET
+ * never (they would end our operations or make us send to a forged nid).
+ * @return true to handle it; false when it was dropped and counted
+ */
+bool rel_rx_unsequenced(struct spinnic_engine *eng, struct rte_mbuf *m,
+			const struct spinnic_pkt *p);
 /** Receive side: send the transport acks that are due. @return sent */
 unsigned rel_rx_acks(struct spinnic_engine *eng, uint64_t now);
 /** Receive side: release (fini). */

@@ -73,6 +73,10 @@ ack_send(struct spinnic_engine *eng, const struct spinnic_pkt *req,
 	struct spinnic_pkt p;
 	struct rte_mbuf *m;
 
+	/* an unsequenced request (a generator's: no session) gets none: a
+	 * sequenced ack would open a session with whatever nid it claims */
+	if (!(req->flags & SPINNIC_WIRE_F_REL))
+		return;
 	memset(&p, 0, sizeof(p));
 	p.type = nack ? SPINNIC_WIRE_T_NACK : SPINNIC_WIRE_T_ACK;
 	p.op = req->op;
@@ -150,6 +154,7 @@ msg_complete(struct spinnic_engine *eng, struct in_msg *e, uint8_t fail)
 	req.match_bits = e->m.match_bits;
 	req.msg_id = e->m.msg_id;
 	req.msg_len = e->rlength;
+	req.flags = e->unseq ? 0 : SPINNIC_WIRE_F_REL;
 	ptl_match_complete(eng->node->nic, &e->m, fail);
 	if (fail != SPINNIC_PTL_NI_OK)
 		eng->in.msgs_failed++;
@@ -317,6 +322,7 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		}
 		e->eng = eng;
 		e->rlength = p->msg_len;
+		e->unseq = !(p->flags & SPINNIC_WIRE_F_REL);
 		/* before matching: a message that cannot be tracked leaves no
 		 * trace, so its packets come again (not acknowledged) */
 		e->seen = eng_bitmap_new(node, p->msg_len, &e->npkts);
@@ -670,6 +676,12 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 		/* a transport ack: for the outbound role */
 		rel_rx_tack(eng, &p);
 		rte_pktmbuf_free(m);
+		return RX_DONE;
+	}
+	if (p.type == SPINNIC_WIRE_T_CHAL ||
+	    p.type == SPINNIC_WIRE_T_CHAL_ACK) {
+		/* the session handshake (rel.c) */
+		rel_rx_handshake(eng, m, &p);
 		return RX_DONE;
 	}
 	/* a request may make an ack: room for one first (acks and replies

@@ -822,6 +822,9 @@ spinnic_engine_init(struct spinnic_node *node)
 		rc = -rte_errno;
 		goto fail;
 	}
+	rc = rel_init(eng);
+	if (rc != 0)
+		goto fail;
 	node->eng = eng;
 	return 0;
 fail:
@@ -932,16 +935,19 @@ stat_put(struct stat_line *l, const char *name, uint64_t v)
 		fputc('\n', l->f);
 }
 
+/* enum eng_drop, in order */
+const char *const eng_drop_names[ENG_DROP_MAX] = {
+	"drop_not_me", "drop_no_match", "drop_late", "drop_dup",
+	"drop_bad_offset", "drop_inconsistent", "drop_table_full",
+	"drop_no_mem", "drop_spin", "drop_unknown_op", "drop_host",
+	"drop_rel_dup", "drop_rel_epoch", "drop_rel_beyond",
+	"drop_park_full", "drop_unsequenced", "drop_bad_cookie",
+	"drop_peers_full",
+};
+
 void
 spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 {
-	static const char *const drop_names[ENG_DROP_MAX] = {
-		"drop_not_me", "drop_no_match", "drop_late", "drop_dup",
-		"drop_bad_offset", "drop_inconsistent", "drop_table_full",
-		"drop_no_mem", "drop_spin", "drop_unknown_op", "drop_host",
-		"drop_rel_dup", "drop_rel_stale", "drop_rel_beyond",
-		"drop_park_full",
-	};
 	const struct spinnic_engine *eng = node->eng;
 	struct stat_line l = { f, 0 };
 	const struct eng_in_stats *in;
@@ -975,7 +981,7 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "rx_stalls", in->stalls);
 	stat_put(&l, "ack_held", in->ack_held);
 	for (i = 0; i < ENG_DROP_MAX; i++)
-		stat_put(&l, drop_names[i], in->drop[i]);
+		stat_put(&l, eng_drop_names[i], in->drop[i]);
 	stat_put(&l, "puts", o->puts);
 	stat_put(&l, "gets", o->gets);
 	stat_put(&l, "data_pkts", o->data_pkts);
@@ -991,6 +997,9 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "tacks_sent", in->tacks_sent);
 	stat_put(&l, "tacks_rcvd", in->tacks_rcvd);
 	stat_put(&l, "rel_resets", in->rel_resets);
+	stat_put(&l, "chal_sent", in->chal_sent);
+	stat_put(&l, "chal_limited", in->chal_limited);
+	stat_put(&l, "unsequenced_in", in->unsequenced);
 	stat_put(&l, "rel_unacked", in->rel_unacked);
 	stat_put(&l, "ack_ring_full", in->ack_ring_full);
 	stat_put(&l, "parked", in->parked);
@@ -1001,7 +1010,9 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "rel_fillers", o->rel_fillers);
 	stat_put(&l, "peer_fails", o->peer_fails);
 	stat_put(&l, "peer_failed_ops", o->peer_failed_ops);
-	stat_put(&l, "unsequenced", o->unsequenced);
+	stat_put(&l, "peers_full", o->peers_full);
+	stat_put(&l, "chal_answered", o->chal_answered);
+	stat_put(&l, "chal_ignored", o->chal_ignored);
 	stat_put(&l, "tacks_dropped", o->tacks_dropped);
 	stat_put(&l, "faults_rx", eng->frx != NULL ? eng->frx->events : 0);
 	stat_put(&l, "faults_tx", eng->ftx != NULL ? eng->ftx->events : 0);

@@ -26,8 +26,24 @@
  * of ours in flight is probed (a sequenced TACK) so that its silence is
  * noticed the same way.
  *
+ * Sessions: an epoch is a random number, new per peer each time the
+ * sender starts or gives the peer up. A receiver takes a sender's epoch
+ * only after a challenge went to the sender's own address (T_CHAL, a
+ * cookie keyed with a secret of this process, bound to the epoch claimed,
+ * the epoch the receiver holds now and the time) and came back answered
+ * by the sender's outbound role, which answers only for the epoch it
+ * uses (T_CHAL_ACK, with its first unacknowledged seq, where the window
+ * starts). A blind sender of forged packets (one that cannot read what
+ * is sent to the nid it claims) thus can neither open a window, nor move
+ * one to another epoch, nor fill the peer tables; and nothing but a
+ * window's own epoch is accepted in it. The answer also makes the sender
+ * resend what it has in flight at once (what arrived before the window
+ * was open was dropped). Challenges are rate-limited (CHAL_RATE).
+ * Peer slots idle for --peer-timeout-ms are reused when the table is
+ * full.
+ *
  * Receive side (inbound role): rel_rx_begin() drops duplicates, packets of
- * an older epoch and packets past the window; a packet handled for good is
+ * another epoch than the window's and packets past the window; a packet handled for good is
  * marked (rel_rx_end), one dropped for a short-lived lack of resources is
  * not, so it comes again. Transport acks go out after 16 packets, at once
  * after a duplicate (our ack was probably lost) or a probe, within
@@ -37,9 +53,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+
+#include <openssl/evp.h>
 
 #include <rte_cycles.h>
 #include <rte_malloc.h>
@@ -50,6 +70,11 @@
 #include "engine.h"
 #include "outbound_stream.h"
 
+/* challenges sent per second at most (GCRA), and their burst */
+#define CHAL_RATE 20000u
+#define CHAL_BURST 64u
+/* a cookie holds for the time slot it was made in and the next one */
+#define COOKIE_SLOT_MS 1024u
 #define ACK_EVERY 16u
 #define ACK_DELAY_US 20u
 #define ACK_LAST_US 3u
@@ -72,38 +97,79 @@ hdr_u64(const uint8_t *hdr, unsigned off)
 	return v;
 }
 
-/* A new epoch: milliseconds of the real-time clock, after @p old. */
+/* A random 32-bit number, nonzero and not @p old. */
 static uint32_t
-epoch_new(uint32_t old, bool have_old)
+epoch_new(uint32_t old)
 {
-	struct timespec ts;
-	uint32_t e;
+	uint32_t e = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	e = (uint32_t)((uint64_t)ts.tv_sec * 1000u +
-		       (uint64_t)ts.tv_nsec / 1000000u);
-	if (have_old && rel_seq_diff(e, old) <= 0)
-		e = old + 1;
+	while (e == 0 || e == old)
+		if (getrandom(&e, sizeof(e), 0) != (ssize_t)sizeof(e))
+			/* no entropy source (cannot happen after rel_init):
+			 * still a new epoch, if a guessable one */
+			e = (old + (uint32_t)rte_get_timer_cycles()) | 1u;
 	return e;
+}
+
+int
+rel_init(struct spinnic_engine *eng)
+{
+	if (getrandom(eng->rel_secret, sizeof(eng->rel_secret), 0) !=
+	    (ssize_t)sizeof(eng->rel_secret)) {
+		SPINNIC_LOG(ERR, "node %u: getrandom: %s", eng->node->index,
+			    strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
+static uint64_t
+peer_timeout_tsc(const struct spinnic_engine *eng)
+{
+	return eng->hz * eng->node->sn->cfg.peer_timeout_ms / 1000u;
 }
 
 static struct rel_tx *
 tx_peer(struct spinnic_engine *eng, uint32_t nid, bool create)
 {
+	uint64_t now, idle = peer_timeout_tsc(eng);
 	struct rel_tx *t;
 	unsigned i;
 
 	for (i = 0; i < eng->n_rtx; i++)
 		if (eng->rtx[i]->nid == nid)
 			return eng->rtx[i];
-	if (!create || eng->n_rtx == ENG_PEERS)
+	if (!create)
 		return NULL;
-	t = rte_zmalloc("spinnic_rel_tx", sizeof(*t), RTE_CACHE_LINE_SIZE);
-	if (t == NULL)
-		return NULL;
+	if (eng->n_rtx < ENG_PEERS) {
+		t = rte_zmalloc("spinnic_rel_tx", sizeof(*t),
+				RTE_CACHE_LINE_SIZE);
+		if (t == NULL)
+			return NULL;
+		eng->rtx[eng->n_rtx++] = t;
+	} else {
+		/* full: reuse a peer with nothing in flight, owing us
+		 * nothing, silent for the peer timeout */
+		now = rte_get_timer_cycles();
+		for (i = 0; i < eng->n_rtx; i++) {
+			t = eng->rtx[i];
+			if (t->base == t->next && !t->ops_pending &&
+			    now - t->last_tx > idle)
+				break;
+		}
+		if (i == eng->n_rtx) {
+			eng->outs.peers_full++;
+			return NULL;
+		}
+		SPINNIC_LOG(DEBUG, "node %u: peer slot of nid %" PRIu32 " (idle) reused for nid %" PRIu32,
+			    eng->node->index, t->nid, nid);
+		t->base = t->next = t->high = 0;
+		t->backoff = 0;
+		t->kick = false;
+	}
 	t->nid = nid;
-	t->epoch = epoch_new(0, false);
-	eng->rtx[eng->n_rtx++] = t;
+	t->epoch = epoch_new(t->epoch);
+	t->last_tx = rte_get_timer_cycles();
 	return t;
 }
 
@@ -165,23 +231,17 @@ rel_track(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 	struct rel_tx *t;
 	uint64_t now;
 
-	if (type == SPINNIC_WIRE_T_TACK &&
-	    !(f[SH_OFF + 2] & SPINNIC_WIRE_F_REL)) {
-		/* a plain transport ack is not itself acknowledged */
+	if ((type == SPINNIC_WIRE_T_TACK &&
+	     !(f[SH_OFF + 2] & SPINNIC_WIRE_F_REL)) ||
+	    type == SPINNIC_WIRE_T_CHAL || type == SPINNIC_WIRE_T_CHAL_ACK) {
+		/* plain transport acks and the handshake are not themselves
+		 * acknowledged */
 		spinnic_wire_seal(f, len, 0, 0, 0);
 		return 0;
 	}
 	t = tx_peer(eng, dst_nid, true);
-	if (t == NULL) {
-		eng->outs.unsequenced++;
-		spinnic_wire_seal(f, len, 0, 0, 0);
-		if (src != NULL && src->send_id != 0)
-			ptl_op_sent(eng->node->nic, src->send_id,
-				    SPINNIC_PTL_NI_OK);
-		if (src != NULL && src->job != NULL)
-			eng_reply_job_done(eng, src->job, SPINNIC_PTL_NI_OK);
-		return 0;
-	}
+	if (t == NULL)
+		return -ENOSPC; /* no peer slot: again when one frees */
 	if (t->next - t->base >= REL_WIN - (data ? REL_RESERVE : 0)) {
 		eng->outs.rel_full++;
 		return -ENOSPC;
@@ -380,9 +440,10 @@ tx_peer_fail(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now)
 	}
 	SPINNIC_LOG(WARNING, "node %u: peer nid %" PRIu32 " silent for %u ms: %u operation(s) failed (PTL_NI_UNDELIVERABLE), new epoch",
 		    node->index, t->nid, node->sn->cfg.peer_timeout_ms, n);
-	t->epoch = epoch_new(t->epoch, true);
+	t->epoch = epoch_new(t->epoch);
 	t->base = t->next = t->high = 0;
 	t->ops_pending = false;
+	t->kick = false;
 	t->last_tx = now;
 	eng->outs.peer_fails++;
 	eng->outs.peer_failed_ops += n;
@@ -401,6 +462,27 @@ tx_timer(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now,
 	if (now - t->progress > limit) {
 		tx_peer_fail(eng, t, now);
 		return 0;
+	}
+	if (t->kick) {
+		/* the peer just took our epoch: what it dropped before goes
+		 * again, all of it, at once */
+		for (seq = t->base; seq != t->next && n < budget; seq++) {
+			struct rel_txent *e = &t->ent[seq % REL_WIN];
+
+			if (e->acked || rel_seq_diff(seq, t->kick_seq) < 0)
+				continue;
+			if (!eng_tx_hold_room(eng, t->nid) ||
+			    tx_resend(eng, t, seq) != 0)
+				break;
+			e->sent = now;
+			if (e->tries < UINT8_MAX)
+				e->tries++;
+			n++;
+		}
+		t->kick_seq = seq;
+		t->kick = seq != t->next;
+		t->timer = t->kick ? now : now + rto_of(eng, t);
+		return n;
 	}
 	eng->outs.rel_timeouts++;
 	/* missing for sure: below what was acknowledged after it */
@@ -426,6 +508,48 @@ tx_timer(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now,
 		t->backoff++;
 	t->timer = now + rto_of(eng, t);
 	return n;
+}
+
+/* A peer asks whether we send to it in @p r->epoch: answer only when we
+ * do, with where our window starts. */
+static void
+tx_chal(struct spinnic_engine *eng, const struct rel_ack_rec *r, uint64_t now)
+{
+	struct rel_tx *t = tx_peer(eng, r->nid, false);
+	struct spinnic_pkt p;
+	struct rte_mbuf *m;
+
+	if (t == NULL || t->epoch != r->epoch) {
+		/* forged, or of an epoch we gave up: nothing to say */
+		eng->outs.chal_ignored++;
+		return;
+	}
+	memset(&p, 0, sizeof(p));
+	p.type = SPINNIC_WIRE_T_CHAL_ACK;
+	p.src.nid = eng->node->nid;
+	p.dst.nid = t->nid;
+	p.ack_epoch = t->epoch;
+	p.ack_seq = t->base;
+	p.hdr_data = r->cookie;
+	m = eng_build(eng->node, &p, NULL);
+	if (m == NULL) {
+		eng->outs.no_mbuf++;
+		return; /* the peer challenges again */
+	}
+	if (eng_tx_send(eng, m, t->nid, NULL) != 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	eng->outs.chal_answered++;
+	/* at most once per timeout period: a replayed challenge must not
+	 * make us resend our window again and again */
+	if (t->base != t->next && !t->kick &&
+	    now - t->last_kick > rto_of(eng, t)) {
+		t->kick = true;
+		t->kick_seq = t->base;
+		t->last_kick = now;
+		t->timer = now;
+	}
 }
 
 /* Which peers owe us an ack or a reply: probed when nothing of ours is in
@@ -457,8 +581,12 @@ rel_tx_poll(struct spinnic_engine *eng, uint64_t now)
 	do {
 		n = rte_ring_sc_dequeue_burst_elem(eng->rel_acks, recs,
 						   sizeof(recs[0]), 32, NULL);
-		for (i = 0; i < n; i++)
-			tx_ack(eng, &recs[i]);
+		for (i = 0; i < n; i++) {
+			if (recs[i].kind == REL_REC_CHAL)
+				tx_chal(eng, &recs[i], now);
+			else
+				tx_ack(eng, &recs[i]);
+		}
 	} while (n == 32);
 	if (now >= eng->next_probe_scan) {
 		tx_probe_scan(eng);
@@ -558,20 +686,206 @@ rx_find(const struct spinnic_engine *eng, uint32_t nid)
 }
 
 static struct rel_rx *
-rx_peer(struct spinnic_engine *eng, uint32_t nid)
+rx_peer(struct spinnic_engine *eng, uint32_t nid, uint64_t now)
 {
 	struct rel_rx *r = rx_find(eng, nid);
+	unsigned i, old = UINT_MAX;
 
 	if (r != NULL)
 		return r;
-	if (eng->n_rrx == ENG_PEERS)
-		return NULL;
-	r = rte_zmalloc("spinnic_rel_rx", sizeof(*r), RTE_CACHE_LINE_SIZE);
-	if (r == NULL)
-		return NULL;
+	if (eng->n_rrx < ENG_PEERS) {
+		r = rte_zmalloc("spinnic_rel_rx", sizeof(*r),
+				RTE_CACHE_LINE_SIZE);
+		if (r == NULL)
+			return NULL;
+		eng->rrx[eng->n_rrx++] = r;
+	} else {
+		/* full: the longest silent peer, if silent for the peer
+		 * timeout (its sender gave it up or has nothing for us) */
+		for (i = 0; i < eng->n_rrx; i++)
+			if (now - eng->rrx[i]->last_rx > peer_timeout_tsc(eng) &&
+			    (old == UINT_MAX ||
+			     eng->rrx[i]->last_rx < eng->rrx[old]->last_rx))
+				old = i;
+		if (old == UINT_MAX)
+			return NULL;
+		r = eng->rrx[old];
+		SPINNIC_LOG(DEBUG, "node %u: receive slot of nid %" PRIu32 " (idle) reused for nid %" PRIu32,
+			    eng->node->index, r->nid, nid);
+		memset(r, 0, sizeof(*r));
+	}
 	r->nid = nid;
-	eng->rrx[eng->n_rrx++] = r;
+	r->last_rx = now;
 	return r;
+}
+
+/* Time slot of a cookie. */
+static uint64_t
+cookie_slot(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u) /
+		COOKIE_SLOT_MS;
+}
+
+/*
+ * The cookie of a challenge: HMAC-SHA256 under this engine's secret of the
+ * nid, the epoch claimed, the epoch our window holds (0: none; an answer
+ * is good only while nothing changed) and the time slot.
+ * @return the cookie, 0 on a failure of the library (no answer matches)
+ */
+static uint64_t
+cookie_of(const struct spinnic_engine *eng, uint32_t nid, uint32_t epoch,
+	  uint32_t held, uint64_t slot)
+{
+	uint8_t in[20], out[32];
+	uint64_t c = 0;
+	size_t len = 0;
+	unsigned i;
+
+	memcpy(in, &nid, 4);
+	memcpy(in + 4, &epoch, 4);
+	memcpy(in + 8, &held, 4);
+	memcpy(in + 12, &slot, 8);
+	if (EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, eng->rel_secret,
+		      sizeof(eng->rel_secret), in, sizeof(in), out,
+		      sizeof(out), &len) == NULL || len < 8)
+		return 0;
+	for (i = 0; i < 8; i++)
+		c = c << 8 | out[i];
+	return c == 0 ? 1 : c;
+}
+
+static uint32_t
+held_epoch(const struct rel_rx *r)
+{
+	return r != NULL && r->w.known ? r->w.epoch : 0;
+}
+
+/* Ask @p nid whether it sends in @p epoch (rate-limited, GCRA). */
+static void
+chal_send(struct spinnic_engine *eng, uint32_t nid, uint32_t epoch,
+	  const struct rel_rx *r)
+{
+	uint64_t now = rte_get_timer_cycles();
+	uint64_t gap = eng->hz / CHAL_RATE;
+	struct spinnic_pkt p;
+	struct rte_mbuf *m;
+
+	uint64_t rto = eng->hz * eng->node->sn->cfg.rto_us / 1000000u;
+	unsigned i;
+
+	/* the sender resends after its RTO: one question per RTO is enough
+	 * (a window's worth of packets arrives before the answer) */
+	for (i = 0; i < RTE_DIM(eng->chal_recent); i++)
+		if (eng->chal_recent[i].nid == nid &&
+		    eng->chal_recent[i].epoch == epoch &&
+		    now - eng->chal_recent[i].tsc < rto)
+			return;
+	if (eng->chal_next < now)
+		eng->chal_next = now;
+	if (eng->chal_next - now > gap * CHAL_BURST) {
+		eng->in.chal_limited++;
+		return;
+	}
+	memset(&p, 0, sizeof(p));
+	p.type = SPINNIC_WIRE_T_CHAL;
+	p.src.nid = eng->node->nid;
+	p.dst.nid = nid;
+	p.ack_epoch = epoch;
+	p.hdr_data = cookie_of(eng, nid, epoch, held_epoch(r), cookie_slot());
+	if (p.hdr_data == 0)
+		return;
+	m = eng_build(eng->node, &p, NULL);
+	if (m == NULL)
+		return; /* the pool is empty: the sender resends, we ask again */
+	if (rte_ring_sp_enqueue(eng->tacks, m) != 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	eng->chal_next += gap;
+	eng->in.chal_sent++;
+	i = eng->chal_rr++ % RTE_DIM(eng->chal_recent);
+	eng->chal_recent[i].nid = nid;
+	eng->chal_recent[i].epoch = epoch;
+	eng->chal_recent[i].tsc = now;
+}
+
+void
+rel_rx_handshake(struct spinnic_engine *eng, struct rte_mbuf *m,
+		 const struct spinnic_pkt *p)
+{
+	uint64_t now, slot;
+	struct rel_rx *r;
+	uint32_t held;
+
+	if (p->type == SPINNIC_WIRE_T_CHAL) {
+		struct rel_ack_rec rec = {
+			.kind = REL_REC_CHAL,
+			.nid = p->src.nid,
+			.epoch = p->ack_epoch,
+			.cookie = p->hdr_data,
+		};
+
+		/* the outbound role knows our epochs */
+		if (rte_ring_sp_enqueue_elem(eng->rel_acks, &rec,
+					     sizeof(rec)) != 0)
+			eng->in.ack_ring_full++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	r = rx_find(eng, p->src.nid);
+	held = held_epoch(r);
+	if (r != NULL && r->w.known && held == p->ack_epoch) {
+		/* a later answer of a question answered already */
+		rte_pktmbuf_free(m);
+		return;
+	}
+	slot = cookie_slot();
+	if (p->hdr_data == 0 ||
+	    (p->hdr_data != cookie_of(eng, p->src.nid, p->ack_epoch, held,
+				      slot) &&
+	     p->hdr_data != cookie_of(eng, p->src.nid, p->ack_epoch, held,
+				      slot - 1))) {
+		/* not the answer to a challenge of ours, or a late one */
+		eng_in_drop(eng, m, ENG_DROP_BAD_COOKIE);
+		return;
+	}
+	now = rte_get_timer_cycles();
+	if (r == NULL)
+		r = rx_peer(eng, p->src.nid, now);
+	if (r == NULL) {
+		eng_in_drop(eng, m, ENG_DROP_PEERS_FULL);
+		return;
+	}
+	if (rel_rx_accept(&r->w, p->ack_epoch, p->ack_seq)) {
+		eng->in.rel_resets++;
+		r->pending = 0;
+		r->ack_now = false;
+		r->last_rx = now;
+		eng->rel_moves++; /* parked packets of it may go */
+		SPINNIC_LOG(DEBUG, "node %u: nid %" PRIu32 " verified in epoch %#" PRIx32 " from seq %" PRIu32,
+			    eng->node->index, p->src.nid, p->ack_epoch,
+			    p->ack_seq);
+	}
+	rte_pktmbuf_free(m);
+}
+
+bool
+rel_rx_unsequenced(struct spinnic_engine *eng, struct rte_mbuf *m,
+		   const struct spinnic_pkt *p)
+{
+	/* data of a node that has no session with us (a generator); a
+	 * node with one sends everything sequenced, so an unsequenced
+	 * packet in its name is forged */
+	if (p->type == SPINNIC_WIRE_T_DATA && rx_find(eng, p->src.nid) == NULL) {
+		eng->in.unsequenced++;
+		return true;
+	}
+	eng_in_drop(eng, m, ENG_DROP_UNSEQUENCED);
+	return false;
 }
 
 bool
@@ -579,25 +893,23 @@ rel_rx_begin(struct spinnic_engine *eng, struct rte_mbuf *m,
 	     const struct spinnic_pkt *p)
 {
 	struct rel_rx *r;
-	bool reset;
 
 	eng->transient = false;
 	if (!(p->flags & SPINNIC_WIRE_F_REL))
-		return true;
-	r = rx_peer(eng, p->src.nid);
-	if (r == NULL)
-		return true; /* no state for it: handled unsequenced */
-	switch (rel_rx_check(&r->w, p->epoch, p->seq, &reset)) {
+		return rel_rx_unsequenced(eng, m, p);
+	r = rx_find(eng, p->src.nid);
+	switch (r == NULL ? REL_OTHER : rel_rx_check(&r->w, p->epoch, p->seq)) {
 	case REL_NEW:
-		if (reset)
-			eng->in.rel_resets++;
 		return true;
 	case REL_DUP:
 		r->ack_now = true;
 		eng_in_drop(eng, m, ENG_DROP_REL_DUP);
 		return false;
-	case REL_STALE:
-		eng_in_drop(eng, m, ENG_DROP_REL_STALE);
+	case REL_OTHER:
+		/* a new sender, a restarted one, or a forgery: only the
+		 * node at that nid's address can answer */
+		chal_send(eng, p->src.nid, p->epoch, r);
+		eng_in_drop(eng, m, ENG_DROP_REL_EPOCH);
 		return false;
 	default:
 		eng_in_drop(eng, m, ENG_DROP_REL_BEYOND);
@@ -633,6 +945,7 @@ rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 	if (r == NULL)
 		return;
 	now = rte_get_timer_cycles();
+	r->last_rx = now;
 	if (r->w.next == p->seq)
 		eng->rel_moves++; /* parked packets may go now */
 	rel_rx_mark(&r->w, p->seq);

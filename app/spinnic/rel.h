@@ -5,9 +5,12 @@
  * the unit tests drive it directly (test/integration/test_rel.c).
  *
  * Per ordered pair of nodes the sender numbers every packet it sends
- * (F_REL): seq 0, 1, 2, ... within an epoch. The epoch changes when the
- * sender gives up on the peer (peer timeout) or restarts, so stale state on
- * either side is recognised. The receiver keeps a window of REL_WIN
+ * (F_REL): seq 0, 1, 2, ... within an epoch, a random 32-bit session
+ * number. The epoch changes when the sender gives up on the peer (peer
+ * timeout) or restarts, so stale state on either side is recognised. The
+ * receiver takes an epoch only after a challenge (CHAL, a keyed cookie)
+ * sent to the sender's own address came back answered (CHAL_ACK): a blind
+ * sender of forged packets can neither start nor reset a window. The receiver keeps a window of REL_WIN
  * sequence numbers: next (every seq below it received) and a bitmap of
  * those received above it; it answers with transport acks (TACK: epoch,
  * next, and a 64-bit selective ack of 64 seqs from a base: next + 1, and
@@ -50,7 +53,9 @@ struct rel_rxwin {
 enum rel_verdict {
 	REL_NEW,     /**< first copy: process it, then rel_rx_mark() */
 	REL_DUP,     /**< already received: drop, ack again */
-	REL_STALE,   /**< an older epoch of the peer: drop */
+	REL_OTHER,   /**< not the window's epoch (or no window yet): drop;
+		          the epoch is taken only once its sender answered a
+		          challenge (rel_rx_accept) */
 	REL_BEYOND,  /**< past the window: drop, the sender resends */
 };
 
@@ -63,30 +68,43 @@ rel_bit(const uint64_t *bits, uint32_t seq)
 }
 
 /**
- * Classify a sequenced packet. A newer epoch (or the first packet of a
- * peer) resets the window to seq 0 of that epoch.
- * @param reset_p set to true when the window was reset
+ * Classify a sequenced packet. Only the window's own epoch is accepted:
+ * a packet of any other epoch, older or newer, may be forged (the epoch
+ * is the sender's random session number), so it changes nothing here.
  */
 static inline enum rel_verdict
-rel_rx_check(struct rel_rxwin *w, uint32_t epoch, uint32_t seq, bool *reset_p)
+rel_rx_check(const struct rel_rxwin *w, uint32_t epoch, uint32_t seq)
 {
 	uint32_t d;
 
-	*reset_p = false;
-	if (!w->known || rel_seq_diff(epoch, w->epoch) > 0) {
-		memset(w, 0, sizeof(*w));
-		w->known = true;
-		w->epoch = epoch;
-		*reset_p = true;
-	} else if (epoch != w->epoch) {
-		return REL_STALE;
-	}
+	if (!w->known || epoch != w->epoch)
+		return REL_OTHER;
 	d = seq - w->next;
 	if ((int32_t)d < 0)
 		return REL_DUP;
 	if (d >= REL_WIN)
 		return REL_BEYOND;
 	return rel_bit(w->bits, seq) ? REL_DUP : REL_NEW;
+}
+
+/**
+ * Take a verified epoch of the sender: the window restarts at @p base,
+ * the first seq the sender still has unacknowledged (every seq below was
+ * acknowledged, so received, in an earlier life of this window or by
+ * nobody). A window already in @p epoch is left as it is: a repeated or
+ * replayed answer must not move it back.
+ * @return true when the window changed
+ */
+static inline bool
+rel_rx_accept(struct rel_rxwin *w, uint32_t epoch, uint32_t base)
+{
+	if (w->known && w->epoch == epoch)
+		return false;
+	memset(w, 0, sizeof(*w));
+	w->known = true;
+	w->epoch = epoch;
+	w->next = base;
+	return true;
 }
 
 /** Record a packet rel_rx_check() called REL_NEW as received. */

@@ -60,17 +60,6 @@ static pthread_rwlock_t tel_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct spinnic *tel_sn;     /* NULL: not answering */
 static bool tel_registered;
 
-/* engine.h enum eng_drop, in order */
-static const char *const eng_drop_names[] = {
-	"drop_not_me", "drop_no_match", "drop_late", "drop_dup",
-	"drop_bad_offset", "drop_inconsistent", "drop_table_full",
-	"drop_no_mem", "drop_spin", "drop_unknown_op", "drop_host",
-	"drop_rel_dup", "drop_rel_stale", "drop_rel_beyond",
-	"drop_park_full",
-};
-_Static_assert(sizeof(eng_drop_names) / sizeof(eng_drop_names[0]) ==
-	       ENG_DROP_MAX, "one name per engine drop reason");
-
 /* ---- parameters -------------------------------------------------------- */
 
 /*

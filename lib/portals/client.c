@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The NIC object, its counters, and client attach/detach/references. */
 #include <stdlib.h>
+#include <sys/random.h>
 
 #include "ptl_internal.h"
 
@@ -87,6 +88,10 @@ ptl_nic_create(const struct ptl_nic_conf *conf, struct ptl_nic **nic_p)
 		nic->op_free[i] = conf->max_ops - 1 - i;
 	nic->op_nfree = conf->max_ops;
 	nic->op_seq = 1;
+	/* without it ids are still unique, only guessable */
+	if (getrandom(&nic->op_key, sizeof(nic->op_key), 0) !=
+	    (ssize_t)sizeof(nic->op_key))
+		nic->op_key = 0;
 	*nic_p = nic;
 	return 0;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Initiator-side operation table: message ids, SEND/ACK/REPLY events.
- * A message id is (sequence << 24 | slot): O(1) lookup, unique per node. */
+ * A message id is (tag << 24 | slot): O(1) lookup. The tag is a keyed mix
+ * of a per-node sequence number, so a blind sender cannot guess the id
+ * of an operation in flight (to end it with a forged ACK or REPLY). */
 #include <stdlib.h>
 
 #include "ptl_internal.h"
@@ -14,6 +16,18 @@ op_find(struct ptl_nic *nic, uint64_t msg_id)
 	    nic->ops[slot].msg_id != msg_id)
 		return NULL;
 	return &nic->ops[slot];
+}
+
+/* The 40-bit tag of operation number @p seq (splitmix64 of key + seq). */
+static uint64_t
+op_tag(const struct ptl_nic *nic, uint64_t seq)
+{
+	uint64_t z = nic->op_key + seq * 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return z >> PTL_OP_SLOT_BITS;
 }
 
 /* op_lock held: free the slot; the caller drops the client reference */
@@ -44,7 +58,10 @@ ptl_op_start(struct ptl_client *c, const struct ptl_cmd *cmd,
 	slot = nic->op_free[--nic->op_nfree];
 	op = &nic->ops[slot];
 	memset(op, 0, sizeof(*op));
-	op->msg_id = (nic->op_seq++ << PTL_OP_SLOT_BITS) | slot;
+	op->msg_id = (op_tag(nic, nic->op_seq++) << PTL_OP_SLOT_BITS) | slot;
+	if (op->msg_id == 0)
+		op->msg_id = (op_tag(nic, nic->op_seq++) | 1) <<
+			PTL_OP_SLOT_BITS;
 	op->c = c;
 	op->cmd = *cmd;
 	ptl_client_get(c);

@@ -236,6 +236,7 @@ struct ptl_nic {
 	uint32_t *op_free;
 	uint32_t op_nfree;
 	uint64_t op_seq;
+	uint64_t op_key;      /* random: message ids are not guessable */
 	struct ptl_nic_stats stats;
 };
 

@@ -146,6 +146,9 @@ kind_valid(uint8_t type, uint8_t flags)
 	const uint8_t all = SPINNIC_WIRE_F_HEADER | SPINNIC_WIRE_F_PAYLOAD |
 			    SPINNIC_WIRE_F_COMPLETION;
 
+	/* session handshake: never sequenced, no kind flags */
+	if (type == SPINNIC_WIRE_T_CHAL || type == SPINNIC_WIRE_T_CHAL_ACK)
+		return flags == 0;
 	flags &= (uint8_t)~SPINNIC_WIRE_F_REL;
 	switch (type) {
 	case SPINNIC_WIRE_T_DATA:
@@ -173,7 +176,8 @@ kind_valid(uint8_t type, uint8_t flags)
 static bool
 op_valid(const struct spinnic_pkt *p)
 {
-	if (p->type == SPINNIC_WIRE_T_TACK)
+	if (p->type == SPINNIC_WIRE_T_TACK || p->type == SPINNIC_WIRE_T_CHAL ||
+	    p->type == SPINNIC_WIRE_T_CHAL_ACK)
 		return p->op == 0 && p->ack_req == 0 && p->ni == 0;
 	if (p->op == 0 || p->op >= SPINNIC_WIRE_OP_MAX)
 		return false;
@@ -381,7 +385,8 @@ spinnic_wire_parse(const void *frame, size_t len, uint16_t udp_port,
 			return -SPINNIC_WIRE_DROP_PAY_LEN;
 		break;
 	default:
-		/* GET request, ACK, NACK, TACK: no payload, no offset */
+		/* GET request, ACK, NACK, TACK, CHAL, CHAL_ACK: no payload,
+		 * no offset */
 		if (p.pay_len != 0)
 			return -SPINNIC_WIRE_DROP_PAY_LEN;
 		if (p.offset != 0)

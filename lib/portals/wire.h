@@ -48,6 +48,14 @@ enum spinnic_wire_type {
 	SPINNIC_WIRE_T_TACK = 6,  /**< transport ack: ack_epoch, ack_seq, sack;
 				       no Portals meaning. With F_REL it is a
 				       probe (sequenced, to be acked) */
+	SPINNIC_WIRE_T_CHAL = 7,  /**< session challenge: "do you send in
+				       epoch ack_epoch?"; cookie in hdr_data.
+				       Never sequenced, no payload */
+	SPINNIC_WIRE_T_CHAL_ACK = 8, /**< answer to a challenge by the node
+				       whose epoch it names: ack_epoch, the
+				       cookie echoed in hdr_data, ack_seq =
+				       its first unacknowledged seq. Never
+				       sequenced, no payload */
 	SPINNIC_WIRE_T_MAX,
 };
 
