@@ -85,6 +85,9 @@ static const struct frame_spec specs[] = {
 	/* transport acks: plain, and a probe (sequenced) */
 	{SPINNIC_WIRE_T_TACK, 0, 0, 0, 0, 0, 0, 0, 0},
 	{SPINNIC_WIRE_T_TACK, SPINNIC_WIRE_F_REL, 0, 0, 0, 0, 0, 0, 0},
+	/* the session handshake: a challenge and its answer */
+	{SPINNIC_WIRE_T_CHAL, 0, 0, 0, 0, 0, 0, 0, 0},
+	{SPINNIC_WIRE_T_CHAL_ACK, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
 /* the header fields printed per frame, dissector field names without the
@@ -125,8 +128,14 @@ spec_to_pkt(const struct frame_spec *s, unsigned int i, struct spinnic_pkt *p)
 	p->mlength = s->type == SPINNIC_WIRE_T_ACK ? 3 * PAY : 0;
 	p->pay_len = s->pay_len;
 	/* every other frame is sequenced (reliable delivery) */
-	if (s->type != SPINNIC_WIRE_T_TACK && i % 2)
+	if (s->type != SPINNIC_WIRE_T_TACK && s->type != SPINNIC_WIRE_T_CHAL &&
+	    s->type != SPINNIC_WIRE_T_CHAL_ACK && i % 2)
 		p->flags |= SPINNIC_WIRE_F_REL;
+	if (s->type == SPINNIC_WIRE_T_CHAL ||
+	    s->type == SPINNIC_WIRE_T_CHAL_ACK) {
+		p->ack_req = 0;
+		p->ni = 0;
+	}
 	p->epoch = 0xfeed0000u | i;
 	p->seq = 7 + i;
 	p->ack_epoch = i ? 0xbeef0000u | i : 0;

@@ -20,7 +20,7 @@ local p_spin = Proto("spinnic", "spinnic sPIN NIC")
 
 -- enum spinnic_wire_type
 local types = { [1] = "DATA", [2] = "REPLY", [3] = "ACK", [4] = "NACK",
-		[5] = "GET", [6] = "TACK" }
+		[5] = "GET", [6] = "TACK", [7] = "CHAL", [8] = "CHAL_ACK" }
 -- enum spinnic_wire_op
 local ops = { [1] = "PUT", [2] = "GET", [3] = "ATOMIC", [4] = "FETCH_ATOMIC",
 	      [5] = "SWAP" }
@@ -163,6 +163,10 @@ end
 
 -- same rules as kind_valid() in lib/portals/wire.c
 local function kind_valid(t, flags)
+	-- the session handshake: never sequenced
+	if t == 7 or t == 8 then
+		return flags == 0
+	end
 	flags = bit.band(flags, bit.bnot(F_REL))
 	if t == 1 or t == 2 then
 		return flags == F_HEADER or flags == F_PAYLOAD or
@@ -218,7 +222,7 @@ function p_spin.dissector(tvb, pinfo, tree)
 	ni_i:add(f.ni_no_matching, tvb(5, 1))
 	ni_i:add(f.ni_logical, tvb(5, 1))
 	local fti = t:add(f.fail_type, tvb(6, 1))
-	if ptype == 6 then
+	if ptype >= 6 and ptype <= 8 then
 		if op ~= 0 or ack_req ~= 0 or ni ~= 0 then
 			oi:add_proto_expert_info(ef.op)
 		end
@@ -296,6 +300,13 @@ function p_spin.dissector(tvb, pinfo, tree)
 			msg_id:tohex():gsub("^0+(.)", "%1"), tostring(msg_len),
 			tvb(28, 4):uint(), tvb(40, 8):uint64():tohex(),
 			tostring(tvb(80, 8):uint64()))
+	elseif ptype == 7 then
+		info = string.format("CHAL epoch 0x%x cookie 0x%s",
+			tvb(100, 4):uint(), tvb(48, 8):uint64():tohex())
+	elseif ptype == 8 then
+		info = string.format("CHAL_ACK epoch 0x%x from seq %d cookie 0x%s",
+			tvb(100, 4):uint(), tvb(108, 4):uint(),
+			tvb(48, 8):uint64():tohex())
 	elseif ptype == 6 then
 		if bit.band(flags, F_REL) ~= 0 then
 			info = string.format("TACK probe seq %d", tvb(104, 4):uint())

@@ -70,7 +70,7 @@ check() { # PORT [tshark options...]
 		    "^REPLY GET H msg" "^REPLY GET P msg" "^REPLY GET C msg" \
 		    "^REPLY FETCH_ATOMIC H|C" "^ACK PUT msg .* NI_OK" \
 		    "^NACK PUT msg .* NI_NO_MATCH" "^TACK ack" \
-		    "^TACK probe seq"; do
+		    "^TACK probe seq" "^CHAL epoch" "^CHAL_ACK epoch"; do
 		if ! grep -q -- "$want" "$tmp/info_$port"; then
 			echo "FAIL: no Info line matching '$want' (port $port)"
 			fail=1

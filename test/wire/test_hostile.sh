@@ -1,0 +1,296 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# A hostile neighbour on the LAN: two spinnic nodes, each in its own
+# network namespace on a veth pair through DPDK's af_xdp PMD (as
+# afxdp_two_nodes), the other ends of the pairs bridged in a third
+# namespace, the LAN; spinnic-forge in the LAN sends crafted frames to
+# either node (an AF_PACKET socket on that node's LAN-side end), and with
+# a key captures real frames there to replay them.
+# Each attack reproduces a finding of the issue "Hostile wire, hostile
+# clients"; after each, real puts and gets between the nodes must work,
+# and every lie must have been refused:
+#   1. epoch    one sequenced probe claiming to be node 0 in a "newer"
+#               epoch (now + 2^30 ms) does not cut node 0 off node 1
+#   2. nids     probes from 64 forged nids do not switch reliable delivery
+#               off for a real peer arriving later
+#   3. flood    9000 unsequenced 1 GiB headers matching a persistent ME
+#               neither fill the message table nor grow memory
+#   4. reply    forged REPLY and ACK frames for every guessable message id
+#               do not complete a get or a put to a node that never answers
+#               (they fail PTL_NI_UNDELIVERABLE after the peer timeout)
+# With a key file (second pass, --wire-key), the same attacks, plus:
+#   5. replay   frames captured on the wire and sent again change nothing
+#   6. keyless  a node without the key cannot deliver to a keyed one
+#   test_hostile.sh XDP_OBJ SPINNIC ITEST_CLIENT SPINNIC_FORGE
+# Exit 77 (skip) without root, netns, veth, a bridge, XDP sockets, the
+# af_xdp PMD or the object (clang).
+set -u
+obj=${1:-}
+spinnic=${2:-}
+client=${3:-}
+forge=${4:-}
+
+skip() { echo "SKIP: $*"; exit 77; }
+[ -n "$obj" ] && [ -f "$obj" ] || skip "no XDP object (clang or libbpf-dev missing at build)"
+[ -n "$spinnic" ] && [ -x "$spinnic" ] || skip "spinnic not built"
+[ -n "$client" ] && [ -x "$client" ] || skip "itest_client not built"
+[ -n "$forge" ] && [ -x "$forge" ] || skip "spinnic-forge not built"
+[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, raw sockets)"
+command -v ip >/dev/null 2>&1 || skip "ip not installed"
+
+port=5998
+tag=$$
+ns=(snh-a-$tag snh-b-$tag)
+lan=snh-lan-$tag
+ifc=(ha hb)     # the nodes' ends
+lanifc=(la lb)  # their LAN-side ends, bridged
+dir=$(mktemp -d "${TMPDIR:-/tmp}/spinnic-hostile-XXXXXX")
+pids=()
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+ok() { echo "ok: $*"; }
+
+stop_nodes() {
+	local i st
+	for i in "${!pids[@]}"; do
+		kill -TERM "${pids[$i]}" 2>/dev/null
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[$i]}"
+		st=$?
+		[ $st = 0 ] || bad "spinnic $i exit status $st"
+	done
+	pids=()
+}
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	ip netns del "${ns[0]}" 2>/dev/null
+	ip netns del "${ns[1]}" 2>/dev/null
+	ip netns del "$lan" 2>/dev/null
+	[ -n "${KEEP:-}" ] || rm -rf "$dir"
+	rm -rf "/var/run/dpdk/spinnic-hostile0-$tag" "/var/run/dpdk/spinnic-hostile1-$tag"
+}
+trap cleanup EXIT
+
+ip netns add "${ns[0]}" 2>/dev/null || skip "cannot create a network namespace"
+ip netns add "${ns[1]}" || skip "cannot create a network namespace"
+ip netns add "$lan" || skip "cannot create a network namespace"
+ip -n "$lan" link add br0 type bridge || skip "no bridge"
+ip -n "$lan" link set br0 mtu 3000 up
+for i in 0 1; do
+	# one queue each way: every packet arrives on rx queue 0
+	ip -n "$lan" link add "${lanifc[$i]}" numtxqueues 1 numrxqueues 1 \
+		type veth peer name "${ifc[$i]}" netns "${ns[$i]}" \
+		numtxqueues 1 numrxqueues 1 || skip "no veth"
+	ip -n "$lan" link set "${lanifc[$i]}" mtu 3000 master br0 up
+	ip -n "${ns[$i]}" link set "${ifc[$i]}" mtu 3000 up
+	ip -n "${ns[$i]}" link set lo up
+done
+
+# spinnic on each end; $key_opt: --wire-key FILE or nothing
+start_node() { # I [extra options]
+	local i=$1 r
+	shift
+	ip netns exec "${ns[$i]}" "$spinnic" -l "$i" --no-pci --no-huge \
+		--no-shconf -m 512 --file-prefix "spinnic-hostile$i-$tag" \
+		--vdev "net_af_xdp$i,iface=${ifc[$i]},start_queue=0,queue_count=1,xdp_prog=$obj" \
+		-- --socket "$dir/node$i.sock" --nid-base "$i" \
+		--udp-port $port --peer-timeout-ms 1500 "$@" \
+		> "$dir/spinnic$i.log" 2>&1 &
+	pids[$i]=$!
+	for _ in $(seq 300); do
+		grep -q 'spinnic: ready' "$dir/spinnic$i.log" && return 0
+		kill -0 "${pids[$i]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$dir/spinnic$i.log"
+	if ! kill -0 "${pids[$i]}" 2>/dev/null &&
+	   grep -Eq 'Failed to create xsk socket|xsk_socket__create|Address family not supported|No probed ethernet devices|no ports:' "$dir/spinnic$i.log"; then
+		skip "af_xdp PMD or AF_XDP sockets unavailable"
+	fi
+	bad "spinnic on ${ifc[$i]} not ready"
+	exit 1
+}
+
+# forge from the LAN, to node N (its LAN-side end)
+forge_to() { # N ARGS...
+	local n=$1
+	shift
+	ip netns exec "$lan" "$forge" "${lanifc[$n]}" $port "$@"
+}
+
+# start a target on node T (background, $tpid); $rdy: "NID PID PT"
+target_start() { # T ARGS
+	local t=$1
+	ip netns exec "${ns[$t]}" env SPINNIC_SOCKET="$dir/node$t.sock" \
+		"$client" $2 > "$dir/target.out" 2>&1 &
+	tpid=$!
+	for _ in $(seq 100); do
+		grep -q '^ready ' "$dir/target.out" && break
+		kill -0 $tpid 2>/dev/null || break
+		sleep 0.1
+	done
+	rdy=$(grep -m1 '^ready ' "$dir/target.out" | cut -d' ' -f2-)
+}
+
+# one exchange: target on TNODE, initiator on the other node
+pair() { # WHAT TNODE "TARGET ARGS" "INITIATOR ARGS"
+	local what=$1 t=$2 n=$((1 - $2)) targs=$3 iargs=$4 line st
+	target_start "$t" "$targs"
+	if [ -z "$rdy" ]; then
+		bad "$what: target not ready: $(cat "$dir/target.out")"
+		kill $tpid 2>/dev/null
+		wait $tpid 2>/dev/null
+		return
+	fi
+	set -- $rdy
+	line=$(timeout 40 ip netns exec "${ns[$n]}" \
+		env SPINNIC_SOCKET="$dir/node$n.sock" \
+		"$client" $iargs target="$1:$2" pt="$3" 2>&1)
+	st=$?
+	if [ $st != 0 ] || ! grep -q '^ok' <<<"$line"; then
+		bad "$what: initiator (status $st): $line"
+	fi
+	for _ in $(seq 200); do
+		kill -0 $tpid 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 $tpid 2>/dev/null; then
+		kill $tpid
+		wait $tpid
+		bad "$what: target did not finish: $(cat "$dir/target.out")"
+		return
+	fi
+	wait $tpid
+	st=$?
+	if [ $st != 0 ] || ! grep -q '^ok' "$dir/target.out"; then
+		bad "$what: target (status $st): $(cat "$dir/target.out")"
+		return
+	fi
+	ok "$what"
+}
+
+both_ways() { # WHAT
+	pair "$1: put 100 kB node0->node1" 1 \
+		"target op=put len=100000 buf=region match=0x77 seed=5" \
+		"put len=100000 buf=region match=0x77 seed=5"
+	pair "$1: put 100 kB node1->node0" 0 \
+		"target op=put len=100000 buf=region match=0x78 seed=6" \
+		"put len=100000 buf=region match=0x78 seed=6"
+	pair "$1: get 64 kB node0<-node1" 1 \
+		"target op=get len=65536 buf=region match=0x79 seed=7" \
+		"get len=65536 buf=region match=0x79 seed=7"
+}
+
+counter() { # NODE NAME: the last value in the node's final counters
+	grep -o "[ ]$2 [0-9]*" "$dir/spinnic$1.log" | tail -1 | awk '{print $2}'
+}
+
+rss_kb() { # PID
+	awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null
+}
+
+attacks() { # PASS-NAME
+	local pass=$1 hpid r0 r1 gpid ppid st
+
+	# 2. forged node ids first, while node 1 knows no real peer yet
+	forge_to 1 nids 1 100 64 >/dev/null || bad "$pass: forge nids"
+	sleep 0.3
+	both_ways "$pass: after 64 forged nids"
+
+	# 1. a forged "newer" epoch of a real peer, then its traffic
+	forge_to 1 epoch 0 1 >/dev/null || bad "$pass: forge epoch"
+	forge_to 0 epoch 1 0 >/dev/null || bad "$pass: forge epoch"
+	sleep 0.3
+	both_ways "$pass: after a forged epoch"
+
+	# 3. a header flood into a persistent wildcard ME on node 1
+	exec 7> >(ip netns exec "${ns[1]}" env SPINNIC_SOCKET="$dir/node1.sock" \
+		"$client" hold me=1 len=1048576 match=0xf100d > "$dir/hold.out" 2>&1)
+	hpid=$!
+	for _ in $(seq 100); do
+		grep -q '^ready ' "$dir/hold.out" && break
+		sleep 0.1
+	done
+	rdy=$(grep -m1 '^ready ' "$dir/hold.out")
+	if [ -z "$rdy" ]; then
+		bad "$pass: hold client not ready: $(cat "$dir/hold.out")"
+	else
+		set -- $rdy
+		r0=$(rss_kb "${pids[1]}")
+		forge_to 1 flood 77 1 9000 1073741824 "$4" 0xf100d 0 \
+			>/dev/null || bad "$pass: forge flood"
+		sleep 0.5
+		r1=$(rss_kb "${pids[1]}")
+		if [ -n "$r0" ] && [ -n "$r1" ] && [ $((r1 - r0)) -lt 65536 ]; then
+			ok "$pass: 9000 forged 1 GiB headers: node 1 RSS $r0 -> $r1 kB"
+		else
+			bad "$pass: 9000 forged 1 GiB headers: node 1 RSS '$r0' -> '$r1' kB (64 MiB allowed)"
+		fi
+		both_ways "$pass: during a header flood"
+	fi
+	exec 7>&-
+	wait $hpid 2>/dev/null
+
+	# 4. forged replies and acks for a get and a put to a node that is
+	# not there (nid 5): both must fail UNDELIVERABLE, not complete OK
+	ip netns exec "${ns[0]}" env SPINNIC_SOCKET="$dir/node0.sock" \
+		"$client" get len=1024 buf=region match=0x5 seed=9 \
+		target=5:0 pt=0 expect=undeliverable > "$dir/get5.out" 2>&1 &
+	gpid=$!
+	ip netns exec "${ns[0]}" env SPINNIC_SOCKET="$dir/node0.sock" \
+		"$client" put len=1024 buf=region match=0x5 seed=9 \
+		target=5:0 pt=0 expect=undeliverable > "$dir/put5.out" 2>&1 &
+	ppid=$!
+	sleep 0.5
+	forge_to 0 reply 5 0 1024 64 4 >/dev/null || bad "$pass: forge reply"
+	wait $gpid
+	st=$?
+	if [ $st = 0 ] && grep -q '^ok' "$dir/get5.out"; then
+		ok "$pass: forged replies: the get failed UNDELIVERABLE"
+	else
+		bad "$pass: forged replies: get (status $st): $(cat "$dir/get5.out")"
+	fi
+	wait $ppid
+	st=$?
+	if [ $st = 0 ] && grep -q '^ok' "$dir/put5.out"; then
+		ok "$pass: forged acks: the put failed UNDELIVERABLE"
+	else
+		bad "$pass: forged acks: put (status $st): $(cat "$dir/put5.out")"
+	fi
+	both_ways "$pass: after forged replies"
+}
+
+final_checks() { # PASS-NAME
+	local pass=$1 i v
+	v=$(counter 1 chal_sent)
+	[ "${v:-0}" -gt 0 ] && ok "$pass: node 1 challenged unverified senders ($v)" ||
+		bad "$pass: node 1 sent no challenge"
+	v=$(counter 1 unsequenced_in)
+	[ "${v:-0}" -le 9000 ] || bad "$pass: node 1 took $v unsequenced packets"
+	v=$(counter 0 drop_unsequenced)
+	[ "${v:-0}" -gt 0 ] && ok "$pass: node 0 dropped $v unsequenced replies/acks" ||
+		bad "$pass: node 0 dropped no unsequenced reply"
+	for i in 0 1; do
+		v=$(grep -o 'live: clients_live [0-9]*' "$dir/spinnic$i.log" | tail -1)
+		[ "$v" = "live: clients_live 0" ] || bad "$pass: node $i: '$v' at the end"
+	done
+}
+
+start_node 0
+start_node 1
+ok "two spinnics ready on the veth ends (af_packet)"
+both_ways "clean start"
+# a fresh pair for the attacks: node 1 must meet node 0 only after them
+stop_nodes
+start_node 0
+start_node 1
+attacks "no key"
+stop_nodes
+final_checks "no key"
+
+exit $fail
