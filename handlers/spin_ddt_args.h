@@ -7,7 +7,7 @@
  *
  * Window convention: @p origin is the window offset of the MPI buffer
  * origin (buf). A window that starts at the lowest byte the message
- * touches has origin = -(ddt_true_lb(t)); one that starts at buf has 0.
+ * touches has origin = -(ddt_data_lb(t)); one that starts at buf has 0.
  */
 #ifndef SPIN_DDT_ARGS_H
 #define SPIN_DDT_ARGS_H

@@ -118,7 +118,7 @@ enum spin_ddt_strategy {
  * (ddt_ckpt_state() of a ddt_ckpt_create() set, checkpoint i at stream
  * offset i·ckpt_interval). Packed byte s of the message, at typed offset
  * o from the MPI buffer origin, lands at window offset origin + o (origin
- * = -ddt_true_lb() when the window starts at the lowest byte touched, 0
+ * = -ddt_data_lb() when the window starts at the lowest byte touched, 0
  * when it starts at the buffer origin). Everything is checked at install
  * (blob with ddt_blob_load(), each checkpoint restored once).
  */

@@ -127,8 +127,19 @@ int64_t ddt_size(const struct ddt_type *t);        /**< bytes of data */
 int64_t ddt_extent(const struct ddt_type *t);      /**< ub - lb */
 int64_t ddt_lb(const struct ddt_type *t);
 int64_t ddt_ub(const struct ddt_type *t);
+/** MPI true lb and true extent as MPICH 4.0 has them: a member without
+ * data (a zero-length block of a vector, a resized empty type) still
+ * places true bounds, so they may reach past the data, and the true extent
+ * of a type without data may be negative. See ddt_data_lb(). */
 int64_t ddt_true_lb(const struct ddt_type *t);
 int64_t ddt_true_extent(const struct ddt_type *t);
+/** The bytes one element's data occupies: lowest offset from the buffer
+ * origin that pack reads and unpack writes (the MPI standard's true lb),
+ * and the distance from it to one past the highest. Within MPICH's true
+ * bounds; both 0 when the size is 0. Use these to size buffers and windows
+ * the data must fit. */
+int64_t ddt_data_lb(const struct ddt_type *t);
+int64_t ddt_data_extent(const struct ddt_type *t);
 /** Number of contiguous blocks of one element after merging. */
 int64_t ddt_num_blocks(const struct ddt_type *t);
 /** Nesting depth: 1 for an elementary type. */

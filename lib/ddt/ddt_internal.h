@@ -43,12 +43,16 @@ struct ddt_type {
 	int64_t ntypes;
 	struct ddt_type *inner;    /* SUBARRAY: equivalent resized hvectors */
 
-	/* computed at construction */
+	/* computed at construction; bounds are MPICH 4.0's (lib/ddt README) */
 	int64_t size;
 	int64_t lb, ub;            /* with resized bounds, struct padding */
-	int64_t tlb, tub;          /* data bounds (0,0 when size == 0) */
-	bool lbm, ubm;             /* explicit bounds (resized) inside */
-	int align;                 /* largest elementary alignment */
+	int64_t tlb, tub;          /* MPI true bounds (may lie past the data) */
+	int64_t dlb, dub;          /* bytes of data (0,0 when size == 0) */
+	bool zerolen;              /* MPICH's empty type: all bounds 0 */
+	/* MPICH's object for this type (one for types it cannot tell apart):
+	 * a struct whose members all have the same one is an hindexed */
+	const struct ddt_type *same;
+	int align;                 /* struct padding unit */
 	int depth;
 
 	/* commit */

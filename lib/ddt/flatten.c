@@ -309,7 +309,7 @@ int ddt_equal(const struct ddt_type *a, const struct ddt_type *b)
 	if (a == b)
 		return 1;
 	if (a->size != b->size || a->lb != b->lb || a->ub != b->ub ||
-	    a->tlb != b->tlb || a->tub != b->tub)
+	    a->dlb != b->dlb || a->dub != b->dub)
 		return 0;
 	if (same_tree(a, b))
 		return 1;

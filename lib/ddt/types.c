@@ -9,27 +9,33 @@
 
 #include "ddt_internal.h"
 
-#define BASE(b, sz, al, nm) \
+/* `cls`: the elementary type MPICH 4.0 does not tell b apart from (signed
+ * and unsigned integers of one size are one type to it) */
+#define BASE(b, sz, al, cls) \
 	[b] = { .refcnt = -1, .comb = DDT_COMBINER_NAMED, .base = b, \
 		.size = sz, .lb = 0, .ub = sz, .tlb = 0, .tub = sz, \
+		.dlb = 0, .dub = sz, .same = &base_types[cls], \
 		.align = al, .depth = 1 }
 
 static struct ddt_type base_types[DDT_BASE_COUNT] = {
-	BASE(DDT_BYTE, 1, 1, "byte"),
-	BASE(DDT_CHAR, 1, 1, "char"),
-	BASE(DDT_INT8, 1, 1, "int8"),
-	BASE(DDT_UINT8, 1, 1, "uint8"),
-	BASE(DDT_INT16, 2, 2, "int16"),
-	BASE(DDT_UINT16, 2, 2, "uint16"),
-	BASE(DDT_INT32, 4, 4, "int32"),
-	BASE(DDT_UINT32, 4, 4, "uint32"),
-	BASE(DDT_INT64, 8, 8, "int64"),
-	BASE(DDT_UINT64, 8, 8, "uint64"),
-	BASE(DDT_FLOAT, 4, 4, "float"),
-	BASE(DDT_DOUBLE, 8, 8, "double"),
-	BASE(DDT_COMPLEX, 8, 4, "complex"),
-	BASE(DDT_DOUBLE_COMPLEX, 16, 8, "double_complex"),
+	BASE(DDT_BYTE, 1, 1, DDT_BYTE),
+	BASE(DDT_CHAR, 1, 1, DDT_CHAR),
+	BASE(DDT_INT8, 1, 1, DDT_INT8),
+	BASE(DDT_UINT8, 1, 1, DDT_UINT8),
+	BASE(DDT_INT16, 2, 2, DDT_INT16),
+	BASE(DDT_UINT16, 2, 2, DDT_INT16),
+	BASE(DDT_INT32, 4, 4, DDT_INT32),
+	BASE(DDT_UINT32, 4, 4, DDT_INT32),
+	BASE(DDT_INT64, 8, 8, DDT_INT64),
+	BASE(DDT_UINT64, 8, 8, DDT_INT64),
+	BASE(DDT_FLOAT, 4, 4, DDT_FLOAT),
+	BASE(DDT_DOUBLE, 8, 8, DDT_DOUBLE),
+	BASE(DDT_COMPLEX, 8, 4, DDT_COMPLEX),
+	BASE(DDT_DOUBLE_COMPLEX, 16, 8, DDT_DOUBLE_COMPLEX),
 };
+
+/* what every zero-length type is the same as */
+static const struct ddt_type zerolen_same;
 
 static const char *const base_names[DDT_BASE_COUNT] = {
 	"byte", "char", "int8", "uint8", "int16", "uint16", "int32", "uint32",
@@ -91,15 +97,22 @@ void ddt_free(struct ddt_type *t)
 }
 
 /* ---- bounds accumulation ----------------------------------------------
- * lb/ub: min/max over the non-empty blocks of each member's lb/ub (its
- * copies included); a member counts when it has data or explicit bounds
- * (resized). This is MPICH's rule: resized bounds are not "sticky". */
+ * MPICH 4.0 (its yaksa engine) decides bounds and true bounds, per block of
+ * bl copies of c at displacement d: the block spans [d + lb(c),
+ * d + lb(c) + bl * extent(c)], a zero-length block included (an empty
+ * interval there), and its true bounds are those shifted by c's distance
+ * between true and plain bounds, so a member without data still places
+ * true bounds. indexed and struct skip blocks of length 0, vector and
+ * indexed_block do not. A constructor whose count times size(c) (sum of
+ * blocks times sizes) is 0 makes MPICH's zero-length type instead: every
+ * bound 0. The MPI standard has the true bounds of the data only (MPI-4.0
+ * 5.1.8); lib/ddt keeps those too, as dlb/dub. */
 
 struct bacc {
 	bool ovf;
-	bool data, nm, lbm, ubm;
-	int64_t tmin, tmax;       /* data */
-	int64_t nmlb, nmub;       /* lb/ub of non-empty children */
+	bool any, data;
+	int64_t lb, ub, tlb, tub; /* over the blocks that count */
+	int64_t dmin, dmax;       /* data */
 	int64_t size;
 	int align, depth;
 	bool pad;                 /* struct: round the extent to align */
@@ -138,45 +151,43 @@ static void bacc_init(struct bacc *a)
 	a->align = 1;
 }
 
-/* A block of bl copies of c at byte displacement d (copies c's extent apart).
- * `sizes` says whether to add the block's bytes to the size (vector and
- * friends call this for the first and last block only). */
+static void minmax(bool first, int64_t lo, int64_t hi, int64_t *min,
+		   int64_t *max)
+{
+	if (first || lo < *min)
+		*min = lo;
+	if (first || hi > *max)
+		*max = hi;
+}
+
+/* A block of bl copies of c at byte displacement d (copies c's extent
+ * apart). `sizes`: add the block's bytes to the size (vector and friends
+ * call this for the first and last block only); `bounds`: the block counts
+ * for the bounds (see above). */
 static void bacc_block(struct bacc *a, int64_t d, int64_t bl,
-		       const struct ddt_type *c, bool sizes)
+		       const struct ddt_type *c, bool sizes, bool bounds)
 {
 	int64_t ext = c->ub - c->lb;
-	int64_t span;
 
 	if (c->depth > a->depth)
 		a->depth = c->depth;
-	if (bl == 0)
-		return;
-	if (c->align > a->align)
-		a->align = c->align;
 	if (sizes)
 		a->size = add(a, a->size, mul(a, bl, c->size));
-	span = mul(a, bl - 1, ext);
-	if (c->size > 0) {
-		int64_t lo = add(a, d, c->tlb);
-		int64_t hi = add(a, add(a, d, span), c->tub);
+	if (bl > 0 && c->size > 0) {
+		int64_t span = mul(a, bl - 1, ext);
 
-		if (!a->data || lo < a->tmin)
-			a->tmin = lo;
-		if (!a->data || hi > a->tmax)
-			a->tmax = hi;
+		minmax(!a->data, add(a, d, c->dlb),
+		       add(a, add(a, d, span), c->dub), &a->dmin, &a->dmax);
 		a->data = true;
 	}
-	if (c->size > 0 || c->lbm || c->ubm) {
+	if (bounds) {
 		int64_t lo = add(a, d, c->lb);
-		int64_t hi = add(a, add(a, d, span), c->ub);
+		int64_t hi = add(a, lo, mul(a, bl, ext));
 
-		if (!a->nm || lo < a->nmlb)
-			a->nmlb = lo;
-		if (!a->nm || hi > a->nmub)
-			a->nmub = hi;
-		a->nm = true;
-		a->lbm |= c->lbm;
-		a->ubm |= c->ubm;
+		minmax(!a->any, lo, hi, &a->lb, &a->ub);
+		minmax(!a->any, add(a, lo, sub(a, c->tlb, c->lb)),
+		       add(a, hi, sub(a, c->tub, c->ub)), &a->tlb, &a->tub);
+		a->any = true;
 	}
 }
 
@@ -188,6 +199,7 @@ static struct ddt_type *type_new(enum ddt_combiner comb, int64_t ntypes)
 		return NULL;
 	t->refcnt = 1;
 	t->comb = comb;
+	t->same = t;
 	if (ntypes > 0) {
 		t->types = calloc((size_t)ntypes, sizeof(*t->types));
 		if (t->types == NULL) {
@@ -213,8 +225,10 @@ static int64_t *dup_arr(const int64_t *a, int64_t n, bool *fail)
 	return r;
 }
 
-/* Apply the accumulated bounds to t; frees t and sets errno on error. */
-static struct ddt_type *finish(struct ddt_type *t, struct bacc *a)
+/* Apply the accumulated bounds to t (MPICH's zero-length type when it holds
+ * no bytes and `zerolen`); frees t and sets errno on error. */
+static struct ddt_type *finish(struct ddt_type *t, struct bacc *a,
+			       bool zerolen)
 {
 	int depth = a->depth + 1;
 
@@ -223,15 +237,22 @@ static struct ddt_type *finish(struct ddt_type *t, struct bacc *a)
 		return ddt_err_null(DDT_E_DEPTH);
 	}
 	t->depth = depth;
-	t->align = a->align;
 	t->size = a->size;
-	t->tlb = a->data ? a->tmin : 0;
-	t->tub = a->data ? a->tmax : 0;
-	t->lbm = a->lbm;
-	t->ubm = a->ubm;
-	t->lb = a->nm ? a->nmlb : 0;
-	t->ub = a->nm ? a->nmub : 0;
-	if (a->pad && t->align > 1) {
+	t->dlb = a->data ? a->dmin : 0;
+	t->dub = a->data ? a->dmax : 0;
+	if (zerolen && a->size == 0) {
+		t->zerolen = true;
+		t->same = &zerolen_same;
+		t->align = 1;
+		t->lb = t->ub = t->tlb = t->tub = 0;
+	} else {
+		t->align = a->align;
+		t->lb = a->lb;
+		t->ub = a->ub;
+		t->tlb = a->tlb;
+		t->tub = a->tub;
+	}
+	if (!t->zerolen && a->pad && t->align > 1) {
 		int64_t ext = sub(a, t->ub, t->lb);
 		int64_t rem = ext % t->align;
 
@@ -239,6 +260,7 @@ static struct ddt_type *finish(struct ddt_type *t, struct bacc *a)
 			t->ub = add(a, t->ub, t->align - rem);
 	}
 	(void)sub(a, t->ub, t->lb);
+	(void)sub(a, t->tub, t->tlb);
 	if (t->ub < t->lb)
 		a->ovf = true;
 	if (a->ovf) {
@@ -275,15 +297,20 @@ static struct ddt_type *mk_hvector(enum ddt_combiner comb, int64_t count,
 	t->blocklen = blocklen;
 	t->stride = stride_arg;
 	bacc_init(&a);
+	a.align = old->align;
+	/* MPICH makes one copy of one element the element itself */
+	if (count == 1 && blocklen == 1)
+		t->same = old->same;
 	if (count > 0) {
 		a.size = mul(&a, count, mul(&a, blocklen, old->size));
-		bacc_block(&a, 0, blocklen, old, false);
+		bacc_block(&a, 0, blocklen, old, false, true);
 		bacc_block(&a, mul(&a, count - 1, stride_bytes), blocklen, old,
-			   false);
+			   false, true);
 	} else {
-		bacc_block(&a, 0, 0, old, false);
+		bacc_block(&a, 0, 0, old, false, false);
 	}
-	return finish(t, &a);
+	/* zero-length when count * size(old) is 0, not when blocklen is */
+	return finish(t, &a, count == 0 || old->size == 0);
 }
 
 struct ddt_type *ddt_contiguous(int64_t count, struct ddt_type *old)
@@ -344,14 +371,20 @@ static struct ddt_type *mk_indexed(enum ddt_combiner comb, int64_t count,
 		return fail_nomem(t);
 	ext = old->ub - old->lb;
 	bacc_init(&a);
-	bacc_block(&a, 0, 0, old, false);
+	a.align = old->align;
+	bacc_block(&a, 0, 0, old, false, false);
 	for (int64_t i = 0; i < count; i++) {
 		int64_t bl = blocklens != NULL ? blocklens[i] : blocklen;
 		int64_t d = in_extents ? mul(&a, displs[i], ext) : displs[i];
 
-		bacc_block(&a, d, bl, old, true);
+		/* indexed skips empty blocks, indexed_block has none or all */
+		bacc_block(&a, d, bl, old, true, blocklens == NULL || bl > 0);
+		if (count == 1 && bl == 1 && d == 0)
+			t->same = old->same;
 	}
-	return finish(t, &a);
+	/* indexed_block is zero-length by count * size(old) alone */
+	return finish(t, &a, blocklens != NULL || count == 0 ||
+			     old->size == 0);
 }
 
 struct ddt_type *ddt_indexed(int64_t count, const int64_t *blocklens,
@@ -391,7 +424,6 @@ struct ddt_type *ddt_struct(int64_t count, const int64_t *blocklens,
 			    const int64_t *displs_bytes,
 			    struct ddt_type *const *types)
 {
-	const struct ddt_type *first = NULL;
 	struct ddt_type *t;
 	struct bacc a;
 	bool fail = false;
@@ -416,17 +448,19 @@ struct ddt_type *ddt_struct(int64_t count, const int64_t *blocklens,
 		return fail_nomem(t);
 	bacc_init(&a);
 	for (int64_t i = 0; i < count; i++) {
-		bacc_block(&a, displs_bytes[i], blocklens[i], types[i], true);
-		/* like MPICH, a struct whose (non-empty) members all have one
-		 * type is an hindexed: only mixed members pad the extent */
-		if (blocklens[i] > 0) {
-			if (first == NULL)
-				first = types[i];
-			else if (types[i] != first)
-				a.pad = true;
-		}
+		bacc_block(&a, displs_bytes[i], blocklens[i], types[i], true,
+			   blocklens[i] > 0);
+		if (blocklens[i] > 0 && types[i]->align > a.align)
+			a.align = types[i]->align;
+		/* like MPICH, a struct whose members (empty ones included)
+		 * are all the same type is an hindexed: only mixed members
+		 * pad the extent */
+		if (types[i]->same != types[0]->same)
+			a.pad = true;
 	}
-	return finish(t, &a);
+	if (count == 1 && blocklens[0] == 1 && displs_bytes[0] == 0)
+		t->same = types[0]->same;
+	return finish(t, &a, true);
 }
 
 struct ddt_type *ddt_resized(int64_t lb, int64_t extent, struct ddt_type *old)
@@ -450,9 +484,15 @@ struct ddt_type *ddt_resized(int64_t lb, int64_t extent, struct ddt_type *old)
 	t->size = old->size;
 	t->tlb = old->tlb;
 	t->tub = old->tub;
+	t->dlb = old->dlb;
+	t->dub = old->dub;
 	t->lb = lb;
 	t->ub = ub;
-	t->lbm = t->ubm = true;
+	/* MPICH keeps the type itself when the bounds do not change */
+	if (lb == old->lb && ub == old->ub) {
+		t->zerolen = old->zerolen;
+		t->same = old->same;
+	}
 	t->align = old->align;
 	t->depth = old->depth + 1;
 	return t;
@@ -474,8 +514,10 @@ struct ddt_type *ddt_dup(struct ddt_type *old)
 	t->ub = old->ub;
 	t->tlb = old->tlb;
 	t->tub = old->tub;
-	t->lbm = old->lbm;
-	t->ubm = old->ubm;
+	t->dlb = old->dlb;
+	t->dub = old->dub;
+	t->zerolen = old->zerolen;
+	t->same = old->same;
 	t->align = old->align;
 	t->depth = old->depth;
 	return t;
@@ -570,7 +612,10 @@ struct ddt_type *ddt_subarray(int ndims, const int64_t *sizes,
 	t->ub = in->ub;
 	t->tlb = in->tlb;
 	t->tub = in->tub;
-	t->lbm = t->ubm = true;
+	t->dlb = in->dlb;
+	t->dub = in->dub;
+	t->zerolen = in->zerolen;
+	t->same = in->same;
 	t->align = in->align;
 	t->depth = old->depth + ndims;
 	return t;
@@ -628,6 +673,16 @@ int64_t ddt_true_lb(const struct ddt_type *t)
 int64_t ddt_true_extent(const struct ddt_type *t)
 {
 	return t->tub - t->tlb;
+}
+
+int64_t ddt_data_lb(const struct ddt_type *t)
+{
+	return t->dlb;
+}
+
+int64_t ddt_data_extent(const struct ddt_type *t)
+{
+	return t->dub - t->dlb;
 }
 
 int ddt_depth(const struct ddt_type *t)

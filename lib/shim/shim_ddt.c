@@ -289,8 +289,9 @@ spin_type_offload(ptl_handle_ni_t ni_handle, const struct ddt_type *t,
 		return PTL_ARG_INVALID;
 	size = ddt_size(t);
 	ext = ddt_extent(t);
-	tlb = ddt_true_lb(t);
-	text = ddt_true_extent(t);
+	/* the window holds the data (MPICH's true bounds may reach past) */
+	tlb = ddt_data_lb(t);
+	text = ddt_data_extent(t);
 	/* lib/ddt bounds offsets by 2^61 at commit; count elements too */
 	if (__builtin_mul_overflow(size, count, &size) ||
 	    (count > 0 && __builtin_mul_overflow(ext, count - 1, &sh)) ||

@@ -69,8 +69,8 @@ static struct ddt_type *fix_bounds(struct ddt_type *t)
 
 	if (t == NULL || ddt_size(t) == 0)
 		return t;
-	lb = min64(ddt_lb(t), ddt_true_lb(t));
-	ub = max64(ddt_ub(t), ddt_true_lb(t) + ddt_true_extent(t));
+	lb = min64(ddt_lb(t), ddt_data_lb(t));
+	ub = max64(ddt_ub(t), ddt_data_lb(t) + ddt_data_extent(t));
 	if (lb == ddt_lb(t) && ub == ddt_ub(t))
 		return t;
 	r = ddt_resized(lb, ub - lb, t);

@@ -24,7 +24,7 @@ uint64_t ddt_gen_rand(uint64_t *seed);
  * resized, dup) over every elementary type, nested up to max_depth
  * constructor levels, with zero counts, zero-length blocks, negative
  * strides and displacements. The typemap never overlaps itself, also across
- * consecutive elements (so pack/unpack round-trip), and true bounds stay
+ * consecutive elements (so pack/unpack round-trip), and the data stays
  * within [lb, ub).
  * @param seed PRNG state, advanced
  * @param max_depth constructor levels, 0..6 (ddt_depth() <= max_depth + 1

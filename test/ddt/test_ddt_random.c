@@ -146,10 +146,14 @@ static void test_bounds(void **state)
 
 		setup(&f, seed);
 		n = ddt_ref_typemap(f.t, 1, &map);
+		ddt_ref_span(map, n, &lo, &hi);
+		assert_int_equal(ddt_data_lb(f.t), lo);
+		assert_int_equal(ddt_data_extent(f.t), hi - lo);
+		/* MPICH's true bounds hold the data, and may reach past it */
 		if (ddt_size(f.t) > 0) {
-			ddt_ref_span(map, n, &lo, &hi);
-			assert_int_equal(ddt_true_lb(f.t), lo);
-			assert_int_equal(ddt_true_extent(f.t), hi - lo);
+			assert_true(ddt_true_lb(f.t) <= lo);
+			assert_true(ddt_true_lb(f.t) + ddt_true_extent(f.t) >=
+				    hi);
 		}
 		n = ddt_ref_merge(map, n);
 		assert_int_equal(ddt_num_blocks(f.t), n);

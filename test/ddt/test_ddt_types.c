@@ -87,9 +87,9 @@ static void test_vector(void **state)
 	t = ddt_hvector(2, 3, -20, I16);
 	check(t, (struct want){ 12, -20, 6, -20, 26, 2, 2 });
 	ddt_free(t);
-	/* zero blocklen and zero count */
+	/* zero blocklen (MPICH: the blocks still place bounds) and count */
 	t = ddt_vector(3, 0, 2, I32);
-	check(t, (struct want){ 0, 0, 0, 0, 0, 0, 2 });
+	check(t, (struct want){ 0, 0, 16, 0, 16, 0, 2 });
 	ddt_free(t);
 	t = ddt_hvector(0, 2, 8, I32);
 	check(t, (struct want){ 0, 0, 0, 0, 0, 0, 2 });
@@ -190,6 +190,51 @@ static void test_mpich_bounds(void **state)
 		{ "struct(1,1;0,5)[int32,float]", { 8, 0, 12, 0, 9 } },
 		{ "struct(1;1)[double]", { 8, 1, 9, 1, 8 } },
 		{ "indexed(2,0,1;5,1,-1)[int32]", { 12, -4, 28, -4, 32 } },
+		/* members without data: zero-length blocks of vector and
+		 * indexed_block place bounds (true ones too, shifted by the
+		 * element's), indexed and struct skip them, a constructor
+		 * over count * size 0 is all 0 */
+		{ "vector(3,0,-2)[int32]", { 0, -16, 0, -16, 16 } },
+		{ "vector(1,0,2)[int32]", { 0, 0, 0, 0, 0 } },
+		{ "vector(3,0,2)[resized(-4,16)[int32]]", { 0, -4, 60, 0, 52 } },
+		{ "vector(3,0,-2)[resized(-4,16)[int32]]",
+		  { 0, -68, -4, -64, 52 } },
+		{ "hvector(3,0,-5)[resized(-4,16)[int32]]",
+		  { 0, -14, -4, -10, -2 } },
+		{ "indexed_block(0;3,7)[int32]", { 0, 12, 28, 12, 16 } },
+		{ "hindexed_block(0;3,7)[resized(-4,16)[int32]]",
+		  { 0, -1, 3, 3, -8 } },
+		{ "indexed(0,2,0;-5,3,9)[resized(-4,16)[int32]]",
+		  { 8, 44, 76, 48, 20 } },
+		{ "indexed(0,0;-5,3)[resized(-4,16)[int32]]", { 0, 0, 0, 0, 0 } },
+		{ "contig(2)[vector(3,0,2)[int32]]", { 0, 0, 0, 0, 0 } },
+		{ "resized(-8,40)[vector(3,0,2)[int32]]", { 0, -8, 32, 0, 16 } },
+		{ "resized(-3,7)[contig(0)[int32]]", { 0, -3, 4, 0, 0 } },
+		{ "subarray(4,4;0,2;1,1;C)[int32]", { 0, 0, 64, 0, 0 } },
+		{ "struct(2;100)[vector(3,0,2)[int32]]", { 0, 0, 0, 0, 0 } },
+		{ "struct(2,1;100,0)[vector(3,0,2)[int32],int8]",
+		  { 1, 0, 132, 0, 132 } },
+		{ "struct(2,1;100,0)[resized(-8,40)[vector(3,0,2)[int32]],int8]",
+		  { 1, 0, 172, 0, 156 } },
+		{ "struct(1,1;1,0)[vector(3,0,2)[int32],int8]", { 1, 0, 20, 0, 17 } },
+		{ "struct(1,1;50,0)[contig(0)[int32],int8]", { 1, 0, 50, 0, 50 } },
+		{ "struct(1,1;50,1)[resized(-3,7)[contig(0)[int32]],int8]",
+		  { 1, 1, 54, 1, 49 } },
+		{ "struct(0,1;100,0)[double,int8]", { 1, 0, 1, 0, 1 } },
+		/* an empty entry of another type still makes the struct mixed
+		 * (padded); types MPICH does not tell apart do not */
+		{ "struct(1,1,0;0,5,9)[int32,int32,int8]", { 8, 0, 12, 0, 9 } },
+		{ "struct(1,1;0,5)[int32,uint32]", { 8, 0, 9, 0, 9 } },
+		{ "struct(1,1;0,5)[int32,contig(1)[int32]]", { 8, 0, 9, 0, 9 } },
+		{ "struct(1,1;0,5)[int32,resized(0,4)[int32]]", { 8, 0, 9, 0, 9 } },
+		{ "struct(1,1;0,5)[int32,resized(0,8)[int32]]", { 8, 0, 16, 0, 9 } },
+		{ "struct(1,1;0,5)[int32,contig(2)[int32]]", { 12, 0, 16, 0, 13 } },
+		{ "struct(0,3,0,3;2,11,594,598)[uint16,resized(-8,192)[vector(7,0,"
+		  "4)[int64]],resized(-7,16)[uint8],int32]",
+		  { 12, 3, 611, 11, 599 } },
+		{ "indexed(1,1,2;3,4,6)[struct(0,3,0,3;2,11,594,598)[uint16,"
+		  "resized(-8,192)[vector(7,0,4)[int64]],resized(-7,16)[uint8],"
+		  "int32]]", { 48, 1827, 4867, 1835, 3031 } },
 	};
 
 	(void)state;
@@ -210,6 +255,49 @@ static void test_mpich_bounds(void **state)
 		assert_memory_equal(got, cases[i].v, sizeof(got));
 		ddt_free(t);
 	}
+}
+
+/* The data's own span (the standard's true bounds) beside MPICH's; and a
+ * struct of one type object twice is an hindexed (not padded), of two
+ * equal objects a struct (padded), as MPICH has it for handles. */
+static void test_data_span(void **state)
+{
+	static const struct {
+		const char *expr;
+		int64_t dlb, dext;
+	} cases[] = {
+		{ "vector(3,0,2)[int32]", 0, 0 },
+		{ "struct(1,1;1,0)[vector(3,0,2)[int32],int8]", 0, 1 },
+		{ "struct(2,1;100,0)[resized(-8,40)[vector(3,0,2)[int32]],int8]",
+		  0, 1 },
+		{ "vector(2,1,3)[int32]", 0, 16 },
+		{ "indexed(1,1,2;3,4,6)[struct(0,3,0,3;2,11,594,598)[uint16,"
+		  "resized(-8,192)[vector(7,0,4)[int64]],resized(-7,16)[uint8],"
+		  "int32]]", 2422, 2444 },
+	};
+	int64_t bl[] = { 1, 1 }, d[] = { 0, 5 };
+	struct ddt_type *v, *w, *t, *ty[2];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		t = ddt_parse(cases[i].expr, NULL);
+		assert_non_null(t);
+		assert_int_equal(ddt_data_lb(t), cases[i].dlb);
+		assert_int_equal(ddt_data_extent(t), cases[i].dext);
+		ddt_free(t);
+	}
+	v = ddt_vector(2, 1, 2, I32);
+	w = ddt_vector(2, 1, 2, I32);
+	ty[0] = ty[1] = v;
+	t = ddt_struct(2, bl, d, ty);
+	check(t, (struct want){ 16, 0, 17, 0, 17, 4, 3 });
+	ddt_free(t);
+	ty[1] = w;
+	t = ddt_struct(2, bl, d, ty);
+	check(t, (struct want){ 16, 0, 20, 0, 17, 4, 3 });
+	ddt_free(t);
+	ddt_free(w);
+	ddt_free(v);
 }
 
 static void test_resized(void **state)
@@ -520,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_indexed),
 		cmocka_unit_test(test_struct),
 		cmocka_unit_test(test_mpich_bounds),
+		cmocka_unit_test(test_data_span),
 		cmocka_unit_test(test_resized),
 		cmocka_unit_test(test_subarray),
 		cmocka_unit_test(test_dup_contents),

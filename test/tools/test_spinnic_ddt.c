@@ -160,6 +160,13 @@ test_info(void **state)
 		/* element 1's first block continues element 0's last */
 		{ "contig(2)[vector(2,1,3)[int64]]", 32, 64, 0, 64, 0, 64, 3,
 		  3, DDT_CLASS_GENERAL, NULL },
+		/* MPICH 4.0.2's bounds: members without data place them */
+		{ "struct(1,1;0,1)[vector(3,0,2)[int32],int8]", 1, 16, 0, 16,
+		  0, 16, 1, 3, -1, NULL },
+		{ "indexed(1,1,2;3,4,6)[struct(0,3,0,3;2,11,594,598)[uint16,"
+		  "resized(-8,192)[vector(7,0,4)[int64]],resized(-7,16)[uint8],"
+		  "int32]]", 48, 3040, 1827, 4867, 1835, 3031, 4, 5,
+		  DDT_CLASS_GENERAL, NULL },
 	};
 	struct tool_result *r = malloc(sizeof(*r));
 
