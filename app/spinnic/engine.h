@@ -12,11 +12,12 @@
  * oldest first when the table is full. Live entries are never evicted: when
  * every slot is live, a new message is refused (and the caller drops it).
  *
- * Each entry tracks the packets of its message that arrived (struct
- * spinnic_seen): inline bits for the first ones, then chunks allocated as
- * packets with those indices arrive, so a header that claims a long
- * message costs no more than a short one; the bytes of packet bitmaps are
- * bounded (spinnic_msgtab_set_limits).
+ * What one source may hold is bounded (spinnic_msgtab_set_limits): live
+ * entries of unsequenced packets together, live entries of one source nid,
+ * and the bytes of packet bitmaps. Each entry tracks the packets of its
+ * message that arrived (struct spinnic_seen): inline bits for the first
+ * ones, then chunks allocated as packets with those indices arrive, so a
+ * header that claims a long message costs no more than a short one.
  *
  * libc only, no locking: one inbound engine owns a table.
  */
@@ -73,8 +74,8 @@ struct spinnic_msg_link {
 #define MSGTAB_NIL UINT32_MAX
 
 /** Insert flag: the message came unsequenced (no SPINNIC_WIRE_F_REL), so
- *  anyone on the LAN may have sent it; its bitmap counts in the
- *  unsequenced part of the budget. */
+ *  anyone on the LAN may have sent it; counted in the unsequenced share
+ *  of live entries and of the bitmap budget. */
 #define SPINNIC_MSGTAB_F_UNSEQ 1u
 
 struct spinnic_msgtab;
@@ -83,9 +84,12 @@ struct spinnic_msgtab;
 struct spinnic_msgtab_stats {
 	uint64_t inserted;     /**< messages admitted */
 	uint64_t full;         /**< messages refused: every slot live */
+	uint64_t share;        /**< messages refused: their source's share of
+				    live entries (limits) is used up */
 	uint64_t recycled;     /**< tombstones reused for a new message */
 	uint64_t live;         /**< live entries now */
 	uint64_t done;         /**< tombstones now */
+	uint64_t unseq_live;   /**< live entries of unsequenced messages now */
 	uint64_t seen_bytes;   /**< packet bitmap memory now (chunks and
 				    their slot arrays; inline bits excluded) */
 	uint64_t seen_refused; /**< bitmap growths refused: over the limit,
@@ -94,6 +98,8 @@ struct spinnic_msgtab_stats {
 
 /** Bounds of a table (spinnic_msgtab_set_limits); 0: no bound. */
 struct spinnic_msgtab_limits {
+	uint32_t unseq_live;       /**< live entries of unsequenced messages */
+	uint32_t nid_live;         /**< live entries of one source nid */
 	uint64_t seen_bytes;       /**< packet bitmap memory, all entries */
 	uint64_t unseq_seen_bytes; /**< of it, unsequenced entries' */
 };
@@ -121,7 +127,7 @@ void *spinnic_msgtab_lookup(struct spinnic_msgtab *t,
 /**
  * Bound what sources may hold (a new table has no bounds). Entries already
  * in the table stay.
- * @param l the bounds
+ * @param l the bounds; a share larger than the capacity is the capacity
  * @return 0, -EINVAL when unseq_seen_bytes exceeds a non-zero seen_bytes
  */
 int spinnic_msgtab_set_limits(struct spinnic_msgtab *t,
@@ -134,7 +140,8 @@ int spinnic_msgtab_set_limits(struct spinnic_msgtab *t,
  * @param flags SPINNIC_MSGTAB_F_* (0 for a sequenced message)
  * @param now caller's clock, stored in touched
  * @return the new live entry, or NULL with errno ENOSPC when every slot is
- *   live
+ *   live, EDQUOT when the source's share (unsequenced, or its nid's) is
+ *   used up
  */
 void *spinnic_msgtab_insert(struct spinnic_msgtab *t,
 			    const struct spinnic_msg_key *key, uint32_t npkts,
@@ -240,6 +247,11 @@ struct rte_ring;
 #define ENG_REPLIES 2048u
 /** A live message with no packet for this long is dropped (seconds). */
 #define ENG_MSG_TIMEOUT_S 10
+/** Live entries of eng->msgs for unsequenced messages (no F_REL: anyone
+ *  on the LAN may forge them), all sources together. */
+#define ENG_MSGS_UNSEQ_MAX (ENG_MSGS / 8)
+/** Live entries of eng->msgs for one source nid. */
+#define ENG_MSGS_NID_MAX (ENG_MSGS / 4)
 /** Packet bitmap memory of eng->msgs, and of unsequenced messages in it. */
 #define ENG_MSGS_SEEN_BYTES (16ull << 20)
 #define ENG_MSGS_SEEN_BYTES_UNSEQ (ENG_MSGS_SEEN_BYTES / 8)
@@ -353,6 +365,9 @@ enum eng_drop {
 	ENG_DROP_REL_BEYOND, /**< sequence number past the window */
 	ENG_DROP_PARK_FULL,  /**< out of order, no room to park (resent), or
 				  parked past ENG_MSG_TIMEOUT_S */
+	ENG_DROP_TABLE_SHARE, /**< new message over its source's share of the
+				   message table (ENG_MSGS_UNSEQ_MAX,
+				   ENG_MSGS_NID_MAX) */
 	ENG_DROP_MAX,
 };
 

@@ -37,7 +37,8 @@ void
 eng_in_drop(struct spinnic_engine *eng, struct rte_mbuf *m, enum eng_drop why)
 {
 	/* short of a slot or memory now: not acknowledged, so resent */
-	if (why == ENG_DROP_TABLE_FULL || why == ENG_DROP_NO_MEM)
+	if (why == ENG_DROP_TABLE_FULL || why == ENG_DROP_TABLE_SHARE ||
+	    why == ENG_DROP_NO_MEM)
 		eng->transient = true;
 	eng->in.drop[why]++;
 	eng->node->rx.drops++;
@@ -263,7 +264,8 @@ msg_insert(struct spinnic_engine *eng, struct spinnic_msgtab *t,
 	e = spinnic_msgtab_insert(t, &key, msg_npkts(eng->node, p->msg_len),
 				  flags, now);
 	if (e == NULL) {
-		eng_in_drop(eng, m, ENG_DROP_TABLE_FULL);
+		eng_in_drop(eng, m, errno == EDQUOT ? ENG_DROP_TABLE_SHARE :
+			    ENG_DROP_TABLE_FULL);
 		return NULL;
 	}
 	/* before matching: a message that cannot be tracked leaves no

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The inbound message table (engine.h): chained hash over a fixed array of
- * entries, two age lists (live, done) and a free list, all by index;
- * packet bitmaps grown chunk by chunk within a byte budget.
+ * entries, two age lists (live, done) and a free list, all by index; live
+ * entries counted per source nid (open addressing, linear probing) for the
+ * shares; packet bitmaps grown chunk by chunk within a byte budget.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -16,6 +17,12 @@ struct age_list {
 	uint32_t count;
 };
 
+/* Live entries of one source nid (live 0: a free slot). */
+struct nid_slot {
+	uint32_t nid;
+	uint32_t live;
+};
+
 struct spinnic_msgtab {
 	uint32_t capacity;
 	uint32_t bucket_mask;
@@ -23,8 +30,12 @@ struct spinnic_msgtab {
 	uint32_t free_head;     /* chained through hnext */
 	struct age_list live, done;
 	struct spinnic_msgtab_stats st;
+	uint32_t unseq_max, nid_max;            /* shares of live entries */
 	uint64_t seen_max, unseq_seen_max;      /* bitmap bytes */
 	uint64_t unseq_seen_bytes;
+	uint32_t nid_mask;
+	struct nid_slot *nids;  /* 2 * buckets slots: never more than half
+				   used (a nid per live entry at most) */
 	uint32_t *buckets;
 	unsigned char *entries;
 };
@@ -55,6 +66,49 @@ static inline int
 key_eq(const struct spinnic_msg_key *a, const struct spinnic_msg_key *b)
 {
 	return a->id == b->id && a->nid == b->nid && a->pid == b->pid;
+}
+
+/* ---- live entries per source nid ---------------------------------------- */
+
+static inline uint32_t
+nid_home(const struct spinnic_msgtab *t, uint32_t nid)
+{
+	uint64_t h = nid * 0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(h >> 32) & t->nid_mask;
+}
+
+/* Slot of @p nid, or the free slot where it would go. */
+static uint32_t
+nid_slot(const struct spinnic_msgtab *t, uint32_t nid)
+{
+	uint32_t i = nid_home(t, nid);
+
+	while (t->nids[i].live != 0 && t->nids[i].nid != nid)
+		i = (i + 1) & t->nid_mask;
+	return i;
+}
+
+static void
+nid_dec(struct spinnic_msgtab *t, uint32_t nid)
+{
+	uint32_t i = nid_slot(t, nid), j = i, k;
+
+	if (t->nids[i].live == 0 || --t->nids[i].live > 0)
+		return;
+	/* free slot i: move back any later entry of the run whose home is
+	 * not cyclically in (i, j] (backward-shift deletion) */
+	for (;;) {
+		j = (j + 1) & t->nid_mask;
+		if (t->nids[j].live == 0)
+			break;
+		k = nid_home(t, t->nids[j].nid);
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		t->nids[i] = t->nids[j];
+		i = j;
+	}
+	t->nids[i].live = 0;
 }
 
 /* ---- packet bitmaps ------------------------------------------------------- */
@@ -224,15 +278,19 @@ spinnic_msgtab_create(uint32_t capacity, size_t entry_size)
 	if (t == NULL)
 		return NULL;
 	t->buckets = malloc(sizeof(*t->buckets) * nb);
+	t->nids = calloc(2 * (size_t)nb, sizeof(*t->nids));
 	t->entries = calloc(capacity, entry_size);
-	if (t->buckets == NULL || t->entries == NULL) {
+	if (t->buckets == NULL || t->nids == NULL || t->entries == NULL) {
 		free(t->entries);
+		free(t->nids);
 		free(t->buckets);
 		free(t);
 		errno = ENOMEM;
 		return NULL;
 	}
 	t->capacity = capacity;
+	t->unseq_max = t->nid_max = capacity;
+	t->nid_mask = 2 * nb - 1;
 	t->bucket_mask = nb - 1;
 	t->entry_size = entry_size;
 	for (i = 0; i < nb; i++)
@@ -257,6 +315,7 @@ spinnic_msgtab_free(struct spinnic_msgtab *t)
 	for (i = t->live.head; i != MSGTAB_NIL; i = ent(t, i)->next)
 		seen_release(t, ent(t, i));
 	free(t->entries);
+	free(t->nids);
 	free(t->buckets);
 	free(t);
 }
@@ -267,16 +326,23 @@ spinnic_msgtab_set_limits(struct spinnic_msgtab *t,
 {
 	if (l->seen_bytes != 0 && l->unseq_seen_bytes > l->seen_bytes)
 		return -EINVAL;
+	t->unseq_max = l->unseq_live == 0 || l->unseq_live > t->capacity ?
+		t->capacity : l->unseq_live;
+	t->nid_max = l->nid_live == 0 || l->nid_live > t->capacity ?
+		t->capacity : l->nid_live;
 	t->seen_max = l->seen_bytes;
 	t->unseq_seen_max = l->unseq_seen_bytes;
 	return 0;
 }
 
-/* An entry leaves the live list: its bitmap memory goes back. */
+/* An entry leaves the live list: its shares and bitmap memory go back. */
 static void
 live_leave(struct spinnic_msgtab *t, struct spinnic_msg_link *e)
 {
 	seen_release(t, e);
+	if (e->flags & SPINNIC_MSGTAB_F_UNSEQ)
+		t->st.unseq_live--;
+	nid_dec(t, e->key.nid);
 }
 
 void *
@@ -301,8 +367,18 @@ spinnic_msgtab_insert(struct spinnic_msgtab *t,
 		      unsigned flags, uint64_t now)
 {
 	struct spinnic_msg_link *e;
-	uint32_t i, b;
+	uint32_t i, b, ns;
 
+	/* shares first: a source over its share is told so even when the
+	 * table is full as well */
+	ns = nid_slot(t, key->nid);
+	if (((flags & SPINNIC_MSGTAB_F_UNSEQ) &&
+	     t->st.unseq_live >= t->unseq_max) ||
+	    t->nids[ns].live >= t->nid_max) {
+		t->st.share++;
+		errno = EDQUOT;
+		return NULL;
+	}
 	if (t->free_head != MSGTAB_NIL) {
 		i = t->free_head;
 		t->free_head = ent(t, i)->hnext;
@@ -324,6 +400,11 @@ spinnic_msgtab_insert(struct spinnic_msgtab *t,
 	e->flags = (uint16_t)(flags & SPINNIC_MSGTAB_F_UNSEQ);
 	e->touched = now;
 	e->seen.npkts = npkts;
+	if (flags & SPINNIC_MSGTAB_F_UNSEQ)
+		t->st.unseq_live++;
+	/* recycling a tombstone moved no nid slot: ns is still the place */
+	t->nids[ns].nid = key->nid;
+	t->nids[ns].live++;
 	b = key_hash(key) & t->bucket_mask;
 	e->hnext = t->buckets[b];
 	t->buckets[b] = i;

@@ -796,6 +796,8 @@ spinnic_engine_init(struct spinnic_node *node)
 		goto fail;
 	/* what one source may hold of the inbound tables (NOTES) */
 	spinnic_msgtab_set_limits(eng->msgs, &(struct spinnic_msgtab_limits){
+		.unseq_live = ENG_MSGS_UNSEQ_MAX,
+		.nid_live = ENG_MSGS_NID_MAX,
 		.seen_bytes = ENG_MSGS_SEEN_BYTES,
 		.unseq_seen_bytes = ENG_MSGS_SEEN_BYTES_UNSEQ });
 	spinnic_msgtab_set_limits(eng->replies, &(struct spinnic_msgtab_limits){
@@ -936,7 +938,7 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 		"drop_bad_offset", "drop_inconsistent", "drop_table_full",
 		"drop_no_mem", "drop_spin", "drop_unknown_op", "drop_host",
 		"drop_rel_dup", "drop_rel_stale", "drop_rel_beyond",
-		"drop_park_full",
+		"drop_park_full", "drop_table_share",
 	};
 	const struct spinnic_engine *eng = node->eng;
 	struct stat_line l = { f, 0 };
@@ -956,6 +958,7 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "live", ms.live);
 	stat_put(&l, "tombstones", ms.done);
 	stat_put(&l, "msgtab_full", ms.full);
+	stat_put(&l, "msgtab_share", ms.share);
 	stat_put(&l, "seen_bytes", ms.seen_bytes);
 	stat_put(&l, "seen_refused", ms.seen_refused);
 	stat_put(&l, "msgs_np", in->msgs_np);

@@ -66,7 +66,7 @@ static const char *const eng_drop_names[] = {
 	"drop_bad_offset", "drop_inconsistent", "drop_table_full",
 	"drop_no_mem", "drop_spin", "drop_unknown_op", "drop_host",
 	"drop_rel_dup", "drop_rel_stale", "drop_rel_beyond",
-	"drop_park_full",
+	"drop_park_full", "drop_table_share",
 };
 _Static_assert(sizeof(eng_drop_names) / sizeof(eng_drop_names[0]) ==
 	       ENG_DROP_MAX, "one name per engine drop reason");

@@ -5,7 +5,7 @@
  * mbufs inside the DPDK engine and has no entry point that takes parsed
  * packets, so this target drives the same pieces the way inbound.c does,
  * with the real code for each: spinnic_wire_parse, the message table
- * (app/spinnic/msgtab.c) with its packet bitmaps grown as
+ * (app/spinnic/msgtab.c) with its shares and its packet bitmaps grown as
  * packets arrive (within a small budget, so refusals are exercised too),
  * ptl_nic_match / ptl_match_complete, host
  * writes through the NIC's IOMMU (ptl_host_write), and the initiator
@@ -154,7 +154,7 @@ rx_data(struct rm *r, const struct spinnic_pkt *p)
 		e = spinnic_msgtab_insert(r->msgs, &key, npkts_of(p->msg_len),
 					  flags_of(p), r->now);
 		if (e == NULL) {
-			FZ_CHECK(errno == ENOSPC);
+			FZ_CHECK(errno == ENOSPC || errno == EDQUOT);
 			return;
 		}
 		FZ_CHECK(e->link.seen.chunk == NULL && e->matched == 0);
@@ -446,8 +446,9 @@ rm_setup(struct rm *r)
 					   sizeof(struct rm_reply));
 	if (r->msgs == NULL || r->replies == NULL)
 		return -1;
-	/* the engine's bitmap budget (engine.h), scaled to the table */
+	/* the engine's shares (engine.h), scaled to the table */
 	if (spinnic_msgtab_set_limits(r->msgs, &(struct spinnic_msgtab_limits){
+			.unseq_live = FZ_MSGS / 8, .nid_live = FZ_MSGS / 4,
 			.seen_bytes = FZ_SEEN_BYTES,
 			.unseq_seen_bytes = FZ_SEEN_BYTES / 8 }) ||
 	    spinnic_msgtab_set_limits(r->replies,

@@ -5,7 +5,8 @@
  * oldest first), touch order for timeouts, removal, and a random workload
  * checked against a simple model. Then what a header flood may take (the
  * engine's limits, engine.h): packet bitmaps that grow with what arrived,
- * within a byte budget.
+ * within a byte budget, and the shares of unsequenced sources and of one
+ * source nid.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -226,6 +227,8 @@ static struct spinnic_msgtab *
 engine_table(void)
 {
 	struct spinnic_msgtab_limits l = {
+		.unseq_live = ENG_MSGS_UNSEQ_MAX,
+		.nid_live = ENG_MSGS_NID_MAX,
 		.seen_bytes = ENG_MSGS_SEEN_BYTES,
 		.unseq_seen_bytes = ENG_MSGS_SEEN_BYTES_UNSEQ,
 	};
@@ -287,7 +290,7 @@ test_flood_memory(void **state)
 	t = engine_table();
 	heap0 = heap_used();
 	for (id = 0; id < 9000; id++) {
-		/* sequenced sources, 8 nids */
+		/* sequenced sources: 8 nids, so the nid share is no limit */
 		struct spinnic_msg_key k = { (uint32_t)(id % 8), 1, id };
 		struct ent *e = spinnic_msgtab_insert(t, &k, GIB_PKTS, 0, id);
 
@@ -349,7 +352,7 @@ test_flood_memory_unseq(void **state)
 	uint32_t id, i;
 
 	(void)state;
-	for (id = 0; id < ENG_MSGS / 8; id++) {
+	for (id = 0; id < ENG_MSGS_UNSEQ_MAX; id++) {
 		k = (struct spinnic_msg_key){ 100 + id, 1, id };
 		e = spinnic_msgtab_insert(t, &k, GIB_PKTS,
 					  SPINNIC_MSGTAB_F_UNSEQ, id);
@@ -367,6 +370,72 @@ test_flood_memory_unseq(void **state)
 	assert_non_null(e);
 	for (i = 0; i < GIB_PKTS; i += SPINNIC_SEEN_CHUNK)
 		assert_int_equal(pkt_arrive(t, e, i), 1);
+	spinnic_msgtab_free(t);
+}
+
+/*
+ * An unsequenced flood (forged source nids, as a blind attacker on the LAN
+ * sends them) fills its share, and only that: a sequenced source's new
+ * message still gets an entry. Then one sequenced nid floods: held at its
+ * share, others still get entries.
+ */
+static void
+test_flood_share(void **state)
+{
+	struct spinnic_msgtab *t = engine_table();
+	struct spinnic_msgtab_stats st;
+	struct spinnic_msg_key k;
+	uint32_t id, admitted = 0;
+
+	(void)state;
+	for (id = 0; id < 9000; id++) {
+		k = (struct spinnic_msg_key){ id * 7919u, id, id };
+		if (spinnic_msgtab_insert(t, &k, GIB_PKTS,
+					  SPINNIC_MSGTAB_F_UNSEQ, id) != NULL)
+			admitted++;
+		else
+			assert_int_equal(errno, EDQUOT);
+	}
+	assert_int_equal(admitted, ENG_MSGS_UNSEQ_MAX);
+	spinnic_msgtab_stats(t, &st);
+	assert_int_equal(st.share, 9000 - ENG_MSGS_UNSEQ_MAX);
+	assert_int_equal(st.unseq_live, ENG_MSGS_UNSEQ_MAX);
+	assert_int_equal(st.full, 0);
+
+	/* a sequenced peer: its new message is admitted */
+	k = (struct spinnic_msg_key){ 1, 1, 1u << 20 };
+	assert_non_null(spinnic_msgtab_insert(t, &k, 1, 0, 0));
+
+	/* sequenced nid 2 floods: held at ENG_MSGS_NID_MAX */
+	admitted = 0;
+	for (id = 0; id < ENG_MSGS; id++) {
+		k = (struct spinnic_msg_key){ 2, id % 5, 2u << 20 | id };
+		if (spinnic_msgtab_insert(t, &k, 1, 0, 0) != NULL)
+			admitted++;
+		else
+			assert_int_equal(errno, EDQUOT);
+	}
+	assert_int_equal(admitted, ENG_MSGS_NID_MAX);
+	k = (struct spinnic_msg_key){ 3, 1, 3u << 20 };
+	assert_non_null(spinnic_msgtab_insert(t, &k, 1, 0, 0));
+
+	/* a finished message gives its share back */
+	k = (struct spinnic_msg_key){ 2, 0, 2u << 20 };
+	spinnic_msgtab_finish(t, spinnic_msgtab_lookup(t, &k));
+	k = (struct spinnic_msg_key){ 2, 0, 4u << 20 };
+	assert_non_null(spinnic_msgtab_insert(t, &k, 1, 0, 0));
+	assert_null(spinnic_msgtab_insert(t, &(struct spinnic_msg_key){
+		2, 0, 5u << 20 }, 1, 0, 0));
+	/* the table itself full: ENOSPC, not a share */
+	for (id = 0; id < ENG_MSGS; id++) {
+		k = (struct spinnic_msg_key){ 10 + id % 8, 1, 6u << 20 | id };
+		(void)spinnic_msgtab_insert(t, &k, 1, 0, 0);
+	}
+	spinnic_msgtab_stats(t, &st);
+	assert_int_equal(st.live, ENG_MSGS);
+	k = (struct spinnic_msg_key){ 20, 1, 7u << 20 };
+	assert_null(spinnic_msgtab_insert(t, &k, 1, 0, 0));
+	assert_int_equal(errno, ENOSPC);
 	spinnic_msgtab_free(t);
 }
 
@@ -416,6 +485,62 @@ test_seen_bits(void **state)
 	spinnic_msgtab_free(t);
 }
 
+/* Shares under random inserts and releases, against a model. */
+static void
+test_share_random(void **state)
+{
+	enum { CAP = 64, NIDS = 9, IDS = 300 };
+	struct spinnic_msgtab_limits l = { .unseq_live = 8, .nid_live = 12 };
+	struct spinnic_msgtab *t = spinnic_msgtab_create(CAP, sizeof(struct ent));
+	unsigned char live[IDS];
+	unsigned nid_live[NIDS], unseq_live = 0, n = 0, step;
+
+	(void)state;
+	assert_int_equal(spinnic_msgtab_set_limits(t, &l), 0);
+	memset(live, 0, sizeof(live));
+	memset(nid_live, 0, sizeof(nid_live));
+	srand(11);
+	for (step = 0; step < 30000; step++) {
+		unsigned id = (unsigned)rand() % IDS, nid = id % NIDS;
+		/* nids far apart and colliding in the nid hash alike */
+		struct spinnic_msg_key k = { nid * 0x10001u, 0, id };
+		bool unseq = id % 3 == 0;
+		struct ent *e = spinnic_msgtab_lookup(t, &k);
+
+		if (live[id]) {
+			assert_non_null(e);
+			if (rand() % 2)
+				spinnic_msgtab_finish(t, e);
+			else
+				spinnic_msgtab_remove(t, e);
+			live[id] = 0;
+			n--;
+			nid_live[nid]--;
+			unseq_live -= unseq;
+			continue;
+		}
+		if (e != NULL)
+			spinnic_msgtab_remove(t, e);
+		e = spinnic_msgtab_insert(t, &k, 1,
+					  unseq ? SPINNIC_MSGTAB_F_UNSEQ : 0,
+					  step);
+		if ((unseq && unseq_live == 8) || nid_live[nid] == 12) {
+			assert_null(e);
+			assert_int_equal(errno, EDQUOT);
+		} else if (n == CAP) {
+			assert_null(e);
+			assert_int_equal(errno, ENOSPC);
+		} else {
+			assert_non_null(e);
+			live[id] = 1;
+			n++;
+			nid_live[nid]++;
+			unseq_live += unseq;
+		}
+	}
+	spinnic_msgtab_free(t);
+}
+
 int
 main(void)
 {
@@ -427,7 +552,9 @@ main(void)
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_flood_memory),
 		cmocka_unit_test(test_flood_memory_unseq),
+		cmocka_unit_test(test_flood_share),
 		cmocka_unit_test(test_seen_bits),
+		cmocka_unit_test(test_share_random),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
