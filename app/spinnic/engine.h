@@ -257,6 +257,9 @@ struct rte_ring;
 #define ENG_MSGS_SEEN_BYTES_UNSEQ (ENG_MSGS_SEEN_BYTES / 8)
 /** Packet bitmap memory of eng->replies. */
 #define ENG_REPLIES_SEEN_BYTES (8ull << 20)
+/** An unsequenced message that got one packet of several and nothing
+ *  since for this long is dropped (forged headers; milliseconds). */
+#define ENG_MSG_UNSEQ_IDLE_MS 1000
 /** RX burst size. */
 #define ENG_RX_BURST 64u
 /** Packets in hand after a burst: new ones, their duplicates, and those

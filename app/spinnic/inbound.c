@@ -779,6 +779,19 @@ expire_msg(void *obj, void *arg)
 	msg_abandon(eng, e);
 }
 
+/* Unsequenced, one packet of several, idle ENG_MSG_UNSEQ_IDLE_MS: most
+ * likely a forged header holding a slot of the unsequenced share. */
+static void
+expire_unseq(void *obj, void *arg)
+{
+	struct spinnic_engine *eng = arg;
+	struct in_msg *e = obj;
+
+	if ((e->link.flags & SPINNIC_MSGTAB_F_UNSEQ) &&
+	    e->got <= eng->node->payload && e->got < e->rlength)
+		expire_msg(obj, arg);
+}
+
 static void
 expire_reply(void *obj, void *arg)
 {
@@ -867,6 +880,9 @@ spinnic_inbound_poll(struct spinnic_node *node)
 			spinnic_msgtab_foreach_live(eng->replies, old,
 						    expire_reply, eng);
 		}
+		if (now > eng->hz / 1000 * ENG_MSG_UNSEQ_IDLE_MS)
+			spinnic_msgtab_foreach_live(eng->msgs, now - eng->hz /
+				1000 * ENG_MSG_UNSEQ_IDLE_MS, expire_unseq, eng);
 		eng->next_expire = now + eng->hz / EXPIRE_PER_S;
 	}
 	if (eng->rx_i == eng->rx_n) {
