@@ -37,7 +37,8 @@ void
 eng_in_drop(struct spinnic_engine *eng, struct rte_mbuf *m, enum eng_drop why)
 {
 	/* short of a slot or memory now: not acknowledged, so resent */
-	if (why == ENG_DROP_TABLE_FULL || why == ENG_DROP_NO_MEM)
+	if (why == ENG_DROP_TABLE_FULL || why == ENG_DROP_TABLE_SHARE ||
+	    why == ENG_DROP_NO_MEM)
 		eng->transient = true;
 	eng->in.drop[why]++;
 	eng->node->rx.drops++;
@@ -130,8 +131,6 @@ eng_in_stage(struct spinnic_engine *eng, struct rte_mbuf *m)
 static void
 msg_retire(struct spinnic_engine *eng, struct in_msg *e)
 {
-	free(e->seen);
-	e->seen = NULL;
 	spinnic_msgtab_finish(eng->msgs, e);
 }
 
@@ -245,20 +244,63 @@ pkt_index(const struct spinnic_node *node, const struct spinnic_pkt *p)
 	return (int64_t)(p->offset / node->payload);
 }
 
-static bool
-seen_test_set(uint64_t *bm, uint64_t i)
+/* Packets of a message of @p len bytes (a zero-byte message has one). */
+static uint32_t
+msg_npkts(const struct spinnic_node *node, uint64_t len)
 {
-	uint64_t bit = 1ull << (i % 64);
-	bool was = (bm[i / 64] & bit) != 0;
-
-	bm[i / 64] |= bit;
-	return was;
+	/* len <= SPINNIC_WIRE_MAX_MSG_SIZE, payload >= 64: fits */
+	return len == 0 ? 1 : (uint32_t)((len + node->payload - 1) /
+					 node->payload);
 }
 
-static bool
-seen_test(const uint64_t *bm, uint64_t i)
+/* A new message in @p t (eng->msgs or eng->replies), its packet @p idx
+ * given room; NULL when refused (the packet dropped and counted). */
+static void *
+msg_insert(struct spinnic_engine *eng, struct spinnic_msgtab *t,
+	   struct rte_mbuf *m, const struct spinnic_pkt *p, int64_t idx,
+	   uint64_t now)
 {
-	return (bm[i / 64] & (1ull << (i % 64))) != 0;
+	struct spinnic_msg_key key = { p->src.nid, p->src.pid, p->msg_id };
+	unsigned flags = p->flags & SPINNIC_WIRE_F_REL ? 0 :
+		SPINNIC_MSGTAB_F_UNSEQ;
+	void *e;
+	int rc;
+
+	e = spinnic_msgtab_insert(t, &key, msg_npkts(eng->node, p->msg_len),
+				  flags, now);
+	if (e == NULL) {
+		eng_in_drop(eng, m, errno == EDQUOT ? ENG_DROP_TABLE_SHARE :
+			    ENG_DROP_TABLE_FULL);
+		return NULL;
+	}
+	/* before matching: a message that cannot be tracked leaves no
+	 * trace, so its packets come again (not acknowledged) */
+	rc = idx < 0 ? 0 : spinnic_msgtab_seen_reserve(t, e, (uint32_t)idx);
+	if (rc != 0) {
+		spinnic_msgtab_remove(t, e);
+		eng_in_drop(eng, m, rc == -ERANGE ? ENG_DROP_BAD_OFFSET :
+			    ENG_DROP_NO_MEM);
+		return NULL;
+	}
+	return e;
+}
+
+/* Is packet @p idx new to a live entry, with room for its bit? Else the
+ * packet is dropped (duplicate, or no memory to track it). */
+static bool
+msg_pkt_new(struct spinnic_engine *eng, struct spinnic_msgtab *t,
+	    struct spinnic_msg_link *l, struct rte_mbuf *m, int64_t idx)
+{
+	if ((uint64_t)idx >= l->seen.npkts ||
+	    spinnic_seen_test(&l->seen, (uint32_t)idx)) {
+		eng_in_drop(eng, m, ENG_DROP_DUP);
+		return false;
+	}
+	if (spinnic_msgtab_seen_reserve(t, l, (uint32_t)idx) != 0) {
+		eng_in_drop(eng, m, ENG_DROP_NO_MEM);
+		return false;
+	}
+	return true;
 }
 
 /* Start the sPIN side of a matched message. @return RX_DONE or RX_STALL */
@@ -315,22 +357,12 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 	}
 	if (e == NULL) {
 		/* first packet of the message to arrive: match it */
-		e = spinnic_msgtab_insert(eng->msgs, &key, now);
-		if (e == NULL) {
-			eng_in_drop(eng, m, ENG_DROP_TABLE_FULL);
+		e = msg_insert(eng, eng->msgs, m, p, idx, now);
+		if (e == NULL)
 			return RX_DONE;
-		}
 		e->eng = eng;
 		e->rlength = p->msg_len;
 		e->unseq = !(p->flags & SPINNIC_WIRE_F_REL);
-		/* before matching: a message that cannot be tracked leaves no
-		 * trace, so its packets come again (not acknowledged) */
-		e->seen = eng_bitmap_new(node, p->msg_len, &e->npkts);
-		if (e->seen == NULL) {
-			spinnic_msgtab_remove(eng->msgs, e);
-			eng_in_drop(eng, m, ENG_DROP_NO_MEM);
-			return RX_DONE;
-		}
 		rc = ptl_nic_match(node->nic, p, &e->m);
 		if (rc != 0) {
 			node->rx.no_match++;
@@ -351,10 +383,8 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		}
 		spinnic_msgtab_touch(eng->msgs, e, now);
 	}
-	if ((uint64_t)idx >= e->npkts || seen_test(e->seen, (uint64_t)idx)) {
-		eng_in_drop(eng, m, ENG_DROP_DUP);
+	if (!msg_pkt_new(eng, eng->msgs, &e->link, m, idx))
 		return RX_DONE;
-	}
 
 	if (e->spin) {
 		uint64_t mlen = e->m.mlength, off = p->offset, len;
@@ -394,7 +424,7 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		} else {
 			rte_pktmbuf_free(m);
 		}
-		seen_test_set(e->seen, (uint64_t)idx);
+		spinnic_seen_set(&e->link.seen, (uint32_t)idx);
 		e->got += p->pay_len;
 		return RX_DONE;
 	}
@@ -413,7 +443,7 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 			eng->in.bytes_np += n;
 		}
 	}
-	seen_test_set(e->seen, (uint64_t)idx);
+	spinnic_seen_set(&e->link.seen, (uint32_t)idx);
 	e->got += p->pay_len;
 	rte_pktmbuf_free(m);
 	if (e->got == e->rlength) {
@@ -443,10 +473,9 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	j = calloc(1, sizeof(*j));
 	if (j == NULL)
 		return RX_STALL;
-	e = spinnic_msgtab_insert(eng->msgs, &key, now);
+	e = msg_insert(eng, eng->msgs, m, p, -1, now);
 	if (e == NULL) {
 		free(j);
-		eng_in_drop(eng, m, ENG_DROP_TABLE_FULL);
 		return RX_DONE;
 	}
 	e->eng = eng;
@@ -501,19 +530,11 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 			eng_in_drop(eng, m, ENG_DROP_UNKNOWN_OP);
 			return RX_DONE;
 		}
-		r = spinnic_msgtab_insert(eng->replies, &key, now);
-		if (r == NULL) {
-			eng_in_drop(eng, m, ENG_DROP_TABLE_FULL);
+		r = msg_insert(eng, eng->replies, m, p, idx, now);
+		if (r == NULL)
 			return RX_DONE;
-		}
 		r->rlength = p->msg_len;
 		r->fail = p->fail_type;
-		r->seen = eng_bitmap_new(node, p->msg_len, &r->npkts);
-		if (r->seen == NULL) {
-			spinnic_msgtab_remove(eng->replies, r);
-			eng_in_drop(eng, m, ENG_DROP_NO_MEM);
-			return RX_DONE;
-		}
 	} else {
 		if (p->msg_len != r->rlength) {
 			eng_in_drop(eng, m, ENG_DROP_INCONSISTENT);
@@ -521,10 +542,9 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 		}
 		spinnic_msgtab_touch(eng->replies, r, now);
 	}
-	if ((uint64_t)idx >= r->npkts || seen_test_set(r->seen, (uint64_t)idx)) {
-		eng_in_drop(eng, m, ENG_DROP_DUP);
+	if (!msg_pkt_new(eng, eng->replies, &r->link, m, idx))
 		return RX_DONE;
-	}
+	spinnic_seen_set(&r->link.seen, (uint32_t)idx);
 	if (p->pay_len > 0) {
 		struct ptl_client *c;
 		uint64_t addr;
@@ -533,8 +553,6 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 				  &c, &addr);
 		if (rc == -ENOENT) {
 			/* not a get of ours (any more): forget the stream */
-			free(r->seen);
-			r->seen = NULL;
 			spinnic_msgtab_finish(eng->replies, r);
 			eng_in_drop(eng, m, ENG_DROP_UNKNOWN_OP);
 			return RX_DONE;
@@ -555,8 +573,6 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 	if (r->got == r->rlength) {
 		ptl_op_reply_done(node->nic, p->msg_id, r->fail, r->rlength);
 		eng->in.replies_done++;
-		free(r->seen);
-		r->seen = NULL;
 		spinnic_msgtab_finish(eng->replies, r);
 	}
 	return RX_DONE;
@@ -775,6 +791,19 @@ expire_msg(void *obj, void *arg)
 	msg_abandon(eng, e);
 }
 
+/* Unsequenced, one packet of several, idle ENG_MSG_UNSEQ_IDLE_MS: most
+ * likely a forged header holding a slot of the unsequenced share. */
+static void
+expire_unseq(void *obj, void *arg)
+{
+	struct spinnic_engine *eng = arg;
+	struct in_msg *e = obj;
+
+	if ((e->link.flags & SPINNIC_MSGTAB_F_UNSEQ) &&
+	    e->got <= eng->node->payload && e->got < e->rlength)
+		expire_msg(obj, arg);
+}
+
 static void
 expire_reply(void *obj, void *arg)
 {
@@ -785,8 +814,6 @@ expire_reply(void *obj, void *arg)
 	eng->in.timeouts++;
 	ptl_op_reply_done(eng->node->nic, r->link.key.id,
 			  SPINNIC_PTL_NI_DROPPED, r->got);
-	free(r->seen);
-	r->seen = NULL;
 	spinnic_msgtab_finish(eng->replies, r);
 }
 
@@ -865,6 +892,9 @@ spinnic_inbound_poll(struct spinnic_node *node)
 			spinnic_msgtab_foreach_live(eng->replies, old,
 						    expire_reply, eng);
 		}
+		if (now > eng->hz / 1000 * ENG_MSG_UNSEQ_IDLE_MS)
+			spinnic_msgtab_foreach_live(eng->msgs, now - eng->hz /
+				1000 * ENG_MSG_UNSEQ_IDLE_MS, expire_unseq, eng);
 		eng->next_expire = now + eng->hz / EXPIRE_PER_S;
 	}
 	if (eng->rx_i == eng->rx_n) {

@@ -80,16 +80,6 @@ eng_build(struct spinnic_node *node, const struct spinnic_pkt *p,
 	return m;
 }
 
-uint64_t *
-eng_bitmap_new(const struct spinnic_node *node, uint64_t len,
-	       uint32_t *npkts_p)
-{
-	uint64_t n = len == 0 ? 1 : (len + node->payload - 1) / node->payload;
-
-	*npkts_p = (uint32_t)n;
-	return calloc((n + 63) / 64, sizeof(uint64_t));
-}
-
 /* ---- TX queues ------------------------------------------------------------- */
 
 static unsigned
@@ -804,6 +794,14 @@ spinnic_engine_init(struct spinnic_node *node)
 					     sizeof(struct in_reply));
 	if (eng->hold == NULL || eng->msgs == NULL || eng->replies == NULL)
 		goto fail;
+	/* what one source may hold of the inbound tables (NOTES) */
+	spinnic_msgtab_set_limits(eng->msgs, &(struct spinnic_msgtab_limits){
+		.unseq_live = ENG_MSGS_UNSEQ_MAX,
+		.nid_live = ENG_MSGS_NID_MAX,
+		.seen_bytes = ENG_MSGS_SEEN_BYTES,
+		.unseq_seen_bytes = ENG_MSGS_SEEN_BYTES_UNSEQ });
+	spinnic_msgtab_set_limits(eng->replies, &(struct spinnic_msgtab_limits){
+		.seen_bytes = ENG_REPLIES_SEEN_BYTES });
 	snprintf(name, sizeof(name), "spinnic_done%u", node->index);
 	eng->done = rte_ring_create(name, DONE_SIZE, (int)rte_socket_id(),
 				    RING_F_SC_DEQ);
@@ -942,7 +940,7 @@ const char *const eng_drop_names[ENG_DROP_MAX] = {
 	"drop_no_mem", "drop_spin", "drop_unknown_op", "drop_host",
 	"drop_rel_dup", "drop_rel_epoch", "drop_rel_beyond",
 	"drop_park_full", "drop_unsequenced", "drop_bad_cookie",
-	"drop_peers_full",
+	"drop_peers_full", "drop_table_share",
 };
 
 void
@@ -966,6 +964,9 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "live", ms.live);
 	stat_put(&l, "tombstones", ms.done);
 	stat_put(&l, "msgtab_full", ms.full);
+	stat_put(&l, "msgtab_share", ms.share);
+	stat_put(&l, "seen_bytes", ms.seen_bytes);
+	stat_put(&l, "seen_refused", ms.seen_refused);
 	stat_put(&l, "msgs_np", in->msgs_np);
 	stat_put(&l, "msgs_spin", in->msgs_spin);
 	stat_put(&l, "msgs_failed", in->msgs_failed);

@@ -652,6 +652,25 @@ gen_reasm(void)
 	rec_msg(SPINNIC_WIRE_T_REPLY, SPINNIC_WIRE_OP_GET, get_ids[1], 0, 100,
 		NULL, 0);
 	out_write("reasm", "06-ack-nack");
+	/* a header flood: messages that claim 1 GiB, unsequenced (more
+	 * than their share) from many nids, then a few sequenced ones, each
+	 * with a packet far into the message (a bitmap chunk) */
+	out_reset();
+	for (unsigned k = 0; k < 20; k++) {
+		uint8_t rel = k < 14 ? 0 : SPINNIC_WIRE_F_REL;
+
+		pkt_init(&p, SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_F_HEADER | rel,
+			 SPINNIC_WIRE_OP_PUT, 200 + k, 1u << 30, 0, FZ_PAYLOAD);
+		p.src.nid = FZ_PEER_NID + k % 5;
+		rec_frame(&p);
+		pkt_init(&p, SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_F_PAYLOAD | rel,
+			 SPINNIC_WIRE_OP_PUT, 200 + k, 1u << 30,
+			 (1u << 29) + (uint64_t)k * 4096 * FZ_PAYLOAD,
+			 FZ_PAYLOAD);
+		p.src.nid = FZ_PEER_NID + k % 5;
+		rec_frame(&p);
+	}
+	out_write("reasm", "07-header-flood");
 }
 
 int

@@ -5,8 +5,9 @@
  * mbufs inside the DPDK engine and has no entry point that takes parsed
  * packets, so this target drives the same pieces the way inbound.c does,
  * with the real code for each: spinnic_wire_parse, the message table
- * (app/spinnic/msgtab.c), packet-index and duplicate bitmaps as
- * eng_bitmap_new sizes them, ptl_nic_match / ptl_match_complete, host
+ * (app/spinnic/msgtab.c) with its shares and its packet bitmaps grown as
+ * packets arrive (within a small budget, so refusals are exercised too),
+ * ptl_nic_match / ptl_match_complete, host
  * writes through the NIC's IOMMU (ptl_host_write), and the initiator
  * operation table (ptl_op_lookup/ack/reply/reply_done) for ACK, NACK and
  * REPLY streams of operations started at setup.
@@ -14,8 +15,9 @@
  * Input: records [u16 len][len bytes: one frame]; len 0 is a clock tick
  * that times out every live message (inbound.c expire_msg). Checked: every
  * byte placed lies inside the matched ME window (and so inside the
- * region), received bytes never exceed the message length, and a message
- * completes exactly when all of its bytes came.
+ * region), received bytes never exceed the message length, a message
+ * completes exactly when all of its bytes came (every packet's bit set),
+ * and bitmap memory stays within the table's budget.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -30,7 +32,7 @@
 #define FZ_PAYLOAD 512u   /* node payload size */
 #define FZ_MSGS 64u
 #define FZ_REPLIES 16u
-#define FZ_MAX_PKTS 4096u /* bitmap bound: messages of 2 MiB */
+#define FZ_SEEN_BYTES 65536u /* bitmap budget of each table */
 
 /* setup objects (fuzz_gen.c builds seeds from the same layout) */
 #define FZ_PEER_NID 2u
@@ -43,16 +45,12 @@ struct rm_msg {
 	struct spinnic_msg_link link; /* first */
 	struct ptl_match m;
 	uint64_t rlength, got;
-	uint64_t *seen;
-	uint32_t npkts;
 	uint8_t matched, fail;
 };
 
 struct rm_reply {
 	struct spinnic_msg_link link; /* first */
 	uint64_t rlength, got;
-	uint64_t *seen;
-	uint32_t npkts;
 	uint8_t fail;
 };
 
@@ -81,26 +79,47 @@ pkt_index(const struct spinnic_pkt *p)
 	return (int64_t)(p->offset / FZ_PAYLOAD);
 }
 
-/* eng_bitmap_new, bounded: the engine's bound is the message size limit */
-static uint64_t *
-bitmap_new(uint64_t len, uint32_t *npkts_p)
+/* inbound.c msg_npkts */
+static uint32_t
+npkts_of(uint64_t len)
 {
-	uint64_t n = len == 0 ? 1 : (len + FZ_PAYLOAD - 1) / FZ_PAYLOAD;
-
-	if (n > FZ_MAX_PKTS)
-		return NULL;
-	*npkts_p = (uint32_t)n;
-	return calloc((n + 63) / 64, sizeof(uint64_t));
+	return len == 0 ? 1 : (uint32_t)((len + FZ_PAYLOAD - 1) / FZ_PAYLOAD);
 }
 
-static bool
-seen_test_set(uint64_t *bm, uint64_t i)
+static unsigned
+flags_of(const struct spinnic_pkt *p)
 {
-	uint64_t bit = 1ull << (i % 64);
-	bool was = (bm[i / 64] & bit) != 0;
+	return p->flags & SPINNIC_WIRE_F_REL ? 0 : SPINNIC_MSGTAB_F_UNSEQ;
+}
 
-	bm[i / 64] |= bit;
-	return was;
+/* inbound.c msg_pkt_new: new, with room for its bit (then set) */
+static bool
+pkt_new(struct spinnic_msgtab *t, struct spinnic_msg_link *l, int64_t idx)
+{
+	struct spinnic_msgtab_stats st;
+	bool ok;
+
+	if ((uint64_t)idx >= l->seen.npkts ||
+	    spinnic_seen_test(&l->seen, (uint32_t)idx))
+		return false;
+	ok = spinnic_msgtab_seen_reserve(t, l, (uint32_t)idx) == 0;
+	spinnic_msgtab_stats(t, &st);
+	FZ_CHECK(st.seen_bytes <= FZ_SEEN_BYTES);
+	if (ok) {
+		spinnic_seen_set(&l->seen, (uint32_t)idx);
+		FZ_CHECK(spinnic_seen_test(&l->seen, (uint32_t)idx));
+	}
+	return ok;
+}
+
+/* a message complete by its bytes has every packet */
+static void
+check_all_seen(const struct spinnic_msg_link *l)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->seen.npkts; i++)
+		FZ_CHECK(spinnic_seen_test(&l->seen, i));
 }
 
 static void
@@ -116,8 +135,6 @@ check_match(const struct ptl_match *m)
 static void
 msg_retire(struct rm *r, struct rm_msg *e)
 {
-	free(e->seen);
-	e->seen = NULL;
 	spinnic_msgtab_finish(r->msgs, e);
 }
 
@@ -134,11 +151,19 @@ rx_data(struct rm *r, const struct spinnic_pkt *p)
 	if (e != NULL && e->link.state != SPINNIC_MSG_LIVE)
 		return;
 	if (e == NULL) {
-		e = spinnic_msgtab_insert(r->msgs, &key, r->now);
-		if (e == NULL)
+		e = spinnic_msgtab_insert(r->msgs, &key, npkts_of(p->msg_len),
+					  flags_of(p), r->now);
+		if (e == NULL) {
+			FZ_CHECK(errno == ENOSPC || errno == EDQUOT);
 			return;
-		FZ_CHECK(e->seen == NULL && e->matched == 0);
+		}
+		FZ_CHECK(e->link.seen.chunk == NULL && e->matched == 0);
 		e->rlength = p->msg_len;
+		/* before matching, as inbound.c: untrackable leaves no trace */
+		if (spinnic_msgtab_seen_reserve(r->msgs, e, (uint32_t)idx) != 0) {
+			spinnic_msgtab_remove(r->msgs, e);
+			return;
+		}
 		if (ptl_nic_match(r->e.nic, p, &e->m) != 0) {
 			FZ_CHECK(e->m.c == NULL);
 			spinnic_msgtab_finish(r->msgs, e);
@@ -147,19 +172,12 @@ rx_data(struct rm *r, const struct spinnic_pkt *p)
 		check_match(&e->m);
 		FZ_CHECK(e->m.rlength == p->msg_len);
 		e->matched = 1;
-		e->seen = bitmap_new(p->msg_len, &e->npkts);
-		if (e->seen == NULL) {
-			ptl_match_release(r->e.nic, &e->m);
-			e->matched = 0;
-			msg_retire(r, e);
-			return;
-		}
 	} else {
 		if (p->msg_len != e->rlength)
 			return;
 		spinnic_msgtab_touch(r->msgs, e, r->now);
 	}
-	if ((uint64_t)idx >= e->npkts || seen_test_set(e->seen, (uint64_t)idx))
+	if (!pkt_new(r->msgs, &e->link, idx))
 		return;
 	if (p->offset < e->m.mlength && p->pay_len > 0) {
 		uint64_t n = p->pay_len;
@@ -180,6 +198,7 @@ rx_data(struct rm *r, const struct spinnic_pkt *p)
 	e->got += p->pay_len;
 	FZ_CHECK(e->got <= e->rlength);
 	if (e->got == e->rlength) {
+		check_all_seen(&e->link);
 		ptl_match_complete(r->e.nic, &e->m, e->fail);
 		FZ_CHECK(e->m.c == NULL);
 		e->matched = 0;
@@ -200,7 +219,8 @@ rx_get(struct rm *r, const struct spinnic_pkt *p)
 
 	if (spinnic_msgtab_lookup(r->msgs, &key) != NULL)
 		return;
-	e = spinnic_msgtab_insert(r->msgs, &key, r->now);
+	e = spinnic_msgtab_insert(r->msgs, &key, npkts_of(p->msg_len),
+				  flags_of(p), r->now);
 	if (e == NULL)
 		return;
 	spinnic_msgtab_finish(r->msgs, e);
@@ -237,13 +257,15 @@ rx_reply(struct rm *r, const struct spinnic_pkt *p)
 		    info.target.nid != p->src.nid ||
 		    info.target.pid != p->src.pid)
 			return;
-		s = spinnic_msgtab_insert(r->replies, &key, r->now);
+		s = spinnic_msgtab_insert(r->replies, &key,
+					  npkts_of(p->msg_len), flags_of(p),
+					  r->now);
 		if (s == NULL)
 			return;
 		s->rlength = p->msg_len;
 		s->fail = p->fail_type;
-		s->seen = bitmap_new(p->msg_len, &s->npkts);
-		if (s->seen == NULL) {
+		if (spinnic_msgtab_seen_reserve(r->replies, s,
+						(uint32_t)idx) != 0) {
 			spinnic_msgtab_remove(r->replies, s);
 			return;
 		}
@@ -252,7 +274,7 @@ rx_reply(struct rm *r, const struct spinnic_pkt *p)
 			return;
 		spinnic_msgtab_touch(r->replies, s, r->now);
 	}
-	if ((uint64_t)idx >= s->npkts || seen_test_set(s->seen, (uint64_t)idx))
+	if (!pkt_new(r->replies, &s->link, idx))
 		return;
 	if (p->pay_len > 0) {
 		struct ptl_client *c;
@@ -262,8 +284,6 @@ rx_reply(struct rm *r, const struct spinnic_pkt *p)
 		rc = ptl_op_reply(r->e.nic, p->msg_id, p->offset, p->pay_len,
 				  &c, &addr);
 		if (rc == -ENOENT) {
-			free(s->seen);
-			s->seen = NULL;
 			spinnic_msgtab_finish(r->replies, s);
 			return;
 		}
@@ -283,9 +303,8 @@ rx_reply(struct rm *r, const struct spinnic_pkt *p)
 	s->got += p->pay_len;
 	FZ_CHECK(s->got <= s->rlength);
 	if (s->got == s->rlength) {
+		check_all_seen(&s->link);
 		ptl_op_reply_done(r->e.nic, p->msg_id, s->fail, s->rlength);
-		free(s->seen);
-		s->seen = NULL;
 		spinnic_msgtab_finish(r->replies, s);
 		fz_eq_drain(&r->e, FZ_EQ_OFF);
 	}
@@ -327,8 +346,6 @@ expire_reply(void *obj, void *arg)
 	struct rm_reply *s = obj;
 	struct rm *r = arg;
 
-	free(s->seen);
-	s->seen = NULL;
 	spinnic_msgtab_finish(r->replies, s);
 }
 
@@ -428,6 +445,14 @@ rm_setup(struct rm *r)
 	r->replies = spinnic_msgtab_create(FZ_REPLIES,
 					   sizeof(struct rm_reply));
 	if (r->msgs == NULL || r->replies == NULL)
+		return -1;
+	/* the engine's shares (engine.h), scaled to the table */
+	if (spinnic_msgtab_set_limits(r->msgs, &(struct spinnic_msgtab_limits){
+			.unseq_live = FZ_MSGS / 8, .nid_live = FZ_MSGS / 4,
+			.seen_bytes = FZ_SEEN_BYTES,
+			.unseq_seen_bytes = FZ_SEEN_BYTES / 8 }) ||
+	    spinnic_msgtab_set_limits(r->replies,
+		&(struct spinnic_msgtab_limits){ .seen_bytes = FZ_SEEN_BYTES }))
 		return -1;
 	fz_eq_drain(&r->e, FZ_EQ_OFF);
 	return 0;
