@@ -187,6 +187,8 @@ struct spinnic_ctrl_stats {
 	uint64_t uid_denied;    /**< ATTACH refused: uid not allowed */
 	uint64_t orphaned;      /**< detached: the process exited while
 				     its connection stayed open */
+	uint64_t region_refused; /**< ATTACH refused: region cannot be
+				     sealed or backed (ctrl.c) */
 } __rte_cache_aligned;
 
 /**
