@@ -900,6 +900,25 @@ affinity_mask(uint64_t *mask)
 	return 0;
 }
 
+/* The CPUs of this machine, as the EAL detects them (a topology entry in
+ * sysfs). @return 0, or -ENOENT when sysfs does not say. */
+static int
+detected_mask(uint64_t *mask)
+{
+	char path[80];
+	unsigned i, n = 0;
+
+	for (i = 0; i < RTE_MAX_LCORE; i++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%u/topology/core_id", i);
+		if (access(path, F_OK) == 0) {
+			mask_set(mask, i);
+			n++;
+		}
+	}
+	return n > 0 ? 0 : -ENOENT;
+}
+
 /* "0-1,4" of a mask, for messages. */
 static const char *
 mask_str(const uint64_t *mask, char *buf, size_t len)
@@ -957,12 +976,12 @@ eal_lcore_mask(const struct spinnic_cfg *cfg, int argc, char **argv,
 				RTE_MAX_LCORE, list);
 			return -EINVAL;
 		}
-		/* -l i runs lcore i on CPU i */
-		if (affinity_mask(cpu_mask) == 0)
+		/* -l i runs lcore i on CPU i, which must exist */
+		if (detected_mask(cpu_mask) == 0)
 			for (i = 0; i < RTE_MAX_LCORE; i++)
 				if (mask_has(mask, (unsigned)i) &&
 				    !mask_has(cpu_mask, (unsigned)i)) {
-					fprintf(stderr, "spinnic: --lcores %s: CPU %d does not exist or is not one this process may run on (CPUs %s)\n",
+					fprintf(stderr, "spinnic: --lcores %s: CPU %d does not exist (CPUs %s)\n",
 						list, i,
 						mask_str(cpu_mask, cpus,
 							 sizeof(cpus)));

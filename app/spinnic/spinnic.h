@@ -449,10 +449,11 @@ int spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv);
  * Check the parsed options against this machine before the EAL starts:
  * every lcore of --lcore-roles is one the EAL will have (its -l, -c or
  * --lcores; spinnic's --lcores or 0 when it builds the EAL args; else
- * every CPU this process may run on), spinnic's --lcores names CPUs this
- * process may run on, and the socket directory is a directory or can be
- * created (--socket: its directory exists). An EAL lcore list this cannot
- * read is left to the EAL and to the check after it (lcore.c).
+ * every CPU this process may run on), spinnic's --lcores names CPUs that
+ * exist (as the EAL detects them), and the socket directory is a
+ * directory or can be created (--socket: its directory exists). An EAL
+ * lcore list this cannot read is left to the EAL and to the check after
+ * it (lcore.c).
  * @param cfg parsed options
  * @param argc, argv the whole command line (EAL args before "--")
  * @return 0, or -EINVAL after printing one line (main exits 2)

@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,8 +74,7 @@ static void
 machine_checks(void)
 {
 	char file[512], below[600], sock[600], cpus[32];
-	cpu_set_t set;
-	int fd, cpu = -1;
+	int fd, cpu;
 
 	{
 		const char *a[] = { "--virtual", "2", "--lcore-roles",
@@ -91,11 +89,16 @@ machine_checks(void)
 
 		expect_early("--lcore-roles", a);
 	}
-	/* a CPU this process may not run on, as --lcores */
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		for (cpu = 1; cpu < 128 && CPU_ISSET(cpu, &set); cpu++)
-			;
-	if (cpu > 0 && cpu < 128) {
+	/* a CPU that does not exist, as --lcores */
+	for (cpu = 1; cpu < 128; cpu++) {
+		char p[80];
+
+		snprintf(p, sizeof(p),
+			 "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+		if (access(p, F_OK) != 0)
+			break;
+	}
+	if (cpu < 128) {
 		const char *a[] = { "--virtual", "2", "--lcores", cpus, NULL };
 
 		snprintf(cpus, sizeof(cpus), "0,%d", cpu);
