@@ -402,16 +402,16 @@ parse_lcore_range(const char *s, size_t len, uint64_t *mask)
 	return 0;
 }
 
-/*
- * "inbound=0,outbound=0,hpu=0-1,3,ctrl=0": a bare item continues the
- * previous role. ctrl takes exactly one lcore.
- */
 static const char *const role_opt_names[] = {
 	[SPINNIC_ROLE_INBOUND] = "inbound",
 	[SPINNIC_ROLE_OUTBOUND] = "outbound",
 	[SPINNIC_ROLE_HPU] = "hpu",
 };
 
+/*
+ * "inbound=0,outbound=0,hpu=0-1,3,ctrl=0": a bare item continues the
+ * previous role. ctrl takes exactly one lcore.
+ */
 static int
 parse_roles(struct spinnic_cfg *cfg, const char *s)
 {
