@@ -325,7 +325,10 @@ struct eaten {
 };
 
 /* Take every free hugepage of the default size (the attack's second
- * step): free and not reserved for a mapping already made. */
+ * step): free and not reserved for a mapping already made. Reserving them
+ * is enough (a shared mapping reserves at mmap): a fault that needs a page
+ * beyond its reservation then finds none, and nothing is zeroed, so the
+ * pool is short for as little time as possible. */
 static void
 hugepages_eat(struct eaten *e)
 {
@@ -342,8 +345,8 @@ hugepages_eat(struct eaten *e)
 		for (; avail > 0 && p == MAP_FAILED; avail /= 2) {
 			len = (size_t)avail * (size_t)hp;
 			p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
-				 MAP_POPULATE, -1, 0);
+				 MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB, -1,
+				 0);
 		}
 		if (p == MAP_FAILED)
 			break;
