@@ -147,6 +147,15 @@ void bench_table_set_num(struct bench_table *t, const char *col, double v);
 void bench_table_print(const struct bench_table *t, FILE *f);
 /** CSV with a header row; unset cells are empty. @return 0, -errno */
 int bench_table_write_csv(const struct bench_table *t, const char *path);
+/**
+ * Check, before a benchmark runs, that --csv @p path can be written: an
+ * existing file is opened for writing (not truncated), a missing one is
+ * created and removed again.
+ * @param path the --csv argument
+ * @return 0, or -errno after one line on stderr (-EISDIR: a directory;
+ *   -ENOENT: a missing directory; -EACCES, -EROFS, -ENOTDIR, ...)
+ */
+int bench_csv_check(const char *path);
 /** Print to stdout and, when o->csv, write the CSV. @return 0, -errno */
 int bench_table_emit(const struct bench_table *t, const struct bench_opts *o);
 void bench_table_free(struct bench_table *t);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* spinnic-bench: timing, the streaming-copy limit, the result table. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -399,6 +401,35 @@ bench_table_write_csv(const struct bench_table *t, const char *path)
 		bench_err("cannot write '%s': %s", path, strerror(err));
 		return -err;
 	}
+	return 0;
+}
+
+int
+bench_csv_check(const char *path)
+{
+	struct stat st;
+	int fd, err;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		bench_err("--csv '%s': is a directory", path);
+		return -EISDIR;
+	}
+	/* an existing file is opened, not truncated (a FIFO without a
+	 * reader yet is fine); a missing one is created and removed */
+	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			unlink(path);
+	}
+	if (fd < 0 && errno != ENXIO) {
+		err = errno;
+		bench_err("--csv '%s': cannot write it: %s", path,
+			  strerror(err));
+		return -err;
+	}
+	if (fd >= 0)
+		close(fd);
 	return 0;
 }
 

@@ -213,6 +213,9 @@ main(int argc, char **argv)
 		bench_err("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
+	/* a benchmark may run for minutes: find out now that F is unusable */
+	if (o.csv != NULL && bench_csv_check(o.csv) < 0)
+		return 2;
 	rc = cmd->run(&o);
 	if (rc < 0)
 		return 2;

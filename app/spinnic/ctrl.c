@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,6 +53,10 @@
 /* Linux 6.5: a pidfd of the peer as it connected (asm/socket.h) */
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
+#endif
+/* linux/magic.h */
+#ifndef HUGETLBFS_MAGIC
+#define HUGETLBFS_MAGIC 0x958458f6
 #endif
 /* Connections of uids that may not attach kept open per node (each is
  * answered at its ATTACH): more are closed at once, so that they cannot
@@ -499,6 +504,71 @@ uid_allowed(const struct spinnic_cfg *cfg, uint32_t uid)
 	return false;
 }
 
+/*
+ * Map a client's region so that its pages cannot go from under spinnic.
+ * F_SEAL_SHRINK alone leaves fallocate(PUNCH_HOLE) and MADV_REMOVE: a
+ * hugetlb hole whose page cannot come back (no free hugepage left) turns
+ * the next direct copy into a SIGBUS that ends every node and client.
+ * Once spinnic's mapping exists, F_SEAL_FUTURE_WRITE forbids both (EPERM),
+ * and any new writable mapping or write() of the file, while the mappings
+ * made so far (the client's, this one) keep working. A hugetlb hole made
+ * before the seal is then filled by populating the whole mapping, which
+ * fails (EFAULT) where a fault would SIGBUS; a hole in ordinary shmem is
+ * refilled with a zeroed page at the fault (no SIGBUS), so it is not
+ * populated (that would charge every client's whole region at attach).
+ * The seal is for good: the same file cannot be mapped writable again, so
+ * a region is attached once (the shim brings a fresh memfd to a later
+ * attach, shim_region_renew()).
+ * @return 0 with *region_p mapped; -EPERM (cannot be sealed), -ENOMEM (no
+ *   memory or hugepage behind it): logged and counted, nothing mapped
+ */
+static int
+region_map_pinned(struct spinnic_node *node, const struct spinnic_client *cl,
+		  int fd, uint64_t size, int seals, void **region_p)
+{
+	struct statfs sfs;
+	void *region;
+	int rc;
+
+	if (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) {
+		SPINNIC_LOG(NOTICE, "node %u: client pid %d: attach refused: the region is already sealed against writes (attached before, or sealed by the client); each attach needs a fresh memfd",
+			    node->index, (int)cl->os_pid);
+		node->ctrl.region_refused++;
+		return -EPERM;
+	}
+	region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (region == MAP_FAILED) {
+		rc = -errno;
+		SPINNIC_LOG(WARNING, "node %u: client pid %d: mmap of %" PRIu64 " bytes: %s",
+			    node->index, (int)cl->os_pid, size, strerror(-rc));
+		node->ctrl.errors++;
+		return -ENOMEM;
+	}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE) != 0) {
+		rc = -errno;
+		SPINNIC_LOG(NOTICE, "node %u: client pid %d: attach refused: cannot seal the region against hole punching (F_SEAL_FUTURE_WRITE, Linux 5.1): %s",
+			    node->index, (int)cl->os_pid, strerror(-rc));
+		munmap(region, size);
+		node->ctrl.region_refused++;
+		return -EPERM;
+	}
+	if (fstatfs(fd, &sfs) == 0 && sfs.f_type == HUGETLBFS_MAGIC &&
+	    madvise(region, size, MADV_POPULATE_WRITE) != 0) {
+		rc = -errno;
+		if (rc == -EINVAL)
+			SPINNIC_LOG(NOTICE, "node %u: client pid %d: attach refused: cannot populate the hugetlb region (MADV_POPULATE_WRITE, Linux 5.14): %s",
+				    node->index, (int)cl->os_pid, strerror(-rc));
+		else
+			SPINNIC_LOG(NOTICE, "node %u: client pid %d: attach refused: a page of the hugetlb region cannot be backed (%s): a hole punched before attach, and no free hugepage",
+				    node->index, (int)cl->os_pid, strerror(-rc));
+		munmap(region, size);
+		node->ctrl.region_refused++;
+		return -ENOMEM;
+	}
+	*region_p = region;
+	return 0;
+}
+
 static void
 do_attach(struct spinnic_ctrl *c, struct spinnic_node *node,
 	  struct ctrl_conn *cc, int fd, struct spinnic_ctrl_msg *rep)
@@ -557,15 +627,10 @@ do_attach(struct spinnic_ctrl *c, struct spinnic_node *node,
 			"ATTACH region is not sealed against shrinking (F_SEAL_SHRINK)");
 		goto out_close;
 	}
-	region = mmap(NULL, a->region_size, PROT_READ | PROT_WRITE,
-		      MAP_SHARED, fd, 0);
-	if (region == MAP_FAILED) {
-		rc = -errno;
-		SPINNIC_LOG(WARNING, "node %u: client pid %d: mmap of %" PRIu64 " bytes: %s",
-			    node->index, (int)cl->os_pid, a->region_size,
-			    strerror(-rc));
-		node->ctrl.errors++;
-		rep->status = SPINNIC_PTL_NO_SPACE;
+	rc = region_map_pinned(node, cl, fd, a->region_size, seals, &region);
+	if (rc < 0) {
+		rep->status = rc == -ENOMEM ? SPINNIC_PTL_NO_SPACE :
+			      SPINNIC_PTL_ARG_INVALID;
 		goto out_close;
 	}
 	close(fd);

@@ -243,6 +243,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "spinnic: --lcores applies only without EAL args; give the EAL -l instead\n");
 		return 2;
 	}
+	/* lcores and the socket directory: refused before the EAL too */
+	if (spinnic_options_check(&cfg, argc, argv) < 0)
+		return 2;
 
 	if (sep <= 1 && cfg.virtual_nodes == 0) {
 		/* default EAL args probe no device (--no-pci): virtual nodes */

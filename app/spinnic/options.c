@@ -5,12 +5,16 @@
  * EAL argument vector is built here too (safe defaults when none given).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_mbuf_core.h>
@@ -398,6 +402,12 @@ parse_lcore_range(const char *s, size_t len, uint64_t *mask)
 	return 0;
 }
 
+static const char *const role_opt_names[] = {
+	[SPINNIC_ROLE_INBOUND] = "inbound",
+	[SPINNIC_ROLE_OUTBOUND] = "outbound",
+	[SPINNIC_ROLE_HPU] = "hpu",
+};
+
 /*
  * "inbound=0,outbound=0,hpu=0-1,3,ctrl=0": a bare item continues the
  * previous role. ctrl takes exactly one lcore.
@@ -405,11 +415,7 @@ parse_lcore_range(const char *s, size_t len, uint64_t *mask)
 static int
 parse_roles(struct spinnic_cfg *cfg, const char *s)
 {
-	static const char *const names[] = {
-		[SPINNIC_ROLE_INBOUND] = "inbound",
-		[SPINNIC_ROLE_OUTBOUND] = "outbound",
-		[SPINNIC_ROLE_HPU] = "hpu",
-	};
+	const char *const *names = role_opt_names;
 	uint64_t ctrl_mask[RTE_MAX_LCORE / 64] = {0};
 	int cur = -1; /* role index, SPINNIC_ROLE_MAX = ctrl */
 	bool ctrl = false;
@@ -431,7 +437,7 @@ parse_roles(struct spinnic_cfg *cfg, const char *s)
 			size_t nlen = (size_t)(eq - p);
 
 			cur = -1;
-			for (i = 0; i < RTE_DIM(names); i++)
+			for (i = 0; i < RTE_DIM(role_opt_names); i++)
 				if (strlen(names[i]) == nlen &&
 				    memcmp(p, names[i], nlen) == 0)
 					cur = (int)i;
@@ -775,6 +781,359 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 		}
 	}
 	return rc;
+}
+
+/* ---- checks against this machine, before the EAL ----------------------- */
+
+#define LCORE_WORDS (RTE_MAX_LCORE / 64)
+
+static bool
+mask_has(const uint64_t *mask, unsigned lcore)
+{
+	return lcore < RTE_MAX_LCORE &&
+		(mask[lcore / 64] >> (lcore % 64)) & 1;
+}
+
+/* "0-1,4": ids and ranges separated by commas, as the EAL's -l. */
+static int
+parse_lcore_list(const char *s, size_t len, uint64_t *mask)
+{
+	const char *end = s + len;
+
+	if (len == 0)
+		return -EINVAL;
+	while (s < end) {
+		const char *c = memchr(s, ',', (size_t)(end - s));
+		size_t n = (size_t)((c != NULL ? c : end) - s);
+
+		if (parse_lcore_range(s, n, mask) < 0)
+			return -EINVAL;
+		s += n;
+		if (c != NULL && ++s == end)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* The EAL's -c: a hex mask, lcore i for bit i. */
+static int
+parse_lcore_hexmask(const char *s, uint64_t *mask)
+{
+	size_t len, i;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	len = strlen(s);
+	if (len == 0 || strspn(s, "0123456789abcdefABCDEF") != len)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		char ch = s[len - 1 - i];
+		unsigned d = ch <= '9' ? (unsigned)(ch - '0') :
+			     (unsigned)((ch | 0x20) - 'a' + 10);
+		unsigned b;
+
+		for (b = 0; b < 4; b++)
+			if (d & (1u << b)) {
+				if (i * 4 + b >= RTE_MAX_LCORE)
+					return -EINVAL;
+				mask_set(mask, (unsigned)(i * 4 + b));
+			}
+	}
+	return 0;
+}
+
+/* The EAL's --lcores: "lcores[@cpus],..." where lcores and cpus are an id,
+ * a range or a "(list)"; only the lcore ids are kept. */
+static int
+parse_lcore_map(const char *s, uint64_t *mask)
+{
+	while (*s != '\0') {
+		const char *e;
+
+		if (*s == '(') {
+			e = strchr(s, ')');
+			if (e == NULL ||
+			    parse_lcore_list(s + 1, (size_t)(e - s - 1),
+					     mask) < 0)
+				return -EINVAL;
+			s = e + 1;
+		} else {
+			e = s + strcspn(s, ",@");
+			if (parse_lcore_range(s, (size_t)(e - s), mask) < 0)
+				return -EINVAL;
+			s = e;
+		}
+		if (*s == '@') {
+			s++;
+			if (*s == '(') {
+				e = strchr(s, ')');
+				if (e == NULL)
+					return -EINVAL;
+				s = e + 1;
+			} else {
+				s += strcspn(s, ",");
+			}
+		}
+		if (*s == ',') {
+			if (*++s == '\0')
+				return -EINVAL;
+		} else if (*s != '\0') {
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The CPUs this process may run on, as lcore ids (the EAL's default
+ * without -l/-c/--lcores: lcore i on CPU i). */
+static int
+affinity_mask(uint64_t *mask)
+{
+	cpu_set_t set;
+	unsigned i;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return -errno;
+	for (i = 0; i < RTE_MAX_LCORE && i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set))
+			mask_set(mask, i);
+	return 0;
+}
+
+/* The CPUs of this machine, as the EAL detects them (a topology entry in
+ * sysfs). @return 0, or -ENOENT when sysfs does not say. */
+static int
+detected_mask(uint64_t *mask)
+{
+	char path[80];
+	unsigned i, n = 0;
+
+	for (i = 0; i < RTE_MAX_LCORE; i++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%u/topology/core_id", i);
+		if (access(path, F_OK) == 0) {
+			mask_set(mask, i);
+			n++;
+		}
+	}
+	return n > 0 ? 0 : -ENOENT;
+}
+
+/* "0-1,4" of a mask, for messages. */
+static const char *
+mask_str(const uint64_t *mask, char *buf, size_t len)
+{
+	size_t n = 0;
+	unsigned i = 0, j;
+
+	buf[0] = '\0';
+	while (i < RTE_MAX_LCORE && n + 1 < len) {
+		if (!mask_has(mask, i)) {
+			i++;
+			continue;
+		}
+		for (j = i; j + 1 < RTE_MAX_LCORE && mask_has(mask, j + 1);
+		     j++)
+			;
+		n += (size_t)snprintf(buf + n, len - n,
+				      j > i ? "%s%u-%u" : "%s%u",
+				      n > 0 ? "," : "", i, j);
+		i = j + 1;
+	}
+	if (n >= len)
+		snprintf(buf + len - 4, 4, "...");
+	return buf;
+}
+
+/*
+ * The lcores the EAL will have: its -l, -c or --lcores among the user's
+ * EAL args (the last one wins, as in the EAL), ours (--lcores, else 0)
+ * when spinnic builds them, else every CPU this process may run on.
+ * @param src_p what they come from, for messages
+ * @return 0; -EINVAL when our own --lcores cannot be read (printed);
+ *   -ENOENT when an EAL list cannot be read here (the EAL will say)
+ */
+static int
+eal_lcore_mask(const struct spinnic_cfg *cfg, int argc, char **argv,
+	       uint64_t *mask, const char **src_p)
+{
+	const char *list = NULL, *map = NULL, *hex = NULL;
+	char cpus[64];
+	uint64_t cpu_mask[LCORE_WORDS] = {0};
+	int i, sep = -1;
+
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			sep = i;
+			break;
+		}
+	if (sep <= 1) {
+		list = cfg->lcores[0] != '\0' ? cfg->lcores : "0";
+		*src_p = cfg->lcores[0] != '\0' ? "--lcores" :
+			 "spinnic's default -l 0";
+		if (parse_lcore_list(list, strlen(list), mask) < 0) {
+			fprintf(stderr, "spinnic: --lcores: expected lcore ids and ranges below %u, got '%s'\n",
+				RTE_MAX_LCORE, list);
+			return -EINVAL;
+		}
+		/* -l i runs lcore i on CPU i, which must exist */
+		if (detected_mask(cpu_mask) == 0)
+			for (i = 0; i < RTE_MAX_LCORE; i++)
+				if (mask_has(mask, (unsigned)i) &&
+				    !mask_has(cpu_mask, (unsigned)i)) {
+					fprintf(stderr, "spinnic: --lcores %s: CPU %d does not exist (CPUs %s)\n",
+						list, i,
+						mask_str(cpu_mask, cpus,
+							 sizeof(cpus)));
+					return -EINVAL;
+				}
+		return 0;
+	}
+	for (i = 1; i < sep; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < sep ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "-l") == 0 || strcmp(a, "-c") == 0 ||
+		    strcmp(a, "--lcores") == 0) {
+			if (v == NULL)
+				return -ENOENT;
+			i++;
+		} else if (strncmp(a, "-l", 2) == 0 ||
+			   strncmp(a, "-c", 2) == 0) {
+			v = a + 2;
+		} else if (strncmp(a, "--lcores=", 9) == 0) {
+			v = a + 9;
+		} else {
+			continue;
+		}
+		list = map = hex = NULL;
+		if (a[1] == 'l')
+			list = v;
+		else if (a[1] == 'c')
+			hex = v;
+		else
+			map = v;
+	}
+	if (list != NULL) {
+		*src_p = "the EAL's -l";
+		return parse_lcore_list(list, strlen(list), mask) < 0 ?
+			-ENOENT : 0;
+	}
+	if (hex != NULL) {
+		*src_p = "the EAL's -c";
+		return parse_lcore_hexmask(hex, mask) < 0 ? -ENOENT : 0;
+	}
+	if (map != NULL) {
+		*src_p = "the EAL's --lcores";
+		return parse_lcore_map(map, mask) < 0 ? -ENOENT : 0;
+	}
+	*src_p = "the CPUs this process may run on";
+	return affinity_mask(mask) < 0 ? -ENOENT : 0;
+}
+
+/* The socket directory exists as a directory, or can be made one (as
+ * ctrl.c's dir_make does, parents included); --socket's directory exists. */
+static int
+socket_dir_check(const struct spinnic_cfg *cfg)
+{
+	const char *opt = cfg->socket_path[0] != '\0' ? "--socket" :
+			  "--socket-dir";
+	char path[PATH_MAX], *slash;
+	struct stat st;
+
+	if (cfg->socket_path[0] != '\0') {
+		snprintf(path, sizeof(path), "%s", cfg->socket_path);
+		slash = strrchr(path, '/');
+		if (slash == NULL)
+			return 0;
+		*(slash == path ? slash + 1 : slash) = '\0';
+		if (stat(path, &st) != 0) {
+			fprintf(stderr, "spinnic: %s %s: its directory %s: %s\n",
+				opt, cfg->socket_path, path, strerror(errno));
+			return -EINVAL;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "spinnic: %s %s: %s is not a directory\n",
+				opt, cfg->socket_path, path);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s", cfg->socket_dir);
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return 0;
+		fprintf(stderr, "spinnic: %s %s: exists and is not a directory\n",
+			opt, cfg->socket_dir);
+		return -EINVAL;
+	}
+	if (errno != ENOENT) {
+		fprintf(stderr, "spinnic: %s %s: %s\n", opt, cfg->socket_dir,
+			strerror(errno));
+		return -EINVAL;
+	}
+	/* missing: the nearest existing parent must be a directory we may
+	 * create entries in */
+	for (;;) {
+		slash = strrchr(path, '/');
+		if (slash == NULL) {
+			snprintf(path, sizeof(path), ".");
+		} else {
+			*(slash == path ? slash + 1 : slash) = '\0';
+		}
+		if (stat(path, &st) == 0)
+			break;
+		if (errno != ENOENT || slash == NULL || slash == path) {
+			fprintf(stderr, "spinnic: %s %s: %s: %s\n", opt,
+				cfg->socket_dir, path, strerror(errno));
+			return -EINVAL;
+		}
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "spinnic: %s %s: %s is not a directory\n",
+			opt, cfg->socket_dir, path);
+		return -EINVAL;
+	}
+	if (faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS) != 0) {
+		fprintf(stderr, "spinnic: %s %s: cannot create it in %s: %s\n",
+			opt, cfg->socket_dir, path, strerror(errno));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+spinnic_options_check(const struct spinnic_cfg *cfg, int argc, char **argv)
+{
+	uint64_t eal[LCORE_WORDS] = {0};
+	const char *src = "";
+	char buf[64];
+	unsigned r, i;
+	int rc;
+
+	rc = eal_lcore_mask(cfg, argc, argv, eal, &src);
+	if (rc == -EINVAL)
+		return rc;
+	if (rc == 0) {
+		for (r = 0; r < SPINNIC_ROLE_MAX; r++)
+			for (i = 0; i < RTE_MAX_LCORE; i++)
+				if (mask_has(cfg->role_mask[r], i) &&
+				    !mask_has(eal, i)) {
+					fprintf(stderr, "spinnic: --lcore-roles: %s lcore %u is not an EAL lcore (EAL lcores %s, from %s)\n",
+						role_opt_names[r], i,
+						mask_str(eal, buf,
+							 sizeof(buf)), src);
+					return -EINVAL;
+				}
+		if (cfg->ctrl_lcore >= 0 &&
+		    !mask_has(eal, (unsigned)cfg->ctrl_lcore)) {
+			fprintf(stderr, "spinnic: --lcore-roles: ctrl lcore %d is not an EAL lcore (EAL lcores %s, from %s)\n",
+				cfg->ctrl_lcore, mask_str(eal, buf,
+							  sizeof(buf)), src);
+			return -EINVAL;
+		}
+	}
+	return socket_dir_check(cfg);
 }
 
 /* MiB of free hugepages of the default size, or 0. */

@@ -187,6 +187,8 @@ struct spinnic_ctrl_stats {
 	uint64_t uid_denied;    /**< ATTACH refused: uid not allowed */
 	uint64_t orphaned;      /**< detached: the process exited while
 				     its connection stayed open */
+	uint64_t region_refused; /**< ATTACH refused: region cannot be
+				     sealed or backed (ctrl.c) */
 } __rte_cache_aligned;
 
 /**
@@ -443,6 +445,21 @@ void spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f);
  *   naming the bad option (main exits 2).
  */
 int spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv);
+/**
+ * Check the parsed options against this machine before the EAL starts:
+ * every lcore of --lcore-roles is one the EAL will have (its -l, -c or
+ * --lcores; spinnic's --lcores or 0 when it builds the EAL args; else
+ * every CPU this process may run on), spinnic's --lcores names CPUs that
+ * exist (as the EAL detects them), and the socket directory is a
+ * directory or can be created (--socket: its directory exists). An EAL
+ * lcore list this cannot read is left to the EAL and to the check after
+ * it (lcore.c).
+ * @param cfg parsed options
+ * @param argc, argv the whole command line (EAL args before "--")
+ * @return 0, or -EINVAL after printing one line (main exits 2)
+ */
+int spinnic_options_check(const struct spinnic_cfg *cfg, int argc,
+			  char **argv);
 void spinnic_options_usage(FILE *f, const char *prog);
 /**
  * Build the EAL argument vector: the user's EAL args, or safe defaults

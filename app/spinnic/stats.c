@@ -73,10 +73,10 @@ node_print(struct spinnic_node *node, FILE *f)
 	fprintf(f, "  tx: pkts %" PRIu64 " bytes %" PRIu64 " full %" PRIu64 " cmds %" PRIu64 " bad_cmds %" PRIu64 " retransmits %" PRIu64 "\n",
 		LD(tx->pkts), LD(tx->bytes), LD(tx->full), LD(tx->cmds),
 		LD(tx->bad_cmds), LD(tx->retransmits));
-	fprintf(f, "  ctrl: clients %" PRIu64 " attaches %" PRIu64 " detaches %" PRIu64 " msgs %" PRIu64 " bad_msgs %" PRIu64 " errors %" PRIu64 " uid_denied %" PRIu64 " orphaned %" PRIu64 "\n",
+	fprintf(f, "  ctrl: clients %" PRIu64 " attaches %" PRIu64 " detaches %" PRIu64 " msgs %" PRIu64 " bad_msgs %" PRIu64 " errors %" PRIu64 " uid_denied %" PRIu64 " orphaned %" PRIu64 " region_refused %" PRIu64 "\n",
 		LD(cs->clients), LD(cs->attaches), LD(cs->detaches),
 		LD(cs->msgs), LD(cs->bad_msgs), LD(cs->errors),
-		LD(cs->uid_denied), LD(cs->orphaned));
+		LD(cs->uid_denied), LD(cs->orphaned), LD(cs->region_refused));
 	live_print(node, f);
 	if (rte_eth_stats_get(node->port_id, &es) == 0)
 		fprintf(f, "  port: ipackets %" PRIu64 " opackets %" PRIu64 " imissed %" PRIu64 " ierrors %" PRIu64 " oerrors %" PRIu64 " rx_nombuf %" PRIu64 "\n",

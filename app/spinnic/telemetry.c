@@ -189,6 +189,8 @@ node_stats(struct spinnic_node *node, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "ctrl_errors", LD(cs->errors));
 	rte_tel_data_add_dict_u64(d, "ctrl_uid_denied", LD(cs->uid_denied));
 	rte_tel_data_add_dict_u64(d, "ctrl_orphaned", LD(cs->orphaned));
+	rte_tel_data_add_dict_u64(d, "ctrl_region_refused",
+				  LD(cs->region_refused));
 	if (rte_eth_stats_get(node->port_id, &es) == 0) {
 		rte_tel_data_add_dict_u64(d, "port_ipackets", es.ipackets);
 		rte_tel_data_add_dict_u64(d, "port_opackets", es.opackets);

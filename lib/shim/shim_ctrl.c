@@ -248,6 +248,12 @@ shim_ctrl_attach(ptl_pid_t pid)
 	if (rc < 0)
 		return PTL_FAIL;
 	rc = shim_region_get();
+	if (rc == 0) {
+		rc = shim_region_renew();
+		if (rc < 0)
+			SHIM_ERR("cannot make the host region attachable again "
+				 "(a fresh memfd): %s", strerror(-rc));
+	}
 	if (rc < 0) {
 		close(shim_g.fd);
 		shim_g.fd = -1;

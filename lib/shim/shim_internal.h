@@ -188,6 +188,16 @@ extern struct shim_state shim_g;
 
 /** Create the region if needed. @return 0 or a negative errno. */
 int shim_region_get(void);
+/**
+ * Make the region attachable again: spinnic seals the file it attached
+ * against future writes (no hole can be punched under its mapping, and no
+ * new writable mapping can be made), so a later attach needs a fresh
+ * memfd. When the current one is sealed so, create one of the same size
+ * (hugetlb when the old one was, else or failing that ordinary pages),
+ * copy the contents and map it at the same address, replacing the old.
+ * @return 0 (nothing to do, or renewed), or a negative errno
+ */
+int shim_region_renew(void);
 /** Region offset of p, which must lie in the region. */
 static inline uint64_t shim_region_off(const void *p)
 {

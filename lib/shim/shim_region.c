@@ -206,6 +206,71 @@ shim_region_get(void)
 	return shim_g.region.base != NULL ? 0 : -shim_g.region_err;
 }
 
+/* Copy the data of the old region file into the new mapping: only the
+ * extents that hold pages (SEEK_DATA), so an ordinary-page region does not
+ * grow to its whole size; hugetlbfs reports all of it as data. */
+static void
+region_copy(uint8_t *dst, int old_fd, const uint8_t *src, uint64_t size)
+{
+	off_t data, hole = 0;
+
+	while ((uint64_t)hole < size) {
+		data = lseek(old_fd, hole, SEEK_DATA);
+		if (data < 0) {
+			if (errno == ENXIO)
+				return;
+			data = hole;          /* no SEEK_DATA: copy the rest */
+			hole = (off_t)size;
+		} else {
+			hole = lseek(old_fd, data, SEEK_HOLE);
+			if (hole < 0 || (uint64_t)hole > size)
+				hole = (off_t)size;
+		}
+		memcpy(dst + data, src + data, (size_t)(hole - data));
+	}
+}
+
+int
+shim_region_renew(void)
+{
+	struct shim_region *r = &shim_g.region;
+	int seals, fd, rc, hugetlb = r->hugetlb;
+	void *tmp, *at;
+
+	seals = fcntl(r->memfd, F_GET_SEALS);
+	if (seals < 0)
+		return -errno;
+	if (!(seals & F_SEAL_FUTURE_WRITE))
+		return 0;
+	rc = region_map(r->size, hugetlb, &fd, &tmp);
+	if (rc < 0 && hugetlb) {
+		hugetlb = 0;
+		rc = region_map(r->size, 0, &fd, &tmp);
+		if (rc == 0)
+			SHIM_ERR("no hugepages for a fresh %llu MiB host region; "
+				 "using ordinary pages",
+				 (unsigned long long)(r->size >> 20));
+	}
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&r->heap_lock);
+	region_copy(tmp, r->memfd, r->base, r->size);
+	/* the same address: every pointer into the region stays valid */
+	at = mmap(r->base, r->size, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_FIXED, fd, 0);
+	rc = at == MAP_FAILED ? -errno : 0;
+	if (rc == 0) {
+		close(r->memfd);
+		r->memfd = fd;
+		r->hugetlb = hugetlb;
+	}
+	pthread_mutex_unlock(&r->heap_lock);
+	munmap(tmp, r->size);
+	if (rc < 0)
+		close(fd);
+	return rc;
+}
+
 void *
 shim_heap_alloc(size_t size)
 {

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * --fault-inject (app/spinnic/options.c) and reliable delivery (rel.c):
- * malformed specifications are refused before the EAL; loss, duplication,
+ * malformed specifications are refused before the EAL, and so are options
+ * that do not fit the machine (an --lcore-roles lcore the EAL will not
+ * have, a socket directory that is a file); loss, duplication,
  * corruption and reordering injected on both RX and TX are repaired by
  * retransmission, with every byte delivered exactly once, and the counters
  * show each mechanism at work (corrupted frames dropped by the checksum,
  * duplicates by sequence number, losses resent).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -37,6 +42,85 @@ expect_opt_refused(const char *opt, const char *val)
 		itest_fail("%s %s: status %d, want 2 and a line naming it\n%s",
 			   opt, val, st, itest_spinnic_log());
 	fprintf(stderr, "itest_fault_inject: %s %s refused\n", opt, val);
+}
+
+/*
+ * spinnic run with @p args (after "--") must stop with status 2 and exactly
+ * one line naming @p opt, before the EAL said anything ("EAL: ...").
+ */
+static void
+expect_early(const char *opt, const char *const *args)
+{
+	const char *a[16] = { "--" };
+	const char *log, *nl;
+	unsigned n = 1;
+	int st;
+
+	while (*args != NULL && n + 1 < 16)
+		a[n++] = *args++;
+	a[n] = NULL;
+	st = itest_spinnic_run(a, 30000);
+	log = itest_spinnic_log();
+	nl = strchr(log, '\n');
+	if (st != 2 || strstr(log, opt) == NULL || nl == NULL ||
+	    nl[1] != '\0' || strstr(log, "EAL:") != NULL)
+		itest_fail("%s: status %d, want 2 and one line naming it, "
+			   "before the EAL\n%s", opt, st, log);
+	fprintf(stderr, "itest_fault_inject: refused before the EAL: %s", log);
+}
+
+/* Options that do not fit this machine: refused before the EAL. */
+static void
+machine_checks(void)
+{
+	char file[512], below[600], sock[600], cpus[32];
+	int fd, cpu;
+
+	{
+		const char *a[] = { "--virtual", "2", "--lcore-roles",
+				    "inbound=5", NULL };
+
+		/* the default EAL args are -l 0 */
+		expect_early("--lcore-roles", a);
+	}
+	{
+		const char *a[] = { "--virtual", "2", "--lcores", "0",
+				    "--lcore-roles", "hpu=0,ctrl=1", NULL };
+
+		expect_early("--lcore-roles", a);
+	}
+	/* a CPU that does not exist, as --lcores */
+	for (cpu = 1; cpu < 128; cpu++) {
+		char p[80];
+
+		snprintf(p, sizeof(p),
+			 "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+		if (access(p, F_OK) != 0)
+			break;
+	}
+	if (cpu < 128) {
+		const char *a[] = { "--virtual", "2", "--lcores", cpus, NULL };
+
+		snprintf(cpus, sizeof(cpus), "0,%d", cpu);
+		expect_early("--lcores", a);
+	}
+	snprintf(file, sizeof(file), "%s/a-file", itest_dir());
+	fd = open(file, O_CREAT | O_WRONLY, 0600);
+	ITEST_CHECK(fd >= 0, "%s: %s", file, strerror(errno));
+	close(fd);
+	snprintf(below, sizeof(below), "%s/sub", file);
+	snprintf(sock, sizeof(sock), "%s/x.sock", file);
+	{
+		const char *a[] = { "--virtual", "2", "--socket-dir", file,
+				    NULL };
+		const char *b[] = { "--virtual", "2", "--socket-dir", below,
+				    NULL };
+		const char *c[] = { "--virtual", "1", "--socket", sock, NULL };
+
+		expect_early("--socket-dir", a);
+		expect_early("--socket-dir", b);
+		expect_early("--socket", c);
+	}
 }
 
 /* a counter of both nodes; one a node never printed (never hit) is 0 */
@@ -71,6 +155,7 @@ main(void)
 	expect_opt_refused("--peer-timeout-ms", "soon");
 	expect_opt_refused("--rto-us", "0");
 	expect_opt_refused("--rx-reorder", "0.5");
+	machine_checks();
 
 	itest_spinnic_start(opts);
 	{

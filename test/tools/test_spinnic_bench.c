@@ -3,7 +3,8 @@
  * spinnic-bench, driven as a user would (behaviour, never timing): the
  * subcommand table, the CSV of `ddt` (header, one row per layout, block size
  * and operation, ratio = throughput / limit, every byte verified), --type,
- * and one clear line for every kind of bad input.
+ * and one clear line for every kind of bad input (an unwritable --csv
+ * before anything runs).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -765,6 +766,57 @@ test_new_bad_input(void **state)
 	free(r);
 }
 
+/*
+ * An unwritable --csv is refused before any benchmark runs (it used to
+ * fail after the whole run, ~15 s for the NIC subcommands): non-zero
+ * status, one line naming the path, nothing measured on stdout. For
+ * every subcommand: a directory, a missing directory, a path below a
+ * regular file.
+ */
+static void
+test_csv_unwritable(void **state)
+{
+	static const char *const cmds[] = {
+		"ddt", "unpack", "scaling", "latency", "apps", "ckpt",
+	};
+	char dir_path[4200], missing[] = "/nonexistent/dir/x.csv";
+	char file[4200], below[4300];
+	const char *paths[3];
+	struct tool_result *r = malloc(sizeof(*r));
+	FILE *f;
+
+	(void)state;
+	assert_non_null(r);
+	snprintf(dir_path, sizeof(dir_path), "%s", tmpdir);
+	snprintf(file, sizeof(file), "%s", path("plain-file"));
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(below, sizeof(below), "%s/x.csv", file);
+	paths[0] = dir_path;
+	paths[1] = missing;
+	paths[2] = below;
+	for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++)
+		for (size_t p = 0; p < 3; p++) {
+			/* ddt's smallest run, in case the check is missing */
+			const char *args[] = { cmds[c], "--csv", paths[p],
+					       "--reps", "1", "--bytes",
+					       "4096", NULL };
+
+			if (c > 0)
+				args[3] = NULL;
+			assert_int_equal(tool_run(tool, tmpdir, args, r), 0);
+			if (r->status <= 0 || !tool_one_line(r->err) ||
+			    strstr(r->err, "--csv") == NULL ||
+			    strstr(r->err, paths[p]) == NULL ||
+			    r->out[0] != '\0')
+				fail_msg("%s --csv %s: status %d, stderr '%s', "
+					 "stdout '%.200s'", cmds[c], paths[p],
+					 r->status, r->err, r->out);
+		}
+	free(r);
+}
+
 static int
 group_setup(void **state)
 {
@@ -808,6 +860,7 @@ main(void)
 		cmocka_unit_test(test_scaling),
 		cmocka_unit_test(test_ckpt),
 		cmocka_unit_test(test_new_bad_input),
+		cmocka_unit_test(test_csv_unwritable),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
