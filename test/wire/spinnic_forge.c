@@ -166,6 +166,7 @@ cmd_nids(int argc, char **argv)
 static int
 cmd_flood(int argc, char **argv)
 {
+	static uint8_t flood_pay[2048];
 	uint64_t count, rate, i, t0;
 	struct spinnic_pkt p;
 
@@ -182,8 +183,11 @@ cmd_flood(int argc, char **argv)
 	p.pt_index = (uint32_t)num(argv[4]);
 	p.match_bits = num(argv[5]);
 	rate = num(argv[6]);
-	p.pay_len = 64;
-	p.payload = (const uint8_t *)"forged header, nothing will follow it................................";
+	/* a whole first packet (spinnic's default payload), as a real
+	 * sender's: a shorter one would be dropped for its offset */
+	memset(flood_pay, 0x46, sizeof(flood_pay));
+	p.pay_len = sizeof(flood_pay);
+	p.payload = flood_pay;
 	if (p.msg_len < p.pay_len)
 		p.msg_len = p.pay_len;
 	t0 = now_ns();
