@@ -174,6 +174,24 @@ gen_wire(void)
 		out_put(f, frame(f, sizeof(f), &p));
 		out_write("wire", "%02u-op%u", k++, op);
 	}
+	/* transport: a plain ack, a probe, the session handshake */
+	for (op = 0; op < 4; op++) {
+		static const char *const names[] = { "tack", "tack-probe",
+						      "chal", "chal-ack" };
+
+		pkt_init(&p, op < 2 ? SPINNIC_WIRE_T_TACK :
+			 op == 2 ? SPINNIC_WIRE_T_CHAL : SPINNIC_WIRE_T_CHAL_ACK,
+			 op == 1 ? SPINNIC_WIRE_F_REL : 0, 0, 0, 0, 0, 0);
+		p.ack_epoch = 0x5eed1234u;
+		p.ack_seq = 40;
+		p.epoch = op == 1 ? 0x5eed1234u : 0;
+		p.sack_base = op < 2 ? 41 : 0;
+		p.sack = op < 2 ? 0x5ull : 0;
+		p.hdr_data = op >= 2 ? 0x0123456789abcdefull : 0;
+		out_reset();
+		out_put(f, frame(f, sizeof(f), &p));
+		out_write("wire", "%02u-%s", k++, names[op]);
+	}
 }
 
 /* ---- control messages ----------------------------------------------- */

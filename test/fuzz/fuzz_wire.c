@@ -21,7 +21,17 @@ static void
 check_accepted(const uint8_t *f, size_t len, const struct spinnic_pkt *q)
 {
 	FZ_CHECK(q->type >= SPINNIC_WIRE_T_DATA && q->type < SPINNIC_WIRE_T_MAX);
-	FZ_CHECK(q->op >= SPINNIC_WIRE_OP_PUT && q->op < SPINNIC_WIRE_OP_MAX);
+	if (q->type == SPINNIC_WIRE_T_TACK || q->type == SPINNIC_WIRE_T_CHAL ||
+	    q->type == SPINNIC_WIRE_T_CHAL_ACK) {
+		/* transport: no Portals operation; the handshake never
+		 * sequenced */
+		FZ_CHECK(q->op == 0 && q->ack_req == 0 && q->ni == 0);
+		if (q->type != SPINNIC_WIRE_T_TACK)
+			FZ_CHECK(q->flags == 0);
+	} else {
+		FZ_CHECK(q->op >= SPINNIC_WIRE_OP_PUT &&
+			 q->op < SPINNIC_WIRE_OP_MAX);
+	}
 	FZ_CHECK(q->ni < SPINNIC_WIRE_NI_KINDS);
 	FZ_CHECK(q->payload >= f + SPINNIC_WIRE_ETH_LEN);
 	FZ_CHECK(q->payload + q->pay_len <= f + len);
