@@ -459,7 +459,8 @@ tx_timer(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now,
 	uint32_t seq;
 	bool holes;
 
-	if (now - t->progress > limit) {
+	/* progress may be later than @p now: an ack of this same poll */
+	if (now > t->progress && now - t->progress > limit) {
 		tx_peer_fail(eng, t, now);
 		return 0;
 	}
@@ -599,7 +600,8 @@ rel_tx_poll(struct spinnic_engine *eng, uint64_t now)
 			if (now >= t->timer)
 				sent += tx_timer(eng, t, now,
 						 ENG_TX_BUDGET - sent);
-		} else if (t->ops_pending && now - t->last_tx > probe &&
+		} else if (t->ops_pending && now > t->last_tx &&
+			   now - t->last_tx > probe &&
 			   eng_tx_room(eng, t->nid)) {
 			struct rte_mbuf *m = tack_build(eng, t->nid);
 
