@@ -75,7 +75,7 @@ node_print(struct spinnic_node *node, FILE *f)
 		LD(tx->pkts), LD(tx->bytes), LD(tx->full), LD(tx->cmds),
 		LD(tx->bad_cmds), LD(tx->retransmits));
 	if (node->auth != NULL)
-		fprintf(f, "  auth: sealed %" PRIu64 " seal_failed %" PRIu64 " (refused on receive: drop auth, drop unseq)\n",
+		fprintf(f, "  auth: sealed %" PRIu64 " seal_failed %" PRIu64 "\n",
 			LD(node->auth->sealed), LD(node->auth->seal_failed));
 	fprintf(f, "  ctrl: clients %" PRIu64 " attaches %" PRIu64 " detaches %" PRIu64 " msgs %" PRIu64 " bad_msgs %" PRIu64 " errors %" PRIu64 " uid_denied %" PRIu64 " orphaned %" PRIu64 "\n",
 		LD(cs->clients), LD(cs->attaches), LD(cs->detaches),
