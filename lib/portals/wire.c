@@ -483,7 +483,6 @@ spinnic_wire_auth_seal(struct spinnic_wire_auth *a, void *frame, size_t len,
 	uint8_t *tr = f + len;
 	size_t udp_len, ip_total;
 	uint64_t ctr;
-	uint16_t old_cs;
 
 	if (len < SPINNIC_WIRE_HDR_LEN || ip[0] != 0x45)
 		return -EINVAL;
@@ -514,26 +513,11 @@ spinnic_wire_auth_seal(struct spinnic_wire_auth *a, void *frame, size_t len,
 	put16(ip + 10, 0);
 	put16(ip + 10, csum_fold(csum_add(0, ip, SPINNIC_WIRE_IP_LEN)));
 	put16(udp + 4, (uint16_t)(udp_len + SPINNIC_WIRE_AUTH_LEN));
-	old_cs = get16(udp + 6);
-	if (old_cs != 0) {
-		/*
-		 * RFC 1624 update instead of a second pass over the payload:
-		 * the sum gains F_AUTH (high byte of the word at UDP offset
-		 * 10), the length twice (pseudo header and UDP header) and
-		 * the trailer's words, byte-swapped when it starts at an odd
-		 * offset (it then fills the pad byte of the last word).
-		 */
-		uint32_t sum = (uint16_t)~old_cs, t;
-
-		sum += (uint32_t)SPINNIC_WIRE_F_AUTH << 8;
-		sum += 2 * SPINNIC_WIRE_AUTH_LEN;
-		t = csum_add(0, tr, SPINNIC_WIRE_AUTH_LEN);
-		if (udp_len & 1)
-			t = __builtin_bswap16((uint16_t)t);
-		sum += t;
-		old_cs = csum_fold(sum);
-		put16(udp + 6, old_cs == 0 ? 0xffff : old_cs);
-	}
+	/* no UDP checksum (0, RFC 768): the MAC covers every byte it would
+	 * but the IP addresses (the IP header checksum's) and the UDP source
+	 * port (unused), and the receiver need not pass over the payload a
+	 * second time */
+	put16(udp + 6, 0);
 	return (int)(len + SPINNIC_WIRE_AUTH_LEN);
 }
 

@@ -309,7 +309,9 @@ uint64_t spinnic_wire_auth_next_ctr(const struct spinnic_wire_auth *a);
  * Authenticate a finished frame (spinnic_wire_build() layout, UDP checksum
  * filled or not by spinnic_wire_seal()): set F_AUTH, append the trailer
  * with the context's next counter and the tag, grow the IP and UDP
- * lengths, redo the IP checksum and update a non-zero UDP checksum.
+ * lengths, redo the IP checksum and clear the UDP checksum (0: none; the
+ * MAC covers the datagram but the IP addresses, which the IP header
+ * checksum covers, and the UDP source port, which nothing uses).
  *
  * The GCM IV is the frame's source nid (32 bits) and the counter (64
  * bits), and must never repeat under one key. The counter starts at

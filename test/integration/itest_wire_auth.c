@@ -168,11 +168,19 @@ virtual_keyed(const char *key)
 		ITEST_CHECK(itest_counter(node, "seal_failed") == 0,
 			    "node %u: frames it could not seal", node);
 		/* rx pkts comes first in the block: every frame received
-		 * passed the MAC (no drop auth / unseq lines) */
+		 * passed the MAC (no drop auth / unseq lines); under
+		 * injected corruption the MAC is what catches it (sealed
+		 * frames carry no UDP checksum) */
 		ITEST_CHECK(pkts > 0, "node %u received nothing", node);
-		ITEST_CHECK(itest_counter(node, "drop auth") < 0 &&
-			    itest_counter(node, "drop unseq") < 0,
-			    "node %u refused frames of its own cluster", node);
+		ITEST_CHECK(itest_counter(node, "drop unseq") < 0,
+			    "node %u: unsequenced frames in its cluster", node);
+		if (getenv("SPINNIC_ITEST_FAULTS") == NULL)
+			ITEST_CHECK(itest_counter(node, "drop auth") < 0,
+				    "node %u refused frames of its own cluster",
+				    node);
+		else
+			printf("node %u: %lld corrupted frames refused by the "
+			       "MAC\n", node, itest_counter(node, "drop auth"));
 	}
 	printf("ok: --virtual 2 --wire-key: puts and gets, every frame sealed "
 	       "(%lld, %lld), none refused\n", itest_counter(0, "sealed"),
