@@ -15,8 +15,8 @@ endif
 
 PKGS = build-essential pkg-config meson ninja-build libdpdk-dev dpdk \
        liburing-dev libbpf-dev libxdp-dev libcmocka-dev rdma-core \
-       libibverbs-dev libnuma-dev libssl-dev libpcap-dev libmpich-dev mpich gnuplot-nox \
-       clang llvm tshark bpftool jq iputils-ping dpdk-dev
+       libibverbs-dev libnuma-dev libpcap-dev libmpich-dev mpich gnuplot-nox \
+       clang llvm tshark bpftool jq iputils-ping dpdk-dev libssl-dev
 HUGEPAGES ?= 512
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60

@@ -6,6 +6,9 @@
  * spinnic_wire_parse(). Prints, one line per frame, the header fields it
  * put in each, tab-separated in the order of FIELDS below, so a test can
  * compare them with what a dissector decodes (test/wire/test_dissector.sh).
+ * The last frames are authenticated (spinnic --wire-key: F_AUTH and the
+ * counter + MAC trailer), sealed with a demo key and checked with
+ * spinnic_wire_parse_auth().
  *
  *   spinnic-mkpcap OUT.pcap [UDP_PORT]
  */
@@ -46,6 +49,7 @@ struct frame_spec {
 	uint8_t fail_type, atomic_op, atomic_type;
 	uint64_t msg_len, offset;
 	uint32_t pay_len;
+	uint8_t auth; /* sealed with the demo key (sequenced unless a TACK) */
 };
 
 #define H SPINNIC_WIRE_F_HEADER
@@ -86,8 +90,12 @@ static const struct frame_spec specs[] = {
 	{SPINNIC_WIRE_T_TACK, 0, 0, 0, 0, 0, 0, 0, 0},
 	{SPINNIC_WIRE_T_TACK, SPINNIC_WIRE_F_REL, 0, 0, 0, 0, 0, 0, 0},
 	/* the session handshake: a challenge and its answer */
-	{SPINNIC_WIRE_T_CHAL, 0, 0, 0, 0, 0, 0, 0, 0},
-	{SPINNIC_WIRE_T_CHAL_ACK, 0, 0, 0, 0, 0, 0, 0, 0},
+	{SPINNIC_WIRE_T_CHAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{SPINNIC_WIRE_T_CHAL_ACK, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	/* authenticated: a one-packet put (odd length), a transport ack */
+	{SPINNIC_WIRE_T_DATA, H | C, SPINNIC_WIRE_OP_PUT, 0, 0, 0, 77, 0, 77,
+	 1},
+	{SPINNIC_WIRE_T_TACK, 0, 0, 0, 0, 0, 0, 0, 0, 1},
 };
 
 /* the header fields printed per frame, dissector field names without the
@@ -97,7 +105,7 @@ static const char *const fields[] = {
 	"atomic_op", "atomic_type", "src_nid", "src_pid", "dst_nid",
 	"dst_pid", "pt_index", "uid", "pay_len", "match_bits", "hdr_data",
 	"msg_id", "msg_len", "offset", "remote_offset", "mlength", "epoch",
-	"seq", "ack_epoch", "ack_seq", "sack_base", "sack",
+	"seq", "ack_epoch", "ack_seq", "sack_base", "sack", "auth_ctr",
 };
 
 static void
@@ -127,9 +135,10 @@ spec_to_pkt(const struct frame_spec *s, unsigned int i, struct spinnic_pkt *p)
 	p->remote_offset = (uint64_t)i * 4096;
 	p->mlength = s->type == SPINNIC_WIRE_T_ACK ? 3 * PAY : 0;
 	p->pay_len = s->pay_len;
-	/* every other frame is sequenced (reliable delivery) */
+	/* every other frame is sequenced (reliable delivery), every
+	 * authenticated one but a transport ack; never the handshake */
 	if (s->type != SPINNIC_WIRE_T_TACK && s->type != SPINNIC_WIRE_T_CHAL &&
-	    s->type != SPINNIC_WIRE_T_CHAL_ACK && i % 2)
+	    s->type != SPINNIC_WIRE_T_CHAL_ACK && (i % 2 || s->auth))
 		p->flags |= SPINNIC_WIRE_F_REL;
 	if (s->type == SPINNIC_WIRE_T_CHAL ||
 	    s->type == SPINNIC_WIRE_T_CHAL_ACK) {
@@ -151,12 +160,14 @@ spec_to_pkt(const struct frame_spec *s, unsigned int i, struct spinnic_pkt *p)
 	}
 }
 
-/* Values as tshark -T fields prints them for spinnic.lua's field types. */
+/* Values as tshark -T fields prints them for spinnic.lua's field types;
+ * @p auth: the frame was sealed with counter @p ctr. */
 static void
-print_fields(FILE *f, const struct spinnic_pkt *p)
+print_fields(FILE *f, const struct spinnic_pkt *p, int auth, uint64_t ctr)
 {
 	fprintf(f, "%u\t%u\t0x%02x\t%u\t%u\t0x%02x\t%u\t%u\t%u\t",
-		SPINNIC_WIRE_VERSION, p->type, p->flags, p->op, p->ack_req,
+		SPINNIC_WIRE_VERSION, p->type,
+		p->flags | (auth ? SPINNIC_WIRE_F_AUTH : 0), p->op, p->ack_req,
 		p->ni, p->fail_type, p->atomic_op, p->atomic_type);
 	fprintf(f, "%u\t%u\t%u\t%u\t%u\t%u\t%u\t", p->src.nid, p->src.pid,
 		p->dst.nid, p->dst.pid, p->pt_index, p->uid, p->pay_len);
@@ -175,16 +186,24 @@ print_fields(FILE *f, const struct spinnic_pkt *p)
 	fprintf(f, "0x%08x\t%u\t0x%08x\t%u\t", p->epoch, p->seq,
 		p->ack_epoch, p->ack_seq);
 	if (p->type == SPINNIC_WIRE_T_TACK)
-		fprintf(f, "%u\t0x%016" PRIx64 "\n", p->sack_base, p->sack);
+		fprintf(f, "%u\t0x%016" PRIx64 "\t", p->sack_base, p->sack);
 	else
-		fprintf(f, "\t\n");
+		fprintf(f, "\t\t");
+	if (auth)
+		fprintf(f, "%" PRIu64 "\n", ctr);
+	else
+		fprintf(f, "\n");
 }
 
 int
 main(int argc, char **argv)
 {
-	static uint8_t frame[SPINNIC_WIRE_HDR_LEN + 4096];
-	uint8_t payload[4096];
+	static uint8_t frame[SPINNIC_WIRE_HDR_LEN + 4096 +
+			     SPINNIC_WIRE_AUTH_LEN];
+	/* the demo key: public, for this capture only */
+	static const char secret[] = "spinnic-mkpcap demo secret, not for use";
+	uint8_t payload[4096], key[SPINNIC_WIRE_KEY_LEN];
+	struct spinnic_wire_auth *wa;
 	struct pcap_file_hdr fh = {
 		.magic = PCAP_MAGIC, .version_major = 2, .version_minor = 4,
 		.snaplen = PCAP_SNAPLEN, .linktype = PCAP_LINKTYPE_ETHERNET,
@@ -211,6 +230,11 @@ main(int argc, char **argv)
 	for (i = 0; i < sizeof(payload); i++)
 		payload[i] = (uint8_t)i;
 	spinnic_wire_addr_nodes(1, 2, (uint16_t)port, &a);
+	if (spinnic_wire_key_derive(secret, sizeof(secret) - 1, key) != 0 ||
+	    (wa = spinnic_wire_auth_create(key)) == NULL) {
+		fprintf(stderr, "%s: demo key: libcrypto failed\n", argv[0]);
+		return 1;
+	}
 
 	out = fopen(argv[1], "wb");
 	if (out == NULL) {
@@ -233,14 +257,21 @@ main(int argc, char **argv)
 		spec_to_pkt(&specs[i], i, &p);
 		p.payload = payload;
 		len = spinnic_wire_build(frame, sizeof(frame), &a, &p);
+		if (len > 0 && specs[i].auth) {
+			spinnic_wire_seal(frame, (size_t)len, 0, 0, 0);
+			len = spinnic_wire_auth_seal(wa, frame, (size_t)len,
+						     sizeof(frame));
+		}
 		if (len < 0) {
 			fprintf(stderr, "%s: frame %u: build: %s\n", argv[0],
 				i, strerror(-len));
 			fclose(out);
 			return 1;
 		}
-		/* every frame must be one the parser accepts */
-		rc = spinnic_wire_parse(frame, (size_t)len, (uint16_t)port, &q);
+		/* every frame must be one the parser accepts (keyed: with
+		 * the demo key) */
+		rc = spinnic_wire_parse_auth(frame, (size_t)len, (uint16_t)port,
+					     specs[i].auth ? wa : NULL, &q);
 		if (rc != 0) {
 			fprintf(stderr, "%s: frame %u: parse: %s\n", argv[0],
 				i, spinnic_wire_drop_name(rc));
@@ -253,8 +284,9 @@ main(int argc, char **argv)
 		if (fwrite(&rh, sizeof(rh), 1, out) != 1 ||
 		    fwrite(frame, (size_t)len, 1, out) != 1)
 			goto write_err;
-		print_fields(stdout, &p);
+		print_fields(stdout, &p, specs[i].auth, q.auth_ctr);
 	}
+	spinnic_wire_auth_free(wa);
 	if (fclose(out) != 0) {
 		fprintf(stderr, "%s: %s: %s\n", argv[0], argv[1],
 			strerror(errno));

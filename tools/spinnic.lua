@@ -1,7 +1,10 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 -- Wireshark / tshark dissector for the spinnic wire format (DESIGN §5,
 -- lib/portals/wire.h): Ethernet + IPv4 + UDP (default port 5777), then a
--- 112-byte spinnic header in network byte order, then the payload.
+-- 112-byte spinnic header in network byte order, then the payload; an
+-- authenticated frame (flag AUTH, spinnic --wire-key) ends in a 24-byte
+-- trailer: a 64-bit frame counter and a 16-byte AES-256-GMAC tag, shown
+-- but not checked (the dissector has no key).
 --
 --   wireshark -X lua_script:tools/spinnic.lua capture.pcap
 --   tshark -X lua_script:tools/spinnic.lua -r capture.pcap -V
@@ -49,7 +52,8 @@ local atypes = { [0] = "PTL_INT8_T", [1] = "PTL_UINT8_T", [2] = "PTL_INT16_T",
 		 [11] = "PTL_DOUBLE_COMPLEX", [12] = "PTL_LONG_DOUBLE",
 		 [13] = "PTL_LONG_DOUBLE_COMPLEX" }
 
-local F_HEADER, F_PAYLOAD, F_COMPLETION, F_REL = 1, 2, 4, 8
+local F_HEADER, F_PAYLOAD, F_COMPLETION, F_REL, F_AUTH = 1, 2, 4, 8, 16
+local AUTH_LEN = 24
 local NI_NO_MATCHING, NI_LOGICAL = 1, 2
 
 local f = {
@@ -63,6 +67,8 @@ local f = {
 	f_completion = ProtoField.bool("spinnic.flags.completion",
 		"Completion", 8, nil, F_COMPLETION),
 	f_rel = ProtoField.bool("spinnic.flags.rel", "Sequenced", 8, nil, F_REL),
+	f_auth = ProtoField.bool("spinnic.flags.auth", "Authenticated", 8,
+		nil, F_AUTH),
 	op = ProtoField.uint8("spinnic.op", "Operation", base.DEC, ops),
 	ack_req = ProtoField.uint8("spinnic.ack_req", "Ack request", base.DEC,
 		ack_reqs),
@@ -111,6 +117,9 @@ local f = {
 	payload = ProtoField.bytes("spinnic.payload", "Payload"),
 	payload_bytes = ProtoField.uint32("spinnic.payload_bytes",
 		"Payload bytes in frame", base.DEC),
+	auth_ctr = ProtoField.uint64("spinnic.auth_ctr",
+		"Frame counter (GMAC IV: source nid, counter)", base.DEC),
+	auth_tag = ProtoField.bytes("spinnic.auth_tag", "GMAC tag"),
 }
 p_spin.fields = {
 	f.version, f.type, f.flags, f.f_header, f.f_payload, f.f_completion,
@@ -119,7 +128,7 @@ p_spin.fields = {
 	f.dst_nid, f.dst_pid, f.pt_index, f.uid, f.pay_len, f.match_bits,
 	f.hdr_data, f.msg_id, f.msg_len, f.offset, f.remote_offset, f.mlength,
 	f.epoch, f.seq, f.ack_epoch, f.ack_seq, f.sack_base, f.sack, f.payload,
-	f.payload_bytes,
+	f.payload_bytes, f.f_auth, f.auth_ctr, f.auth_tag,
 }
 
 local ef = {
@@ -139,9 +148,12 @@ local ef = {
 	offset = ProtoExpert.new("spinnic.bad_offset",
 		"Offset/length inconsistent with the message (parser drops: offset)",
 		expert.group.MALFORMED, expert.severity.ERROR),
+	auth = ProtoExpert.new("spinnic.bad_auth",
+		"Authentication trailer shorter than 24 bytes (keyed parser drops: auth)",
+		expert.group.MALFORMED, expert.severity.ERROR),
 }
 p_spin.experts = { ef.short, ef.version, ef.kind, ef.op, ef.pay_len,
-		   ef.offset }
+		   ef.offset, ef.auth }
 
 p_spin.prefs.udp_port = Pref.uint("UDP port", DEFAULT_PORT,
 	"UDP destination port of spinnic packets (spinnic --udp-port)")
@@ -151,7 +163,7 @@ local function flag_str(flags)
 	if bit.band(flags, F_HEADER) ~= 0 then s[#s + 1] = "H" end
 	if bit.band(flags, F_PAYLOAD) ~= 0 then s[#s + 1] = "P" end
 	if bit.band(flags, F_COMPLETION) ~= 0 then s[#s + 1] = "C" end
-	local rest = bit.band(flags, bit.bnot(15))
+	local rest = bit.band(flags, bit.bnot(15 + F_AUTH))
 	if rest ~= 0 then s[#s + 1] = string.format("0x%02x", rest) end
 	if #s == 0 then return "-" end
 	return table.concat(s, "|")
@@ -161,13 +173,14 @@ local function name_of(tbl, v)
 	return tbl[v] or string.format("unknown(%d)", v)
 end
 
--- same rules as kind_valid() in lib/portals/wire.c
+-- same rules as kind_valid() in lib/portals/wire.c (AUTH: as a keyed
+-- node parses it)
 local function kind_valid(t, flags)
 	-- the session handshake: never sequenced
 	if t == 7 or t == 8 then
-		return flags == 0
+		return bit.band(flags, bit.bnot(F_AUTH)) == 0
 	end
-	flags = bit.band(flags, bit.bnot(F_REL))
+	flags = bit.band(flags, bit.bnot(F_REL + F_AUTH))
 	if t == 1 or t == 2 then
 		return flags == F_HEADER or flags == F_PAYLOAD or
 		       flags == F_COMPLETION or
@@ -203,6 +216,8 @@ function p_spin.dissector(tvb, pinfo, tree)
 	local msg_len = tvb(64, 8):uint64()
 	local offset = tvb(72, 8):uint64()
 	local avail = len - SPIN_LEN
+	local auth = bit.band(flags, F_AUTH) ~= 0
+	if auth then avail = avail - AUTH_LEN end
 
 	local vi = t:add(f.version, tvb(0, 1))
 	if version ~= 1 then vi:add_proto_expert_info(ef.version) end
@@ -213,6 +228,7 @@ function p_spin.dissector(tvb, pinfo, tree)
 	fi:add(f.f_payload, tvb(2, 1))
 	fi:add(f.f_completion, tvb(2, 1))
 	fi:add(f.f_rel, tvb(2, 1))
+	fi:add(f.f_auth, tvb(2, 1))
 	if not kind_valid(ptype, flags) then
 		ti:add_proto_expert_info(ef.kind)
 	end
@@ -264,9 +280,20 @@ function p_spin.dissector(tvb, pinfo, tree)
 		t:add(f.sack_base, tvb(60, 4))
 		t:add(f.sack, tvb(40, 8))
 	end
+	if auth and avail < 0 then
+		fi:add_proto_expert_info(ef.auth, string.format(
+			"%d bytes after the header, the trailer alone is %d",
+			len - SPIN_LEN, AUTH_LEN))
+		avail = len - SPIN_LEN
+		auth = false
+	end
 	t:add(f.payload_bytes, avail):set_generated()
 	if avail > 0 then
 		t:add(f.payload, tvb(SPIN_LEN, avail))
+	end
+	if auth then
+		t:add(f.auth_ctr, tvb(SPIN_LEN + avail, 8))
+		t:add(f.auth_tag, tvb(SPIN_LEN + avail + 8, 16))
 	end
 
 	-- the parser's length and offset rules (spinnic_wire_parse)
@@ -323,6 +350,10 @@ function p_spin.dissector(tvb, pinfo, tree)
 	info = string.format("%s  %d:%d -> %d:%d seq %d ack %d", info,
 		tvb(12, 4):uint(), tvb(16, 4):uint(), tvb(20, 4):uint(),
 		tvb(24, 4):uint(), tvb(104, 4):uint(), tvb(108, 4):uint())
+	if auth then
+		info = string.format("%s [auth ctr %s]", info,
+			tostring(tvb(SPIN_LEN + avail, 8):uint64()))
+	end
 	pinfo.cols.info = info
 	t:append_text(string.format(", %s %s %s", tname, flag_str(flags), oname))
 	return len

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /** Options every subcommand accepts. */
 struct bench_opts {
@@ -51,6 +52,36 @@ extern const struct bench_cmd bench_latency_cmd;
 extern const struct bench_cmd bench_apps_cmd;
 extern const struct bench_cmd bench_scaling_cmd;
 extern const struct bench_cmd bench_ckpt_cmd;
+extern const struct bench_cmd bench_auth_cmd;
+
+/* ---- a real spinnic (bench_latency.c; latency, auth) ---------------- */
+
+/** A `spinnic --virtual 2 --idle-sleep-us 0` of the bench's own. */
+struct bench_spinnic {
+	pid_t pid;
+	char dir[256];  /**< its sockets (node<i>.sock) and log, made here */
+	char log[300];  /**< its stdout and stderr */
+};
+
+/**
+ * Start one (and wait for its ready line); it dies with the bench.
+ * @param bin   spinnic binary, NULL: <build>/app/spinnic/spinnic beside
+ *              spinnic-bench
+ * @param extra more spinnic options (NULL-terminated), or NULL
+ * @return 0; a negative errno (the reason printed)
+ */
+int bench_spinnic_start(struct bench_spinnic *p, const char *bin,
+			const char *const *extra);
+/** Stop it (SIGTERM, then SIGKILL), keep its log in @p keep_log (NULL:
+ *  not kept), remove its directory. */
+void bench_spinnic_stop(struct bench_spinnic *p, const char *keep_log);
+/** SIGINT/SIGTERM kill the bench's spinnic (and client) first. */
+void bench_spinnic_signals(void);
+/** Keep this process off CPU 0, where spinnic's lcore busy-polls.
+ *  @return CPUs it may use */
+int bench_clients_off_lcore(void);
+/** The @p pct percentile of @p n sorted values. */
+double bench_percentile(const double *sorted, long n, double pct);
 
 /** Print a one-line error "spinnic-bench: ..." on stderr. */
 void bench_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -138,12 +138,6 @@ latency_opt(const char *name, const char *arg)
 
 /* ---- spinnic ----------------------------------------------------------------- */
 
-struct nic_proc {
-	pid_t pid;
-	char dir[256];
-	char log[300];
-};
-
 /* What a signal must not leave behind: spinnic busy-polls a CPU. */
 static volatile pid_t spinnic_pgid = -1, client_pid = -1;
 /* spinnic's directory and its files, for the signal handler */
@@ -166,13 +160,13 @@ on_signal(int sig)
 
 /* <build>/app/spinnic-bench/spinnic-bench -> <build>/app/spinnic/spinnic */
 static int
-spinnic_path(char *buf, size_t len)
+spinnic_path(const char *given, char *buf, size_t len)
 {
 	char self[PATH_MAX];
 	ssize_t n;
 
-	if (lcfg.spinnic != NULL) {
-		snprintf(buf, len, "%s", lcfg.spinnic);
+	if (given != NULL) {
+		snprintf(buf, len, "%s", given);
 	} else {
 		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 		if (n < 0) {
@@ -214,7 +208,7 @@ file_text(const char *path)
 
 /* The last line of spinnic's log that says what went wrong. */
 static void
-log_reason(const struct nic_proc *p, char *buf, size_t len)
+log_reason(const struct bench_spinnic *p, char *buf, size_t len)
 {
 	char *t = file_text(p->log), *line, *save = NULL, *last = NULL;
 
@@ -240,8 +234,16 @@ sleep_s(double s)
 	nanosleep(&ts, NULL);
 }
 
-static void
-spinnic_stop(struct nic_proc *p)
+void
+bench_spinnic_signals(void)
+{
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void
+bench_spinnic_stop(struct bench_spinnic *p, const char *keep_log)
 {
 	double t0 = bench_now();
 	char cmd[300];
@@ -260,12 +262,12 @@ spinnic_stop(struct nic_proc *p)
 		p->pid = -1;
 		spinnic_pgid = -1;
 	}
-	if (p->dir[0] != '\0' && lcfg.spinnic_log != NULL) {
+	if (p->dir[0] != '\0' && keep_log != NULL) {
 		char *t = file_text(p->log);
-		FILE *f = fopen(lcfg.spinnic_log, "w");
+		FILE *f = fopen(keep_log, "w");
 
 		if (f == NULL || t == NULL || fputs(t, f) < 0)
-			bench_err("cannot write %s", lcfg.spinnic_log);
+			bench_err("cannot write %s", keep_log);
 		if (f != NULL)
 			fclose(f);
 		free(t);
@@ -280,8 +282,9 @@ spinnic_stop(struct nic_proc *p)
 	}
 }
 
-static int
-spinnic_start(struct nic_proc *p)
+int
+bench_spinnic_start(struct bench_spinnic *p, const char *bin_given,
+		    const char *const *extra)
 {
 	const char *tmp = getenv("TMPDIR");
 	char bin[PATH_MAX];
@@ -289,7 +292,7 @@ spinnic_start(struct nic_proc *p)
 	int fd, status, rc;
 
 	p->pid = -1;
-	rc = spinnic_path(bin, sizeof(bin));
+	rc = spinnic_path(bin_given, bin, sizeof(bin));
 	if (rc < 0)
 		return rc;
 	snprintf(p->dir, sizeof(p->dir), "%s/spinnic-bench-XXXXXX",
@@ -317,18 +320,22 @@ spinnic_start(struct nic_proc *p)
 		return -EIO;
 	}
 	if (p->pid == 0) {
-		char *argv[] = {
+		const char *argv[32] = {
 			bin, "--", "--virtual", "2", "--socket-dir", p->dir,
-			"--idle-sleep-us", "0", NULL,
+			"--idle-sleep-us", "0",
 		};
+		unsigned n = 8;
 
+		for (; extra != NULL && *extra != NULL && n < 31; extra++)
+			argv[n++] = *extra;
+		argv[n] = NULL;
 		dup2(fd, 1);
 		dup2(fd, 2);
 		close(fd);
 		setpgid(0, 0);
 		/* never outlive the bench, however it ends */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execv(bin, argv);
+		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
 	setpgid(p->pid, p->pid);
@@ -713,8 +720,8 @@ pinger(int rfd, int wfd, long warm, long iters, double *lat[P_COUNT])
  * every event. With the clients on the other CPUs, sched_yield hands the
  * CPU straight to the other client. @return CPUs the clients may use
  */
-static int
-clients_off_lcore(void)
+int
+bench_clients_off_lcore(void)
 {
 	cpu_set_t set;
 	int n;
@@ -730,8 +737,8 @@ clients_off_lcore(void)
 	return n;
 }
 
-static double
-percentile(const double *sorted, long n, double pct)
+double
+bench_percentile(const double *sorted, long n, double pct)
 {
 	long k = (long)((pct / 100.0) * (double)n + 0.999999);
 
@@ -756,7 +763,7 @@ latency_run(const struct bench_opts *o)
 		{ "min_us", BENCH_COL_NUM, 2 },
 		{ "ratio", BENCH_COL_NUM, 3 },
 	};
-	struct nic_proc nic = { .pid = -1 };
+	struct bench_spinnic nic = { .pid = -1 };
 	double *lat[P_COUNT] = { NULL, NULL }, med[P_COUNT];
 	int to_child[2] = { -1, -1 }, to_parent[2] = { -1, -1 };
 	struct bench_table *tab = NULL;
@@ -772,13 +779,11 @@ latency_run(const struct bench_opts *o)
 			goto out;
 		}
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
-	rc = spinnic_start(&nic);
+	bench_spinnic_signals();
+	rc = bench_spinnic_start(&nic, lcfg.spinnic, NULL);
 	if (rc < 0)
 		goto out;
-	ncpus = clients_off_lcore();
+	ncpus = bench_clients_off_lcore();
 	if (!lcfg.pingpong) {
 		/* one thread alone on the CPUs off the lcore: nothing to
 		 * yield to */
@@ -860,7 +865,7 @@ table:
 		bench_table_set_num(tab, "latency_us", med[k]);
 		bench_table_set_num(tab, "mean_us", sum / (double)lcfg.iters);
 		bench_table_set_num(tab, "p99_us",
-				    percentile(l, lcfg.iters, 99.0));
+				    bench_percentile(l, lcfg.iters, 99.0));
 		bench_table_set_num(tab, "min_us", l[0]);
 		bench_table_set_num(tab, "ratio", med[P_PLAIN] > 0 ?
 				    med[k] / med[P_PLAIN] : 0);
@@ -890,7 +895,7 @@ out:
 		if (to_parent[i] >= 0)
 			close(to_parent[i]);
 	}
-	spinnic_stop(&nic);
+	bench_spinnic_stop(&nic, lcfg.spinnic_log);
 	bench_table_free(tab);
 	free(lat[0]);
 	free(lat[1]);

@@ -20,6 +20,7 @@ static const struct bench_cmd *const bench_cmds[] = {
 	&bench_apps_cmd,
 	&bench_scaling_cmd,
 	&bench_ckpt_cmd,
+	&bench_auth_cmd,
 };
 
 #define N_CMDS (sizeof(bench_cmds) / sizeof(bench_cmds[0]))

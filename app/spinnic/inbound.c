@@ -23,6 +23,7 @@
 #include <rte_pause.h>
 #include <rte_ring.h>
 
+#include "auth.h"
 #include "engine.h"
 
 #define EXPIRE_PER_S 10u
@@ -672,8 +673,10 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 		eng_in_drop(eng, m, ENG_DROP_NO_MEM);
 		return RX_DONE;
 	}
-	rc = spinnic_wire_parse(rte_pktmbuf_mtod(m, const void *),
-				rte_pktmbuf_data_len(m), node->udp_port, &p);
+	/* --wire-key: the MAC is checked first (auth.h) */
+	rc = spinnic_wire_parse_auth(rte_pktmbuf_mtod(m, const void *),
+				     rte_pktmbuf_data_len(m), node->udp_port,
+				     spinnic_auth_rx(node), &p);
 	if (rc != 0) {
 		unsigned r = (unsigned)(-rc - SPINNIC_WIRE_DROP_BASE);
 

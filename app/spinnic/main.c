@@ -27,6 +27,7 @@
 #include <rte_pdump.h>
 
 #include "spinnic.h"
+#include "auth.h"
 #include "ptl_nic.h"
 #include "spin_rt.h"
 
@@ -137,6 +138,19 @@ nodes_setup(struct spinnic *sn)
 				    strerror(-rc));
 			return rc;
 		}
+		if (cfg->wire_keyed) {
+			rc = spinnic_auth_init(node, cfg->wire_key);
+			if (rc != 0) {
+				SPINNIC_LOG(ERR, "node %u: wire MAC: %s", i,
+					    strerror(-rc));
+				return rc;
+			}
+		}
+	}
+	if (cfg->wire_keyed) {
+		/* the MAC contexts hold the key now */
+		explicit_bzero(sn->cfg.wire_key, sizeof(sn->cfg.wire_key));
+		SPINNIC_LOG(INFO, "wire: authenticated (--wire-key): AES-256-GMAC on every frame, unauthenticated or unsequenced frames dropped");
 	}
 	return 0;
 }
@@ -153,6 +167,7 @@ nodes_teardown(struct spinnic *sn)
 			spin_rt_destroy(node->rt);
 			node->rt = NULL;
 		}
+		spinnic_auth_fini(node);
 		if (node->eng != NULL)
 			spinnic_engine_fini(node);
 		if (node->nic != NULL) {

@@ -67,6 +67,7 @@ enum {
 	OPT_HELP,
 	OPT_NIC_MEM_PER_CLIENT,
 	OPT_ALLOW_UID,
+	OPT_WIRE_KEY,
 };
 
 static const struct option long_opts[] = {
@@ -101,6 +102,7 @@ static const struct option long_opts[] = {
 	{"nic-mem-per-client", required_argument, NULL,
 	 OPT_NIC_MEM_PER_CLIENT},
 	{"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
+	{"wire-key", required_argument, NULL, OPT_WIRE_KEY},
 	{NULL, 0, NULL, 0},
 };
 
@@ -185,6 +187,17 @@ spinnic_options_usage(FILE *f, const char *prog)
 "                        (default %u)\n"
 "  --rto-us US           first retransmission timer, doubled per try up to\n"
 "                        64x (default %u)\n"
+"\n"
+"Authenticated wire (doc/NOTES.md):\n"
+"  --wire-key FILE       a secret shared by the cluster: every frame sent\n"
+"                        carries a MAC (AES-256-GMAC, key derived with\n"
+"                        HKDF-SHA256) that receivers check before anything\n"
+"                        else; a frame without a valid one, or one not\n"
+"                        sequenced (replayable), is dropped and counted\n"
+"                        (drop auth, drop unseq). FILE: at least 32 raw\n"
+"                        bytes or 64 hex digits, no access for group or\n"
+"                        others (openssl rand -hex 32 > F; chmod 600 F).\n"
+"                        Every node of the cluster needs the same secret.\n"
 "\n"
 "Fault injection (tests of reliable delivery):\n"
 "  --fault-inject [rx:|tx:]loss=P,dup=P,corrupt=P,reorder=N\n"
@@ -533,6 +546,7 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 	int opt, rc = 0, rc2;
 	const char *bad = NULL;
 	bool dir_given = false;
+	char keybad[128];
 
 	cfg_defaults(cfg);
 	optind = 1;
@@ -733,6 +747,25 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 				bad = "--allow-uid: more than 32 uids";
 			else if (rc2 < 0)
 				bad = "--allow-uid: expected any, or uids or user names separated by commas";
+			break;
+		case OPT_WIRE_KEY:
+			rc2 = spinnic_wire_key_load(optarg, cfg->wire_key);
+			cfg->wire_keyed = rc2 == 0;
+			if (rc2 == -EPERM)
+				bad = "--wire-key: group or others may access the file: chmod 600 it (as for an ssh key)";
+			else if (rc2 == -EMSGSIZE)
+				bad = "--wire-key: under 32 bytes of secret (raw bytes, or 64 hex digits; openssl rand -hex 32 makes one)";
+			else if (rc2 == -EFBIG)
+				bad = "--wire-key: over 4096 bytes of secret";
+			else if (rc2 == -EINVAL)
+				bad = "--wire-key: not a regular file";
+			else if (rc2 == -EIO)
+				bad = "--wire-key: key derivation failed (libcrypto)";
+			else if (rc2 < 0) {
+				snprintf(keybad, sizeof(keybad),
+					 "--wire-key: %s", strerror(-rc2));
+				bad = keybad;
+			}
 			break;
 		case 'h':
 		case OPT_HELP:

@@ -22,6 +22,7 @@
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
+#include "auth.h"
 #include "engine.h"
 #include "outbound_stream.h"
 
@@ -159,6 +160,13 @@ eng_tx_push(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid)
 {
 	struct rte_mbuf *out[2 + ENG_FAULT_WIN];
 
+	/* --wire-key: every finished frame of the node passes here, on its
+	 * outbound role only (auth.h); sealed before the wire's faults */
+	if (unlikely(eng->node->auth != NULL) &&
+	    spinnic_auth_seal(eng->node, m) != 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (eng->ftx == NULL)
 		hold_push_or_drop(eng, spinnic_node_txq(eng->node, dst_nid), m);
 	else

@@ -40,6 +40,7 @@ struct spin_rt;         /* lib/spin: the sPIN runtime of a node */
 struct spinnic_engine;  /* data path: message table and engine state */
 struct spinnic_ctrl;    /* ctrl.c: control thread state */
 struct rte_flow;        /* rte_flow.h: a flow rule (flow.c) */
+struct spinnic_auth;    /* auth.h: MAC contexts of a node (--wire-key) */
 
 extern int spinnic_logtype;
 #define SPINNIC_LOG(level, fmt, ...) \
@@ -138,6 +139,11 @@ struct spinnic_cfg {
 	uint32_t allow_uids[SPINNIC_ALLOW_UIDS_MAX];
 	unsigned nb_allow_uids;
 	bool allow_any_uid;          /**< --allow-uid any */
+	/* Authenticated wire (auth.c; doc/NOTES.md), appended. */
+	bool wire_keyed;             /**< --wire-key given */
+	/** the MAC key derived from the --wire-key file (HKDF); wiped once
+	 *  the nodes' MAC contexts hold it */
+	uint8_t wire_key[32];
 };
 
 /* ---------------------------------------------------------------------- */
@@ -258,6 +264,10 @@ struct spinnic_node {
 
 	/** Per-client counters by Portals pid (telemetry.c), appended. */
 	struct spinnic_client_stats cl_stats[SPINNIC_CLIENTS_MAX];
+
+	/** --wire-key: MAC contexts and counters (auth.h), else NULL;
+	 *  appended */
+	struct spinnic_auth *auth;
 } __rte_cache_aligned;
 
 /**

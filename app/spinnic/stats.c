@@ -13,6 +13,7 @@
 #include <rte_mempool.h>
 
 #include "spinnic.h"
+#include "auth.h"
 #include "ptl_nic.h"
 #include "spin_rt.h"
 #include "wire.h"
@@ -73,6 +74,9 @@ node_print(struct spinnic_node *node, FILE *f)
 	fprintf(f, "  tx: pkts %" PRIu64 " bytes %" PRIu64 " full %" PRIu64 " cmds %" PRIu64 " bad_cmds %" PRIu64 " retransmits %" PRIu64 "\n",
 		LD(tx->pkts), LD(tx->bytes), LD(tx->full), LD(tx->cmds),
 		LD(tx->bad_cmds), LD(tx->retransmits));
+	if (node->auth != NULL)
+		fprintf(f, "  auth: sealed %" PRIu64 " seal_failed %" PRIu64 "\n",
+			LD(node->auth->sealed), LD(node->auth->seal_failed));
 	fprintf(f, "  ctrl: clients %" PRIu64 " attaches %" PRIu64 " detaches %" PRIu64 " msgs %" PRIu64 " bad_msgs %" PRIu64 " errors %" PRIu64 " uid_denied %" PRIu64 " orphaned %" PRIu64 " region_refused %" PRIu64 "\n",
 		LD(cs->clients), LD(cs->attaches), LD(cs->detaches),
 		LD(cs->msgs), LD(cs->bad_msgs), LD(cs->errors),

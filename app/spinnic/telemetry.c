@@ -46,6 +46,7 @@
 #include <rte_telemetry.h>
 
 #include "spinnic.h"
+#include "auth.h"
 #include "engine.h"
 #include "ptl_nic.h"
 #include "spin_rt.h"
@@ -179,6 +180,12 @@ node_stats(struct spinnic_node *node, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "tx_cmds", LD(tx->cmds));
 	rte_tel_data_add_dict_u64(d, "tx_bad_cmds", LD(tx->bad_cmds));
 	rte_tel_data_add_dict_u64(d, "tx_retransmits", LD(tx->retransmits));
+	/* --wire-key: frames sealed; refused ones are drop_auth/drop_unseq */
+	rte_tel_data_add_dict_u64(d, "wire_auth", node->auth != NULL);
+	rte_tel_data_add_dict_u64(d, "auth_sealed", node->auth != NULL ?
+				  LD(node->auth->sealed) : 0);
+	rte_tel_data_add_dict_u64(d, "auth_seal_failed", node->auth != NULL ?
+				  LD(node->auth->seal_failed) : 0);
 	rte_tel_data_add_dict_u64(d, "peer_fails", eng != NULL ?
 				  LD(eng->outs.peer_fails) : 0);
 	rte_tel_data_add_dict_u64(d, "clients", LD(cs->clients));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "wire.h"
+#include "wire_internal.h"
 
 #define ETHERTYPE_IPV4 0x0800u
 #define IPPROTO_UDP_ 17u
@@ -46,7 +47,7 @@ _Static_assert(SH_END == SPINNIC_WIRE_SPIN_LEN, "spinnic header size");
 static const char *const drop_names[SPINNIC_WIRE_DROP_COUNT] = {
 	"short", "not_ipv4", "ip_hdr", "ip_len", "ip_csum", "ip_frag",
 	"not_udp", "port", "udp_len", "udp_csum", "spin_short", "version",
-	"kind", "op", "pay_len", "offset", "msg_len",
+	"kind", "op", "pay_len", "offset", "msg_len", "auth", "unseq",
 };
 
 const char *
@@ -272,14 +273,31 @@ spinnic_wire_build(void *frame, size_t cap,
 	return (int)flen;
 }
 
+/* The IV of an authenticated frame: source nid, then the counter. */
+static void
+auth_iv(const uint8_t *sh, uint64_t ctr, uint8_t iv_p[WIRE_AUTH_IV_LEN])
+{
+	memcpy(iv_p, sh + SH_SRC_NID, 4);
+	put64(iv_p + 4, ctr);
+}
+
 int
 spinnic_wire_parse(const void *frame, size_t len, uint16_t udp_port,
 		   struct spinnic_pkt *p_p)
+{
+	return spinnic_wire_parse_auth(frame, len, udp_port, NULL, p_p);
+}
+
+int
+spinnic_wire_parse_auth(const void *frame, size_t len, uint16_t udp_port,
+			struct spinnic_wire_auth *auth,
+			struct spinnic_pkt *p_p)
 {
 	const uint8_t *f = frame;
 	const uint8_t *ip, *udp, *sh;
 	size_t ihl, ip_total, udp_len, spin_avail;
 	struct spinnic_pkt p;
+	uint64_t ctr = 0;
 	uint16_t frag;
 
 	if (len < SPINNIC_WIRE_ETH_LEN + SPINNIC_WIRE_IP_LEN)
@@ -323,12 +341,29 @@ spinnic_wire_parse(const void *frame, size_t len, uint16_t udp_port,
 	if (spin_avail < SPINNIC_WIRE_SPIN_LEN)
 		return -SPINNIC_WIRE_DROP_SPIN_SHORT;
 	sh = udp + SPINNIC_WIRE_UDP_LEN;
+	if (auth != NULL) {
+		/* nothing of the spinnic header is believed before its MAC */
+		uint8_t iv[WIRE_AUTH_IV_LEN];
+		size_t mac_len;
+
+		if (!(sh[SH_FLAGS] & SPINNIC_WIRE_F_AUTH) ||
+		    spin_avail < SPINNIC_WIRE_SPIN_LEN + SPINNIC_WIRE_AUTH_LEN)
+			return -SPINNIC_WIRE_DROP_AUTH;
+		spin_avail -= SPINNIC_WIRE_AUTH_LEN;
+		mac_len = spin_avail + SPINNIC_WIRE_AUTH_CTR_LEN;
+		ctr = get64(sh + spin_avail);
+		auth_iv(sh, ctr, iv);
+		if (wire_auth_verify(auth, iv, sh, mac_len, sh + mac_len) != 0)
+			return -SPINNIC_WIRE_DROP_AUTH;
+	}
 	if (sh[SH_VERSION] != SPINNIC_WIRE_VERSION)
 		return -SPINNIC_WIRE_DROP_VERSION;
 
 	memset(&p, 0, sizeof(p));
 	p.type = sh[SH_TYPE];
-	p.flags = sh[SH_FLAGS];
+	/* keyed: F_AUTH is on every packet (checked above), not a kind */
+	p.flags = auth != NULL ?
+		(uint8_t)(sh[SH_FLAGS] & ~SPINNIC_WIRE_F_AUTH) : sh[SH_FLAGS];
 	if (!kind_valid(p.type, p.flags))
 		return -SPINNIC_WIRE_DROP_KIND;
 	p.op = sh[SH_OP];
@@ -358,6 +393,15 @@ spinnic_wire_parse(const void *frame, size_t len, uint16_t udp_port,
 	p.seq = get32(sh + SH_SEQ);
 	p.ack_seq = get32(sh + SH_ACK_SEQ);
 
+	/* keyed: only sequenced packets are safe from replay (reliable
+	 * delivery's window); plain transport acks are idempotent, and the
+	 * session handshake's answers are bound to a cookie that a change
+	 * of the session or ~1 s makes worthless (app/spinnic/rel.c) */
+	if (auth != NULL && !(p.flags & SPINNIC_WIRE_F_REL) &&
+	    p.type != SPINNIC_WIRE_T_TACK && p.type != SPINNIC_WIRE_T_CHAL &&
+	    p.type != SPINNIC_WIRE_T_CHAL_ACK)
+		return -SPINNIC_WIRE_DROP_UNSEQ;
+	p.auth_ctr = ctr;
 	if (p.type == SPINNIC_WIRE_T_TACK) {
 		p.sack = p.match_bits;
 		p.match_bits = 0;
@@ -433,6 +477,56 @@ spinnic_wire_seal(void *frame, size_t len, int rel, uint32_t epoch,
 	/* a computed 0 is sent as all ones (RFC 768) */
 	put16(udp + 6, cs == 0 ? 0xffff : cs);
 	return 0;
+}
+
+int
+spinnic_wire_auth_seal(struct spinnic_wire_auth *a, void *frame, size_t len,
+		       size_t cap)
+{
+	uint8_t *f = frame;
+	uint8_t *ip = f + SPINNIC_WIRE_ETH_LEN;
+	uint8_t *udp = ip + SPINNIC_WIRE_IP_LEN;
+	uint8_t *sh = udp + SPINNIC_WIRE_UDP_LEN;
+	uint8_t iv[WIRE_AUTH_IV_LEN];
+	uint8_t *tr = f + len;
+	size_t udp_len, ip_total;
+	uint64_t ctr;
+
+	if (len < SPINNIC_WIRE_HDR_LEN || ip[0] != 0x45)
+		return -EINVAL;
+	ip_total = get16(ip + 2);
+	udp_len = get16(udp + 4);
+	if (SPINNIC_WIRE_ETH_LEN + ip_total != len ||
+	    udp_len != ip_total - SPINNIC_WIRE_IP_LEN ||
+	    (sh[SH_FLAGS] & SPINNIC_WIRE_F_AUTH))
+		return -EINVAL;
+	if (cap < len + SPINNIC_WIRE_AUTH_LEN ||
+	    ip_total + SPINNIC_WIRE_AUTH_LEN > UINT16_MAX)
+		return -ENOSPC;
+
+	/* MAC over the spinnic header (with F_AUTH), payload and counter:
+	 * udp_len - 8 + 8 bytes from the spinnic header on */
+	/* used even when the MAC fails below: never twice */
+	ctr = a->next_ctr++;
+	sh[SH_FLAGS] |= SPINNIC_WIRE_F_AUTH;
+	put64(tr, ctr);
+	auth_iv(sh, ctr, iv);
+	if (wire_auth_tag(a, iv, sh, udp_len, tr + SPINNIC_WIRE_AUTH_CTR_LEN)
+	    != 0) {
+		sh[SH_FLAGS] &= (uint8_t)~SPINNIC_WIRE_F_AUTH;
+		return -EIO;
+	}
+
+	put16(ip + 2, (uint16_t)(ip_total + SPINNIC_WIRE_AUTH_LEN));
+	put16(ip + 10, 0);
+	put16(ip + 10, csum_fold(csum_add(0, ip, SPINNIC_WIRE_IP_LEN)));
+	put16(udp + 4, (uint16_t)(udp_len + SPINNIC_WIRE_AUTH_LEN));
+	/* no UDP checksum (0, RFC 768): the MAC covers every byte it would
+	 * but the IP addresses (the IP header checksum's) and the UDP source
+	 * port (unused), and the receiver need not pass over the payload a
+	 * second time */
+	put16(udp + 6, 0);
+	return (int)(len + SPINNIC_WIRE_AUTH_LEN);
 }
 
 void

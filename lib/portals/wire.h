@@ -67,6 +67,25 @@ enum spinnic_wire_type {
  *  acknowledges the packet. Allowed on every type; packets without it
  *  bypass the transport (test generators, older tools). */
 #define SPINNIC_WIRE_F_REL 8u
+/** Authenticated (spinnic --wire-key): the datagram ends in a trailer of
+ *  SPINNIC_WIRE_AUTH_LEN bytes after the payload (a 64-bit frame counter,
+ *  then a 16-byte AES-256-GMAC tag over the spinnic header, the payload
+ *  and the counter); the IP and UDP lengths cover it. Allowed on every
+ *  type, only where the parser is given a key (spinnic_wire_parse_auth);
+ *  set by spinnic_wire_auth_seal(), never by spinnic_wire_build(). */
+#define SPINNIC_WIRE_F_AUTH 16u
+
+/** Authentication trailer: counter (network order), then the tag. */
+#define SPINNIC_WIRE_AUTH_CTR_LEN 8u
+#define SPINNIC_WIRE_AUTH_TAG_LEN 16u
+#define SPINNIC_WIRE_AUTH_LEN (SPINNIC_WIRE_AUTH_CTR_LEN + \
+			       SPINNIC_WIRE_AUTH_TAG_LEN)
+/** Derived MAC key (AES-256). */
+#define SPINNIC_WIRE_KEY_LEN 32u
+/** Shortest and longest secret accepted from a key file (bytes, after
+ *  hex decoding when the file is hex text). */
+#define SPINNIC_WIRE_SECRET_MIN 32u
+#define SPINNIC_WIRE_SECRET_MAX 4096u
 
 /** Operation (spinnic_pkt.op). */
 enum spinnic_wire_op {
@@ -116,6 +135,9 @@ struct spinnic_pkt {
 	 *  ack); on the wire in the match_bits slot, which TACK lacks */
 	uint64_t sack;
 	uint32_t sack_base;    /**< TACK: first seq of sack (msg_id slot) */
+	/** parse only, F_AUTH: the trailer's frame counter (the IV is the
+	 *  source nid and this; unique per frame sent) */
+	uint64_t auth_ctr;
 	/** parse: points at the payload inside the frame; build: bytes copied
 	 *  after the headers, or NULL to leave them for the caller */
 	const uint8_t *payload;
@@ -160,6 +182,12 @@ enum spinnic_wire_drop {
 	SPINNIC_WIRE_DROP_OFFSET,     /**< offset+pay_len past msg_len, header
 					   not at 0, completion not at end */
 	SPINNIC_WIRE_DROP_MSG_LEN,    /**< msg_len over the maximum */
+	SPINNIC_WIRE_DROP_AUTH,       /**< keyed: F_AUTH missing, trailer
+					   short, or MAC wrong */
+	SPINNIC_WIRE_DROP_UNSEQ,      /**< keyed: not sequenced (no F_REL)
+					   and not a transport ack: replay
+					   is caught only for sequenced
+					   packets */
 	SPINNIC_WIRE_DROP_END,
 };
 #define SPINNIC_WIRE_DROP_COUNT (SPINNIC_WIRE_DROP_END - SPINNIC_WIRE_DROP_BASE)
@@ -229,6 +257,107 @@ int spinnic_wire_build(void *frame, size_t cap,
  */
 int spinnic_wire_parse(const void *frame, size_t len, uint16_t udp_port,
 		       struct spinnic_pkt *p_p);
+
+/* ---- authenticated wire (spinnic --wire-key; doc/NOTES.md) ------------ */
+
+/** A MAC context: the derived key and one reusable libcrypto cipher
+ *  context. Not thread-safe: one per lcore (role) that seals or parses. */
+struct spinnic_wire_auth;
+
+/**
+ * Derive the MAC key from a cluster's shared secret (HKDF-SHA256, fixed
+ * salt and info naming the spinnic wire and its version).
+ * @param secret the secret (a key file's contents)
+ * @param len    its length, SPINNIC_WIRE_SECRET_MIN..SPINNIC_WIRE_SECRET_MAX
+ * @param key_p  SPINNIC_WIRE_KEY_LEN bytes written
+ * @return 0, -EINVAL length out of range, -EIO libcrypto failed
+ */
+int spinnic_wire_key_derive(const void *secret, size_t len,
+			    uint8_t key_p[SPINNIC_WIRE_KEY_LEN]);
+
+/**
+ * Read a key file and derive the MAC key from it. The file must be a
+ * regular file that neither group nor others may access (mode & 077 == 0,
+ * as ssh asks of private keys). Its contents are the secret: hex text
+ * (only hex digits, white space at the end allowed; at least 64 digits)
+ * is decoded, anything else is taken as raw bytes (at least 32).
+ * `openssl rand -hex 32 > F` or `head -c 32 /dev/urandom > F`, then
+ * `chmod 600 F`.
+ * @param path  the file
+ * @param key_p SPINNIC_WIRE_KEY_LEN bytes written
+ * @return 0; -errno of open/read (-ENOENT missing, -EACCES unreadable);
+ *   -EPERM group or others may access it; -EINVAL not a regular file;
+ *   -EMSGSIZE under SPINNIC_WIRE_SECRET_MIN bytes of secret; -EFBIG over
+ *   SPINNIC_WIRE_SECRET_MAX; -EIO libcrypto failed
+ */
+int spinnic_wire_key_load(const char *path,
+			  uint8_t key_p[SPINNIC_WIRE_KEY_LEN]);
+
+/**
+ * A MAC context for @p key (AES-256-GCM used as GMAC: everything is
+ * authenticated, nothing encrypted). It also holds the frame counter of
+ * the frames it seals, starting at CLOCK_REALTIME in nanoseconds (see
+ * spinnic_wire_auth_seal()).
+ * @return the context, or NULL with errno (ENOMEM, EIO libcrypto)
+ */
+struct spinnic_wire_auth *spinnic_wire_auth_create(
+	const uint8_t key[SPINNIC_WIRE_KEY_LEN]);
+
+/** Free a MAC context (NULL is fine). */
+void spinnic_wire_auth_free(struct spinnic_wire_auth *a);
+
+/**
+ * The counter the next frame sealed with @p a gets.
+ * @param a MAC context
+ * @return the counter
+ */
+uint64_t spinnic_wire_auth_next_ctr(const struct spinnic_wire_auth *a);
+
+/**
+ * Authenticate a finished frame (spinnic_wire_build() layout, UDP checksum
+ * filled or not by spinnic_wire_seal()): set F_AUTH, append the trailer
+ * with the context's next counter and the tag, grow the IP and UDP
+ * lengths, redo the IP checksum and clear the UDP checksum (0: none; the
+ * MAC covers the datagram but the IP addresses, which the IP header
+ * checksum covers, and the UDP source port, which nothing uses).
+ *
+ * The GCM IV is the frame's source nid (32 bits) and the counter (64
+ * bits), and must never repeat under one key. The counter starts at
+ * CLOCK_REALTIME in nanoseconds when the context is created and grows by
+ * one per frame, so it stays below the clock while fewer than one frame
+ * per nanosecond is sealed, and a context created later (a restart)
+ * starts above every counter used before, unless the clock goes back.
+ * Hence: exactly one sealing context per source nid at a time (all of a
+ * node's frames go out through one role), and node ids unique in the
+ * cluster (as addressing needs anyway).
+ * @param a     MAC context (its counter advances)
+ * @param frame the frame, with SPINNIC_WIRE_AUTH_LEN bytes of room after
+ *              @p len
+ * @param len   frame length (exactly the IP datagram, no padding)
+ * @param cap   bytes available at @p frame
+ * @return the new length (len + SPINNIC_WIRE_AUTH_LEN); -EINVAL not a
+ *   frame of that layout or already authenticated; -ENOSPC no room (cap,
+ *   or the IPv4 length); -EIO libcrypto failed
+ */
+int spinnic_wire_auth_seal(struct spinnic_wire_auth *a, void *frame,
+			   size_t len, size_t cap);
+
+/**
+ * spinnic_wire_parse() for a keyed node. With @p a, the MAC is checked
+ * right after the IPv4/UDP framing (lengths, checksums) and before any
+ * spinnic header field is believed: a frame without F_AUTH, with a short
+ * trailer or a wrong tag is -SPINNIC_WIRE_DROP_AUTH; a valid one that is
+ * neither sequenced (F_REL) nor a plain transport ack is
+ * -SPINNIC_WIRE_DROP_UNSEQ. p_p->flags comes without F_AUTH (every
+ * packet accepted has it), p_p->auth_ctr is the counter; pay_len excludes
+ * the trailer. With @p a NULL this is
+ * spinnic_wire_parse() (F_AUTH is then an unknown flag: drop "kind").
+ * @param a MAC context of the calling lcore, or NULL
+ * @return 0, or -SPINNIC_WIRE_DROP_*
+ */
+int spinnic_wire_parse_auth(const void *frame, size_t len, uint16_t udp_port,
+			    struct spinnic_wire_auth *a,
+			    struct spinnic_pkt *p_p);
 
 /**
  * MAC address of a node: 02:00:nid (nid big-endian in the last 4 bytes).

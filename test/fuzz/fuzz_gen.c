@@ -20,6 +20,7 @@
 #include "fuzz_reasm.c" /* rm_setup: the reassembly target's environment */
 
 #include "ddt.h"
+#include "fuzz_wire_key.h"
 
 static const char *outdir;
 static uint8_t obuf[1 << 17];
@@ -191,6 +192,47 @@ gen_wire(void)
 		out_reset();
 		out_put(f, frame(f, sizeof(f), &p));
 		out_write("wire", "%02u-%s", k++, names[op]);
+	}
+	/* authenticated (fuzz_wire_key.h): sequenced data of one and of a
+	 * full packet, a plain transport ack, and unsequenced data */
+	{
+		static const struct {
+			uint8_t type, flags;
+			uint64_t msg_len, off;
+			uint32_t pay;
+			int rel;
+			const char *name;
+		} auth[] = {
+			{ SPINNIC_WIRE_T_DATA, 5, 100, 0, 100, 1, "auth-data-hc" },
+			{ SPINNIC_WIRE_T_DATA, 2, 5000, 2048, 2048, 1,
+			  "auth-data-p" },
+			{ SPINNIC_WIRE_T_TACK, 0, 0, 0, 0, 0, "auth-tack" },
+			{ SPINNIC_WIRE_T_DATA, 5, 7, 0, 7, 0, "auth-unseq" },
+		};
+
+		for (size_t i = 0; i < sizeof(auth) / sizeof(auth[0]); i++) {
+			size_t n;
+			int len;
+
+			pkt_init(&p, auth[i].type, auth[i].flags,
+				 auth[i].type == SPINNIC_WIRE_T_TACK ? 0 :
+				 SPINNIC_WIRE_OP_PUT, 11, auth[i].msg_len,
+				 auth[i].off, auth[i].pay);
+			if (auth[i].type == SPINNIC_WIRE_T_TACK) {
+				p.ack_seq = 40;
+				p.sack_base = 40;
+				p.sack = 5;
+			}
+			n = frame(f, sizeof(f) - SPINNIC_WIRE_AUTH_LEN, &p);
+			spinnic_wire_seal(f, n, auth[i].rel, 0x5eed, 12);
+			len = spinnic_wire_auth_seal(fz_wire_auth(), f, n,
+						     sizeof(f));
+			if (len <= 0)
+				die("spinnic_wire_auth_seal");
+			out_reset();
+			out_put(f, (size_t)len);
+			out_write("wire", "%02u-%s", k++, auth[i].name);
+		}
 	}
 }
 
@@ -670,25 +712,6 @@ gen_reasm(void)
 	rec_msg(SPINNIC_WIRE_T_REPLY, SPINNIC_WIRE_OP_GET, get_ids[1], 0, 100,
 		NULL, 0);
 	out_write("reasm", "06-ack-nack");
-	/* a header flood: messages that claim 1 GiB, unsequenced (more
-	 * than their share) from many nids, then a few sequenced ones, each
-	 * with a packet far into the message (a bitmap chunk) */
-	out_reset();
-	for (unsigned k = 0; k < 20; k++) {
-		uint8_t rel = k < 14 ? 0 : SPINNIC_WIRE_F_REL;
-
-		pkt_init(&p, SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_F_HEADER | rel,
-			 SPINNIC_WIRE_OP_PUT, 200 + k, 1u << 30, 0, FZ_PAYLOAD);
-		p.src.nid = FZ_PEER_NID + k % 5;
-		rec_frame(&p);
-		pkt_init(&p, SPINNIC_WIRE_T_DATA, SPINNIC_WIRE_F_PAYLOAD | rel,
-			 SPINNIC_WIRE_OP_PUT, 200 + k, 1u << 30,
-			 (1u << 29) + (uint64_t)k * 4096 * FZ_PAYLOAD,
-			 FZ_PAYLOAD);
-		p.src.nid = FZ_PEER_NID + k % 5;
-		rec_frame(&p);
-	}
-	out_write("reasm", "07-header-flood");
 }
 
 int

@@ -7,15 +7,26 @@
  * frame, offsets inside the message, known kind and op) and must survive
  * a round trip: spinnic_wire_build of the parsed fields gives a frame that
  * parses to the same fields and payload.
+ *
+ * The authenticated wire (--wire-key): every frame is also parsed keyed
+ * (spinnic_wire_parse_auth, the fuzz key of fuzz_wire_key.h; the sealed
+ * seeds *-auth-* reach the MAC and trailer checks), and sealed first with
+ * spinnic_wire_auth_seal when it has the build layout, so that mutated
+ * headers and trailer lengths get past the MAC to the checks behind it.
+ * A keyed accept must also be authenticated, sequenced or a plain TACK,
+ * with its trailer inside the frame, and survive a keyed round trip.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "fuzz_wire_key.h"
 #include "wire.h"
 
 static uint8_t rebuilt[SPINNIC_WIRE_HDR_LEN + 65536];
+static uint8_t sealed[SPINNIC_WIRE_HDR_LEN + 65536 + SPINNIC_WIRE_AUTH_LEN];
 
 static void
 check_accepted(const uint8_t *f, size_t len, const struct spinnic_pkt *q)
@@ -50,7 +61,27 @@ check_accepted(const uint8_t *f, size_t len, const struct spinnic_pkt *q)
 }
 
 static void
-check_round_trip(const struct spinnic_pkt *q)
+check_accepted_keyed(const uint8_t *f, size_t len, const struct spinnic_pkt *q)
+{
+	check_accepted(f, len, q);
+	FZ_CHECK(!(q->flags & SPINNIC_WIRE_F_AUTH));
+	FZ_CHECK((q->flags & SPINNIC_WIRE_F_REL) ||
+		 q->type == SPINNIC_WIRE_T_TACK);
+	/* the trailer follows the payload, inside the frame */
+	FZ_CHECK(q->payload + q->pay_len + SPINNIC_WIRE_AUTH_LEN <= f + len);
+	{
+		uint64_t ctr = 0;
+		unsigned i;
+
+		for (i = 0; i < SPINNIC_WIRE_AUTH_CTR_LEN; i++)
+			ctr = ctr << 8 | q->payload[q->pay_len + i];
+		FZ_CHECK(ctr == q->auth_ctr);
+	}
+}
+
+/* rebuild @p q; keyed: sealed, parsed with the key */
+static void
+check_round_trip(const struct spinnic_pkt *q, int keyed)
 {
 	struct spinnic_wire_addr a;
 	struct spinnic_pkt p = *q, r;
@@ -58,9 +89,21 @@ check_round_trip(const struct spinnic_pkt *q)
 
 	spinnic_wire_addr_nodes(q->src.nid & 0xffffff, FZ_NID,
 				SPINNIC_WIRE_UDP_PORT, &a);
-	len = spinnic_wire_build(rebuilt, sizeof(rebuilt), &a, &p);
+	len = spinnic_wire_build(rebuilt, sizeof(rebuilt) -
+				 SPINNIC_WIRE_AUTH_LEN, &a, &p);
 	FZ_CHECK(len > 0);
-	rc = spinnic_wire_parse(rebuilt, (size_t)len, SPINNIC_WIRE_UDP_PORT, &r);
+	if (keyed) {
+		struct spinnic_wire_auth *k = fz_wire_auth();
+
+		len = spinnic_wire_auth_seal(k, rebuilt, (size_t)len,
+					     sizeof(rebuilt));
+		FZ_CHECK(len > 0);
+		rc = spinnic_wire_parse_auth(rebuilt, (size_t)len,
+					     SPINNIC_WIRE_UDP_PORT, k, &r);
+	} else {
+		rc = spinnic_wire_parse(rebuilt, (size_t)len,
+					SPINNIC_WIRE_UDP_PORT, &r);
+	}
 	FZ_CHECK(rc == 0);
 #define SAME(f) FZ_CHECK(r.f == q->f)
 	SAME(type); SAME(flags); SAME(op); SAME(ack_req); SAME(ni);
@@ -75,6 +118,14 @@ check_round_trip(const struct spinnic_pkt *q)
 }
 
 static void
+check_rc(int rc)
+{
+	FZ_CHECK(-rc >= SPINNIC_WIRE_DROP_BASE && -rc < SPINNIC_WIRE_DROP_END);
+	FZ_CHECK(strcmp(spinnic_wire_drop_name(rc), "unknown") != 0);
+}
+
+/* unkeyed, then keyed */
+static void
 parse_one(const uint8_t *f, size_t size)
 {
 	struct spinnic_pkt q;
@@ -83,13 +134,42 @@ parse_one(const uint8_t *f, size_t size)
 	memset(&q, 0, sizeof(q));
 	rc = spinnic_wire_parse(f, size, SPINNIC_WIRE_UDP_PORT, &q);
 	if (rc == 0) {
+		/* a node without a key never takes an authenticated frame */
+		FZ_CHECK(!(q.flags & SPINNIC_WIRE_F_AUTH));
 		check_accepted(f, size, &q);
-		check_round_trip(&q);
+		check_round_trip(&q, 0);
 	} else {
-		FZ_CHECK(-rc >= SPINNIC_WIRE_DROP_BASE &&
-			 -rc < SPINNIC_WIRE_DROP_END);
-		FZ_CHECK(strcmp(spinnic_wire_drop_name(rc), "unknown") != 0);
+		check_rc(rc);
 	}
+	memset(&q, 0, sizeof(q));
+	rc = spinnic_wire_parse_auth(f, size, SPINNIC_WIRE_UDP_PORT,
+				     fz_wire_auth(), &q);
+	if (rc == 0) {
+		check_accepted_keyed(f, size, &q);
+		check_round_trip(&q, 1);
+	} else {
+		check_rc(rc);
+	}
+}
+
+/* seal a frame of the build layout with the fuzz key, then parse it: the
+ * MAC holds, so the checks behind it see the mutated fields */
+static void
+parse_sealed(const uint8_t *f, size_t size)
+{
+	int len;
+
+	if (size > sizeof(sealed) - SPINNIC_WIRE_AUTH_LEN)
+		return;
+	memcpy(sealed, f, size);
+	len = spinnic_wire_auth_seal(fz_wire_auth(), sealed, size,
+				     size + SPINNIC_WIRE_AUTH_LEN);
+	if (len <= 0) {
+		FZ_CHECK(len == -EINVAL || len == -ENOSPC);
+		return;
+	}
+	FZ_CHECK((size_t)len == size + SPINNIC_WIRE_AUTH_LEN);
+	parse_one(sealed, (size_t)len);
 }
 
 /* recompute the IPv4 header checksum when the header is in the frame;
@@ -130,10 +210,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(f, data, size);
 	parse_one(f, size);
+	parse_sealed(f, size);
 	/* again with a valid IP checksum, so that mutations of the IP
 	 * header reach the checks behind it */
-	if (ip_reseal(f, size))
+	if (ip_reseal(f, size)) {
 		parse_one(f, size);
+		parse_sealed(f, size);
+	}
 	free(f);
 	return 0;
 }

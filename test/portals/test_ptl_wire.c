@@ -308,6 +308,32 @@ test_drop_reasons(void **state)
 		if (rc)
 			seen[cases[i].reason - SPINNIC_WIRE_DROP_BASE] = true;
 	}
+	{
+		/* the keyed reasons (details in test_wire_auth.c): a frame
+		 * without trailer, an authenticated one not sequenced */
+		static const uint8_t secret[SPINNIC_WIRE_SECRET_MIN] = { 1 };
+		uint8_t key[SPINNIC_WIRE_KEY_LEN];
+		struct spinnic_wire_auth *a;
+		int len, rc;
+
+		assert_int_equal(spinnic_wire_key_derive(secret, sizeof(secret),
+							 key), 0);
+		a = spinnic_wire_auth_create(key);
+		assert_non_null(a);
+		pkt_default(&p);
+		len = build(f, sizeof(f), &p);
+		rc = spinnic_wire_parse_auth(f, (size_t)len, PORT, a, &q);
+		assert_int_equal(rc, -SPINNIC_WIRE_DROP_AUTH);
+		spinnic_wire_stats_count(&st, rc);
+		seen[SPINNIC_WIRE_DROP_AUTH - SPINNIC_WIRE_DROP_BASE] = true;
+		len = spinnic_wire_auth_seal(a, f, (size_t)len, sizeof(f));
+		assert_true(len > 0);
+		rc = spinnic_wire_parse_auth(f, (size_t)len, PORT, a, &q);
+		assert_int_equal(rc, -SPINNIC_WIRE_DROP_UNSEQ);
+		spinnic_wire_stats_count(&st, rc);
+		seen[SPINNIC_WIRE_DROP_UNSEQ - SPINNIC_WIRE_DROP_BASE] = true;
+		spinnic_wire_auth_free(a);
+	}
 	assert_int_equal(st.ok, 1);
 	/* every reason produced and counted */
 	for (j = 0; j < SPINNIC_WIRE_DROP_COUNT; j++) {
@@ -324,6 +350,10 @@ test_drop_reasons(void **state)
 			    "ip_csum");
 	assert_string_equal(spinnic_wire_drop_name(SPINNIC_WIRE_DROP_MSG_LEN),
 			    "msg_len");
+	assert_string_equal(spinnic_wire_drop_name(-SPINNIC_WIRE_DROP_AUTH),
+			    "auth");
+	assert_string_equal(spinnic_wire_drop_name(-SPINNIC_WIRE_DROP_UNSEQ),
+			    "unseq");
 	assert_string_equal(spinnic_wire_drop_name(-5), "unknown");
 }
 

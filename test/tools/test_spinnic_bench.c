@@ -394,6 +394,77 @@ test_latency(void **state)
 	free(r);
 }
 
+/* auth: plain and keyed spinnics side by side; one row per metric with
+ * both medians and their ratio; the keyed spinnic really authenticated
+ * (its kept log); every byte of every put checked by the bench */
+static void
+test_auth(void **state)
+{
+	static const char *const metric[] = { "latency_us", "latency_us",
+					      "put_gbit_s" };
+	static const char *const bytes[] = { "1", "2048", "65536" };
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_m, c_b, c_p, c_k, c_r, c_lim;
+	char line[512], klog[4200];
+	int sealed = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	/* path() has one buffer */
+	snprintf(klog, sizeof(klog), "%s", path("auth-keyed.log"));
+	run(r, "auth", "--rounds", "1", "--iters", "30", "--warmup", "5",
+	    "--samples", "3", "--bytes", "65536", "--verify", "--spinnic-log",
+	    klog, "--csv", path("auth.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench auth failed (%d): %s", r->status,
+			 r->err);
+	assert_non_null(strstr(r->out, "--wire-key"));
+	csv_read(c, path("auth.csv"));
+	c_m = col(c->hdr, c->nh, "metric");
+	c_b = col(c->hdr, c->nh, "bytes");
+	c_p = col(c->hdr, c->nh, "plain");
+	c_k = col(c->hdr, c->nh, "keyed");
+	c_r = col(c->hdr, c->nh, "ratio");
+	c_lim = col(c->hdr, c->nh, "limit_gbit_s");
+	assert_true(c_m >= 0 && c_b >= 0 && c_p >= 0 && c_k >= 0 &&
+		    c_r >= 0 && c_lim >= 0 && col(c->hdr, c->nh,
+						  "cost_pct") >= 0);
+	assert_int_equal(c->rows, 3);
+	for (int i = 0; i < 3; i++) {
+		double p = atof(c->f[i][c_p]), k = atof(c->f[i][c_k]);
+
+		assert_string_equal(c->f[i][c_m], metric[i]);
+		assert_string_equal(c->f[i][c_b], bytes[i]);
+		assert_true(p > 0 && k > 0);
+		assert_true(fabs(atof(c->f[i][c_r]) - k / p) < 0.01 * k / p +
+			    0.002);
+	}
+	assert_true(atof(c->f[2][c_lim]) > 0);
+	/* the keyed spinnic sealed frames and refused none */
+	f = fopen(klog, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		long long n;
+
+		if (sscanf(line, "  auth: sealed %lld", &n) == 1 && n > 0)
+			sealed = 1;
+		assert_null(strstr(line, "drop auth"));
+	}
+	fclose(f);
+	assert_true(sealed);
+	free(c);
+	free(r);
+}
+
 /* unpack --mode wire: every strategy through the ethdev path, verified */
 static void
 test_unpack_wire(void **state)
@@ -751,6 +822,10 @@ test_new_bad_input(void **state)
 		{ "apps", "--mode", "x", NULL },
 		{ "scaling", "--mode", "", NULL },
 		{ "ckpt", "--mode", "wired", NULL },
+		{ "auth", "--rounds", "0", NULL },
+		{ "auth", "--payload", "100", NULL },
+		{ "auth", "--bytes", "1000", NULL },
+		{ "auth", "--spinnic", "/nonexistent/spinnic", NULL },
 	};
 	struct tool_result *r = malloc(sizeof(*r));
 
@@ -855,6 +930,7 @@ main(void)
 		cmocka_unit_test(test_unpack),
 		cmocka_unit_test(test_unpack_wire),
 		cmocka_unit_test(test_latency),
+		cmocka_unit_test(test_auth),
 		cmocka_unit_test(test_nic_bad_input),
 		cmocka_unit_test(test_apps),
 		cmocka_unit_test(test_scaling),

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # tools/spinnic.lua decodes every spinnic packet kind: spinnic-mkpcap writes
-# a pcap with one frame of each kind/flag combination and prints the header
+# a pcap with one frame of each kind/flag combination (and authenticated
+# ones, --wire-key: trailer after the payload) and prints the header
 # fields it put in each; tshark with the dissector must decode the same
 # values, field by field, on the default port and on a port set with the
 # dissector's preference.
@@ -20,7 +21,8 @@ fail=0
 
 fields="version type flags op ack_req ni fail_type atomic_op atomic_type
 src_nid src_pid dst_nid dst_pid pt_index uid pay_len match_bits hdr_data
-msg_id msg_len offset remote_offset mlength epoch seq ack_epoch ack_seq sack_base sack"
+msg_id msg_len offset remote_offset mlength epoch seq ack_epoch ack_seq sack_base sack
+auth_ctr"
 eargs=()
 for x in $fields; do eargs+=(-e "spinnic.$x"); done
 
@@ -70,7 +72,9 @@ check() { # PORT [tshark options...]
 		    "^REPLY GET H msg" "^REPLY GET P msg" "^REPLY GET C msg" \
 		    "^REPLY FETCH_ATOMIC H|C" "^ACK PUT msg .* NI_OK" \
 		    "^NACK PUT msg .* NI_NO_MATCH" "^TACK ack" \
-		    "^TACK probe seq" "^CHAL epoch" "^CHAL_ACK epoch"; do
+		    "^TACK probe seq" "^CHAL epoch" "^CHAL_ACK epoch" \
+		    "^PUT H|C msg .* len 77 .*\[auth ctr [0-9]*\]$" \
+		    "^TACK ack .*\[auth ctr [0-9]*\]$"; do
 		if ! grep -q -- "$want" "$tmp/info_$port"; then
 			echo "FAIL: no Info line matching '$want' (port $port)"
 			fail=1
