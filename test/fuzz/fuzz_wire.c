@@ -66,7 +66,9 @@ check_accepted_keyed(const uint8_t *f, size_t len, const struct spinnic_pkt *q)
 	check_accepted(f, len, q);
 	FZ_CHECK(!(q->flags & SPINNIC_WIRE_F_AUTH));
 	FZ_CHECK((q->flags & SPINNIC_WIRE_F_REL) ||
-		 q->type == SPINNIC_WIRE_T_TACK);
+		 q->type == SPINNIC_WIRE_T_TACK ||
+		 q->type == SPINNIC_WIRE_T_CHAL ||
+		 q->type == SPINNIC_WIRE_T_CHAL_ACK);
 	/* the trailer follows the payload, inside the frame */
 	FZ_CHECK(q->payload + q->pay_len + SPINNIC_WIRE_AUTH_LEN <= f + len);
 	{
