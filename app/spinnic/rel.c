@@ -97,6 +97,13 @@ hdr_u64(const uint8_t *hdr, unsigned off)
 	return v;
 }
 
+/* Keyed: no UDP checksum, the MAC sealed at TX covers the bytes. */
+static inline int
+seal_flags(const struct spinnic_engine *eng)
+{
+	return eng->node->auth != NULL ? SPINNIC_WIRE_SEAL_NO_CSUM : 0;
+}
+
 /* A random 32-bit number, nonzero and not @p old. */
 static uint32_t
 epoch_new(uint32_t old)
@@ -236,7 +243,7 @@ rel_track(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 	    type == SPINNIC_WIRE_T_CHAL || type == SPINNIC_WIRE_T_CHAL_ACK) {
 		/* plain transport acks and the handshake are not themselves
 		 * acknowledged */
-		spinnic_wire_seal(f, len, 0, 0, 0);
+		spinnic_wire_seal(f, len, seal_flags(eng), 0, 0);
 		return 0;
 	}
 	t = tx_peer(eng, dst_nid, true);
@@ -266,7 +273,7 @@ rel_track(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 			}
 		}
 	}
-	spinnic_wire_seal(f, len, 1, t->epoch, t->next);
+	spinnic_wire_seal(f, len, 1 | seal_flags(eng), t->epoch, t->next);
 	memcpy(e->hdr, f, SPINNIC_WIRE_HDR_LEN);
 	e->send_id = src != NULL ? src->send_id : 0;
 	e->job = src != NULL ? src->job : NULL;
@@ -408,7 +415,8 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 			return -ENOBUFS;
 		}
 		f = rte_pktmbuf_mtod(m, uint8_t *);
-		spinnic_wire_seal(f, rte_pktmbuf_data_len(m), 1, t->epoch, seq);
+		spinnic_wire_seal(f, rte_pktmbuf_data_len(m), 1 | seal_flags(eng),
+				  t->epoch, seq);
 		ent_release(eng, e, SPINNIC_PTL_NI_SEGV);
 		e->sput = NULL;
 		e->pay_len = 0;
@@ -417,7 +425,8 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 	} else {
 		/* the bytes are those sent before; the checksum is redone all
 		 * the same, so a changed buffer is not dropped forever */
-		spinnic_wire_seal(f, rte_pktmbuf_data_len(m), 0, 0, 0);
+		spinnic_wire_seal(f, rte_pktmbuf_data_len(m), seal_flags(eng),
+				  0, 0);
 	}
 	eng_tx_push(eng, m, t->nid);
 	eng->node->tx.retransmits++;

@@ -464,12 +464,14 @@ spinnic_wire_seal(void *frame, size_t len, int rel, uint32_t epoch,
 	if (udp_len < SPINNIC_WIRE_UDP_LEN + SPINNIC_WIRE_SPIN_LEN ||
 	    SPINNIC_WIRE_ETH_LEN + SPINNIC_WIRE_IP_LEN + udp_len > len)
 		return -EINVAL;
-	if (rel) {
+	if (rel & 1) {
 		sh[SH_FLAGS] |= SPINNIC_WIRE_F_REL;
 		put32(sh + SH_EPOCH, epoch);
 		put32(sh + SH_SEQ, seq);
 	}
 	put16(udp + 6, 0);
+	if (rel & SPINNIC_WIRE_SEAL_NO_CSUM)
+		return 0; /* the MAC covers the datagram instead */
 	sum = csum_add(0, ip + 12, 8);
 	sum += IPPROTO_UDP_ + (uint32_t)udp_len;
 	sum = csum_add(sum, udp, udp_len);

@@ -201,6 +201,9 @@ enum spinnic_wire_drop {
  */
 int spinnic_wire_seal(void *frame, size_t len, int rel, uint32_t epoch,
 		      uint32_t seq);
+/** Or'ed into spinnic_wire_seal()'s @p rel: leave the UDP checksum 0, for a
+ *  frame that spinnic_wire_auth_seal() will cover with its MAC. */
+#define SPINNIC_WIRE_SEAL_NO_CSUM 2
 
 /** Per-reason counters, owned by the caller (one per lcore or atomics). */
 struct spinnic_wire_stats {

@@ -469,6 +469,14 @@ test_tack(void **state)
 	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q), 0);
 	assert_int_equal(q.flags, SPINNIC_WIRE_F_REL);
 	assert_int_equal(q.seq, 8);
+	/* for a keyed node the UDP checksum stays 0 (the MAC covers it) */
+	assert_int_equal(spinnic_wire_seal(f, (size_t)len,
+					   1 | SPINNIC_WIRE_SEAL_NO_CSUM, 7, 9),
+			 0);
+	assert_int_equal(f[UDP + 6], 0);
+	assert_int_equal(f[UDP + 7], 0);
+	assert_int_equal(spinnic_wire_parse(f, (size_t)len, PORT, &q), 0);
+	assert_int_equal(q.seq, 9);
 	/* an operation, an ack request or an NI kind on a TACK is refused */
 	p.op = SPINNIC_WIRE_OP_PUT;
 	assert_int_equal(build(f, sizeof(f), &p), -EINVAL);
