@@ -18,9 +18,10 @@
 #   4. reply    forged REPLY and ACK frames for every guessable message id
 #               do not complete a get or a put to a node that never answers
 #               (they fail PTL_NI_UNDELIVERABLE after the peer timeout)
-# With a key file (second pass, --wire-key), the same attacks, plus:
-#   5. replay   frames captured on the wire and sent again change nothing
-#   6. keyless  a node without the key cannot deliver to a keyed one
+#   5. replay   frames captured on the LAN and sent again change nothing
+#               (no message is delivered twice)
+# Then all of it again with --wire-key: every forged frame is refused for
+# its MAC (a node without the key is itest_wire_auth's test).
 #   test_hostile.sh XDP_OBJ SPINNIC ITEST_CLIENT SPINNIC_FORGE
 # Exit 77 (skip) without root, netns, veth, a bridge, XDP sockets, the
 # af_xdp PMD or the object (clang).
@@ -203,6 +204,14 @@ fresh_nodes() {
 	start_node 1 $node_opts
 }
 
+# keyed: node N refused at least MIN frames for their MAC ("drop auth")
+auth_dropped() { # N MIN PASS
+	local v
+	v=$(counter "$1" auth)
+	[ "${v:-0}" -ge "$2" ] && ok "$3: node $1 refused $v frames without a valid MAC" ||
+		bad "$3: node $1 refused '${v:-}' frames for their MAC (want >= $2)"
+}
+
 live_zero() { # PASS
 	local i v
 	for i in 0 1; do
@@ -219,9 +228,13 @@ attack_nids() { # PASS
 	sleep 0.3
 	both_ways "$1: after 64 forged nids"
 	stop_nodes
-	v=$(counter 1 chal_sent)
-	[ "${v:-0}" -ge 64 ] && ok "$1: node 1 challenged the forged nids ($v challenges)" ||
-		bad "$1: node 1 sent ${v:-no} challenges"
+	if [ -n "$node_opts" ]; then
+		auth_dropped 1 64 "$1"
+	else
+		v=$(counter 1 chal_sent)
+		[ "${v:-0}" -ge 64 ] && ok "$1: node 1 challenged the forged nids ($v challenges)" ||
+			bad "$1: node 1 sent ${v:-no} challenges"
+	fi
 	v=$(counter 1 rel_resets)
 	[ "${v:-0}" = 1 ] && ok "$1: node 1 opened a session with node 0 only" ||
 		bad "$1: node 1 opened ${v:-no} sessions"
@@ -238,9 +251,14 @@ attack_epoch() { # PASS
 	sleep 0.3
 	both_ways "$1: after a forged epoch"
 	stop_nodes
-	v=$(counter 0 chal_ignored)
-	[ "${v:-0}" -ge 1 ] && ok "$1: the challenge of the forged epoch went unanswered" ||
-		bad "$1: chal_ignored '${v:-}' on node 0"
+	if [ -n "$node_opts" ]; then
+		auth_dropped 1 1 "$1"
+		auth_dropped 0 1 "$1"
+	else
+		v=$(counter 0 chal_ignored)
+		[ "${v:-0}" -ge 1 ] && ok "$1: the challenge of the forged epoch went unanswered" ||
+			bad "$1: chal_ignored '${v:-}' on node 0"
+	fi
 	live_zero "$1"
 }
 
@@ -275,10 +293,14 @@ attack_flood() { # PASS
 	exec 7>&-
 	wait $hpid 2>/dev/null
 	stop_nodes
-	v=$(counter 1 drop_table_share)
-	[ "${v:-0}" -gt 0 ] &&
-		ok "$1: node 1 refused $v forged headers over their share" ||
-		bad "$1: node 1 refused '${v:-}' headers over their share"
+	if [ -n "$node_opts" ]; then
+		auth_dropped 1 1000 "$1"
+	else
+		v=$(counter 1 drop_table_share)
+		[ "${v:-0}" -gt 0 ] &&
+			ok "$1: node 1 refused $v forged headers over their share" ||
+			bad "$1: node 1 refused '${v:-}' headers over their share"
+	fi
 	live_zero "$1"
 }
 
@@ -313,9 +335,64 @@ attack_reply() { # PASS
 	fi
 	both_ways "$1: after forged replies"
 	stop_nodes
-	v=$(counter 0 drop_unsequenced)
-	[ "${v:-0}" -gt 0 ] && ok "$1: node 0 dropped $v unsequenced replies/acks" ||
-		bad "$1: node 0 dropped no unsequenced reply"
+	if [ -n "$node_opts" ]; then
+		auth_dropped 0 128 "$1"
+	else
+		v=$(counter 0 drop_unsequenced)
+		[ "${v:-0}" -gt 0 ] && ok "$1: node 0 dropped $v unsequenced replies/acks" ||
+			bad "$1: node 0 dropped no unsequenced reply"
+	fi
+	live_zero "$1"
+}
+
+# 5. frames captured on the LAN and sent again: nothing is delivered twice
+attack_replay() { # PASS
+	local hpid c0 c1 v w
+	fresh_nodes
+	exec 7> >(ip netns exec "${ns[1]}" env SPINNIC_SOCKET="$dir/node1.sock" \
+		"$client" hold me=1 len=4096 match=0xabc > "$dir/hold.out" 2>&1)
+	hpid=$!
+	for _ in $(seq 100); do
+		grep -q '^ready ' "$dir/hold.out" && break
+		sleep 0.1
+	done
+	set -- "$1" $(grep -m1 '^ready ' "$dir/hold.out")
+	# a sniffer at each node's end of the LAN, sending back what it saw
+	ip netns exec "$lan" "$forge" "${lanifc[0]}" $port replay 200 3 \
+		> "$dir/replay0.out" 2>&1 &
+	c0=$!
+	ip netns exec "$lan" "$forge" "${lanifc[1]}" $port replay 200 3 \
+		> "$dir/replay1.out" 2>&1 &
+	c1=$!
+	sleep 0.2
+	if [ $# -ge 5 ]; then
+		v=$(timeout 40 ip netns exec "${ns[0]}" \
+			env SPINNIC_SOCKET="$dir/node0.sock" "$client" put \
+			len=4096 buf=region match=0xabc count=3 seed=2 \
+			target="$3:$4" pt="$5" 2>&1)
+		grep -q '^ok' <<<"$v" && ok "$1: 3 puts into a persistent ME" ||
+			bad "$1: puts into the persistent ME: $v"
+	else
+		bad "$1: hold client not ready: $(cat "$dir/hold.out")"
+	fi
+	both_ways "$1: while sniffed"
+	wait $c0 $c1
+	ok "$1: $(cat "$dir/replay0.out"), $(cat "$dir/replay1.out")"
+	sleep 0.5
+	both_ways "$1: after the replay"
+	exec 7>&-
+	wait $hpid 2>/dev/null
+	stop_nodes
+	# node 1 took 3 puts into the ME and one per both_ways, node 0 one per
+	# both_ways: a replayed put would be a sixth (second) message
+	v=$(counter 1 msgs_np)
+	w=$(counter 0 msgs_np)
+	[ "${v:-}" = 5 ] && [ "${w:-}" = 2 ] &&
+		ok "$1: every message delivered once (node 1: $v, node 0: $w)" ||
+		bad "$1: messages delivered: node 1 '${v:-}' (want 5), node 0 '${w:-}' (want 2)"
+	v=$(( $(counter 0 drop_rel_dup) + $(counter 1 drop_rel_dup) ))
+	[ "$v" -gt 0 ] && ok "$1: $v replayed frames recognised as duplicates" ||
+		bad "$1: no replayed frame recognised as a duplicate"
 	live_zero "$1"
 }
 
@@ -328,6 +405,17 @@ both_ways "clean start"
 [ -z "${ONLY:-}" ] || [ "$ONLY" = epoch ] && attack_epoch "no key"
 [ -z "${ONLY:-}" ] || [ "$ONLY" = flood ] && attack_flood "no key"
 [ -z "${ONLY:-}" ] || [ "$ONLY" = reply ] && attack_reply "no key"
+[ -z "${ONLY:-}" ] || [ "$ONLY" = replay ] && attack_replay "no key"
+
+# the same with a key: every forged frame fails its MAC first
+head -c 32 /dev/urandom > "$dir/key"
+chmod 600 "$dir/key"
+node_opts="--wire-key $dir/key"
+[ -z "${ONLY:-}" ] || [ "$ONLY" = nids ] && attack_nids "key"
+[ -z "${ONLY:-}" ] || [ "$ONLY" = epoch ] && attack_epoch "key"
+[ -z "${ONLY:-}" ] || [ "$ONLY" = flood ] && attack_flood "key"
+[ -z "${ONLY:-}" ] || [ "$ONLY" = reply ] && attack_reply "key"
+[ -z "${ONLY:-}" ] || [ "$ONLY" = replay ] && attack_replay "key"
 stop_nodes
 
 exit $fail
