@@ -433,6 +433,21 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 	return 0;
 }
 
+/* Resend @p seq when the TX hold has room. @return 0, -ENOSPC */
+static int
+ent_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq,
+	   uint64_t now)
+{
+	struct rel_txent *e = &t->ent[seq % REL_WIN];
+
+	if (!eng_tx_hold_room(eng, t->nid) || tx_resend(eng, t, seq) != 0)
+		return -ENOSPC;
+	e->sent = now;
+	if (e->tries < UINT8_MAX)
+		e->tries++;
+	return 0;
+}
+
 /* Give a silent peer up. */
 static void
 tx_peer_fail(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now)
@@ -481,12 +496,8 @@ tx_timer(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now,
 
 			if (e->acked || rel_seq_diff(seq, t->kick_seq) < 0)
 				continue;
-			if (!eng_tx_hold_room(eng, t->nid) ||
-			    tx_resend(eng, t, seq) != 0)
+			if (ent_resend(eng, t, seq, now) != 0)
 				break;
-			e->sent = now;
-			if (e->tries < UINT8_MAX)
-				e->tries++;
 			n++;
 		}
 		t->kick_seq = seq;
@@ -504,12 +515,8 @@ tx_timer(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now,
 			continue;
 		if (holes && rel_seq_diff(seq, t->high) >= 0)
 			break;
-		if (!eng_tx_hold_room(eng, t->nid) ||
-		    tx_resend(eng, t, seq) != 0)
+		if (ent_resend(eng, t, seq, now) != 0)
 			break;
-		e->sent = now;
-		if (e->tries < UINT8_MAX)
-			e->tries++;
 		n++;
 		if (!holes)
 			break; /* only the oldest: the peer may just be slow */

@@ -132,50 +132,8 @@ done
 ip netns exec "${ns[0]}" ping -i 0.2 -W 2 "${addr[1]}" > "$dir/ping.log" 2>&1 &
 ping_pid=$!
 
-# one exchange: target on TNODE, initiator on the other node
-pair() { # WHAT TNODE "TARGET ARGS" "INITIATOR ARGS"
-	local what=$1 t=$2 targs=$3 iargs=$4 n=$((1 - $2)) line rdy st
-	ip netns exec "${ns[$t]}" env SPINNIC_SOCKET="$dir/node$t.sock" \
-		"$client" $targs > "$dir/target.out" 2>&1 &
-	local tpid=$!
-	for _ in $(seq 100); do
-		grep -q '^ready ' "$dir/target.out" && break
-		kill -0 $tpid 2>/dev/null || break
-		sleep 0.1
-	done
-	rdy=$(grep -m1 '^ready ' "$dir/target.out")
-	if [ -z "$rdy" ]; then
-		bad "$what: target not ready: $(cat "$dir/target.out")"
-		kill $tpid 2>/dev/null
-		wait $tpid 2>/dev/null
-		return
-	fi
-	set -- $rdy
-	line=$(timeout 40 ip netns exec "${ns[$n]}" \
-		env SPINNIC_SOCKET="$dir/node$n.sock" \
-		"$client" $iargs target="$2:$3" pt="$4" 2>&1)
-	st=$?
-	if [ $st != 0 ] || ! grep -q '^ok' <<<"$line"; then
-		bad "$what: initiator (status $st): $line"
-	fi
-	for _ in $(seq 200); do
-		kill -0 $tpid 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 $tpid 2>/dev/null; then
-		kill $tpid
-		wait $tpid
-		bad "$what: target did not finish: $(cat "$dir/target.out")"
-		return
-	fi
-	wait $tpid
-	st=$?
-	if [ $st != 0 ] || ! grep -q '^ok' "$dir/target.out"; then
-		bad "$what: target (status $st): $(cat "$dir/target.out")"
-		return
-	fi
-	ok "$what"
-}
+# pair: one checked exchange between the nodes (target on TNODE)
+. "$(dirname "$0")/lib_pair.sh"
 
 m=match=0x77
 pair "put 1 B region->region node0->node1" 1 \

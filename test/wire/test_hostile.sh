@@ -124,56 +124,8 @@ forge_to() { # N ARGS...
 	ip netns exec "$lan" "$forge" "${lanifc[$n]}" $port "$@"
 }
 
-# start a target on node T (background, $tpid); $rdy: "NID PID PT"
-target_start() { # T ARGS
-	local t=$1
-	ip netns exec "${ns[$t]}" env SPINNIC_SOCKET="$dir/node$t.sock" \
-		"$client" $2 > "$dir/target.out" 2>&1 &
-	tpid=$!
-	for _ in $(seq 100); do
-		grep -q '^ready ' "$dir/target.out" && break
-		kill -0 $tpid 2>/dev/null || break
-		sleep 0.1
-	done
-	rdy=$(grep -m1 '^ready ' "$dir/target.out" | cut -d' ' -f2-)
-}
-
-# one exchange: target on TNODE, initiator on the other node
-pair() { # WHAT TNODE "TARGET ARGS" "INITIATOR ARGS"
-	local what=$1 t=$2 n=$((1 - $2)) targs=$3 iargs=$4 line st
-	target_start "$t" "$targs"
-	if [ -z "$rdy" ]; then
-		bad "$what: target not ready: $(cat "$dir/target.out")"
-		kill $tpid 2>/dev/null
-		wait $tpid 2>/dev/null
-		return
-	fi
-	set -- $rdy
-	line=$(timeout 40 ip netns exec "${ns[$n]}" \
-		env SPINNIC_SOCKET="$dir/node$n.sock" \
-		"$client" $iargs target="$1:$2" pt="$3" 2>&1)
-	st=$?
-	if [ $st != 0 ] || ! grep -q '^ok' <<<"$line"; then
-		bad "$what: initiator (status $st): $line"
-	fi
-	for _ in $(seq 200); do
-		kill -0 $tpid 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 $tpid 2>/dev/null; then
-		kill $tpid
-		wait $tpid
-		bad "$what: target did not finish: $(cat "$dir/target.out")"
-		return
-	fi
-	wait $tpid
-	st=$?
-	if [ $st != 0 ] || ! grep -q '^ok' "$dir/target.out"; then
-		bad "$what: target (status $st): $(cat "$dir/target.out")"
-		return
-	fi
-	ok "$what"
-}
+# target_start, pair: one checked exchange between the nodes
+. "$(dirname "$0")/lib_pair.sh"
 
 both_ways() { # WHAT
 	pair "$1: put 100 kB node0->node1" 1 \
@@ -202,6 +154,22 @@ fresh_nodes() {
 	stop_nodes
 	start_node 0 $node_opts
 	start_node 1 $node_opts
+}
+
+# a client on node 1 holding a persistent ME (no events) until hold_stop;
+# its "ready NID PID PT" line in $dir/hold.out
+hold_start() { # ITEST_CLIENT ARGS
+	exec 7> >(ip netns exec "${ns[1]}" env SPINNIC_SOCKET="$dir/node1.sock" \
+		"$client" hold me=1 "$@" > "$dir/hold.out" 2>&1)
+	hpid=$!
+	for _ in $(seq 100); do
+		grep -q '^ready ' "$dir/hold.out" && break
+		sleep 0.1
+	done
+}
+hold_stop() {
+	exec 7>&-
+	wait $hpid 2>/dev/null
 }
 
 # keyed: node N refused at least MIN frames for their MAC ("drop auth")
@@ -264,15 +232,9 @@ attack_epoch() { # PASS
 
 # 3. a header flood into a persistent wildcard ME on node 1
 attack_flood() { # PASS
-	local hpid d0 d1 v
+	local d0 d1 v
 	fresh_nodes
-	exec 7> >(ip netns exec "${ns[1]}" env SPINNIC_SOCKET="$dir/node1.sock" \
-		"$client" hold me=1 len=1048576 match=0xf100d > "$dir/hold.out" 2>&1)
-	hpid=$!
-	for _ in $(seq 100); do
-		grep -q '^ready ' "$dir/hold.out" && break
-		sleep 0.1
-	done
+	hold_start len=1048576 match=0xf100d
 	set -- "$1" $(grep -m1 '^ready ' "$dir/hold.out")
 	if [ $# -lt 5 ]; then
 		bad "$1: hold client not ready: $(cat "$dir/hold.out")"
@@ -290,8 +252,7 @@ attack_flood() { # PASS
 		fi
 		both_ways "$1: during a header flood"
 	fi
-	exec 7>&-
-	wait $hpid 2>/dev/null
+	hold_stop
 	stop_nodes
 	if [ -n "$node_opts" ]; then
 		auth_dropped 1 1000 "$1"
@@ -347,15 +308,9 @@ attack_reply() { # PASS
 
 # 5. frames captured on the LAN and sent again: nothing is delivered twice
 attack_replay() { # PASS
-	local hpid c0 c1 v w
+	local c0 c1 v w
 	fresh_nodes
-	exec 7> >(ip netns exec "${ns[1]}" env SPINNIC_SOCKET="$dir/node1.sock" \
-		"$client" hold me=1 len=4096 match=0xabc > "$dir/hold.out" 2>&1)
-	hpid=$!
-	for _ in $(seq 100); do
-		grep -q '^ready ' "$dir/hold.out" && break
-		sleep 0.1
-	done
+	hold_start len=4096 match=0xabc
 	set -- "$1" $(grep -m1 '^ready ' "$dir/hold.out")
 	# a sniffer at each node's end of the LAN, sending back what it saw
 	ip netns exec "$lan" "$forge" "${lanifc[0]}" $port replay 200 3 \
@@ -380,8 +335,7 @@ attack_replay() { # PASS
 	ok "$1: $(cat "$dir/replay0.out"), $(cat "$dir/replay1.out")"
 	sleep 0.5
 	both_ways "$1: after the replay"
-	exec 7>&-
-	wait $hpid 2>/dev/null
+	hold_stop
 	stop_nodes
 	# node 1 took 3 puts into the ME and one per both_ways, node 0 one per
 	# both_ways: a replayed put would be a sixth (second) message
