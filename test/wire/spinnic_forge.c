@@ -10,7 +10,8 @@
  *       one sequenced probe (TACK + F_REL) claiming to be SRC, in EPOCH
  *       (default: now in ms + 2^30, "newer" than any clock-based epoch)
  *   spinnic-forge IFACE UDP_PORT nids DST FIRST COUNT
- *       a sequenced probe from each of COUNT node ids from FIRST
+ *       from each of COUNT node ids from FIRST: a sequenced probe, and an
+ *       unsequenced one-packet put to portal 63 asking for an ack
  *   spinnic-forge IFACE UDP_PORT flood SRC DST COUNT MSG_LEN PT MATCH RATE
  *       COUNT unsequenced header-only put packets, a new message id each,
  *       claiming MSG_LEN bytes, at RATE packets/s (0: as fast as possible)
@@ -156,9 +157,27 @@ cmd_nids(int argc, char **argv)
 	dst = (uint32_t)num(argv[0]);
 	first = (uint32_t)num(argv[1]);
 	count = (uint32_t)num(argv[2]);
-	for (i = 0; i < count; i++)
+	for (i = 0; i < count; i++) {
+		struct spinnic_pkt p;
+
 		probe(first + i, dst, rnd32());
-	printf("sent sequenced probes from nids %" PRIu32 "..%" PRIu32 "\n",
+		/* and an unsequenced put that matches nothing, asking for an
+		 * ack: a NACK back would need a send slot for the nid */
+		memset(&p, 0, sizeof(p));
+		p.type = SPINNIC_WIRE_T_DATA;
+		p.op = SPINNIC_WIRE_OP_PUT;
+		p.flags = SPINNIC_WIRE_F_HEADER | SPINNIC_WIRE_F_COMPLETION;
+		p.ack_req = SPINNIC_PTL_ACK_REQ;
+		p.src.nid = first + i;
+		p.dst.nid = dst;
+		p.pt_index = 63;
+		p.msg_id = ((uint64_t)rnd32() << 24) | i;
+		p.msg_len = 8;
+		p.pay_len = 8;
+		p.payload = (const uint8_t *)"forged!!";
+		send_pkt(&p, 0, 0, 0);
+	}
+	printf("sent sequenced probes and unsequenced puts from nids %" PRIu32 "..%" PRIu32 "\n",
 	       first, first + count - 1);
 	return 0;
 }

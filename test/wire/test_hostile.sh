@@ -11,8 +11,8 @@
 # and every lie must have been refused:
 #   1. epoch    one sequenced probe claiming to be node 0 in a "newer"
 #               epoch (now + 2^30 ms) does not cut node 0 off node 1
-#   2. nids     probes from 64 forged nids do not switch reliable delivery
-#               off for a real peer arriving later
+#   2. nids     probes and puts from 64 forged nids do not switch
+#               reliable delivery off for a real peer arriving later
 #   3. flood    12000 unsequenced 1 GiB headers matching a persistent ME
 #               neither fill the message table nor grow memory
 #   4. reply    forged REPLY and ACK frames for every guessable message id
@@ -206,6 +206,9 @@ attack_nids() { # PASS
 	v=$(counter 1 rel_resets)
 	[ "${v:-0}" = 1 ] && ok "$1: node 1 opened a session with node 0 only" ||
 		bad "$1: node 1 opened ${v:-no} sessions"
+	v=$(counter 1 nacks_sent)
+	[ "${v:-0}" = 0 ] && ok "$1: node 1 answered none of the forged puts" ||
+		bad "$1: node 1 sent $v NACKs to forged nids"
 	live_zero "$1"
 }
 
