@@ -363,6 +363,45 @@ struct spin_handler_family {
  */
 extern const struct spin_handler_family *const spin_handler_families[];
 
+/* ---------------------------------------------------------------------- */
+/* Plugins: handler families built out of tree                             */
+/* ---------------------------------------------------------------------- */
+
+/**
+ * ABI version of this header: the layout of the structures above and the
+ * meaning of the calls. spinnic loads a plugin only when the plugin was
+ * built against the same version (spinnic --handlers refuses it with one
+ * line otherwise). Raised on any incompatible change.
+ */
+#define SPIN_HANDLER_ABI_VERSION 1u
+
+/** What a plugin shared object exports, under the symbol name
+ *  SPIN_HANDLER_PLUGIN_SYMBOL; define it with SPIN_HANDLER_PLUGIN(). */
+struct spin_handler_plugin {
+	uint32_t abi_version;   /**< SPIN_HANDLER_ABI_VERSION when built */
+	uint32_t n_families;    /**< entries of @c families */
+	const struct spin_handler_family *const *families;
+};
+
+/** Symbol spinnic looks up in a plugin (dlsym). */
+#define SPIN_HANDLER_PLUGIN_SYMBOL "spin_handler_plugin"
+
+/**
+ * Define the plugin of this shared object: its handler families, by
+ * address. Once per plugin, at file scope, e.g.
+ *   SPIN_HANDLER_PLUGIN(&my_reduce_family, &my_filter_family);
+ */
+#define SPIN_HANDLER_PLUGIN(...)					\
+	static const struct spin_handler_family *const			\
+		spin_handler_plugin_families_[] = { __VA_ARGS__ };	\
+	__attribute__((visibility("default")))				\
+	const struct spin_handler_plugin spin_handler_plugin = {	\
+		SPIN_HANDLER_ABI_VERSION,				\
+		sizeof(spin_handler_plugin_families_) /			\
+			sizeof(spin_handler_plugin_families_[0]),	\
+		spin_handler_plugin_families_,				\
+	}
+
 #ifdef __cplusplus
 }
 #endif
