@@ -1,0 +1,204 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The handler examples (examples/handlers/) as a user builds and runs them,
+# out of spinnic's tree:
+#   - each example folder copied alone into a scratch directory and built
+#     there by its own Makefile, which finds the handler API and libspinnic
+#     only through pkg-config: the build tree's uninstalled .pc files
+#     (PKG_CONFIG_LIBDIR=<build>/meson-uninstalled, nothing else searched);
+#   - spinnic --virtual 2 --handlers DIR (both plugins in one folder), then
+#     the clients of each example on the two nodes:
+#       reduce_put: the int64 total of N int32s, summed by the handlers on
+#         node 1 and put to a peer on node 0, equals the host's sum; no
+#         byte of the message reached the reducer's buffer;
+#       histogram: every byte of the target's buffer (kept packets in
+#         place, dropped ones never written), the 256 bins and the packet
+#         counts the completion handler wrote;
+#   - again with --handlers FILE (the reduce_put plugin alone) and
+#     --payload 1022: int32s straddle packets;
+#   - spinnic stops cleanly with no context left.
+# Fails when a plugin does not build or load, or any result is wrong.
+#   test_handler_examples.sh SPINNIC EXAMPLES_DIR PKGCONFIG_DIR
+# Exit 77 (skip) without pkg-config, cc or make, or when spinnic cannot
+# start for lack of resources (hugepages).
+set -u
+spinnic=${1:-}
+src=${2:-}
+pcdir=${3:-}
+
+skip() { echo "SKIP: $*"; exit 77; }
+for c in pkg-config make "${CC:-cc}"; do
+	command -v "$c" >/dev/null 2>&1 || skip "$c not installed"
+done
+[ -x "$spinnic" ] || { echo "FAIL: spinnic not built ($spinnic)"; exit 1; }
+[ -d "$src" ] && [ -d "$pcdir" ] || { echo "FAIL: bad arguments"; exit 1; }
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/spinnic-hexamples-XXXXXX")
+spid=
+cpids=()
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+cleanup() {
+	local p
+	for p in "${cpids[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	if [ -n "$spid" ]; then
+		kill -KILL "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+	fi
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# ---- build, as a user would: nothing of the tree but pkg-config --------
+export PKG_CONFIG_LIBDIR=$pcdir
+unset PKG_CONFIG_PATH
+for ex in reduce_put histogram; do
+	cp -r "$src/$ex" "$dir/$ex"
+	rm -f "$dir/$ex"/*.so "$dir/$ex/${ex}_client"
+	if ! make -C "$dir/$ex" CFLAGS="-O2 -g -Wall -Wextra -Werror" \
+			> "$dir/$ex.build" 2>&1; then
+		cat "$dir/$ex.build"
+		echo "FAIL: $ex: the out-of-tree build failed"
+		exit 1
+	fi
+	echo "ok: $ex built out of tree"
+done
+mkdir "$dir/plugins"
+cp "$dir/reduce_put/libreduce_put.so" "$dir/histogram/libhistogram.so" \
+	"$dir/plugins/"
+
+# ---- spinnic --------------------------------------------------------------
+spinnic_start() { # LOG ARGS...
+	local log=$1 i
+	shift
+	"$spinnic" -- --virtual 2 --socket-dir "$dir/s" "$@" > "$log" 2>&1 &
+	spid=$!
+	for i in $(seq 300); do
+		grep -q '^spinnic: ready' "$log" && return 0
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$spid" 2>/dev/null
+	st=$?
+	spid=
+	cat "$log"
+	if grep -qE 'EAL initialization failed|Cannot init EAL|EAL: Cannot|No free hugepages|Cannot create mbuf pool|Cannot get hugepage|lack of resources' "$log" ||
+	   [ "$st" = 77 ]; then
+		skip "spinnic cannot start (resources)"
+	fi
+	echo "FAIL: spinnic $* did not start (status $st)"
+	exit 1
+}
+
+spinnic_stop() { # LOG
+	local log=$1 i st
+	kill -TERM "$spid"
+	for i in $(seq 100); do
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$spid"
+	st=$?
+	spid=
+	[ "$st" = 0 ] || bad "spinnic exit status $st after SIGTERM"
+	# final counters: the live line of each node
+	[ "$(grep -c 'ctxs_live 0 ' "$log")" = 2 ] ||
+		bad "sPIN contexts left at exit: $(grep 'live:' "$log")"
+}
+
+# run CLIENT ARGS on NODE in the background: $cpid, output in $dir/NAME.out
+client_start() { # NAME NODE CLIENT ARGS...
+	local name=$1 node=$2
+	shift 2
+	SPINNIC_SOCKET="$dir/s/node$node.sock" timeout 60 "$@" \
+		> "$dir/$name.out" 2>&1 &
+	cpid=$!
+	cpids+=("$cpid")
+}
+
+# wait for "ready NID PID PT" from a client: $rdy
+client_ready() { # NAME PID
+	local i
+	rdy=
+	for i in $(seq 100); do
+		rdy=$(grep -m1 '^ready ' "$dir/$1.out" | cut -d' ' -f2-)
+		[ -n "$rdy" ] && return 0
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.1
+	done
+	bad "$1 not ready: $(cat "$dir/$1.out")"
+	return 1
+}
+
+# wait for a client; it must exit 0 having printed a line starting "ok"
+client_ok() { # NAME PID
+	local st
+	wait "$2"
+	st=$?
+	if [ "$st" != 0 ] || ! grep -q '^ok' "$dir/$1.out"; then
+		bad "$1 (status $st): $(cat "$dir/$1.out")"
+		return 1
+	fi
+	echo "ok: $1: $(grep -m1 '^ok' "$dir/$1.out" | cut -c4-)"
+}
+
+# reduce_put: peer on node 0, reducer on node 1, sender on node 0
+reduce_put() { # WHAT N SEED
+	local what=$1 n=$2 seed=$3 bin=$dir/reduce_put/reduce_put_client
+	local ppid rpid spid_
+
+	client_start "$what-peer" 0 "$bin" peer "$n" "$seed"
+	ppid=$cpid
+	client_ready "$what-peer" "$ppid" || return
+	set -- $rdy
+	client_start "$what-reducer" 1 "$bin" reduce "$1" "$2" "$3" "$n"
+	rpid=$cpid
+	client_ready "$what-reducer" "$rpid" || return
+	set -- $rdy
+	client_start "$what-sender" 0 "$bin" send "$1" "$2" "$3" "$n" "$seed"
+	spid_=$cpid
+	client_ok "$what-sender" "$spid_"
+	client_ok "$what-peer" "$ppid"
+	client_ok "$what-reducer" "$rpid"
+}
+
+# histogram: target on node 1, sender on node 0
+histogram() { # WHAT LEN
+	local what=$1 len=$2 bin=$dir/histogram/histogram_client tpid spid_
+
+	client_start "$what-target" 1 "$bin" target "$len"
+	tpid=$cpid
+	client_ready "$what-target" "$tpid" || return
+	set -- $rdy
+	client_start "$what-sender" 0 "$bin" send "$1" "$2" "$3" "$len"
+	spid_=$cpid
+	client_ok "$what-sender" "$spid_"
+	client_ok "$what-target" "$tpid"
+}
+
+spinnic_start "$dir/spinnic1.log" --handlers "$dir/plugins"
+# last packet short; one packet; many packets
+reduce_put reduce-100003 100003 7
+reduce_put reduce-1 1 3
+# a short last packet; one under 4 bytes (never filtered); one packet
+histogram hist-100001 100001
+histogram hist-6146 6146
+histogram hist-100 100
+spinnic_stop "$dir/spinnic1.log"
+
+spinnic_start "$dir/spinnic2.log" --payload 1022 \
+	--handlers "$dir/reduce_put/libreduce_put.so"
+reduce_put reduce-payload1022 100003 11
+spinnic_stop "$dir/spinnic2.log"
+
+if [ $fail != 0 ]; then
+	echo "--- spinnic logs"
+	cat "$dir"/spinnic*.log
+	exit 1
+fi
+echo "handler_examples: all passed"
+exit 0
