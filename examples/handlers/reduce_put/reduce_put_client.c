@@ -169,7 +169,7 @@ reducer(ptl_handle_ni_t ni, ptl_handle_eq_t eq, char **argv)
 		     (uint64_t)ev.rlength, len);
 	for (i = 0; i < len; i++)
 		if (win[i] != 0)
-			fail("byte %" PRIu64 " of the ME buffer was written", i);
+			fail("byte %" PRIu64 " of the ME buffer written", i);
 	printf("ok reduced %" PRIu64 " bytes on the NIC\n", len);
 	check(spin_ctx_free(ctx), "spin_ctx_free"); /* the ME was use-once */
 	spin_host_free(win);
