@@ -33,6 +33,8 @@ done
 [ -x "$spinnic" ] || { echo "FAIL: spinnic not built ($spinnic)"; exit 1; }
 [ -d "$src" ] && [ -d "$pcdir" ] || { echo "FAIL: bad arguments"; exit 1; }
 
+# spinnic loads no plugin that group or others could write
+umask 022
 dir=$(mktemp -d "${TMPDIR:-/tmp}/spinnic-hexamples-XXXXXX")
 spid=
 cpids=()
@@ -101,6 +103,7 @@ spinnic_stop() { # LOG
 		kill -0 "$spid" 2>/dev/null || break
 		sleep 0.1
 	done
+	kill -KILL "$spid" 2>/dev/null && bad "spinnic did not stop on SIGTERM"
 	wait "$spid"
 	st=$?
 	spid=
