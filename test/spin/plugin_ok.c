@@ -31,6 +31,7 @@ struct test_count_result {
 static int
 tc_init(const void *args, uint32_t args_len, uint32_t *state_len_p)
 {
+	(void)args;
 	if (args_len != 0)
 		return -EINVAL;
 	*state_len_p = TC_STATE;
