@@ -443,7 +443,7 @@ spinnic_plugins_log(const struct spinnic_plugins *p)
 		size_t off = 0;
 
 		names[0] = '\0';
-		for (j = 0; j < pl->n_families; j++)
+		for (j = 0; j < pl->n_families && off < sizeof(names); j++)
 			off += (size_t)snprintf(names + off,
 						sizeof(names) - off, "%s%s",
 						j ? " " : "",
