@@ -5,8 +5,10 @@
  * into spinnic (handlers/) or loaded as a plugin (spinnic --handlers, see
  * "Plugins" below). Self-contained: it includes <stddef.h> and
  * <stdint.h> only, and handlers include nothing else from spinnic.
- * Installed as <spinnic/spin_handler.h>; `pkg-config --cflags
- * spinnic-handler` puts its folder on the include path.
+ * Installed in <includedir>/spinnic; `pkg-config --cflags
+ * spinnic-handler` puts that folder on the include path (in a build tree:
+ * PKG_CONFIG_PATH=build/meson-uninstalled), so write
+ * #include <spin_handler.h>.
  *
  * A handler family is a name plus up to four callbacks run by the HPUs of
  * the NIC for every message that matches an ME carrying an execution
@@ -105,7 +107,8 @@
  * SPIN_HANDLER_ABI_VERSION differs from its own, that lists no family or
  * more than SPIN_HANDLER_PLUGIN_FAMILIES_MAX, one failing the rules of
  * struct spin_handler_family, or one whose name is taken (built in or an
- * earlier plugin's).
+ * earlier plugin's). It also refuses a file that someone other than root
+ * or spinnic's user owns or may write (see doc/NOTES.md).
  */
 #ifndef SPIN_HANDLER_H
 #define SPIN_HANDLER_H
