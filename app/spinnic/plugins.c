@@ -226,9 +226,17 @@ plugin_load(struct spinnic_plugins *ps, const char *path, int fd)
 	pl->fd = fd;
 	ps->n++;
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-	/* without /proc, by name (the checks then race a swap) */
-	pl->dl = dlopen(access(fdpath, F_OK) == 0 ? fdpath : path,
-			RTLD_NOW | RTLD_LOCAL);
+	if (access(fdpath, F_OK) == 0) {
+		pl->dl = dlopen(fdpath, RTLD_NOW | RTLD_LOCAL);
+	} else {
+		/* without /proc, by name (the checks then race a swap); with
+		 * a slash, or dlopen() would search the library path */
+		char byname[PATH_MAX + 2];
+
+		snprintf(byname, sizeof(byname), "%s%s",
+			 strchr(path, '/') == NULL ? "./" : "", path);
+		pl->dl = dlopen(byname, RTLD_NOW | RTLD_LOCAL);
+	}
 	if (pl->dl == NULL) {
 		refuse(path, "not a loadable shared object: %s",
 		       dl_reason(dlerror(), fdpath));
