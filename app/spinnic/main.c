@@ -2,7 +2,7 @@
 /*
  * spinnic: the software sPIN NIC (DESIGN §3, §9).
  *
- *   options -> EAL -> ports (nodes) -> per node: Portals state, sPIN
+ *   options -> handler plugins -> EAL -> ports (nodes) -> per node: Portals state, sPIN
  *   runtime, engine -> lcore roles -> control sockets -> "spinnic: ready"
  *   -> run until SIGINT/SIGTERM/--duration -> control thread detaches
  *   every client (engines still running) -> lcores leave -> counters ->
@@ -121,7 +121,7 @@ nodes_setup(struct spinnic *sn)
 		rconf.pkt_payload = cfg->payload;
 		rconf.socket_id = (int)rte_socket_id();
 		rconf.ops = &spinnic_engine_host_ops;
-		rconf.families = spin_handler_families;
+		rconf.families = sn->families;
 		node->rt = spin_rt_create(&rconf);
 		if (node->rt == NULL) {
 			rc = -errno;
@@ -236,6 +236,7 @@ main(int argc, char **argv)
 {
 	char runtime_dir[PATH_MAX] = "";
 	char **eal_strs;
+	struct spinnic_plugins *plugins = NULL;
 	struct spinnic_cfg cfg;
 	struct spinnic *sn;
 	char **oargv, **eargv;
@@ -261,6 +262,10 @@ main(int argc, char **argv)
 	/* lcores and the socket directory: refused before the EAL too */
 	if (spinnic_options_check(&cfg, argc, argv) < 0)
 		return 2;
+	/* --handlers: a refused plugin stops spinnic before the EAL */
+	rc = spinnic_plugins_load(&cfg, &plugins);
+	if (rc < 0)
+		return rc == -EINVAL ? 2 : 1;
 
 	if (sep <= 1 && cfg.virtual_nodes == 0) {
 		/* default EAL args probe no device (--no-pci): virtual nodes */
@@ -273,13 +278,16 @@ main(int argc, char **argv)
 	sn = calloc(1, sizeof(*sn));
 	if (sn == NULL) {
 		fprintf(stderr, "spinnic: out of memory\n");
+		spinnic_plugins_unload(plugins);
 		return 1;
 	}
 	sn->cfg = cfg;
+	sn->families = spinnic_plugins_families(plugins);
 	sn->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (sn->wake_fd < 0) {
 		fprintf(stderr, "spinnic: eventfd: %s\n", strerror(errno));
 		free(sn);
+		spinnic_plugins_unload(plugins);
 		return 1;
 	}
 	sig_sn = sn;
@@ -321,6 +329,7 @@ main(int argc, char **argv)
 	}
 
 	ptl_set_log(portals_log, rte_log_get_level(spinnic_portals_logtype) - 1);
+	spinnic_plugins_log(plugins);
 
 	/* our own --file-prefix: remove its (empty) runtime dir at exit */
 	if (sep <= 1)
@@ -392,5 +401,7 @@ out_sn:
 	sig_sn = NULL;
 	close(sn->wake_fd);
 	free(sn);
+	/* the runtimes that ran their handlers are gone */
+	spinnic_plugins_unload(plugins);
 	return ret;
 }

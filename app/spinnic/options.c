@@ -68,6 +68,7 @@ enum {
 	OPT_NIC_MEM_PER_CLIENT,
 	OPT_ALLOW_UID,
 	OPT_WIRE_KEY,
+	OPT_HANDLERS,
 };
 
 static const struct option long_opts[] = {
@@ -103,6 +104,7 @@ static const struct option long_opts[] = {
 	 OPT_NIC_MEM_PER_CLIENT},
 	{"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
 	{"wire-key", required_argument, NULL, OPT_WIRE_KEY},
+	{"handlers", required_argument, NULL, OPT_HANDLERS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -199,6 +201,21 @@ spinnic_options_usage(FILE *f, const char *prog)
 "                        others (openssl rand -hex 32 > F; chmod 600 F).\n"
 "                        Every node of the cluster needs the same secret.\n"
 "\n"
+"Handler plugins (spin_handler.h; doc/NOTES.md, \"Handler plugins: trust\"):\n"
+"  --handlers PATH       load the sPIN handler families of a plugin (a\n"
+"                        shared object built against spin_handler.h, see\n"
+"                        pkg-config spinnic-handler), or of every *.so file\n"
+"                        of folder PATH in name order, before any port\n"
+"                        starts. Clients select them by name like the\n"
+"                        built-in ones. Repeatable (at most %u). A plugin\n"
+"                        runs inside spinnic with its rights: the file must\n"
+"                        be owned by root or spinnic's user and not be\n"
+"                        writable by group or others, nor its folder\n"
+"                        (unless sticky). Any problem (unreadable, not a\n"
+"                        shared object, no or another ABI version, a bad\n"
+"                        family or a name already taken) stops spinnic with\n"
+"                        one line naming the file (status 2).\n"
+"\n"
 "Fault injection (tests of reliable delivery):\n"
 "  --fault-inject [rx:|tx:]loss=P,dup=P,corrupt=P,reorder=N\n"
 "                        P in percent (0..100): drop, duplicate, or flip one\n"
@@ -220,7 +237,8 @@ spinnic_options_usage(FILE *f, const char *prog)
 		prog, prog, SPINNIC_NODES_MAX, DEFAULT_UDP_PORT,
 		DEFAULT_PAYLOAD, SPINNIC_HPUS_MAX, DEFAULT_HPUS,
 		DEFAULT_RING_SIZE, SPINNIC_RXQ_MAX, DEFAULT_IDLE_SLEEP_US,
-		DEFAULT_PEER_TIMEOUT_MS, DEFAULT_RTO_US, HUGE_MIN_MB);
+		DEFAULT_PEER_TIMEOUT_MS, DEFAULT_RTO_US,
+		SPINNIC_HANDLER_PATHS_MAX, HUGE_MIN_MB);
 }
 
 /* Strict unsigned parse: digits only (0x allowed), within [lo, hi]. */
@@ -766,6 +784,17 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 					 "--wire-key: %s", strerror(-rc2));
 				bad = keybad;
 			}
+			break;
+		case OPT_HANDLERS:
+			/* loaded (and refused) by plugins.c after parsing */
+			if (optarg[0] == '\0' || strlen(optarg) >= PATH_MAX)
+				bad = "--handlers: expected a plugin file or a folder of them";
+			else if (cfg->nb_handler_paths ==
+				 SPINNIC_HANDLER_PATHS_MAX)
+				bad = "--handlers: given more than 16 times";
+			else
+				cfg->handler_paths[cfg->nb_handler_paths++] =
+					optarg;
 			break;
 		case 'h':
 		case OPT_HELP:

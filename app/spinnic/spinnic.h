@@ -32,6 +32,8 @@
 
 #include "spinnic_abi.h"
 
+struct spin_handler_family;
+
 struct rte_mempool;
 struct rte_ring;
 struct ptl_nic;         /* lib/portals: the NIC-side Portals state of a node */
@@ -68,6 +70,10 @@ extern int spinnic_logtype;
 #define SPINNIC_RXQ_MAX 16
 /** Most uids --allow-uid takes. */
 #define SPINNIC_ALLOW_UIDS_MAX 32
+/** Most --handlers options (each a plugin file or a folder of them). */
+#define SPINNIC_HANDLER_PATHS_MAX 16
+/** Most plugins loaded in all. */
+#define SPINNIC_PLUGINS_MAX 64
 
 /* ---------------------------------------------------------------------- */
 /* Options                                                                 */
@@ -144,6 +150,10 @@ struct spinnic_cfg {
 	/** the MAC key derived from the --wire-key file (HKDF); wiped once
 	 *  the nodes' MAC contexts hold it */
 	uint8_t wire_key[32];
+	/* Handler plugins (plugins.c), appended. */
+	/** --handlers PATH (repeatable), in order: pointers into argv */
+	const char *handler_paths[SPINNIC_HANDLER_PATHS_MAX];
+	unsigned nb_handler_paths;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -360,6 +370,9 @@ struct spinnic {
 	struct spinnic_ctrl *ctrl;
 	uint64_t start_tsc;
 	struct spinnic_lcore lcores[RTE_MAX_LCORE];
+	/** every node's handler families: the built-in table, then the
+	 *  plugins' (spinnic_plugins_families()) */
+	const struct spin_handler_family *const *families;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -370,7 +383,7 @@ struct spinnic {
  * Host operations of the sPIN runtime (DMA into client memory, msg_done,
  * pkt_release, ...), implemented by the data path. main.c creates each
  * node->rt with them (spin_rt_create, conf from the options: --nic-mem,
- * --hpus, --payload, handler table spin_handler_families) before
+ * --hpus, --payload, handler table sn->families) before
  * spinnic_engine_init(); the `host` argument is whatever the inbound
  * engine passes to spin_msg_start().
  */
@@ -471,6 +484,39 @@ int spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv);
 int spinnic_options_check(const struct spinnic_cfg *cfg, int argc,
 			  char **argv);
 void spinnic_options_usage(FILE *f, const char *prog);
+
+/* plugins.c */
+struct spinnic_plugins;
+/**
+ * Load the handler plugins of --handlers, before the EAL: each PATH a
+ * plugin file or a folder whose *.so files load in name order. Every file
+ * is checked (a regular file owned by root or spinnic's effective uid,
+ * not writable by group or others, in a folder no one else may write
+ * unless sticky), dlopen()ed (RTLD_NOW | RTLD_LOCAL) and its
+ * SPIN_HANDLER_PLUGIN_SYMBOL checked: ABI version, 1 to
+ * SPIN_HANDLER_PLUGIN_FAMILIES_MAX families, none NULL, each passing
+ * spin_family_check() with a name no built-in or earlier family has.
+ * @param cfg parsed options
+ * @param plugins_p receives the plugins (NULL when there are none)
+ * @return 0, or -EINVAL after printing one line naming the file and the
+ *   reason (main exits 2); -ENOMEM.
+ */
+int spinnic_plugins_load(const struct spinnic_cfg *cfg,
+			 struct spinnic_plugins **plugins_p);
+/**
+ * The NULL-terminated family table of every node: spin_handler_families,
+ * then the families of each plugin in load order.
+ * @param p plugins (NULL: the built-in table)
+ */
+const struct spin_handler_family *const *
+spinnic_plugins_families(const struct spinnic_plugins *p);
+/** Log one line per loaded plugin: its file and families. */
+void spinnic_plugins_log(const struct spinnic_plugins *p);
+/**
+ * Close the plugins (dlclose) and free @p p (NULL: nothing). Only once
+ * no runtime uses their families any more.
+ */
+void spinnic_plugins_unload(struct spinnic_plugins *p);
 /**
  * Build the EAL argument vector: the user's EAL args, or safe defaults
  * for this machine when none were given.

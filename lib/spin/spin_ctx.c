@@ -111,6 +111,44 @@ spin_objs_fini(struct spin_rt *rt)
 
 /* ---- contexts ------------------------------------------------------------ */
 
+/* the handler SDK's limit is the wire's */
+static_assert(SPIN_HANDLER_NAME_MAX == SPINNIC_HANDLER_NAME,
+	      "family name lengths differ");
+
+int
+spin_family_check(const struct spin_handler_family *f, const char **why_p)
+{
+	const char *why = NULL;
+	size_t i, len;
+
+	if (f == NULL) {
+		why = "NULL family";
+		goto out;
+	}
+	if (f->name == NULL || f->name[0] == '\0') {
+		why = "no name";
+		goto out;
+	}
+	len = strnlen(f->name, SPIN_HANDLER_NAME_MAX);
+	if (len >= SPIN_HANDLER_NAME_MAX) {
+		why = "name of 48 bytes or more (SPIN_HANDLER_NAME_MAX)";
+		goto out;
+	}
+	/* names reach logs and clients' error messages */
+	for (i = 0; i < len; i++)
+		if (f->name[i] <= ' ' || f->name[i] > '~') {
+			why = "name not printable ASCII without spaces";
+			goto out;
+		}
+	if (f->header == NULL && f->payload == NULL &&
+	    f->completion == NULL && f->outbound == NULL)
+		why = "no handler (header, payload, completion and outbound all NULL)";
+out:
+	if (why != NULL && why_p != NULL)
+		*why_p = why;
+	return why != NULL ? -EINVAL : 0;
+}
+
 static const struct spin_handler_family *
 family_find(const struct spin_rt *rt, const char *name)
 {

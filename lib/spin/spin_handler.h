@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file spin_handler.h
- * The sPIN handler API (DESIGN §6): what a packet handler in handlers/ may
- * use. libc only; handlers include nothing else from spinnic.
+ * The sPIN handler API (DESIGN §6): what a packet handler may use, built
+ * into spinnic (handlers/) or loaded as a plugin (spinnic --handlers, see
+ * "Plugins" below). Self-contained: it includes <stddef.h> and
+ * <stdint.h> only, and handlers include nothing else from spinnic.
+ * Installed in <includedir>/spinnic; `pkg-config --cflags
+ * spinnic-handler` puts that folder on the include path (in a build tree:
+ * PKG_CONFIG_PATH=build/meson-uninstalled), so write
+ * #include <spin_handler.h>.
  *
- * A handler family is a name plus up to three callbacks run by the HPUs of
+ * A handler family is a name plus up to four callbacks run by the HPUs of
  * the NIC for every message that matches an ME carrying an execution
  * context of that family:
  *  - header(hdr, h): once per message, before any payload handler; runs on
@@ -21,15 +27,17 @@
  *    on any HPU. Its host window is the initiator's memory descriptor,
  *    read-only: spin_dma_from_host() reads it, every call that would
  *    write the host or send is refused (-EPERM / -ENOTSUP).
- * Any callback may be NULL; without a payload handler every packet takes
- * the non-processing path (copied to the window at its message offset).
+ * Any callback may be NULL, but not all four; without a payload handler
+ * every packet takes the non-processing path (copied to the window at its
+ * message offset).
  *
- * Return codes (modelled on sPIN): SPIN_SUCCESS; SPIN_DROP (header: drop
- * the message, no payload or completion handler runs; payload: drop this
- * packet); SPIN_PROCEED (header: the whole message takes the non-processing
- * path, payload copied to the window at its offset, no completion handler;
- * payload: this packet takes the non-processing path); SPIN_ERROR (counted,
- * the message completes with an error status).
+ * Return codes (modelled on sPIN; any other value counts as SPIN_ERROR):
+ * SPIN_SUCCESS; SPIN_DROP (header: drop the message, no payload or
+ * completion handler runs; payload: drop this packet); SPIN_PROCEED
+ * (header: the whole message takes the non-processing path, payload
+ * copied to the window at its offset, no completion handler; payload:
+ * this packet takes the non-processing path); SPIN_ERROR (counted, the
+ * message completes with an error status).
  *
  * Memory a handler sees:
  *  - the packet payload, in place in NIC packet memory, valid only while
@@ -40,6 +48,67 @@
  *  - the host window: the matched ME's buffer [0, win_len), reached only
  *    through the DMA calls below, each bounds-checked (out of window:
  *    rejected, counted, and the message completes with an error).
+ *
+ * Rules. A handler runs on an HPU, a polling lcore that also serves every
+ * other message, context and client of the NIC; while it runs, nothing
+ * else runs on that HPU. So:
+ *  - It blocks on nothing. No system calls (no I/O, no sleeping, no
+ *    malloc()/free(), which may take locks or call the kernel, no
+ *    printing), no waiting for another handler, and no lock held across
+ *    a return. The DMA calls below are the only waits, and they are
+ *    bounded. It returns in a time proportional to its packet.
+ *  - It touches only: the packet (pkt->payload, valid during that call),
+ *    the context's arguments, state and NIC memory blobs
+ *    (spin_hctx_args(), spin_hctx_state(), spin_nicmem_map()), its own
+ *    stack, and its own read-only data. The host window only through the
+ *    DMA calls. Pointers it was given die when the call returns: keep
+ *    offsets, never pointers, in the state.
+ *  - What runs concurrently: the payload handlers of one message, in
+ *    parallel on several HPUs (one at a time per vHPU under blocked-RR);
+ *    header, payload and completion handlers of other messages of the
+ *    same context, and of other contexts; outbound handlers, in parallel
+ *    with each other and with all of these. Ordered: a message's header
+ *    handler before its payload handlers, its completion handler after
+ *    all of them and their DMAs. The state area is shared by all of it:
+ *    update it with spin_nic_fetch_add() / spin_nic_cas() or with C11
+ *    atomics, never with plain read-modify-write (unless
+ *    spin_hctx_nhpu() is 1).
+ *  - Callbacks are reentrant: the same function runs on several HPUs at
+ *    once, with a different struct spin_hctx each. Mutable globals or
+ *    statics shared across calls are the handler's to synchronize
+ *    (atomics only: no locks); it is simpler to keep everything in the
+ *    context state. Call the spin_* functions only from inside a
+ *    callback, with the struct spin_hctx that call was given.
+ *  - It never ends the process, jumps out of a callback (longjmp, C++
+ *    exceptions), changes signal dispositions or masks, or closes file
+ *    descriptors it did not open.
+ *  - init() runs on the control thread at install: it may not block
+ *    either (every client's control requests wait for it).
+ * A handler that breaks them does not corrupt a client's memory through
+ * the API (every DMA is checked), but it can stall or crash the NIC: a
+ * plugin runs inside spinnic, with spinnic's rights (doc/NOTES.md,
+ * "Handler plugins: trust").
+ *
+ * Plugins. Families built outside spinnic live in a shared object that
+ * defines them and lists them once with SPIN_HANDLER_PLUGIN():
+ *
+ *   cc -shared -fPIC $(pkg-config --cflags spinnic-handler) my.c -o my.so
+ *   spinnic ... --handlers my.so
+ *
+ * (or --handlers DIR: the files of DIR named *.so, in name order).
+ *
+ * A plugin links nothing: its calls to the functions declared here are
+ * resolved against the spinnic executable when it loads, which exports
+ * exactly these (not spin_dma_window() and spin_dma_account(): a plugin
+ * that calls them is refused at load). It may call libc functions that
+ * keep the rules (memcpy(), memset(), string and math functions). Clients
+ * select a plugin's family by name exactly like a built-in one. spinnic
+ * refuses a plugin, with one line naming the file and the reason, whose
+ * SPIN_HANDLER_ABI_VERSION differs from its own, that lists no family or
+ * more than SPIN_HANDLER_PLUGIN_FAMILIES_MAX, one failing the rules of
+ * struct spin_handler_family, or one whose name is taken (built in or an
+ * earlier plugin's). It also refuses a file that someone other than root
+ * or spinnic's user owns or may write (see doc/NOTES.md).
  */
 #ifndef SPIN_HANDLER_H
 #define SPIN_HANDLER_H
@@ -143,37 +212,99 @@ struct spin_hctx {
 	void *rt_priv[5];        /**< runtime private */
 };
 
-/** @return the message's header fields. */
+/*
+ * Accessors of struct spin_hctx. Each takes the handler context @p h the
+ * callback was given (valid during that call only) and cannot fail.
+ */
+
+/**
+ * The message's header fields (a copy in NIC memory, valid during the
+ * call).
+ * @param h handler context
+ * @return the header fields; NULL only in an outbound job submitted
+ *   without a message
+ */
 static inline const struct spin_msg_info *
 spin_hctx_info(const struct spin_hctx *h) { return h->info; }
-/** @return the context's argument bytes in NIC memory. */
+
+/**
+ * The arguments the client installed with the context, in NIC memory
+ * (read-only by convention; the same bytes for every message).
+ * @param h handler context
+ * @return the argument bytes, NULL when there are none
+ */
 static inline const void *
 spin_hctx_args(const struct spin_hctx *h) { return h->args; }
-/** @return the number of argument bytes. */
+
+/**
+ * Size of the context's arguments.
+ * @param h handler context
+ * @return the number of argument bytes (0: none)
+ */
 static inline uint32_t
 spin_hctx_args_len(const struct spin_hctx *h) { return h->args_len; }
-/** @return the context's state area in NIC memory (zeroed at install). */
+
+/**
+ * The context's state area in NIC memory: zeroed at install, shared by
+ * every handler of the context for every message, concurrently (see the
+ * rules in the file comment).
+ * @param h handler context
+ * @return the state, NULL when the context has none
+ */
 static inline void *
 spin_hctx_state(const struct spin_hctx *h) { return h->state; }
-/** @return the number of state bytes. */
+
+/**
+ * Size of the context's state area.
+ * @param h handler context
+ * @return the number of state bytes (0: none)
+ */
 static inline uint32_t
 spin_hctx_state_len(const struct spin_hctx *h) { return h->state_len; }
-/** @return the matched ME's host window length (window offsets < it). */
+
+/**
+ * Length of the host window: the DMA calls take offsets below it.
+ * @param h handler context
+ * @return the matched ME's window length (an outbound job: the
+ *   initiator's memory descriptor length)
+ */
 static inline uint64_t
 spin_hctx_win_len(const struct spin_hctx *h) { return h->win_len; }
-/** @return the matched ME's host window start (client address). */
+
+/**
+ * Start of the host window as the client sees it (for information: the
+ * handler cannot dereference it; the DMA calls take window offsets).
+ * @param h handler context
+ * @return the window's client address
+ */
 static inline uint64_t
 spin_hctx_win_addr(const struct spin_hctx *h) { return h->win_addr; }
-/** @return the physical HPU id running the handler. */
+
+/**
+ * The physical HPU running the handler (an index for per-HPU slots in the
+ * state: no two handlers run on one HPU at the same time).
+ * @param h handler context
+ * @return the HPU id, below spin_hctx_nhpu()
+ */
 static inline uint32_t
 spin_hctx_hpu(const struct spin_hctx *h) { return h->hpu; }
-/** @return the vHPU id (blocked-RR, < nvhpu) or SPIN_VHPU_NONE. */
+
+/**
+ * The virtual HPU of a payload handler under blocked-RR.
+ * @param h handler context
+ * @return the vHPU id (below the context's nvhpu), or SPIN_VHPU_NONE
+ *   under the default policy and for header, completion and outbound
+ *   handlers
+ */
 static inline uint32_t
 spin_hctx_vhpu(const struct spin_hctx *h) { return h->vhpu; }
+
 /**
- * @return the number of HPUs of the NIC. With one, no two handlers of the
- * NIC ever run at the same time: a handler may then claim shared state in
- * NIC memory with plain loads and stores instead of atomics.
+ * The number of HPUs of the NIC. With one, no two handlers of the NIC
+ * ever run at the same time: a handler may then claim shared state in NIC
+ * memory with plain loads and stores instead of atomics.
+ * @param h handler context
+ * @return the number of HPUs (at least 1)
  */
 static inline uint32_t
 spin_hctx_nhpu(const struct spin_hctx *h) { return h->nhpu; }
@@ -188,7 +319,8 @@ spin_hctx_nhpu(const struct spin_hctx *h) { return h->nhpu; }
  * @param len bytes (0 is allowed: a pure event, as in paper 000 §3.2.2)
  * @param flags SPIN_DMA_NO_EVENT or 0 (0 counts one host event)
  * @return 0; -ERANGE out of window (rejected, counted, message error);
- *   -EIO the host copy failed (client memory gone).
+ *   -EIO the host copy failed (client memory gone); -EPERM from an
+ *   outbound handler (its window is read-only).
  */
 int spin_dma_to_host(struct spin_hctx *h, uint64_t win_off, const void *src,
 		     size_t len, unsigned flags);
@@ -199,6 +331,11 @@ int spin_dma_to_host(struct spin_hctx *h, uint64_t win_off, const void *src,
  * runtime counts outstanding DMAs per message). @p src must stay valid
  * until the handler returns. This emulator completes it synchronously.
  *
+ * @param h handler context
+ * @param win_off offset in the ME window
+ * @param src source bytes, valid until the handler returns
+ * @param len bytes (0: a pure event)
+ * @param flags SPIN_DMA_NO_EVENT or 0
  * @return as spin_dma_to_host().
  */
 int spin_dma_to_host_nb(struct spin_hctx *h, uint64_t win_off,
@@ -213,8 +350,16 @@ int spin_dma_to_host_nb(struct spin_hctx *h, uint64_t win_off,
  * block out of the window writes nothing. Counts as @p n DMAs of
  * @p blocklen bytes and one host event (without SPIN_DMA_NO_EVENT).
  *
+ * @param h handler context
+ * @param win_off window offset of block 0
+ * @param stride bytes from one block's window offset to the next's
+ * @param src n * blocklen contiguous source bytes
+ * @param blocklen bytes per block
+ * @param n blocks
+ * @param flags SPIN_DMA_NO_EVENT or 0
  * @return 0; -ERANGE a block out of window (rejected, counted once,
- *   message error); -EIO the host copy failed.
+ *   message error); -EIO the host copy failed; -EPERM from an outbound
+ *   handler.
  */
 int spin_dma_to_host_strided_nb(struct spin_hctx *h, uint64_t win_off,
 				int64_t stride, const void *src,
@@ -227,8 +372,11 @@ int spin_dma_to_host_strided_nb(struct spin_hctx *h, uint64_t win_off,
  * block): the window's address in this process, its length in *len_p.
  * The handler must write only inside [0, *len_p) of it, and report what
  * it wrote with spin_dma_account(). Only handler families built into the
- * NIC may use it.
+ * NIC may use it: spinnic does not export it to plugins (a plugin that
+ * calls it is refused at load, "undefined symbol").
  *
+ * @param h handler context
+ * @param len_p receives the window length
  * @return the window, or NULL when it is not directly addressable here
  *   (then use spin_dma_to_host*, which reach it through the host) or
  *   not writable (an outbound job's window)
@@ -238,13 +386,24 @@ void *spin_dma_window(struct spin_hctx *h, uint64_t *len_p);
 /**
  * Count @p bytes written in @p ops pieces through spin_dma_window() as
  * non-blocking DMAs to the host (with @p flags as spin_dma_to_host_nb).
+ * Built-in families only, like spin_dma_window().
+ *
+ * @param h handler context
+ * @param bytes bytes written
+ * @param ops pieces they were written in (DMA operations)
+ * @param flags SPIN_DMA_NO_EVENT or 0 (one host event)
  */
 void spin_dma_account(struct spin_hctx *h, uint64_t bytes, uint64_t ops,
 		      unsigned flags);
 
 /**
- * Read @p len bytes of the host window at @p win_off into @p dst.
+ * Read @p len bytes of the host window at @p win_off into @p dst and wait
+ * for the transfer.
  *
+ * @param h handler context
+ * @param win_off offset in the window
+ * @param dst destination in NIC memory (state, blob, stack)
+ * @param len bytes
  * @return 0; -ERANGE out of window (rejected, counted, message error);
  *   -EIO the host copy failed.
  */
@@ -254,8 +413,8 @@ int spin_dma_from_host(struct spin_hctx *h, uint64_t win_off, void *dst,
 /** Target of a put issued by a handler. */
 struct spin_put_req {
 	uint32_t nid, pid;       /**< target process */
-	uint32_t pt_index;
-	uint32_t flags;
+	uint32_t pt_index;       /**< target portal index */
+	uint32_t flags;          /**< reserved: 0 */
 	uint64_t match_bits;
 	uint64_t remote_offset;
 	uint64_t hdr_data;
@@ -264,8 +423,13 @@ struct spin_put_req {
 /**
  * Send @p len bytes from NIC memory (or the packet) as a new put.
  *
- * @return 0; -ENOTSUP the NIC offers no handler puts; -ENOBUFS no packet
- *   memory now (retry or fail); -EINVAL bad target.
+ * @param h handler context
+ * @param req target
+ * @param src bytes to send (copied before the call returns)
+ * @param len bytes
+ * @return 0; -ENOTSUP the NIC offers no handler puts, or an outbound
+ *   handler called it; -ENOBUFS no packet memory now (retry or fail);
+ *   -EINVAL bad target.
  */
 int spin_put_from_nic(struct spin_hctx *h, const struct spin_put_req *req,
 		      const void *src, size_t len);
@@ -273,8 +437,12 @@ int spin_put_from_nic(struct spin_hctx *h, const struct spin_put_req *req,
 /**
  * Send @p len bytes of the host window at @p win_off as a new put.
  *
- * @return 0; -ERANGE out of window; -ENOTSUP, -ENOBUFS, -EINVAL as
- *   spin_put_from_nic().
+ * @param h handler context
+ * @param req target
+ * @param win_off offset in the window
+ * @param len bytes
+ * @return 0; -ERANGE out of window (rejected, counted, message error);
+ *   -ENOTSUP, -ENOBUFS, -EINVAL as spin_put_from_nic().
  */
 int spin_put_from_host(struct spin_hctx *h, const struct spin_put_req *req,
 		       uint64_t win_off, size_t len);
@@ -282,13 +450,19 @@ int spin_put_from_host(struct spin_hctx *h, const struct spin_put_req *req,
 /**
  * Add @p n to the success count of the matched ME's counting event.
  *
- * @return 0; -ENOENT the ME has no counter; -ENOTSUP not offered.
+ * @param h handler context
+ * @param n amount
+ * @return 0; -ENOENT the ME has no counter; -ENOTSUP not offered (or an
+ *   outbound handler called it).
  */
 int spin_ct_inc(struct spin_hctx *h, uint64_t n);
 
 /**
  * Atomically add @p v to the uint64_t at @p state_off of the context state.
  *
+ * @param h handler context
+ * @param state_off byte offset in the state, a multiple of 8
+ * @param v addend (wraps modulo 2^64)
  * @param old_p if not NULL, receives the value before the addition
  * @return 0; -ERANGE offset not 8-aligned or outside the state.
  */
@@ -299,6 +473,10 @@ int spin_nic_fetch_add(struct spin_hctx *h, uint64_t state_off, uint64_t v,
  * Atomically replace the uint64_t at @p state_off of the context state by
  * @p desired if it equals @p expected.
  *
+ * @param h handler context
+ * @param state_off byte offset in the state, a multiple of 8
+ * @param expected value to find
+ * @param desired value to store
  * @param old_p if not NULL, receives the value found
  * @return 0 swapped; -EAGAIN not swapped; -ERANGE offset not 8-aligned or
  *   outside the state.
@@ -311,6 +489,8 @@ int spin_nic_cas(struct spin_hctx *h, uint64_t state_off, uint64_t expected,
  * for the rest of this handler call (at most SPIN_HCTX_MAX_BLOBS per
  * call). Handlers find blob handles in their arguments.
  *
+ * @param h handler context
+ * @param handle blob handle
  * @param len_p if not NULL, receives the blob size
  * @return the blob, or NULL: no such blob, another owner's, or too many.
  */
@@ -323,18 +503,64 @@ void *spin_nicmem_map(struct spin_hctx *h, uint32_t handle, uint64_t *len_p);
 /* Families                                                                */
 /* ---------------------------------------------------------------------- */
 
+/**
+ * Header handler: once per message, before its payload handlers.
+ * @param hdr the message's header fields
+ * @param h handler context
+ * @return SPIN_SUCCESS; SPIN_DROP drop the message; SPIN_PROCEED the
+ *   whole message takes the non-processing path; SPIN_ERROR
+ */
 typedef int (*spin_header_fn)(const struct spin_hdr *hdr, struct spin_hctx *h);
+
+/**
+ * Payload handler: once per packet, concurrently with the others of the
+ * message.
+ * @param pkt the packet (its payload valid during the call only)
+ * @param h handler context
+ * @return SPIN_SUCCESS; SPIN_DROP drop this packet; SPIN_PROCEED this
+ *   packet takes the non-processing path; SPIN_ERROR
+ */
 typedef int (*spin_payload_fn)(const struct spin_pkt *pkt,
 			       struct spin_hctx *h);
+
+/**
+ * Completion handler: once per message, after every payload handler
+ * returned and its DMAs finished.
+ * @param done what the payload handlers did
+ * @param h handler context
+ * @return SPIN_SUCCESS; SPIN_ERROR the message completes with an error
+ *   (SPIN_DROP and SPIN_PROCEED are counted, nothing more)
+ */
 typedef int (*spin_completion_fn)(const struct spin_done *done,
 				  struct spin_hctx *h);
+
+/**
+ * Outbound (sender-side) handler: fill one packet of an outgoing message.
+ * @param pkt the packet to fill
+ * @param h handler context (window: the initiator's MD, read-only)
+ * @return SPIN_SUCCESS; anything else fails the job
+ */
 typedef int (*spin_outbound_fn)(const struct spin_out_pkt *pkt,
 				struct spin_hctx *h);
 
-/** A handler family: one file in handlers/, one entry in the table. */
+/**
+ * Bytes of a handler family name, including the terminating NUL (the
+ * same as SPIN_HANDLER_NAME_MAX of the client header spin.h, and the
+ * wire's SPINNIC_HANDLER_NAME).
+ */
+#define SPIN_HANDLER_NAME_MAX 48
+
+/**
+ * A handler family: one file in handlers/ (or a plugin), one entry in the
+ * table. Checked when spinnic starts (spin_rt_create() for the built-in
+ * table, --handlers for a plugin's): name set, shorter than
+ * SPIN_HANDLER_NAME_MAX, printable ASCII without spaces, unique; at least
+ * one of header, payload, completion and outbound set. The structure and
+ * the name must stay valid while spinnic runs (static storage).
+ */
 struct spin_handler_family {
-	const char *name;              /**< < SPINNIC_HANDLER_NAME (48) bytes,
-					    unique; mandatory */
+	const char *name;              /**< < SPIN_HANDLER_NAME_MAX (48)
+					    bytes, unique; mandatory */
 	spin_header_fn header;         /**< may be NULL */
 	spin_payload_fn payload;       /**< may be NULL */
 	spin_completion_fn completion; /**< may be NULL (not all four) */
@@ -342,6 +568,8 @@ struct spin_handler_family {
 	 * Optional: validate the client's arguments at install and size the
 	 * state. Called from the control path, never concurrently with the
 	 * handlers of the context being installed.
+	 * @param args the client's argument bytes (NULL when none)
+	 * @param args_len their number
 	 * @param state_len_p in: bytes the client asked for; out: bytes the
 	 *   family needs (the runtime allocates the larger)
 	 * @return 0, or -EINVAL (install fails with PTL_ARG_INVALID)
@@ -359,7 +587,9 @@ struct spin_handler_family {
 
 /**
  * The families built into spinnic, NULL-terminated; defined in
- * handlers/handlers.c. The app passes it to spin_rt_create().
+ * handlers/handlers.c. The app passes it to spin_rt_create(), with the
+ * families of --handlers plugins appended. spinnic's own: not exported
+ * to plugins.
  */
 extern const struct spin_handler_family *const spin_handler_families[];
 
@@ -375,12 +605,16 @@ extern const struct spin_handler_family *const spin_handler_families[];
  */
 #define SPIN_HANDLER_ABI_VERSION 1u
 
+/** Most families one plugin may define. */
+#define SPIN_HANDLER_PLUGIN_FAMILIES_MAX 64u
+
 /** What a plugin shared object exports, under the symbol name
  *  SPIN_HANDLER_PLUGIN_SYMBOL; define it with SPIN_HANDLER_PLUGIN(). */
 struct spin_handler_plugin {
 	uint32_t abi_version;   /**< SPIN_HANDLER_ABI_VERSION when built */
-	uint32_t n_families;    /**< entries of @c families */
-	const struct spin_handler_family *const *families;
+	uint32_t n_families;    /**< entries of @c families (1 to
+				     SPIN_HANDLER_PLUGIN_FAMILIES_MAX) */
+	const struct spin_handler_family *const *families; /**< none NULL */
 };
 
 /** Symbol spinnic looks up in a plugin (dlsym). */

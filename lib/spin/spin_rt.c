@@ -114,14 +114,11 @@ conf_check(struct spin_rt_conf *c)
 	}
 	for (f = c->families; *f != NULL; f++) {
 		const struct spin_handler_family *h = *f;
+		const char *why;
 
-		if (h->name == NULL || h->name[0] == '\0' ||
-		    strnlen(h->name, SPINNIC_HANDLER_NAME) >=
-		    SPINNIC_HANDLER_NAME ||
-		    (h->header == NULL && h->payload == NULL &&
-		     h->completion == NULL && h->outbound == NULL)) {
-			SPIN_LOG(ERR, "handler family %u: bad name or no handler",
-				 (unsigned)(f - c->families));
+		if (spin_family_check(h, &why) != 0) {
+			SPIN_LOG(ERR, "handler family %u: %s",
+				 (unsigned)(f - c->families), why);
 			return -EINVAL;
 		}
 		for (g = c->families; g != f; g++)

@@ -170,8 +170,24 @@ struct spin_rt_conf {
 #define SPIN_RT_HPUS_MAX 64
 
 /**
- * Create a runtime. Checks every family of conf->families (name set,
- * shorter than SPINNIC_HANDLER_NAME, unique, at least one callback).
+ * Check one handler family as spin_rt_create() checks every family of its
+ * table (and spinnic --handlers every family of a plugin, before it): a
+ * name of 1 to SPIN_HANDLER_NAME_MAX - 1 printable ASCII characters
+ * without spaces, and at least one of the header, payload, completion
+ * and outbound handlers. Uniqueness is the table's to check.
+ *
+ * @param f the family (may be NULL: refused)
+ * @param why_p if not NULL, receives the reason when refused (a static
+ *   string, e.g. "no handler (header, payload, completion and outbound
+ *   all NULL)")
+ * @return 0; -EINVAL refused.
+ */
+int spin_family_check(const struct spin_handler_family *f,
+		      const char **why_p);
+
+/**
+ * Create a runtime. Checks every family of conf->families
+ * (spin_family_check(), and unique names).
  *
  * @return the runtime, or NULL with errno: EINVAL (bad conf, ops or
  *   family), ENOMEM.

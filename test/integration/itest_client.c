@@ -7,6 +7,9 @@
  *   target  expose a buffer and check what arrives
  *     op=put|get len=N buf=region|malloc match=B list=priority|overflow
  *     handler=none|<family> count=M (messages expected)
+ *     tail=T (count=1, any handler but vector: T more window bytes after
+ *     the data, zeroed, printed as "tail HEX" before the ok line, for a
+ *     handler that writes a result there, e.g. a plugin's)
  *     vec=count,blocklen,stride (vector handler: doubles; the ME window is
  *     the typed buffer) seed=S ni=match|nomatch (nomatch: an LE on a
  *     non-matching NI)
@@ -50,7 +53,7 @@ static uint64_t payload_size = 2048;
 
 struct opts {
 	const char *op, *buf, *list, *handler, *expect, *target;
-	uint64_t len, match, seed, pt;
+	uint64_t len, match, seed, pt, tail;
 	unsigned count;
 	unsigned window;
 	bool me;
@@ -133,6 +136,8 @@ opts_parse(struct opts *o, int argc, char **argv)
 			o->me = strcmp(v, "1") == 0;
 		else if (strcmp(argv[i], "count") == 0)
 			o->count = (unsigned)strtoul(v, NULL, 0);
+		else if (strcmp(argv[i], "tail") == 0)
+			o->tail = strtoull(v, NULL, 0);
 		else if (strcmp(argv[i], "vec") == 0) {
 			if (sscanf(v, "%ld,%ld,%ld", &o->vec_count,
 				   &o->vec_blocklen, &o->vec_stride) != 3)
@@ -361,6 +366,9 @@ role_target(const struct opts *o, bool search)
 	ni_open(&n, o);
 	if ((vector || checksum) && o->count != 1)
 		fail("handler=%s takes count=1", o->handler);
+	if (o->tail != 0 && (o->count != 1 || vector || o->tail > 4096))
+		fail("tail=%" PRIu64 ": count=1, no vector, at most 4096",
+		     o->tail);
 	if (vector) {
 		type = vec_type(o);
 		win_len = (uint64_t)ddt_true_extent(type);
@@ -370,6 +378,7 @@ role_target(const struct opts *o, bool search)
 	} else if (checksum) {
 		win_len = o->len + sizeof(struct spin_csum_result);
 	}
+	win_len += o->tail;
 	buf = buf_alloc(o, win_len * o->count);
 	if (get)
 		for (i = 0; i < o->len; i++)
@@ -477,6 +486,13 @@ role_target(const struct opts *o, bool search)
 		}
 		if (checksum)
 			checksum_check(o, m, buf + base);
+		if (o->tail != 0) {
+			printf("tail ");
+			for (i = 0; i < o->tail; i++)
+				printf("%02x", buf[win_len - o->tail + i]);
+			printf("\n");
+			fflush(stdout);
+		}
 	}
 	{
 		/* the counter may be bumped just after the event */
