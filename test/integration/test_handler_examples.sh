@@ -18,13 +18,17 @@
 #     --payload 1022: int32s straddle packets;
 #   - spinnic stops cleanly with no context left.
 # Fails when a plugin does not build or load, or any result is wrong.
-#   test_handler_examples.sh SPINNIC EXAMPLES_DIR PKGCONFIG_DIR
+#   test_handler_examples.sh SPINNIC EXAMPLES_DIR PKGCONFIG_DIR [SANITIZE]
+# SANITIZE: meson's b_sanitize; a sanitized libspinnic needs clients built
+# with the same -fsanitize (its runtime must come first), so the examples
+# are built with it too.
 # Exit 77 (skip) without pkg-config, cc or make, or when spinnic cannot
 # start for lack of resources (hugepages).
 set -u
 spinnic=${1:-}
 src=${2:-}
 pcdir=${3:-}
+sanitize=${4:-none}
 
 skip() { echo "SKIP: $*"; exit 77; }
 for c in pkg-config make "${CC:-cc}"; do
@@ -56,12 +60,15 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 # ---- build, as a user would: nothing of the tree but pkg-config --------
+cflags="-O2 -g -Wall -Wextra -Werror"
+[ "$sanitize" = none ] || [ -z "$sanitize" ] ||
+	cflags="$cflags -fsanitize=$sanitize -fno-omit-frame-pointer"
 export PKG_CONFIG_LIBDIR=$pcdir
 unset PKG_CONFIG_PATH
 for ex in reduce_put histogram; do
 	cp -r "$src/$ex" "$dir/$ex"
 	rm -f "$dir/$ex"/*.so "$dir/$ex/${ex}_client"
-	if ! make -C "$dir/$ex" CFLAGS="-O2 -g -Wall -Wextra -Werror" \
+	if ! make -C "$dir/$ex" CFLAGS="$cflags" \
 			> "$dir/$ex.build" 2>&1; then
 		cat "$dir/$ex.build"
 		echo "FAIL: $ex: the out-of-tree build failed"
