@@ -144,6 +144,9 @@ struct spinnic_cfg {
 	/** the MAC key derived from the --wire-key file (HKDF); wiped once
 	 *  the nodes' MAC contexts hold it */
 	uint8_t wire_key[32];
+	/* Handler statistics (lib/spin spin_hstats.c; doc/NOTES.md). */
+	unsigned handler_budget_us;  /**< --handler-budget-us, 0: off */
+	unsigned handler_trace;      /**< --handler-trace: entries per context */
 };
 
 /* ---------------------------------------------------------------------- */
