@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -635,6 +637,116 @@ test_outbound(void **state)
 	spin_rt_destroy(rt);
 }
 
+/* two HPU threads polling, the test thread reading the trace meanwhile */
+static struct spin_rt *thr_rt;
+static uint32_t thr_stop;
+
+static void *
+poller(void *arg)
+{
+	unsigned id = (unsigned)(uintptr_t)arg;
+
+	while (!__atomic_load_n(&thr_stop, __ATOMIC_ACQUIRE))
+		spin_hpu_poll(thr_rt, id, 8);
+	return NULL;
+}
+
+/*
+ * Two HPUs on their own threads run a message of 2000 packets while the
+ * trace (a ring of 4) is read over and over: every entry read is whole
+ * (its fields agree with each other) and the entries of one read are in
+ * order; the counts summed over the two HPUs are exact.
+ */
+static void
+test_threads(void **state)
+{
+	const uint64_t len = 2000 * 100;
+	struct spin_rt *rt = rt_new(2, 0, 4);
+	struct spin_msg_info info = { .length = len, .msg_id = 99 };
+	struct spin_handler_stats fs, cs;
+	struct spin_trace_entry e[4];
+	struct test_host host;
+	pthread_t th[2];
+	struct spin_msg *m;
+	uint8_t *data = calloc(1, len);
+	uint64_t off, reads = 0, seen = 0, head;
+	uint32_t c;
+	unsigned i;
+	int n, k;
+
+	RTE_SET_USED(state);
+	assert_non_null(data);
+	c = ctx_new(rt, "plain", NULL, 0);
+	test_host_init(&host, len, 1);
+	thr_rt = rt;
+	thr_stop = 0;
+	ndone = 0;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, poller,
+						(void *)(uintptr_t)i), 0);
+	m = spin_msg_start(rt, c, &info, &host, TEST_ADDR, len, NULL);
+	assert_non_null(m);
+	for (off = 0; off < len || __atomic_load_n(&ndone, __ATOMIC_ACQUIRE) == 0;
+	     off += 100) {
+		if (off < len) {
+			struct test_pkt *p = test_pkt_new(data + off, 100);
+
+			assert_int_equal(spin_msg_packet(m, p->data, 100, off,
+							 p), 0);
+		}
+		n = spin_rt_ctx_trace(rt, c, 0, e, 4, NULL);
+		assert_true(n >= 0 && n <= 4);
+		for (k = 0; k < n; k++) {
+			assert_int_equal(e[k].msg_id, 99);
+			assert_true(e[k].hpu < 2);
+			assert_int_equal(e[k].rc, SPIN_SUCCESS);
+			if (k > 0)
+				assert_true(e[k].seq > e[k - 1].seq);
+			if (e[k].kind == SPIN_HK_PAYLOAD) {
+				assert_int_equal(e[k].len, 100);
+				assert_int_equal(e[k].offset % 100, 0);
+				assert_true(e[k].offset < len);
+			} else {
+				assert_true(e[k].kind == SPIN_HK_HEADER ||
+					    e[k].kind == SPIN_HK_COMPLETION);
+				assert_int_equal(e[k].len, len);
+			}
+		}
+		reads++;
+		seen += (uint64_t)n;
+		/* three threads on what may be fewer cores: let HPUs run */
+		sched_yield();
+		assert_true(reads < 100000000);
+	}
+	__atomic_store_n(&thr_stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	/* at rest: the last four, the completion last */
+	n = spin_rt_ctx_trace(rt, c, 0, e, 4, &head);
+	assert_int_equal(head, 2002);
+	assert_int_equal(n, 4);
+	assert_int_equal(e[0].seq, 1999);
+	assert_int_equal(e[3].kind, SPIN_HK_COMPLETION);
+	print_message("%" PRIu64 " trace reads while running, %" PRIu64
+		      " entries\n", reads, seen);
+	assert_int_equal(last_res.status, SPIN_SUCCESS);
+	assert_memory_equal(test_host_win(&host), data, len);
+	assert_int_equal(spin_rt_family_stats(rt, F_PLAIN, &fs), 0);
+	assert_int_equal(spin_rt_ctx_handler_stats(rt, c, &cs), 0);
+	check_kind(&fs, SPIN_HK_HEADER, 1, 0, 0, 0);
+	check_kind(&fs, SPIN_HK_PAYLOAD, 2000, 0, 0, 0);
+	check_kind(&fs, SPIN_HK_COMPLETION, 1, 0, 0, 0);
+	check_kind(&cs, SPIN_HK_HEADER, 1, 0, 0, 0);
+	check_kind(&cs, SPIN_HK_PAYLOAD, 2000, 0, 0, 0);
+	check_kind(&cs, SPIN_HK_COMPLETION, 1, 0, 0, 0);
+	assert_int_equal(fs.dma_bytes_to, len);
+	assert_int_equal(cs.dma_bytes_to, len);
+	assert_int_equal(test_pkts_live, 0);
+	test_host_fini(&host);
+	free(data);
+	spin_rt_destroy(rt);
+}
+
 /* iterating over the contexts that exist */
 static void
 test_ctx_next(void **state)
@@ -672,6 +784,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_trace),
 		cmocka_unit_test(test_outbound),
 		cmocka_unit_test(test_ctx_next),
+		cmocka_unit_test(test_threads),
 	};
 
 	RTE_SET_USED(argc);
