@@ -146,7 +146,7 @@ struct spinnic_cfg {
 	uint8_t wire_key[32];
 	/* Handler statistics (lib/spin spin_hstats.c; doc/NOTES.md). */
 	unsigned handler_budget_us;  /**< --handler-budget-us, 0: off */
-	unsigned handler_trace;      /**< --handler-trace: entries per context */
+	unsigned handler_trace;      /**< --handler-trace: per context */
 };
 
 /* ---------------------------------------------------------------------- */

@@ -373,10 +373,11 @@ spin_rt_handler_stats_print(struct spin_rt *rt, FILE *f)
 	for (i = 0; i < rt->nfam; i++) {
 		if (spin_rt_family_stats(rt, i, &s) != 0 || s.calls == 0)
 			continue;
-		fprintf(f, "  handlers: %s (budget ", rt->conf.families[i]->name);
+		fprintf(f, "  handlers: %s (budget ",
+			rt->conf.families[i]->name);
 		if (rt->conf.handler_budget_ns != 0)
-			fprintf(f, "%.1f us", (double)rt->conf.handler_budget_ns /
-				1e3);
+			fprintf(f, "%.1f us",
+				(double)rt->conf.handler_budget_ns / 1e3);
 		else
 			fprintf(f, "off");
 		fprintf(f, ")\n");
