@@ -122,6 +122,9 @@ nodes_setup(struct spinnic *sn)
 		rconf.socket_id = (int)rte_socket_id();
 		rconf.ops = &spinnic_engine_host_ops;
 		rconf.families = sn->families;
+		rconf.handler_budget_ns = (uint64_t)cfg->handler_budget_us *
+			1000;
+		rconf.handler_trace = cfg->handler_trace;
 		node->rt = spin_rt_create(&rconf);
 		if (node->rt == NULL) {
 			rc = -errno;

@@ -20,6 +20,7 @@
 #include <rte_mbuf_core.h>
 
 #include "spinnic.h"
+#include "spin_rt.h"
 #include "wire.h"
 
 #define DEFAULT_PAYLOAD 2048u
@@ -30,6 +31,7 @@
 #define DEFAULT_IDLE_SLEEP_US 50u
 #define DEFAULT_PEER_TIMEOUT_MS 5000u
 #define DEFAULT_RTO_US 4000u
+#define DEFAULT_HANDLER_BUDGET_US 100u
 /* Largest reorder window (ENG_FAULT_WIN of engine.h). */
 #define ENG_FAULT_WIN_OPT 32u
 #define DEFAULT_RING_SIZE 1024u
@@ -69,6 +71,8 @@ enum {
 	OPT_ALLOW_UID,
 	OPT_WIRE_KEY,
 	OPT_HANDLERS,
+	OPT_HANDLER_BUDGET,
+	OPT_HANDLER_TRACE,
 };
 
 static const struct option long_opts[] = {
@@ -105,6 +109,8 @@ static const struct option long_opts[] = {
 	{"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
 	{"wire-key", required_argument, NULL, OPT_WIRE_KEY},
 	{"handlers", required_argument, NULL, OPT_HANDLERS},
+	{"handler-budget-us", required_argument, NULL, OPT_HANDLER_BUDGET},
+	{"handler-trace", required_argument, NULL, OPT_HANDLER_TRACE},
 	{NULL, 0, NULL, 0},
 };
 
@@ -183,6 +189,16 @@ spinnic_options_usage(FILE *f, const char *prog)
 "                        names the command line per node. Telemetry\n"
 "                        (dpdk-telemetry.py, /spinnic/...) works in every mode.\n"
 "\n"
+"Handler statistics (telemetry /spinnic/handlers, final counters):\n"
+"  --handler-budget-us US  a handler invocation that takes longer is counted\n"
+"                        (over_budget) and logged with its family, kind,\n"
+"                        context and duration, at most one line per family\n"
+"                        per second; reported, never stopped (default %u;\n"
+"                        0: off)\n"
+"  --handler-trace N     keep the last N handler invocations of every\n"
+"                        context (0..%u, default 0: off; 64 B each), read\n"
+"                        with telemetry /spinnic/handler_trace,NODE,CTX\n"
+"\n"
 "Reliable delivery (per peer sequence numbers, selective retransmission):\n"
 "  --peer-timeout-ms MS  a peer silent this long while packets or operations\n"
 "                        wait for it: they fail with PTL_NI_UNDELIVERABLE\n"
@@ -237,6 +253,7 @@ spinnic_options_usage(FILE *f, const char *prog)
 		prog, prog, SPINNIC_NODES_MAX, DEFAULT_UDP_PORT,
 		DEFAULT_PAYLOAD, SPINNIC_HPUS_MAX, DEFAULT_HPUS,
 		DEFAULT_RING_SIZE, SPINNIC_RXQ_MAX, DEFAULT_IDLE_SLEEP_US,
+		DEFAULT_HANDLER_BUDGET_US, SPIN_TRACE_MAX,
 		DEFAULT_PEER_TIMEOUT_MS, DEFAULT_RTO_US,
 		SPINNIC_HANDLER_PATHS_MAX, HUGE_MIN_MB);
 }
@@ -545,6 +562,7 @@ cfg_defaults(struct spinnic_cfg *cfg)
 	cfg->ctrl_lcore = -1;
 	cfg->flow_isolate = -1;
 	cfg->rx_queues = 1;
+	cfg->handler_budget_us = DEFAULT_HANDLER_BUDGET_US;
 	if (xdg != NULL && xdg[0] == '/' &&
 	    strlen(xdg) + sizeof("/spinnic") <= sizeof(cfg->socket_dir))
 		snprintf(cfg->socket_dir, sizeof(cfg->socket_dir),
@@ -795,6 +813,18 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 			else
 				cfg->handler_paths[cfg->nb_handler_paths++] =
 					optarg;
+			break;
+		case OPT_HANDLER_BUDGET:
+			if (parse_u64(optarg, 0, 10000000, &v) < 0)
+				bad = "--handler-budget-us: expected 0..10000000 microseconds";
+			else
+				cfg->handler_budget_us = (unsigned)v;
+			break;
+		case OPT_HANDLER_TRACE:
+			if (parse_u64(optarg, 0, SPIN_TRACE_MAX, &v) < 0)
+				bad = "--handler-trace: expected 0..4096 entries";
+			else
+				cfg->handler_trace = (unsigned)v;
 			break;
 		case 'h':
 		case OPT_HELP:

@@ -154,6 +154,9 @@ struct spinnic_cfg {
 	/** --handlers PATH (repeatable), in order: pointers into argv */
 	const char *handler_paths[SPINNIC_HANDLER_PATHS_MAX];
 	unsigned nb_handler_paths;
+	/* Handler statistics (lib/spin spin_hstats.c; doc/NOTES.md). */
+	unsigned handler_budget_us;  /**< --handler-budget-us, 0: off */
+	unsigned handler_trace;      /**< --handler-trace: per context */
 };
 
 /* ---------------------------------------------------------------------- */

@@ -112,6 +112,9 @@ node_print(struct spinnic_node *node, FILE *f)
 		spin_rt_stats_print(node->rt, f);
 	if (node->eng != NULL)
 		spinnic_engine_stats_print(node, f);
+	/* last: counter names above stay the first of their node */
+	if (node->rt != NULL)
+		spin_rt_handler_stats_print(node->rt, f);
 }
 
 void

@@ -12,9 +12,17 @@
  *   /spinnic/clients[,NODE]        per attached client: ids, objects,
  *                                  traffic, NIC memory
  *   /spinnic/mes[,NODE[,PID[,FIRST]]]  linked MEs/LEs of clients
+ *   /spinnic/handlers[,NODE[,FIRST]]   handler statistics per family (those
+ *                                  run at least once), then per context;
+ *                                  TEL_HENTRY_MAX entries a reply, from
+ *                                  the FIRST-th
+ *   /spinnic/handler_trace,NODE,CTX[,FROM]  the trace ring of a context
+ *                                  (--handler-trace): TEL_TRACE_MAX
+ *                                  entries, the last ones or from FROM
  *
  * Replies are a dict keyed "node<i>" (stats), "node<i>/hpu<h>",
- * "node<i>/pid<p>" and "node<i>/pid<p>/me<k>", each a dict of numbers (the
+ * "node<i>/pid<p>", "node<i>/pid<p>/me<k>", "node<i>/family/<name>",
+ * "node<i>/ctx<handle>" and "e<seq>" (trace), each a dict of numbers (the
  * telemetry library nests one level). A reply is at most 16 KiB: with many
  * nodes, HPUs or clients ask for one node.
  *
@@ -56,6 +64,11 @@
 
 /* MEs per reply: up to ~550 bytes of JSON each, 16 KiB per reply. */
 #define TEL_MES_MAX 24u
+/* Families and contexts per reply of /spinnic/handlers (up to ~1.6 KiB
+ * of JSON each with four handler kinds). */
+#define TEL_HENTRY_MAX 9u
+/* Trace entries per reply (~170 bytes each). */
+#define TEL_TRACE_MAX 64u
 
 static pthread_rwlock_t tel_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct spinnic *tel_sn;     /* NULL: not answering */
@@ -563,6 +576,273 @@ cmd_mes(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* ---- /spinnic/handlers, /spinnic/handler_trace ------------------------- */
+
+/* A family name as a key or value: plugin names are not checked for
+ * JSON, so anything but [A-Za-z0-9_.-] becomes '_'. */
+static void
+name_clean(char *dst, size_t len, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len && src[i] != '\0'; i++) {
+		char ch = src[i];
+
+		dst[i] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			(ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
+			ch == '-' ? ch : '_';
+	}
+	dst[i] = '\0';
+}
+
+/* The statistics of a family or context: per kind it has (or ran), then
+ * totals; durations in ns. */
+static void
+hstats_dict(const struct spin_handler_family *fam,
+	    const struct spin_handler_stats *s, struct rte_tel_data *d)
+{
+	static const char *const rcn[4] = { "ok", "drop", "proceed",
+					    "error" };
+	char key[64];
+	unsigned k, r;
+
+	for (k = 0; k < SPIN_HK_COUNT; k++) {
+		const struct spin_hkind_stats *h = &s->kind[k];
+		const char *kn = spin_hkind_name(k);
+		bool has = (k == SPIN_HK_HEADER && fam->header != NULL) ||
+			(k == SPIN_HK_PAYLOAD && fam->payload != NULL) ||
+			(k == SPIN_HK_COMPLETION && fam->completion != NULL) ||
+			(k == SPIN_HK_OUTBOUND && fam->outbound != NULL);
+
+		if (!has && h->calls == 0)
+			continue;
+		snprintf(key, sizeof(key), "%s_calls", kn);
+		rte_tel_data_add_dict_u64(d, key, h->calls);
+		for (r = 0; r < 4; r++) {
+			snprintf(key, sizeof(key), "%s_%s", kn, rcn[r]);
+			rte_tel_data_add_dict_u64(d, key, h->rc[r]);
+		}
+		snprintf(key, sizeof(key), "%s_mean_ns", kn);
+		rte_tel_data_add_dict_u64(d, key, h->calls != 0 ?
+			spin_cycles_to_ns(h->cycles / h->calls) : 0);
+		snprintf(key, sizeof(key), "%s_p99_ns", kn);
+		rte_tel_data_add_dict_u64(d, key,
+			spin_cycles_to_ns(spin_hkind_quantile(h, 0.99)));
+		snprintf(key, sizeof(key), "%s_max_ns", kn);
+		rte_tel_data_add_dict_u64(d, key,
+					  spin_cycles_to_ns(h->max_cycles));
+		snprintf(key, sizeof(key), "%s_over_budget", kn);
+		rte_tel_data_add_dict_u64(d, key, h->over_budget);
+	}
+	rte_tel_data_add_dict_u64(d, "calls", s->calls);
+	rte_tel_data_add_dict_u64(d, "errors", s->errors);
+	rte_tel_data_add_dict_u64(d, "over_budget", s->over_budget);
+	rte_tel_data_add_dict_u64(d, "dma_bytes_to_host", s->dma_bytes_to);
+	rte_tel_data_add_dict_u64(d, "dma_bytes_from_host",
+				  s->dma_bytes_from);
+	rte_tel_data_add_dict_u64(d, "dma_rejects", s->dma_rejects);
+	rte_tel_data_add_dict_u64(d, "dma_failures", s->dma_failures);
+	rte_tel_data_add_dict_u64(d, "put_errors", s->put_errors);
+}
+
+/* Which entries of /spinnic/handlers go in this reply. */
+struct hsel {
+	unsigned skip;      /* entries to pass over first (FIRST) */
+	unsigned shown;
+	uint64_t more;      /* left out */
+};
+
+/* @return whether the next entry goes in the reply */
+static bool
+hsel_take(struct hsel *hs)
+{
+	if (hs->skip > 0) {
+		hs->skip--;
+		return false;
+	}
+	if (hs->shown == TEL_HENTRY_MAX) {
+		hs->more++;
+		return false;
+	}
+	return true;
+}
+
+/* Node @p i's families that ran a handler, into @p d. */
+static void
+handlers_families(struct spinnic_node *node, unsigned i,
+		  struct rte_tel_data *d, struct hsel *hs)
+{
+	char name[RTE_TEL_MAX_STRING_LEN], clean[SPINNIC_HANDLER_NAME];
+	struct spin_handler_stats s;
+	unsigned f;
+
+	for (f = 0; f < spin_rt_nfamilies(node->rt); f++) {
+		const struct spin_handler_family *fam =
+			spin_rt_family(node->rt, f);
+		struct rte_tel_data *fd;
+
+		if (spin_rt_family_stats(node->rt, f, &s) != 0 ||
+		    s.calls == 0 || !hsel_take(hs))
+			continue;
+		fd = rte_tel_data_alloc();
+		if (fd == NULL)
+			return;
+		name_clean(clean, sizeof(clean), fam->name);
+		rte_tel_data_start_dict(fd);
+		rte_tel_data_add_dict_u64(fd, "index", f);
+		rte_tel_data_add_dict_u64(fd, "budget_us",
+					  node->sn->cfg.handler_budget_us);
+		hstats_dict(fam, &s, fd);
+		snprintf(name, sizeof(name), "node%u/family/%s", i, clean);
+		dict_add_container(d, name, fd);
+		hs->shown++;
+	}
+}
+
+/* Context @p h of node @p i, into @p d. @return 0, or -1 (gone) */
+static int
+handlers_ctx(struct spinnic_node *node, unsigned i, uint32_t h,
+	     struct rte_tel_data *d)
+{
+	char name[RTE_TEL_MAX_STRING_LEN], clean[SPINNIC_HANDLER_NAME];
+	const struct spin_handler_family *fam;
+	struct spin_handler_stats s;
+	struct ptl_client_info ci;
+	struct spin_ctx_stats cs;
+	struct spin_trace_entry te;
+	struct rte_tel_data *cd;
+	uint64_t head = 0;
+
+	if (spin_rt_ctx_stats(node->rt, h, &cs) != 0 ||
+	    spin_rt_ctx_handler_stats(node->rt, h, &s) != 0 ||
+	    (fam = spin_rt_family(node->rt, cs.family)) == NULL)
+		return -1;
+	cd = rte_tel_data_alloc();
+	if (cd == NULL)
+		return -1;
+	name_clean(clean, sizeof(clean), fam->name);
+	rte_tel_data_start_dict(cd);
+	rte_tel_data_add_dict_u64(cd, "ctx", h);
+	rte_tel_data_add_dict_string(cd, "family", clean);
+	rte_tel_data_add_dict_u64(cd, "pid", cs.owner);
+	rte_tel_data_add_dict_int(cd, "os_pid",
+		node->nic != NULL &&
+		ptl_client_info_get(node->nic, cs.owner, &ci) == 0 ?
+		ci.os_pid : -1);
+	rte_tel_data_add_dict_u64(cd, "live", cs.live);
+	rte_tel_data_add_dict_u64(cd, "msgs", cs.msgs);
+	hstats_dict(fam, &s, cd);
+	/* invocations traced so far, -1: no trace */
+	if (spin_rt_ctx_trace(node->rt, h, 0, &te, 0, &head) >= 0)
+		rte_tel_data_add_dict_u64(cd, "traced", head);
+	else
+		rte_tel_data_add_dict_int(cd, "traced", -1);
+	snprintf(name, sizeof(name), "node%u/ctx%u", i, h);
+	dict_add_container(d, name, cd);
+	return 0;
+}
+
+static int
+cmd_handlers(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct spinnic *sn;
+	unsigned sel[2], i;
+	struct hsel hs = { 0 };
+
+	(void)cmd;
+	if (params_parse(params, sel, 2) != 0)
+		return -EINVAL;
+	hs.skip = sel[1] != UINT_MAX ? sel[1] : 0;
+	sn = tel_enter(sel[0]);
+	if (sn == NULL)
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < sn->nb_nodes; i++) {
+		struct spinnic_node *node = sn->nodes[i];
+		uint32_t pos = 0, h;
+
+		if ((sel[0] != UINT_MAX && i != sel[0]) || node->rt == NULL)
+			continue;
+		handlers_families(node, i, d, &hs);
+		while (spin_rt_ctx_next(node->rt, &pos, &h) == 0)
+			if (hsel_take(&hs) && handlers_ctx(node, i, h, d) == 0)
+				hs.shown++;
+	}
+	/* entries left out (16 KiB per reply): page with FIRST */
+	rte_tel_data_add_dict_u64(d, "not_shown", hs.more);
+	tel_leave();
+	return 0;
+}
+
+static int
+cmd_handler_trace(const char *cmd, const char *params,
+		  struct rte_tel_data *d)
+{
+	static const char *const rcn[4] = { "ok", "drop", "proceed",
+					    "error" };
+	struct spin_trace_entry *e;
+	struct spinnic *sn;
+	char name[32];
+	unsigned sel[3];
+	uint64_t head = 0;
+	unsigned size;
+	int n, k;
+
+	(void)cmd;
+	if (params_parse(params, sel, 3) != 0 || sel[0] == UINT_MAX ||
+	    sel[1] == UINT_MAX)
+		return -EINVAL;
+	e = calloc(TEL_TRACE_MAX, sizeof(*e));
+	if (e == NULL)
+		return -ENOMEM;
+	sn = tel_enter(sel[0]);
+	if (sn == NULL || sn->nodes[sel[0]]->rt == NULL) {
+		if (sn != NULL)
+			tel_leave();
+		free(e);
+		return -ENODEV;
+	}
+	n = spin_rt_ctx_trace(sn->nodes[sel[0]]->rt, sel[1],
+			      sel[2] != UINT_MAX ? sel[2] : 0, e,
+			      TEL_TRACE_MAX, &head);
+	size = sn->cfg.handler_trace;
+	tel_leave();
+	if (n < 0) {
+		free(e);
+		return n; /* no such context, or no trace */
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "ctx", sel[1]);
+	rte_tel_data_add_dict_u64(d, "head", head);
+	rte_tel_data_add_dict_u64(d, "size", size);
+	rte_tel_data_add_dict_u64(d, "entries", (uint64_t)n);
+	for (k = 0; k < n; k++) {
+		struct rte_tel_data *ed = rte_tel_data_alloc();
+
+		if (ed == NULL)
+			break;
+		rte_tel_data_start_dict(ed);
+		rte_tel_data_add_dict_string(ed, "kind",
+					     spin_hkind_name(e[k].kind));
+		rte_tel_data_add_dict_string(ed, "rc", e[k].rc < 4 ?
+					     rcn[e[k].rc] : "?");
+		rte_tel_data_add_dict_u64(ed, "msg_id", e[k].msg_id);
+		rte_tel_data_add_dict_u64(ed, "src_nid", e[k].src_nid);
+		rte_tel_data_add_dict_u64(ed, "offset", e[k].offset);
+		rte_tel_data_add_dict_u64(ed, "len", e[k].len);
+		rte_tel_data_add_dict_u64(ed, "ns",
+					  spin_cycles_to_ns(e[k].cycles));
+		rte_tel_data_add_dict_u64(ed, "hpu", e[k].hpu);
+		rte_tel_data_add_dict_int(ed, "vhpu",
+			e[k].vhpu == SPIN_VHPU_NONE ? -1 : (int)e[k].vhpu);
+		rte_tel_data_add_dict_u64(ed, "tsc", e[k].tsc);
+		snprintf(name, sizeof(name), "e%" PRIu64, e[k].seq);
+		dict_add_container(d, name, ed);
+	}
+	free(e);
+	return 0;
+}
+
 /* ---- setup ------------------------------------------------------------- */
 
 int
@@ -581,6 +861,10 @@ spinnic_telemetry_init(struct spinnic *sn)
 		  "spinnic attached clients per node. Parameters: node (optional)" },
 		{ "/spinnic/mes", cmd_mes,
 		  "spinnic linked MEs of clients. Parameters: node,pid,first (all optional)" },
+		{ "/spinnic/handlers", cmd_handlers,
+		  "spinnic handler statistics per family and context. Parameters: node,first (optional)" },
+		{ "/spinnic/handler_trace", cmd_handler_trace,
+		  "spinnic last handler invocations of a context (--handler-trace). Parameters: node,ctx,from (from optional)" },
 	};
 	char path[PATH_MAX];
 	const char *dir = rte_eal_get_runtime_dir();
@@ -610,7 +894,7 @@ spinnic_telemetry_init(struct spinnic *sn)
 	prefix = prefix != NULL ? prefix + 1 : dir;
 	snprintf(path, sizeof(path), "%s/dpdk_telemetry.v2", dir);
 	if (stat(path, &st) == 0 && S_ISSOCK(st.st_mode))
-		SPINNIC_LOG(INFO, "telemetry: %s (dpdk-telemetry.py -f %s; /spinnic/stats, /spinnic/hpus, /spinnic/clients, /spinnic/mes)",
+		SPINNIC_LOG(INFO, "telemetry: %s (dpdk-telemetry.py -f %s; /spinnic/stats, /spinnic/hpus, /spinnic/clients, /spinnic/mes, /spinnic/handlers, /spinnic/handler_trace)",
 			    path, prefix);
 	else
 		SPINNIC_LOG(NOTICE, "telemetry: no socket at %s (EAL --no-telemetry?)",

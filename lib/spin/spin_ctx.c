@@ -103,6 +103,13 @@ spin_objs_init(struct spin_rt *rt)
 void
 spin_objs_fini(struct spin_rt *rt)
 {
+	unsigned i;
+
+	/* trace rings of contexts still referenced at destroy */
+	for (i = 0; rt->ctxs != NULL && i < rt->conf.max_ctxs; i++) {
+		free(rt->ctxs[i].trace);
+		rt->ctxs[i].trace = NULL;
+	}
 	rte_free(rt->ctxs);
 	rte_free(rt->blobs);
 	rt->ctxs = NULL;
@@ -149,15 +156,16 @@ out:
 	return why != NULL ? -EINVAL : 0;
 }
 
-static const struct spin_handler_family *
+/* @return the position of family @p name in the table, or -1 */
+static int
 family_find(const struct spin_rt *rt, const char *name)
 {
 	const struct spin_handler_family *const *f;
 
 	for (f = rt->conf.families; *f != NULL; f++)
 		if (strcmp((*f)->name, name) == 0)
-			return *f;
-	return NULL;
+			return (int)(f - rt->conf.families);
+	return -1;
 }
 
 static struct spin_ctx *
@@ -173,9 +181,33 @@ ctx_slot(struct spin_rt *rt, uint32_t handle)
 void
 spin_ctx_unref(struct spin_rt *rt, struct spin_ctx *c)
 {
-	if (obj_unref(&c->o))
+	if (obj_unref(&c->o)) {
+		/* nobody holds it: no HPU writes the trace, no reader */
+		free(c->trace);
+		c->trace = NULL;
 		obj_release(rt, &c->o, (uint32_t)(c - rt->ctxs),
 			    &rt->ctx_free);
+	}
+}
+
+/* A trace ring of conf.handler_trace empty entries, or NULL (tracing
+ * off, or no memory: the context then runs untraced). */
+static struct spin_trace_slot *
+trace_new(struct spin_rt *rt, uint32_t owner)
+{
+	size_t sz = (size_t)rt->conf.handler_trace *
+		sizeof(struct spin_trace_slot);
+	void *p = NULL;
+
+	if (sz == 0)
+		return NULL;
+	if (posix_memalign(&p, RTE_CACHE_LINE_SIZE, sz) != 0) {
+		SPIN_LOG(WARNING, "owner %u: no memory for a handler trace of %u entries: context not traced",
+			 owner, rt->conf.handler_trace);
+		return NULL;
+	}
+	memset(p, 0, sz);
+	return p;
 }
 
 /* a reference on any not yet released context of that handle */
@@ -202,11 +234,12 @@ spin_rt_ctx_create(struct spin_rt *rt, uint32_t owner,
 	uint64_t args_room, total, off = 0;
 	struct spin_ctx *c;
 	uint32_t idx;
-	int rc;
+	int rc, fam_idx;
 
 	if (conf->family == NULL || (conf->args == NULL && conf->args_len))
 		return -EINVAL;
-	fam = family_find(rt, conf->family);
+	fam_idx = family_find(rt, conf->family);
+	fam = fam_idx >= 0 ? rt->conf.families[fam_idx] : NULL;
 	if (fam == NULL) {
 		SPIN_LOG(INFO, "owner %u: no handler family '%s'", owner,
 			 conf->family);
@@ -256,6 +289,7 @@ spin_rt_ctx_create(struct spin_rt *rt, uint32_t owner,
 	}
 	c = &rt->ctxs[idx];
 	c->fam = fam;
+	c->fam_idx = (uint32_t)fam_idx;
 	c->o.owner = owner;
 	c->o.mem_off = off;
 	c->o.mem_len = total;
@@ -265,8 +299,13 @@ spin_rt_ctx_create(struct spin_rt *rt, uint32_t owner,
 	c->policy = conf->policy;
 	c->delta_p = conf->delta_p;
 	c->nvhpu = conf->nvhpu;
-	c->msgs = c->hers = c->dma_bytes = c->dma_rejects = 0;
-	memset(c->rc, 0, sizeof(c->rc));
+	c->msgs = c->dma_bytes = c->dma_rejects = 0;
+	c->h_dma_to = c->h_dma_from = c->h_dma_failures = 0;
+	c->h_put_errors = 0;
+	memset(c->hk, 0, sizeof(c->hk));
+	c->trace_head = 0;
+	c->trace_n = rt->conf.handler_trace;
+	c->trace = trace_new(rt, owner);
 	if (conf->args_len != 0)
 		memcpy(rt->arena.base + off, conf->args, conf->args_len);
 	__atomic_store_n(&c->o.refs, 1, __ATOMIC_RELEASE);
@@ -360,22 +399,51 @@ spin_rt_ctx_stats(struct spin_rt *rt, uint32_t handle,
 	       struct spin_ctx_stats *s_p)
 {
 	struct spin_ctx *c = spin_ctx_ref(rt, handle);
-	unsigned i;
+	unsigned i, k;
 
 	if (c == NULL)
 		return -ENOENT;
 	memset(s_p, 0, sizeof(*s_p));
 	s_p->msgs = SPIN_LOAD(&c->msgs);
-	s_p->hers = SPIN_LOAD(&c->hers);
+	/* every handler invocation, by outcome: the sums of the kinds' */
+	for (k = 0; k < SPIN_HK_COUNT; k++)
+		for (i = 0; i < 4; i++)
+			s_p->rc[i] += SPIN_LOAD(&c->hk[k].rc[i]);
 	for (i = 0; i < 4; i++)
-		s_p->rc[i] = SPIN_LOAD(&c->rc[i]);
+		s_p->hers += s_p->rc[i];
 	s_p->dma_bytes = SPIN_LOAD(&c->dma_bytes);
 	s_p->dma_rejects = SPIN_LOAD(&c->dma_rejects);
 	s_p->refs = SPIN_LOAD(&c->o.refs) - 1; /* not ours */
 	s_p->owner = c->o.owner;
 	s_p->mem_bytes = c->o.mem_len;
+	s_p->family = c->fam_idx;
+	s_p->live = SPIN_LOAD(&c->o.live);
 	spin_ctx_unref(rt, c);
 	return 0;
+}
+
+int
+spin_rt_ctx_next(struct spin_rt *rt, uint32_t *pos_p, uint32_t *handle_p)
+{
+	uint32_t i;
+
+	for (i = *pos_p; i < rt->conf.max_ctxs; i++) {
+		struct spin_ctx *c = &rt->ctxs[i];
+		uint32_t h;
+
+		/* a slot in use; the handle may be stale by the time the
+		 * caller uses it (then -ENOENT there) */
+		h = SPIN_LOAD(&c->o.refs) != 0 ?
+			(uint32_t)SPIN_LOAD(&c->o.gen) << 16 | i :
+			SPINNIC_HANDLE_NONE;
+		if (h != SPINNIC_HANDLE_NONE) {
+			*handle_p = h;
+			*pos_p = i + 1;
+			return 0;
+		}
+	}
+	*pos_p = i;
+	return -ENOENT;
 }
 
 /* ---- blobs ----------------------------------------------------------------- */

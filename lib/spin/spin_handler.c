@@ -25,6 +25,7 @@ dma_refuse(struct spin_exec *x, int rc)
 		x->dma_err = rc;
 	x->err = true;
 	x->hpu->st.dma_rejects++;
+	x->hpu->fst[x->ctx->fam_idx].dma_rejects++;
 	if (x->m != NULL)
 		SPIN_ATOMIC_ADD(&x->m->res.dma_rejects, 1);
 	SPIN_ATOMIC_ADD(&x->ctx->dma_rejects, 1);
@@ -44,6 +45,8 @@ dma_fail(struct spin_exec *x)
 		x->dma_err = -EIO;
 	x->err = true;
 	x->hpu->st.dma_failures++;
+	x->hpu->fst[x->ctx->fam_idx].dma_failures++;
+	SPIN_ATOMIC_ADD(&x->ctx->h_dma_failures, 1);
 	if (x->m != NULL)
 		SPIN_ATOMIC_ADD(&x->m->res.dma_failures, 1);
 	return -EIO;
@@ -248,7 +251,17 @@ spin_dma_from_host(struct spin_hctx *h, uint64_t win_off, void *dst,
 	}
 	x->hpu->st.dma_ops++;
 	x->hpu->st.dma_bytes_from += len;
+	x->dma_from += len;
 	return 0;
+}
+
+/* a handler put the NIC refused: counted for the family and context */
+static int
+put_refused(struct spin_exec *x, int rc)
+{
+	x->hpu->fst[x->ctx->fam_idx].put_errors++;
+	SPIN_ATOMIC_ADD(&x->ctx->h_put_errors, 1);
+	return rc;
 }
 
 int
@@ -257,10 +270,12 @@ spin_put_from_nic(struct spin_hctx *h, const struct spin_put_req *req,
 {
 	struct spin_exec *x = spin_exec_of(h);
 	const struct spin_host_ops *ops = &x->rt->ops;
+	int rc;
 
 	if (ops->put_from_nic == NULL || x->m == NULL)
-		return -ENOTSUP;
-	return ops->put_from_nic(x->m->host, x->m->app_msg, req, src, len);
+		return put_refused(x, -ENOTSUP);
+	rc = ops->put_from_nic(x->m->host, x->m->app_msg, req, src, len);
+	return rc == 0 ? 0 : put_refused(x, rc);
 }
 
 int
@@ -269,15 +284,17 @@ spin_put_from_host(struct spin_hctx *h, const struct spin_put_req *req,
 {
 	struct spin_exec *x = spin_exec_of(h);
 	const struct spin_host_ops *ops = &x->rt->ops;
+	int rc;
 
 	if (x->m == NULL)
-		return -ENOTSUP;
+		return put_refused(x, -ENOTSUP);
 	if (!win_ok(x, win_off, len))
 		return dma_reject(x);
 	if (ops->put_from_host == NULL)
-		return -ENOTSUP;
-	return ops->put_from_host(x->m->host, x->m->app_msg, req,
-				  x->m->win_addr + win_off, len);
+		return put_refused(x, -ENOTSUP);
+	rc = ops->put_from_host(x->m->host, x->m->app_msg, req,
+				x->m->win_addr + win_off, len);
+	return rc == 0 ? 0 : put_refused(x, rc);
 }
 
 int

@@ -39,6 +39,11 @@
  * this packet takes the non-processing path); SPIN_ERROR (counted, the
  * message completes with an error status).
  *
+ * Every invocation is timed and counted per family and context (spinnic
+ * telemetry /spinnic/handlers; spin_rt.h "handler statistics"); one that
+ * runs longer than spinnic's --handler-budget-us is counted and logged,
+ * never stopped.
+ *
  * Memory a handler sees:
  *  - the packet payload, in place in NIC packet memory, valid only while
  *    the payload handler runs;

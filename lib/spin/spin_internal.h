@@ -92,14 +92,64 @@ struct spin_obj {
 	uint64_t mem_len;       /* arena bytes (rounded) */
 };
 
+/* ---- handler statistics (spin_hstats.c) -------------------------------- */
+
+/*
+ * Invocations of one handler kind. An HPU's own copy (per family, and in
+ * its batch for the message's context) takes plain increments; a
+ * context's takes the batch's with relaxed atomics (hmask: the histogram
+ * buckets the batch touched, so that a flush adds only those).
+ */
+struct spin_hacc {
+	uint64_t rc[4];
+	uint64_t cycles;
+	uint64_t max;
+	uint64_t over;
+	uint64_t hmask;
+	uint64_t hist[SPIN_HSTAT_BUCKETS];
+};
+static_assert(SPIN_HSTAT_BUCKETS <= 64, "hmask holds every bucket");
+
+/* one family on one HPU: written by that HPU only */
+struct spin_fstat {
+	struct spin_hacc k[SPIN_HK_COUNT];
+	uint64_t dma_to, dma_from, dma_rejects, dma_failures, put_errors;
+} __rte_cache_aligned;
+
+/* one entry of a context's trace ring: claimed (seq = SPIN_TRACE_BUSY),
+ * written, then seq published; every field an atomic word */
+struct spin_trace_slot {
+	uint64_t seq;           /* 0: empty */
+	uint64_t tsc, cycles, msg_id, offset;
+	uint64_t len_nid;       /* len | src_nid << 32 */
+	uint64_t kind_rc_hpu;   /* kind | rc << 8 | hpu << 16 | vhpu << 32 */
+	uint64_t pad;
+};
+static_assert(sizeof(struct spin_trace_slot) == 64, "one line per entry");
+#define SPIN_TRACE_BUSY (1ull << 63)
+
+/* the over-budget log of a family: one line per second at most */
+struct spin_flog {
+	uint64_t next_tsc;      /* atomic: no line before */
+	uint64_t missed;        /* atomic: over budget, not logged since */
+};
+
 struct spin_ctx {
 	struct spin_obj o;
 	const struct spin_handler_family *fam;
+	uint32_t fam_idx;       /* position of fam in conf.families */
 	uint32_t args_len, state_len;
 	uint32_t policy, delta_p, nvhpu;
-	uint32_t pad;
+	/* trace ring (conf.handler_trace entries) or NULL */
+	struct spin_trace_slot *trace;
+	uint32_t trace_n;
 	/* counters, relaxed atomics */
-	uint64_t msgs, hers, rc[4], dma_bytes, dma_rejects;
+	uint64_t msgs, dma_bytes, dma_rejects;
+	uint64_t h_dma_to, h_dma_from, h_dma_failures, h_put_errors;
+	/* handler counts by kind (hers and rc[] of spin_ctx_stats are
+	 * their sums), relaxed atomics */
+	struct spin_hacc hk[SPIN_HK_COUNT] __rte_cache_aligned;
+	uint64_t trace_head __rte_cache_aligned; /* atomic: entries claimed */
 } __rte_cache_aligned;
 
 struct spin_blob {
@@ -218,15 +268,28 @@ struct spin_batch {
 	uint32_t puts;              /* `pending` references to drop */
 	uint32_t dma_events;
 	uint64_t dma_bytes;
-	uint64_t c_hers, c_rc[4];   /* for m->ctx */
 	unsigned nrel;
+	uint32_t kmask;             /* kinds in hk[] with counts */
+	uint64_t h_dma_to, h_dma_from;          /* for m->ctx */
 	struct spin_her *rel[SPIN_REL_BURST];   /* payload HERs to release */
 	void *cookies[SPIN_REL_BURST];
+	/* handler counts for m->ctx by kind (header, payload, completion) */
+	struct spin_hacc hk[SPIN_HK_OUTBOUND];
+};
+
+/* outbound jobs' handler counts for one context, added to it at the end
+ * of each burst (the jobs hold it until then) */
+struct spin_oacc {
+	struct spin_ctx *c;
+	uint64_t h_dma_from;
+	struct spin_hacc a;
 };
 
 struct spin_hpu {
 	struct spin_hpu_stats st;
+	struct spin_fstat *fst;     /* this HPU's counters of each family */
 	struct spin_batch b;
+	struct spin_oacc oa;
 } __rte_cache_aligned;
 
 static_assert(sizeof(struct spin_hpu) % RTE_CACHE_LINE_SIZE == 0,
@@ -253,6 +316,7 @@ struct spin_exec {
 	uint32_t dma_events;
 	uint32_t dma_inflight;  /* non-blocking DMAs not finished */
 	uint64_t dma_bytes;
+	uint64_t dma_from;      /* bytes read from the host by this call */
 	/* the whole window through ops->direct, mapped at the first DMA of
 	 * the call: SPIN_WIN_* */
 	uint32_t win_map;
@@ -292,6 +356,14 @@ struct spin_rt {
 	uint64_t msgs_started, msgs_done, msgs_aborted;
 	uint64_t msg_full, her_full, pkt_rejects;
 
+	/* handler statistics: conf.families has nfam entries; fstat holds
+	 * nhpu * nfam, HPU h's at h * nfam (hpu[h].fst) */
+	unsigned nfam;
+	uint64_t budget_cyc;        /* conf.handler_budget_ns; UINT64_MAX off */
+	uint64_t tsc_hz;
+	struct spin_fstat *fstat;
+	struct spin_flog *flog;     /* nfam */
+
 	struct spin_hpu hpu[SPIN_RT_HPUS_MAX];
 };
 
@@ -326,6 +398,35 @@ spin_batch_for(struct spin_rt *rt, struct spin_hpu *hpu,
 		hpu->b.m = m;
 	}
 	return &hpu->b;
+}
+
+/* spin_hstats.c */
+int spin_hstats_init(struct spin_rt *rt);
+void spin_hstats_fini(struct spin_rt *rt);
+void spin_hacc_flush(struct spin_hacc *dst, struct spin_hacc *a);
+void spin_hstats_over_budget(struct spin_exec *x, unsigned kind,
+			     uint64_t t1, uint64_t dt,
+			     struct spin_hacc *ctx_acc);
+void spin_trace_put(struct spin_exec *x, unsigned kind, unsigned rc,
+		    uint64_t t0, uint64_t dt, uint64_t off, uint32_t len);
+uint32_t spin_ctx_handle(const struct spin_rt *rt, const struct spin_ctx *c);
+
+static inline unsigned
+spin_hist_bucket(uint64_t dt)
+{
+	unsigned b = dt != 0 ? 63u - (unsigned)__builtin_clzll(dt) : 0;
+
+	return b < SPIN_HSTAT_BUCKETS ? b : SPIN_HSTAT_BUCKETS - 1;
+}
+
+static inline void
+spin_hacc_add(struct spin_hacc *a, unsigned rc, uint64_t dt, unsigned b)
+{
+	a->rc[rc]++;
+	a->cycles += dt;
+	a->hist[b]++;
+	if (dt > a->max)
+		a->max = dt;
 }
 
 /* spin_handler.c */

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_branch_prediction.h>
+#include <rte_cycles.h>
 #include <rte_malloc.h>
 #include <rte_prefetch.h>
 #include <rte_ring.h>
@@ -92,6 +94,11 @@ conf_check(struct spin_rt_conf *c)
 		c->max_out_jobs = 1024;
 	if (c->pkt_payload == 0)
 		c->pkt_payload = 2048;
+	if (c->handler_trace > SPIN_TRACE_MAX) {
+		SPIN_LOG(ERR, "handler trace of %u entries (max %u)",
+			 c->handler_trace, SPIN_TRACE_MAX);
+		return -EINVAL;
+	}
 	if (c->socket_id == 0)
 		c->socket_id = SOCKET_ID_ANY;
 	if (c->nhpu > SPIN_RT_HPUS_MAX || c->max_ctxs > SPIN_IDX_MAX ||
@@ -156,6 +163,9 @@ spin_rt_create(const struct spin_rt_conf *conf)
 	rc = spin_objs_init(rt);
 	if (rc != 0)
 		goto fail_objs;
+	rc = spin_hstats_init(rt);
+	if (rc != 0)
+		goto fail_hstats;
 	rc = -ENOMEM;
 	rt->msgs = rte_zmalloc_socket("spin_msgs",
 			rt->conf.max_msgs * sizeof(*rt->msgs),
@@ -211,6 +221,8 @@ fail_mem:
 	rte_free(rt->hers);
 	rte_free(rt->vhpus);
 	rte_free(rt->msgs);
+	spin_hstats_fini(rt);
+fail_hstats:
 	spin_objs_fini(rt);
 fail_objs:
 	spin_arena_fini(&rt->arena);
@@ -269,6 +281,7 @@ spin_rt_destroy(struct spin_rt *rt)
 	rte_free(rt->hers);
 	rte_free(rt->vhpus);
 	rte_free(rt->msgs);
+	spin_hstats_fini(rt);
 	spin_objs_fini(rt);
 	spin_arena_fini(&rt->arena);
 	rte_free(rt);
@@ -379,13 +392,16 @@ spin_batch_flush(struct spin_rt *rt, struct spin_hpu *hpu)
 		SPIN_ATOMIC_ADD(&m->res.dma_events, b->dma_events);
 		b->dma_events = 0;
 	}
-	if (b->c_hers != 0) {
-		SPIN_ATOMIC_ADD(&c->hers, b->c_hers);
-		for (i = 0; i < RTE_DIM(b->c_rc); i++)
-			if (b->c_rc[i] != 0)
-				SPIN_ATOMIC_ADD(&c->rc[i], b->c_rc[i]);
-		memset(b->c_rc, 0, sizeof(b->c_rc));
-		b->c_hers = 0;
+	if (b->kmask != 0) {
+		for (i = 0; i < RTE_DIM(b->hk); i++)
+			if (b->kmask & (1u << i))
+				spin_hacc_flush(&c->hk[i], &b->hk[i]);
+		b->kmask = 0;
+		if (b->h_dma_to != 0)
+			SPIN_ATOMIC_ADD(&c->h_dma_to, b->h_dma_to);
+		if (b->h_dma_from != 0)
+			SPIN_ATOMIC_ADD(&c->h_dma_from, b->h_dma_from);
+		b->h_dma_to = b->h_dma_from = 0;
 	}
 	puts = b->puts;
 	b->puts = 0;
@@ -708,6 +724,7 @@ exec_setup(struct spin_exec *x, struct spin_rt *rt, struct spin_ctx *c,
 	x->dma_events = 0;
 	x->dma_inflight = 0;
 	x->dma_bytes = 0;
+	x->dma_from = 0;
 	x->win_map = SPIN_WIN_UNMAPPED;
 	x->win_base = NULL;
 }
@@ -727,14 +744,51 @@ rc_index(int rc)
 		SPIN_ERROR;
 }
 
-static void
+/*
+ * Count one handler invocation of kind @p kind with outcome @p rc that ran
+ * from @p t0 to @p t1 (rte_rdtsc() around the callback): the family's
+ * counters of this HPU; the context's in the HPU's batch (a message) or
+ * outbound accumulator (a job; the caller set hpu->oa.c); the budget; the
+ * trace. Before spin_exec_release(), which moves x->dma_bytes away.
+ */
+static inline void
+count_call(struct spin_exec *x, unsigned kind, unsigned rc, uint64_t t0,
+	   uint64_t t1, uint64_t off, uint32_t len)
+{
+	struct spin_hpu *hpu = x->hpu;
+	struct spin_ctx *c = x->ctx;
+	struct spin_fstat *f = &hpu->fst[c->fam_idx];
+	uint64_t dt = (int64_t)(t1 - t0) > 0 ? t1 - t0 : 0;
+	unsigned bk = spin_hist_bucket(dt);
+	struct spin_hacc *ca;
+
+	spin_hacc_add(&f->k[kind], rc, dt, bk);
+	f->dma_to += x->dma_bytes;
+	f->dma_from += x->dma_from;
+	if (x->m != NULL) {
+		struct spin_batch *b = spin_batch_for(x->rt, hpu, x->m);
+
+		ca = &b->hk[kind];
+		b->kmask |= 1u << kind;
+		b->h_dma_to += x->dma_bytes;
+		b->h_dma_from += x->dma_from;
+	} else {
+		ca = &hpu->oa.a;
+		hpu->oa.h_dma_from += x->dma_from;
+	}
+	spin_hacc_add(ca, rc, dt, bk);
+	ca->hmask |= 1ull << bk;
+	if (unlikely(dt > x->rt->budget_cyc))
+		spin_hstats_over_budget(x, kind, t1, dt, ca);
+	if (unlikely(c->trace != NULL))
+		spin_trace_put(x, kind, rc, t0, dt, off, len);
+}
+
+/* the HPU's counters of a header, payload or completion handler */
+static inline void
 count_rc(struct spin_exec *x, unsigned rc)
 {
-	struct spin_batch *b = spin_batch_for(x->rt, x->hpu, x->m);
-
 	x->hpu->st.rc[rc]++;
-	b->c_rc[rc]++;
-	b->c_hers++;
 	x->hpu->st.hers++;
 }
 
@@ -749,13 +803,18 @@ run_header(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		hpu->st.skipped++;
 	} else {
 		struct spin_hdr hdr = { .info = &m->info };
+		uint64_t t0, t1;
 		unsigned rc;
 
 		exec_init(&x, rt, m, hpu, hpu_id, SPIN_VHPU_NONE);
+		t0 = rte_rdtsc();
 		rc = rc_index(m->ctx->fam->header(&hdr, &x.h));
-		spin_exec_release(&x);
+		t1 = rte_rdtsc();
 		if (x.err && rc == SPIN_SUCCESS)
 			rc = SPIN_ERROR;
+		count_call(&x, SPIN_HK_HEADER, rc, t0, t1, 0,
+			   (uint32_t)RTE_MIN(m->info.length, UINT32_MAX));
+		spin_exec_release(&x);
 		count_rc(&x, rc);
 		hpu->st.hdr++;
 		if (rc == SPIN_ERROR)
@@ -803,10 +862,16 @@ run_payload(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 			.info = &m->info,
 		};
 
+		uint64_t t0, t1;
+
+		t0 = rte_rdtsc();
 		rc = rc_index(fn(&pkt, &x.h));
-		spin_exec_release(&x);
+		t1 = rte_rdtsc();
 		if (x.err && rc == SPIN_SUCCESS)
 			rc = SPIN_ERROR;
+		count_call(&x, SPIN_HK_PAYLOAD, rc, t0, t1, her->offset,
+			   her->len);
+		spin_exec_release(&x);
 		count_rc(&x, rc);
 	} else {
 		/* no payload handler or header said proceed */
@@ -845,6 +910,7 @@ run_completion(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	uint32_t fl = __atomic_load_n(&m->flags, __ATOMIC_ACQUIRE);
 	struct spin_done d;
 	struct spin_exec x;
+	uint64_t t0, t1;
 	unsigned rc;
 
 	/* the counters of the message's last HERs, before msg_done */
@@ -863,11 +929,15 @@ run_completion(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 					   __ATOMIC_ACQUIRE),
 	};
 	exec_init(&x, rt, m, hpu, hpu_id, SPIN_VHPU_NONE);
+	t0 = rte_rdtsc();
 	rc = rc_index(m->ctx->fam->completion(&d, &x.h));
-	/* waits for the handler's DMAs */
-	spin_exec_release(&x);
+	t1 = rte_rdtsc();
 	if (x.err && rc == SPIN_SUCCESS)
 		rc = SPIN_ERROR;
+	count_call(&x, SPIN_HK_COMPLETION, rc, t0, t1, 0,
+		   (uint32_t)RTE_MIN(m->bytes_in, UINT32_MAX));
+	/* waits for the handler's DMAs */
+	spin_exec_release(&x);
 	count_rc(&x, rc);
 	hpu->st.cmpl++;
 	if (rc == SPIN_ERROR)
@@ -1046,8 +1116,23 @@ spin_out_done_burst(struct spin_rt *rt, struct spin_out_job **jobs_p,
 	return k;
 }
 
+/* The outbound jobs' handler counts of hpu->oa.c to the context. */
+static void
+oacc_flush(struct spin_hpu *hpu)
+{
+	struct spin_oacc *oa = &hpu->oa;
+
+	if (oa->c == NULL)
+		return;
+	spin_hacc_flush(&oa->c->hk[SPIN_HK_OUTBOUND], &oa->a);
+	if (oa->h_dma_from != 0)
+		SPIN_ATOMIC_ADD(&oa->c->h_dma_from, oa->h_dma_from);
+	oa->h_dma_from = 0;
+	oa->c = NULL;
+}
+
 /* Run one outbound job: the context's sender-side handler over the job's
- * read-only window. */
+ * read-only window. The job keeps its context reference (run_outs). */
 static void
 run_out(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	struct spin_out_job *j)
@@ -1060,11 +1145,21 @@ run_out(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		.info = j->info,
 	};
 	struct spin_exec x;
+	uint64_t t0, t1;
 	unsigned rc;
 
+	if (hpu->oa.c != c) {
+		oacc_flush(hpu);
+		hpu->oa.c = c;
+	}
 	exec_setup(&x, rt, c, NULL, j->host, j->win_addr, j->win_len, j->info,
 		   hpu, hpu_id, SPIN_VHPU_NONE);
+	t0 = rte_rdtsc();
 	rc = rc_index(c->fam->outbound(&pkt, &x.h));
+	t1 = rte_rdtsc();
+	count_call(&x, SPIN_HK_OUTBOUND,
+		   x.err && rc == SPIN_SUCCESS ? SPIN_ERROR : rc, t0, t1,
+		   j->offset, j->len);
 	spin_exec_release(&x);
 	if (x.err)
 		j->status = x.dma_err;
@@ -1079,10 +1174,6 @@ run_out(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		hpu->st.out_failures++;
 	else
 		hpu->st.out_bytes += j->len;
-	SPIN_ATOMIC_ADD(&c->hers, 1);
-	SPIN_ATOMIC_ADD(&c->rc[rc], 1);
-	j->rt_priv = NULL;
-	spin_ctx_unref(rt, c);
 }
 
 /* Run up to @p budget outbound jobs; hand them back in bursts. */
@@ -1095,11 +1186,21 @@ run_outs(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 
 	k = rte_ring_mc_dequeue_burst(rt->out_q, burst,
 				      RTE_MIN(budget, SPIN_BURST), NULL);
+	if (k == 0)
+		return 0;
 	for (i = 0; i < k; i++)
 		run_out(rt, hpu, hpu_id, burst[i]);
-	if (k != 0)
-		RTE_VERIFY(rte_ring_mp_enqueue_burst(rt->out_done, burst, k,
-						     NULL) == k);
+	/* the counts in before the jobs let their contexts go */
+	oacc_flush(hpu);
+	for (i = 0; i < k; i++) {
+		struct spin_out_job *j = burst[i];
+		struct spin_ctx *c = j->rt_priv;
+
+		j->rt_priv = NULL;
+		spin_ctx_unref(rt, c);
+	}
+	RTE_VERIFY(rte_ring_mp_enqueue_burst(rt->out_done, burst, k, NULL) ==
+		   k);
 	return k;
 }
 

@@ -165,7 +165,17 @@ struct spin_rt_conf {
 	const struct spin_handler_family *const *families;
 	unsigned max_out_jobs;     /**< outbound jobs out at once (default
 					1024, max 2^20) */
+	/** Handler budget: an invocation longer than this is counted
+	 *  (over_budget) and logged, at most one line per family per
+	 *  second; 0: no budget */
+	uint64_t handler_budget_ns;
+	/** Trace ring of each context: its last handler_trace invocations
+	 *  (spin_rt_ctx_trace()); 0: no trace, at most SPIN_TRACE_MAX */
+	unsigned handler_trace;
 };
+
+/** Most entries of a context's trace ring (spin_rt_conf.handler_trace). */
+#define SPIN_TRACE_MAX 4096u
 
 #define SPIN_RT_HPUS_MAX 64
 
@@ -498,6 +508,9 @@ struct spin_ctx_stats {
 				       messages) */
 	uint32_t owner;
 	uint64_t mem_bytes;       /**< NIC memory of the context */
+	uint32_t family;          /**< index of its family in the table */
+	uint32_t live;            /**< 1: installed, 0: freed by its client,
+				       still referenced */
 };
 
 /** Runtime totals. */
@@ -524,6 +537,158 @@ int spin_rt_ctx_stats(struct spin_rt *rt, uint32_t handle,
 void spin_rt_stats(struct spin_rt *rt, struct spin_rt_stats *s_p);
 /** Print every counter, indented, one per line. */
 void spin_rt_stats_print(struct spin_rt *rt, FILE *f);
+
+/* ---- handler statistics and trace ---------------------------------------- */
+
+/*
+ * Every handler invocation is timed (rte_rdtsc() before and after the
+ * callback: wall time on the HPU, DMAs the handler issued included) and
+ * counted per family (by position in conf.families) and per context,
+ * by kind and outcome. Per family: counters of each HPU, written by it
+ * alone, summed on read. Per context: the HPU adds its counts with
+ * relaxed atomics when it leaves the message (or outbound burst) or ends
+ * its poll; msg_done of a message (spin_out_done_burst of a job) comes
+ * after its counts are in. A context's counts go with it; its family's
+ * stay.
+ */
+
+/** Kinds of handler invocation. */
+enum spin_hkind {
+	SPIN_HK_HEADER = 0,
+	SPIN_HK_PAYLOAD,
+	SPIN_HK_COMPLETION,
+	SPIN_HK_OUTBOUND,
+	SPIN_HK_COUNT,
+};
+
+/** Buckets of the duration histogram: bucket i counts invocations of
+ *  [2^i, 2^(i+1)) TSC cycles (bucket 0 also 0), the last one all longer. */
+#define SPIN_HSTAT_BUCKETS 40u
+
+/** Invocations of one kind of handler. */
+struct spin_hkind_stats {
+	uint64_t calls;           /**< invocations: sum of rc[] */
+	/** by outcome (enum spin_rc); a SPIN_SUCCESS with a DMA rejected or
+	 *  failed counts as SPIN_ERROR, any other return value too */
+	uint64_t rc[4];
+	uint64_t cycles;          /**< TSC cycles in the handlers, total */
+	uint64_t max_cycles;      /**< the longest invocation */
+	uint64_t over_budget;     /**< longer than conf.handler_budget_ns */
+	uint64_t hist[SPIN_HSTAT_BUCKETS]; /**< invocations by log2 cycles */
+};
+
+/** Handler statistics of a family or a context. */
+struct spin_handler_stats {
+	struct spin_hkind_stats kind[SPIN_HK_COUNT];
+	uint64_t calls;           /**< all kinds */
+	uint64_t errors;          /**< outcome SPIN_ERROR, all kinds */
+	uint64_t over_budget;     /**< all kinds */
+	uint64_t dma_bytes_to;    /**< bytes handlers wrote to the host
+				       (not the non-processing path's) */
+	uint64_t dma_bytes_from;  /**< bytes handlers read from the host */
+	uint64_t dma_rejects;     /**< DMAs and puts refused: out of the
+				       window, or a write from an outbound
+				       handler */
+	uint64_t dma_failures;    /**< host copies that failed */
+	uint64_t put_errors;      /**< handler puts the NIC refused */
+};
+
+/** @return "header", "payload", "completion", "outbound" or "?". */
+const char *spin_hkind_name(unsigned kind);
+
+/**
+ * Estimate a quantile of the durations from the histogram: linear within
+ * the bucket it falls in, at most max_cycles.
+ *
+ * @param q quantile in (0, 1], e.g. 0.99
+ * @return cycles, 0 when there was no invocation
+ */
+uint64_t spin_hkind_quantile(const struct spin_hkind_stats *k, double q);
+
+/** @return @p cycles of the TSC in nanoseconds (rte_get_tsc_hz()). */
+uint64_t spin_cycles_to_ns(uint64_t cycles);
+
+/** @return the number of families of the runtime (conf.families). */
+unsigned spin_rt_nfamilies(const struct spin_rt *rt);
+
+/** @return the family at position @p fam of conf.families, or NULL. */
+const struct spin_handler_family *
+spin_rt_family(const struct spin_rt *rt, unsigned fam);
+
+/**
+ * Handler statistics of family @p fam (position in conf.families), since
+ * the runtime was created, all HPUs and contexts.
+ *
+ * @return 0; -EINVAL @p fam out of range.
+ */
+int spin_rt_family_stats(const struct spin_rt *rt, unsigned fam,
+			 struct spin_handler_stats *s_p);
+
+/**
+ * Handler statistics of context @p handle since it was created.
+ *
+ * @return 0; -ENOENT no such context (freed contexts are gone).
+ */
+int spin_rt_ctx_handler_stats(struct spin_rt *rt, uint32_t handle,
+			      struct spin_handler_stats *s_p);
+
+/**
+ * Iterate over the contexts that exist (installed, or freed by their
+ * client but still referenced): start with *pos_p = 0.
+ *
+ * @param pos_p in: where to go on from; out: where to go on next time
+ * @param handle_p receives the next context's handle
+ * @return 0; -ENOENT no more.
+ */
+int spin_rt_ctx_next(struct spin_rt *rt, uint32_t *pos_p,
+		     uint32_t *handle_p);
+
+/** One invocation in a context's trace ring. */
+struct spin_trace_entry {
+	uint64_t seq;             /**< invocation number in the context,
+				       from 1, in the order they started to
+				       be recorded */
+	uint64_t tsc;             /**< rte_rdtsc() when the handler started */
+	uint64_t cycles;          /**< its duration */
+	uint64_t msg_id;          /**< message id (0: an outbound job
+				       without message) */
+	uint64_t offset;          /**< packet offset in the message (payload,
+				       outbound), 0 (header, completion) */
+	uint32_t len;             /**< packet bytes (payload, outbound), or
+				       the message's (header, completion) */
+	uint32_t src_nid;         /**< the message's initiator */
+	uint8_t kind;             /**< enum spin_hkind */
+	uint8_t rc;               /**< outcome (enum spin_rc), as counted */
+	uint16_t hpu;             /**< HPU that ran it */
+	uint32_t vhpu;            /**< vHPU or SPIN_VHPU_NONE */
+};
+
+/**
+ * Read the trace ring of context @p handle (conf.handler_trace entries):
+ * the entries still in the ring with seq >= @p from (0: the last @p n),
+ * oldest first, at most @p n. HPUs write the ring concurrently: each
+ * entry is claimed, written whole, then its seq published (release); the
+ * reader copies an entry and keeps it only when its seq was the expected
+ * one before and after the copy, so an entry being written (or lost to
+ * a writer that lapped the ring) is left out, never torn. Entries of
+ * different HPUs are ordered by when they were recorded (after the
+ * handler returned), not by tsc.
+ *
+ * @param head_p receives the seq of the newest entry (invocations
+ *   traced so far); may be NULL
+ * @return entries copied; -ENOENT no such context; -ENODATA no trace
+ *   (conf.handler_trace 0, or the ring could not be allocated).
+ */
+int spin_rt_ctx_trace(struct spin_rt *rt, uint32_t handle, uint64_t from,
+		      struct spin_trace_entry *ents, unsigned n,
+		      uint64_t *head_p);
+
+/**
+ * Print the handler statistics of every family with at least one
+ * invocation ("handlers: NAME" then one line per kind and one of DMA),
+ * indented, durations in ns.
+ */
+void spin_rt_handler_stats_print(struct spin_rt *rt, FILE *f);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,12 @@
  *                     bytes delivered, NIC memory), not after it left
  *   /spinnic/mes      shows that client's ME (pt, match bits, length, ctx)
  *   /spinnic/hpus     one entry per HPU; HERs run after a handler put
- * plus a bad parameter (null reply) and, when installed, dpdk-telemetry.py.
+ *   /spinnic/handlers the checksum family and the client's context after
+ *                     that put: exact invocations per kind, durations,
+ *                     DMA bytes; /spinnic/handler_trace its six entries
+ *                     (spinnic runs with --handler-trace 16)
+ * plus a bad parameter (null reply) and, when installed, dpdk-telemetry.py;
+ * at exit the final counters' handlers block.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -238,6 +243,135 @@ hpu_sum(int fd, unsigned node, const char *key)
 	return sum;
 }
 
+/* A string value "@p key":"@p val" in object @p obj. */
+static bool
+json_has_str(const char *json, const char *obj, const char *key,
+	     const char *val)
+{
+	char body[8192], kv[160];
+
+	if (json_obj(json, obj, body, sizeof(body)) != 0)
+		return false;
+	snprintf(kv, sizeof(kv), "\"%s\":\"%s\"", key, val);
+	return strstr(body, kv) != NULL;
+}
+
+/*
+ * The handler put of check_clients() (8192 bytes, 4 packets of 2048, to
+ * a checksum context that copies them and writes a 32-byte result): the
+ * only checksum message node 1 ran. Its family and context show exactly
+ * one header, four payload and one completion invocation, all ok, with
+ * durations; the trace ring holds the six.
+ */
+static void
+check_handlers(int fd, unsigned pid, long long ctx, pid_t os_pid)
+{
+	const char *fam = "node1/family/checksum";
+	const char *kinds[] = { "header", "payload", "completion" };
+	const long long calls[] = { 1, 4, 1 };
+	char obj[64], cmd[64], key[64], *r = NULL;
+	bool seen[4] = { false };
+	unsigned i, k;
+
+	snprintf(obj, sizeof(obj), "node1/ctx%lld", ctx);
+	/* the HPUs store their counts before the ack; allow a moment */
+	for (i = 0;; i++) {
+		r = tel_query(fd, "/spinnic/handlers,1");
+		if ((json_num(r, fam, "calls") == 6 &&
+		     json_num(r, obj, "calls") == 6) || i == 100)
+			break;
+		free(r);
+		usleep(20000);
+	}
+	for (i = 0; i < 2; i++) {
+		const char *o = i == 0 ? fam : obj;
+
+		for (k = 0; k < 3; k++) {
+			snprintf(key, sizeof(key), "%s_calls", kinds[k]);
+			ITEST_CHECK(need(r, o, key) == calls[k],
+				    "%s: %s %lld, expected %lld: %s", o, key,
+				    need(r, o, key), calls[k], r);
+			snprintf(key, sizeof(key), "%s_ok", kinds[k]);
+			ITEST_CHECK(need(r, o, key) == calls[k], "%s: %s: %s",
+				    o, key, r);
+			snprintf(key, sizeof(key), "%s_error", kinds[k]);
+			ITEST_CHECK(need(r, o, key) == 0, "%s: %s: %s", o, key,
+				    r);
+			snprintf(key, sizeof(key), "%s_mean_ns", kinds[k]);
+			ITEST_CHECK(need(r, o, key) > 0, "%s: %s: %s", o, key,
+				    r);
+			snprintf(key, sizeof(key), "%s_max_ns", kinds[k]);
+			ITEST_CHECK(need(r, o, key) > 0, "%s: %s: %s", o, key,
+				    r);
+			snprintf(key, sizeof(key), "%s_p99_ns", kinds[k]);
+			ITEST_CHECK(need(r, o, key) > 0, "%s: %s: %s", o, key,
+				    r);
+		}
+		ITEST_CHECK(need(r, o, "calls") == 6 &&
+			    need(r, o, "errors") == 0, "%s: calls: %s", o, r);
+		ITEST_CHECK(need(r, o, "dma_bytes_to_host") == 8192 + 32,
+			    "%s: dma_bytes_to_host %lld: %s", o,
+			    need(r, o, "dma_bytes_to_host"), r);
+		ITEST_CHECK(need(r, o, "dma_bytes_from_host") == 0 &&
+			    need(r, o, "dma_rejects") == 0,
+			    "%s: dma: %s", o, r);
+		/* the checksum family has no sender-side handler */
+		ITEST_CHECK(json_num(r, o, "outbound_calls") == NO_KEY,
+			    "%s: outbound_calls: %s", o, r);
+	}
+	ITEST_CHECK(need(r, fam, "budget_us") == 100, "budget_us: %s", r);
+	ITEST_CHECK(need(r, obj, "pid") == pid, "%s pid: %s", obj, r);
+	ITEST_CHECK(need(r, obj, "os_pid") == (long long)os_pid,
+		    "%s os_pid: %s", obj, r);
+	ITEST_CHECK(need(r, obj, "live") == 1 && need(r, obj, "msgs") == 1,
+		    "%s live, msgs: %s", obj, r);
+	ITEST_CHECK(json_has_str(r, obj, "family", "checksum"),
+		    "%s family: %s", obj, r);
+	ITEST_CHECK(need(r, obj, "traced") == 6, "%s traced: %s", obj, r);
+	ITEST_CHECK(json_num(r, "node0/family/checksum", "calls") == NO_OBJ,
+		    "/spinnic/handlers,1 answered node0: %s", r);
+	free(r);
+	/* paging: the family is entry 0, the context entry 1 */
+	r = tel_query(fd, "/spinnic/handlers,1,1");
+	ITEST_CHECK(json_num(r, fam, "calls") == NO_OBJ &&
+		    need(r, obj, "calls") == 6 &&
+		    strstr(r, "\"not_shown\":0") != NULL,
+		    "/spinnic/handlers,1,1: %s", r);
+	free(r);
+
+	/* the trace: header first, completion last, the four packets */
+	snprintf(cmd, sizeof(cmd), "/spinnic/handler_trace,1,%lld", ctx);
+	r = tel_query(fd, cmd);
+	ITEST_CHECK(need(r, "/spinnic/handler_trace", "head") == 6 ||
+		    strstr(r, "\"head\":6") != NULL,
+		    "%s: head: %s", cmd, r);
+	ITEST_CHECK(json_has_str(r, "e1", "kind", "header") &&
+		    json_has_str(r, "e6", "kind", "completion"),
+		    "%s: header, completion: %s", cmd, r);
+	for (i = 2; i <= 5; i++) {
+		long long off;
+
+		snprintf(key, sizeof(key), "e%u", i);
+		ITEST_CHECK(json_has_str(r, key, "kind", "payload") &&
+			    json_has_str(r, key, "rc", "ok") &&
+			    need(r, key, "len") == 2048 &&
+			    need(r, key, "ns") > 0,
+			    "%s: %s: %s", cmd, key, r);
+		off = need(r, key, "offset");
+		ITEST_CHECK(off % 2048 == 0 && off / 2048 < 4 &&
+			    !seen[off / 2048], "%s: %s offset: %s", cmd, key,
+			    r);
+		seen[off / 2048] = true;
+	}
+	ITEST_CHECK(json_num(r, "e7", "len") == NO_OBJ, "%s: e7: %s", cmd, r);
+	free(r);
+	/* no such context: no data */
+	r = tel_query(fd, "/spinnic/handler_trace,1,65534");
+	ITEST_CHECK(strstr(r, "null") != NULL, "trace of no context: %s", r);
+	free(r);
+	fprintf(stderr, "itest_telemetry: /spinnic/handlers, /spinnic/handler_trace passed\n");
+}
+
 static void
 check_clients(int fd)
 {
@@ -248,7 +382,7 @@ check_clients(int fd)
 	const char *put[] = { "put", "len=8192", "match=0x42", "seed=4",
 			      target, pt, NULL };
 	unsigned nid, pid, ptn, i;
-	long long hers0, v;
+	long long hers0, v, ctx;
 	int st;
 
 	hers0 = hpu_sum(fd, 1, "hers");
@@ -285,7 +419,8 @@ check_clients(int fd)
 		    "ignore_bits of %s: %s", obj, r);
 	ITEST_CHECK(need(r, obj, "length") >= 8192, "length of %s: %s", obj,
 		    r);
-	ITEST_CHECK(need(r, obj, "ctx") >= 0, "no ctx in %s: %s", obj, r);
+	ctx = need(r, obj, "ctx");
+	ITEST_CHECK(ctx >= 0, "no ctx in %s: %s", obj, r);
 	ITEST_CHECK(strstr(r, "\"list\":\"priority\"") != NULL,
 		    "list of %s: %s", obj, r);
 	snprintf(obj, sizeof(obj), "node1/pid%u/me1", pid);
@@ -342,6 +477,7 @@ check_clients(int fd)
 		usleep(20000);
 	}
 	fprintf(stderr, "itest_telemetry: /spinnic/clients, /spinnic/mes, /spinnic/hpus passed\n");
+	check_handlers(fd, pid, ctx, h.pid);
 
 	/* gone once it detached */
 	close(h.in);
@@ -390,10 +526,12 @@ check_script(void)
 int
 main(void)
 {
+	const char *const opts[] = { "--handler-trace", "16", NULL };
+	const char *log;
 	int fd;
 
 	itest_init("itest_telemetry", 80);
-	itest_spinnic_start(NULL);
+	itest_spinnic_start(opts);
 	if (itest_log_word("telemetry: ", tel_path, sizeof(tel_path)) != 0 ||
 	    tel_path[0] != '/')
 		itest_fail("spinnic did not log its telemetry socket");
@@ -407,5 +545,12 @@ main(void)
 	close(fd);
 	itest_spinnic_finish();
 	itest_expect_no_drops();
+	/* the final counters: the checksum family's block */
+	log = itest_spinnic_log();
+	ITEST_CHECK(strstr(log, "  handlers: checksum (budget 100.0 us)\n    header     calls 1 ok 1 drop 0 proceed 0 error 0, mean ") != NULL &&
+		    strstr(log, "\n    payload    calls 4 ok 4 drop 0 proceed 0 error 0, mean ") != NULL &&
+		    strstr(log, "\n    completion calls 1 ok 1 ") != NULL &&
+		    strstr(log, "\n    dma 8224 B to host, 0 B from host, rejects 0 failures 0 put_errors 0\n") != NULL,
+		    "no handlers block for checksum in the final counters");
 	return 0;
 }
