@@ -104,7 +104,8 @@ start_node() { # I [extra options]
 		> "$dir/spinnic$i.log" 2>&1 &
 	pids[$i]=$!
 	for _ in $(seq 300); do
-		grep -q 'spinnic: ready' "$dir/spinnic$i.log" && return 0
+		grep -q 'spinnic: ready' "$dir/spinnic$i.log" &&
+			[ -S "$dir/node$i.sock" ] && return 0
 		kill -0 "${pids[$i]}" 2>/dev/null || break
 		sleep 0.1
 	done
