@@ -115,7 +115,6 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	struct ptl_pt *pt = NULL;
 	struct ptl_me *me = NULL;
 	enum match_drop why;
-	ptl_lock_t *held = &nic->lock;
 	uint32_t s = PTL_NIL;
 	unsigned kind, l;
 	uint8_t fail;
@@ -155,12 +154,6 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	if (!pt->enabled) {
 		why = MATCH_DROP_PT_DISABLED;
 		goto drop;
-	}
-	if (ptl_pt_lock_of(nic, pt) != held) {
-		/* hand over: the PT's lists under its own lock */
-		ptl_lock(ptl_pt_lock_of(nic, pt));
-		ptl_unlock(held);
-		held = ptl_pt_lock_of(nic, pt);
 	}
 
 	/* priority list, then overflow list; first acceptable entry wins */
@@ -276,7 +269,7 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 		m->uh = UH_REF(u, uh->gen);
 		PTL_STAT(nic, uh_stored);
 	}
-	ptl_unlock(held);
+	ptl_unlock(&nic->lock);
 	if (overflow)
 		PTL_STAT(nic, match_overflow);
 	else
@@ -299,7 +292,7 @@ drop:
 		rc = d->flow_err;
 		match_count(nic, d->flow_stat);
 	}
-	ptl_unlock(held);
+	ptl_unlock(&nic->lock);
 out_drop:
 	match_count(nic, d->stat);
 	m->ni_fail = fail;
@@ -343,23 +336,6 @@ match_end_me(struct ptl_client *c, unsigned kind, const struct ptl_match *m)
 		return;
 	ni->mes[m->me_slot].inflight--;
 	ptl_me_put_ref(c, kind, m->me_slot);
-}
-
-static void
-match_end(struct ptl_nic *nic, struct ptl_client *c, unsigned kind,
-	  const struct ptl_match *m, uint8_t fail, bool deliver)
-{
-	ptl_lock_t *l = &nic->lock;
-
-#ifdef PTL_LOCK_PER_PT
-	/* the arrays stay until the client (referenced by m) is freed */
-	if (c->ni[kind].allocated && m->pt_index < c->ni[kind].n_pt)
-		l = &c->ni[kind].pts[m->pt_index].lock;
-#endif
-	ptl_lock(l);
-	match_end_uh(c, kind, m, fail, deliver);
-	match_end_me(c, kind, m);
-	ptl_unlock(l);
 }
 
 void
@@ -411,7 +387,10 @@ ptl_match_complete(struct ptl_nic *nic, struct ptl_match *m, uint8_t ni_fail)
 	} else {
 		PTL_STAT(nic, inflight_dropped);
 	}
-	match_end(nic, c, kind, m, ni_fail, alive);
+	ptl_lock(&nic->lock);
+	match_end_uh(c, kind, m, ni_fail, alive);
+	match_end_me(c, kind, m);
+	ptl_unlock(&nic->lock);
 	m->c = NULL;
 	ptl_client_put(c);
 }
@@ -424,7 +403,10 @@ ptl_match_release(struct ptl_nic *nic, struct ptl_match *m)
 
 	if (c == NULL)
 		return;
-	match_end(nic, c, kind, m, SPINNIC_PTL_NI_DROPPED, false);
+	ptl_lock(&nic->lock);
+	match_end_uh(c, kind, m, SPINNIC_PTL_NI_DROPPED, false);
+	match_end_me(c, kind, m);
+	ptl_unlock(&nic->lock);
 	PTL_STAT(nic, inflight_dropped);
 	m->c = NULL;
 	ptl_client_put(c);

@@ -334,22 +334,17 @@ ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 	struct ptl_me *me;
 	unsigned kind;
 	uint32_t s;
-	int rc;
 
 	if (op == SPINNIC_CTRL_ME_UNLINK) {
 		me = ptl_me_get(c, r->me, &ni);
 		if (me == NULL || !me->linked)
 			return SPINNIC_PTL_ARG_INVALID;
-		pt = &ni->pts[me->pt_index];
-		ptl_pt_lock_nested(nic, pt);
-		if (me->inflight != 0) {
-			ptl_pt_unlock_nested(nic, pt);
+		if (me->inflight != 0)
 			return SPINNIC_PTL_IN_USE;
-		}
-		ptl_me_list_remove(ni, pt, ptl_handle_idx(r->me));
+		ptl_me_list_remove(ni, &ni->pts[me->pt_index],
+				   ptl_handle_idx(r->me));
 		if (me->refs == 0)
 			me_free_slot(nic, me);
-		ptl_pt_unlock_nested(nic, pt);
 		return SPINNIC_PTL_OK;
 	}
 	ni = ptl_ni_get(c, r->ni);
@@ -364,10 +359,7 @@ ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 		    r->list != SPINNIC_PTL_SEARCH_DELETE)
 			return SPINNIC_PTL_ARG_INVALID;
 		r->me = PTL_NONE;
-		ptl_pt_lock_nested(nic, pt);
-		rc = me_search(c, kind, pt, r);
-		ptl_pt_unlock_nested(nic, pt);
-		return rc;
+		return me_search(c, kind, pt, r);
 	}
 	if (r->list != SPINNIC_PTL_PRIORITY_LIST &&
 	    r->list != SPINNIC_PTL_OVERFLOW_LIST)
@@ -391,16 +383,13 @@ ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 	me->linked = false;
 	me->list = (uint8_t)r->list;
 	r->me = ptl_handle(kind, PTL_HT_ME, me->gen, s);
-	ptl_pt_lock_nested(nic, pt);
 	if (r->list == SPINNIC_PTL_PRIORITY_LIST &&
 	    me_claim_unexpected(c, kind, pt, me)) {
 		/* a use-once entry consumed by an unexpected message */
 		me_free_slot(nic, me);
-		ptl_pt_unlock_nested(nic, pt);
 		return SPINNIC_PTL_OK;
 	}
 	list_append(ni, pt, r->list, s);
-	ptl_pt_unlock_nested(nic, pt);
 	if (!(r->options & SPINNIC_PTL_ME_EVENT_LINK_DISABLE)) {
 		struct spinnic_event ev;
 

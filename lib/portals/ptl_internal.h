@@ -173,11 +173,6 @@ struct ptl_uh {
 };
 
 struct ptl_pt {
-#ifdef PTL_LOCK_PER_PT
-	/* prototype (doc/NOTES.md, lock granularity): this PT's lists and
-	 * unexpected headers; taken after nic->lock */
-	ptl_lock_t lock;
-#endif
 	bool used;
 	bool enabled;
 	uint32_t options;
@@ -244,34 +239,6 @@ struct ptl_nic {
 	uint64_t op_key;      /* random: message ids are not guessable */
 	struct ptl_nic_stats stats;
 };
-
-/* the lock of one PT's lists: nic->lock, or the PT's own (prototype) */
-static inline ptl_lock_t *
-ptl_pt_lock_of(struct ptl_nic *nic, struct ptl_pt *pt)
-{
-#ifdef PTL_LOCK_PER_PT
-	(void)nic;
-	return &pt->lock;
-#else
-	(void)pt;
-	return &nic->lock;
-#endif
-}
-
-/* nic->lock held: also take pt's list lock when it is another one */
-static inline void
-ptl_pt_lock_nested(struct ptl_nic *nic, struct ptl_pt *pt)
-{
-	if (ptl_pt_lock_of(nic, pt) != &nic->lock)
-		ptl_lock(ptl_pt_lock_of(nic, pt));
-}
-
-static inline void
-ptl_pt_unlock_nested(struct ptl_nic *nic, struct ptl_pt *pt)
-{
-	if (ptl_pt_lock_of(nic, pt) != &nic->lock)
-		ptl_unlock(ptl_pt_lock_of(nic, pt));
-}
 
 #define PTL_OP_SLOT_BITS 24
 #define PTL_OP_SLOT_MASK ((1ull << PTL_OP_SLOT_BITS) - 1)
