@@ -21,11 +21,69 @@ ptl_pt_disable_flowctrl(struct ptl_client *c, unsigned kind,
 	ptl_eq_post(c, pt->eq, &ev);
 }
 
-static int
-match_fail(struct ptl_match *m, uint8_t fail, int rc)
+/* Why ptl_nic_match drops a message: the counter it bumps, the failure
+ * and errno it reports, and, for the reasons flow control covers, what
+ * they become on a flow-controlled PT (which the drop disables). */
+enum match_drop {
+	MATCH_DROP_BAD_HDR,
+	MATCH_DROP_NO_TARGET,
+	MATCH_DROP_BAD_PT,
+	MATCH_DROP_TOO_LONG,
+	MATCH_DROP_PT_DISABLED,
+	MATCH_DROP_NO_MATCH,
+	MATCH_DROP_OP,
+	MATCH_DROP_PERM,
+	MATCH_DROP_UH_FULL,
+	MATCH_DROP_EQ_FULL,
+};
+
+#define MATCH_STAT(f) (offsetof(struct ptl_nic_stats, f) / sizeof(uint64_t))
+#define MATCH_NO_STAT UINT8_MAX
+#define MATCH_NO_SR UINT8_MAX
+
+static const struct match_drop_info {
+	uint8_t stat;       /* index in struct ptl_nic_stats, or none */
+	uint8_t sr;         /* status register besides DROP_COUNT, or none */
+	uint8_t fail;
+	int err;
+	int flow_err;       /* 0: flow control does not apply */
+	uint8_t flow_stat;  /* counted as well when it does */
+} match_drops[] = {
+	[MATCH_DROP_BAD_HDR] = { MATCH_STAT(drop_no_target), MATCH_NO_SR,
+		SPINNIC_PTL_NI_DROPPED, -EINVAL, 0, MATCH_NO_STAT },
+	[MATCH_DROP_NO_TARGET] = { MATCH_STAT(drop_no_target), MATCH_NO_SR,
+		SPINNIC_PTL_NI_UNDELIVERABLE, -ESRCH, 0, MATCH_NO_STAT },
+	[MATCH_DROP_BAD_PT] = { MATCH_STAT(drop_bad_pt), MATCH_NO_SR,
+		SPINNIC_PTL_NI_DROPPED, -EINVAL, 0, MATCH_NO_STAT },
+	/* longer than the target NI's max_msg_size (its limits) */
+	[MATCH_DROP_TOO_LONG] = { MATCH_STAT(drop_too_long), MATCH_NO_SR,
+		SPINNIC_PTL_NI_DROPPED, -EMSGSIZE, 0, MATCH_NO_STAT },
+	[MATCH_DROP_PT_DISABLED] = { MATCH_STAT(drop_pt_disabled),
+		MATCH_NO_SR, SPINNIC_PTL_NI_PT_DISABLED, -EAGAIN, 0,
+		MATCH_NO_STAT },
+	[MATCH_DROP_NO_MATCH] = { MATCH_STAT(drop_no_match), MATCH_NO_SR,
+		SPINNIC_PTL_NI_DROPPED, -ENOENT, -EAGAIN, MATCH_NO_STAT },
+	[MATCH_DROP_OP] = { MATCH_STAT(drop_op),
+		SPINNIC_PTL_SR_OPERATION_VIOLATIONS,
+		SPINNIC_PTL_NI_OP_VIOLATION, -EPERM, 0, MATCH_NO_STAT },
+	[MATCH_DROP_PERM] = { MATCH_STAT(drop_perm),
+		SPINNIC_PTL_SR_PERMISSION_VIOLATIONS,
+		SPINNIC_PTL_NI_PERM_VIOLATION, -EACCES, 0, MATCH_NO_STAT },
+	[MATCH_DROP_UH_FULL] = { MATCH_STAT(drop_uh_full), MATCH_NO_SR,
+		SPINNIC_PTL_NI_DROPPED, -ENOSPC, -ENOSPC,
+		MATCH_STAT(drop_pt_disabled) },
+	/* only checked on a flow-controlled PT */
+	[MATCH_DROP_EQ_FULL] = { MATCH_NO_STAT, MATCH_NO_SR,
+		SPINNIC_PTL_NI_DROPPED, -EAGAIN, -EAGAIN,
+		MATCH_STAT(drop_pt_disabled) },
+};
+
+static void
+match_count(struct ptl_nic *nic, uint8_t stat)
 {
-	m->ni_fail = fail;
-	return rc;
+	if (stat != MATCH_NO_STAT)
+		__atomic_fetch_add((uint64_t *)&nic->stats + stat, 1,
+				   __ATOMIC_RELAXED);
 }
 
 /* a free slot; the caller checked uh_used < n_uh */
@@ -49,25 +107,29 @@ int
 ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	      struct ptl_match *m)
 {
-	bool need_put, need_get, matching, overflow, keep_uh;
+	const struct match_drop_info *d;
+	bool matching, overflow, keep_uh;
 	uint64_t loff = 0, mlen = 0;
 	struct ptl_client *c;
-	struct ptl_ni *ni;
-	struct ptl_pt *pt;
+	struct ptl_ni *ni = NULL;
+	struct ptl_pt *pt = NULL;
 	struct ptl_me *me = NULL;
+	enum match_drop why;
 	uint32_t s = PTL_NIL;
 	unsigned kind, l;
+	uint8_t fail;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
-	m->ni_fail = SPINNIC_PTL_NI_UNDELIVERABLE;
 	/* Any packet of a message may arrive first: each carries the header. */
 	if (!(hdr->type == SPINNIC_WIRE_T_DATA ||
 	      hdr->type == SPINNIC_WIRE_T_GET) ||
 	    hdr->op == 0 || hdr->op >= SPINNIC_WIRE_OP_MAX ||
 	    hdr->ni >= SPINNIC_WIRE_NI_KINDS) {
-		PTL_STAT(nic, drop_no_target);
-		return match_fail(m, SPINNIC_PTL_NI_DROPPED, -EINVAL);
+		d = &match_drops[MATCH_DROP_BAD_HDR];
+		fail = d->fail;
+		rc = d->err;
+		goto out_drop;
 	}
 	ptl_lock(&nic->lock);
 	kind = hdr->ni;
@@ -75,31 +137,23 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	    hdr->dst.pid < nic->conf.max_clients ?
 	    nic->clients[hdr->dst.pid] : NULL;
 	if (c == NULL || !ptl_client_is_alive(c) || !c->ni[kind].active) {
-		ptl_unlock(&nic->lock);
-		PTL_STAT(nic, drop_no_target);
-		return match_fail(m, SPINNIC_PTL_NI_UNDELIVERABLE, -ESRCH);
+		why = MATCH_DROP_NO_TARGET;
+		goto drop;
 	}
 	ni = &c->ni[kind];
 	matching = !(kind & SPINNIC_WIRE_NI_NO_MATCHING);
 	if (hdr->pt_index >= ni->n_pt || !ni->pts[hdr->pt_index].used) {
-		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
-		ptl_unlock(&nic->lock);
-		PTL_STAT(nic, drop_bad_pt);
-		return match_fail(m, SPINNIC_PTL_NI_DROPPED, -EINVAL);
+		why = MATCH_DROP_BAD_PT;
+		goto drop;
 	}
 	pt = &ni->pts[hdr->pt_index];
 	if (hdr->msg_len > ni->lim.max_msg_size) {
-		/* longer than the target NI's max_msg_size (its limits) */
-		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
-		ptl_unlock(&nic->lock);
-		PTL_STAT(nic, drop_too_long);
-		return match_fail(m, SPINNIC_PTL_NI_DROPPED, -EMSGSIZE);
+		why = MATCH_DROP_TOO_LONG;
+		goto drop;
 	}
 	if (!pt->enabled) {
-		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
-		ptl_unlock(&nic->lock);
-		PTL_STAT(nic, drop_pt_disabled);
-		return match_fail(m, SPINNIC_PTL_NI_PT_DISABLED, -EAGAIN);
+		why = MATCH_DROP_PT_DISABLED;
+		goto drop;
 	}
 
 	/* priority list, then overflow list; first acceptable entry wins */
@@ -114,59 +168,26 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 		}
 	}
 	if (me == NULL) {
-		PTL_STAT(nic, drop_no_match);
-		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
-		if (pt->options & SPINNIC_PTL_PT_FLOWCTRL) {
-			ptl_pt_disable_flowctrl(c, kind, pt, hdr->pt_index);
-			ptl_unlock(&nic->lock);
-			return match_fail(m, SPINNIC_PTL_NI_PT_DISABLED,
-					  -EAGAIN);
-		}
-		ptl_unlock(&nic->lock);
-		return match_fail(m, SPINNIC_PTL_NI_DROPPED, -ENOENT);
+		why = MATCH_DROP_NO_MATCH;
+		goto drop;
 	}
 	overflow = me->list == SPINNIC_PTL_OVERFLOW_LIST;
-
-	need_put = hdr->op != SPINNIC_WIRE_OP_GET;
-	need_get = hdr->op == SPINNIC_WIRE_OP_GET ||
-		   hdr->op == SPINNIC_WIRE_OP_FETCH_ATOMIC ||
-		   hdr->op == SPINNIC_WIRE_OP_SWAP;
-	if ((need_put && !(me->options & SPINNIC_PTL_ME_OP_PUT)) ||
-	    (need_get && !(me->options & SPINNIC_PTL_ME_OP_GET))) {
-		ni->sr[SPINNIC_PTL_SR_OPERATION_VIOLATIONS]++;
-		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
-		ptl_unlock(&nic->lock);
-		PTL_STAT(nic, drop_op);
-		return match_fail(m, SPINNIC_PTL_NI_OP_VIOLATION, -EPERM);
-	}
-	if (me->uid != SPINNIC_PTL_UID_ANY && me->uid != hdr->uid) {
-		ni->sr[SPINNIC_PTL_SR_PERMISSION_VIOLATIONS]++;
-		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
-		ptl_unlock(&nic->lock);
-		PTL_STAT(nic, drop_perm);
-		return match_fail(m, SPINNIC_PTL_NI_PERM_VIOLATION, -EACCES);
+	rc = ptl_me_check_perms(me, hdr->op, hdr->uid);
+	if (rc < 0) {
+		why = rc == -EPERM ? MATCH_DROP_OP : MATCH_DROP_PERM;
+		goto drop;
 	}
 	keep_uh = overflow &&
 		  !(me->options & SPINNIC_PTL_ME_UNEXPECTED_HDR_DISABLE);
-	rc = 0;
 	if (keep_uh && ni->uh_used >= ni->n_uh) {
-		PTL_STAT(nic, drop_uh_full);
-		rc = -ENOSPC;
-	} else if ((pt->options & SPINNIC_PTL_PT_FLOWCTRL) &&
-		   !(me->options & SPINNIC_PTL_ME_EVENT_COMM_DISABLE) &&
-		   ptl_eq_full(c, pt->eq)) {
-		rc = -EAGAIN;
+		why = MATCH_DROP_UH_FULL;
+		goto drop;
 	}
-	if (rc < 0) {
-		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
-		if (pt->options & SPINNIC_PTL_PT_FLOWCTRL) {
-			ptl_pt_disable_flowctrl(c, kind, pt, hdr->pt_index);
-			ptl_unlock(&nic->lock);
-			PTL_STAT(nic, drop_pt_disabled);
-			return match_fail(m, SPINNIC_PTL_NI_PT_DISABLED, rc);
-		}
-		ptl_unlock(&nic->lock);
-		return match_fail(m, SPINNIC_PTL_NI_DROPPED, rc);
+	if ((pt->options & SPINNIC_PTL_PT_FLOWCTRL) &&
+	    !(me->options & SPINNIC_PTL_ME_EVENT_COMM_DISABLE) &&
+	    ptl_eq_full(c, pt->eq)) {
+		why = MATCH_DROP_EQ_FULL;
+		goto drop;
 	}
 
 	/* matched: fill the self-contained result */
@@ -254,6 +275,28 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	else
 		PTL_STAT(nic, match_priority);
 	return 0;
+
+drop:
+	/* the one exit of a dropped message: count the reason, unlock */
+	d = &match_drops[why];
+	fail = d->fail;
+	rc = d->err;
+	if (ni != NULL) {
+		ni->sr[SPINNIC_PTL_SR_DROP_COUNT]++;
+		if (d->sr != MATCH_NO_SR)
+			ni->sr[d->sr]++;
+	}
+	if (d->flow_err != 0 && (pt->options & SPINNIC_PTL_PT_FLOWCTRL)) {
+		ptl_pt_disable_flowctrl(c, kind, pt, hdr->pt_index);
+		fail = SPINNIC_PTL_NI_PT_DISABLED;
+		rc = d->flow_err;
+		match_count(nic, d->flow_stat);
+	}
+	ptl_unlock(&nic->lock);
+out_drop:
+	match_count(nic, d->stat);
+	m->ni_fail = fail;
+	return rc;
 }
 
 /* nic->lock held: the unexpected header of a finished message */

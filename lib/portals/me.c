@@ -176,8 +176,8 @@ ptl_uh_deliver_claim(struct ptl_client *c, struct ptl_pt *pt,
 			   ok ? 0 : 1);
 }
 
-bool
-ptl_me_permits(const struct ptl_me *me, uint8_t wire_op, uint32_t uid)
+int
+ptl_me_check_perms(const struct ptl_me *me, uint8_t wire_op, uint32_t uid)
 {
 	bool need_put = wire_op != SPINNIC_WIRE_OP_GET;
 	bool need_get = wire_op == SPINNIC_WIRE_OP_GET ||
@@ -186,8 +186,10 @@ ptl_me_permits(const struct ptl_me *me, uint8_t wire_op, uint32_t uid)
 
 	if ((need_put && !(me->options & SPINNIC_PTL_ME_OP_PUT)) ||
 	    (need_get && !(me->options & SPINNIC_PTL_ME_OP_GET)))
-		return false;
-	return me->uid == SPINNIC_PTL_UID_ANY || me->uid == uid;
+		return -EPERM;
+	if (me->uid != SPINNIC_PTL_UID_ANY && me->uid != uid)
+		return -EACCES;
+	return 0;
 }
 
 /* The data is already placed: bits and ids decide (and, for an entry

@@ -293,7 +293,17 @@ bool ptl_me_accepts(const struct ptl_me *me, bool matching,
 		    const struct spinnic_pid *src, uint64_t match_bits,
 		    uint64_t rlength, uint64_t roff, uint64_t *loff_p,
 		    uint64_t *mlen_p);
-bool ptl_me_permits(const struct ptl_me *me, uint8_t wire_op, uint32_t uid);
+/* May a message of wire_op from uid use this entry? The one check of
+ * matching (ptl_nic_match) and of unexpected headers (ME append): 0,
+ * -EPERM (the entry does not allow the operation), -EACCES (uid). */
+int ptl_me_check_perms(const struct ptl_me *me, uint8_t wire_op,
+		       uint32_t uid);
+
+static inline bool
+ptl_me_permits(const struct ptl_me *me, uint8_t wire_op, uint32_t uid)
+{
+	return ptl_me_check_perms(me, wire_op, uid) == 0;
+}
 unsigned ptl_event_kind(uint8_t wire_op, bool overflow);
 void ptl_uh_deliver_claim(struct ptl_client *c, struct ptl_pt *pt,
 			  uint32_t pt_index, const struct ptl_uh *u);

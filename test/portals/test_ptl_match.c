@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include "ptl_test.h"
+#include "ptl_internal.h" /* ptl_me_check_perms */
 
 static void
 stats(struct t_env *e, struct ptl_nic_stats *s)
@@ -681,6 +682,142 @@ test_non_matching_ni(void **state)
 
 static int released;
 
+/* Matching and the unexpected-header claim use ptl_me_check_perms: every
+ * (operation, entry permissions, entry uid, initiator uid) gives the
+ * function's outcome on the wire, and the violations are counted. */
+static void
+test_permissions_one_check(void **state)
+{
+	static const uint8_t ops[] = {
+		SPINNIC_WIRE_OP_PUT, SPINNIC_WIRE_OP_GET,
+		SPINNIC_WIRE_OP_ATOMIC, SPINNIC_WIRE_OP_FETCH_ATOMIC,
+		SPINNIC_WIRE_OP_SWAP,
+	};
+	static const uint32_t opts[] = {
+		SPINNIC_PTL_ME_OP_PUT, SPINNIC_PTL_ME_OP_GET,
+		SPINNIC_PTL_ME_OP_PUT | SPINNIC_PTL_ME_OP_GET,
+	};
+	static const uint32_t me_uids[] = { SPINNIC_PTL_UID_ANY, 5 };
+	static const uint32_t hdr_uids[] = { 5, 1000 };
+	uint64_t n_op = 0, n_perm = 0, n_drop = 0, bits = 0;
+	unsigned a, b, u, v;
+	struct ptl_nic_stats st;
+	struct t_env e;
+
+	(void)state;
+	t_env_setup_opts(&e, 1024, 0, NULL);
+	for (a = 0; a < 5; a++)
+	for (b = 0; b < 3; b++)
+	for (u = 0; u < 2; u++)
+	for (v = 0; v < 2; v++) {
+		struct ptl_me me;
+		struct spinnic_pkt h;
+		struct ptl_match m;
+		struct t_me tm;
+		int want;
+
+		memset(&me, 0, sizeof(me));
+		me.options = opts[b];
+		me.uid = me_uids[u];
+		want = ptl_me_check_perms(&me, ops[a], hdr_uids[v]);
+		assert_true(want == 0 || want == -EPERM || want == -EACCES);
+		assert_int_equal(ptl_me_permits(&me, ops[a], hdr_uids[v]),
+				 want == 0);
+		t_me_default(&tm);
+		tm.options = opts[b] | SPINNIC_PTL_ME_USE_ONCE |
+			     SPINNIC_PTL_ME_EVENT_LINK_DISABLE |
+			     SPINNIC_PTL_ME_EVENT_COMM_DISABLE |
+			     SPINNIC_PTL_ME_EVENT_UNLINK_DISABLE;
+		tm.uid = me_uids[u];
+		tm.match_bits = ++bits;
+		t_me_append(&e, &tm);
+		t_hdr(&e, &h, bits, 8);
+		h.op = ops[a];
+		h.uid = hdr_uids[v];
+		if (ops[a] == SPINNIC_WIRE_OP_GET) {
+			h.type = SPINNIC_WIRE_T_GET;
+			h.pay_len = 0;
+		}
+		assert_int_equal(ptl_nic_match(e.nic, &h, &m), want);
+		if (want == 0) {
+			assert_int_equal(m.ni_fail, SPINNIC_PTL_NI_OK);
+			ptl_match_complete(e.nic, &m, SPINNIC_PTL_NI_OK);
+			continue;
+		}
+		n_drop++;
+		if (want == -EPERM) {
+			n_op++;
+			assert_int_equal(m.ni_fail,
+					 SPINNIC_PTL_NI_OP_VIOLATION);
+		} else {
+			n_perm++;
+			assert_int_equal(m.ni_fail,
+					 SPINNIC_PTL_NI_PERM_VIOLATION);
+		}
+	}
+	assert_true(n_op > 0 && n_perm > 0);
+	stats(&e, &st);
+	assert_int_equal(st.drop_op, n_op);
+	assert_int_equal(st.drop_perm, n_perm);
+	assert_int_equal(t_status(&e, SPINNIC_PTL_SR_DROP_COUNT), n_drop);
+	assert_int_equal(t_status(&e, SPINNIC_PTL_SR_OPERATION_VIOLATIONS),
+			 n_op);
+	assert_int_equal(t_status(&e, SPINNIC_PTL_SR_PERMISSION_VIOLATIONS),
+			 n_perm);
+	t_env_teardown(&e);
+}
+
+/* An unexpected header is claimed only by an entry that permits it (the
+ * same check as matching): a uid mismatch leaves it for the next one. */
+static void
+test_unexpected_claim_perms(void **state)
+{
+	struct t_env e;
+	struct spinnic_pkt h;
+	struct ptl_match m;
+	struct t_me over, prio;
+	struct spinnic_event ev;
+	struct ptl_nic_stats st;
+
+	(void)state;
+	t_env_setup(&e);
+	/* a catch-all overflow buffer keeps the header */
+	t_me_default(&over);
+	over = (struct t_me){ .list = SPINNIC_PTL_OVERFLOW_LIST,
+			      .options = SPINNIC_PTL_ME_OP_PUT |
+					 SPINNIC_PTL_ME_MANAGE_LOCAL,
+			      .uid = SPINNIC_PTL_UID_ANY, .ct = over.ct,
+			      .ctx = over.ctx, .off = T_BUF_OFF + 8192,
+			      .length = 4096, .ignore_bits = ~0ull,
+			      .match_id = over.match_id };
+	t_me_append(&e, &over);
+	t_hdr(&e, &h, 9, 16);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+	assert_int_equal(m.list, PTL_MATCH_OVERFLOW);
+	ptl_match_complete(e.nic, &m, SPINNIC_PTL_NI_OK);
+	t_ev_drain(&e, T_EQ_OFF);
+
+	/* uid 5 may not take a message from uid 1000 */
+	t_me_default(&prio);
+	prio.options |= SPINNIC_PTL_ME_EVENT_LINK_DISABLE;
+	prio.match_bits = 9;
+	prio.uid = 5;
+	t_me_append(&e, &prio);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), -1);
+	stats(&e, &st);
+	assert_int_equal(st.uh_claimed, 0);
+	/* uid 1000 may */
+	prio.uid = 1000;
+	prio.user_ptr = 0x1000;
+	t_me_append(&e, &prio);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+			 SPINNIC_PTL_EVENT_PUT_OVERFLOW);
+	assert_int_equal(ev.user_ptr, 0x1000);
+	stats(&e, &st);
+	assert_int_equal(st.uh_claimed, 1);
+	t_env_teardown(&e);
+}
+
 static void
 count_release(void *arg, void *region, size_t size)
 {
@@ -826,6 +963,8 @@ main(void)
 		cmocka_unit_test(test_unexpected_search),
 		cmocka_unit_test(test_priority_append_hits_unexpected),
 		cmocka_unit_test(test_permissions),
+		cmocka_unit_test(test_permissions_one_check),
+		cmocka_unit_test(test_unexpected_claim_perms),
 		cmocka_unit_test(test_targets_and_pt),
 		cmocka_unit_test(test_flow_control),
 		cmocka_unit_test(test_uh_full),
