@@ -225,7 +225,7 @@ int shim_ctrl_call(struct spinnic_ctrl_msg *msg);
 /** Non-zero if the NIC hung up (checks the socket without blocking). */
 int shim_ctrl_gone(void);
 
-/* ---- objects (shim_ni.c) ---------------------------------------------- */
+/* ---- objects (shim_ni.c, shim_obj.c, shim_map.c, ...) ---------------------------------------------- */
 
 /** NI from an NI handle, NULL if invalid. */
 struct shim_ni *shim_ni_get(ptl_handle_ni_t h, unsigned *slot_p);
@@ -250,13 +250,31 @@ int shim_entry_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 		      ptl_handle_any_t *h_p);
 /** Check that the library is initialized and the NIC alive. */
 int shim_ready(void);
+/** Whether a PT index is within the NI's limits (not PTL_PT_ANY). */
+static inline int shim_pt_index_ok(const struct shim_ni *ni, ptl_pt_index_t i)
+{
+	return ni->limits.max_pt_index < 0 ||
+		i <= (ptl_pt_index_t)ni->limits.max_pt_index;
+}
+/** Bytes described by start/length/options (shim_md.c); -1 if invalid. */
+int64_t shim_mem_bytes(const struct shim_ni *ni, const void *start,
+		       ptl_size_t length, unsigned int options);
 
 /* ---- command ring (shim_cmd.c) ---------------------------------------- */
 
 /** Post a command (blocks while the ring is full). @return PTL_* code. */
 int shim_cmd_post(const struct spinnic_cmd *cmd);
 
-/* ---- waiting (shim_eq.c) ----------------------------------------------- */
+/* ---- waiting (shim_wait.c) --------------------------------------------- */
+
+/* spins of a wait before it sleeps */
+#define SHIM_WAIT_SPINS 2000
+
+/** Sleep until one of the words changes or ms pass. */
+void shim_futex_wait_any(volatile uint32_t *const *addrs, const uint32_t *vals,
+			 unsigned n, int ms);
+/** CLOCK_MONOTONIC in milliseconds. */
+uint64_t shim_now_ms(void);
 
 /** futex wait on a shared word, bounded by ms. */
 void shim_futex_wait(volatile uint32_t *addr, uint32_t val, int ms);

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Counting events: allocation, reading and waiting on the records the
+ * NIC writes into the region, and CTSet/CTInc through the command ring.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim_internal.h"
+
+int
+PtlCTAlloc(ptl_handle_ni_t ni_handle, ptl_handle_ct_t *ct_handle)
+{
+	struct spinnic_ctrl_msg msg;
+	struct spinnic_ct *rec;
+	struct shim_ni *ni;
+	struct shim_obj *o;
+	unsigned slot;
+	ptl_handle_any_t h;
+	int rc;
+
+	if (shim_ready() != PTL_OK)
+		return PTL_NO_INIT;
+	ni = shim_ni_get(ni_handle, &slot);
+	if (ni == NULL || ct_handle == NULL)
+		return PTL_ARG_INVALID;
+	rec = shim_heap_alloc(sizeof(*rec));
+	if (rec == NULL)
+		return PTL_NO_SPACE;
+	memset(rec, 0, sizeof(*rec));
+	pthread_mutex_lock(&shim_g.lock);
+	o = shim_obj_alloc(ni, slot, SHIM_KIND_CT, &h);
+	pthread_mutex_unlock(&shim_g.lock);
+	if (o == NULL) {
+		shim_heap_free(rec);
+		return PTL_NO_SPACE;
+	}
+	memset(&msg, 0, sizeof(msg));
+	msg.op = SPINNIC_CTRL_CT_ALLOC;
+	msg.u.ct.ni = ni->nic_ni;
+	msg.u.ct.ct = SPINNIC_HANDLE_NONE;
+	msg.u.ct.ct_off = shim_region_off(rec);
+	rc = shim_ctrl_call(&msg);
+	if (rc != PTL_OK) {
+		shim_obj_release(o);
+		shim_heap_free(rec);
+		return rc;
+	}
+	o->nic_id = msg.u.ct.ct;
+	o->u.ct.rec = rec;
+	*ct_handle = h;
+	return PTL_OK;
+}
+
+int
+PtlCTFree(ptl_handle_ct_t ct_handle)
+{
+	struct spinnic_ctrl_msg msg;
+	struct shim_ni *ni;
+	struct shim_obj *o;
+	int rc;
+
+	if (shim_ready() != PTL_OK)
+		return PTL_NO_INIT;
+	o = shim_obj_get(ct_handle, SHIM_KIND_CT, &ni);
+	if (o == NULL || o->closing)
+		return PTL_ARG_INVALID;
+	memset(&msg, 0, sizeof(msg));
+	msg.op = SPINNIC_CTRL_CT_FREE;
+	msg.u.ct.ni = ni->nic_ni;
+	msg.u.ct.ct = o->nic_id;
+	rc = shim_ctrl_call(&msg);
+	if (rc != PTL_OK && rc != PTL_FAIL)
+		return rc;
+	shim_obj_drain(o, &o->u.ct.rec->futex);
+	shim_heap_free(o->u.ct.rec);
+	shim_obj_release(o);
+	return rc;
+}
+
+/* ---- reading and waiting ------------------------------------------------- */
+
+/* A consistent (success, failure) pair: the NIC bumps futex after each
+ * change, so equal futex values around the reads mean no change between. */
+static void
+ct_read(const struct spinnic_ct *c, ptl_ct_event_t *ev)
+{
+	for (int i = 0; i < 64; i++) {
+		uint32_t f = __atomic_load_n(&c->futex, __ATOMIC_ACQUIRE);
+
+		ev->success = __atomic_load_n(&c->success, __ATOMIC_ACQUIRE);
+		ev->failure = __atomic_load_n(&c->failure, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&c->futex, __ATOMIC_ACQUIRE) == f)
+			return;
+	}
+}
+
+int
+PtlCTGet(ptl_handle_ct_t ct_handle, ptl_ct_event_t *event)
+{
+	struct shim_obj *o;
+
+	if (shim_ready() != PTL_OK)
+		return PTL_NO_INIT;
+	o = shim_obj_get(ct_handle, SHIM_KIND_CT, NULL);
+	if (o == NULL || event == NULL)
+		return PTL_ARG_INVALID;
+	ct_read(o->u.ct.rec, event);
+	return PTL_OK;
+}
+
+static int
+ct_poll(const ptl_handle_ct_t *hs, const ptl_size_t *tests, unsigned n,
+	ptl_time_t timeout, ptl_ct_event_t *ev, unsigned *which)
+{
+	struct shim_obj *objs_stack[8], **objs = objs_stack;
+	volatile uint32_t *words_stack[8], **words = words_stack;
+	uint32_t vals_stack[8], *vals = vals_stack;
+	uint64_t deadline = 0;
+	unsigned i, spins = 0;
+	int rc = PTL_ARG_INVALID;
+
+	if (shim_ready() != PTL_OK)
+		return PTL_NO_INIT;
+	if (hs == NULL || tests == NULL || n == 0 || ev == NULL ||
+	    which == NULL)
+		return PTL_ARG_INVALID;
+	if (n > 8) {
+		objs = malloc(n * sizeof(*objs));
+		words = malloc(n * sizeof(*words));
+		vals = malloc(n * sizeof(*vals));
+		if (objs == NULL || words == NULL || vals == NULL) {
+			rc = PTL_NO_SPACE;
+			goto out;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		objs[i] = shim_obj_get(hs[i], SHIM_KIND_CT, NULL);
+		if (objs[i] == NULL)
+			goto out;
+		words[i] = &objs[i]->u.ct.rec->futex;
+	}
+	for (i = 0; i < n; i++)
+		__atomic_add_fetch(&objs[i]->waiters, 1, __ATOMIC_SEQ_CST);
+	if (timeout != PTL_TIME_FOREVER)
+		deadline = shim_now_ms() + timeout;
+	rc = PTL_CT_NONE_REACHED;
+	for (;;) {
+		int sleep_ok = spins >= SHIM_WAIT_SPINS;
+
+		for (i = 0; i < n; i++) {
+			if (__atomic_load_n(&objs[i]->closing, __ATOMIC_ACQUIRE)) {
+				rc = PTL_INTERRUPTED;
+				goto leave;
+			}
+			vals[i] = __atomic_load_n(words[i], __ATOMIC_ACQUIRE);
+			if (sleep_ok)
+				__atomic_add_fetch(&objs[i]->u.ct.rec->waiters,
+						   1, __ATOMIC_SEQ_CST);
+		}
+		for (i = 0; i < n; i++) {
+			ct_read(objs[i]->u.ct.rec, ev);
+			if (ev->success + ev->failure >= tests[i]) {
+				*which = i;
+				rc = PTL_OK;
+				break;
+			}
+		}
+		if (rc != PTL_OK && sleep_ok) {
+			uint64_t left = (uint64_t)shim_g.slice_ms;
+
+			if (timeout != PTL_TIME_FOREVER) {
+				uint64_t t = shim_now_ms();
+
+				left = t >= deadline ? 0 : deadline - t;
+				if (left > (uint64_t)shim_g.slice_ms)
+					left = (uint64_t)shim_g.slice_ms;
+			}
+			if (left > 0 && !shim_ctrl_gone())
+				shim_futex_wait_any(words, vals, n, (int)left);
+		}
+		if (sleep_ok) {
+			for (i = 0; i < n; i++)
+				__atomic_sub_fetch(&objs[i]->u.ct.rec->waiters,
+						   1, __ATOMIC_SEQ_CST);
+		}
+		if (rc == PTL_OK)
+			goto leave;
+		if (timeout != PTL_TIME_FOREVER && shim_now_ms() >= deadline)
+			goto leave;
+		if (shim_g.dead) {
+			rc = PTL_INTERRUPTED;
+			goto leave;
+		}
+		if (!sleep_ok) {
+			spins++;
+			shim_cpu_relax();
+		}
+	}
+leave:
+	for (i = 0; i < n; i++)
+		__atomic_sub_fetch(&objs[i]->waiters, 1, __ATOMIC_SEQ_CST);
+out:
+	if (n > 8) {
+		free(objs);
+		free(words);
+		free(vals);
+	}
+	return rc;
+}
+
+int
+PtlCTWait(ptl_handle_ct_t ct_handle, ptl_size_t test, ptl_ct_event_t *event)
+{
+	unsigned which;
+
+	return ct_poll(&ct_handle, &test, 1, PTL_TIME_FOREVER, event, &which);
+}
+
+int
+PtlCTPoll(const ptl_handle_ct_t *ct_handles, const ptl_size_t *tests,
+	  unsigned int size, ptl_time_t timeout, ptl_ct_event_t *event,
+	  unsigned int *which)
+{
+	return ct_poll(ct_handles, tests, size, timeout, event, which);
+}
+
+static int
+ct_op(uint16_t op, ptl_handle_ct_t ct_handle, ptl_ct_event_t v)
+{
+	struct spinnic_cmd cmd;
+	struct shim_ni *ni;
+	struct shim_obj *o;
+
+	if (shim_ready() != PTL_OK)
+		return PTL_NO_INIT;
+	o = shim_obj_get(ct_handle, SHIM_KIND_CT, &ni);
+	if (o == NULL || o->closing)
+		return PTL_ARG_INVALID;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.op = op;
+	cmd.ni = ni->nic_ni;
+	cmd.md = o->nic_id;
+	cmd.ct_success = v.success;
+	cmd.ct_failure = v.failure;
+	return shim_cmd_post(&cmd);
+}
+
+int
+PtlCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct)
+{
+	return ct_op(SPINNIC_CMD_CT_SET, ct_handle, new_ct);
+}
+
+int
+PtlCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment)
+{
+	return ct_op(SPINNIC_CMD_CT_INC, ct_handle, increment);
+}
