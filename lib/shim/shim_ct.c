@@ -19,9 +19,8 @@ PtlCTAlloc(ptl_handle_ni_t ni_handle, ptl_handle_ct_t *ct_handle)
 	ptl_handle_any_t h;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, &slot);
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL || ct_handle == NULL)
 		return PTL_ARG_INVALID;
 	rec = shim_heap_alloc(sizeof(*rec));
@@ -35,10 +34,8 @@ PtlCTAlloc(ptl_handle_ni_t ni_handle, ptl_handle_ct_t *ct_handle)
 		shim_heap_free(rec);
 		return PTL_NO_SPACE;
 	}
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_CT_ALLOC;
-	msg.u.ct.ni = ni->nic_ni;
-	msg.u.ct.ct = SPINNIC_HANDLE_NONE;
+	shim_ctrl_prep_ct(&msg, SPINNIC_CTRL_CT_ALLOC, ni->nic_ni,
+			  SPINNIC_HANDLE_NONE);
 	msg.u.ct.ct_off = shim_region_off(rec);
 	rc = shim_ctrl_call(&msg);
 	if (rc != PTL_OK) {
@@ -60,15 +57,11 @@ PtlCTFree(ptl_handle_ct_t ct_handle)
 	struct shim_obj *o;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	o = shim_obj_get(ct_handle, SHIM_KIND_CT, &ni);
+	SHIM_ENTER();
+	o = shim_to_ct(ct_handle, &ni);
 	if (o == NULL || o->closing)
 		return PTL_ARG_INVALID;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_CT_FREE;
-	msg.u.ct.ni = ni->nic_ni;
-	msg.u.ct.ct = o->nic_id;
+	shim_ctrl_prep_ct(&msg, SPINNIC_CTRL_CT_FREE, ni->nic_ni, o->nic_id);
 	rc = shim_ctrl_call(&msg);
 	if (rc != PTL_OK && rc != PTL_FAIL)
 		return rc;
@@ -100,9 +93,8 @@ PtlCTGet(ptl_handle_ct_t ct_handle, ptl_ct_event_t *event)
 {
 	struct shim_obj *o;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	o = shim_obj_get(ct_handle, SHIM_KIND_CT, NULL);
+	SHIM_ENTER();
+	o = shim_to_ct(ct_handle, NULL);
 	if (o == NULL || event == NULL)
 		return PTL_ARG_INVALID;
 	ct_read(o->u.ct.rec, event);
@@ -120,8 +112,7 @@ ct_poll(const ptl_handle_ct_t *hs, const ptl_size_t *tests, unsigned n,
 	unsigned i, spins = 0;
 	int rc = PTL_ARG_INVALID;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
+	SHIM_ENTER();
 	if (hs == NULL || tests == NULL || n == 0 || ev == NULL ||
 	    which == NULL)
 		return PTL_ARG_INVALID;
@@ -135,7 +126,7 @@ ct_poll(const ptl_handle_ct_t *hs, const ptl_size_t *tests, unsigned n,
 		}
 	}
 	for (i = 0; i < n; i++) {
-		objs[i] = shim_obj_get(hs[i], SHIM_KIND_CT, NULL);
+		objs[i] = shim_to_ct(hs[i], NULL);
 		if (objs[i] == NULL)
 			goto out;
 		words[i] = &objs[i]->u.ct.rec->futex;
@@ -232,9 +223,8 @@ ct_op(uint16_t op, ptl_handle_ct_t ct_handle, ptl_ct_event_t v)
 	struct shim_ni *ni;
 	struct shim_obj *o;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	o = shim_obj_get(ct_handle, SHIM_KIND_CT, &ni);
+	SHIM_ENTER();
+	o = shim_to_ct(ct_handle, &ni);
 	if (o == NULL || o->closing)
 		return PTL_ARG_INVALID;
 	memset(&cmd, 0, sizeof(cmd));

@@ -23,9 +23,8 @@ PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count,
 	uint32_t n = 1;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, &slot);
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL || eq_handle == NULL || count == 0 ||
 	    count > (1u << 24))
 		return PTL_ARG_INVALID;
@@ -45,10 +44,8 @@ PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count,
 		shim_heap_free(ring);
 		return PTL_NO_SPACE;
 	}
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_EQ_ALLOC;
-	msg.u.eq.ni = ni->nic_ni;
-	msg.u.eq.eq = SPINNIC_HANDLE_NONE;
+	shim_ctrl_prep_eq(&msg, SPINNIC_CTRL_EQ_ALLOC, ni->nic_ni,
+			  SPINNIC_HANDLE_NONE);
 	msg.u.eq.ring_off = shim_region_off(ring);
 	msg.u.eq.count = n;
 	rc = shim_ctrl_call(&msg);
@@ -73,15 +70,11 @@ PtlEQFree(ptl_handle_eq_t eq_handle)
 	struct shim_obj *o;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	o = shim_obj_get(eq_handle, SHIM_KIND_EQ, &ni);
+	SHIM_ENTER();
+	o = shim_to_eq(eq_handle, &ni);
 	if (o == NULL || o->closing)
 		return PTL_ARG_INVALID;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_EQ_FREE;
-	msg.u.eq.ni = ni->nic_ni;
-	msg.u.eq.eq = o->nic_id;
+	shim_ctrl_prep_eq(&msg, SPINNIC_CTRL_EQ_FREE, ni->nic_ni, o->nic_id);
 	rc = shim_ctrl_call(&msg);
 	if (rc != PTL_OK && rc != PTL_FAIL)
 		return rc;
@@ -167,8 +160,7 @@ eq_poll(const ptl_handle_eq_t *hs, unsigned n, ptl_time_t timeout,
 	unsigned i, spins = 0;
 	int rc = PTL_ARG_INVALID;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
+	SHIM_ENTER();
 	if (hs == NULL || n == 0 || ev == NULL || which == NULL)
 		return PTL_ARG_INVALID;
 	if (n > 8) {
@@ -183,7 +175,7 @@ eq_poll(const ptl_handle_eq_t *hs, unsigned n, ptl_time_t timeout,
 		}
 	}
 	for (i = 0; i < n; i++) {
-		objs[i] = shim_obj_get(hs[i], SHIM_KIND_EQ, &nis[i]);
+		objs[i] = shim_to_eq(hs[i], &nis[i]);
 		if (objs[i] == NULL)
 			goto out;
 		words[i] = &objs[i]->u.eq.ring->futex;
@@ -262,9 +254,8 @@ PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 	struct shim_ni *ni;
 	struct shim_obj *o;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	o = shim_obj_get(eq_handle, SHIM_KIND_EQ, &ni);
+	SHIM_ENTER();
+	o = shim_to_eq(eq_handle, &ni);
 	if (o == NULL || event == NULL)
 		return PTL_ARG_INVALID;
 	return eq_take(o, ni, event);

@@ -7,8 +7,11 @@
 #define SHIM_INTERNAL_H
 
 #include <pthread.h>
+#include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "portals4.h"
 #include "spin.h"
@@ -184,6 +187,19 @@ struct shim_state {
 
 extern struct shim_state shim_g;
 
+/** Whether the library is initialized (a PtlInit not yet undone). */
+static inline bool shim_ready(void)
+{
+	return __atomic_load_n(&shim_g.init_refs, __ATOMIC_ACQUIRE) > 0;
+}
+
+/* First line of every Ptl and spin_ call that needs the library. */
+#define SHIM_ENTER() \
+	do { \
+		if (!shim_ready()) \
+			return PTL_NO_INIT; \
+	} while (0)
+
 /* ---- region (shim_region.c) ------------------------------------------ */
 
 /** Create the region if needed. @return 0 or a negative errno. */
@@ -213,6 +229,82 @@ int shim_heap_check(void);
 
 /* ---- control (shim_ctrl.c) ------------------------------------------- */
 
+/*
+ * Control messages are built as liburing builds SQEs: one base that clears
+ * the message and sets the op, one that adds the NI (every request but
+ * ATTACH/DETACH starts with it: the union members of spinnic_ctrl_msg
+ * share that first field), and a one-line variant per object that names
+ * its handle.
+ */
+#define SHIM_CTRL_NI_AT(m) offsetof(struct spinnic_ctrl_msg, u.m.ni)
+static_assert(SHIM_CTRL_NI_AT(pt) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(eq) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(ct) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(md) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(me) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(ctx) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(nicmem) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(status) == SHIM_CTRL_NI_AT(ni),
+	      "every request but ATTACH starts with its NI");
+
+static inline void shim_ctrl_prep(struct spinnic_ctrl_msg *m, uint16_t op)
+{
+	memset(m, 0, sizeof(*m));
+	m->op = op;
+}
+static inline void shim_ctrl_prep_ni(struct spinnic_ctrl_msg *m, uint16_t op,
+				     uint32_t ni)
+{
+	shim_ctrl_prep(m, op);
+	m->u.ni.ni = ni;
+}
+static inline void shim_ctrl_prep_pt(struct spinnic_ctrl_msg *m, uint16_t op,
+				     uint32_t ni, ptl_pt_index_t pt_index)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.pt.eq = SPINNIC_HANDLE_NONE;
+	m->u.pt.pt_index = pt_index;
+}
+static inline void shim_ctrl_prep_eq(struct spinnic_ctrl_msg *m, uint16_t op,
+				     uint32_t ni, uint32_t eq)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.eq.eq = eq;
+}
+static inline void shim_ctrl_prep_ct(struct spinnic_ctrl_msg *m, uint16_t op,
+				     uint32_t ni, uint32_t ct)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.ct.ct = ct;
+}
+static inline void shim_ctrl_prep_md(struct spinnic_ctrl_msg *m, uint16_t op,
+				     uint32_t ni, uint32_t md)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.md.md = md;
+	m->u.md.eq = m->u.md.ct = SPINNIC_HANDLE_NONE;
+}
+static inline void shim_ctrl_prep_me(struct spinnic_ctrl_msg *m, uint16_t op,
+				     uint32_t ni, uint32_t me)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.me.me = me;
+	m->u.me.ct = m->u.me.ctx = SPINNIC_HANDLE_NONE;
+}
+static inline void shim_ctrl_prep_ctx(struct spinnic_ctrl_msg *m, uint16_t op,
+				      uint32_t ni, uint32_t ctx)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.ctx.ctx = ctx;
+}
+static inline void shim_ctrl_prep_nicmem(struct spinnic_ctrl_msg *m,
+					 uint16_t op, uint32_t ni,
+					 uint32_t handle)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.nicmem.handle = handle;
+}
+
 /** Connect and attach (caller holds shim_g.lock). @return PTL_* code. */
 int shim_ctrl_attach(ptl_pid_t pid);
 /** Detach and close (caller holds shim_g.lock). */
@@ -225,10 +317,10 @@ int shim_ctrl_call(struct spinnic_ctrl_msg *msg);
 /** Non-zero if the NIC hung up (checks the socket without blocking). */
 int shim_ctrl_gone(void);
 
-/* ---- objects (shim_ni.c, shim_obj.c, shim_map.c, ...) ---------------------------------------------- */
+/* ---- objects (shim_obj.c, shim_map.c, shim_md.c) ---------------------- */
 
 /** NI from an NI handle, NULL if invalid. */
-struct shim_ni *shim_ni_get(ptl_handle_ni_t h, unsigned *slot_p);
+struct shim_ni *shim_to_ni(ptl_handle_ni_t h, unsigned *slot_p);
 /** Object of a kind from a handle, NULL if invalid. */
 struct shim_obj *shim_obj_get(ptl_handle_any_t h, unsigned kind,
 			      struct shim_ni **ni_p);
@@ -248,8 +340,37 @@ int shim_entry_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 		      const ptl_me_t *me, int is_le, ptl_list_t list,
 		      ptl_handle_any_t ctx_h, void *user_ptr,
 		      ptl_handle_any_t *h_p);
-/** Check that the library is initialized and the NIC alive. */
-int shim_ready(void);
+
+/* Handle to object, per kind: NULL when the handle is not a live object
+ * of that kind (the caller returns PTL_ARG_INVALID). */
+static inline struct shim_obj *shim_to_eq(ptl_handle_eq_t h,
+					  struct shim_ni **ni_p)
+{
+	return shim_obj_get(h, SHIM_KIND_EQ, ni_p);
+}
+static inline struct shim_obj *shim_to_ct(ptl_handle_ct_t h,
+					  struct shim_ni **ni_p)
+{
+	return shim_obj_get(h, SHIM_KIND_CT, ni_p);
+}
+static inline struct shim_obj *shim_to_md(ptl_handle_md_t h,
+					  struct shim_ni **ni_p)
+{
+	return shim_obj_get(h, SHIM_KIND_MD, ni_p);
+}
+static inline struct shim_obj *shim_to_ctx(spin_handle_ctx_t h,
+					   struct shim_ni **ni_p)
+{
+	return shim_obj_get(h, SHIM_KIND_CTX, ni_p);
+}
+static inline struct shim_obj *shim_to_nicmem(spin_handle_nicmem_t h,
+					      struct shim_ni **ni_p)
+{
+	return shim_obj_get(h, SHIM_KIND_NICMEM, ni_p);
+}
+/** NI of an ME or LE handle (kind), NULL if invalid. The entry itself
+ * is the NIC's to check: it may have unlinked it. */
+struct shim_ni *shim_to_entry_ni(ptl_handle_any_t h, unsigned kind);
 /** Whether a PT index is within the NI's limits (not PTL_PT_ANY). */
 static inline int shim_pt_index_ok(const struct shim_ni *ni, ptl_pt_index_t i)
 {

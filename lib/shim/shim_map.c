@@ -58,9 +58,8 @@ PtlSetMap(ptl_handle_ni_t ni_handle, ptl_size_t map_size,
 	ptl_process_t *map;
 	struct rmap *r;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, NULL);
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, NULL);
 	if (ni == NULL || (ni->options & PTL_NI_LOGICAL) == 0 ||
 	    map_size == 0 || mapping == NULL || map_size > UINT32_MAX)
 		return PTL_ARG_INVALID;
@@ -91,9 +90,8 @@ PtlGetMap(ptl_handle_ni_t ni_handle, ptl_size_t map_size,
 	struct shim_ni *ni;
 	ptl_size_t n;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, NULL);
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, NULL);
 	if (ni == NULL || (ni->options & PTL_NI_LOGICAL) == 0 ||
 	    actual_map_size == NULL || (map_size > 0 && mapping == NULL))
 		return PTL_ARG_INVALID;
@@ -161,9 +159,8 @@ shim_initiator(const struct shim_ni *ni, struct spinnic_pid p)
 int
 PtlGetUid(ptl_handle_ni_t ni_handle, ptl_uid_t *uid)
 {
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	if (shim_ni_get(ni_handle, NULL) == NULL || uid == NULL)
+	SHIM_ENTER();
+	if (shim_to_ni(ni_handle, NULL) == NULL || uid == NULL)
 		return PTL_ARG_INVALID;
 	*uid = (ptl_uid_t)getuid();
 	return PTL_OK;
@@ -172,9 +169,8 @@ PtlGetUid(ptl_handle_ni_t ni_handle, ptl_uid_t *uid)
 int
 PtlGetJid(ptl_handle_ni_t ni_handle, ptl_jid_t *jid)
 {
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	if (shim_ni_get(ni_handle, NULL) == NULL || jid == NULL)
+	SHIM_ENTER();
+	if (shim_to_ni(ni_handle, NULL) == NULL || jid == NULL)
 		return PTL_ARG_INVALID;
 	*jid = PTL_JID_NONE;
 	return PTL_OK;
@@ -183,9 +179,8 @@ PtlGetJid(ptl_handle_ni_t ni_handle, ptl_jid_t *jid)
 int
 PtlGetPhysId(ptl_handle_ni_t ni_handle, ptl_process_t *id)
 {
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	if (shim_ni_get(ni_handle, NULL) == NULL || id == NULL)
+	SHIM_ENTER();
+	if (shim_to_ni(ni_handle, NULL) == NULL || id == NULL)
 		return PTL_ARG_INVALID;
 	id->phys.nid = shim_g.id.nid;
 	id->phys.pid = shim_g.id.pid;
@@ -198,9 +193,8 @@ PtlGetId(ptl_handle_ni_t ni_handle, ptl_process_t *id)
 	struct shim_ni *ni;
 	int found = 0;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, NULL);
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, NULL);
 	if (ni == NULL || id == NULL)
 		return PTL_ARG_INVALID;
 	if ((ni->options & PTL_NI_LOGICAL) == 0)

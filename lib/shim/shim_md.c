@@ -50,9 +50,8 @@ PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
 	ptl_handle_any_t h;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, &slot);
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL || md == NULL || md_handle == NULL ||
 	    (md->options & ~MD_OPTIONS) != 0)
 		return PTL_ARG_INVALID;
@@ -67,9 +66,7 @@ PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
 	pthread_mutex_unlock(&shim_g.lock);
 	if (o == NULL)
 		return PTL_NO_SPACE;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_MD_BIND;
-	msg.u.md.ni = ni->nic_ni;
+	shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_MD_BIND, ni->nic_ni);
 	msg.u.md.start = (uint64_t)(uintptr_t)md->start;
 	msg.u.md.length = md->length;
 	msg.u.md.options = md->options;
@@ -96,16 +93,11 @@ PtlMDRelease(ptl_handle_md_t md_handle)
 	struct shim_obj *o;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	o = shim_obj_get(md_handle, SHIM_KIND_MD, &ni);
+	SHIM_ENTER();
+	o = shim_to_md(md_handle, &ni);
 	if (o == NULL)
 		return PTL_ARG_INVALID;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_MD_RELEASE;
-	msg.u.md.ni = ni->nic_ni;
-	msg.u.md.md = o->nic_id;
-	msg.u.md.eq = msg.u.md.ct = SPINNIC_HANDLE_NONE;
+	shim_ctrl_prep_md(&msg, SPINNIC_CTRL_MD_RELEASE, ni->nic_ni, o->nic_id);
 	rc = shim_ctrl_call(&msg);
 	if (rc == PTL_OK || rc == PTL_FAIL)
 		shim_obj_release(o);

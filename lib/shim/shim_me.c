@@ -35,7 +35,6 @@ entry_fill(struct shim_ni *ni, unsigned slot, ptl_pt_index_t pt_index,
 	ctx = shim_opt_handle(ctx_h, SHIM_KIND_CTX, slot);
 	if (ct < 0 || ctx < 0)
 		return PTL_ARG_INVALID;
-	m->ni = ni->nic_ni;
 	m->pt_index = pt_index;
 	m->me = SPINNIC_HANDLE_NONE;
 	m->start = (uint64_t)(uintptr_t)me->start;
@@ -70,15 +69,13 @@ shim_entry_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	unsigned slot;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, &slot);
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL || me == NULL || h_p == NULL ||
 	    (list != PTL_PRIORITY_LIST && list != PTL_OVERFLOW_LIST) ||
 	    ((ni->options & PTL_NI_NO_MATCHING) != 0) != (is_le != 0))
 		return PTL_ARG_INVALID;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_ME_APPEND;
+	shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_ME_APPEND, ni->nic_ni);
 	rc = entry_fill(ni, slot, pt_index, me, is_le, ctx_h, user_ptr,
 			&msg.u.me);
 	if (rc != PTL_OK)
@@ -96,18 +93,14 @@ static int
 entry_unlink(ptl_handle_any_t h, unsigned kind)
 {
 	struct spinnic_ctrl_msg msg;
-	unsigned slot = shim_handle_ni(h);
+	struct shim_ni *ni;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	if (shim_handle_kind(h) != kind || slot >= SHIM_NI_MAX ||
-	    __atomic_load_n(&shim_g.ni[slot].refs, __ATOMIC_ACQUIRE) <= 0)
+	SHIM_ENTER();
+	ni = shim_to_entry_ni(h, kind);
+	if (ni == NULL)
 		return PTL_ARG_INVALID;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_ME_UNLINK;
-	msg.u.me.ni = shim_g.ni[slot].nic_ni;
-	msg.u.me.me = shim_handle_idx(h);
-	msg.u.me.ct = msg.u.me.ctx = SPINNIC_HANDLE_NONE;
+	shim_ctrl_prep_me(&msg, SPINNIC_CTRL_ME_UNLINK, ni->nic_ni,
+			  shim_handle_idx(h));
 	return shim_ctrl_call(&msg);
 }
 
@@ -121,15 +114,13 @@ entry_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	unsigned slot;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, &slot);
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL || me == NULL ||
 	    (op != PTL_SEARCH_ONLY && op != PTL_SEARCH_DELETE) ||
 	    ((ni->options & PTL_NI_NO_MATCHING) != 0) != (is_le != 0))
 		return PTL_ARG_INVALID;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_ME_SEARCH;
+	shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_ME_SEARCH, ni->nic_ni);
 	rc = entry_fill(ni, slot, pt_index, me, is_le, SPIN_CTX_NONE, user_ptr,
 			&msg.u.me);
 	if (rc != PTL_OK)
@@ -183,8 +174,9 @@ PtlLEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 {
 	ptl_me_t me;
 
+	SHIM_ENTER();
 	if (le == NULL)
-		return shim_ready() != PTL_OK ? PTL_NO_INIT : PTL_ARG_INVALID;
+		return PTL_ARG_INVALID;
 	me = le_to_me(le);
 	return shim_entry_append(ni_handle, pt_index, &me, 1, ptl_list,
 				 SPIN_CTX_NONE, user_ptr, le_handle);
@@ -202,8 +194,9 @@ PtlLESearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 {
 	ptl_me_t me;
 
+	SHIM_ENTER();
 	if (le == NULL)
-		return shim_ready() != PTL_OK ? PTL_NO_INIT : PTL_ARG_INVALID;
+		return PTL_ARG_INVALID;
 	me = le_to_me(le);
 	return entry_search(ni_handle, pt_index, &me, 1, ptl_search_op,
 			    user_ptr);

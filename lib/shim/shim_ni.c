@@ -141,14 +141,6 @@ spin_strerror(int rc)
 	return ptl_names[rc];
 }
 
-int
-shim_ready(void)
-{
-	if (__atomic_load_n(&shim_g.init_refs, __ATOMIC_ACQUIRE) <= 0)
-		return PTL_NO_INIT;
-	return PTL_OK;
-}
-
 static uint32_t
 table_cap(int limit)
 {
@@ -312,9 +304,7 @@ ni_release(unsigned slot)
 	int rc;
 
 	__atomic_store_n(&ni->refs, 0, __ATOMIC_RELEASE);
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_NI_FINI;
-	msg.u.ni.ni = ni->nic_ni;
+	shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_NI_FINI, ni->nic_ni);
 	rc = shim_ctrl_call(&msg);
 	if (rc != PTL_OK)
 		SHIM_DBG("NI_FINI: %s", spin_strerror(rc));
@@ -333,8 +323,7 @@ PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
 	struct shim_ni *ni;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
+	SHIM_ENTER();
 	if ((iface != 0 && iface != PTL_IFACE_DEFAULT) || ni_handle == NULL ||
 	    (options & ~PTL_NI_INIT_OPTIONS_MASK) != 0 ||
 	    (match != PTL_NI_MATCHING && match != PTL_NI_NO_MATCHING) ||
@@ -373,9 +362,7 @@ PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
 	limits_from_abi(&msg.u.ni.actual, &ni->limits);
 	if (ni_tables_alloc(ni) < 0) {
 		ni_tables_free(ni);
-		memset(&msg, 0, sizeof(msg));
-		msg.op = SPINNIC_CTRL_NI_FINI;
-		msg.u.ni.ni = ni->nic_ni;
+		shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_NI_FINI, ni->nic_ni);
 		(void)shim_ctrl_call(&msg);
 		rc = PTL_NO_SPACE;
 		goto fail;
@@ -398,10 +385,9 @@ PtlNIFini(ptl_handle_ni_t ni_handle)
 	struct shim_ni *ni;
 	unsigned slot;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
+	SHIM_ENTER();
 	pthread_mutex_lock(&shim_g.lock);
-	ni = shim_ni_get(ni_handle, &slot);
+	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL) {
 		pthread_mutex_unlock(&shim_g.lock);
 		return PTL_ARG_INVALID;
@@ -422,15 +408,12 @@ PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t status_register,
 	struct shim_ni *ni;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, NULL);
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, NULL);
 	if (ni == NULL || status == NULL ||
 	    (unsigned)status_register >= PTL_SR_LAST)
 		return PTL_ARG_INVALID;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_NI_STATUS;
-	msg.u.status.ni = ni->nic_ni;
+	shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_NI_STATUS, ni->nic_ni);
 	msg.u.status.reg = (uint32_t)status_register;
 	rc = shim_ctrl_call(&msg);
 	if (rc != PTL_OK)
@@ -445,34 +428,32 @@ int
 PtlNIHandle(ptl_handle_any_t handle, ptl_handle_ni_t *ni_handle)
 {
 	unsigned kind = shim_handle_kind(handle);
-	unsigned slot = shim_handle_ni(handle);
+	bool ok;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	if (ni_handle == NULL || slot >= SHIM_NI_MAX)
-		return PTL_ARG_INVALID;
+	SHIM_ENTER();
 	switch (kind) {
 	case SHIM_KIND_NI:
-		if (shim_ni_get(handle, NULL) == NULL)
-			return PTL_ARG_INVALID;
+		ok = shim_to_ni(handle, NULL) != NULL;
 		break;
 	case SHIM_KIND_ME:
 	case SHIM_KIND_LE:
-		if (__atomic_load_n(&shim_g.ni[slot].refs, __ATOMIC_ACQUIRE) <= 0)
-			return PTL_ARG_INVALID;
+		ok = shim_to_entry_ni(handle, kind) != NULL;
 		break;
 	case SHIM_KIND_EQ:
 	case SHIM_KIND_CT:
 	case SHIM_KIND_MD:
 	case SHIM_KIND_CTX:
 	case SHIM_KIND_NICMEM:
-		if (shim_obj_get(handle, kind, NULL) == NULL)
-			return PTL_ARG_INVALID;
+		ok = shim_obj_get(handle, kind, NULL) != NULL;
 		break;
 	default:
-		return PTL_ARG_INVALID;
+		ok = false;
+		break;
 	}
-	*ni_handle = shim_handle_make(SHIM_KIND_NI, slot, 0, 0);
+	if (!ok || ni_handle == NULL)
+		return PTL_ARG_INVALID;
+	*ni_handle = shim_handle_make(SHIM_KIND_NI, shim_handle_ni(handle), 0,
+				      0);
 	return PTL_OK;
 }
 
@@ -485,9 +466,8 @@ PtlHandleIsEqual(ptl_handle_any_t handle1, ptl_handle_any_t handle2)
 int
 PtlStartBundle(ptl_handle_ni_t ni_handle)
 {
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	return shim_ni_get(ni_handle, NULL) != NULL ? PTL_OK : PTL_ARG_INVALID;
+	SHIM_ENTER();
+	return shim_to_ni(ni_handle, NULL) != NULL ? PTL_OK : PTL_ARG_INVALID;
 }
 
 int

@@ -9,7 +9,7 @@
 /* ---- handles and tables ------------------------------------------------ */
 
 struct shim_ni *
-shim_ni_get(ptl_handle_ni_t h, unsigned *slot_p)
+shim_to_ni(ptl_handle_ni_t h, unsigned *slot_p)
 {
 	unsigned slot = shim_handle_ni(h);
 
@@ -43,6 +43,17 @@ shim_obj_get(ptl_handle_any_t h, unsigned kind, struct shim_ni **ni_p)
 	if (ni_p != NULL)
 		*ni_p = &shim_g.ni[slot];
 	return o;
+}
+
+struct shim_ni *
+shim_to_entry_ni(ptl_handle_any_t h, unsigned kind)
+{
+	unsigned slot = shim_handle_ni(h);
+
+	if (shim_handle_kind(h) != kind || slot >= SHIM_NI_MAX ||
+	    __atomic_load_n(&shim_g.ni[slot].refs, __ATOMIC_ACQUIRE) <= 0)
+		return NULL;
+	return &shim_g.ni[slot];
 }
 
 struct shim_obj *

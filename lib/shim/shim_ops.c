@@ -17,9 +17,8 @@ data_op(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	struct shim_obj *o;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	o = shim_obj_get(md_handle, SHIM_KIND_MD, &ni);
+	SHIM_ENTER();
+	o = shim_to_md(md_handle, &ni);
 	if (o == NULL || local_offset > o->u.md.length ||
 	    length > o->u.md.length - local_offset ||
 	    (unsigned)ack_req > PTL_OC_ACK_REQ || pt_index == PTL_PT_ANY ||

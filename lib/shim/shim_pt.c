@@ -22,9 +22,8 @@ PtlPTAlloc(ptl_handle_ni_t ni_handle, unsigned int options,
 	int64_t eq;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, &slot);
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL || pt_index == NULL || (options & ~PT_OPTIONS) != 0 ||
 	    (pt_index_req != PTL_PT_ANY && !shim_pt_index_ok(ni, pt_index_req)))
 		return PTL_ARG_INVALID;
@@ -33,12 +32,10 @@ PtlPTAlloc(ptl_handle_ni_t ni_handle, unsigned int options,
 		return PTL_ARG_INVALID;
 	if ((options & PTL_PT_FLOWCTRL) != 0 && eq == SPINNIC_HANDLE_NONE)
 		return PTL_PT_EQ_NEEDED;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_PT_ALLOC;
-	msg.u.pt.ni = ni->nic_ni;
+	shim_ctrl_prep_pt(&msg, SPINNIC_CTRL_PT_ALLOC, ni->nic_ni,
+			  pt_index_req);
 	msg.u.pt.options = options;
 	msg.u.pt.eq = (uint32_t)eq;
-	msg.u.pt.pt_index = pt_index_req;
 	rc = shim_ctrl_call(&msg);
 	if (rc == PTL_OK)
 		*pt_index = msg.u.pt.pt_index;
@@ -51,16 +48,12 @@ pt_op(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, uint16_t op)
 	struct spinnic_ctrl_msg msg;
 	struct shim_ni *ni;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, NULL);
-	if (ni == NULL || pt_index == PTL_PT_ANY || !shim_pt_index_ok(ni, pt_index))
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, NULL);
+	if (ni == NULL || pt_index == PTL_PT_ANY ||
+	    !shim_pt_index_ok(ni, pt_index))
 		return PTL_ARG_INVALID;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = op;
-	msg.u.pt.ni = ni->nic_ni;
-	msg.u.pt.eq = SPINNIC_HANDLE_NONE;
-	msg.u.pt.pt_index = pt_index;
+	shim_ctrl_prep_pt(&msg, op, ni->nic_ni, pt_index);
 	return shim_ctrl_call(&msg);
 }
 
