@@ -3,7 +3,8 @@
  * Counting events: allocation, reading and waiting on the records the
  * NIC writes into the region, and CTSet/CTInc through the command ring.
  */
-#include <stdlib.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "shim_internal.h"
@@ -101,103 +102,51 @@ PtlCTGet(ptl_handle_ct_t ct_handle, ptl_ct_event_t *event)
 	return PTL_OK;
 }
 
+struct ct_wait {
+	struct shim_wait w;
+	const ptl_size_t *tests;
+	ptl_ct_event_t *ev;
+};
+
+static bool
+ct_wait_take(struct shim_wait *w, struct shim_obj *o, const struct shim_ni *ni,
+	     unsigned i)
+{
+	struct ct_wait *cw = (struct ct_wait *)w;
+
+	(void)ni;
+	ct_read(o->u.ct.rec, cw->ev);
+	return cw->ev->success + cw->ev->failure >= cw->tests[i];
+}
+
 static int
 ct_poll(const ptl_handle_ct_t *hs, const ptl_size_t *tests, unsigned n,
 	ptl_time_t timeout, ptl_ct_event_t *ev, unsigned *which)
 {
-	struct shim_obj *objs_stack[8], **objs = objs_stack;
-	volatile uint32_t *words_stack[8], **words = words_stack;
-	uint32_t vals_stack[8], *vals = vals_stack;
-	uint64_t deadline = 0;
-	unsigned i, spins = 0;
-	int rc = PTL_ARG_INVALID;
+	struct ct_wait cw = {
+		.w = { .kind = SHIM_KIND_CT, .timeout = timeout,
+		       .take = ct_wait_take },
+		.tests = tests, .ev = ev,
+	};
+	int rc;
 
 	SHIM_ENTER();
 	if (hs == NULL || tests == NULL || n == 0 || ev == NULL ||
 	    which == NULL)
 		return PTL_ARG_INVALID;
-	if (n > 8) {
-		objs = malloc(n * sizeof(*objs));
-		words = malloc(n * sizeof(*words));
-		vals = malloc(n * sizeof(*vals));
-		if (objs == NULL || words == NULL || vals == NULL) {
-			rc = PTL_NO_SPACE;
-			goto out;
-		}
+	rc = shim_wait(&cw.w, hs, n, which);
+	switch (rc) {
+	case 0:
+		return PTL_OK;
+	case -ETIMEDOUT:
+		return PTL_CT_NONE_REACHED;
+	case -EINTR:
+		return PTL_INTERRUPTED;
+	case -ENOMEM:
+		return PTL_NO_SPACE;
+	default:
+		return PTL_ARG_INVALID;
 	}
-	for (i = 0; i < n; i++) {
-		objs[i] = shim_to_ct(hs[i], NULL);
-		if (objs[i] == NULL)
-			goto out;
-		words[i] = &objs[i]->u.ct.rec->futex;
-	}
-	for (i = 0; i < n; i++)
-		__atomic_add_fetch(&objs[i]->waiters, 1, __ATOMIC_SEQ_CST);
-	if (timeout != PTL_TIME_FOREVER)
-		deadline = shim_now_ms() + timeout;
-	rc = PTL_CT_NONE_REACHED;
-	for (;;) {
-		int sleep_ok = spins >= SHIM_WAIT_SPINS;
-
-		for (i = 0; i < n; i++) {
-			if (__atomic_load_n(&objs[i]->closing, __ATOMIC_ACQUIRE)) {
-				rc = PTL_INTERRUPTED;
-				goto leave;
-			}
-			vals[i] = __atomic_load_n(words[i], __ATOMIC_ACQUIRE);
-			if (sleep_ok)
-				__atomic_add_fetch(&objs[i]->u.ct.rec->waiters,
-						   1, __ATOMIC_SEQ_CST);
-		}
-		for (i = 0; i < n; i++) {
-			ct_read(objs[i]->u.ct.rec, ev);
-			if (ev->success + ev->failure >= tests[i]) {
-				*which = i;
-				rc = PTL_OK;
-				break;
-			}
-		}
-		if (rc != PTL_OK && sleep_ok) {
-			uint64_t left = (uint64_t)shim_g.slice_ms;
-
-			if (timeout != PTL_TIME_FOREVER) {
-				uint64_t t = shim_now_ms();
-
-				left = t >= deadline ? 0 : deadline - t;
-				if (left > (uint64_t)shim_g.slice_ms)
-					left = (uint64_t)shim_g.slice_ms;
-			}
-			if (left > 0 && !shim_ctrl_gone())
-				shim_futex_wait_any(words, vals, n, (int)left);
-		}
-		if (sleep_ok) {
-			for (i = 0; i < n; i++)
-				__atomic_sub_fetch(&objs[i]->u.ct.rec->waiters,
-						   1, __ATOMIC_SEQ_CST);
-		}
-		if (rc == PTL_OK)
-			goto leave;
-		if (timeout != PTL_TIME_FOREVER && shim_now_ms() >= deadline)
-			goto leave;
-		if (shim_g.dead) {
-			rc = PTL_INTERRUPTED;
-			goto leave;
-		}
-		if (!sleep_ok) {
-			spins++;
-			shim_cpu_relax();
-		}
-	}
-leave:
-	for (i = 0; i < n; i++)
-		__atomic_sub_fetch(&objs[i]->waiters, 1, __ATOMIC_SEQ_CST);
-out:
-	if (n > 8) {
-		free(objs);
-		free(words);
-		free(vals);
-	}
-	return rc;
 }
 
 int

@@ -3,7 +3,8 @@
  * Event queues: allocation, and reading and waiting on the rings the
  * NIC writes into the region.
  */
-#include <stdlib.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "shim_internal.h"
@@ -148,104 +149,50 @@ eq_take(struct shim_obj *o, const struct shim_ni *ni, ptl_event_t *ev)
 	return rc;
 }
 
+struct eq_wait {
+	struct shim_wait w;
+	ptl_event_t *ev;
+	int rc;                    /* of the take: PTL_OK or PTL_EQ_DROPPED */
+};
+
+static bool
+eq_wait_take(struct shim_wait *w, struct shim_obj *o, const struct shim_ni *ni,
+	     unsigned i)
+{
+	struct eq_wait *ew = (struct eq_wait *)w;
+
+	(void)i;
+	ew->rc = eq_take(o, ni, ew->ev);
+	return ew->rc != PTL_EQ_EMPTY;
+}
+
 static int
 eq_poll(const ptl_handle_eq_t *hs, unsigned n, ptl_time_t timeout,
 	ptl_event_t *ev, unsigned *which)
 {
-	struct shim_obj *objs_stack[8], **objs = objs_stack;
-	struct shim_ni *nis_stack[8], **nis = nis_stack;
-	volatile uint32_t *words_stack[8], **words = words_stack;
-	uint32_t vals_stack[8], *vals = vals_stack;
-	uint64_t deadline = 0;
-	unsigned i, spins = 0;
-	int rc = PTL_ARG_INVALID;
+	struct eq_wait ew = {
+		.w = { .kind = SHIM_KIND_EQ, .timeout = timeout,
+		       .take = eq_wait_take },
+		.ev = ev,
+	};
+	int rc;
 
 	SHIM_ENTER();
 	if (hs == NULL || n == 0 || ev == NULL || which == NULL)
 		return PTL_ARG_INVALID;
-	if (n > 8) {
-		objs = malloc(n * sizeof(*objs));
-		nis = malloc(n * sizeof(*nis));
-		words = malloc(n * sizeof(*words));
-		vals = malloc(n * sizeof(*vals));
-		if (objs == NULL || nis == NULL || words == NULL ||
-		    vals == NULL) {
-			rc = PTL_NO_SPACE;
-			goto out;
-		}
+	rc = shim_wait(&ew.w, hs, n, which);
+	switch (rc) {
+	case 0:
+		return ew.rc;
+	case -ETIMEDOUT:
+		return PTL_EQ_EMPTY;
+	case -EINTR:
+		return PTL_INTERRUPTED;
+	case -ENOMEM:
+		return PTL_NO_SPACE;
+	default:
+		return PTL_ARG_INVALID;
 	}
-	for (i = 0; i < n; i++) {
-		objs[i] = shim_to_eq(hs[i], &nis[i]);
-		if (objs[i] == NULL)
-			goto out;
-		words[i] = &objs[i]->u.eq.ring->futex;
-	}
-	for (i = 0; i < n; i++)
-		__atomic_add_fetch(&objs[i]->waiters, 1, __ATOMIC_SEQ_CST);
-	if (timeout != PTL_TIME_FOREVER)
-		deadline = shim_now_ms() + timeout;
-	for (;;) {
-		int sleep_ok = spins >= SHIM_WAIT_SPINS;
-
-		for (i = 0; i < n; i++) {
-			if (__atomic_load_n(&objs[i]->closing, __ATOMIC_ACQUIRE)) {
-				rc = PTL_INTERRUPTED;
-				goto leave;
-			}
-			vals[i] = __atomic_load_n(words[i], __ATOMIC_ACQUIRE);
-			if (sleep_ok)
-				__atomic_add_fetch(&objs[i]->u.eq.ring->waiters,
-						   1, __ATOMIC_SEQ_CST);
-		}
-		for (i = 0; i < n; i++) {
-			rc = eq_take(objs[i], nis[i], ev);
-			if (rc != PTL_EQ_EMPTY) {
-				*which = i;
-				break;
-			}
-		}
-		if (rc == PTL_EQ_EMPTY && sleep_ok) {
-			uint64_t left = (uint64_t)shim_g.slice_ms;
-
-			if (timeout != PTL_TIME_FOREVER) {
-				uint64_t t = shim_now_ms();
-
-				left = t >= deadline ? 0 : deadline - t;
-				if (left > (uint64_t)shim_g.slice_ms)
-					left = (uint64_t)shim_g.slice_ms;
-			}
-			if (left > 0 && !shim_ctrl_gone())
-				shim_futex_wait_any(words, vals, n, (int)left);
-		}
-		if (sleep_ok) {
-			for (i = 0; i < n; i++)
-				__atomic_sub_fetch(&objs[i]->u.eq.ring->waiters,
-						   1, __ATOMIC_SEQ_CST);
-		}
-		if (rc != PTL_EQ_EMPTY)
-			goto leave;
-		if (timeout != PTL_TIME_FOREVER && shim_now_ms() >= deadline)
-			goto leave;
-		if (shim_g.dead) {
-			rc = PTL_INTERRUPTED;
-			goto leave;
-		}
-		if (!sleep_ok) {
-			spins++;
-			shim_cpu_relax();
-		}
-	}
-leave:
-	for (i = 0; i < n; i++)
-		__atomic_sub_fetch(&objs[i]->waiters, 1, __ATOMIC_SEQ_CST);
-out:
-	if (n > 8) {
-		free(objs);
-		free(nis);
-		free(words);
-		free(vals);
-	}
-	return rc;
 }
 
 int

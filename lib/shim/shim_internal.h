@@ -401,6 +401,27 @@ uint64_t shim_now_ms(void);
 void shim_futex_wait(volatile uint32_t *addr, uint32_t val, int ms);
 void shim_futex_wake(volatile uint32_t *addr);
 void shim_cpu_relax(void);
+/**
+ * One wait over EQs or CTs, embedded in the caller's own state. take()
+ * looks at object i (of n) and says whether it had what the caller waits
+ * for (an event taken, a counter reached), keeping any result in the
+ * caller's state.
+ */
+struct shim_wait {
+	unsigned kind;             /* SHIM_KIND_EQ or SHIM_KIND_CT */
+	ptl_time_t timeout;        /* ms, or PTL_TIME_FOREVER */
+	bool (*take)(struct shim_wait *w, struct shim_obj *o,
+		     const struct shim_ni *ni, unsigned i);
+};
+/**
+ * Wait on the objects of n handles of w->kind: spin, then sleep on their
+ * futex words in slices, until take() finds something, the timeout
+ * passes, one of them is being freed or the NIC is gone.
+ * @return 0 (*which_p: the index), -ETIMEDOUT, -EINTR (freed, NIC gone),
+ *         -EINVAL (a handle is not a live object), -ENOMEM
+ */
+int shim_wait(struct shim_wait *w, const ptl_handle_any_t *hs, unsigned n,
+	      unsigned *which_p);
 /** Wake and wait out the threads waiting on an EQ/CT being freed. */
 void shim_obj_drain(struct shim_obj *o, volatile uint32_t *futex);
 
