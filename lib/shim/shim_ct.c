@@ -128,25 +128,12 @@ ct_poll(const ptl_handle_ct_t *hs, const ptl_size_t *tests, unsigned n,
 		       .take = ct_wait_take },
 		.tests = tests, .ev = ev,
 	};
-	int rc;
 
 	SHIM_ENTER();
 	if (hs == NULL || tests == NULL || n == 0 || ev == NULL ||
 	    which == NULL)
 		return PTL_ARG_INVALID;
-	rc = shim_wait(&cw.w, hs, n, which);
-	switch (rc) {
-	case 0:
-		return PTL_OK;
-	case -ETIMEDOUT:
-		return PTL_CT_NONE_REACHED;
-	case -EINTR:
-		return PTL_INTERRUPTED;
-	case -ENOMEM:
-		return PTL_NO_SPACE;
-	default:
-		return PTL_ARG_INVALID;
-	}
+	return shim_ptl(shim_wait(&cw.w, hs, n, which));
 }
 
 int

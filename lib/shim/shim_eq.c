@@ -181,18 +181,10 @@ eq_poll(const ptl_handle_eq_t *hs, unsigned n, ptl_time_t timeout,
 	if (hs == NULL || n == 0 || ev == NULL || which == NULL)
 		return PTL_ARG_INVALID;
 	rc = shim_wait(&ew.w, hs, n, which);
-	switch (rc) {
-	case 0:
+	if (rc == 0)
 		return ew.rc;
-	case -ETIMEDOUT:
-		return PTL_EQ_EMPTY;
-	case -EINTR:
-		return PTL_INTERRUPTED;
-	case -ENOMEM:
-		return PTL_NO_SPACE;
-	default:
-		return PTL_ARG_INVALID;
-	}
+	/* for an EQ, nothing by the deadline is "empty" */
+	return rc == -ETIMEDOUT ? PTL_EQ_EMPTY : shim_ptl(rc);
 }
 
 int

@@ -193,6 +193,16 @@ static inline bool shim_ready(void)
 	return __atomic_load_n(&shim_g.init_refs, __ATOMIC_ACQUIRE) > 0;
 }
 
+/*
+ * Return codes: inside the shim 0 or a negative errno; a PTL_* code only
+ * where a Ptl or spin_ call returns, through shim_ptl(). shim_consts.h
+ * lists the pairs (EINVAL: PTL_ARG_INVALID, ENOMEM: PTL_NO_SPACE, ...).
+ */
+/** PTL_* code of 0 or a negative errno (unknown errnos: PTL_FAIL). */
+int shim_ptl(int err);
+/** Negative errno (or 0) of a PTL_* code the NIC sent. */
+int shim_errno(int ptl_rc);
+
 /* First line of every Ptl and spin_ call that needs the library. */
 #define SHIM_ENTER() \
 	do { \
