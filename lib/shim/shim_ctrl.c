@@ -168,23 +168,23 @@ shim_ctrl_call(struct spinnic_ctrl_msg *msg)
 	return shim_ctrl_call_fd(msg, -1);
 }
 
-int
+bool
 shim_ctrl_gone(void)
 {
 	struct pollfd p = { .fd = shim_g.fd, .events = POLLRDHUP };
 
 	if (shim_g.dead)
-		return 1;
+		return true;
 	if (shim_g.fd < 0)
-		return 0;
+		return false;
 	if (poll(&p, 1, 0) == 1 &&
 	    (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) {
 		pthread_mutex_lock(&shim_g.ctrl_lock);
 		ctrl_mark_dead("spinnic closed the connection");
 		pthread_mutex_unlock(&shim_g.ctrl_lock);
-		return 1;
+		return true;
 	}
-	return 0;
+	return false;
 }
 
 static int

@@ -92,7 +92,7 @@ spin_type_strategy_name(enum spin_type_strategy s)
 	return (unsigned)s < SPIN_TYPE_COUNT ? strat_names[s] : "unknown";
 }
 
-/* SPINNIC_DDT_STRATEGY: @return the strategy, AUTO when unset, or -1 */
+/* SPINNIC_DDT_STRATEGY: @return the strategy, AUTO when unset, or -EINVAL */
 static int
 strategy_from_env(void)
 {
@@ -106,7 +106,7 @@ strategy_from_env(void)
 			return (int)i;
 	SHIM_ERR("SPINNIC_DDT_STRATEGY=%s: expected host, iovec, specialized, "
 		 "hpu-local, ro-cp or rw-cp", v);
-	return -1;
+	return -EINVAL;
 }
 
 static uint32_t

@@ -324,8 +324,8 @@ void shim_ctrl_detach(void);
  * reply replaces *msg. @return msg->status of the reply or PTL_FAIL.
  */
 int shim_ctrl_call(struct spinnic_ctrl_msg *msg);
-/** Non-zero if the NIC hung up (checks the socket without blocking). */
-int shim_ctrl_gone(void);
+/** Whether the NIC hung up (checks the socket without blocking). */
+bool shim_ctrl_gone(void);
 
 /* ---- objects (shim_obj.c, shim_map.c, shim_md.c) ---------------------- */
 
@@ -338,7 +338,7 @@ struct shim_obj *shim_obj_get(ptl_handle_any_t h, unsigned kind,
 struct shim_obj *shim_obj_alloc(struct shim_ni *ni, unsigned slot,
 				unsigned kind, ptl_handle_any_t *h_p);
 void shim_obj_release(struct shim_obj *o);
-/** NIC id for an optional EQ/CT handle of NI slot, or -1 if invalid. */
+/** NIC id for an optional EQ/CT/context handle of NI slot, or -EINVAL. */
 int64_t shim_opt_handle(ptl_handle_any_t h, unsigned kind, unsigned slot);
 /** Translate a target on an NI to a physical id. @return PTL_* code. */
 int shim_target(const struct shim_ni *ni, ptl_process_t in,
@@ -382,12 +382,13 @@ static inline struct shim_obj *shim_to_nicmem(spin_handle_nicmem_t h,
  * is the NIC's to check: it may have unlinked it. */
 struct shim_ni *shim_to_entry_ni(ptl_handle_any_t h, unsigned kind);
 /** Whether a PT index is within the NI's limits (not PTL_PT_ANY). */
-static inline int shim_pt_index_ok(const struct shim_ni *ni, ptl_pt_index_t i)
+static inline bool shim_pt_index_ok(const struct shim_ni *ni,
+				    ptl_pt_index_t i)
 {
 	return ni->limits.max_pt_index < 0 ||
 		i <= (ptl_pt_index_t)ni->limits.max_pt_index;
 }
-/** Bytes described by start/length/options (shim_md.c); -1 if invalid. */
+/** Bytes described by start/length/options (shim_md.c), or -EINVAL. */
 int64_t shim_mem_bytes(const struct shim_ni *ni, const void *start,
 		       ptl_size_t length, unsigned int options);
 

@@ -28,7 +28,7 @@ rmap_cmp(const void *a, const void *b)
 }
 
 /* rank of a physical id on a logical NI (caller holds shim_g.lock) */
-static int
+static bool
 rmap_find(const struct shim_ni *ni, uint32_t nid, uint32_t pid,
 	  ptl_rank_t *rank_p)
 {
@@ -45,9 +45,9 @@ rmap_find(const struct shim_ni *ni, uint32_t nid, uint32_t pid,
 	}
 	if (lo < ni->map_size && r[lo].nid == nid && r[lo].pid == pid) {
 		*rank_p = r[lo].rank;
-		return 1;
+		return true;
 	}
-	return 0;
+	return false;
 }
 
 int
@@ -191,7 +191,7 @@ int
 PtlGetId(ptl_handle_ni_t ni_handle, ptl_process_t *id)
 {
 	struct shim_ni *ni;
-	int found = 0;
+	bool found = false;
 
 	SHIM_ENTER();
 	ni = shim_to_ni(ni_handle, NULL);

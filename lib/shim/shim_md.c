@@ -2,6 +2,7 @@
 /*
  * Memory descriptors.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -13,7 +14,6 @@
 
 /* ---- memory descriptors ------------------------------------------------- */
 
-/* Bytes described by start/length/options; -1 if invalid. */
 int64_t
 shim_mem_bytes(const struct shim_ni *ni, const void *start, ptl_size_t length,
 	  unsigned int options)
@@ -23,16 +23,16 @@ shim_mem_bytes(const struct shim_ni *ni, const void *start, ptl_size_t length,
 
 	if ((options & PTL_IOVEC) == 0) {
 		if ((start == NULL && length > 0) || length > INT64_MAX)
-			return -1;
+			return -EINVAL;
 		return (int64_t)length;
 	}
 	if (start == NULL || length == 0 || (ni->limits.max_iovecs > 0 &&
 	    length > (ptl_size_t)ni->limits.max_iovecs))
-		return -1;
+		return -EINVAL;
 	for (ptl_size_t i = 0; i < length; i++) {
 		if ((iov[i].iov_base == NULL && iov[i].iov_len > 0) ||
 		    iov[i].iov_len > INT64_MAX - sum)
-			return -1;
+			return -EINVAL;
 		sum += iov[i].iov_len;
 	}
 	return (int64_t)sum;

@@ -2,6 +2,7 @@
 /*
  * Handles and the per-NI object tables behind them.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "shim_internal.h"
@@ -98,6 +99,6 @@ shim_opt_handle(ptl_handle_any_t h, unsigned kind, unsigned slot)
 		return SPINNIC_HANDLE_NONE;
 	o = shim_obj_get(h, kind, NULL);
 	if (o == NULL || shim_handle_ni(h) != slot || o->closing)
-		return -1;
+		return -EINVAL;
 	return o->nic_id;
 }
