@@ -168,23 +168,23 @@ shim_ctrl_call(struct spinnic_ctrl_msg *msg)
 	return shim_ctrl_call_fd(msg, -1);
 }
 
-int
+bool
 shim_ctrl_gone(void)
 {
 	struct pollfd p = { .fd = shim_g.fd, .events = POLLRDHUP };
 
 	if (shim_g.dead)
-		return 1;
+		return true;
 	if (shim_g.fd < 0)
-		return 0;
+		return false;
 	if (poll(&p, 1, 0) == 1 &&
 	    (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) {
 		pthread_mutex_lock(&shim_g.ctrl_lock);
 		ctrl_mark_dead("spinnic closed the connection");
 		pthread_mutex_unlock(&shim_g.ctrl_lock);
-		return 1;
+		return true;
 	}
-	return 0;
+	return false;
 }
 
 static int
@@ -267,8 +267,7 @@ shim_ctrl_attach(ptl_pid_t pid)
 	__atomic_store_n(&r->ring->tail, 0, __ATOMIC_RELAXED);
 	shim_g.cmd_head = 0;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_ATTACH;
+	shim_ctrl_prep(&msg, SPINNIC_CTRL_ATTACH);
 	msg.u.attach.region_size = r->size;
 	msg.u.attach.region_base_va = (uint64_t)(uintptr_t)r->base;
 	msg.u.attach.want_pid = pid == PTL_PID_ANY ? SPINNIC_HANDLE_NONE : pid;
@@ -303,8 +302,7 @@ shim_ctrl_detach(void)
 	if (shim_g.fd < 0)
 		return;
 	if (!shim_g.dead) {
-		memset(&msg, 0, sizeof(msg));
-		msg.op = SPINNIC_CTRL_DETACH;
+		shim_ctrl_prep(&msg, SPINNIC_CTRL_DETACH);
 		(void)shim_ctrl_call(&msg);
 	}
 	close(shim_g.fd);

@@ -92,7 +92,7 @@ spin_type_strategy_name(enum spin_type_strategy s)
 	return (unsigned)s < SPIN_TYPE_COUNT ? strat_names[s] : "unknown";
 }
 
-/* SPINNIC_DDT_STRATEGY: @return the strategy, AUTO when unset, or -1 */
+/* SPINNIC_DDT_STRATEGY: @return the strategy, AUTO when unset, or -EINVAL */
 static int
 strategy_from_env(void)
 {
@@ -106,7 +106,7 @@ strategy_from_env(void)
 			return (int)i;
 	SHIM_ERR("SPINNIC_DDT_STRATEGY=%s: expected host, iovec, specialized, "
 		 "hpu-local, ro-cp or rw-cp", v);
-	return -1;
+	return -EINVAL;
 }
 
 static uint32_t
@@ -280,9 +280,8 @@ spin_type_offload(ptl_handle_ni_t ni_handle, const struct ddt_type *t,
 	int64_t size, ext, tlb, text, lo, hi, sh = 0;
 	int strat = strategy, rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, NULL);
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, NULL);
 	if (ni == NULL || t == NULL || off_p == NULL || count < 0 ||
 	    (unsigned)strategy >= SPIN_TYPE_COUNT ||
 	    (ni->options & PTL_NI_NO_MATCHING) || !ddt_is_committed(t))
@@ -551,8 +550,7 @@ spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	ptl_me_t e;
 	int rc, nic;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
+	SHIM_ENTER();
 	if (me == NULL || off == NULL || r_p == NULL || off->ni != ni_handle ||
 	    (buf == NULL && off->size > 0) ||
 	    (me->options & TYPED_BAD_OPTIONS))

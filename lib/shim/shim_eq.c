@@ -1,103 +1,93 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Reading event queues and counters the NIC writes into the region, and
- * waiting on them: a short spin, then futex sleeps on the shared futex
- * words (not the private op: the NIC wakes them from another process) in
- * bounded slices, so a missed wake-up costs at most one slice.
+ * Event queues: allocation, and reading and waiting on the rings the
+ * NIC writes into the region.
  */
 #include <errno.h>
-#include <linux/futex.h>
-#include <sched.h>
-#include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "shim_internal.h"
 
-#define WAIT_SPINS 2000
-#define POLL_MAX_WAITV 128
+/* ---- allocation ---------------------------------------------------------- */
 
-void
-shim_cpu_relax(void)
+int
+PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count,
+	   ptl_handle_eq_t *eq_handle)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield");
-#endif
-}
+	struct spinnic_ctrl_msg msg;
+	struct spinnic_eq *ring;
+	struct shim_ni *ni;
+	struct shim_obj *o;
+	unsigned slot;
+	ptl_handle_any_t h;
+	uint32_t n = 1;
+	int rc;
 
-void
-shim_futex_wait(volatile uint32_t *addr, uint32_t val, int ms)
-{
-	struct timespec ts = {
-		.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000,
-	};
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, &slot);
+	if (ni == NULL || eq_handle == NULL || count == 0 ||
+	    count > (1u << 24))
+		return PTL_ARG_INVALID;
+	while (n < count)
+		n <<= 1;
+	ring = shim_heap_alloc(sizeof(*ring) +
+			       (size_t)n * sizeof(struct spinnic_event));
+	if (ring == NULL)
+		return PTL_NO_SPACE;
+	memset(ring, 0, sizeof(*ring) + (size_t)n * sizeof(ring->slots[0]));
+	ring->mask = n - 1;
 
-	(void)syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
-}
-
-void
-shim_futex_wake(volatile uint32_t *addr)
-{
-	(void)syscall(SYS_futex, addr, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
-}
-
-/* Sleep until one of the words changes or ms pass (futex_waitv, else a
- * slice on the first word). */
-static void
-futex_wait_any(volatile uint32_t *const *addrs, const uint32_t *vals,
-	       unsigned n, int ms)
-{
-#ifdef SYS_futex_waitv
-	static int no_waitv;
-
-	if (n > 1 && n <= POLL_MAX_WAITV && !no_waitv) {
-		struct futex_waitv w[POLL_MAX_WAITV];
-		struct timespec ts;
-
-		memset(w, 0, n * sizeof(w[0]));
-		for (unsigned i = 0; i < n; i++) {
-			w[i].val = vals[i];
-			w[i].uaddr = (uint64_t)(uintptr_t)addrs[i];
-			w[i].flags = FUTEX_32;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)ms * 1000000;
-		ts.tv_sec += ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
-		if (syscall(SYS_futex_waitv, w, n, 0, &ts, CLOCK_MONOTONIC) >= 0 ||
-		    errno != ENOSYS)
-			return;
-		no_waitv = 1;
+	pthread_mutex_lock(&shim_g.lock);
+	o = shim_obj_alloc(ni, slot, SHIM_KIND_EQ, &h);
+	pthread_mutex_unlock(&shim_g.lock);
+	if (o == NULL) {
+		shim_heap_free(ring);
+		return PTL_NO_SPACE;
 	}
-#endif
-	/* one word only: keep the slice short when others are not watched */
-	shim_futex_wait(addrs[0], vals[0], n > 1 ? 1 : ms);
-}
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-void
-shim_obj_drain(struct shim_obj *o, volatile uint32_t *futex)
-{
-	__atomic_store_n(&o->closing, 1, __ATOMIC_SEQ_CST);
-	while (__atomic_load_n(&o->waiters, __ATOMIC_ACQUIRE) > 0) {
-		shim_futex_wake(futex);
-		sched_yield();
+	shim_ctrl_prep_eq(&msg, SPINNIC_CTRL_EQ_ALLOC, ni->nic_ni,
+			  SPINNIC_HANDLE_NONE);
+	msg.u.eq.ring_off = shim_region_off(ring);
+	msg.u.eq.count = n;
+	rc = shim_ctrl_call(&msg);
+	if (rc != PTL_OK) {
+		shim_obj_release(o);
+		shim_heap_free(ring);
+		return rc;
 	}
+	o->nic_id = msg.u.eq.eq;
+	o->u.eq.ring = ring;
+	o->u.eq.count = n;
+	pthread_mutex_init(&o->u.eq.lock, NULL);
+	*eq_handle = h;
+	return PTL_OK;
 }
 
-/* ---- event queues -------------------------------------------------------- */
+int
+PtlEQFree(ptl_handle_eq_t eq_handle)
+{
+	struct spinnic_ctrl_msg msg;
+	struct shim_ni *ni;
+	struct shim_obj *o;
+	int rc;
+
+	SHIM_ENTER();
+	o = shim_to_eq(eq_handle, &ni);
+	if (o == NULL || o->closing)
+		return PTL_ARG_INVALID;
+	shim_ctrl_prep_eq(&msg, SPINNIC_CTRL_EQ_FREE, ni->nic_ni, o->nic_id);
+	rc = shim_ctrl_call(&msg);
+	if (rc != PTL_OK && rc != PTL_FAIL)
+		return rc;
+	/* the NIC no longer writes the ring (or is gone): release it */
+	shim_obj_drain(o, &o->u.eq.ring->futex);
+	pthread_mutex_destroy(&o->u.eq.lock);
+	shim_heap_free(o->u.eq.ring);
+	shim_obj_release(o);
+	return rc;
+}
+
+/* ---- reading and waiting ------------------------------------------------- */
 
 static void
 event_convert(const struct shim_ni *ni, const struct spinnic_event *e,
@@ -159,105 +149,42 @@ eq_take(struct shim_obj *o, const struct shim_ni *ni, ptl_event_t *ev)
 	return rc;
 }
 
+struct eq_wait {
+	struct shim_wait w;
+	ptl_event_t *ev;
+	int rc;                    /* of the take: PTL_OK or PTL_EQ_DROPPED */
+};
+
+static bool
+eq_wait_take(struct shim_wait *w, struct shim_obj *o, const struct shim_ni *ni,
+	     unsigned i)
+{
+	struct eq_wait *ew = (struct eq_wait *)w;
+
+	(void)i;
+	ew->rc = eq_take(o, ni, ew->ev);
+	return ew->rc != PTL_EQ_EMPTY;
+}
+
 static int
 eq_poll(const ptl_handle_eq_t *hs, unsigned n, ptl_time_t timeout,
 	ptl_event_t *ev, unsigned *which)
 {
-	struct shim_obj *objs_stack[8], **objs = objs_stack;
-	struct shim_ni *nis_stack[8], **nis = nis_stack;
-	volatile uint32_t *words_stack[8], **words = words_stack;
-	uint32_t vals_stack[8], *vals = vals_stack;
-	uint64_t deadline = 0;
-	unsigned i, spins = 0;
-	int rc = PTL_ARG_INVALID;
+	struct eq_wait ew = {
+		.w = { .kind = SHIM_KIND_EQ, .timeout = timeout,
+		       .take = eq_wait_take },
+		.ev = ev,
+	};
+	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
+	SHIM_ENTER();
 	if (hs == NULL || n == 0 || ev == NULL || which == NULL)
 		return PTL_ARG_INVALID;
-	if (n > 8) {
-		objs = malloc(n * sizeof(*objs));
-		nis = malloc(n * sizeof(*nis));
-		words = malloc(n * sizeof(*words));
-		vals = malloc(n * sizeof(*vals));
-		if (objs == NULL || nis == NULL || words == NULL ||
-		    vals == NULL) {
-			rc = PTL_NO_SPACE;
-			goto out;
-		}
-	}
-	for (i = 0; i < n; i++) {
-		objs[i] = shim_obj_get(hs[i], SHIM_KIND_EQ, &nis[i]);
-		if (objs[i] == NULL)
-			goto out;
-		words[i] = &objs[i]->u.eq.ring->futex;
-	}
-	for (i = 0; i < n; i++)
-		__atomic_add_fetch(&objs[i]->waiters, 1, __ATOMIC_SEQ_CST);
-	if (timeout != PTL_TIME_FOREVER)
-		deadline = now_ms() + timeout;
-	for (;;) {
-		int sleep_ok = spins >= WAIT_SPINS;
-
-		for (i = 0; i < n; i++) {
-			if (__atomic_load_n(&objs[i]->closing, __ATOMIC_ACQUIRE)) {
-				rc = PTL_INTERRUPTED;
-				goto leave;
-			}
-			vals[i] = __atomic_load_n(words[i], __ATOMIC_ACQUIRE);
-			if (sleep_ok)
-				__atomic_add_fetch(&objs[i]->u.eq.ring->waiters,
-						   1, __ATOMIC_SEQ_CST);
-		}
-		for (i = 0; i < n; i++) {
-			rc = eq_take(objs[i], nis[i], ev);
-			if (rc != PTL_EQ_EMPTY) {
-				*which = i;
-				break;
-			}
-		}
-		if (rc == PTL_EQ_EMPTY && sleep_ok) {
-			uint64_t left = (uint64_t)shim_g.slice_ms;
-
-			if (timeout != PTL_TIME_FOREVER) {
-				uint64_t t = now_ms();
-
-				left = t >= deadline ? 0 : deadline - t;
-				if (left > (uint64_t)shim_g.slice_ms)
-					left = (uint64_t)shim_g.slice_ms;
-			}
-			if (left > 0 && !shim_ctrl_gone())
-				futex_wait_any(words, vals, n, (int)left);
-		}
-		if (sleep_ok) {
-			for (i = 0; i < n; i++)
-				__atomic_sub_fetch(&objs[i]->u.eq.ring->waiters,
-						   1, __ATOMIC_SEQ_CST);
-		}
-		if (rc != PTL_EQ_EMPTY)
-			goto leave;
-		if (timeout != PTL_TIME_FOREVER && now_ms() >= deadline)
-			goto leave;
-		if (shim_g.dead) {
-			rc = PTL_INTERRUPTED;
-			goto leave;
-		}
-		if (!sleep_ok) {
-			spins++;
-			shim_cpu_relax();
-		}
-	}
-leave:
-	for (i = 0; i < n; i++)
-		__atomic_sub_fetch(&objs[i]->waiters, 1, __ATOMIC_SEQ_CST);
-out:
-	if (n > 8) {
-		free(objs);
-		free(nis);
-		free(words);
-		free(vals);
-	}
-	return rc;
+	rc = shim_wait(&ew.w, hs, n, which);
+	if (rc == 0)
+		return ew.rc;
+	/* for an EQ, nothing by the deadline is "empty" */
+	return rc == -ETIMEDOUT ? PTL_EQ_EMPTY : shim_ptl(rc);
 }
 
 int
@@ -266,9 +193,8 @@ PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 	struct shim_ni *ni;
 	struct shim_obj *o;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	o = shim_obj_get(eq_handle, SHIM_KIND_EQ, &ni);
+	SHIM_ENTER();
+	o = shim_to_eq(eq_handle, &ni);
 	if (o == NULL || event == NULL)
 		return PTL_ARG_INVALID;
 	return eq_take(o, ni, event);
@@ -287,151 +213,4 @@ PtlEQPoll(const ptl_handle_eq_t *eq_handles, unsigned int size,
 	  ptl_time_t timeout, ptl_event_t *event, unsigned int *which)
 {
 	return eq_poll(eq_handles, size, timeout, event, which);
-}
-
-/* ---- counters ------------------------------------------------------------ */
-
-/* A consistent (success, failure) pair: the NIC bumps futex after each
- * change, so equal futex values around the reads mean no change between. */
-static void
-ct_read(const struct spinnic_ct *c, ptl_ct_event_t *ev)
-{
-	for (int i = 0; i < 64; i++) {
-		uint32_t f = __atomic_load_n(&c->futex, __ATOMIC_ACQUIRE);
-
-		ev->success = __atomic_load_n(&c->success, __ATOMIC_ACQUIRE);
-		ev->failure = __atomic_load_n(&c->failure, __ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&c->futex, __ATOMIC_ACQUIRE) == f)
-			return;
-	}
-}
-
-int
-PtlCTGet(ptl_handle_ct_t ct_handle, ptl_ct_event_t *event)
-{
-	struct shim_obj *o;
-
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	o = shim_obj_get(ct_handle, SHIM_KIND_CT, NULL);
-	if (o == NULL || event == NULL)
-		return PTL_ARG_INVALID;
-	ct_read(o->u.ct.rec, event);
-	return PTL_OK;
-}
-
-static int
-ct_poll(const ptl_handle_ct_t *hs, const ptl_size_t *tests, unsigned n,
-	ptl_time_t timeout, ptl_ct_event_t *ev, unsigned *which)
-{
-	struct shim_obj *objs_stack[8], **objs = objs_stack;
-	volatile uint32_t *words_stack[8], **words = words_stack;
-	uint32_t vals_stack[8], *vals = vals_stack;
-	uint64_t deadline = 0;
-	unsigned i, spins = 0;
-	int rc = PTL_ARG_INVALID;
-
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	if (hs == NULL || tests == NULL || n == 0 || ev == NULL ||
-	    which == NULL)
-		return PTL_ARG_INVALID;
-	if (n > 8) {
-		objs = malloc(n * sizeof(*objs));
-		words = malloc(n * sizeof(*words));
-		vals = malloc(n * sizeof(*vals));
-		if (objs == NULL || words == NULL || vals == NULL) {
-			rc = PTL_NO_SPACE;
-			goto out;
-		}
-	}
-	for (i = 0; i < n; i++) {
-		objs[i] = shim_obj_get(hs[i], SHIM_KIND_CT, NULL);
-		if (objs[i] == NULL)
-			goto out;
-		words[i] = &objs[i]->u.ct.rec->futex;
-	}
-	for (i = 0; i < n; i++)
-		__atomic_add_fetch(&objs[i]->waiters, 1, __ATOMIC_SEQ_CST);
-	if (timeout != PTL_TIME_FOREVER)
-		deadline = now_ms() + timeout;
-	rc = PTL_CT_NONE_REACHED;
-	for (;;) {
-		int sleep_ok = spins >= WAIT_SPINS;
-
-		for (i = 0; i < n; i++) {
-			if (__atomic_load_n(&objs[i]->closing, __ATOMIC_ACQUIRE)) {
-				rc = PTL_INTERRUPTED;
-				goto leave;
-			}
-			vals[i] = __atomic_load_n(words[i], __ATOMIC_ACQUIRE);
-			if (sleep_ok)
-				__atomic_add_fetch(&objs[i]->u.ct.rec->waiters,
-						   1, __ATOMIC_SEQ_CST);
-		}
-		for (i = 0; i < n; i++) {
-			ct_read(objs[i]->u.ct.rec, ev);
-			if (ev->success + ev->failure >= tests[i]) {
-				*which = i;
-				rc = PTL_OK;
-				break;
-			}
-		}
-		if (rc != PTL_OK && sleep_ok) {
-			uint64_t left = (uint64_t)shim_g.slice_ms;
-
-			if (timeout != PTL_TIME_FOREVER) {
-				uint64_t t = now_ms();
-
-				left = t >= deadline ? 0 : deadline - t;
-				if (left > (uint64_t)shim_g.slice_ms)
-					left = (uint64_t)shim_g.slice_ms;
-			}
-			if (left > 0 && !shim_ctrl_gone())
-				futex_wait_any(words, vals, n, (int)left);
-		}
-		if (sleep_ok) {
-			for (i = 0; i < n; i++)
-				__atomic_sub_fetch(&objs[i]->u.ct.rec->waiters,
-						   1, __ATOMIC_SEQ_CST);
-		}
-		if (rc == PTL_OK)
-			goto leave;
-		if (timeout != PTL_TIME_FOREVER && now_ms() >= deadline)
-			goto leave;
-		if (shim_g.dead) {
-			rc = PTL_INTERRUPTED;
-			goto leave;
-		}
-		if (!sleep_ok) {
-			spins++;
-			shim_cpu_relax();
-		}
-	}
-leave:
-	for (i = 0; i < n; i++)
-		__atomic_sub_fetch(&objs[i]->waiters, 1, __ATOMIC_SEQ_CST);
-out:
-	if (n > 8) {
-		free(objs);
-		free(words);
-		free(vals);
-	}
-	return rc;
-}
-
-int
-PtlCTWait(ptl_handle_ct_t ct_handle, ptl_size_t test, ptl_ct_event_t *event)
-{
-	unsigned which;
-
-	return ct_poll(&ct_handle, &test, 1, PTL_TIME_FOREVER, event, &which);
-}
-
-int
-PtlCTPoll(const ptl_handle_ct_t *ct_handles, const ptl_size_t *tests,
-	  unsigned int size, ptl_time_t timeout, ptl_ct_event_t *event,
-	  unsigned int *which)
-{
-	return ct_poll(ct_handles, tests, size, timeout, event, which);
 }

@@ -7,8 +7,11 @@
 #define SHIM_INTERNAL_H
 
 #include <pthread.h>
+#include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "portals4.h"
 #include "spin.h"
@@ -184,6 +187,29 @@ struct shim_state {
 
 extern struct shim_state shim_g;
 
+/** Whether the library is initialized (a PtlInit not yet undone). */
+static inline bool shim_ready(void)
+{
+	return __atomic_load_n(&shim_g.init_refs, __ATOMIC_ACQUIRE) > 0;
+}
+
+/*
+ * Return codes: inside the shim 0 or a negative errno; a PTL_* code only
+ * where a Ptl or spin_ call returns, through shim_ptl(). shim_consts.h
+ * lists the pairs (EINVAL: PTL_ARG_INVALID, ENOMEM: PTL_NO_SPACE, ...).
+ */
+/** PTL_* code of 0 or a negative errno (unknown errnos: PTL_FAIL). */
+int shim_ptl(int err);
+/** Negative errno (or 0) of a PTL_* code the NIC sent. */
+int shim_errno(int ptl_rc);
+
+/* First line of every Ptl and spin_ call that needs the library. */
+#define SHIM_ENTER() \
+	do { \
+		if (!shim_ready()) \
+			return PTL_NO_INIT; \
+	} while (0)
+
 /* ---- region (shim_region.c) ------------------------------------------ */
 
 /** Create the region if needed. @return 0 or a negative errno. */
@@ -213,6 +239,82 @@ int shim_heap_check(void);
 
 /* ---- control (shim_ctrl.c) ------------------------------------------- */
 
+/*
+ * Control messages are built as liburing builds SQEs: one base that clears
+ * the message and sets the op, one that adds the NI (every request but
+ * ATTACH/DETACH starts with it: the union members of spinnic_ctrl_msg
+ * share that first field), and a one-line variant per object that names
+ * its handle.
+ */
+#define SHIM_CTRL_NI_AT(m) offsetof(struct spinnic_ctrl_msg, u.m.ni)
+static_assert(SHIM_CTRL_NI_AT(pt) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(eq) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(ct) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(md) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(me) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(ctx) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(nicmem) == SHIM_CTRL_NI_AT(ni) &&
+	      SHIM_CTRL_NI_AT(status) == SHIM_CTRL_NI_AT(ni),
+	      "every request but ATTACH starts with its NI");
+
+static inline void shim_ctrl_prep(struct spinnic_ctrl_msg *m, uint16_t op)
+{
+	memset(m, 0, sizeof(*m));
+	m->op = op;
+}
+static inline void shim_ctrl_prep_ni(struct spinnic_ctrl_msg *m, uint16_t op,
+				     uint32_t ni)
+{
+	shim_ctrl_prep(m, op);
+	m->u.ni.ni = ni;
+}
+static inline void shim_ctrl_prep_pt(struct spinnic_ctrl_msg *m, uint16_t op,
+				     uint32_t ni, ptl_pt_index_t pt_index)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.pt.eq = SPINNIC_HANDLE_NONE;
+	m->u.pt.pt_index = pt_index;
+}
+static inline void shim_ctrl_prep_eq(struct spinnic_ctrl_msg *m, uint16_t op,
+				     uint32_t ni, uint32_t eq)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.eq.eq = eq;
+}
+static inline void shim_ctrl_prep_ct(struct spinnic_ctrl_msg *m, uint16_t op,
+				     uint32_t ni, uint32_t ct)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.ct.ct = ct;
+}
+static inline void shim_ctrl_prep_md(struct spinnic_ctrl_msg *m, uint16_t op,
+				     uint32_t ni, uint32_t md)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.md.md = md;
+	m->u.md.eq = m->u.md.ct = SPINNIC_HANDLE_NONE;
+}
+static inline void shim_ctrl_prep_me(struct spinnic_ctrl_msg *m, uint16_t op,
+				     uint32_t ni, uint32_t me)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.me.me = me;
+	m->u.me.ct = m->u.me.ctx = SPINNIC_HANDLE_NONE;
+}
+static inline void shim_ctrl_prep_ctx(struct spinnic_ctrl_msg *m, uint16_t op,
+				      uint32_t ni, uint32_t ctx)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.ctx.ctx = ctx;
+}
+static inline void shim_ctrl_prep_nicmem(struct spinnic_ctrl_msg *m,
+					 uint16_t op, uint32_t ni,
+					 uint32_t handle)
+{
+	shim_ctrl_prep_ni(m, op, ni);
+	m->u.nicmem.handle = handle;
+}
+
 /** Connect and attach (caller holds shim_g.lock). @return PTL_* code. */
 int shim_ctrl_attach(ptl_pid_t pid);
 /** Detach and close (caller holds shim_g.lock). */
@@ -222,13 +324,13 @@ void shim_ctrl_detach(void);
  * reply replaces *msg. @return msg->status of the reply or PTL_FAIL.
  */
 int shim_ctrl_call(struct spinnic_ctrl_msg *msg);
-/** Non-zero if the NIC hung up (checks the socket without blocking). */
-int shim_ctrl_gone(void);
+/** Whether the NIC hung up (checks the socket without blocking). */
+bool shim_ctrl_gone(void);
 
-/* ---- objects (shim_ni.c) ---------------------------------------------- */
+/* ---- objects (shim_obj.c, shim_map.c, shim_md.c) ---------------------- */
 
 /** NI from an NI handle, NULL if invalid. */
-struct shim_ni *shim_ni_get(ptl_handle_ni_t h, unsigned *slot_p);
+struct shim_ni *shim_to_ni(ptl_handle_ni_t h, unsigned *slot_p);
 /** Object of a kind from a handle, NULL if invalid. */
 struct shim_obj *shim_obj_get(ptl_handle_any_t h, unsigned kind,
 			      struct shim_ni **ni_p);
@@ -236,7 +338,7 @@ struct shim_obj *shim_obj_get(ptl_handle_any_t h, unsigned kind,
 struct shim_obj *shim_obj_alloc(struct shim_ni *ni, unsigned slot,
 				unsigned kind, ptl_handle_any_t *h_p);
 void shim_obj_release(struct shim_obj *o);
-/** NIC id for an optional EQ/CT handle of NI slot, or -1 if invalid. */
+/** NIC id for an optional EQ/CT/context handle of NI slot, or -EINVAL. */
 int64_t shim_opt_handle(ptl_handle_any_t h, unsigned kind, unsigned slot);
 /** Translate a target on an NI to a physical id. @return PTL_* code. */
 int shim_target(const struct shim_ni *ni, ptl_process_t in,
@@ -248,20 +350,89 @@ int shim_entry_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 		      const ptl_me_t *me, int is_le, ptl_list_t list,
 		      ptl_handle_any_t ctx_h, void *user_ptr,
 		      ptl_handle_any_t *h_p);
-/** Check that the library is initialized and the NIC alive. */
-int shim_ready(void);
+
+/* Handle to object, per kind: NULL when the handle is not a live object
+ * of that kind (the caller returns PTL_ARG_INVALID). */
+static inline struct shim_obj *shim_to_eq(ptl_handle_eq_t h,
+					  struct shim_ni **ni_p)
+{
+	return shim_obj_get(h, SHIM_KIND_EQ, ni_p);
+}
+static inline struct shim_obj *shim_to_ct(ptl_handle_ct_t h,
+					  struct shim_ni **ni_p)
+{
+	return shim_obj_get(h, SHIM_KIND_CT, ni_p);
+}
+static inline struct shim_obj *shim_to_md(ptl_handle_md_t h,
+					  struct shim_ni **ni_p)
+{
+	return shim_obj_get(h, SHIM_KIND_MD, ni_p);
+}
+static inline struct shim_obj *shim_to_ctx(spin_handle_ctx_t h,
+					   struct shim_ni **ni_p)
+{
+	return shim_obj_get(h, SHIM_KIND_CTX, ni_p);
+}
+static inline struct shim_obj *shim_to_nicmem(spin_handle_nicmem_t h,
+					      struct shim_ni **ni_p)
+{
+	return shim_obj_get(h, SHIM_KIND_NICMEM, ni_p);
+}
+/** NI of an ME or LE handle (kind), NULL if invalid. The entry itself
+ * is the NIC's to check: it may have unlinked it. */
+struct shim_ni *shim_to_entry_ni(ptl_handle_any_t h, unsigned kind);
+/** Whether a PT index is within the NI's limits (not PTL_PT_ANY). */
+static inline bool shim_pt_index_ok(const struct shim_ni *ni,
+				    ptl_pt_index_t i)
+{
+	return ni->limits.max_pt_index < 0 ||
+		i <= (ptl_pt_index_t)ni->limits.max_pt_index;
+}
+/** Bytes described by start/length/options (shim_md.c), or -EINVAL. */
+int64_t shim_mem_bytes(const struct shim_ni *ni, const void *start,
+		       ptl_size_t length, unsigned int options);
 
 /* ---- command ring (shim_cmd.c) ---------------------------------------- */
 
 /** Post a command (blocks while the ring is full). @return PTL_* code. */
 int shim_cmd_post(const struct spinnic_cmd *cmd);
 
-/* ---- waiting (shim_eq.c) ----------------------------------------------- */
+/* ---- waiting (shim_wait.c) --------------------------------------------- */
+
+/* spins of a wait before it sleeps */
+#define SHIM_WAIT_SPINS 2000
+
+/** Sleep until one of the words changes or ms pass. */
+void shim_futex_wait_any(volatile uint32_t *const *addrs, const uint32_t *vals,
+			 unsigned n, int ms);
+/** CLOCK_MONOTONIC in milliseconds. */
+uint64_t shim_now_ms(void);
 
 /** futex wait on a shared word, bounded by ms. */
 void shim_futex_wait(volatile uint32_t *addr, uint32_t val, int ms);
 void shim_futex_wake(volatile uint32_t *addr);
 void shim_cpu_relax(void);
+/**
+ * One wait over EQs or CTs, embedded in the caller's own state. take()
+ * looks at object i (of n) and says whether it had what the caller waits
+ * for (an event taken, a counter reached), keeping any result in the
+ * caller's state.
+ */
+struct shim_wait {
+	unsigned kind;             /* SHIM_KIND_EQ or SHIM_KIND_CT */
+	ptl_time_t timeout;        /* ms, or PTL_TIME_FOREVER */
+	bool (*take)(struct shim_wait *w, struct shim_obj *o,
+		     const struct shim_ni *ni, unsigned i);
+};
+/**
+ * Wait on the objects of n handles of w->kind: spin, then sleep on their
+ * futex words in slices, until take() finds something, the timeout
+ * passes, one of them is being freed or the NIC is gone.
+ * @return 0 (*which_p: the index), -ETIMEDOUT, -EINTR (freed, NIC gone),
+ *         -EINVAL (a handle is not a live object), -ENOMEM
+ */
+int shim_wait(struct shim_wait *w, const ptl_handle_any_t *hs, unsigned n,
+	      unsigned *which_p);
 /** Wake and wait out the threads waiting on an EQ/CT being freed. */
 void shim_obj_drain(struct shim_obj *o, volatile uint32_t *futex);
 

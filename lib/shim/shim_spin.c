@@ -24,9 +24,8 @@ spin_ctx_install(ptl_handle_ni_t ni_handle, const struct spin_ctx_desc *d,
 	ptl_handle_any_t h;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, &slot);
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL || d == NULL || ctx_p == NULL || d->family == NULL ||
 	    (d->args == NULL && d->args_len > 0) || d->args_len > UINT32_MAX ||
 	    d->state_len > UINT32_MAX || d->flags != 0 ||
@@ -51,10 +50,8 @@ spin_ctx_install(ptl_handle_ni_t ni_handle, const struct spin_ctx_desc *d,
 		shim_heap_free(args);
 		return PTL_NO_SPACE;
 	}
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_CTX_INSTALL;
-	msg.u.ctx.ni = ni->nic_ni;
-	msg.u.ctx.ctx = SPINNIC_HANDLE_NONE;
+	shim_ctrl_prep_ctx(&msg, SPINNIC_CTRL_CTX_INSTALL, ni->nic_ni,
+			   SPINNIC_HANDLE_NONE);
 	memcpy(msg.u.ctx.family, d->family, flen);
 	msg.u.ctx.args_off = args != NULL ? shim_region_off(args) : 0;
 	msg.u.ctx.args_len = (uint32_t)d->args_len;
@@ -84,15 +81,11 @@ spin_ctx_free(spin_handle_ctx_t ctx)
 	struct shim_obj *o;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	o = shim_obj_get(ctx, SHIM_KIND_CTX, &ni);
+	SHIM_ENTER();
+	o = shim_to_ctx(ctx, &ni);
 	if (o == NULL)
 		return PTL_ARG_INVALID;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_CTX_FREE;
-	msg.u.ctx.ni = ni->nic_ni;
-	msg.u.ctx.ctx = o->nic_id;
+	shim_ctrl_prep_ctx(&msg, SPINNIC_CTRL_CTX_FREE, ni->nic_ni, o->nic_id);
 	rc = shim_ctrl_call(&msg);
 	if (rc == PTL_OK || rc == PTL_FAIL)
 		shim_obj_release(o);
@@ -119,9 +112,8 @@ spin_nicmem_alloc(ptl_handle_ni_t ni_handle, size_t size,
 	ptl_handle_any_t h;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	ni = shim_ni_get(ni_handle, &slot);
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL || mem_p == NULL || size == 0)
 		return PTL_ARG_INVALID;
 	if (shim_g.nic_mem_total > 0 && size > shim_g.nic_mem_total)
@@ -131,10 +123,8 @@ spin_nicmem_alloc(ptl_handle_ni_t ni_handle, size_t size,
 	pthread_mutex_unlock(&shim_g.lock);
 	if (o == NULL)
 		return PTL_NO_SPACE;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_NICMEM_ALLOC;
-	msg.u.nicmem.ni = ni->nic_ni;
-	msg.u.nicmem.handle = SPINNIC_HANDLE_NONE;
+	shim_ctrl_prep_nicmem(&msg, SPINNIC_CTRL_NICMEM_ALLOC, ni->nic_ni,
+			      SPINNIC_HANDLE_NONE);
 	msg.u.nicmem.size = size;
 	rc = shim_ctrl_call(&msg);
 	if (rc != PTL_OK) {
@@ -158,9 +148,8 @@ spin_nicmem_write(spin_handle_nicmem_t mem, size_t offset, const void *src,
 	size_t done = 0;
 	int in_region, rc = PTL_OK;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	o = shim_obj_get(mem, SHIM_KIND_NICMEM, &ni);
+	SHIM_ENTER();
+	o = shim_to_nicmem(mem, &ni);
 	if (o == NULL || (src == NULL && len > 0) || offset > o->u.nicmem.size ||
 	    len > o->u.nicmem.size - offset)
 		return PTL_ARG_INVALID;
@@ -182,10 +171,8 @@ spin_nicmem_write(spin_handle_nicmem_t mem, size_t offset, const void *src,
 			memcpy(stage, p, n);
 			p = stage;
 		}
-		memset(&msg, 0, sizeof(msg));
-		msg.op = SPINNIC_CTRL_NICMEM_WRITE;
-		msg.u.nicmem.ni = ni->nic_ni;
-		msg.u.nicmem.handle = o->nic_id;
+		shim_ctrl_prep_nicmem(&msg, SPINNIC_CTRL_NICMEM_WRITE, ni->nic_ni,
+				      o->nic_id);
 		msg.u.nicmem.src_off = shim_region_off(p);
 		msg.u.nicmem.dst_off = offset + done;
 		msg.u.nicmem.len = n;
@@ -204,15 +191,12 @@ spin_nicmem_free(spin_handle_nicmem_t mem)
 	struct shim_obj *o;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	o = shim_obj_get(mem, SHIM_KIND_NICMEM, &ni);
+	SHIM_ENTER();
+	o = shim_to_nicmem(mem, &ni);
 	if (o == NULL)
 		return PTL_ARG_INVALID;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SPINNIC_CTRL_NICMEM_FREE;
-	msg.u.nicmem.ni = ni->nic_ni;
-	msg.u.nicmem.handle = o->nic_id;
+	shim_ctrl_prep_nicmem(&msg, SPINNIC_CTRL_NICMEM_FREE, ni->nic_ni,
+			      o->nic_id);
 	rc = shim_ctrl_call(&msg);
 	if (rc == PTL_OK || rc == PTL_FAIL)
 		shim_obj_release(o);
@@ -224,9 +208,8 @@ spin_nicmem_id(spin_handle_nicmem_t mem, uint32_t *id_p)
 {
 	struct shim_obj *o;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	o = shim_obj_get(mem, SHIM_KIND_NICMEM, NULL);
+	SHIM_ENTER();
+	o = shim_to_nicmem(mem, NULL);
 	if (o == NULL || id_p == NULL)
 		return PTL_ARG_INVALID;
 	*id_p = o->nic_id;
@@ -236,9 +219,8 @@ spin_nicmem_id(spin_handle_nicmem_t mem, uint32_t *id_p)
 int
 spin_nic_info(ptl_handle_ni_t ni_handle, struct spin_nic_info *info_p)
 {
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
-	if (shim_ni_get(ni_handle, NULL) == NULL || info_p == NULL)
+	SHIM_ENTER();
+	if (shim_to_ni(ni_handle, NULL) == NULL || info_p == NULL)
 		return PTL_ARG_INVALID;
 	memset(info_p, 0, sizeof(*info_p));
 	info_p->id.phys.nid = shim_g.id.nid;

@@ -54,7 +54,7 @@ static struct shim_obj *
 md_range(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	 ptl_size_t length, struct shim_ni **ni_p)
 {
-	struct shim_obj *o = shim_obj_get(md_handle, SHIM_KIND_MD, ni_p);
+	struct shim_obj *o = shim_to_md(md_handle, ni_p);
 
 	if (o == NULL || local_offset > o->u.md.length ||
 	    length > o->u.md.length - local_offset) {
@@ -108,8 +108,7 @@ PtlSPutStart(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	uint32_t idx;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
+	SHIM_ENTER();
 	o = md_range(md_handle, local_offset, length, &ni);
 	if (o == NULL || sput_p == NULL || length > total_length)
 		return PTL_ARG_INVALID;
@@ -159,8 +158,7 @@ PtlSPutStream(spin_handle_sput_t sput, ptl_handle_md_t md_handle,
 	struct shim_obj *o;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
+	SHIM_ENTER();
 	o = md_range(md_handle, local_offset, length, &ni);
 	if (o == NULL)
 		return PTL_ARG_INVALID;
@@ -207,11 +205,10 @@ PtlProcessPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	struct shim_ni *ni;
 	int rc;
 
-	if (shim_ready() != PTL_OK)
-		return PTL_NO_INIT;
+	SHIM_ENTER();
 	/* the origin must be in the MD; the NIC checks the type's span */
 	o = md_range(md_handle, local_offset, 0, &ni);
-	blob = shim_obj_get(type, SHIM_KIND_NICMEM, NULL);
+	blob = shim_to_nicmem(type, NULL);
 	if (o == NULL || blob == NULL || blob->u.nicmem.size == 0 ||
 	    blob->u.nicmem.size > SPINNIC_PROC_BLOB_MAX) {
 		SHIM_DBG("bad MD %#llx or type blob %#llx",

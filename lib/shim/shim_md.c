@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Memory descriptors.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "shim_internal.h"
+
+#define MD_OPTIONS (PTL_MD_EVENT_SUCCESS_DISABLE | PTL_MD_EVENT_SEND_DISABLE | \
+	PTL_MD_EVENT_CT_SEND | PTL_MD_EVENT_CT_REPLY | PTL_MD_EVENT_CT_ACK | \
+	PTL_MD_EVENT_CT_BYTES | PTL_MD_UNORDERED | PTL_MD_VOLATILE | PTL_IOVEC)
+
+/* ---- memory descriptors ------------------------------------------------- */
+
+int64_t
+shim_mem_bytes(const struct shim_ni *ni, const void *start, ptl_size_t length,
+	  unsigned int options)
+{
+	const ptl_iovec_t *iov = start;
+	uint64_t sum = 0;
+
+	if ((options & PTL_IOVEC) == 0) {
+		if ((start == NULL && length > 0) || length > INT64_MAX)
+			return -EINVAL;
+		return (int64_t)length;
+	}
+	if (start == NULL || length == 0 || (ni->limits.max_iovecs > 0 &&
+	    length > (ptl_size_t)ni->limits.max_iovecs))
+		return -EINVAL;
+	for (ptl_size_t i = 0; i < length; i++) {
+		if ((iov[i].iov_base == NULL && iov[i].iov_len > 0) ||
+		    iov[i].iov_len > INT64_MAX - sum)
+			return -EINVAL;
+		sum += iov[i].iov_len;
+	}
+	return (int64_t)sum;
+}
+
+int
+PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
+	  ptl_handle_md_t *md_handle)
+{
+	struct spinnic_ctrl_msg msg;
+	struct shim_ni *ni;
+	struct shim_obj *o;
+	unsigned slot;
+	int64_t eq, ct, bytes;
+	ptl_handle_any_t h;
+	int rc;
+
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, &slot);
+	if (ni == NULL || md == NULL || md_handle == NULL ||
+	    (md->options & ~MD_OPTIONS) != 0)
+		return PTL_ARG_INVALID;
+	bytes = shim_mem_bytes(ni, md->start, md->length, md->options);
+	eq = shim_opt_handle(md->eq_handle, SHIM_KIND_EQ, slot);
+	ct = shim_opt_handle(md->ct_handle, SHIM_KIND_CT, slot);
+	if (bytes < 0 || eq < 0 || ct < 0)
+		return PTL_ARG_INVALID;
+
+	pthread_mutex_lock(&shim_g.lock);
+	o = shim_obj_alloc(ni, slot, SHIM_KIND_MD, &h);
+	pthread_mutex_unlock(&shim_g.lock);
+	if (o == NULL)
+		return PTL_NO_SPACE;
+	shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_MD_BIND, ni->nic_ni);
+	msg.u.md.start = (uint64_t)(uintptr_t)md->start;
+	msg.u.md.length = md->length;
+	msg.u.md.options = md->options;
+	msg.u.md.eq = (uint32_t)eq;
+	msg.u.md.ct = (uint32_t)ct;
+	rc = shim_ctrl_call(&msg);
+	if (rc != PTL_OK) {
+		shim_obj_release(o);
+		return rc;
+	}
+	o->nic_id = msg.u.md.md;
+	o->u.md.start = (uint64_t)(uintptr_t)md->start;
+	o->u.md.length = (uint64_t)bytes;
+	o->u.md.options = md->options;
+	*md_handle = h;
+	return PTL_OK;
+}
+
+int
+PtlMDRelease(ptl_handle_md_t md_handle)
+{
+	struct spinnic_ctrl_msg msg;
+	struct shim_ni *ni;
+	struct shim_obj *o;
+	int rc;
+
+	SHIM_ENTER();
+	o = shim_to_md(md_handle, &ni);
+	if (o == NULL)
+		return PTL_ARG_INVALID;
+	shim_ctrl_prep_md(&msg, SPINNIC_CTRL_MD_RELEASE, ni->nic_ni, o->nic_id);
+	rc = shim_ctrl_call(&msg);
+	if (rc == PTL_OK || rc == PTL_FAIL)
+		shim_obj_release(o);
+	return rc;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Data movement: PtlPut and PtlGet through the command ring.
+ */
+#include <string.h>
+
+#include "shim_internal.h"
+
+static int
+data_op(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
+	ptl_size_t length, ptl_ack_req_t ack_req, ptl_process_t target_id,
+	ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+	ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data)
+{
+	struct spinnic_cmd cmd;
+	struct shim_ni *ni;
+	struct shim_obj *o;
+	int rc;
+
+	SHIM_ENTER();
+	o = shim_to_md(md_handle, &ni);
+	if (o == NULL || local_offset > o->u.md.length ||
+	    length > o->u.md.length - local_offset ||
+	    (unsigned)ack_req > PTL_OC_ACK_REQ || pt_index == PTL_PT_ANY ||
+	    (ni->limits.max_pt_index >= 0 &&
+	     pt_index > (ptl_pt_index_t)ni->limits.max_pt_index) ||
+	    (ni->limits.max_msg_size > 0 && length > ni->limits.max_msg_size)) {
+		SHIM_DBG("bad MD handle %#llx, range %llu+%llu, ack %d or PT %u",
+			 (unsigned long long)md_handle,
+			 (unsigned long long)local_offset,
+			 (unsigned long long)length, (int)ack_req, pt_index);
+		return PTL_ARG_INVALID;
+	}
+	memset(&cmd, 0, sizeof(cmd));
+	rc = shim_target(ni, target_id, &cmd.target, 0);
+	if (rc != PTL_OK)
+		return rc;
+	cmd.op = op;
+	cmd.ni = ni->nic_ni;
+	cmd.md = o->nic_id;
+	cmd.ack_req = ack_req;
+	cmd.local_offset = local_offset;
+	cmd.length = length;
+	cmd.pt_index = pt_index;
+	cmd.match_bits = match_bits;
+	cmd.remote_offset = remote_offset;
+	cmd.user_ptr = (uint64_t)(uintptr_t)user_ptr;
+	cmd.hdr_data = hdr_data;
+	return shim_cmd_post(&cmd);
+}
+
+int
+PtlPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
+       ptl_size_t length, ptl_ack_req_t ack_req, ptl_process_t target_id,
+       ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+       ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data)
+{
+	return data_op(SPINNIC_CMD_PUT, md_handle, local_offset, length,
+		       ack_req, target_id, pt_index, match_bits, remote_offset,
+		       user_ptr, hdr_data);
+}
+
+int
+PtlGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
+       ptl_size_t length, ptl_process_t target_id, ptl_pt_index_t pt_index,
+       ptl_match_bits_t match_bits, ptl_size_t remote_offset, void *user_ptr)
+{
+	return data_op(SPINNIC_CMD_GET, md_handle, local_offset, length,
+		       PTL_NO_ACK_REQ, target_id, pt_index, match_bits,
+		       remote_offset, user_ptr, 0);
+}
