@@ -44,7 +44,7 @@
 /* state: this header, then nslots slots of slot_size bytes */
 struct gen_state {
 	uint64_t view;               /* blob view offset in the args + 1 */
-	uint64_t stats[6];           /* struct spin_ddt_stats, atomics */
+	struct spin_ddt_stats stats; /* counted with relaxed atomics */
 	uint64_t pad;
 };
 static_assert(sizeof(struct gen_state) == 64, "gen state");
@@ -55,27 +55,37 @@ struct gen_slot {
 	uint64_t seg[];              /* ddt_segment_mem_size() bytes */
 };
 
-enum { ST_PKTS, ST_CATCHUP, ST_RESET, ST_CKPT, ST_MASTER, ST_BUSY };
-
 static size_t
 slot_size(size_t seg_mem)
 {
 	return (sizeof(struct gen_slot) + seg_mem + 63) & ~(size_t)63;
 }
 
-static void
-stat_inc(struct spin_hctx *h, int which)
+/* The context's counters, or NULL when the client asked for none. */
+static struct spin_ddt_stats *
+stats_of(struct spin_hctx *h)
 {
 	const struct spin_ddt_args *a = spin_hctx_args(h);
 	struct gen_state *st = spin_hctx_state(h);
 
-	if (a->stats_off == SPIN_DDT_STATS_NONE)
-		return;
-	if (spin_hctx_nhpu(h) == 1)
-		st->stats[which]++;
-	else
-		__atomic_fetch_add(&st->stats[which], 1, __ATOMIC_RELAXED);
+	return a->stats_off == SPIN_DDT_STATS_NONE ? NULL : &st->stats;
 }
+
+static void
+stat_add(struct spin_hctx *h, uint64_t *counter)
+{
+	if (spin_hctx_nhpu(h) == 1)
+		(*counter)++;
+	else
+		__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+/* count one event in field @p f of struct spin_ddt_stats */
+#define STAT_INC(h, f) do { \
+	struct spin_ddt_stats *s_ = stats_of(h); \
+	if (s_ != NULL) \
+		stat_add((h), &s_->f); \
+} while (0)
 
 /* Check one checkpoint array against the type: every state restores and
  * sits at its stream offset. */
@@ -385,7 +395,7 @@ gen_from_ckpt(struct spin_hctx *h, const struct ddt_blob *b, void *mem,
 	}
 	if (ddt_segment_restore(s, ck, a->ckpt_size) != 0)
 		return NULL;
-	stat_inc(h, ST_CKPT);
+	STAT_INC(h, ckpt_copies);
 	return s;
 }
 
@@ -402,7 +412,7 @@ gen_private(const struct spin_pkt *pkt, struct spin_hctx *h,
 	uint64_t mem[GEN_SEG_MAX / 8];
 	struct ddt_segment *s;
 
-	stat_inc(h, ST_BUSY);
+	STAT_INC(h, busy);
 	if (a->strategy == SPIN_DDT_RW_CP)
 		return gen_ro_cp(pkt, h, b);
 	s = ddt_segment_init(mem, sizeof(mem), b, a->count);
@@ -476,10 +486,10 @@ gen_hpu_local(const struct spin_pkt *pkt, struct spin_hctx *h,
 	pos = ddt_segment_pos(s);
 	if ((int64_t)pkt->offset < pos) {
 		ddt_segment_reset(s); /* then catch up from 0 */
-		stat_inc(h, ST_RESET);
+		STAT_INC(h, resets);
 	}
 	if ((int64_t)pkt->offset > ddt_segment_pos(s))
-		stat_inc(h, ST_CATCHUP);
+		STAT_INC(h, catchups);
 	rc = gen_run(s, pkt, h);
 	slot_give(h, sl);
 	return rc;
@@ -497,7 +507,7 @@ gen_ro_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
 	if (s == NULL)
 		return SPIN_ERROR;
 	if ((int64_t)pkt->offset > ddt_segment_pos(s))
-		stat_inc(h, ST_CATCHUP);
+		STAT_INC(h, catchups);
 	return gen_run(s, pkt, h);
 }
 
@@ -518,7 +528,7 @@ gen_rw_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
 	if (!sl->ready || (int64_t)pkt->offset < ddt_segment_pos(s)) {
 		/* first use, or the working copy is past this packet */
 		if (sl->ready)
-			stat_inc(h, ST_MASTER);
+			STAT_INC(h, master_restores);
 		if (gen_from_ckpt(h, b, sl->seg, !sl->ready, idx) == NULL) {
 			sl->ready = 0;
 			slot_give(h, sl);
@@ -527,7 +537,7 @@ gen_rw_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
 		sl->ready = 1;
 	}
 	if ((int64_t)pkt->offset > ddt_segment_pos(s))
-		stat_inc(h, ST_CATCHUP);
+		STAT_INC(h, catchups);
 	rc = gen_run(s, pkt, h);
 	slot_give(h, sl);
 	return rc;
@@ -545,7 +555,7 @@ gen_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
 	total = (uint64_t)a->count * (uint64_t)ddt_blob_size(b);
 	if (pkt->offset > total || pkt->len > total - pkt->offset)
 		return SPIN_ERROR; /* more bytes than the type holds */
-	stat_inc(h, ST_PKTS);
+	STAT_INC(h, pkts);
 	switch (a->strategy) {
 	case SPIN_DDT_HPU_LOCAL:
 		return gen_hpu_local(pkt, h, b);
@@ -563,13 +573,20 @@ gen_completion(const struct spin_done *done, struct spin_hctx *h)
 	const struct gen_state *st = spin_hctx_state(h);
 
 	if (a->stats_off != SPIN_DDT_STATS_NONE) {
-		struct spin_ddt_stats s;
-		uint64_t v[6];
-		int i;
+		const struct spin_ddt_stats *c = &st->stats;
+		struct spin_ddt_stats s = {
+			.pkts = __atomic_load_n(&c->pkts, __ATOMIC_RELAXED),
+			.catchups = __atomic_load_n(&c->catchups,
+						    __ATOMIC_RELAXED),
+			.resets = __atomic_load_n(&c->resets,
+						  __ATOMIC_RELAXED),
+			.ckpt_copies = __atomic_load_n(&c->ckpt_copies,
+						       __ATOMIC_RELAXED),
+			.master_restores = __atomic_load_n(
+				&c->master_restores, __ATOMIC_RELAXED),
+			.busy = __atomic_load_n(&c->busy, __ATOMIC_RELAXED),
+		};
 
-		for (i = 0; i < 6; i++)
-			v[i] = __atomic_load_n(&st->stats[i], __ATOMIC_RELAXED);
-		memcpy(&s, v, sizeof(s));
 		if (spin_dma_to_host(h, a->stats_off, &s, sizeof(s),
 				     SPIN_DMA_NO_EVENT) != 0)
 			return SPIN_ERROR;

@@ -13,24 +13,7 @@
 
 #include "spin_handler.h"
 #include "spin_handler_args.h"
-
-static uint64_t
-mag(int64_t v)
-{
-	return v < 0 ? -(uint64_t)v : (uint64_t)v;
-}
-
-/* a / d and a % d; shifts when d is a power of two (sizes often are) */
-static inline uint64_t
-div_rem(uint64_t a, uint64_t d, uint64_t *rem)
-{
-	if ((d & (d - 1)) == 0) {
-		*rem = a & (d - 1);
-		return a >> __builtin_ctzll(d);
-	}
-	*rem = a % d;
-	return a / d;
-}
+#include "handlers.h"
 
 static int
 ib_init(const void *args, uint32_t args_len, uint32_t *state_len_p)
@@ -53,15 +36,15 @@ ib_init(const void *args, uint32_t args_len, uint32_t *state_len_p)
 		int64_t v;
 
 		__builtin_memcpy(&v, d + i * sizeof(v), sizeof(v));
-		if (mag(v) > maxd)
-			maxd = mag(v);
+		if (handlers_mag(v) > maxd)
+			maxd = handlers_mag(v);
 	}
 	/* packed size and every window offset computed fit in int64 */
 	if (__builtin_mul_overflow(a->blocklen, a->nblocks, &elem) ||
 	    __builtin_mul_overflow(elem, a->nelem, &total) ||
-	    __builtin_mul_overflow(a->nelem - 1, mag(a->extent), &t) ||
+	    __builtin_mul_overflow(a->nelem - 1, handlers_mag(a->extent), &t) ||
 	    __builtin_add_overflow(t, maxd, &span) ||
-	    __builtin_add_overflow(span, mag(a->base), &span) ||
+	    __builtin_add_overflow(span, handlers_mag(a->base), &span) ||
 	    __builtin_add_overflow(span, a->blocklen, &span) ||
 	    span > (uint64_t)INT64_MAX || total > (uint64_t)INT64_MAX)
 		return -EINVAL;
@@ -78,8 +61,8 @@ ib_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
 	const uint8_t *src = pkt->payload, *run_src = src;
 	int64_t run_dst = 0, run_n = 0;
 
-	e = div_rem(pkt->offset, elem_bytes, &q);
-	b = div_rem(q, blocklen, &r);
+	e = handlers_div_rem(pkt->offset, elem_bytes, &q);
+	b = handlers_div_rem(q, blocklen, &r);
 	while (left != 0) {
 		uint64_t n = blocklen - r;
 		int64_t dst;

@@ -13,24 +13,7 @@
 
 #include "spin_handler.h"
 #include "spin_handler_args.h"
-
-static uint64_t
-mag(int64_t v)
-{
-	return v < 0 ? -(uint64_t)v : (uint64_t)v;
-}
-
-/* a / d and a % d; shifts when d is a power of two (sizes often are) */
-static inline uint64_t
-div_rem(uint64_t a, uint64_t d, uint64_t *rem)
-{
-	if ((d & (d - 1)) == 0) {
-		*rem = a & (d - 1);
-		return a >> __builtin_ctzll(d);
-	}
-	*rem = a % d;
-	return a / d;
-}
+#include "handlers.h"
 
 static int
 vec_init(const void *args, uint32_t args_len, uint32_t *state_len_p)
@@ -45,10 +28,11 @@ vec_init(const void *args, uint32_t args_len, uint32_t *state_len_p)
 	/* packed size and every offset the handler computes fit in int64 */
 	if (__builtin_mul_overflow(a->blocklen, a->count, &elem) ||
 	    __builtin_mul_overflow(elem, a->nelem, &total) ||
-	    __builtin_mul_overflow(a->count - 1, mag(a->stride), &span) ||
-	    __builtin_mul_overflow(a->nelem - 1, mag(a->extent), &t) ||
+	    __builtin_mul_overflow(a->count - 1, handlers_mag(a->stride),
+				   &span) ||
+	    __builtin_mul_overflow(a->nelem - 1, handlers_mag(a->extent), &t) ||
 	    __builtin_add_overflow(span, t, &span) ||
-	    __builtin_add_overflow(span, mag(a->base), &span) ||
+	    __builtin_add_overflow(span, handlers_mag(a->base), &span) ||
 	    __builtin_add_overflow(span, a->blocklen, &span) ||
 	    span > (uint64_t)INT64_MAX)
 		return -EINVAL;
@@ -74,8 +58,8 @@ vec_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
 		}
 	}
 	elem_bytes = blocklen * count;
-	e = div_rem(pkt->offset, elem_bytes, &q);
-	b = div_rem(q, blocklen, &r);
+	e = handlers_div_rem(pkt->offset, elem_bytes, &q);
+	b = handlers_div_rem(q, blocklen, &r);
 	while (left != 0) {
 		uint64_t n, k;
 		int64_t dst;

@@ -6,6 +6,8 @@
 #ifndef SPIN_HANDLERS_H
 #define SPIN_HANDLERS_H
 
+#include <stdint.h>
+
 #include "spin_handler.h"
 
 extern const struct spin_handler_family spin_handlers_checksum;
@@ -14,6 +16,30 @@ extern const struct spin_handler_family spin_handlers_ddt_iblock;
 extern const struct spin_handler_family spin_handlers_ddt_general;
 extern const struct spin_handler_family spin_handlers_ddt_iovec;
 extern const struct spin_handler_family spin_handlers_ddt_gather;
+
+/** |v| as an unsigned number (INT64_MIN included). */
+static inline uint64_t
+handlers_mag(int64_t v)
+{
+	return v < 0 ? -(uint64_t)v : (uint64_t)v;
+}
+
+/**
+ * a / d and a % d; shifts when d is a power of two (sizes often are).
+ * @param d divisor, > 0
+ * @param rem_p a % d
+ * @return a / d
+ */
+static inline uint64_t
+handlers_div_rem(uint64_t a, uint64_t d, uint64_t *rem_p)
+{
+	if ((d & (d - 1)) == 0) {
+		*rem_p = a & (d - 1);
+		return a >> __builtin_ctzll(d);
+	}
+	*rem_p = a % d;
+	return a / d;
+}
 
 struct ddt_blob;
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -383,6 +384,11 @@ itest_client_start(struct itest_client *c, unsigned node, const char *name,
 		n++;
 	}
 	av[n] = NULL;
+	fprintf(stderr, "%s: %s on node %u: itest_client", test_name, name,
+		node);
+	for (n = 1; av[n] != NULL; n++)
+		fprintf(stderr, " %s", av[n]);
+	fprintf(stderr, "\n");
 	if (pipe2(out, O_CLOEXEC) != 0 || pipe2(in, O_CLOEXEC) != 0)
 		itest_fail("pipe: %s", strerror(errno));
 	c->name = name;
@@ -558,15 +564,34 @@ itest_client_ready(struct itest_client *c, unsigned node, const char *name,
 		itest_fail("%s: bad ready line \"%s\"", name, line);
 }
 
+/* both sides of an exchange print "ok" and exit 0 */
+static void
+pair_finish(const char *what, struct itest_client *t, struct itest_client *i)
+{
+	char line[256];
+	int st;
+
+	itest_client_expect(i, "ok", line, sizeof(line), 20000);
+	st = itest_client_wait(i, 5000);
+	if (st != 0)
+		itest_fail("%s: initiator exit status %d", what, st);
+	itest_client_expect(t, "ok", line, sizeof(line), 20000);
+	st = itest_client_wait(t, 5000);
+	if (st != 0)
+		itest_fail("%s: target exit status %d", what, st);
+	if (!itest_spinnic_alive())
+		itest_fail("%s: spinnic died", what);
+	fprintf(stderr, "%s: %s passed\n", test_name, what);
+}
+
 void
 itest_run_pair(const char *what, unsigned tnode, const char *const *targv,
 	       unsigned inode, const char *const *iargv)
 {
 	struct itest_client t, i;
-	char target[64], pt[32], line[256], tname[96], iname[96];
+	char target[64], pt[32], tname[96], iname[96];
 	const char *av[64];
 	unsigned nid, pid, ptn, n = 0;
-	int st;
 
 	snprintf(tname, sizeof(tname), "%s/target", what);
 	snprintf(iname, sizeof(iname), "%s/initiator", what);
@@ -581,17 +606,109 @@ itest_run_pair(const char *what, unsigned tnode, const char *const *targv,
 	av[n++] = pt;
 	av[n] = NULL;
 	itest_client_start(&i, inode, iname, av);
-	itest_client_expect(&i, "ok", line, sizeof(line), 20000);
-	st = itest_client_wait(&i, 5000);
-	if (st != 0)
-		itest_fail("%s: initiator exit status %d", what, st);
-	itest_client_expect(&t, "ok", line, sizeof(line), 20000);
-	st = itest_client_wait(&t, 5000);
-	if (st != 0)
-		itest_fail("%s: target exit status %d", what, st);
-	if (!itest_spinnic_alive())
-		itest_fail("%s: spinnic died", what);
-	fprintf(stderr, "%s: %s passed\n", test_name, what);
+	pair_finish(what, &t, &i);
+}
+
+/* the argv of a typed client, built in place */
+#define ARGV_MAX 24
+
+struct client_argv {
+	char s[ARGV_MAX][80];
+	const char *av[ARGV_MAX + 1];
+	unsigned n;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+argv_add(struct client_argv *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (a->n >= ARGV_MAX)
+		itest_fail("more than %u client arguments", ARGV_MAX);
+	va_start(ap, fmt);
+	vsnprintf(a->s[a->n], sizeof(a->s[0]), fmt, ap);
+	va_end(ap);
+	a->av[a->n] = a->s[a->n];
+	a->av[++a->n] = NULL;
+}
+
+/* the keys both roles share; a zero field keeps the client's default */
+static void
+argv_msg(struct client_argv *a, const struct itest_msg *m,
+	 enum itest_buf buf)
+{
+	argv_add(a, "len=%" PRIu64, m->len);
+	argv_add(a, "buf=%s", buf == ITEST_BUF_MALLOC ? "malloc" : "region");
+	if (m->match != 0)
+		argv_add(a, "match=0x%" PRIx64, m->match);
+	if (m->seed != 0)
+		argv_add(a, "seed=%" PRIu64, m->seed);
+	if (m->count != 0)
+		argv_add(a, "count=%u", m->count);
+	if (m->nomatch)
+		argv_add(a, "ni=nomatch");
+}
+
+void
+itest_target_start(struct itest_client *c, unsigned node, const char *name,
+		   const struct itest_msg *m, const struct itest_target_opts *o,
+		   struct itest_peer *peer_p)
+{
+	struct client_argv a = { .n = 0 };
+
+	argv_add(&a, "target");
+	argv_add(&a, "op=%s", m->op == ITEST_GET ? "get" : "put");
+	argv_msg(&a, m, o->buf);
+	if (o->overflow)
+		argv_add(&a, "list=overflow");
+	if (o->handler != NULL)
+		argv_add(&a, "handler=%s", o->handler);
+	if (o->tail != 0)
+		argv_add(&a, "tail=%" PRIu64, o->tail);
+	if (o->vec.count != 0)
+		argv_add(&a, "vec=%ld,%ld,%ld", o->vec.count,
+			 o->vec.blocklen, o->vec.stride);
+	itest_client_ready(c, node, name, a.av, &peer_p->nid, &peer_p->pid,
+			   &peer_p->pt);
+}
+
+void
+itest_initiator_start(struct itest_client *c, unsigned node, const char *name,
+		      const struct itest_msg *m,
+		      const struct itest_initiator_opts *o,
+		      const struct itest_peer *peer)
+{
+	static const char *const expect[] = {
+		[ITEST_EXPECT_OK] = "ok",
+		[ITEST_EXPECT_FAIL] = "fail",
+		[ITEST_EXPECT_SENDFAIL] = "sendfail",
+		[ITEST_EXPECT_UNDELIVERABLE] = "undeliverable",
+	};
+	struct client_argv a = { .n = 0 };
+
+	argv_add(&a, "%s", m->op == ITEST_GET ? "get" : "put");
+	argv_msg(&a, m, o->buf);
+	if (o->expect != ITEST_EXPECT_OK)
+		argv_add(&a, "expect=%s", expect[o->expect]);
+	if (o->window != 0)
+		argv_add(&a, "window=%u", o->window);
+	argv_add(&a, "target=%u:%u", peer->nid, peer->pid);
+	argv_add(&a, "pt=%u", peer->pt);
+	itest_client_start(c, node, name, a.av);
+}
+
+void
+itest_pair_run(const char *what, const struct itest_pair *p)
+{
+	struct itest_client t, i;
+	struct itest_peer peer;
+	char tname[96], iname[96];
+
+	snprintf(tname, sizeof(tname), "%s/target", what);
+	snprintf(iname, sizeof(iname), "%s/initiator", what);
+	itest_target_start(&t, p->tnode, tname, &p->msg, &p->t, &peer);
+	itest_initiator_start(&i, p->inode, iname, &p->msg, &p->i, &peer);
+	pair_finish(what, &t, &i);
 }
 
 void

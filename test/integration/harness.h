@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /** Exit status meaning "skipped" for meson. */
@@ -189,5 +190,101 @@ void itest_client_forget(const struct itest_client *c);
  * context or blob, mbuf.
  */
 void itest_expect_no_leaks(void);
+
+/*
+ * Typed clients. The structs below are the C form of itest_client's
+ * key=value mini-language (grammar in README.md): the harness turns them
+ * into the argv. One rule for every field: a zero field is left out of the
+ * argv, so the client's default applies (match 0x5a5a, seed 1, count 1,
+ * ...); `len` is the exception and always passed (0-byte messages are
+ * tested). Match bits 0 or seed 0 need the mini-language.
+ */
+
+/** The operation a target exposes its buffer to / an initiator issues. */
+enum itest_op {
+	ITEST_PUT = 0,  /**< op=put (default) */
+	ITEST_GET,      /**< op=get */
+};
+
+/** Where a client's buffer lives. */
+enum itest_buf {
+	ITEST_BUF_REGION = 0, /**< buf=region: spin_host_alloc (default) */
+	ITEST_BUF_MALLOC,     /**< buf=malloc: ordinary process memory */
+};
+
+/** What an initiator requires of the ACK / REPLY / SEND event. */
+enum itest_expect {
+	ITEST_EXPECT_OK = 0,          /**< expect=ok (default) */
+	ITEST_EXPECT_FAIL,            /**< expect=fail */
+	ITEST_EXPECT_SENDFAIL,        /**< expect=sendfail (put only) */
+	ITEST_EXPECT_UNDELIVERABLE,   /**< expect=undeliverable */
+};
+
+/** The message(s) of an exchange, the same on both sides. */
+struct itest_msg {
+	enum itest_op op;
+	uint64_t len;     /**< bytes per message (always passed) */
+	uint64_t match;   /**< match bits; 0: the client's 0x5a5a */
+	uint64_t seed;    /**< data pattern(i, seed); 0: the client's 1 */
+	unsigned count;   /**< messages; 0: 1 */
+	bool nomatch;     /**< ni=nomatch: an LE on a non-matching NI */
+};
+
+/** A target's own options (role `target`). */
+struct itest_target_opts {
+	enum itest_buf buf;
+	bool overflow;        /**< list=overflow instead of priority */
+	const char *handler;  /**< handler family; NULL: none */
+	uint64_t tail;        /**< tail=T: window bytes after the data */
+	/** vec=count,blocklen,stride (handler "vector"); count 0: none */
+	struct { long count, blocklen, stride; } vec;
+};
+
+/** An initiator's own options (role `put` or `get`, after msg.op). */
+struct itest_initiator_opts {
+	enum itest_buf buf;
+	enum itest_expect expect;
+	unsigned window;      /**< puts in flight; 0: 1 */
+};
+
+/** What a target's "ready NID PID PT" line said. */
+struct itest_peer {
+	unsigned nid, pid, pt;
+};
+
+/** One exchange for itest_pair_run(). */
+struct itest_pair {
+	struct itest_msg msg;
+	unsigned tnode;                 /**< the target's node */
+	unsigned inode;                 /**< the initiator's node */
+	struct itest_target_opts t;
+	struct itest_initiator_opts i;
+};
+
+/**
+ * Start a target client for @p m on node @p node and wait for its ready
+ * line.
+ * @param peer_p where to reach it, for itest_initiator_start()
+ */
+void itest_target_start(struct itest_client *c, unsigned node,
+			const char *name, const struct itest_msg *m,
+			const struct itest_target_opts *o,
+			struct itest_peer *peer_p);
+
+/**
+ * Start an initiator client (role `put` or `get` from @p m->op) on node
+ * @p node that sends @p m to @p peer.
+ */
+void itest_initiator_start(struct itest_client *c, unsigned node,
+			   const char *name, const struct itest_msg *m,
+			   const struct itest_initiator_opts *o,
+			   const struct itest_peer *peer);
+
+/**
+ * itest_run_pair() in typed form: the target, then the initiator, both
+ * must print "ok" and exit 0. Fails the test otherwise.
+ * @param what name of the exchange for messages
+ */
+void itest_pair_run(const char *what, const struct itest_pair *p);
 
 #endif

@@ -4,30 +4,12 @@
  * client API (portals4.h, spin.h). One role per run, chosen by argv[1],
  * options as key=value:
  *
- *   target  expose a buffer and check what arrives
- *     op=put|get len=N buf=region|malloc match=B list=priority|overflow
- *     handler=none|<family> count=M (messages expected)
- *     tail=T (count=1, any handler but vector: T more window bytes after
- *     the data, zeroed, printed as "tail HEX" before the ok line, for a
- *     handler that writes a result there, e.g. a plugin's)
- *     vec=count,blocklen,stride (vector handler: doubles; the ME window is
- *     the typed buffer) seed=S ni=match|nomatch (nomatch: an LE on a
- *     non-matching NI)
- *     Prints "ready NID PID PT" once listening, "ok ..." when every check
- *     passed, then exits 0 (1 with "fail ..." otherwise).
- *   search  target of an unexpected message: an overflow-list ME, then
- *     PtlMESearch for it once the put arrived
- *   put     initiator: target=NID:PID pt=P len=N buf=... match=B count=M
- *     expect=ok|fail|sendfail|undeliverable (ni_fail_type of the ACK,
- *     or of the SEND for a target no port reaches; undeliverable: SEND or
- *     ACK with PTL_NI_UNDELIVERABLE, a peer that went silent) seed=S
- *     window=W (puts in flight)
- *   get     initiator: target=NID:PID pt=P len=N buf=... match=B seed=S
- *     expect=ok|fail|undeliverable (ni_fail_type of the REPLY)
- *   stream  initiator that keeps puts of len=N in flight until killed
- *   hold    attach, allocate a PT (with me=1 also a put ME of len=N, no
- *     events, handler=none|checksum), print "ready NID PID PT" and wait
- *     for stdin EOF
+ *   ROLE := target | search | put | get | stream | hold
+ *
+ * The grammar, every key with its type, default and roles, and what each
+ * role prints: test/integration/README.md, "The client mini-language".
+ * Tests may also build the arguments from typed structs (harness.h,
+ * struct itest_pair).
  *
  * The data of a message with seed S is pattern(i, S) at byte i.
  */

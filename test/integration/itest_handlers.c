@@ -7,7 +7,9 @@
  *    early gives a wrong sum, byte or packet count;
  *  - ddt_vector: the packed stream unpacked into place (vector of doubles,
  *    blocks straddling packets), checked against a host unpack.
+ * Written with the harness's typed clients (harness.h, struct itest_pair).
  */
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "harness.h"
@@ -15,44 +17,38 @@
 int
 main(void)
 {
-	static const char *const lens[] = { "len=1", "len=2048", "len=5000",
-					    "len=1048576", "len=0" };
+	static const uint64_t lens[] = { 1, 2048, 5000, 1048576, 0 };
 	unsigned i;
 
 	itest_init("itest_handlers", 60);
 	itest_spinnic_start(NULL);
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
-		const char *t[] = { "target", "op=put", lens[i], "buf=region",
-				    "handler=checksum", "count=1", "seed=9",
-				    NULL };
-		const char *in[] = { "put", lens[i], "buf=region", "count=1",
-				     "seed=9", NULL };
+		const struct itest_pair p = {
+			.msg = { .len = lens[i], .count = 1, .seed = 9 },
+			.tnode = 1, .t.handler = "checksum",
+		};
 		char what[96];
 
-		snprintf(what, sizeof(what), "checksum handler %s", lens[i]);
-		itest_run_pair(what, 1, t, 0, in);
+		snprintf(what, sizeof(what), "checksum handler len=%" PRIu64,
+			 lens[i]);
+		itest_pair_run(what, &p);
 	}
-	{
-		/* 3 doubles of every 7, 1000 blocks: 24000 packed bytes */
-		const char *t[] = { "target", "op=put", "len=24000",
-				    "buf=region", "handler=vector",
-				    "vec=1000,3,7", "seed=3", NULL };
-		const char *in[] = { "put", "len=24000", "buf=malloc",
-				     "seed=3", NULL };
-
-		itest_run_pair("vector handler 1000x3/7 doubles", 1, t, 0, in);
-	}
-	{
-		/* 1 MiB packed, blocks of 40 bytes: every packet splits one */
-		const char *t[] = { "target", "op=put", "len=1048560",
-				    "buf=malloc", "handler=vector",
-				    "vec=26214,5,9", "seed=4", NULL };
-		const char *in[] = { "put", "len=1048560", "buf=region",
-				     "seed=4", NULL };
-
-		itest_run_pair("vector handler into malloc'd memory", 1, t, 0,
-			       in);
-	}
+	/* 3 doubles of every 7, 1000 blocks: 24000 packed bytes */
+	itest_pair_run("vector handler 1000x3/7 doubles",
+		       &(struct itest_pair){
+			       .msg = { .len = 24000, .seed = 3 },
+			       .tnode = 1,
+			       .t = { .handler = "vector",
+				      .vec = { 1000, 3, 7 } },
+			       .i.buf = ITEST_BUF_MALLOC });
+	/* 1 MiB packed, blocks of 40 bytes: every packet splits one */
+	itest_pair_run("vector handler into malloc'd memory",
+		       &(struct itest_pair){
+			       .msg = { .len = 1048560, .seed = 4 },
+			       .tnode = 1,
+			       .t = { .buf = ITEST_BUF_MALLOC,
+				      .handler = "vector",
+				      .vec = { 26214, 5, 9 } } });
 	itest_spinnic_finish();
 	itest_expect_no_drops();
 	return 0;

@@ -3,13 +3,19 @@
  * Put without a handler, node 0 -> node 1 and node 0 -> node 0, one-packet
  * and many-packet messages, region and malloc'd buffers on both sides:
  * SEND + ACK at the initiator, PUT + CT at the target, every byte checked.
+ * Written with the harness's typed clients (harness.h, struct itest_pair).
  */
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "harness.h"
 
+#define R ITEST_BUF_REGION
+#define M ITEST_BUF_MALLOC
+
 struct put_case {
-	const char *len, *tbuf, *ibuf;
+	uint64_t len;
+	enum itest_buf tbuf, ibuf;
 	unsigned tnode;
 };
 
@@ -17,40 +23,41 @@ int
 main(void)
 {
 	static const struct put_case cases[] = {
-		{ "len=1", "buf=region", "buf=region", 1 },
-		{ "len=2048", "buf=region", "buf=region", 1 },
-		{ "len=2049", "buf=region", "buf=malloc", 1 },
-		{ "len=1048576", "buf=region", "buf=region", 1 },
-		{ "len=1048576", "buf=malloc", "buf=malloc", 1 },
-		{ "len=0", "buf=region", "buf=region", 1 },
-		{ "len=100000", "buf=region", "buf=malloc", 0 }, /* loopback */
+		{ 1, R, R, 1 },
+		{ 2048, R, R, 1 },
+		{ 2049, R, M, 1 },
+		{ 1048576, R, R, 1 },
+		{ 1048576, M, M, 1 },
+		{ 0, R, R, 1 },
+		{ 100000, R, M, 0 }, /* loopback */
 	};
+	static const char *const buf_name[] = { [R] = "region",
+						[M] = "malloc" };
 	unsigned i;
 
 	itest_init("itest_put", 60);
 	itest_spinnic_start(NULL);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct put_case *c = &cases[i];
-		const char *t[] = { "target", "op=put", c->len, c->tbuf,
-				    "count=3", "match=0x77", "seed=5", NULL };
-		const char *in[] = { "put", c->len, c->ibuf, "count=3",
-				     "match=0x77", "seed=5", NULL };
+		const struct itest_pair p = {
+			.msg = { .op = ITEST_PUT, .len = c->len, .count = 3,
+				 .match = 0x77, .seed = 5 },
+			.tnode = c->tnode, .t.buf = c->tbuf,
+			.inode = 0, .i.buf = c->ibuf,
+		};
 		char what[96];
 
-		snprintf(what, sizeof(what), "put %s %s->%s node0->node%u",
-			 c->len, c->ibuf + 4, c->tbuf + 4, c->tnode);
-		itest_run_pair(what, c->tnode, t, 0, in);
+		snprintf(what, sizeof(what),
+			 "put len=%" PRIu64 " %s->%s node0->node%u", c->len,
+			 buf_name[c->ibuf], buf_name[c->tbuf], c->tnode);
+		itest_pair_run(what, &p);
 	}
-	{
-		/* a non-matching NI: list entries, no match bits */
-		const char *t[] = { "target", "op=put", "len=5000", "ni=nomatch",
-				    "seed=12", NULL };
-		const char *in[] = { "put", "len=5000", "ni=nomatch", "seed=12",
-				     NULL };
-
-		itest_run_pair("put to a list entry (non-matching NI)", 1, t,
-			       0, in);
-	}
+	/* a non-matching NI: list entries, no match bits */
+	itest_pair_run("put to a list entry (non-matching NI)",
+		       &(struct itest_pair){
+			       .msg = { .len = 5000, .nomatch = true,
+					.seed = 12 },
+			       .tnode = 1, .inode = 0 });
 	itest_spinnic_finish();
 	itest_expect_no_drops();
 	return 0;
