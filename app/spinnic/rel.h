@@ -2,7 +2,7 @@
 /**
  * @file rel.h
  * Reliable delivery (DESIGN §11): the sequence-number logic, libc only so
- * the unit tests drive it directly (test/integration/test_rel.c).
+ * the unit tests drive it directly (test/app/test_rel.c).
  *
  * Per ordered pair of nodes the sender numbers every packet it sends
  * (F_REL): seq 0, 1, 2, ... within an epoch, a random 32-bit session
