@@ -10,39 +10,8 @@
 #define ETHERTYPE_IPV4 0x0800u
 #define IPPROTO_UDP_ 17u
 
-/* spinnic header field offsets (network byte order) */
-enum {
-	SH_VERSION = 0,
-	SH_TYPE = 1,
-	SH_FLAGS = 2,
-	SH_OP = 3,
-	SH_ACK_REQ = 4,
-	SH_NI = 5,
-	SH_FAIL = 6,
-	SH_AOP = 7,
-	SH_ATYPE = 8,
-	/* 9..11 reserved, zero */
-	SH_SRC_NID = 12,
-	SH_SRC_PID = 16,
-	SH_DST_NID = 20,
-	SH_DST_PID = 24,
-	SH_PT = 28,
-	SH_UID = 32,
-	SH_PAY_LEN = 36,
-	SH_MATCH = 40,
-	SH_HDR_DATA = 48,
-	SH_MSG_ID = 56,
-	SH_MSG_LEN = 64,
-	SH_OFFSET = 72,
-	SH_ROFF = 80,
-	SH_MLEN = 88,
-	SH_EPOCH = 96,
-	SH_ACK_EPOCH = 100,
-	SH_SEQ = 104,
-	SH_ACK_SEQ = 108,
-	SH_END = 112,
-};
-_Static_assert(SH_END == SPINNIC_WIRE_SPIN_LEN, "spinnic header size");
+_Static_assert(SPINNIC_WIRE_SH_END == SPINNIC_WIRE_SPIN_LEN,
+	       "spinnic header size");
 
 static const char *const drop_names[SPINNIC_WIRE_DROP_COUNT] = {
 	"short", "not_ipv4", "ip_hdr", "ip_len", "ip_csum", "ip_frag",
@@ -91,18 +60,8 @@ get16(const uint8_t *p)
 	return (uint16_t)((p[0] << 8) | p[1]);
 }
 
-static inline uint32_t
-get32(const uint8_t *p)
-{
-	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
-	       ((uint32_t)p[2] << 8) | p[3];
-}
-
-static inline uint64_t
-get64(const uint8_t *p)
-{
-	return ((uint64_t)get32(p) << 32) | get32(p + 4);
-}
+#define get32 spinnic_wire_get32
+#define get64 spinnic_wire_get64
 
 /*
  * One's-complement sum of 16-bit big-endian words, added to @p sum (kept
@@ -238,35 +197,35 @@ spinnic_wire_build(void *frame, size_t cap,
 
 	sh = udp + SPINNIC_WIRE_UDP_LEN;
 	memset(sh, 0, SPINNIC_WIRE_SPIN_LEN);
-	sh[SH_VERSION] = SPINNIC_WIRE_VERSION;
-	sh[SH_TYPE] = p->type;
-	sh[SH_FLAGS] = p->flags;
-	sh[SH_OP] = p->op;
-	sh[SH_ACK_REQ] = p->ack_req;
-	sh[SH_NI] = p->ni;
-	sh[SH_FAIL] = p->fail_type;
-	sh[SH_AOP] = p->atomic_op;
-	sh[SH_ATYPE] = p->atomic_type;
-	put32(sh + SH_SRC_NID, p->src.nid);
-	put32(sh + SH_SRC_PID, p->src.pid);
-	put32(sh + SH_DST_NID, p->dst.nid);
-	put32(sh + SH_DST_PID, p->dst.pid);
-	put32(sh + SH_PT, p->pt_index);
-	put32(sh + SH_UID, p->uid);
-	put32(sh + SH_PAY_LEN, p->pay_len);
-	put64(sh + SH_MATCH, p->type == SPINNIC_WIRE_T_TACK ? p->sack :
-	      p->match_bits);
-	put64(sh + SH_HDR_DATA, p->hdr_data);
-	put64(sh + SH_MSG_ID, p->type == SPINNIC_WIRE_T_TACK ? p->sack_base :
-	      p->msg_id);
-	put64(sh + SH_MSG_LEN, p->msg_len);
-	put64(sh + SH_OFFSET, p->offset);
-	put64(sh + SH_ROFF, p->remote_offset);
-	put64(sh + SH_MLEN, p->mlength);
-	put32(sh + SH_EPOCH, p->epoch);
-	put32(sh + SH_ACK_EPOCH, p->ack_epoch);
-	put32(sh + SH_SEQ, p->seq);
-	put32(sh + SH_ACK_SEQ, p->ack_seq);
+	sh[SPINNIC_WIRE_SH_VERSION] = SPINNIC_WIRE_VERSION;
+	sh[SPINNIC_WIRE_SH_TYPE] = p->type;
+	sh[SPINNIC_WIRE_SH_FLAGS] = p->flags;
+	sh[SPINNIC_WIRE_SH_OP] = p->op;
+	sh[SPINNIC_WIRE_SH_ACK_REQ] = p->ack_req;
+	sh[SPINNIC_WIRE_SH_NI] = p->ni;
+	sh[SPINNIC_WIRE_SH_FAIL] = p->fail_type;
+	sh[SPINNIC_WIRE_SH_AOP] = p->atomic_op;
+	sh[SPINNIC_WIRE_SH_ATYPE] = p->atomic_type;
+	put32(sh + SPINNIC_WIRE_SH_SRC_NID, p->src.nid);
+	put32(sh + SPINNIC_WIRE_SH_SRC_PID, p->src.pid);
+	put32(sh + SPINNIC_WIRE_SH_DST_NID, p->dst.nid);
+	put32(sh + SPINNIC_WIRE_SH_DST_PID, p->dst.pid);
+	put32(sh + SPINNIC_WIRE_SH_PT, p->pt_index);
+	put32(sh + SPINNIC_WIRE_SH_UID, p->uid);
+	put32(sh + SPINNIC_WIRE_SH_PAY_LEN, p->pay_len);
+	put64(sh + SPINNIC_WIRE_SH_MATCH,
+	      p->type == SPINNIC_WIRE_T_TACK ? p->sack : p->match_bits);
+	put64(sh + SPINNIC_WIRE_SH_HDR_DATA, p->hdr_data);
+	put64(sh + SPINNIC_WIRE_SH_MSG_ID,
+	      p->type == SPINNIC_WIRE_T_TACK ? p->sack_base : p->msg_id);
+	put64(sh + SPINNIC_WIRE_SH_MSG_LEN, p->msg_len);
+	put64(sh + SPINNIC_WIRE_SH_OFFSET, p->offset);
+	put64(sh + SPINNIC_WIRE_SH_ROFF, p->remote_offset);
+	put64(sh + SPINNIC_WIRE_SH_MLEN, p->mlength);
+	put32(sh + SPINNIC_WIRE_SH_EPOCH, p->epoch);
+	put32(sh + SPINNIC_WIRE_SH_ACK_EPOCH, p->ack_epoch);
+	put32(sh + SPINNIC_WIRE_SH_SEQ, p->seq);
+	put32(sh + SPINNIC_WIRE_SH_ACK_SEQ, p->ack_seq);
 
 	if (p->payload != NULL && p->pay_len)
 		memcpy(sh + SPINNIC_WIRE_SPIN_LEN, p->payload, p->pay_len);
@@ -277,7 +236,7 @@ spinnic_wire_build(void *frame, size_t cap,
 static void
 auth_iv(const uint8_t *sh, uint64_t ctr, uint8_t iv_p[WIRE_AUTH_IV_LEN])
 {
-	memcpy(iv_p, sh + SH_SRC_NID, 4);
+	memcpy(iv_p, sh + SPINNIC_WIRE_SH_SRC_NID, 4);
 	put64(iv_p + 4, ctr);
 }
 
@@ -346,7 +305,7 @@ spinnic_wire_parse_auth(const void *frame, size_t len, uint16_t udp_port,
 		uint8_t iv[WIRE_AUTH_IV_LEN];
 		size_t mac_len;
 
-		if (!(sh[SH_FLAGS] & SPINNIC_WIRE_F_AUTH) ||
+		if (!(sh[SPINNIC_WIRE_SH_FLAGS] & SPINNIC_WIRE_F_AUTH) ||
 		    spin_avail < SPINNIC_WIRE_SPIN_LEN + SPINNIC_WIRE_AUTH_LEN)
 			return -SPINNIC_WIRE_DROP_AUTH;
 		spin_avail -= SPINNIC_WIRE_AUTH_LEN;
@@ -356,42 +315,43 @@ spinnic_wire_parse_auth(const void *frame, size_t len, uint16_t udp_port,
 		if (wire_auth_verify(auth, iv, sh, mac_len, sh + mac_len) != 0)
 			return -SPINNIC_WIRE_DROP_AUTH;
 	}
-	if (sh[SH_VERSION] != SPINNIC_WIRE_VERSION)
+	if (sh[SPINNIC_WIRE_SH_VERSION] != SPINNIC_WIRE_VERSION)
 		return -SPINNIC_WIRE_DROP_VERSION;
 
 	memset(&p, 0, sizeof(p));
-	p.type = sh[SH_TYPE];
+	p.type = sh[SPINNIC_WIRE_SH_TYPE];
 	/* keyed: F_AUTH is on every packet (checked above), not a kind */
 	p.flags = auth != NULL ?
-		(uint8_t)(sh[SH_FLAGS] & ~SPINNIC_WIRE_F_AUTH) : sh[SH_FLAGS];
+		(uint8_t)(sh[SPINNIC_WIRE_SH_FLAGS] & ~SPINNIC_WIRE_F_AUTH) :
+		sh[SPINNIC_WIRE_SH_FLAGS];
 	if (!kind_valid(p.type, p.flags))
 		return -SPINNIC_WIRE_DROP_KIND;
-	p.op = sh[SH_OP];
-	p.ack_req = sh[SH_ACK_REQ];
-	p.ni = sh[SH_NI];
-	p.fail_type = sh[SH_FAIL];
-	p.atomic_op = sh[SH_AOP];
-	p.atomic_type = sh[SH_ATYPE];
+	p.op = sh[SPINNIC_WIRE_SH_OP];
+	p.ack_req = sh[SPINNIC_WIRE_SH_ACK_REQ];
+	p.ni = sh[SPINNIC_WIRE_SH_NI];
+	p.fail_type = sh[SPINNIC_WIRE_SH_FAIL];
+	p.atomic_op = sh[SPINNIC_WIRE_SH_AOP];
+	p.atomic_type = sh[SPINNIC_WIRE_SH_ATYPE];
 	if (!op_valid(&p) || p.fail_type > SPINNIC_PTL_NI_NO_MATCH)
 		return -SPINNIC_WIRE_DROP_OP;
-	p.src.nid = get32(sh + SH_SRC_NID);
-	p.src.pid = get32(sh + SH_SRC_PID);
-	p.dst.nid = get32(sh + SH_DST_NID);
-	p.dst.pid = get32(sh + SH_DST_PID);
-	p.pt_index = get32(sh + SH_PT);
-	p.uid = get32(sh + SH_UID);
-	p.pay_len = get32(sh + SH_PAY_LEN);
-	p.match_bits = get64(sh + SH_MATCH);
-	p.hdr_data = get64(sh + SH_HDR_DATA);
-	p.msg_id = get64(sh + SH_MSG_ID);
-	p.msg_len = get64(sh + SH_MSG_LEN);
-	p.offset = get64(sh + SH_OFFSET);
-	p.remote_offset = get64(sh + SH_ROFF);
-	p.mlength = get64(sh + SH_MLEN);
-	p.epoch = get32(sh + SH_EPOCH);
-	p.ack_epoch = get32(sh + SH_ACK_EPOCH);
-	p.seq = get32(sh + SH_SEQ);
-	p.ack_seq = get32(sh + SH_ACK_SEQ);
+	p.src.nid = get32(sh + SPINNIC_WIRE_SH_SRC_NID);
+	p.src.pid = get32(sh + SPINNIC_WIRE_SH_SRC_PID);
+	p.dst.nid = get32(sh + SPINNIC_WIRE_SH_DST_NID);
+	p.dst.pid = get32(sh + SPINNIC_WIRE_SH_DST_PID);
+	p.pt_index = get32(sh + SPINNIC_WIRE_SH_PT);
+	p.uid = get32(sh + SPINNIC_WIRE_SH_UID);
+	p.pay_len = get32(sh + SPINNIC_WIRE_SH_PAY_LEN);
+	p.match_bits = get64(sh + SPINNIC_WIRE_SH_MATCH);
+	p.hdr_data = get64(sh + SPINNIC_WIRE_SH_HDR_DATA);
+	p.msg_id = get64(sh + SPINNIC_WIRE_SH_MSG_ID);
+	p.msg_len = get64(sh + SPINNIC_WIRE_SH_MSG_LEN);
+	p.offset = get64(sh + SPINNIC_WIRE_SH_OFFSET);
+	p.remote_offset = get64(sh + SPINNIC_WIRE_SH_ROFF);
+	p.mlength = get64(sh + SPINNIC_WIRE_SH_MLEN);
+	p.epoch = get32(sh + SPINNIC_WIRE_SH_EPOCH);
+	p.ack_epoch = get32(sh + SPINNIC_WIRE_SH_ACK_EPOCH);
+	p.seq = get32(sh + SPINNIC_WIRE_SH_SEQ);
+	p.ack_seq = get32(sh + SPINNIC_WIRE_SH_ACK_SEQ);
 
 	/* keyed: only sequenced packets are safe from replay (reliable
 	 * delivery's window); plain transport acks are idempotent, and the
@@ -465,9 +425,9 @@ spinnic_wire_seal(void *frame, size_t len, int rel, uint32_t epoch,
 	    SPINNIC_WIRE_ETH_LEN + SPINNIC_WIRE_IP_LEN + udp_len > len)
 		return -EINVAL;
 	if (rel & 1) {
-		sh[SH_FLAGS] |= SPINNIC_WIRE_F_REL;
-		put32(sh + SH_EPOCH, epoch);
-		put32(sh + SH_SEQ, seq);
+		sh[SPINNIC_WIRE_SH_FLAGS] |= SPINNIC_WIRE_F_REL;
+		put32(sh + SPINNIC_WIRE_SH_EPOCH, epoch);
+		put32(sh + SPINNIC_WIRE_SH_SEQ, seq);
 	}
 	put16(udp + 6, 0);
 	if (rel & SPINNIC_WIRE_SEAL_NO_CSUM)
@@ -500,7 +460,7 @@ spinnic_wire_auth_seal(struct spinnic_wire_auth *a, void *frame, size_t len,
 	udp_len = get16(udp + 4);
 	if (SPINNIC_WIRE_ETH_LEN + ip_total != len ||
 	    udp_len != ip_total - SPINNIC_WIRE_IP_LEN ||
-	    (sh[SH_FLAGS] & SPINNIC_WIRE_F_AUTH))
+	    (sh[SPINNIC_WIRE_SH_FLAGS] & SPINNIC_WIRE_F_AUTH))
 		return -EINVAL;
 	if (cap < len + SPINNIC_WIRE_AUTH_LEN ||
 	    ip_total + SPINNIC_WIRE_AUTH_LEN > UINT16_MAX)
@@ -510,12 +470,12 @@ spinnic_wire_auth_seal(struct spinnic_wire_auth *a, void *frame, size_t len,
 	 * udp_len - 8 + 8 bytes from the spinnic header on */
 	/* used even when the MAC fails below: never twice */
 	ctr = a->next_ctr++;
-	sh[SH_FLAGS] |= SPINNIC_WIRE_F_AUTH;
+	sh[SPINNIC_WIRE_SH_FLAGS] |= SPINNIC_WIRE_F_AUTH;
 	put64(tr, ctr);
 	auth_iv(sh, ctr, iv);
 	if (wire_auth_tag(a, iv, sh, udp_len, tr + SPINNIC_WIRE_AUTH_CTR_LEN)
 	    != 0) {
-		sh[SH_FLAGS] &= (uint8_t)~SPINNIC_WIRE_F_AUTH;
+		sh[SPINNIC_WIRE_SH_FLAGS] &= (uint8_t)~SPINNIC_WIRE_F_AUTH;
 		return -EIO;
 	}
 

@@ -33,6 +33,46 @@
 /** Bytes before the payload in a frame built by spinnic_wire_build(). */
 #define SPINNIC_WIRE_HDR_LEN (SPINNIC_WIRE_ETH_LEN + SPINNIC_WIRE_IP_LEN + \
 			      SPINNIC_WIRE_UDP_LEN + SPINNIC_WIRE_SPIN_LEN)
+/** Frame offset of the spinnic header in a frame of spinnic_wire_build(). */
+#define SPINNIC_WIRE_SPIN_OFF (SPINNIC_WIRE_ETH_LEN + SPINNIC_WIRE_IP_LEN + \
+			       SPINNIC_WIRE_UDP_LEN)
+/** Frame offset of the IPv4 destination address. */
+#define SPINNIC_WIRE_IP_DST_OFF (SPINNIC_WIRE_ETH_LEN + 16u)
+
+/** Offsets of the spinnic header's fields from its start, each in network
+ *  byte order. */
+enum spinnic_wire_sh {
+	SPINNIC_WIRE_SH_VERSION = 0,
+	SPINNIC_WIRE_SH_TYPE = 1,
+	SPINNIC_WIRE_SH_FLAGS = 2,
+	SPINNIC_WIRE_SH_OP = 3,
+	SPINNIC_WIRE_SH_ACK_REQ = 4,
+	SPINNIC_WIRE_SH_NI = 5,
+	SPINNIC_WIRE_SH_FAIL = 6,
+	SPINNIC_WIRE_SH_AOP = 7,
+	SPINNIC_WIRE_SH_ATYPE = 8,
+	/* 9..11 reserved, zero */
+	SPINNIC_WIRE_SH_SRC_NID = 12,
+	SPINNIC_WIRE_SH_SRC_PID = 16,
+	SPINNIC_WIRE_SH_DST_NID = 20,
+	SPINNIC_WIRE_SH_DST_PID = 24,
+	SPINNIC_WIRE_SH_PT = 28,
+	SPINNIC_WIRE_SH_UID = 32,
+	SPINNIC_WIRE_SH_PAY_LEN = 36,
+	SPINNIC_WIRE_SH_MATCH = 40,
+	SPINNIC_WIRE_SH_HDR_DATA = 48,
+	SPINNIC_WIRE_SH_MSG_ID = 56,
+	SPINNIC_WIRE_SH_MSG_LEN = 64,
+	SPINNIC_WIRE_SH_OFFSET = 72,
+	SPINNIC_WIRE_SH_ROFF = 80,
+	SPINNIC_WIRE_SH_MLEN = 88,
+	SPINNIC_WIRE_SH_EPOCH = 96,
+	SPINNIC_WIRE_SH_ACK_EPOCH = 100,
+	SPINNIC_WIRE_SH_SEQ = 104,
+	SPINNIC_WIRE_SH_ACK_SEQ = 108,
+	SPINNIC_WIRE_SH_END = 112,
+};
+
 /** Largest payload of one packet (IPv4 total length is 16 bits). */
 #define SPINNIC_WIRE_MAX_PAYLOAD (65535u - SPINNIC_WIRE_IP_LEN - \
 				  SPINNIC_WIRE_UDP_LEN - SPINNIC_WIRE_SPIN_LEN)
@@ -146,6 +186,103 @@ struct spinnic_pkt {
 	uint16_t src_port;
 	uint32_t src_ip;
 };
+
+/**
+ * Kind flags of packet [@p off, @p off + @p len) of a message of
+ * @p msg_len bytes: HEADER on the first, COMPLETION on the last, PAYLOAD
+ * on the others (a one-packet message is HEADER|COMPLETION).
+ * @param off     the packet's offset in the message
+ * @param len     its payload bytes
+ * @param msg_len the whole message
+ * @return SPINNIC_WIRE_F_* flags
+ */
+static inline uint8_t
+spinnic_wire_pkt_flags(uint64_t off, uint64_t len, uint64_t msg_len)
+{
+	uint8_t f = (uint8_t)((off == 0 ? SPINNIC_WIRE_F_HEADER : 0) |
+			      (off + len == msg_len ?
+			       SPINNIC_WIRE_F_COMPLETION : 0));
+
+	return f != 0 ? f : (uint8_t)SPINNIC_WIRE_F_PAYLOAD;
+}
+
+/**
+ * Make @p p the packet [@p off, @p off + @p len) of its message
+ * (p->msg_len): set offset, pay_len and the kind flags.
+ * @param p   a DATA or REPLY packet, msg_len set
+ * @param off the packet's offset in the message
+ * @param len its payload bytes
+ */
+static inline void
+spinnic_wire_pkt_seg(struct spinnic_pkt *p, uint64_t off, uint32_t len)
+{
+	p->offset = off;
+	p->pay_len = len;
+	p->flags = spinnic_wire_pkt_flags(off, len, p->msg_len);
+}
+
+/* ---- reading a built frame ----------------------------------------------
+ * For frames of spinnic_wire_build()'s layout (a frame the caller built,
+ * or its saved headers, or one spinnic_wire_parse() accepted), at least
+ * SPINNIC_WIRE_HDR_LEN bytes: no checks. */
+
+/** Big-endian 32-bit value at @p b. */
+static inline uint32_t
+spinnic_wire_get32(const uint8_t *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
+		(uint32_t)b[2] << 8 | b[3];
+}
+
+/** Big-endian 64-bit value at @p b. */
+static inline uint64_t
+spinnic_wire_get64(const uint8_t *b)
+{
+	return (uint64_t)spinnic_wire_get32(b) << 32 | spinnic_wire_get32(b + 4);
+}
+
+/** Packet type (enum spinnic_wire_type) of a built frame. */
+static inline uint8_t
+spinnic_wire_frame_type(const void *frame)
+{
+	return ((const uint8_t *)frame)[SPINNIC_WIRE_SPIN_OFF +
+					SPINNIC_WIRE_SH_TYPE];
+}
+
+/** Kind flags (SPINNIC_WIRE_F_*) of a built frame. */
+static inline uint8_t
+spinnic_wire_frame_flags(const void *frame)
+{
+	return ((const uint8_t *)frame)[SPINNIC_WIRE_SPIN_OFF +
+					SPINNIC_WIRE_SH_FLAGS];
+}
+
+/** Message id of a built frame (its msg_id field). */
+static inline uint64_t
+spinnic_wire_frame_msg_id(const void *frame)
+{
+	return spinnic_wire_get64((const uint8_t *)frame +
+				  SPINNIC_WIRE_SPIN_OFF +
+				  SPINNIC_WIRE_SH_MSG_ID);
+}
+
+/** Offset in its message of a built frame's payload. */
+static inline uint64_t
+spinnic_wire_frame_offset(const void *frame)
+{
+	return spinnic_wire_get64((const uint8_t *)frame +
+				  SPINNIC_WIRE_SPIN_OFF +
+				  SPINNIC_WIRE_SH_OFFSET);
+}
+
+/** IPv4 destination address of a built frame, host byte order (needs only
+ *  the Ethernet and IPv4 headers). */
+static inline uint32_t
+spinnic_wire_frame_dst_ip(const void *frame)
+{
+	return spinnic_wire_get32((const uint8_t *)frame +
+				  SPINNIC_WIRE_IP_DST_OFF);
+}
 
 /** L2/L3 addressing of a frame (host byte order for ip/port). */
 struct spinnic_wire_addr {

@@ -510,6 +510,71 @@ test_addresses(void **state)
 	assert_int_equal(mac[5], 0x02);
 }
 
+/* The frame accessors read back what spinnic_wire_build() wrote. */
+static void
+test_frame_accessors(void **state)
+{
+	uint8_t f[SPINNIC_WIRE_HDR_LEN + 4096];
+	struct spinnic_pkt p;
+	uint32_t nid;
+
+	(void)state;
+	pkt_default(&p);
+	p.flags = SPINNIC_WIRE_F_PAYLOAD;
+	p.offset = 2048;
+	assert_true(build(f, sizeof(f), &p) > 0);
+	assert_int_equal(SPINNIC_WIRE_SPIN_OFF, SH);
+	assert_int_equal(spinnic_wire_frame_type(f), SPINNIC_WIRE_T_DATA);
+	assert_int_equal(spinnic_wire_frame_flags(f), SPINNIC_WIRE_F_PAYLOAD);
+	assert_true(spinnic_wire_frame_msg_id(f) == p.msg_id);
+	assert_true(spinnic_wire_frame_offset(f) == 2048);
+	assert_int_equal(spinnic_wire_ip_nid(spinnic_wire_frame_dst_ip(f),
+					     &nid), 0);
+	assert_int_equal(nid, p.dst.nid);
+	/* seal's F_REL shows in the flags */
+	assert_int_equal(spinnic_wire_seal(f, SPINNIC_WIRE_HDR_LEN + p.pay_len,
+					   1, 1, 2), 0);
+	assert_int_equal(spinnic_wire_frame_flags(f),
+			 SPINNIC_WIRE_F_PAYLOAD | SPINNIC_WIRE_F_REL);
+
+	pkt_default(&p);
+	p.type = SPINNIC_WIRE_T_REPLY;
+	p.op = SPINNIC_WIRE_OP_GET;
+	p.flags = SPINNIC_WIRE_F_HEADER | SPINNIC_WIRE_F_COMPLETION;
+	p.msg_id = 42;
+	p.msg_len = p.pay_len;
+	assert_true(build(f, sizeof(f), &p) > 0);
+	assert_int_equal(spinnic_wire_frame_type(f), SPINNIC_WIRE_T_REPLY);
+	assert_int_equal(spinnic_wire_frame_flags(f), p.flags);
+	assert_true(spinnic_wire_frame_msg_id(f) == 42);
+	assert_true(spinnic_wire_frame_offset(f) == 0);
+}
+
+/* Kind flags by a packet's place in its message. */
+static void
+test_pkt_flags(void **state)
+{
+	struct spinnic_pkt p;
+
+	(void)state;
+	assert_int_equal(spinnic_wire_pkt_flags(0, 0, 0),
+			 SPINNIC_WIRE_F_HEADER | SPINNIC_WIRE_F_COMPLETION);
+	assert_int_equal(spinnic_wire_pkt_flags(0, 100, 100),
+			 SPINNIC_WIRE_F_HEADER | SPINNIC_WIRE_F_COMPLETION);
+	assert_int_equal(spinnic_wire_pkt_flags(0, 50, 100),
+			 SPINNIC_WIRE_F_HEADER);
+	assert_int_equal(spinnic_wire_pkt_flags(50, 25, 100),
+			 SPINNIC_WIRE_F_PAYLOAD);
+	assert_int_equal(spinnic_wire_pkt_flags(75, 25, 100),
+			 SPINNIC_WIRE_F_COMPLETION);
+	memset(&p, 0, sizeof(p));
+	p.msg_len = 100;
+	spinnic_wire_pkt_seg(&p, 40, 60);
+	assert_true(p.offset == 40);
+	assert_int_equal(p.pay_len, 60);
+	assert_int_equal(p.flags, SPINNIC_WIRE_F_COMPLETION);
+}
+
 int
 main(void)
 {
@@ -520,6 +585,8 @@ main(void)
 		cmocka_unit_test(test_seal),
 		cmocka_unit_test(test_tack),
 		cmocka_unit_test(test_addresses),
+		cmocka_unit_test(test_frame_accessors),
+		cmocka_unit_test(test_pkt_flags),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
