@@ -37,15 +37,12 @@
 uint32_t
 eng_frame_dst_nid(const struct rte_mbuf *m)
 {
-	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t ip, nid = UINT32_MAX;
+	uint32_t nid = UINT32_MAX;
 
 	if (rte_pktmbuf_data_len(m) < SPINNIC_WIRE_ETH_LEN + SPINNIC_WIRE_IP_LEN)
 		return UINT32_MAX;
-	/* IPv4 destination address, network order, at 14 + 16 */
-	ip = (uint32_t)f[30] << 24 | (uint32_t)f[31] << 16 |
-		(uint32_t)f[32] << 8 | f[33];
-	if (spinnic_wire_ip_nid(ip, &nid) != 0)
+	if (spinnic_wire_ip_nid(spinnic_wire_frame_dst_ip(
+			rte_pktmbuf_mtod(m, const void *)), &nid) != 0)
 		return UINT32_MAX;
 	return nid;
 }

@@ -79,23 +79,8 @@
 #define ACK_DELAY_US 20u
 #define ACK_LAST_US 3u
 #define RTO_SHIFT_MAX 6u
-/* Frame offsets of fields read back from a built frame. */
-#define SH_OFF (SPINNIC_WIRE_ETH_LEN + SPINNIC_WIRE_IP_LEN + \
-		SPINNIC_WIRE_UDP_LEN)
 
 /* ---- send side ------------------------------------------------------------- */
-
-/* A 64-bit field of the spinnic header kept in an entry (network order). */
-static uint64_t
-hdr_u64(const uint8_t *hdr, unsigned off)
-{
-	uint64_t v = 0;
-	unsigned i;
-
-	for (i = 0; i < 8; i++)
-		v = v << 8 | hdr[SH_OFF + off + i];
-	return v;
-}
 
 /* Keyed: no UDP checksum, the MAC sealed at TX covers the bytes. */
 static inline int
@@ -230,7 +215,7 @@ rel_track(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 {
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	uint32_t len = rte_pktmbuf_data_len(m);
-	uint8_t type = f[SH_OFF + 1];
+	uint8_t type = spinnic_wire_frame_type(f);
 	/* requests and their data leave the window's last slots to acks */
 	bool data = type == SPINNIC_WIRE_T_DATA || type == SPINNIC_WIRE_T_GET ||
 		type == SPINNIC_WIRE_T_REPLY;
@@ -239,7 +224,7 @@ rel_track(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 	uint64_t now;
 
 	if ((type == SPINNIC_WIRE_T_TACK &&
-	     !(f[SH_OFF + 2] & SPINNIC_WIRE_F_REL)) ||
+	     !(spinnic_wire_frame_flags(f) & SPINNIC_WIRE_F_REL)) ||
 	    type == SPINNIC_WIRE_T_CHAL || type == SPINNIC_WIRE_T_CHAL_ACK) {
 		/* plain transport acks and the handshake are not themselves
 		 * acknowledged */
@@ -368,6 +353,8 @@ static int
 tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 {
 	struct rel_txent *e = &t->ent[seq % REL_WIN];
+	uint64_t msg_id = spinnic_wire_frame_msg_id(e->hdr);
+	uint64_t off = spinnic_wire_frame_offset(e->hdr);
 	struct rte_mbuf *m;
 	uint8_t *f;
 	int rc = 0;
@@ -391,9 +378,8 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 						       SPINNIC_WIRE_HDR_LEN),
 			       e->pay_len);
 		else if (e->sput != NULL)
-			rc = eng_sput_refill(eng, e->sput, hdr_u64(e->hdr, 56),
-					     hdr_u64(e->hdr, 72), e->pay_len,
-					     f + SPINNIC_WIRE_HDR_LEN);
+			rc = eng_sput_refill(eng, e->sput, msg_id, off,
+					     e->pay_len, f + SPINNIC_WIRE_HDR_LEN);
 		else if (e->c == NULL || !ptl_client_alive(e->c))
 			rc = -ESHUTDOWN;
 		else
@@ -403,11 +389,11 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 	if (rc != 0) {
 		rte_pktmbuf_free(m);
 		SPINNIC_LOG(DEBUG, "node %u: resend of seq %u to nid %u (msg %#" PRIx64 " offset %" PRIu64 "): payload gone (%s), a filler goes",
-			    eng->node->index, seq, t->nid, hdr_u64(e->hdr, 56),
-			    hdr_u64(e->hdr, 72), strerror(-rc));
-		if (e->hdr[SH_OFF + 1] == SPINNIC_WIRE_T_DATA &&
+			    eng->node->index, seq, t->nid, msg_id, off,
+			    strerror(-rc));
+		if (spinnic_wire_frame_type(e->hdr) == SPINNIC_WIRE_T_DATA &&
 		    rc != -ESHUTDOWN)
-			ptl_op_sent(eng->node->nic, hdr_u64(e->hdr, 56),
+			ptl_op_sent(eng->node->nic, msg_id,
 				    SPINNIC_PTL_NI_SEGV);
 		m = tack_build(eng, t->nid);
 		if (m == NULL) {
