@@ -372,12 +372,7 @@ frames_build(struct bench_wire *w, const void *msg, uint64_t len)
 		char *f = rte_pktmbuf_append(w->frames[i], (uint16_t)flen);
 		int rc;
 
-		p.flags = (i == 0 ? SPINNIC_WIRE_F_HEADER : 0) |
-			(i == np - 1 ? SPINNIC_WIRE_F_COMPLETION : 0);
-		if (p.flags == 0)
-			p.flags = SPINNIC_WIRE_F_PAYLOAD;
-		p.offset = off;
-		p.pay_len = plen;
+		spinnic_wire_pkt_seg(&p, off, plen);
 		p.payload = (const uint8_t *)msg + off;
 		rc = f == NULL ? -ENOSPC :
 			spinnic_wire_build(f, flen, &w->addr, &p);

@@ -25,6 +25,7 @@
 
 #include "auth.h"
 #include "engine.h"
+#include "packet.h"
 
 #define EXPIRE_PER_S 10u
 
@@ -1045,28 +1046,12 @@ handler_put(struct ptl_client *c, struct in_msg *e,
 	if (rc != 0)
 		return rc == -ENOSPC ? -ENOBUFS : rc;
 
-	memset(&p, 0, sizeof(p));
-	p.type = SPINNIC_WIRE_T_DATA;
-	p.op = SPINNIC_WIRE_OP_PUT;
-	p.ack_req = SPINNIC_PTL_NO_ACK_REQ;
-	p.src = ptl_client_id(c);
-	p.dst = cmd.target;
-	p.pt_index = cmd.pt_index;
-	p.uid = cmd.uid;
-	p.match_bits = cmd.match_bits;
-	p.hdr_data = cmd.hdr_data;
-	p.msg_id = id;
-	p.msg_len = len;
-	p.remote_offset = cmd.remote_offset;
+	eng_pkt_from_cmd(&cmd, ptl_client_id(c), id, &p);
 	do {
 		uint8_t *pay;
 
-		p.offset = off;
-		p.pay_len = (uint32_t)RTE_MIN((uint64_t)node->payload, len - off);
-		p.flags = (off == 0 ? SPINNIC_WIRE_F_HEADER : 0) |
-			(off + p.pay_len == len ? SPINNIC_WIRE_F_COMPLETION : 0);
-		if (p.flags == 0)
-			p.flags = SPINNIC_WIRE_F_PAYLOAD;
+		spinnic_wire_pkt_seg(&p, off, (uint32_t)RTE_MIN(
+			(uint64_t)node->payload, len - off));
 		pkts[n] = eng_build(node, &p, &pay);
 		if (pkts[n] == NULL) {
 			rc = -ENOBUFS;

@@ -25,6 +25,7 @@
 #include "auth.h"
 #include "engine.h"
 #include "outbound_stream.h"
+#include "packet.h"
 
 /* How often the outbound engine looks for newly attached clients (a new
  * client's first command waits at most this long). */
@@ -298,25 +299,6 @@ clients_scan(struct spinnic_engine *eng)
 	}
 }
 
-static void
-pkt_from_cmd(const struct out_client *oc, struct spinnic_pkt *p)
-{
-	const struct ptl_cmd *cmd = &oc->cmd;
-
-	memset(p, 0, sizeof(*p));
-	p->ni = cmd->ni_kind;
-	p->src = ptl_client_id(oc->c);
-	p->dst = cmd->target;
-	p->pt_index = cmd->pt_index;
-	p->uid = cmd->uid;
-	p->match_bits = cmd->match_bits;
-	p->hdr_data = cmd->hdr_data;
-	p->msg_id = oc->msg_id;
-	p->msg_len = cmd->length;
-	p->remote_offset = cmd->remote_offset;
-	p->ack_req = cmd->ack_req;
-}
-
 /* Build up to @p budget packets of the client's current command. */
 static unsigned
 cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
@@ -363,7 +345,7 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 
 		if (!eng_tx_room(eng, cmd->target.nid))
 			return 0;
-		pkt_from_cmd(oc, &p);
+		eng_pkt_from_cmd(cmd, ptl_client_id(oc->c), oc->msg_id, &p);
 		p.type = SPINNIC_WIRE_T_GET;
 		p.op = SPINNIC_WIRE_OP_GET;
 		p.flags = SPINNIC_WIRE_F_HEADER | SPINNIC_WIRE_F_COMPLETION;
@@ -391,16 +373,8 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 		struct rte_mbuf *m;
 		uint8_t *pay;
 
-		pkt_from_cmd(oc, &p);
-		p.type = SPINNIC_WIRE_T_DATA;
-		p.op = SPINNIC_WIRE_OP_PUT;
-		p.offset = oc->off;
-		p.pay_len = len;
-		p.flags = (oc->off == 0 ? SPINNIC_WIRE_F_HEADER : 0) |
-			(oc->off + len == cmd->length ?
-			 SPINNIC_WIRE_F_COMPLETION : 0);
-		if (p.flags == 0)
-			p.flags = SPINNIC_WIRE_F_PAYLOAD;
+		eng_pkt_from_cmd(cmd, ptl_client_id(oc->c), oc->msg_id, &p);
+		spinnic_wire_pkt_seg(&p, oc->off, len);
 		m = eng_build(node, &p, &pay);
 		if (m == NULL) {
 			eng->outs.no_mbuf++;
@@ -542,13 +516,7 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 			p.msg_len = mt->mlength;
 			p.mlength = mt->mlength;
 			p.remote_offset = mt->remote_offset;
-			p.offset = j->off;
-			p.pay_len = len;
-			p.flags = (j->off == 0 ? SPINNIC_WIRE_F_HEADER : 0) |
-				(j->off + len == mt->mlength ?
-				 SPINNIC_WIRE_F_COMPLETION : 0);
-			if (p.flags == 0)
-				p.flags = SPINNIC_WIRE_F_PAYLOAD;
+			spinnic_wire_pkt_seg(&p, j->off, len);
 			m = eng_build(node, &p, &pay);
 			if (m == NULL) {
 				eng->outs.no_mbuf++;

@@ -58,6 +58,7 @@
 #include "ddt.h"
 #include "engine.h"
 #include "outbound_stream.h"
+#include "packet.h"
 #include "spin_handler_args.h"
 #include "sput_map.h"
 
@@ -322,26 +323,8 @@ pkt_build(struct spinnic_engine *eng, struct out_client *oc,
 	struct spinnic_pkt p;
 	struct rte_mbuf *m;
 
-	memset(&p, 0, sizeof(p));
-	p.type = SPINNIC_WIRE_T_DATA;
-	p.op = SPINNIC_WIRE_OP_PUT;
-	p.ni = put->ni_kind;
-	p.src = ptl_client_id(oc->c);
-	p.dst = put->target;
-	p.pt_index = put->pt_index;
-	p.uid = put->uid;
-	p.match_bits = put->match_bits;
-	p.hdr_data = put->hdr_data;
-	p.msg_id = msg_id;
-	p.msg_len = put->length;
-	p.remote_offset = put->remote_offset;
-	p.ack_req = put->ack_req;
-	p.offset = off;
-	p.pay_len = len;
-	p.flags = (off == 0 ? SPINNIC_WIRE_F_HEADER : 0) |
-		(off + len == put->length ? SPINNIC_WIRE_F_COMPLETION : 0);
-	if (p.flags == 0)
-		p.flags = SPINNIC_WIRE_F_PAYLOAD;
+	eng_pkt_from_cmd(put, ptl_client_id(oc->c), msg_id, &p);
+	spinnic_wire_pkt_seg(&p, off, len);
 	m = eng_build(eng->node, &p, pay_p);
 	if (m == NULL)
 		eng->outs.no_mbuf++;
