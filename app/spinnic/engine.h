@@ -283,6 +283,10 @@ struct rte_ring;
 #define ENG_PARK 512u
 /** Most packets a fault stage holds back to reorder (--fault-inject). */
 #define ENG_FAULT_WIN 32u
+/** A fail code (uint8_t) meaning "no event": the match is released
+ *  without one (eng_reply_job_done: detach, fini). Above every
+ *  SPINNIC_PTL_NI_* code. */
+#define ENG_FAIL_SILENT UINT8_MAX
 
 /** Fault injection of one direction (faults.c; DESIGN §11). */
 struct fault_stage {
@@ -472,23 +476,66 @@ struct eng_sput_stats {
 				     deep; or zero bytes) */
 };
 
-/** An inbound message (entry of eng->msgs). */
-struct in_msg {
+/** What both inbound streams keep per message (a put's DATA in eng->msgs,
+ *  a get's REPLY in eng->replies): the part stream_accept (inbound.c)
+ *  checks and fills. */
+struct in_stream {
 	struct spinnic_msg_link link;   /* first */
-	struct spinnic_engine *eng;
-	struct ptl_match m;
-	struct spin_msg *sm;            /**< sPIN path, until the last byte */
-	struct spin_msg_result res;     /**< written by msg_done */
 	uint64_t rlength;               /**< msg_len */
 	uint64_t got;                   /**< payload bytes received */
+	uint8_t fail;                   /**< SPINNIC_PTL_NI_*: why placing
+					     data failed (OK so far) */
+};
+
+/**
+ * Where an inbound message stands. Every transition is made by the
+ * inbound role (inbound.c); the runtime only says msg_done (done ring).
+ *
+ *  state         event                          next          by
+ *  NEW           matched, no execution context  NP            rx_data
+ *  NEW           matched, execution context     SPIN_WAIT     rx_data
+ *  NEW           no match                       DONE          rx_data
+ *  NP            last byte placed               DONE (event)  rx_data
+ *  SPIN_WAIT     spin_msg_start took it         SPIN          msg_spin_start
+ *  SPIN_WAIT     the context went away          DONE (event)  rx_data
+ *  SPIN          the runtime has every byte     SPIN_FED      rx_data
+ *  SPIN          timeout (spin_msg_abort)       ABORT_TIMEOUT expire_msg
+ *  SPIN, FED     detach (SPIN: spin_msg_abort)  ABORT_DETACH  purge_msg
+ *  SPIN, FED     msg_done                       DONE (event)  done_drain
+ *  ABORT_*       msg_done                       DONE (none)   done_drain
+ *  NP, SPIN_WAIT timeout, detach                DONE (none)   expire_msg,
+ *                                                             purge_msg
+ *  any but DONE  engine stops                   DONE (none)   eng_in_fini
+ *
+ * A timeout leaves SPIN_FED and ABORT_* alone, a detach ABORT_* (the
+ * runtime holds them: msg_done ends them). DONE is the entry's tombstone
+ * (or a GET's entry, which only recognises duplicates). ABORT_DETACH
+ * messages are counted in eng->live_aborts until msg_done.
+ */
+enum in_msg_state {
+	MSG_S_NEW = 0,                  /**< inserted, not matched yet */
+	MSG_S_NP,                       /**< non-processing path: receiving */
+	MSG_S_SPIN_WAIT,                /**< sPIN path, runtime not started
+					     (no message slot yet) */
+	MSG_S_SPIN,                     /**< the runtime has it, packets go
+					     to it (sm) */
+	MSG_S_SPIN_FED,                 /**< the runtime has every byte */
+	MSG_S_SPIN_ABORT_TIMEOUT,       /**< aborted, msg_done releases it */
+	MSG_S_SPIN_ABORT_DETACH,        /**< aborted, msg_done releases it */
+	MSG_S_DONE,                     /**< completed or forgotten */
+};
+
+/** An inbound message (entry of eng->msgs). */
+struct in_msg {
+	struct in_stream s;             /* first */
+	struct spinnic_engine *eng;
+	struct ptl_match m;             /**< from NP on */
+	struct spin_msg *sm;            /**< MSG_S_SPIN only */
+	struct spin_msg_result res;     /**< written by msg_done */
 	uint64_t spin_bytes;            /**< bytes given to the runtime */
-	uint8_t matched;
-	uint8_t zero_sent;              /**< sPIN: a packet was delivered */
-	uint8_t spin;                   /**< went to the sPIN runtime */
-	uint8_t spin_busy;              /**< msg_done not yet processed */
-	uint8_t aborted;                /**< detach / timeout: release */
-	uint8_t fail;                   /**< ni_fail while placing data */
-	uint8_t unseq;                  /**< came unsequenced (a generator's,
+	enum in_msg_state state;
+	bool zero_sent;                 /**< sPIN: a packet was delivered */
+	bool unseq;                     /**< came unsequenced (a generator's,
 					     no session): no ACK goes back */
 };
 
@@ -501,12 +548,10 @@ struct reply_job {
 	uint8_t abandon;                /**< the initiator's node is gone */
 };
 
-/** An inbound REPLY stream of a get of ours (entry of eng->replies). */
+/** An inbound REPLY stream of a get of ours (entry of eng->replies);
+ *  s.fail starts as the REPLY's fail_type. */
 struct in_reply {
-	struct spinnic_msg_link link;   /* first */
-	uint64_t rlength;
-	uint64_t got;
-	uint8_t fail;
+	struct in_stream s;             /* first */
 };
 
 /** Outbound state of one client pid. */
@@ -638,7 +683,7 @@ void eng_tx_push(struct spinnic_engine *eng, struct rte_mbuf *m,
 		 uint32_t dst_nid);
 /** A reply job's last packet was acknowledged (or will never be): the
  *  target's GET event, the job freed. SPINNIC_PTL_NI_* @p fail, or
- *  UINT8_MAX to release the match without an event (detach, fini). */
+ *  ENG_FAIL_SILENT to release the match without an event (detach, fini). */
 void eng_reply_job_done(struct spinnic_engine *eng, struct reply_job *j,
 			uint8_t fail);
 /** The peer @p dst_nid was given up: stop building for it. */

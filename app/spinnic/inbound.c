@@ -130,9 +130,17 @@ eng_in_stage(struct spinnic_engine *eng, struct rte_mbuf *m)
 
 /* ---- message completion ------------------------------------------------- */
 
+/* Does the message hold a match (between matching and DONE)? */
+static bool
+msg_matched(const struct in_msg *e)
+{
+	return e->state != MSG_S_NEW && e->state != MSG_S_DONE;
+}
+
 static void
 msg_retire(struct spinnic_engine *eng, struct in_msg *e)
 {
+	e->state = MSG_S_DONE;
 	spinnic_msgtab_finish(eng->msgs, e);
 }
 
@@ -154,7 +162,7 @@ msg_complete(struct spinnic_engine *eng, struct in_msg *e, uint8_t fail)
 	req.pt_index = e->m.pt_index;
 	req.match_bits = e->m.match_bits;
 	req.msg_id = e->m.msg_id;
-	req.msg_len = e->rlength;
+	req.msg_len = e->s.rlength;
 	req.flags = e->unseq ? 0 : SPINNIC_WIRE_F_REL;
 	ptl_match_complete(eng->node->nic, &e->m, fail);
 	if (fail != SPINNIC_PTL_NI_OK)
@@ -172,9 +180,8 @@ msg_complete(struct spinnic_engine *eng, struct in_msg *e, uint8_t fail)
 static void
 msg_abandon(struct spinnic_engine *eng, struct in_msg *e)
 {
-	if (e->matched)
+	if (msg_matched(e))
 		ptl_match_release(eng->node->nic, &e->m);
-	e->matched = 0;
 	msg_retire(eng, e);
 }
 
@@ -204,10 +211,10 @@ done_drain(struct spinnic_engine *eng)
 		for (i = 0; i < n; i++) {
 			struct in_msg *e = objs[i];
 
-			e->spin_busy = 0;
-			if (e->aborted) {
-				if (e->aborted == 2)
-					eng->live_aborts--;
+			if (e->state == MSG_S_SPIN_ABORT_DETACH)
+				eng->live_aborts--;
+			if (e->state == MSG_S_SPIN_ABORT_DETACH ||
+			    e->state == MSG_S_SPIN_ABORT_TIMEOUT) {
 				msg_abandon(eng, e);
 				continue;
 			}
@@ -305,6 +312,64 @@ msg_pkt_new(struct spinnic_engine *eng, struct spinnic_msgtab *t,
 	return true;
 }
 
+/* May this packet start a stream not in the table? (else it is dropped) */
+typedef bool stream_admit_fn(struct spinnic_engine *eng,
+			     const struct spinnic_pkt *p);
+
+/*
+ * The per-packet step that DATA and REPLY share: the packet sits where
+ * packets sit; its message is live, or new and then inserted into @p t
+ * (after @p admit, when given), else late; it says the same msg_len as
+ * the first packet; the packet is new to it (the message touched).
+ * @param fresh_p true when this packet inserted the entry
+ * @param idx_p the packet's index
+ * @return the entry (struct in_stream first), or NULL when the packet
+ *   was dropped and counted
+ */
+static struct in_stream *
+stream_accept(struct spinnic_engine *eng, struct spinnic_msgtab *t,
+	      stream_admit_fn *admit, struct rte_mbuf *m,
+	      const struct spinnic_pkt *p, uint64_t now, bool *fresh_p,
+	      uint32_t *idx_p)
+{
+	struct spinnic_msg_key key = { p->src.nid, p->src.pid, p->msg_id };
+	int64_t idx = pkt_index(eng->node, p);
+	struct in_stream *s;
+
+	if (idx < 0) {
+		eng_in_drop(eng, m, ENG_DROP_BAD_OFFSET);
+		return NULL;
+	}
+	*idx_p = (uint32_t)idx;
+	s = spinnic_msgtab_lookup(t, &key);
+	if (s != NULL && s->link.state != SPINNIC_MSG_LIVE) {
+		eng_in_drop(eng, m, ENG_DROP_LATE);
+		return NULL;
+	}
+	if (s == NULL) {
+		if (admit != NULL && !admit(eng, p)) {
+			eng_in_drop(eng, m, ENG_DROP_UNKNOWN_OP);
+			return NULL;
+		}
+		/* its bit reserved: new to the entry */
+		s = msg_insert(eng, t, m, p, idx, now);
+		if (s == NULL)
+			return NULL;
+		s->rlength = p->msg_len;
+		*fresh_p = true;
+		return s;
+	}
+	if (p->msg_len != s->rlength) {
+		eng_in_drop(eng, m, ENG_DROP_INCONSISTENT);
+		return NULL;
+	}
+	spinnic_msgtab_touch(t, s, now);
+	if (!msg_pkt_new(eng, t, &s->link, m, idx))
+		return NULL;
+	*fresh_p = false;
+	return s;
+}
+
 /* Start the sPIN side of a matched message. @return RX_DONE or RX_STALL */
 static enum rx_res
 msg_spin_start(struct spinnic_engine *eng, struct in_msg *e,
@@ -327,7 +392,7 @@ msg_spin_start(struct spinnic_engine *eng, struct in_msg *e,
 	e->sm = spin_msg_start(eng->node->rt, e->m.ctx, &info, e->m.c,
 			       e->m.start, e->m.length, e);
 	if (e->sm != NULL) {
-		e->spin_busy = 1;
+		e->state = MSG_S_SPIN;
 		return RX_DONE;
 	}
 	if (errno == ENOBUFS) {
@@ -343,27 +408,18 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 	const struct spinnic_pkt *p, uint64_t now)
 {
 	struct spinnic_node *node = eng->node;
-	struct spinnic_msg_key key = { p->src.nid, p->src.pid, p->msg_id };
 	struct in_msg *e;
-	int64_t idx = pkt_index(node, p);
+	uint32_t idx;
+	bool fresh;
 	int rc;
 
-	if (idx < 0) {
-		eng_in_drop(eng, m, ENG_DROP_BAD_OFFSET);
+	e = (struct in_msg *)stream_accept(eng, eng->msgs, NULL, m, p, now,
+					   &fresh, &idx);
+	if (e == NULL)
 		return RX_DONE;
-	}
-	e = spinnic_msgtab_lookup(eng->msgs, &key);
-	if (e != NULL && e->link.state != SPINNIC_MSG_LIVE) {
-		eng_in_drop(eng, m, ENG_DROP_LATE);
-		return RX_DONE;
-	}
-	if (e == NULL) {
+	if (fresh) {
 		/* first packet of the message to arrive: match it */
-		e = msg_insert(eng, eng->msgs, m, p, idx, now);
-		if (e == NULL)
-			return RX_DONE;
 		e->eng = eng;
-		e->rlength = p->msg_len;
 		e->unseq = !(p->flags & SPINNIC_WIRE_F_REL);
 		rc = ptl_nic_match(node->nic, p, &e->m);
 		if (rc != 0) {
@@ -375,24 +431,16 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 			eng_in_drop(eng, m, ENG_DROP_NO_MATCH);
 			return RX_DONE;
 		}
-		e->matched = 1;
 		node->rx.matches++;
-		e->spin = e->m.ctx != SPINNIC_HANDLE_NONE;
-	} else {
-		if (p->msg_len != e->rlength) {
-			eng_in_drop(eng, m, ENG_DROP_INCONSISTENT);
-			return RX_DONE;
-		}
-		spinnic_msgtab_touch(eng->msgs, e, now);
+		e->state = e->m.ctx != SPINNIC_HANDLE_NONE ? MSG_S_SPIN_WAIT :
+			MSG_S_NP;
 	}
-	if (!msg_pkt_new(eng, eng->msgs, &e->link, m, idx))
-		return RX_DONE;
 
-	if (e->spin) {
+	if (e->state != MSG_S_NP) {
 		uint64_t mlen = e->m.mlength, off = p->offset, len;
 		bool deliver;
 
-		if (e->sm == NULL && !e->spin_busy) {
+		if (e->state == MSG_S_SPIN_WAIT) {
 			if (msg_spin_start(eng, e, p) == RX_STALL)
 				return RX_STALL;
 			if (e->sm == NULL) {
@@ -403,7 +451,8 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		}
 		/* bytes past mlength (truncation) are not the handlers' */
 		len = off >= mlen ? 0 : RTE_MIN((uint64_t)p->pay_len, mlen - off);
-		deliver = e->sm != NULL && (len > 0 || (mlen == 0 && !e->zero_sent));
+		deliver = e->state == MSG_S_SPIN &&
+			(len > 0 || (mlen == 0 && !e->zero_sent));
 		if (deliver) {
 			rc = spin_msg_packet(e->sm, p->payload, (uint32_t)len,
 					     off, m);
@@ -417,17 +466,19 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 			} else {
 				node->rx.hers++;
 				e->spin_bytes += len;
-				e->zero_sent = 1;
+				e->zero_sent = true;
 				/* the runtime has every byte: msg_done
 				 * finishes it, e->sm is no longer ours */
-				if (e->spin_bytes == mlen)
+				if (e->spin_bytes == mlen) {
 					e->sm = NULL;
+					e->state = MSG_S_SPIN_FED;
+				}
 			}
 		} else {
 			rte_pktmbuf_free(m);
 		}
-		spinnic_seen_set(&e->link.seen, (uint32_t)idx);
-		e->got += p->pay_len;
+		spinnic_seen_set(&e->s.link.seen, idx);
+		e->s.got += p->pay_len;
 		return RX_DONE;
 	}
 
@@ -440,17 +491,17 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 				    n);
 		if (rc != 0) {
 			eng->in.drop[ENG_DROP_HOST]++;
-			e->fail = SPINNIC_PTL_NI_SEGV;
+			e->s.fail = SPINNIC_PTL_NI_SEGV;
 		} else {
 			eng->in.bytes_np += n;
 		}
 	}
-	spinnic_seen_set(&e->link.seen, (uint32_t)idx);
-	e->got += p->pay_len;
+	spinnic_seen_set(&e->s.link.seen, idx);
+	e->s.got += p->pay_len;
 	rte_pktmbuf_free(m);
-	if (e->got == e->rlength) {
+	if (e->s.got == e->s.rlength) {
 		eng->in.msgs_np++;
-		msg_complete(eng, e, e->fail);
+		msg_complete(eng, e, e->s.fail);
 	}
 	return RX_DONE;
 }
@@ -482,7 +533,7 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	}
 	e->eng = eng;
 	/* a request is one packet: its entry only recognises duplicates */
-	spinnic_msgtab_finish(eng->msgs, e);
+	msg_retire(eng, e);
 	rc = ptl_nic_match(eng->node->nic, p, &j->m);
 	if (rc != 0) {
 		eng->node->rx.no_match++;
@@ -502,51 +553,34 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 
 /* ---- replies and acks (initiator side) ------------------------------------------ */
 
+/* Only the node and process a get of ours went to may answer it. */
+static bool
+reply_admit(struct spinnic_engine *eng, const struct spinnic_pkt *p)
+{
+	struct ptl_op_info info;
+
+	return ptl_op_lookup(eng->node->nic, p->msg_id, &info, NULL) == 0 &&
+		info.op == SPINNIC_CMD_GET && info.target.nid == p->src.nid &&
+		info.target.pid == p->src.pid;
+}
+
 static enum rx_res
 rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 	 const struct spinnic_pkt *p, uint64_t now)
 {
 	struct spinnic_node *node = eng->node;
-	struct spinnic_msg_key key = { p->src.nid, p->src.pid, p->msg_id };
 	struct in_reply *r;
-	int64_t idx = pkt_index(node, p);
+	uint32_t idx;
+	bool fresh;
 	int rc;
 
-	if (idx < 0) {
-		eng_in_drop(eng, m, ENG_DROP_BAD_OFFSET);
+	r = (struct in_reply *)stream_accept(eng, eng->replies, reply_admit,
+					     m, p, now, &fresh, &idx);
+	if (r == NULL)
 		return RX_DONE;
-	}
-	r = spinnic_msgtab_lookup(eng->replies, &key);
-	if (r != NULL && r->link.state != SPINNIC_MSG_LIVE) {
-		eng_in_drop(eng, m, ENG_DROP_LATE);
-		return RX_DONE;
-	}
-	if (r == NULL) {
-		struct ptl_op_info info;
-
-		/* only the node and process the get went to may answer it */
-		if (ptl_op_lookup(node->nic, p->msg_id, &info, NULL) != 0 ||
-		    info.op != SPINNIC_CMD_GET ||
-		    info.target.nid != p->src.nid ||
-		    info.target.pid != p->src.pid) {
-			eng_in_drop(eng, m, ENG_DROP_UNKNOWN_OP);
-			return RX_DONE;
-		}
-		r = msg_insert(eng, eng->replies, m, p, idx, now);
-		if (r == NULL)
-			return RX_DONE;
-		r->rlength = p->msg_len;
-		r->fail = p->fail_type;
-	} else {
-		if (p->msg_len != r->rlength) {
-			eng_in_drop(eng, m, ENG_DROP_INCONSISTENT);
-			return RX_DONE;
-		}
-		spinnic_msgtab_touch(eng->replies, r, now);
-	}
-	if (!msg_pkt_new(eng, eng->replies, &r->link, m, idx))
-		return RX_DONE;
-	spinnic_seen_set(&r->link.seen, (uint32_t)idx);
+	if (fresh)
+		r->s.fail = p->fail_type;
+	spinnic_seen_set(&r->s.link.seen, idx);
 	if (p->pay_len > 0) {
 		struct ptl_client *c;
 		uint64_t addr;
@@ -565,15 +599,16 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 		}
 		if (rc != 0) {
 			eng->in.drop[ENG_DROP_HOST]++;
-			r->fail = SPINNIC_PTL_NI_SEGV;
+			r->s.fail = SPINNIC_PTL_NI_SEGV;
 		} else {
 			eng->in.reply_bytes += p->pay_len;
 		}
 	}
-	r->got += p->pay_len;
+	r->s.got += p->pay_len;
 	rte_pktmbuf_free(m);
-	if (r->got == r->rlength) {
-		ptl_op_reply_done(node->nic, p->msg_id, r->fail, r->rlength);
+	if (r->s.got == r->s.rlength) {
+		ptl_op_reply_done(node->nic, p->msg_id, r->s.fail,
+				  r->s.rlength);
 		eng->in.replies_done++;
 		spinnic_msgtab_finish(eng->replies, r);
 	}
@@ -781,18 +816,23 @@ expire_msg(void *obj, void *arg)
 	struct spinnic_engine *eng = arg;
 	struct in_msg *e = obj;
 
-	if (e->spin_busy) {
+	switch (e->state) {
+	case MSG_S_SPIN:
 		/* the runtime holds it: abort, msg_done releases it */
-		if (e->sm != NULL && !e->aborted) {
-			spin_msg_abort(e->sm);
-			e->sm = NULL;
-			e->aborted = 1;
-			eng->in.timeouts++;
-		}
+		spin_msg_abort(e->sm);
+		e->sm = NULL;
+		e->state = MSG_S_SPIN_ABORT_TIMEOUT;
+		eng->in.timeouts++;
 		return;
+	case MSG_S_SPIN_FED:
+	case MSG_S_SPIN_ABORT_TIMEOUT:
+	case MSG_S_SPIN_ABORT_DETACH:
+		/* msg_done ends it */
+		return;
+	default:
+		eng->in.timeouts++;
+		msg_abandon(eng, e);
 	}
-	eng->in.timeouts++;
-	msg_abandon(eng, e);
 }
 
 /* Unsequenced, one packet of several, idle ENG_MSG_UNSEQ_IDLE_MS: most
@@ -803,8 +843,8 @@ expire_unseq(void *obj, void *arg)
 	struct spinnic_engine *eng = arg;
 	struct in_msg *e = obj;
 
-	if ((e->link.flags & SPINNIC_MSGTAB_F_UNSEQ) &&
-	    e->got <= eng->node->payload && e->got < e->rlength)
+	if ((e->s.link.flags & SPINNIC_MSGTAB_F_UNSEQ) &&
+	    e->s.got <= eng->node->payload && e->s.got < e->s.rlength)
 		expire_msg(obj, arg);
 }
 
@@ -816,8 +856,8 @@ expire_reply(void *obj, void *arg)
 
 	/* the rest of the reply never came: the get fails */
 	eng->in.timeouts++;
-	ptl_op_reply_done(eng->node->nic, r->link.key.id,
-			  SPINNIC_PTL_NI_DROPPED, r->got);
+	ptl_op_reply_done(eng->node->nic, r->s.link.key.id,
+			  SPINNIC_PTL_NI_DROPPED, r->s.got);
 	spinnic_msgtab_finish(eng->replies, r);
 }
 
@@ -832,14 +872,17 @@ purge_msg(void *obj, void *arg)
 	struct purge_arg *a = arg;
 	struct in_msg *e = obj;
 
-	if (!e->matched || e->m.c != a->pc || e->aborted)
+	if (!msg_matched(e) || e->m.c != a->pc ||
+	    e->state == MSG_S_SPIN_ABORT_TIMEOUT ||
+	    e->state == MSG_S_SPIN_ABORT_DETACH)
 		return;
 	a->eng->node->rx.detach_drops++;
-	if (e->spin_busy) {
-		if (e->sm != NULL)
+	if (e->state == MSG_S_SPIN || e->state == MSG_S_SPIN_FED) {
+		/* the runtime holds it: msg_done releases it */
+		if (e->state == MSG_S_SPIN)
 			spin_msg_abort(e->sm);
 		e->sm = NULL;
-		e->aborted = 2;
+		e->state = MSG_S_SPIN_ABORT_DETACH;
 		a->eng->live_aborts++;
 		return;
 	}
@@ -950,7 +993,6 @@ release_fini(void *obj, void *arg)
 	struct in_msg *e = obj;
 
 	/* the runtime goes without msg_done: nothing to wait for */
-	e->spin_busy = 0;
 	e->sm = NULL;
 	msg_abandon(arg, e);
 }
