@@ -443,7 +443,7 @@ void
 eng_reply_job_done(struct spinnic_engine *eng, struct reply_job *j,
 		   uint8_t fail)
 {
-	if (fail == UINT8_MAX)
+	if (fail == ENG_FAIL_SILENT)
 		ptl_match_release(eng->node->nic, &j->m);
 	else
 		ptl_match_complete(eng->node->nic, &j->m, fail);

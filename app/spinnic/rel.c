@@ -176,7 +176,7 @@ rto_of(const struct spinnic_engine *eng, const struct rel_tx *t)
 /*
  * @param fail SPINNIC_PTL_NI_OK: acknowledged, post what waited for it;
  *   another value: the peer was given up (its operations are failed
- *   already, a reply's GET event carries @p fail); UINT8_MAX: no event
+ *   already, a reply's GET event carries @p fail); ENG_FAIL_SILENT: no event
  */
 static void
 ent_release(struct spinnic_engine *eng, struct rel_txent *e, uint8_t fail)
@@ -638,7 +638,7 @@ rel_tx_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 			struct rel_txent *e = &t->ent[seq % REL_WIN];
 
 			if (e->job != NULL && e->job->m.c == pc) {
-				eng_reply_job_done(eng, e->job, UINT8_MAX);
+				eng_reply_job_done(eng, e->job, ENG_FAIL_SILENT);
 				e->job = NULL;
 			}
 			if (e->sput != NULL && e->sput->c == pc) {
@@ -666,7 +666,7 @@ rel_tx_fini(struct spinnic_engine *eng)
 
 		while (t->base != t->next) {
 			ent_release(eng, &t->ent[t->base % REL_WIN],
-				    UINT8_MAX);
+				    ENG_FAIL_SILENT);
 			t->base++;
 		}
 		rte_free(t);
