@@ -1,55 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Reliable delivery (DESIGN §11; the sequence logic is in rel.h).
- *
- * Send side (outbound role): every packet to a peer, except plain
- * transport acks, gets the next sequence number of the peer's epoch and an
- * entry in the peer's window. The entry keeps the headers as sent and
- * where the payload came from: the initiator's MD (a put) or the target's
- * ME window (a get reply) are re-read from host memory on a retransmission;
- * packets whose payload is not in host memory (handler puts) keep a copy;
- * acks, NACKs and get requests are headers only. No mbuf that went to the
- * port is kept. A put's SEND event waits until every packet of it is
- * acknowledged, so the client may reuse the buffer only when nothing can
- * be read from it again.
- *
- * Timer (one per peer, as TCP's, RFC 6298): restarted whenever an ack
- * acknowledges something new; when it expires, what the selective acks
- * show missing (unacknowledged below the highest acknowledged seq) is
- * resent, or the oldest entry when nothing is known missing, and the
- * timer doubles (up to 64x --rto-us) until the peer makes progress again.
- * A receiver that is merely slow (its HPUs busy) thus costs one resent
- * packet per expiry, not its window. No progress for --peer-timeout-ms
- * while packets are in flight gives the peer up: every operation to it
- * fails with PTL_NI_UNDELIVERABLE (ptl_op_fail_target), its window is
- * dropped and a new epoch starts. A peer that owes us an ack or a reply but has nothing
- * of ours in flight is probed (a sequenced TACK) so that its silence is
- * noticed the same way.
- *
- * Sessions: an epoch is a random number, new per peer each time the
- * sender starts or gives the peer up. A receiver takes a sender's epoch
- * only after a challenge went to the sender's own address (T_CHAL, a
- * cookie keyed with a secret of this process, bound to the epoch claimed,
- * the epoch the receiver holds now and the time) and came back answered
- * by the sender's outbound role, which answers only for the epoch it
- * uses (T_CHAL_ACK, with its first unacknowledged seq, where the window
- * starts). A blind sender of forged packets (one that cannot read what
- * is sent to the nid it claims) thus can neither open a window, nor move
- * one to another epoch, nor fill the peer tables; and nothing but a
- * window's own epoch is accepted in it. The answer also makes the sender
- * resend what it has in flight at once (what arrived before the window
- * was open was dropped). Challenges are rate-limited (CHAL_RATE).
- * Peer slots idle for --peer-timeout-ms are reused when the table is
- * full.
- *
- * Receive side (inbound role): rel_rx_begin() drops duplicates, packets of
- * another epoch than the window's and packets past the window; a packet handled for good is
- * marked (rel_rx_end), one dropped for a short-lived lack of resources is
- * not, so it comes again. Transport acks go out after 16 packets, at once
- * after a duplicate (our ack was probably lost) or a probe, within
- * ACK_LAST_US of the last packet of a message (an event waits for it),
- * else within ACK_DELAY_US.
- * They reach the outbound role through eng->rel_acks.
+ * Reliable delivery (DESIGN §11): per-peer sequence numbers, windows,
+ * retransmission from host memory, timers and the CHAL/CHAL_ACK session
+ * handshake. The send side runs in each node's outbound role (called from
+ * outbound.c), the receive side in its inbound role (inbound.c); acks cross
+ * between them on eng->rel_acks. The protocol: doc/reliable-delivery.md.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,27 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file rel.h
- * Reliable delivery (DESIGN §11): the sequence-number logic, libc only so
- * the unit tests drive it directly (test/app/test_rel.c).
- *
- * Per ordered pair of nodes the sender numbers every packet it sends
- * (F_REL): seq 0, 1, 2, ... within an epoch, a random 32-bit session
- * number. The epoch changes when the sender gives up on the peer (peer
- * timeout) or restarts, so stale state on either side is recognised. The
- * receiver takes an epoch only after a challenge (CHAL, a keyed cookie)
- * sent to the sender's own address came back answered (CHAL_ACK): a blind
- * sender of forged packets can neither start nor reset a window. The receiver keeps a window of REL_WIN
- * sequence numbers: next (every seq below it received) and a bitmap of
- * those received above it; it answers with transport acks (TACK: epoch,
- * next, and a 64-bit selective ack of 64 seqs from a base: next + 1, and
- * one more TACK per further block of 64 that holds a received packet, so
- * the sender learns of every packet past a hole).
- *
- * Selective repeat, not go-back-N: the fault injection reorders packets
- * (and real multi-queue NICs do too), so go-back-N would resend whole
- * windows for every late packet. The sender resends only what is neither
- * cumulatively nor selectively acked once its timer expires, re-reading
- * the payload from host memory (app/spinnic/rel.c).
+ * Reliable delivery (DESIGN §11): the sequence-number window logic, libc
+ * only so test/app/test_rel.c drives it directly; rel.c uses it from the
+ * inbound and outbound roles. The protocol: doc/reliable-delivery.md.
  */
 #ifndef SPINNIC_REL_H
 #define SPINNIC_REL_H
