@@ -1,51 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Sender-side datatype processing in the outbound engine (paper 000 §3.1):
- *
- * - Streaming puts (SPUT_START, SPUT_STREAM): one message of a declared
- *   length handed in pieces. Each piece is recorded as an extent (message
- *   offset -> client address); a packet is built as soon as the pieces
- *   cover it (a full payload, or the message's last bytes), so packets
- *   leave while the client still looks for its next block, at the offsets
- *   and sizes of an ordinary put: the target sees one message.
- * - Processed puts (PROCESS_PUT): the packets of a typed message are
- *   gathered from the client's non-contiguous buffer by the type, by
- *   sender-side packet handlers on the node's HPUs (paper 000 §3.1): the
- *   put gets a "ddt_gather" execution context (owner: the client; args:
- *   the type blob, count, origin; a segment per HPU in its state), and
- *   each packet becomes an outbound job (lib/spin spin_out_submit_burst)
- *   whose handler reads the packet's blocks from the MD into the mbuf's
- *   payload. Finished jobs come back through the runtime's done ring
- *   (eng_sput_poll, every outbound poll) and their packets leave in the
- *   order they finish: each carries its offset, rel.c sequences it in
- *   eng_tx_send(), and the packet handed over last carries the put's
- *   SEND. A job that finds no TX room waits on a ready list (never
- *   dropped); a refused submit (runtime full) is retried at the next
- *   poll. Jobs out per node: GATHER_JOBS, per put: GATHER_JOBS_PER_OP,
- *   so one big message leaves room to other clients. A failed job (host
- *   memory gone, client detached) ends the put with PTL_NI_SEGV; jobs
- *   back after their put ended are dropped (hpu_stale). Each job holds a
- *   reference on its client, so the region stays mapped while it is out,
- *   and reads through the host ops, which refuse a detached client: after
- *   a detach (whose quiesce waits for the HPU lcores' round) no job reads
- *   the client's memory. Without a gather context (the client's NIC
- *   memory is full, a type deeper than the handler takes) or for a put of
- *   zero bytes, the outbound role gathers inline with proc_fill(): a ddt
- *   segment walks the packet's range, ptl_host_readv reads the blocks.
- *   The host never packs.
- *
- * Payload of any packet of either kind is re-created from host memory by
- * (message, offset) with stream_fill()/proc_fill() (eng_sput_refill()):
- * retransmission reads host memory again, inline in the outbound role
- * (for a processed put, the same type walk the HPU handler does, on the
- * outbound role's own segment).
- * Once every packet of a message is built, its extents (or its type and
- * segment) move to the client's kept list and stay until the operation
- * ends (ptl_op_lookup() no longer knows it: acked or failed); the list is
- * trimmed when the client's next such command starts, and at detach.
- *
- * The state of a client lives in oc->sput (allocated on its first such
- * command, freed at detach). Outbound role only: no locking.
+ * Streaming puts (SPUT_START, SPUT_STREAM) and processed puts (PROCESS_PUT,
+ * gathered by ddt_gather outbound jobs on the HPUs): packets built from the
+ * client's pieces or typed buffer, and re-created from host memory for a
+ * retransmission (eng_sput_refill, called by rel.c). Called from outbound.c;
+ * runs in the node's outbound role only, so no locking. How and why:
+ * doc/streams.md.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -2,8 +2,8 @@
 /**
  * @file outbound_stream.h
  * Streaming puts (SPUT_START/SPUT_STREAM) and processed puts (PROCESS_PUT)
- * in the outbound engine (outbound_stream.c, paper 000 §3.1). Not
- * installed.
+ * in the outbound engine (outbound_stream.c, paper 000 §3.1; doc/streams.md).
+ * Used by outbound.c and rel.c, in the outbound role. Not installed.
  */
 #ifndef SPINNIC_OUTBOUND_STREAM_H
 #define SPINNIC_OUTBOUND_STREAM_H
