@@ -1,41 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Telemetry (DESIGN §9, issue 6): spinnic's counters and state as
- * rte_telemetry commands, read with dpdk-telemetry.py or any client of the
- * EAL's telemetry socket (<runtime dir>/dpdk_telemetry.v2):
- *
- *   /spinnic/stats[,NODE]          per node: port, engines, drops by
- *                                  reason, matching, Portals, sPIN, NIC
- *                                  memory
- *   /spinnic/hpus[,NODE]           per node and HPU: HERs run, handler
- *                                  results, DMA, polls busy/idle
- *   /spinnic/clients[,NODE]        per attached client: ids, objects,
- *                                  traffic, NIC memory
- *   /spinnic/mes[,NODE[,PID[,FIRST]]]  linked MEs/LEs of clients
- *   /spinnic/handlers[,NODE[,FIRST]]   handler statistics per family (those
- *                                  run at least once), then per context;
- *                                  TEL_HENTRY_MAX entries a reply, from
- *                                  the FIRST-th
- *   /spinnic/handler_trace,NODE,CTX[,FROM]  the trace ring of a context
- *                                  (--handler-trace): TEL_TRACE_MAX
- *                                  entries, the last ones or from FROM
- *
- * Replies are a dict keyed "node<i>" (stats), "node<i>/hpu<h>",
- * "node<i>/pid<p>", "node<i>/pid<p>/me<k>", "node<i>/family/<name>",
- * "node<i>/ctx<handle>" and "e<seq>" (trace), each a dict of numbers (the
- * telemetry library nests one level). A reply is at most 16 KiB: with many
- * nodes, HPUs or clients ask for one node.
- *
- * The callbacks run on the telemetry library's threads (one per
- * connection), concurrently with everything: counters are read with
- * relaxed loads (each has one writer, or is an atomic), lib/portals and
- * lib/spin state through their own locked calls. A read-write lock keeps
- * the nodes alive while a callback runs; spinnic_telemetry_fini() takes it
- * for writing before teardown, since commands cannot be unregistered.
- *
- * Capture: spinnic calls rte_pdump_init() (main.c), so dpdk-dumpcap can
- * attach as a secondary process when the EAL runs with a shared
- * configuration on hugepages (--capture).
+ * Telemetry (DESIGN §9): spinnic's counters and state as /spinnic/...
+ * rte_telemetry commands (stats, hpus, clients, mes, handlers,
+ * handler_trace), registered by main.c. The callbacks run on the telemetry
+ * library's threads, concurrently with every role: relaxed counter loads,
+ * locked lib/portals and lib/spin calls, and a read-write lock that keeps
+ * the nodes alive. Commands, reply keys, limits and capture:
+ * app/spinnic/README.md, "Telemetry".
  */
 #include <errno.h>
 #include <inttypes.h>
