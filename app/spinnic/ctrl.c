@@ -1,22 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Control plane (DESIGN §4). One pthread, not an lcore: it sleeps in
- * io_uring_wait_cqe until a socket has traffic, a deadline (--duration,
- * --stats-interval) passes or the eventfd is written (stop), so it costs
- * nothing while idle and is the one place that may wait (on client
- * detach it waits for the engines).
- *
- * Per node: a listening AF_UNIX SOCK_SEQPACKET socket at D/node<i>.sock.
- * accept and recvmsg are io_uring requests; replies are sent with a
- * non-blocking sendmsg (a client waits for each reply, so the socket
- * buffer has room; a client that does not read its replies is dropped).
- *
- * Every request is checked before use (STYLE 8): exact length, MSG_TRUNC
- * and MSG_CTRUNC, version, op range, SCM_RIGHTS only on ATTACH and exactly
- * one fd, client_pid against SO_PEERCRED, the memfd's size and seals.
- * A rejected request is counted (per client, per node, process-wide) and
- * answered with an error status when its header could be read; a client
- * that keeps sending garbage is disconnected.
+ * Control plane (DESIGN §4): one pthread per process, not an lcore, started
+ * by main.c. It sleeps in io_uring until a node's control socket
+ * (D/node<i>.sock) has traffic, a deadline passes or stop is signalled;
+ * checks every request before use (STYLE 8); attaches and detaches clients.
+ * The one thread that may wait. Checks and limits: app/spinnic/README.md,
+ * "Control plane", "Checks", "Detach".
  */
 #include <errno.h>
 #include <fcntl.h>

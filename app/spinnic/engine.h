@@ -1,25 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file engine.h
- * Internals of the data path (inbound.c, outbound.c, msgtab.c): the message
- * table and the state the engines share. Not installed.
- *
- * The inbound message table: a bounded hash of the messages a node is
- * receiving, keyed by (source nid, source pid, message id). The first packet
- * of a message to arrive creates the entry and does the matching; later
- * packets look it up. A finished message leaves a tombstone so that late or
- * duplicate packets are recognised and dropped; tombstones are recycled
- * oldest first when the table is full. Live entries are never evicted: when
- * every slot is live, a new message is refused (and the caller drops it).
- *
- * What one source may hold is bounded (spinnic_msgtab_set_limits): live
- * entries of unsequenced packets together, live entries of one source nid,
- * and the bytes of packet bitmaps. Each entry tracks the packets of its
- * message that arrived (struct spinnic_seen): inline bits for the first
- * ones, then chunks allocated as packets with those indices arrive, so a
- * header that claims a long message costs no more than a short one.
- *
- * libc only, no locking: one inbound engine owns a table.
+ * Internals of the data path (inbound.c, outbound.c, outbound_stream.c,
+ * rel.c, msgtab.c): the engine state and the inbound message table (a bounded
+ * hash of the messages a node receives, with tombstones and per-source
+ * limits). One inbound role owns a table: no locking. Not installed.
+ * The table's bounds and why: doc/NOTES.md, "Message table under a header
+ * flood"; its place in the walk: doc/datapath.md.
  */
 #ifndef SPINNIC_ENGINE_H
 #define SPINNIC_ENGINE_H

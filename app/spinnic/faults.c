@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fault injection (--fault-inject, DESIGN §11): one stage per direction,
- * run by the role that owns the direction (inbound: RX after the burst;
- * outbound: TX before the hold). Loss frees the packet, duplication sends
- * a copy too, corruption flips one bit past the Ethernet header (the IPv4
- * or UDP checksum then drops it at the receiver), and reordering keeps up
- * to N packets in a window and lets a random one out for each new one.
- * Seeded xorshift64* per stage (--fault-seed): a run is reproducible for
- * a given arrival order.
+ * Fault injection (--fault-inject, DESIGN §11): loss, duplication,
+ * corruption and reordering, one seeded stage per direction, run by the
+ * role that owns it (RX: inbound, after the burst; TX: outbound, before
+ * the hold). Options and semantics: app/spinnic/README.md, "Fault injection".
  */
 #include <stdlib.h>
 #include <string.h>

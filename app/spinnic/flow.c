@@ -1,17 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rte_flow steering for ports shared with the kernel (doc/REAL-NIC.md §2):
- * mlx5 bifurcated mode. In flow isolated mode the port hands DPDK only
- * what its rules match; everything else stays with the kernel netdev, in
- * hardware. spinnic isolates the port before it is configured and, once
- * started, adds one ingress rule:
- *
- *   ETH / IPV4 / UDP dst is --udp-port  ->  QUEUE 0
- *                                       or RSS (IPv4/UDP) over queues 0..N-1
- *
- * The rule matches no MAC address: spinnic frames carry node MACs
- * 02:00:<nid> (wire.h), not the port's. A port that refuses isolation is an
- * error, never a silent fall-back to taking all of its traffic.
+ * rte_flow steering for mlx5 ports shared with the kernel (bifurcated
+ * mode): ports.c isolates the port before configuring it and, once it is
+ * started, adds one rule sending UDP to --udp-port to queue 0 (or RSS over
+ * the RX queues). Main lcore, at startup. A port that refuses isolation is
+ * an error, never a fall-back to all its traffic. doc/REAL-NIC.md §2.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,17 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Inbound engine: RX burst -> parse (nothing trusted before) -> by kind:
- *  DATA   message table; the first packet to arrive matches, the message
- *         then takes the sPIN path (HERs, completion via msg_done) or the
- *         non-processing path (copy into the ME window);
- *  GET    match, hand a reply job to the outbound engine;
- *  REPLY  data of a get of ours, written into its MD;
- *  ACK/NACK  end of a put (or a failed get) of ours.
- * A resource that is short right now (HER slots, message slots, the
- * outbound job ring, ack room) stalls the burst in hand instead of dropping
- * it: the RX ring fills and backpressure reaches the sender's TX hold.
- *
- * Also the sPIN runtime's host operations (spinnic_engine_host_ops).
+ * Inbound engine, a node's inbound role (lcore.c polls spinnic_inbound_poll):
+ * RX burst -> parse -> by kind: DATA to the message table and the sPIN or
+ * non-processing path, GET to a reply job for the outbound role, REPLY
+ * into our get's MD, ACK/NACK ending our put. A resource short right now
+ * stalls the burst instead of dropping it (backpressure). Also
+ * spinnic_engine_host_ops, the sPIN runtime's way to host memory.
+ * The walk: doc/datapath.md.
  */
 #include <errno.h>
 #include <stdlib.h>

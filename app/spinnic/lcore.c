@@ -1,15 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Lcore roles. A role is a poll function; every lcore runs its list of
- * tasks round-robin. A round that did no work counts as idle: a few idle
- * rounds spin with rte_pause(), then the lcore sleeps --idle-sleep-us per
- * round, because this machine's cores are shared with client processes and
- * busy-polling would starve them; after long idle stretches the sleep
- * grows (4x, then 16x). Any work resets the backoff.
- *
- * Each lcore bumps its round counter after every round; spinnic_quiesce()
- * waits for every running lcore to finish a round, the grace period the
- * control thread needs before it unmaps a detached client's region.
+ * Lcore roles: every EAL lcore, launched by main.c, runs its list of role
+ * poll functions round-robin, with an idle backoff (spin, then sleep
+ * --idle-sleep-us, growing) because the cores are shared with clients.
+ * spinnic_quiesce(), called by the control thread, waits for every running
+ * lcore to finish a round before a detached client's region is unmapped.
+ * Defaults and backoff: app/spinnic/README.md, "Roles".
  */
 #include <errno.h>
 #include <limits.h>

@@ -1,15 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * spinnic: the software sPIN NIC (DESIGN §3, §9).
- *
- *   options -> handler plugins -> EAL -> ports (nodes) -> per node: Portals state, sPIN
- *   runtime, engine -> lcore roles -> control sockets -> "spinnic: ready"
- *   -> run until SIGINT/SIGTERM/--duration -> control thread detaches
- *   every client (engines still running) -> lcores leave -> counters ->
- *   teardown in reverse order.
- *
- * Exit status: 0 after a clean stop, 1 on a runtime failure, 2 on bad
- * options.
+ * spinnic, the software sPIN NIC (DESIGN §3, §9), on the main lcore:
+ * options, plugins, EAL, ports, per node Portals state, sPIN runtime and
+ * engine, lcore roles, control sockets, "spinnic: ready"; then run until a
+ * signal or --duration, let the control thread detach every client, stop
+ * the lcores, print counters and tear down in reverse order.
+ * Exit status: 0 after a clean stop, 1 on a runtime failure, 2 on bad options.
  */
 #include <errno.h>
 #include <signal.h>

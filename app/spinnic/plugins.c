@@ -1,17 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Handler plugins (spinnic --handlers; spin_handler.h, "Plugins"; doc/NOTES.md,
- * "Handler plugins: trust"): shared objects adding handler families to the
- * built-in table. Loaded before the EAL, like the options refused before
- * it: every problem is one line naming the file and the reason, and main
- * exits 2 before any port starts.
- *
- * A file is opened once and everything is decided on that descriptor:
- * fstat() for its type, owner and mode, and dlopen() of /proc/self/fd/N,
- * so the object loaded is the one checked even if the path is swapped
- * meanwhile. The descriptor stays open as long as the object is loaded:
- * the dynamic loader knows an object by the name it was opened under, and
- * a reused descriptor number would name another plugin the same.
+ * Handler plugins (--handlers): shared objects adding handler families to
+ * the built-in table, checked and dlopen()ed before the EAL (main.c);
+ * every problem is one line naming the file, and exit status 2. Why each
+ * check, and why a file's descriptor stays open: doc/NOTES.md, "Handler
+ * plugins: trust"; the API they get: spin_handler.h, "Plugins".
  */
 #include <dirent.h>
 #include <dlfcn.h>

@@ -1,19 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Ports: one node per port. --virtual N builds a software switch out of
- * ring-backed ports (rte_eth_from_rings): node j's RX queue is ring j; every
- * port has N TX queues, TX queue j enqueues into ring j. So every node
- * reaches every node by picking the TX queue (spinnic_node_txq()), with
- * N = 2 being the crossed pair of the design. Rings are multi-producer:
- * all ports' TX queue j feed ring j.
- *
- * Otherwise every ethdev the EAL probed (-a, --vdev) is a node with one TX
- * queue and --rx-queues RX queues (default 1), all polled by the node's
- * inbound role. Ports shared with the kernel (doc/REAL-NIC.md): on an
- * af_xdp port spinnic writes --udp-port into the XDP program's spinnic_cfg
- * map and warns when the netdev has RX queues nobody binds; mlx5 ports
- * (or --flow-isolate) get rte_flow isolation and one rule (flow.c).
- * --xdp-reset detaches stale XDP programs before the EAL probes.
+ * Ports, one node each, set up and torn down by main.c (main lcore):
+ * --virtual N builds a software switch of ring-backed ports (node j's RX
+ * queue is ring j, TX queue j of every port feeds it: spinnic_node_txq());
+ * otherwise every probed ethdev is a node, polled by its inbound role.
+ * Ports shared with the kernel (af_xdp's spinnic_cfg map, mlx5 flow
+ * isolation via flow.c, --xdp-reset): doc/REAL-NIC.md. Virtual nodes:
+ * app/spinnic/README.md.
  */
 #include <errno.h>
 #include <inttypes.h>

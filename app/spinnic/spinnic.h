@@ -1,21 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file spinnic.h
- * Internal header of the spinnic emulator binary (app/spinnic): options,
- * nodes (one per port = one NIC), lcore roles, the control plane and the
- * contract between the process skeleton (main.c, options.c, ports.c,
- * lcore.c, ctrl.c, stats.c) and the data path (inbound.c, outbound.c,
- * msgtab.c, engine.h).
- *
- * Threads:
- * - EAL lcores run lists of role poll functions round-robin (lcore.c):
- *   inbound and outbound engine of each node, HPUs of each node's sPIN
- *   runtime. Poll functions never block; they return the work they did.
- * - The control thread (ctrl.c) is a plain pthread, not an lcore: it waits
- *   in io_uring for control-socket traffic, so it costs nothing when idle
- *   and may block (it is the only place where waiting is allowed).
- *
- * Changes to this file are additive only: the data path codes against it.
+ * Internal header of the spinnic binary: options, nodes (one per port),
+ * clients, lcore roles, the control plane, and the contract between the
+ * process skeleton (main.c, options.c, ports.c, lcore.c, ctrl.c, stats.c)
+ * and the data path (inbound.c, outbound.c, msgtab.c, engine.h). Threads:
+ * lcores run non-blocking role polls (lcore.c); the control thread (ctrl.c)
+ * is the only one that waits. doc/datapath.md, "Who runs what".
  */
 #ifndef SPINNIC_APP_H
 #define SPINNIC_APP_H
