@@ -529,7 +529,7 @@ enum in_msg_state {
 struct in_msg {
 	struct in_stream s;             /* first */
 	struct spinnic_engine *eng;
-	struct ptl_match m;             /**< from NP on */
+	struct ptl_match match;         /**< from NP on */
 	struct spin_msg *sm;            /**< MSG_S_SPIN only */
 	struct spin_msg_result res;     /**< written by msg_done */
 	uint64_t spin_bytes;            /**< bytes given to the runtime */
@@ -542,7 +542,7 @@ struct in_msg {
 /** A GET being answered (REPLY packets built by the outbound engine). */
 struct reply_job {
 	struct reply_job *next;
-	struct ptl_match m;
+	struct ptl_match match;
 	uint64_t off;                   /**< next byte to send */
 	uint8_t ni_kind;
 	uint8_t abandon;                /**< the initiator's node is gone */

@@ -149,22 +149,22 @@ static void
 msg_complete(struct spinnic_engine *eng, struct in_msg *e, uint8_t fail)
 {
 	struct spinnic_pkt req;
-	uint8_t ack_req = e->m.ack_req;
-	uint64_t mlength = e->m.mlength;
+	uint8_t ack_req = e->match.ack_req;
+	uint64_t mlength = e->match.mlength;
 
 	/* the reply goes back from what the first packet said */
 	memset(&req, 0, sizeof(req));
-	req.op = e->m.op;
+	req.op = e->match.op;
 	req.ni = 0;
-	req.src = e->m.initiator;
+	req.src = e->match.initiator;
 	req.dst.nid = eng->node->nid;
-	req.dst.pid = ptl_client_id(e->m.c).pid;
-	req.pt_index = e->m.pt_index;
-	req.match_bits = e->m.match_bits;
-	req.msg_id = e->m.msg_id;
+	req.dst.pid = ptl_client_id(e->match.c).pid;
+	req.pt_index = e->match.pt_index;
+	req.match_bits = e->match.match_bits;
+	req.msg_id = e->match.msg_id;
 	req.msg_len = e->s.rlength;
 	req.flags = e->unseq ? 0 : SPINNIC_WIRE_F_REL;
-	ptl_match_complete(eng->node->nic, &e->m, fail);
+	ptl_match_complete(eng->node->nic, &e->match, fail);
 	if (fail != SPINNIC_PTL_NI_OK)
 		eng->in.msgs_failed++;
 	else
@@ -181,7 +181,7 @@ static void
 msg_abandon(struct spinnic_engine *eng, struct in_msg *e)
 {
 	if (msg_matched(e))
-		ptl_match_release(eng->node->nic, &e->m);
+		ptl_match_release(eng->node->nic, &e->match);
 	msg_retire(eng, e);
 }
 
@@ -384,13 +384,13 @@ msg_spin_start(struct spinnic_engine *eng, struct in_msg *e,
 	info.pt_index = p->pt_index;
 	info.match_bits = p->match_bits;
 	info.hdr_data = p->hdr_data;
-	info.length = e->m.mlength;
+	info.length = e->match.mlength;
 	info.remote_offset = p->remote_offset;
 	info.msg_id = p->msg_id;
 	info.op = p->op;
 	info.pkt_payload = eng->node->payload;
-	e->sm = spin_msg_start(eng->node->rt, e->m.ctx, &info, e->m.c,
-			       e->m.start, e->m.length, e);
+	e->sm = spin_msg_start(eng->node->rt, e->match.ctx, &info, e->match.c,
+			       e->match.start, e->match.length, e);
 	if (e->sm != NULL) {
 		e->state = MSG_S_SPIN;
 		return RX_DONE;
@@ -421,23 +421,23 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		/* first packet of the message to arrive: match it */
 		e->eng = eng;
 		e->unseq = !(p->flags & SPINNIC_WIRE_F_REL);
-		rc = ptl_nic_match(node->nic, p, &e->m);
+		rc = ptl_nic_match(node->nic, p, &e->match);
 		if (rc != 0) {
 			node->rx.no_match++;
 			if (p->ack_req != SPINNIC_PTL_NO_ACK_REQ)
-				ack_send(eng, p, e->m.ni_fail, 0, true);
+				ack_send(eng, p, e->match.ni_fail, 0, true);
 			/* tombstone: the rest of the message is late */
 			msg_retire(eng, e);
 			eng_in_drop(eng, m, ENG_DROP_NO_MATCH);
 			return RX_DONE;
 		}
 		node->rx.matches++;
-		e->state = e->m.ctx != SPINNIC_HANDLE_NONE ? MSG_S_SPIN_WAIT :
-			MSG_S_NP;
+		e->state = e->match.ctx != SPINNIC_HANDLE_NONE ?
+			MSG_S_SPIN_WAIT : MSG_S_NP;
 	}
 
 	if (e->state != MSG_S_NP) {
-		uint64_t mlen = e->m.mlength, off = p->offset, len;
+		uint64_t mlen = e->match.mlength, off = p->offset, len;
 		bool deliver;
 
 		if (e->state == MSG_S_SPIN_WAIT) {
@@ -483,12 +483,12 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 	}
 
 	/* non-processing path: copy into the ME window */
-	if (p->offset < e->m.mlength && p->pay_len > 0) {
+	if (p->offset < e->match.mlength && p->pay_len > 0) {
 		uint64_t n = RTE_MIN((uint64_t)p->pay_len,
-				     e->m.mlength - p->offset);
+				     e->match.mlength - p->offset);
 
-		rc = ptl_host_write(e->m.c, e->m.start + p->offset, p->payload,
-				    n);
+		rc = ptl_host_write(e->match.c, e->match.start + p->offset,
+				    p->payload, n);
 		if (rc != 0) {
 			eng->in.drop[ENG_DROP_HOST]++;
 			e->s.fail = SPINNIC_PTL_NI_SEGV;
@@ -534,10 +534,10 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	e->eng = eng;
 	/* a request is one packet: its entry only recognises duplicates */
 	msg_retire(eng, e);
-	rc = ptl_nic_match(eng->node->nic, p, &j->m);
+	rc = ptl_nic_match(eng->node->nic, p, &j->match);
 	if (rc != 0) {
 		eng->node->rx.no_match++;
-		ack_send(eng, p, j->m.ni_fail, 0, true);
+		ack_send(eng, p, j->match.ni_fail, 0, true);
 		free(j);
 		eng_in_drop(eng, m, ENG_DROP_NO_MATCH);
 		return RX_DONE;
@@ -872,7 +872,7 @@ purge_msg(void *obj, void *arg)
 	struct purge_arg *a = arg;
 	struct in_msg *e = obj;
 
-	if (!msg_matched(e) || e->m.c != a->pc ||
+	if (!msg_matched(e) || e->match.c != a->pc ||
 	    e->state == MSG_S_SPIN_ABORT_TIMEOUT ||
 	    e->state == MSG_S_SPIN_ABORT_DETACH)
 		return;
@@ -1044,9 +1044,9 @@ host_ct_inc(void *host, void *app_msg, uint64_t n)
 {
 	const struct in_msg *e = app_msg;
 
-	if (e->m.ct == SPINNIC_HANDLE_NONE)
+	if (e->match.ct == SPINNIC_HANDLE_NONE)
 		return -ENOENT;
-	return ptl_ct_inc(host, e->m.ct, n, 0);
+	return ptl_ct_inc(host, e->match.ct, n, 0);
 }
 
 /*

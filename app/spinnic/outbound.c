@@ -444,9 +444,9 @@ eng_reply_job_done(struct spinnic_engine *eng, struct reply_job *j,
 		   uint8_t fail)
 {
 	if (fail == ENG_FAIL_SILENT)
-		ptl_match_release(eng->node->nic, &j->m);
+		ptl_match_release(eng->node->nic, &j->match);
 	else
-		ptl_match_complete(eng->node->nic, &j->m, fail);
+		ptl_match_complete(eng->node->nic, &j->match, fail);
 	free(j);
 }
 
@@ -485,7 +485,7 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 		eng->job_tail = j;
 	}
 	while ((j = eng->job_head) != NULL && n < budget) {
-		const struct ptl_match *mt = &j->m;
+		const struct ptl_match *mt = &j->match;
 
 		if (j->abandon) {
 			job_end(eng, j, SPINNIC_PTL_NI_UNDELIVERABLE);
@@ -580,7 +580,7 @@ eng_out_peer_failed(struct spinnic_engine *eng, uint32_t dst_nid)
 	}
 	/* replies to gets of that peer: the rest is not sent */
 	for (j = eng->job_head; j != NULL; j = j->next)
-		if (j->m.initiator.nid == dst_nid)
+		if (j->match.initiator.nid == dst_nid)
 			j->abandon = 1;
 }
 
@@ -651,9 +651,9 @@ eng_out_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 	}
 	eng->job_tail = NULL;
 	for (pp = &eng->job_head; (j = *pp) != NULL;) {
-		if (j->m.c == pc) {
+		if (j->match.c == pc) {
 			*pp = j->next;
-			ptl_match_release(eng->node->nic, &j->m);
+			ptl_match_release(eng->node->nic, &j->match);
 			eng->outs.detach_drops++;
 			free(j);
 			continue;
@@ -676,12 +676,12 @@ eng_out_fini(struct spinnic_engine *eng)
 	if (eng->jobs != NULL)
 		while (rte_ring_sc_dequeue(eng->jobs, &obj) == 0) {
 			j = obj;
-			ptl_match_release(eng->node->nic, &j->m);
+			ptl_match_release(eng->node->nic, &j->match);
 			free(j);
 		}
 	while ((j = eng->job_head) != NULL) {
 		eng->job_head = j->next;
-		ptl_match_release(eng->node->nic, &j->m);
+		ptl_match_release(eng->node->nic, &j->match);
 		free(j);
 	}
 	eng->job_tail = NULL;

@@ -637,7 +637,7 @@ rel_tx_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 		for (seq = t->base; seq != t->next; seq++) {
 			struct rel_txent *e = &t->ent[seq % REL_WIN];
 
-			if (e->job != NULL && e->job->m.c == pc) {
+			if (e->job != NULL && e->job->match.c == pc) {
 				eng_reply_job_done(eng, e->job, ENG_FAIL_SILENT);
 				e->job = NULL;
 			}
