@@ -586,7 +586,7 @@ struct spinnic_engine {
 	unsigned nb_acks;
 	uint64_t next_expire;
 	uint32_t live_aborts;           /**< aborted sPIN messages not done */
-	struct eng_in_stats in;
+	struct eng_in_stats in_stats;
 	struct rel_rx *rrx[ENG_PEERS];  /**< receive side, by peer */
 	unsigned n_rrx;
 	uint64_t next_ack_check;
@@ -610,12 +610,12 @@ struct spinnic_engine {
 	struct rte_ring *jobs;
 
 	/* outbound role */
-	struct out_client out[SPINNIC_CLIENTS_MAX];
+	struct out_client out_clients[SPINNIC_CLIENTS_MAX];
 	struct reply_job *job_head, *job_tail;
 	struct tx_hold *hold;           /**< one per TX queue */
 	unsigned rr;
 	uint64_t next_scan;
-	struct eng_out_stats outs;
+	struct eng_out_stats out_stats;
 	struct rel_tx *rtx[ENG_PEERS];  /**< send side, by peer */
 	unsigned n_rtx;
 	uint64_t next_probe_scan;

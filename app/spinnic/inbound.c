@@ -42,7 +42,7 @@ eng_in_drop(struct spinnic_engine *eng, struct rte_mbuf *m, enum eng_drop why)
 	if (why == ENG_DROP_TABLE_FULL || why == ENG_DROP_TABLE_SHARE ||
 	    why == ENG_DROP_NO_MEM)
 		eng->transient = true;
-	eng->in.drop[why]++;
+	eng->in_stats.drop[why]++;
 	eng->node->rx.drops++;
 	rte_pktmbuf_free(m);
 }
@@ -96,16 +96,16 @@ ack_send(struct spinnic_engine *eng, const struct spinnic_pkt *req,
 	m = eng_build(eng->node, &p, NULL);
 	if (m == NULL) {
 		/* the pool is empty: counted, the initiator times out */
-		eng->in.drop[ENG_DROP_NO_MEM]++;
+		eng->in_stats.drop[ENG_DROP_NO_MEM]++;
 		return;
 	}
 	if (nack)
-		eng->in.nacks_sent++;
+		eng->in_stats.nacks_sent++;
 	else
-		eng->in.acks_sent++;
+		eng->in_stats.acks_sent++;
 	/* room was reserved before the packet was taken (ack_room) */
 	if (eng_in_stage(eng, m) != 0) {
-		eng->in.drop[ENG_DROP_NO_MEM]++;
+		eng->in_stats.drop[ENG_DROP_NO_MEM]++;
 		rte_pktmbuf_free(m);
 	}
 }
@@ -124,7 +124,7 @@ eng_in_stage(struct spinnic_engine *eng, struct rte_mbuf *m)
 	if (!ack_room(eng))
 		return -ENOSPC;
 	eng->acks[eng->nb_acks++] = m;
-	eng->in.ack_held++;
+	eng->in_stats.ack_held++;
 	return 0;
 }
 
@@ -166,7 +166,7 @@ msg_complete(struct spinnic_engine *eng, struct in_msg *e, uint8_t fail)
 	req.flags = e->unseq ? 0 : SPINNIC_WIRE_F_REL;
 	ptl_match_complete(eng->node->nic, &e->match, fail);
 	if (fail != SPINNIC_PTL_NI_OK)
-		eng->in.msgs_failed++;
+		eng->in_stats.msgs_failed++;
 	else
 		spinnic_client_count(eng->node, req.dst.pid, true, mlength);
 	eng->node->rx.msgs_done++;
@@ -218,7 +218,7 @@ done_drain(struct spinnic_engine *eng)
 				msg_abandon(eng, e);
 				continue;
 			}
-			eng->in.msgs_spin++;
+			eng->in_stats.msgs_spin++;
 			msg_complete(eng, e, spin_fail(&e->res));
 		}
 		total += n;
@@ -490,17 +490,17 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		rc = ptl_host_write(e->match.c, e->match.start + p->offset,
 				    p->payload, n);
 		if (rc != 0) {
-			eng->in.drop[ENG_DROP_HOST]++;
+			eng->in_stats.drop[ENG_DROP_HOST]++;
 			e->s.fail = SPINNIC_PTL_NI_SEGV;
 		} else {
-			eng->in.bytes_np += n;
+			eng->in_stats.bytes_np += n;
 		}
 	}
 	spinnic_seen_set(&e->s.link.seen, idx);
 	e->s.got += p->pay_len;
 	rte_pktmbuf_free(m);
 	if (e->s.got == e->s.rlength) {
-		eng->in.msgs_np++;
+		eng->in_stats.msgs_np++;
 		msg_complete(eng, e, e->s.fail);
 	}
 	return RX_DONE;
@@ -543,7 +543,7 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 		return RX_DONE;
 	}
 	eng->node->rx.matches++;
-	eng->in.gets_served++;
+	eng->in_stats.gets_served++;
 	j->ni_kind = p->ni;
 	/* free count checked above; single producer */
 	rte_ring_sp_enqueue(eng->jobs, j);
@@ -598,10 +598,10 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 			ptl_client_put(c);
 		}
 		if (rc != 0) {
-			eng->in.drop[ENG_DROP_HOST]++;
+			eng->in_stats.drop[ENG_DROP_HOST]++;
 			r->s.fail = SPINNIC_PTL_NI_SEGV;
 		} else {
-			eng->in.reply_bytes += p->pay_len;
+			eng->in_stats.reply_bytes += p->pay_len;
 		}
 	}
 	r->s.got += p->pay_len;
@@ -609,7 +609,7 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 	if (r->s.got == r->s.rlength) {
 		ptl_op_reply_done(node->nic, p->msg_id, r->s.fail,
 				  r->s.rlength);
-		eng->in.replies_done++;
+		eng->in_stats.replies_done++;
 		spinnic_msgtab_finish(eng->replies, r);
 	}
 	return RX_DONE;
@@ -624,9 +624,9 @@ rx_ack(struct spinnic_engine *eng, struct rte_mbuf *m,
 	int rc;
 
 	if (p->type == SPINNIC_WIRE_T_ACK)
-		eng->in.acks_rcvd++;
+		eng->in_stats.acks_rcvd++;
 	else
-		eng->in.nacks_rcvd++;
+		eng->in_stats.nacks_rcvd++;
 	rc = ptl_op_lookup(node->nic, p->msg_id, &info, NULL);
 	if (rc == 0 && info.target.nid == p->src.nid &&
 	    info.target.pid == p->src.pid) {
@@ -767,11 +767,11 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 			pe->nid = p.src.nid;
 			pe->epoch = p.epoch;
 			pe->seq = p.seq;
-			eng->in.parked++;
+			eng->in_stats.parked++;
 		} else {
 			/* not acknowledged: the sender resends it */
-			eng->in.rel_unacked++;
-			eng->in.drop[ENG_DROP_PARK_FULL]++;
+			eng->in_stats.rel_unacked++;
+			eng->in_stats.drop[ENG_DROP_PARK_FULL]++;
 			node->rx.drops++;
 			rte_pktmbuf_free(m);
 		}
@@ -822,7 +822,7 @@ expire_msg(void *obj, void *arg)
 		spin_msg_abort(e->sm);
 		e->sm = NULL;
 		e->state = MSG_S_SPIN_ABORT_TIMEOUT;
-		eng->in.timeouts++;
+		eng->in_stats.timeouts++;
 		return;
 	case MSG_S_SPIN_FED:
 	case MSG_S_SPIN_ABORT_TIMEOUT:
@@ -830,7 +830,7 @@ expire_msg(void *obj, void *arg)
 		/* msg_done ends it */
 		return;
 	default:
-		eng->in.timeouts++;
+		eng->in_stats.timeouts++;
 		msg_abandon(eng, e);
 	}
 }
@@ -855,7 +855,7 @@ expire_reply(void *obj, void *arg)
 	struct in_reply *r = obj;
 
 	/* the rest of the reply never came: the get fails */
-	eng->in.timeouts++;
+	eng->in_stats.timeouts++;
 	ptl_op_reply_done(eng->node->nic, r->s.link.key.id,
 			  SPINNIC_PTL_NI_DROPPED, r->s.got);
 	spinnic_msgtab_finish(eng->replies, r);
@@ -975,7 +975,7 @@ spinnic_inbound_poll(struct spinnic_node *node)
 	}
 	while (eng->rx_i < eng->rx_n) {
 		if (rx_one(eng, eng->rx[eng->rx_i], now) == RX_STALL) {
-			eng->in.stalls++;
+			eng->in_stats.stalls++;
 			break;
 		}
 		eng->rx_i++;

@@ -118,7 +118,7 @@ hold_flush(struct spinnic_engine *eng, uint16_t q)
 		h->n -= k;
 		sent += k;
 		if (k < run) {
-			eng->outs.held += run - k;
+			eng->out_stats.held += run - k;
 			break;
 		}
 	}
@@ -187,7 +187,7 @@ eng_tx_send(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 
 	if (q == UINT16_MAX) {
 		/* no port reaches that nid: nobody will ever take it */
-		eng->outs.unreachable++;
+		eng->out_stats.unreachable++;
 		eng->node->tx.full++;
 		rte_pktmbuf_free(m);
 		if (src != NULL && src->send_id != 0)
@@ -240,7 +240,7 @@ staged_drain(struct spinnic_engine *eng)
 			if (eng_tx_send(eng, tk[i], eng_frame_dst_nid(tk[i]),
 					NULL) != 0) {
 				/* a later ack says as much */
-				eng->outs.tacks_dropped++;
+				eng->out_stats.tacks_dropped++;
 				rte_pktmbuf_free(tk[i]);
 			}
 		done += n;
@@ -263,7 +263,7 @@ staged_drain(struct spinnic_engine *eng)
 		n = rte_ring_sc_dequeue_burst(node->txr,
 					      (void **)(eng->stg + k),
 					      RTE_DIM(eng->stg) - k, NULL);
-		eng->outs.staged_pkts += n;
+		eng->out_stats.staged_pkts += n;
 		eng->n_stg += n;
 		if (n == 0)
 			break;
@@ -277,7 +277,7 @@ static void
 out_forget(struct spinnic_engine *eng, struct out_client *oc)
 {
 	if (oc->active || oc->have_cmd)
-		eng->outs.detach_drops++;
+		eng->out_stats.detach_drops++;
 	eng_sput_forget(eng, oc);
 	if (oc->c != NULL)
 		ptl_client_put(oc->c);
@@ -290,7 +290,7 @@ clients_scan(struct spinnic_engine *eng)
 	unsigned pid;
 
 	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++) {
-		struct out_client *oc = &eng->out[pid];
+		struct out_client *oc = &eng->out_clients[pid];
 
 		if (oc->c != NULL && !ptl_client_alive(oc->c))
 			out_forget(eng, oc);
@@ -314,7 +314,7 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 	if (!oc->active) {
 		rc = ptl_op_start(oc->c, cmd, &oc->msg_id);
 		if (rc == -ENOSPC) {
-			eng->outs.ops_full++;
+			eng->out_stats.ops_full++;
 			return 0;
 		}
 		oc->have_cmd = false;
@@ -326,12 +326,12 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 				     cmd->op == SPINNIC_CMD_PUT ?
 				     cmd->length : 0);
 		if (cmd->op == SPINNIC_CMD_PUT)
-			eng->outs.puts++;
+			eng->out_stats.puts++;
 		else
-			eng->outs.gets++;
+			eng->out_stats.gets++;
 		if (spinnic_node_txq(node, cmd->target.nid) == UINT16_MAX) {
 			/* no port reaches that node: fail it now */
-			eng->outs.unreachable++;
+			eng->out_stats.unreachable++;
 			ptl_op_sent(node->nic, oc->msg_id,
 				    SPINNIC_PTL_NI_UNDELIVERABLE);
 			oc->active = false;
@@ -352,14 +352,14 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 		p.ack_req = SPINNIC_PTL_NO_ACK_REQ;
 		m = eng_build(node, &p, NULL);
 		if (m == NULL) {
-			eng->outs.no_mbuf++;
+			eng->out_stats.no_mbuf++;
 			return 0;
 		}
 		if (eng_tx_send(eng, m, p.dst.nid, NULL) != 0) {
 			rte_pktmbuf_free(m);
 			return 0;
 		}
-		eng->outs.get_pkts++;
+		eng->out_stats.get_pkts++;
 		ptl_op_sent(node->nic, oc->msg_id, SPINNIC_PTL_NI_OK);
 		oc->active = false;
 		return 1;
@@ -377,7 +377,7 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 		spinnic_wire_pkt_seg(&p, oc->off, len);
 		m = eng_build(node, &p, &pay);
 		if (m == NULL) {
-			eng->outs.no_mbuf++;
+			eng->out_stats.no_mbuf++;
 			break;
 		}
 		rc = len == 0 ? 0 :
@@ -385,7 +385,7 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 		if (rc != 0) {
 			/* the MD's memory went away: the put fails here */
 			rte_pktmbuf_free(m);
-			eng->outs.read_faults++;
+			eng->out_stats.read_faults++;
 			ptl_op_sent(node->nic, oc->msg_id, SPINNIC_PTL_NI_SEGV);
 			oc->active = false;
 			return n;
@@ -400,7 +400,7 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 			rte_pktmbuf_free(m);
 			break;
 		}
-		eng->outs.data_pkts++;
+		eng->out_stats.data_pkts++;
 		oc->off += len;
 		n++;
 		if (oc->off == cmd->length) {
@@ -422,7 +422,7 @@ commands_poll(struct spinnic_engine *eng, unsigned budget)
 		unsigned k;
 
 		eng->rr = (eng->rr + 1) % SPINNIC_CLIENTS_MAX;
-		oc = &eng->out[eng->rr];
+		oc = &eng->out_clients[eng->rr];
 		if (oc->c == NULL)
 			continue;
 		if (!oc->active && !oc->have_cmd) {
@@ -519,7 +519,7 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 			spinnic_wire_pkt_seg(&p, j->off, len);
 			m = eng_build(node, &p, &pay);
 			if (m == NULL) {
-				eng->outs.no_mbuf++;
+				eng->out_stats.no_mbuf++;
 				return n;
 			}
 			rc = len == 0 ? 0 :
@@ -528,7 +528,7 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 				/* target memory gone: the initiator times out
 				 * on the missing bytes; the target learns */
 				rte_pktmbuf_free(m);
-				eng->outs.read_faults++;
+				eng->out_stats.read_faults++;
 				job_end(eng, j, SPINNIC_PTL_NI_SEGV);
 				break;
 			}
@@ -553,7 +553,7 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 				}
 				return n;
 			}
-			eng->outs.reply_pkts++;
+			eng->out_stats.reply_pkts++;
 			n++;
 			if (last)
 				break;
@@ -573,7 +573,7 @@ eng_out_peer_failed(struct spinnic_engine *eng, uint32_t dst_nid)
 
 	/* their operations are failed already: build nothing more of them */
 	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++) {
-		struct out_client *oc = &eng->out[pid];
+		struct out_client *oc = &eng->out_clients[pid];
 
 		if (oc->active && oc->cmd.target.nid == dst_nid)
 			oc->active = false;
@@ -637,8 +637,8 @@ eng_out_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 	void *obj;
 
 	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++)
-		if (eng->out[pid].c == pc)
-			out_forget(eng, &eng->out[pid]);
+		if (eng->out_clients[pid].c == pc)
+			out_forget(eng, &eng->out_clients[pid]);
 	rel_tx_detach(eng, pc);
 	while (rte_ring_sc_dequeue(eng->jobs, &obj) == 0) {
 		j = obj;
@@ -654,7 +654,7 @@ eng_out_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 		if (j->match.c == pc) {
 			*pp = j->next;
 			ptl_match_release(eng->node->nic, &j->match);
-			eng->outs.detach_drops++;
+			eng->out_stats.detach_drops++;
 			free(j);
 			continue;
 		}
@@ -671,8 +671,8 @@ eng_out_fini(struct spinnic_engine *eng)
 	void *obj;
 
 	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++)
-		if (eng->out[pid].c != NULL)
-			out_forget(eng, &eng->out[pid]);
+		if (eng->out_clients[pid].c != NULL)
+			out_forget(eng, &eng->out_clients[pid]);
 	if (eng->jobs != NULL)
 		while (rte_ring_sc_dequeue(eng->jobs, &obj) == 0) {
 			j = obj;
@@ -928,8 +928,8 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 
 	if (eng == NULL)
 		return;
-	in = &eng->in;
-	o = &eng->outs;
+	in = &eng->in_stats;
+	o = &eng->out_stats;
 	spinnic_msgtab_stats(eng->msgs, &ms);
 	fprintf(f, "  engine:%s\n", ms.inserted == 0 && o->puts == 0 &&
 		o->gets == 0 ? " (idle)" : "");

@@ -327,7 +327,7 @@ pkt_build(struct spinnic_engine *eng, struct out_client *oc,
 	spinnic_wire_pkt_seg(&p, off, len);
 	m = eng_build(eng->node, &p, pay_p);
 	if (m == NULL)
-		eng->outs.no_mbuf++;
+		eng->out_stats.no_mbuf++;
 	return m;
 }
 
@@ -353,7 +353,7 @@ pkt_send(struct spinnic_engine *eng, struct out_client *oc,
 		rte_pktmbuf_free(m);
 		return rc;
 	}
-	eng->outs.data_pkts++;
+	eng->out_stats.data_pkts++;
 	return 0;
 }
 
@@ -493,7 +493,7 @@ cmd_reject(struct spinnic_engine *eng, struct out_client *oc, uint64_t length,
 	put.length = length;
 	rc = ptl_op_start(oc->c, &put, &id);
 	if (rc == -ENOSPC) {
-		eng->outs.ops_full++;
+		eng->out_stats.ops_full++;
 		return false;
 	}
 	oc->have_cmd = false;
@@ -570,7 +570,7 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 				s->keep = NULL;
 			}
 			if (rc == -ENOSPC) {
-				eng->outs.ops_full++;
+				eng->out_stats.ops_full++;
 				return 0;
 			}
 			oc->have_cmd = false;
@@ -579,13 +579,13 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 			s->open = true;
 			s->put = put;
 			sput_map_init(&s->map, put.length);
-			eng->outs.puts++;
+			eng->out_stats.puts++;
 			eng->sput.streams++;
 			spinnic_client_count(node, ptl_client_id(oc->c).pid,
 					     false, put.length);
 			if (spinnic_node_txq(node, put.target.nid) ==
 			    UINT16_MAX) {
-				eng->outs.unreachable++;
+				eng->out_stats.unreachable++;
 				stream_fail(eng, s,
 					    SPINNIC_PTL_NI_UNDELIVERABLE);
 			}
@@ -607,7 +607,7 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 		       s->map.avail, stream_fill, s, budget, &wait, &rc);
 	if (rc != 0) {
 		/* the piece's memory went away: the put fails here */
-		eng->outs.read_faults++;
+		eng->out_stats.read_faults++;
 		stream_fail(eng, s, SPINNIC_PTL_NI_SEGV);
 		oc->active = false;
 		return n;
@@ -882,7 +882,7 @@ gather_tx(struct spinnic_engine *eng, struct out_gather *g,
 		return false;
 	}
 	gj->m = NULL; /* rel.c's now */
-	eng->outs.data_pkts++;
+	eng->out_stats.data_pkts++;
 	eng->sput.hpu_pkts++;
 	p->tx++;
 	p->out--;
@@ -915,7 +915,7 @@ gather_done(struct spinnic_engine *eng, struct out_gather *g,
 			    PRIu64 ": %s", gj->msg_id, gj->j.offset,
 			    strerror(-gj->j.status));
 		eng->sput.hpu_failed++;
-		eng->outs.read_faults++;
+		eng->out_stats.read_faults++;
 		eng->sput.failed++;
 		ptl_op_sent(eng->node->nic, gj->msg_id, SPINNIC_PTL_NI_SEGV);
 		proc_end(p);
@@ -999,7 +999,7 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 			p->keep = NULL;
 		}
 		if (rc == -ENOSPC) {
-			eng->outs.ops_full++;
+			eng->out_stats.ops_full++;
 			return 0;
 		}
 		oc->have_cmd = false;
@@ -1007,7 +1007,7 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 			return 0;
 		p->on = true;
 		p->put = put;
-		eng->outs.puts++;
+		eng->out_stats.puts++;
 		eng->sput.procs++;
 		spinnic_client_count(node, ptl_client_id(oc->c).pid, false,
 				     put.length);
@@ -1016,7 +1016,7 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 			eng->sput.bad++;
 		} else if (spinnic_node_txq(node, put.target.nid) ==
 			   UINT16_MAX) {
-			eng->outs.unreachable++;
+			eng->out_stats.unreachable++;
 			fail = SPINNIC_PTL_NI_UNDELIVERABLE;
 		}
 		if (fail != 0) {
@@ -1043,7 +1043,7 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 	n = pkts_build(eng, oc, &p->put, p->msg_id, &p->sent, &p->npkts,
 		       p->put.length, proc_fill, p, budget, &wait, &rc);
 	if (rc != 0) {
-		eng->outs.read_faults++;
+		eng->out_stats.read_faults++;
 		eng->sput.failed++;
 		ptl_op_sent(node->nic, p->msg_id, SPINNIC_PTL_NI_SEGV);
 		proc_end(p);
@@ -1112,7 +1112,7 @@ eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc)
 	for (i = 0; i < SPINNIC_SPUT_MAX; i++) {
 		if (sp->s[i].open) {
 			/* the target times the partial message out */
-			eng->outs.detach_drops++;
+			eng->out_stats.detach_drops++;
 			stream_close(&sp->s[i]);
 		}
 	}

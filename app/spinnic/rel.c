@@ -150,7 +150,7 @@ tx_peer(struct spinnic_engine *eng, uint32_t nid, bool create)
 				break;
 		}
 		if (i == eng->n_rtx) {
-			eng->outs.peers_full++;
+			eng->out_stats.peers_full++;
 			return NULL;
 		}
 		SPINNIC_LOG(DEBUG, "node %u: peer slot of nid %" PRIu32 " (idle) reused for nid %" PRIu32,
@@ -235,7 +235,7 @@ rel_track(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 	if (t == NULL)
 		return -ENOSPC; /* no peer slot: again when one frees */
 	if (t->next - t->base >= REL_WIN - (data ? REL_RESERVE : 0)) {
-		eng->outs.rel_full++;
+		eng->out_stats.rel_full++;
 		return -ENOSPC;
 	}
 	e = &t->ent[t->next % REL_WIN];
@@ -253,7 +253,7 @@ rel_track(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 			e->copy = rte_pktmbuf_copy(m, eng->node->pool, 0,
 						   UINT32_MAX);
 			if (e->copy == NULL) {
-				eng->outs.no_mbuf++;
+				eng->out_stats.no_mbuf++;
 				return -ENOSPC;
 			}
 		}
@@ -313,7 +313,7 @@ tx_ack(struct spinnic_engine *eng, const struct rel_ack_rec *r)
 		if (!e->acked &&
 		    rel_acked(seq, r->ack_seq, r->sack_base, r->sack)) {
 			e->acked = 1;
-			eng->outs.rel_acked++;
+			eng->out_stats.rel_acked++;
 			news = true;
 			if (rel_seq_diff(seq + 1, t->high) > 0)
 				t->high = seq + 1;
@@ -361,7 +361,7 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 
 	m = rte_pktmbuf_alloc(eng->node->pool);
 	if (m == NULL) {
-		eng->outs.no_mbuf++;
+		eng->out_stats.no_mbuf++;
 		return -ENOBUFS;
 	}
 	f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(SPINNIC_WIRE_HDR_LEN +
@@ -397,7 +397,7 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 				    SPINNIC_PTL_NI_SEGV);
 		m = tack_build(eng, t->nid);
 		if (m == NULL) {
-			eng->outs.no_mbuf++;
+			eng->out_stats.no_mbuf++;
 			return -ENOBUFS;
 		}
 		f = rte_pktmbuf_mtod(m, uint8_t *);
@@ -407,7 +407,7 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 		e->sput = NULL;
 		e->pay_len = 0;
 		memcpy(e->hdr, f, SPINNIC_WIRE_HDR_LEN);
-		eng->outs.rel_fillers++;
+		eng->out_stats.rel_fillers++;
 	} else {
 		/* the bytes are those sent before; the checksum is redone all
 		 * the same, so a changed buffer is not dropped forever */
@@ -455,8 +455,8 @@ tx_peer_fail(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now)
 	t->ops_pending = false;
 	t->kick = false;
 	t->last_tx = now;
-	eng->outs.peer_fails++;
-	eng->outs.peer_failed_ops += n;
+	eng->out_stats.peer_fails++;
+	eng->out_stats.peer_failed_ops += n;
 }
 
 /* The timer of a peer expired. @return packets sent */
@@ -491,7 +491,7 @@ tx_timer(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now,
 		t->timer = t->kick ? now : now + rto_of(eng, t);
 		return n;
 	}
-	eng->outs.rel_timeouts++;
+	eng->out_stats.rel_timeouts++;
 	/* missing for sure: below what was acknowledged after it */
 	holes = rel_seq_diff(t->high, t->base) > 0;
 	for (seq = t->base; seq != t->next && n < budget; seq++) {
@@ -524,7 +524,7 @@ tx_chal(struct spinnic_engine *eng, const struct rel_ack_rec *r, uint64_t now)
 
 	if (t == NULL || t->epoch != r->epoch) {
 		/* forged, or of an epoch we gave up: nothing to say */
-		eng->outs.chal_ignored++;
+		eng->out_stats.chal_ignored++;
 		return;
 	}
 	memset(&p, 0, sizeof(p));
@@ -536,14 +536,14 @@ tx_chal(struct spinnic_engine *eng, const struct rel_ack_rec *r, uint64_t now)
 	p.hdr_data = r->cookie;
 	m = eng_build(eng->node, &p, NULL);
 	if (m == NULL) {
-		eng->outs.no_mbuf++;
+		eng->out_stats.no_mbuf++;
 		return; /* the peer challenges again */
 	}
 	if (eng_tx_send(eng, m, t->nid, NULL) != 0) {
 		rte_pktmbuf_free(m);
 		return;
 	}
-	eng->outs.chal_answered++;
+	eng->out_stats.chal_answered++;
 	/* at most once per timeout period: a replayed challenge must not
 	 * make us resend our window again and again */
 	if (t->base != t->next && !t->kick &&
@@ -616,7 +616,7 @@ rel_tx_poll(struct spinnic_engine *eng, uint64_t now)
 				rte_pktmbuf_free(m);
 				continue;
 			}
-			eng->outs.rel_probes++;
+			eng->out_stats.rel_probes++;
 			sent++;
 		}
 	}
@@ -791,7 +791,7 @@ chal_send(struct spinnic_engine *eng, uint32_t nid, uint32_t epoch,
 	if (eng->chal_next < now)
 		eng->chal_next = now;
 	if (eng->chal_next - now > gap * CHAL_BURST) {
-		eng->in.chal_limited++;
+		eng->in_stats.chal_limited++;
 		return;
 	}
 	memset(&p, 0, sizeof(p));
@@ -810,7 +810,7 @@ chal_send(struct spinnic_engine *eng, uint32_t nid, uint32_t epoch,
 		return;
 	}
 	eng->chal_next += gap;
-	eng->in.chal_sent++;
+	eng->in_stats.chal_sent++;
 	i = eng->chal_rr++ % RTE_DIM(eng->chal_recent);
 	eng->chal_recent[i].nid = nid;
 	eng->chal_recent[i].epoch = epoch;
@@ -836,7 +836,7 @@ rel_rx_handshake(struct spinnic_engine *eng, struct rte_mbuf *m,
 		/* the outbound role knows our epochs */
 		if (rte_ring_sp_enqueue_elem(eng->rel_acks, &rec,
 					     sizeof(rec)) != 0)
-			eng->in.ack_ring_full++;
+			eng->in_stats.ack_ring_full++;
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -865,7 +865,7 @@ rel_rx_handshake(struct spinnic_engine *eng, struct rte_mbuf *m,
 		return;
 	}
 	if (rel_rx_accept(&r->w, p->ack_epoch, p->ack_seq)) {
-		eng->in.rel_resets++;
+		eng->in_stats.rel_resets++;
 		r->pending = 0;
 		r->ack_now = false;
 		r->last_rx = now;
@@ -885,7 +885,7 @@ rel_rx_unsequenced(struct spinnic_engine *eng, struct rte_mbuf *m,
 	 * node with one sends everything sequenced, so an unsequenced
 	 * packet in its name is forged */
 	if (p->type == SPINNIC_WIRE_T_DATA && rx_find(eng, p->src.nid) == NULL) {
-		eng->in.unsequenced++;
+		eng->in_stats.unsequenced++;
 		return true;
 	}
 	eng_in_drop(eng, m, ENG_DROP_UNSEQUENCED);
@@ -942,7 +942,7 @@ rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 		return;
 	if (eng->transient) {
 		/* dropped for want of a slot or memory: let it come again */
-		eng->in.rel_unacked++;
+		eng->in_stats.rel_unacked++;
 		return;
 	}
 	r = rx_find(eng, p->src.nid);
@@ -977,9 +977,9 @@ rel_rx_tack(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 		.sack = p->sack,
 	};
 
-	eng->in.tacks_rcvd++;
+	eng->in_stats.tacks_rcvd++;
 	if (rte_ring_sp_enqueue_elem(eng->rel_acks, &rec, sizeof(rec)) != 0)
-		eng->in.ack_ring_full++;
+		eng->in_stats.ack_ring_full++;
 }
 
 /* One TACK: the cumulative ack and the 64 seqs from @p base. */
@@ -1005,7 +1005,7 @@ tack_send(struct spinnic_engine *eng, const struct rel_rx *r, uint32_t base)
 		rte_pktmbuf_free(m);
 		return -ENOSPC;
 	}
-	eng->in.tacks_sent++;
+	eng->in_stats.tacks_sent++;
 	return 0;
 }
 
