@@ -587,8 +587,8 @@ struct spinnic_engine {
 	uint64_t next_expire;
 	uint32_t live_aborts;           /**< aborted sPIN messages not done */
 	struct eng_in_stats in_stats;
-	struct rel_rx *rrx[ENG_PEERS];  /**< receive side, by peer */
-	unsigned n_rrx;
+	struct rel_rx *rx_peers[ENG_PEERS]; /**< receive side, by peer */
+	unsigned n_rx_peers;
 	uint64_t next_ack_check;
 	bool transient;                 /**< this packet's drop is short-lived */
 	uint64_t chal_next;             /**< tsc: rate limit of challenges */
@@ -596,7 +596,7 @@ struct spinnic_engine {
 	struct { uint32_t nid, epoch; uint64_t tsc; } chal_recent[16];
 	unsigned chal_rr;
 	uint8_t rel_secret[32];         /**< challenge cookies' key (random) */
-	struct fault_stage *frx;        /**< RX fault injection, or NULL */
+	struct fault_stage *fault_rx;   /**< RX fault injection, or NULL */
 	struct park_ent {
 		struct rte_mbuf *m;
 		uint32_t nid, epoch, seq;
@@ -616,12 +616,12 @@ struct spinnic_engine {
 	unsigned rr;
 	uint64_t next_scan;
 	struct eng_out_stats out_stats;
-	struct rel_tx *rtx[ENG_PEERS];  /**< send side, by peer */
-	unsigned n_rtx;
+	struct rel_tx *tx_peers[ENG_PEERS]; /**< send side, by peer */
+	unsigned n_tx_peers;
 	uint64_t next_probe_scan;
-	struct rte_mbuf *stg[32];       /**< staged packets waiting for room */
-	unsigned n_stg;
-	struct fault_stage *ftx;        /**< TX fault injection, or NULL */
+	struct rte_mbuf *staged[32];    /**< staged packets waiting for room */
+	unsigned n_staged;
+	struct fault_stage *fault_tx;   /**< TX fault injection, or NULL */
 	/* inbound -> outbound: peers' acks (SP/SC, struct rel_ack_rec) */
 	struct rte_ring *rel_acks;
 	/* inbound -> outbound: our transport acks, built (SP/SC) */

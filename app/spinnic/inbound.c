@@ -961,16 +961,16 @@ spinnic_inbound_poll(struct spinnic_node *node)
 		for (i = 0; i < eng->rx_n; i++)
 			node->rx.bytes += rte_pktmbuf_pkt_len(eng->rx[i]);
 		node->rx.pkts += eng->rx_n;
-		if (eng->frx != NULL) {
+		if (eng->fault_rx != NULL) {
 			/* loss, duplicates, corruption, reordering (DESIGN
 			 * §11); an empty burst lets the window go */
 			struct rte_mbuf *in[ENG_RX_BURST];
-			uint64_t ev = eng->frx->events;
+			uint64_t ev = eng->fault_rx->events;
 
 			memcpy(in, eng->rx, eng->rx_n * sizeof(in[0]));
-			eng->rx_n = fault_apply(eng->frx, in, eng->rx_n,
+			eng->rx_n = fault_apply(eng->fault_rx, in, eng->rx_n,
 						eng->rx);
-			node->rx.faults += eng->frx->events - ev;
+			node->rx.faults += eng->fault_rx->events - ev;
 		}
 	}
 	while (eng->rx_i < eng->rx_n) {
@@ -1010,8 +1010,8 @@ eng_in_fini(struct spinnic_engine *eng)
 		rte_pktmbuf_free(eng->acks[--eng->nb_acks]);
 	while (eng->n_park > 0)
 		rte_pktmbuf_free(eng->park[--eng->n_park].m);
-	fault_stage_free(eng->frx);
-	eng->frx = NULL;
+	fault_stage_free(eng->fault_rx);
+	eng->fault_rx = NULL;
 	rel_rx_fini(eng);
 	/* the runtime is destroyed without msg_done: release everything */
 	if (eng->msgs != NULL)

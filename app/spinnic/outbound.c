@@ -165,10 +165,11 @@ eng_tx_push(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (eng->ftx == NULL)
+	if (eng->fault_tx == NULL)
 		hold_push_or_drop(eng, spinnic_node_txq(eng->node, dst_nid), m);
 	else
-		hold_push_faulty(eng, out, fault_apply(eng->ftx, &m, 1, out));
+		hold_push_faulty(eng, out,
+				 fault_apply(eng->fault_tx, &m, 1, out));
 }
 
 bool
@@ -221,7 +222,7 @@ eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid)
 
 /*
  * Staged packets of other roles (acks, handler puts). A packet that finds
- * no room (its queue or its peer's window is full) waits in eng->stg;
+ * no room (its queue or its peer's window is full) waits in eng->staged;
  * those behind it, for other peers, go on. Transport acks come on their
  * own ring and go first: they are what frees the windows, so they must
  * never wait behind packets waiting for a window.
@@ -248,23 +249,23 @@ staged_drain(struct spinnic_engine *eng)
 	for (;;) {
 		unsigned sent = 0;
 
-		for (i = 0, k = 0; i < eng->n_stg; i++) {
-			struct rte_mbuf *m = eng->stg[i];
+		for (i = 0, k = 0; i < eng->n_staged; i++) {
+			struct rte_mbuf *m = eng->staged[i];
 
 			if (eng_tx_send(eng, m, eng_frame_dst_nid(m), NULL) == 0)
 				sent++;
 			else
-				eng->stg[k++] = m;
+				eng->staged[k++] = m;
 		}
-		eng->n_stg = k;
+		eng->n_staged = k;
 		done += sent;
-		if (k == RTE_DIM(eng->stg))
+		if (k == RTE_DIM(eng->staged))
 			break;
 		n = rte_ring_sc_dequeue_burst(node->txr,
-					      (void **)(eng->stg + k),
-					      RTE_DIM(eng->stg) - k, NULL);
+					      (void **)(eng->staged + k),
+					      RTE_DIM(eng->staged) - k, NULL);
 		eng->out_stats.staged_pkts += n;
-		eng->n_stg += n;
+		eng->n_staged += n;
 		if (n == 0)
 			break;
 	}
@@ -618,11 +619,12 @@ spinnic_outbound_poll(struct spinnic_node *node)
 	work += eng_sput_poll(eng);
 	work += replies_poll(eng, ENG_TX_BUDGET);
 	work += commands_poll(eng, ENG_TX_BUDGET);
-	if (work == 0 && eng->ftx != NULL && eng->ftx->nwin > 0) {
+	if (work == 0 && eng->fault_tx != NULL && eng->fault_tx->nwin > 0) {
 		/* idle: packets held back to reorder go now */
 		struct rte_mbuf *out[ENG_FAULT_WIN];
 
-		hold_push_faulty(eng, out, fault_apply(eng->ftx, NULL, 0, out));
+		hold_push_faulty(eng, out,
+				 fault_apply(eng->fault_tx, NULL, 0, out));
 	}
 	for (q = 0; q < node->nb_txq; q++)
 		hold_flush(eng, q);
@@ -687,16 +689,16 @@ eng_out_fini(struct spinnic_engine *eng)
 	eng->job_tail = NULL;
 	eng_sput_fini(eng);
 	rel_tx_fini(eng);
-	while (eng->n_stg > 0)
-		rte_pktmbuf_free(eng->stg[--eng->n_stg]);
+	while (eng->n_staged > 0)
+		rte_pktmbuf_free(eng->staged[--eng->n_staged]);
 	if (eng->tacks != NULL) {
 		void *obj;
 
 		while (rte_ring_sc_dequeue(eng->tacks, &obj) == 0)
 			rte_pktmbuf_free(obj);
 	}
-	fault_stage_free(eng->ftx);
-	eng->ftx = NULL;
+	fault_stage_free(eng->fault_tx);
+	eng->fault_tx = NULL;
 	for (q = 0; eng->hold != NULL && q < eng->node->nb_txq; q++) {
 		struct tx_hold *h = &eng->hold[q];
 
@@ -717,7 +719,7 @@ spinnic_engine_quiet(const struct spinnic_node *node)
 	if (eng == NULL)
 		return true;
 	if (__atomic_load_n(&eng->n_park, __ATOMIC_RELAXED) != 0 ||
-	    __atomic_load_n(&eng->n_stg, __ATOMIC_RELAXED) != 0 ||
+	    __atomic_load_n(&eng->n_staged, __ATOMIC_RELAXED) != 0 ||
 	    rte_ring_count(eng->tacks) != 0 ||
 	    __atomic_load_n(&eng->nb_acks, __ATOMIC_RELAXED) != 0 ||
 	    !eng_sput_idle(eng))
@@ -725,9 +727,9 @@ spinnic_engine_quiet(const struct spinnic_node *node)
 	for (i = 0; i < node->nb_txq; i++)
 		if (__atomic_load_n(&eng->hold[i].n, __ATOMIC_RELAXED) != 0)
 			return false;
-	n = __atomic_load_n(&eng->n_rtx, __ATOMIC_ACQUIRE);
+	n = __atomic_load_n(&eng->n_tx_peers, __ATOMIC_ACQUIRE);
 	for (i = 0; i < n; i++) {
-		const struct rel_tx *t = eng->rtx[i];
+		const struct rel_tx *t = eng->tx_peers[i];
 
 		if (__atomic_load_n(&t->base, __ATOMIC_RELAXED) !=
 		    __atomic_load_n(&t->next, __ATOMIC_RELAXED))
@@ -752,12 +754,14 @@ spinnic_engine_init(struct spinnic_node *node)
 	eng->node = node;
 	eng->hz = rte_get_timer_hz();
 	/* one stream per node and direction (--fault-seed) */
-	eng->frx = fault_stage_new(&node->sn->cfg.faults[SPINNIC_FAULT_RX],
-				   node->sn->cfg.fault_seed * 2 * SPINNIC_NODES_MAX +
-				   node->index, node->pool);
-	eng->ftx = fault_stage_new(&node->sn->cfg.faults[SPINNIC_FAULT_TX],
-				   node->sn->cfg.fault_seed * 2 * SPINNIC_NODES_MAX +
-				   SPINNIC_NODES_MAX + node->index, node->pool);
+	eng->fault_rx = fault_stage_new(
+		&node->sn->cfg.faults[SPINNIC_FAULT_RX],
+		node->sn->cfg.fault_seed * 2 * SPINNIC_NODES_MAX + node->index,
+		node->pool);
+	eng->fault_tx = fault_stage_new(
+		&node->sn->cfg.faults[SPINNIC_FAULT_TX],
+		node->sn->cfg.fault_seed * 2 * SPINNIC_NODES_MAX +
+		SPINNIC_NODES_MAX + node->index, node->pool);
 	pthread_mutex_init(&eng->detach_lock, NULL);
 	eng->hold = rte_zmalloc_socket("spinnic_tx_hold",
 				       sizeof(*eng->hold) * node->nb_txq,
@@ -800,8 +804,8 @@ spinnic_engine_init(struct spinnic_node *node)
 	return 0;
 fail:
 	SPINNIC_LOG(ERR, "node %u: engine: %s", node->index, strerror(-rc));
-	fault_stage_free(eng->frx);
-	fault_stage_free(eng->ftx);
+	fault_stage_free(eng->fault_rx);
+	fault_stage_free(eng->fault_tx);
 	rte_ring_free(eng->tacks);
 	rte_ring_free(eng->rel_acks);
 	rte_ring_free(eng->jobs);
@@ -988,8 +992,10 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "chal_answered", o->chal_answered);
 	stat_put(&l, "chal_ignored", o->chal_ignored);
 	stat_put(&l, "tacks_dropped", o->tacks_dropped);
-	stat_put(&l, "faults_rx", eng->frx != NULL ? eng->frx->events : 0);
-	stat_put(&l, "faults_tx", eng->ftx != NULL ? eng->ftx->events : 0);
+	stat_put(&l, "faults_rx",
+		 eng->fault_rx != NULL ? eng->fault_rx->events : 0);
+	stat_put(&l, "faults_tx",
+		 eng->fault_tx != NULL ? eng->fault_tx->events : 0);
 	if (l.n % 6 != 0)
 		fputc('\n', f);
 	eng_sput_stats_print(eng, f);

@@ -128,28 +128,28 @@ tx_peer(struct spinnic_engine *eng, uint32_t nid, bool create)
 	struct rel_tx *t;
 	unsigned i;
 
-	for (i = 0; i < eng->n_rtx; i++)
-		if (eng->rtx[i]->nid == nid)
-			return eng->rtx[i];
+	for (i = 0; i < eng->n_tx_peers; i++)
+		if (eng->tx_peers[i]->nid == nid)
+			return eng->tx_peers[i];
 	if (!create)
 		return NULL;
-	if (eng->n_rtx < ENG_PEERS) {
+	if (eng->n_tx_peers < ENG_PEERS) {
 		t = rte_zmalloc("spinnic_rel_tx", sizeof(*t),
 				RTE_CACHE_LINE_SIZE);
 		if (t == NULL)
 			return NULL;
-		eng->rtx[eng->n_rtx++] = t;
+		eng->tx_peers[eng->n_tx_peers++] = t;
 	} else {
 		/* full: reuse a peer with nothing in flight, owing us
 		 * nothing, silent for the peer timeout */
 		now = rte_get_timer_cycles();
-		for (i = 0; i < eng->n_rtx; i++) {
-			t = eng->rtx[i];
+		for (i = 0; i < eng->n_tx_peers; i++) {
+			t = eng->tx_peers[i];
 			if (t->base == t->next && !t->ops_pending &&
 			    now - t->last_tx > idle)
 				break;
 		}
-		if (i == eng->n_rtx) {
+		if (i == eng->n_tx_peers) {
 			eng->out_stats.peers_full++;
 			return NULL;
 		}
@@ -200,8 +200,8 @@ rel_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid, unsigned need)
 {
 	unsigned i;
 
-	for (i = 0; i < eng->n_rtx; i++) {
-		const struct rel_tx *t = eng->rtx[i];
+	for (i = 0; i < eng->n_tx_peers; i++) {
+		const struct rel_tx *t = eng->tx_peers[i];
 
 		if (t->nid == dst_nid)
 			return t->next - t->base + need <= REL_WIN - REL_RESERVE;
@@ -564,8 +564,8 @@ tx_probe_scan(struct spinnic_engine *eng)
 	unsigned n, i, k;
 
 	n = ptl_op_targets(eng->node->nic, nids, ENG_PEERS);
-	for (i = 0; i < eng->n_rtx; i++) {
-		struct rel_tx *t = eng->rtx[i];
+	for (i = 0; i < eng->n_tx_peers; i++) {
+		struct rel_tx *t = eng->tx_peers[i];
 
 		t->ops_pending = false;
 		for (k = 0; k < n; k++)
@@ -595,8 +595,8 @@ rel_tx_poll(struct spinnic_engine *eng, uint64_t now)
 		tx_probe_scan(eng);
 		eng->next_probe_scan = now + probe;
 	}
-	for (i = 0; i < eng->n_rtx; i++) {
-		struct rel_tx *t = eng->rtx[i];
+	for (i = 0; i < eng->n_tx_peers; i++) {
+		struct rel_tx *t = eng->tx_peers[i];
 
 		if (t->base != t->next) {
 			if (now >= t->timer)
@@ -631,8 +631,8 @@ rel_tx_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 
 	/* its memory is going: packets still in flight become fillers if
 	 * they must be resent */
-	for (i = 0; i < eng->n_rtx; i++) {
-		struct rel_tx *t = eng->rtx[i];
+	for (i = 0; i < eng->n_tx_peers; i++) {
+		struct rel_tx *t = eng->tx_peers[i];
 
 		for (seq = t->base; seq != t->next; seq++) {
 			struct rel_txent *e = &t->ent[seq % REL_WIN];
@@ -661,8 +661,8 @@ rel_tx_fini(struct spinnic_engine *eng)
 {
 	unsigned i;
 
-	for (i = 0; i < eng->n_rtx; i++) {
-		struct rel_tx *t = eng->rtx[i];
+	for (i = 0; i < eng->n_tx_peers; i++) {
+		struct rel_tx *t = eng->tx_peers[i];
 
 		while (t->base != t->next) {
 			ent_release(eng, &t->ent[t->base % REL_WIN],
@@ -670,9 +670,9 @@ rel_tx_fini(struct spinnic_engine *eng)
 			t->base++;
 		}
 		rte_free(t);
-		eng->rtx[i] = NULL;
+		eng->tx_peers[i] = NULL;
 	}
-	eng->n_rtx = 0;
+	eng->n_tx_peers = 0;
 }
 
 /* ---- receive side ------------------------------------------------------------ */
@@ -683,9 +683,9 @@ rx_find(const struct spinnic_engine *eng, uint32_t nid)
 {
 	unsigned i;
 
-	for (i = 0; i < eng->n_rrx; i++)
-		if (eng->rrx[i]->nid == nid)
-			return eng->rrx[i];
+	for (i = 0; i < eng->n_rx_peers; i++)
+		if (eng->rx_peers[i]->nid == nid)
+			return eng->rx_peers[i];
 	return NULL;
 }
 
@@ -697,23 +697,25 @@ rx_peer(struct spinnic_engine *eng, uint32_t nid, uint64_t now)
 
 	if (r != NULL)
 		return r;
-	if (eng->n_rrx < ENG_PEERS) {
+	if (eng->n_rx_peers < ENG_PEERS) {
 		r = rte_zmalloc("spinnic_rel_rx", sizeof(*r),
 				RTE_CACHE_LINE_SIZE);
 		if (r == NULL)
 			return NULL;
-		eng->rrx[eng->n_rrx++] = r;
+		eng->rx_peers[eng->n_rx_peers++] = r;
 	} else {
 		/* full: the longest silent peer, if silent for the peer
 		 * timeout (its sender gave it up or has nothing for us) */
-		for (i = 0; i < eng->n_rrx; i++)
-			if (now - eng->rrx[i]->last_rx > peer_timeout_tsc(eng) &&
+		for (i = 0; i < eng->n_rx_peers; i++)
+			if (now - eng->rx_peers[i]->last_rx >
+			    peer_timeout_tsc(eng) &&
 			    (old == UINT_MAX ||
-			     eng->rrx[i]->last_rx < eng->rrx[old]->last_rx))
+			     eng->rx_peers[i]->last_rx <
+			     eng->rx_peers[old]->last_rx))
 				old = i;
 		if (old == UINT_MAX)
 			return NULL;
-		r = eng->rrx[old];
+		r = eng->rx_peers[old];
 		SPINNIC_LOG(DEBUG, "node %u: receive slot of nid %" PRIu32 " (idle) reused for nid %" PRIu32,
 			    eng->node->index, r->nid, nid);
 		memset(r, 0, sizeof(*r));
@@ -1014,8 +1016,8 @@ rel_rx_acks(struct spinnic_engine *eng, uint64_t now)
 {
 	unsigned i, n = 0;
 
-	for (i = 0; i < eng->n_rrx; i++) {
-		struct rel_rx *r = eng->rrx[i];
+	for (i = 0; i < eng->n_rx_peers; i++) {
+		struct rel_rx *r = eng->rx_peers[i];
 		uint32_t base;
 
 		if (!(r->ack_now || r->pending >= ACK_EVERY ||
@@ -1044,9 +1046,9 @@ rel_rx_fini(struct spinnic_engine *eng)
 {
 	unsigned i;
 
-	for (i = 0; i < eng->n_rrx; i++) {
-		rte_free(eng->rrx[i]);
-		eng->rrx[i] = NULL;
+	for (i = 0; i < eng->n_rx_peers; i++) {
+		rte_free(eng->rx_peers[i]);
+		eng->rx_peers[i] = NULL;
 	}
-	eng->n_rrx = 0;
+	eng->n_rx_peers = 0;
 }
