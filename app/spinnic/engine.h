@@ -346,7 +346,7 @@ struct rel_tx {
 /** Receive side of one peer (inbound role). */
 struct rel_rx {
 	uint32_t nid;
-	struct rel_rxwin w;
+	struct rel_rxwin win;
 	uint32_t pending;               /**< marked since the last TACK */
 	bool ack_now;                   /**< a duplicate came: ack at once */
 	uint64_t due;                   /**< tsc: TACK by then */
@@ -594,7 +594,7 @@ struct spinnic_engine {
 	uint64_t chal_next;             /**< tsc: rate limit of challenges */
 	/** challenges sent lately: one per nid and epoch per RTO */
 	struct { uint32_t nid, epoch; uint64_t tsc; } chal_recent[16];
-	unsigned chal_rr;
+	unsigned chal_slot;             /**< chal_recent: next slot (mod 16) */
 	uint8_t rel_secret[32];         /**< challenge cookies' key (random) */
 	struct fault_stage *fault_rx;   /**< RX fault injection, or NULL */
 	struct park_ent {
@@ -613,7 +613,7 @@ struct spinnic_engine {
 	struct out_client out_clients[SPINNIC_CLIENTS_MAX];
 	struct reply_job *job_head, *job_tail;
 	struct tx_hold *hold;           /**< one per TX queue */
-	unsigned rr;
+	unsigned rr_pid;                /**< client served last (round robin) */
 	uint64_t next_scan;
 	struct eng_out_stats out_stats;
 	struct rel_tx *tx_peers[ENG_PEERS]; /**< send side, by peer */

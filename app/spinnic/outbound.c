@@ -422,8 +422,8 @@ commands_poll(struct spinnic_engine *eng, unsigned budget)
 		struct out_client *oc;
 		unsigned k;
 
-		eng->rr = (eng->rr + 1) % SPINNIC_CLIENTS_MAX;
-		oc = &eng->out_clients[eng->rr];
+		eng->rr_pid = (eng->rr_pid + 1) % SPINNIC_CLIENTS_MAX;
+		oc = &eng->out_clients[eng->rr_pid];
 		if (oc->c == NULL)
 			continue;
 		if (!oc->active && !oc->have_cmd) {

@@ -767,7 +767,7 @@ cookie_of(const struct spinnic_engine *eng, uint32_t nid, uint32_t epoch,
 static uint32_t
 held_epoch(const struct rel_rx *r)
 {
-	return r != NULL && r->w.known ? r->w.epoch : 0;
+	return r != NULL && r->win.known ? r->win.epoch : 0;
 }
 
 /* Ask @p nid whether it sends in @p epoch (rate-limited, GCRA). */
@@ -813,7 +813,7 @@ chal_send(struct spinnic_engine *eng, uint32_t nid, uint32_t epoch,
 	}
 	eng->chal_next += gap;
 	eng->in_stats.chal_sent++;
-	i = eng->chal_rr++ % RTE_DIM(eng->chal_recent);
+	i = eng->chal_slot++ % RTE_DIM(eng->chal_recent);
 	eng->chal_recent[i].nid = nid;
 	eng->chal_recent[i].epoch = epoch;
 	eng->chal_recent[i].tsc = now;
@@ -844,7 +844,7 @@ rel_rx_handshake(struct spinnic_engine *eng, struct rte_mbuf *m,
 	}
 	r = rx_find(eng, p->src.nid);
 	held = held_epoch(r);
-	if (r != NULL && r->w.known && held == p->ack_epoch) {
+	if (r != NULL && r->win.known && held == p->ack_epoch) {
 		/* a later answer of a question answered already */
 		rte_pktmbuf_free(m);
 		return;
@@ -866,7 +866,7 @@ rel_rx_handshake(struct spinnic_engine *eng, struct rte_mbuf *m,
 		eng_in_drop(eng, m, ENG_DROP_PEERS_FULL);
 		return;
 	}
-	if (rel_rx_accept(&r->w, p->ack_epoch, p->ack_seq)) {
+	if (rel_rx_accept(&r->win, p->ack_epoch, p->ack_seq)) {
 		eng->in_stats.rel_resets++;
 		r->pending = 0;
 		r->ack_now = false;
@@ -904,7 +904,8 @@ rel_rx_begin(struct spinnic_engine *eng, struct rte_mbuf *m,
 	if (!(p->flags & SPINNIC_WIRE_F_REL))
 		return rel_rx_unsequenced(eng, m, p);
 	r = rx_find(eng, p->src.nid);
-	switch (r == NULL ? REL_OTHER : rel_rx_check(&r->w, p->epoch, p->seq)) {
+	switch (r == NULL ? REL_OTHER :
+		rel_rx_check(&r->win, p->epoch, p->seq)) {
 	case REL_NEW:
 		return true;
 	case REL_DUP:
@@ -931,7 +932,7 @@ rel_rx_in_order(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 	if (!(p->flags & SPINNIC_WIRE_F_REL))
 		return true;
 	r = rx_find(eng, p->src.nid);
-	return r == NULL || r->w.next == p->seq;
+	return r == NULL || r->win.next == p->seq;
 }
 
 void
@@ -952,9 +953,9 @@ rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 		return;
 	now = rte_get_timer_cycles();
 	r->last_rx = now;
-	if (r->w.next == p->seq)
+	if (r->win.next == p->seq)
 		eng->rel_moves++; /* parked packets may go now */
-	rel_rx_mark(&r->w, p->seq);
+	rel_rx_mark(&r->win, p->seq);
 	if (r->pending++ == 0)
 		r->due = now + eng->hz * ACK_DELAY_US / 1000000u;
 	/* the last packet of a message: the sender's SEND (or the target's
@@ -995,10 +996,10 @@ tack_send(struct spinnic_engine *eng, const struct rel_rx *r, uint32_t base)
 	p.type = SPINNIC_WIRE_T_TACK;
 	p.src.nid = eng->node->nid;
 	p.dst.nid = r->nid;
-	p.ack_epoch = r->w.epoch;
-	p.ack_seq = r->w.next;
+	p.ack_epoch = r->win.epoch;
+	p.ack_seq = r->win.next;
 	p.sack_base = base;
-	p.sack = rel_rx_sack(&r->w, base);
+	p.sack = rel_rx_sack(&r->win, base);
 	m = eng_build(eng->node, &p, NULL);
 	if (m == NULL)
 		return -ENOBUFS; /* the pool is empty: next poll */
@@ -1023,13 +1024,13 @@ rel_rx_acks(struct spinnic_engine *eng, uint64_t now)
 		if (!(r->ack_now || r->pending >= ACK_EVERY ||
 		      (r->pending > 0 && now >= r->due)))
 			continue;
-		if (tack_send(eng, r, r->w.next + 1) != 0)
+		if (tack_send(eng, r, r->win.next + 1) != 0)
 			break;
 		n++;
 		/* past a hole: every further block with a packet in it */
-		for (base = r->w.next + 65; base - r->w.next < REL_WIN;
+		for (base = r->win.next + 65; base - r->win.next < REL_WIN;
 		     base += 64) {
-			if (rel_rx_sack(&r->w, base) == 0)
+			if (rel_rx_sack(&r->win, base) == 0)
 				continue;
 			if (tack_send(eng, r, base) != 0)
 				break;
