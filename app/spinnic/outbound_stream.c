@@ -510,19 +510,19 @@ piece_take(struct spinnic_engine *eng, struct out_stream *s,
 {
 	bool eom = cmd->op == SPINNIC_CMD_SPUT_STREAM &&
 		(cmd->flags & SPINNIC_CMD_F_EOM);
-	struct sput_map *m = &s->map;
-	uint64_t len = cmd->length, left = m->total - m->avail;
+	struct sput_map *map = &s->map;
+	uint64_t len = cmd->length, left = map->total - map->avail;
 	int rc;
 
 	eng->sput.pieces++;
 	if (s->failed) {
 		eng->sput.absorbed++;
-		m->avail += RTE_MIN(len, left);
-		if (eom || m->avail == m->total)
+		map->avail += RTE_MIN(len, left);
+		if (eom || map->avail == map->total)
 			stream_close(s);
 		return;
 	}
-	rc = sput_map_add(m, cmd->local_addr, len, eom);
+	rc = sput_map_add(map, cmd->local_addr, len, eom);
 	if (rc == 0)
 		return;
 	/* the pieces do not add up to the declared length (or no memory):
@@ -530,7 +530,7 @@ piece_take(struct spinnic_engine *eng, struct out_stream *s,
 	eng->sput.bad++;
 	stream_fail(eng, s, rc == -ENOMEM ? SPINNIC_PTL_NI_DROPPED :
 		    SPINNIC_PTL_NI_OP_VIOLATION);
-	m->avail += RTE_MIN(len, left);
+	map->avail += RTE_MIN(len, left);
 	if (eom || len >= left)
 		stream_close(s);
 }
