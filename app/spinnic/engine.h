@@ -333,7 +333,7 @@ struct rel_tx {
 /** Receive side of one peer (inbound role). */
 struct rel_rx {
 	uint32_t nid;
-	struct rel_rxwin w;
+	struct rel_rxwin win;
 	uint32_t pending;               /**< marked since the last TACK */
 	bool ack_now;                   /**< a duplicate came: ack at once */
 	uint64_t due;                   /**< tsc: TACK by then */
@@ -516,7 +516,7 @@ enum in_msg_state {
 struct in_msg {
 	struct in_stream s;             /* first */
 	struct spinnic_engine *eng;
-	struct ptl_match m;             /**< from NP on */
+	struct ptl_match match;         /**< from NP on */
 	struct spin_msg *sm;            /**< MSG_S_SPIN only */
 	struct spin_msg_result res;     /**< written by msg_done */
 	uint64_t spin_bytes;            /**< bytes given to the runtime */
@@ -529,7 +529,7 @@ struct in_msg {
 /** A GET being answered (REPLY packets built by the outbound engine). */
 struct reply_job {
 	struct reply_job *next;
-	struct ptl_match m;
+	struct ptl_match match;
 	uint64_t off;                   /**< next byte to send */
 	uint8_t ni_kind;
 	uint8_t abandon;                /**< the initiator's node is gone */
@@ -573,17 +573,17 @@ struct spinnic_engine {
 	unsigned nb_acks;
 	uint64_t next_expire;
 	uint32_t live_aborts;           /**< aborted sPIN messages not done */
-	struct eng_in_stats in;
-	struct rel_rx *rrx[ENG_PEERS];  /**< receive side, by peer */
-	unsigned n_rrx;
+	struct eng_in_stats in_stats;
+	struct rel_rx *rx_peers[ENG_PEERS]; /**< receive side, by peer */
+	unsigned n_rx_peers;
 	uint64_t next_ack_check;
 	bool transient;                 /**< this packet's drop is short-lived */
 	uint64_t chal_next;             /**< tsc: rate limit of challenges */
 	/** challenges sent lately: one per nid and epoch per RTO */
 	struct { uint32_t nid, epoch; uint64_t tsc; } chal_recent[16];
-	unsigned chal_rr;
+	unsigned chal_slot;             /**< chal_recent: next slot (mod 16) */
 	uint8_t rel_secret[32];         /**< challenge cookies' key (random) */
-	struct fault_stage *frx;        /**< RX fault injection, or NULL */
+	struct fault_stage *fault_rx;   /**< RX fault injection, or NULL */
 	struct park_ent {
 		struct rte_mbuf *m;
 		uint32_t nid, epoch, seq;
@@ -597,18 +597,18 @@ struct spinnic_engine {
 	struct rte_ring *jobs;
 
 	/* outbound role */
-	struct out_client out[SPINNIC_CLIENTS_MAX];
+	struct out_client out_clients[SPINNIC_CLIENTS_MAX];
 	struct reply_job *job_head, *job_tail;
 	struct tx_hold *hold;           /**< one per TX queue */
-	unsigned rr;
+	unsigned rr_pid;                /**< client served last (round robin) */
 	uint64_t next_scan;
-	struct eng_out_stats outs;
-	struct rel_tx *rtx[ENG_PEERS];  /**< send side, by peer */
-	unsigned n_rtx;
+	struct eng_out_stats out_stats;
+	struct rel_tx *tx_peers[ENG_PEERS]; /**< send side, by peer */
+	unsigned n_tx_peers;
 	uint64_t next_probe_scan;
-	struct rte_mbuf *stg[32];       /**< staged packets waiting for room */
-	unsigned n_stg;
-	struct fault_stage *ftx;        /**< TX fault injection, or NULL */
+	struct rte_mbuf *staged[32];    /**< staged packets waiting for room */
+	unsigned n_staged;
+	struct fault_stage *fault_tx;   /**< TX fault injection, or NULL */
 	/* inbound -> outbound: peers' acks (SP/SC, struct rel_ack_rec) */
 	struct rte_ring *rel_acks;
 	/* inbound -> outbound: our transport acks, built (SP/SC) */

@@ -37,7 +37,7 @@ eng_in_drop(struct spinnic_engine *eng, struct rte_mbuf *m, enum eng_drop why)
 	if (why == ENG_DROP_TABLE_FULL || why == ENG_DROP_TABLE_SHARE ||
 	    why == ENG_DROP_NO_MEM)
 		eng->transient = true;
-	eng->in.drop[why]++;
+	eng->in_stats.drop[why]++;
 	eng->node->rx.drops++;
 	rte_pktmbuf_free(m);
 }
@@ -91,16 +91,16 @@ ack_send(struct spinnic_engine *eng, const struct spinnic_pkt *req,
 	m = eng_build(eng->node, &p, NULL);
 	if (m == NULL) {
 		/* the pool is empty: counted, the initiator times out */
-		eng->in.drop[ENG_DROP_NO_MEM]++;
+		eng->in_stats.drop[ENG_DROP_NO_MEM]++;
 		return;
 	}
 	if (nack)
-		eng->in.nacks_sent++;
+		eng->in_stats.nacks_sent++;
 	else
-		eng->in.acks_sent++;
+		eng->in_stats.acks_sent++;
 	/* room was reserved before the packet was taken (ack_room) */
 	if (eng_in_stage(eng, m) != 0) {
-		eng->in.drop[ENG_DROP_NO_MEM]++;
+		eng->in_stats.drop[ENG_DROP_NO_MEM]++;
 		rte_pktmbuf_free(m);
 	}
 }
@@ -119,7 +119,7 @@ eng_in_stage(struct spinnic_engine *eng, struct rte_mbuf *m)
 	if (!ack_room(eng))
 		return -ENOSPC;
 	eng->acks[eng->nb_acks++] = m;
-	eng->in.ack_held++;
+	eng->in_stats.ack_held++;
 	return 0;
 }
 
@@ -144,24 +144,24 @@ static void
 msg_complete(struct spinnic_engine *eng, struct in_msg *e, uint8_t fail)
 {
 	struct spinnic_pkt req;
-	uint8_t ack_req = e->m.ack_req;
-	uint64_t mlength = e->m.mlength;
+	uint8_t ack_req = e->match.ack_req;
+	uint64_t mlength = e->match.mlength;
 
 	/* the reply goes back from what the first packet said */
 	memset(&req, 0, sizeof(req));
-	req.op = e->m.op;
+	req.op = e->match.op;
 	req.ni = 0;
-	req.src = e->m.initiator;
+	req.src = e->match.initiator;
 	req.dst.nid = eng->node->nid;
-	req.dst.pid = ptl_client_id(e->m.c).pid;
-	req.pt_index = e->m.pt_index;
-	req.match_bits = e->m.match_bits;
-	req.msg_id = e->m.msg_id;
+	req.dst.pid = ptl_client_id(e->match.c).pid;
+	req.pt_index = e->match.pt_index;
+	req.match_bits = e->match.match_bits;
+	req.msg_id = e->match.msg_id;
 	req.msg_len = e->s.rlength;
 	req.flags = e->unseq ? 0 : SPINNIC_WIRE_F_REL;
-	ptl_match_complete(eng->node->nic, &e->m, fail);
+	ptl_match_complete(eng->node->nic, &e->match, fail);
 	if (fail != SPINNIC_PTL_NI_OK)
-		eng->in.msgs_failed++;
+		eng->in_stats.msgs_failed++;
 	else
 		spinnic_client_count(eng->node, req.dst.pid, true, mlength);
 	eng->node->rx.msgs_done++;
@@ -176,7 +176,7 @@ static void
 msg_abandon(struct spinnic_engine *eng, struct in_msg *e)
 {
 	if (msg_matched(e))
-		ptl_match_release(eng->node->nic, &e->m);
+		ptl_match_release(eng->node->nic, &e->match);
 	msg_retire(eng, e);
 }
 
@@ -213,7 +213,7 @@ done_drain(struct spinnic_engine *eng)
 				msg_abandon(eng, e);
 				continue;
 			}
-			eng->in.msgs_spin++;
+			eng->in_stats.msgs_spin++;
 			msg_complete(eng, e, spin_fail(&e->res));
 		}
 		total += n;
@@ -379,13 +379,13 @@ msg_spin_start(struct spinnic_engine *eng, struct in_msg *e,
 	info.pt_index = p->pt_index;
 	info.match_bits = p->match_bits;
 	info.hdr_data = p->hdr_data;
-	info.length = e->m.mlength;
+	info.length = e->match.mlength;
 	info.remote_offset = p->remote_offset;
 	info.msg_id = p->msg_id;
 	info.op = p->op;
 	info.pkt_payload = eng->node->payload;
-	e->sm = spin_msg_start(eng->node->rt, e->m.ctx, &info, e->m.c,
-			       e->m.start, e->m.length, e);
+	e->sm = spin_msg_start(eng->node->rt, e->match.ctx, &info, e->match.c,
+			       e->match.start, e->match.length, e);
 	if (e->sm != NULL) {
 		e->state = MSG_S_SPIN;
 		return RX_DONE;
@@ -416,23 +416,23 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		/* first packet of the message to arrive: match it */
 		e->eng = eng;
 		e->unseq = !(p->flags & SPINNIC_WIRE_F_REL);
-		rc = ptl_nic_match(node->nic, p, &e->m);
+		rc = ptl_nic_match(node->nic, p, &e->match);
 		if (rc != 0) {
 			node->rx.no_match++;
 			if (p->ack_req != SPINNIC_PTL_NO_ACK_REQ)
-				ack_send(eng, p, e->m.ni_fail, 0, true);
+				ack_send(eng, p, e->match.ni_fail, 0, true);
 			/* tombstone: the rest of the message is late */
 			msg_retire(eng, e);
 			eng_in_drop(eng, m, ENG_DROP_NO_MATCH);
 			return RX_DONE;
 		}
 		node->rx.matches++;
-		e->state = e->m.ctx != SPINNIC_HANDLE_NONE ? MSG_S_SPIN_WAIT :
-			MSG_S_NP;
+		e->state = e->match.ctx != SPINNIC_HANDLE_NONE ?
+			MSG_S_SPIN_WAIT : MSG_S_NP;
 	}
 
 	if (e->state != MSG_S_NP) {
-		uint64_t mlen = e->m.mlength, off = p->offset, len;
+		uint64_t mlen = e->match.mlength, off = p->offset, len;
 		bool deliver;
 
 		if (e->state == MSG_S_SPIN_WAIT) {
@@ -478,24 +478,24 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 	}
 
 	/* non-processing path: copy into the ME window */
-	if (p->offset < e->m.mlength && p->pay_len > 0) {
+	if (p->offset < e->match.mlength && p->pay_len > 0) {
 		uint64_t n = RTE_MIN((uint64_t)p->pay_len,
-				     e->m.mlength - p->offset);
+				     e->match.mlength - p->offset);
 
-		rc = ptl_host_write(e->m.c, e->m.start + p->offset, p->payload,
-				    n);
+		rc = ptl_host_write(e->match.c, e->match.start + p->offset,
+				    p->payload, n);
 		if (rc != 0) {
-			eng->in.drop[ENG_DROP_HOST]++;
+			eng->in_stats.drop[ENG_DROP_HOST]++;
 			e->s.fail = SPINNIC_PTL_NI_SEGV;
 		} else {
-			eng->in.bytes_np += n;
+			eng->in_stats.bytes_np += n;
 		}
 	}
 	spinnic_seen_set(&e->s.link.seen, idx);
 	e->s.got += p->pay_len;
 	rte_pktmbuf_free(m);
 	if (e->s.got == e->s.rlength) {
-		eng->in.msgs_np++;
+		eng->in_stats.msgs_np++;
 		msg_complete(eng, e, e->s.fail);
 	}
 	return RX_DONE;
@@ -529,16 +529,16 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	e->eng = eng;
 	/* a request is one packet: its entry only recognises duplicates */
 	msg_retire(eng, e);
-	rc = ptl_nic_match(eng->node->nic, p, &j->m);
+	rc = ptl_nic_match(eng->node->nic, p, &j->match);
 	if (rc != 0) {
 		eng->node->rx.no_match++;
-		ack_send(eng, p, j->m.ni_fail, 0, true);
+		ack_send(eng, p, j->match.ni_fail, 0, true);
 		free(j);
 		eng_in_drop(eng, m, ENG_DROP_NO_MATCH);
 		return RX_DONE;
 	}
 	eng->node->rx.matches++;
-	eng->in.gets_served++;
+	eng->in_stats.gets_served++;
 	j->ni_kind = p->ni;
 	/* free count checked above; single producer */
 	rte_ring_sp_enqueue(eng->jobs, j);
@@ -593,10 +593,10 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 			ptl_client_put(c);
 		}
 		if (rc != 0) {
-			eng->in.drop[ENG_DROP_HOST]++;
+			eng->in_stats.drop[ENG_DROP_HOST]++;
 			r->s.fail = SPINNIC_PTL_NI_SEGV;
 		} else {
-			eng->in.reply_bytes += p->pay_len;
+			eng->in_stats.reply_bytes += p->pay_len;
 		}
 	}
 	r->s.got += p->pay_len;
@@ -604,7 +604,7 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 	if (r->s.got == r->s.rlength) {
 		ptl_op_reply_done(node->nic, p->msg_id, r->s.fail,
 				  r->s.rlength);
-		eng->in.replies_done++;
+		eng->in_stats.replies_done++;
 		spinnic_msgtab_finish(eng->replies, r);
 	}
 	return RX_DONE;
@@ -619,9 +619,9 @@ rx_ack(struct spinnic_engine *eng, struct rte_mbuf *m,
 	int rc;
 
 	if (p->type == SPINNIC_WIRE_T_ACK)
-		eng->in.acks_rcvd++;
+		eng->in_stats.acks_rcvd++;
 	else
-		eng->in.nacks_rcvd++;
+		eng->in_stats.nacks_rcvd++;
 	rc = ptl_op_lookup(node->nic, p->msg_id, &info, NULL);
 	if (rc == 0 && info.target.nid == p->src.nid &&
 	    info.target.pid == p->src.pid) {
@@ -762,11 +762,11 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 			pe->nid = p.src.nid;
 			pe->epoch = p.epoch;
 			pe->seq = p.seq;
-			eng->in.parked++;
+			eng->in_stats.parked++;
 		} else {
 			/* not acknowledged: the sender resends it */
-			eng->in.rel_unacked++;
-			eng->in.drop[ENG_DROP_PARK_FULL]++;
+			eng->in_stats.rel_unacked++;
+			eng->in_stats.drop[ENG_DROP_PARK_FULL]++;
 			node->rx.drops++;
 			rte_pktmbuf_free(m);
 		}
@@ -817,7 +817,7 @@ expire_msg(void *obj, void *arg)
 		spin_msg_abort(e->sm);
 		e->sm = NULL;
 		e->state = MSG_S_SPIN_ABORT_TIMEOUT;
-		eng->in.timeouts++;
+		eng->in_stats.timeouts++;
 		return;
 	case MSG_S_SPIN_FED:
 	case MSG_S_SPIN_ABORT_TIMEOUT:
@@ -825,7 +825,7 @@ expire_msg(void *obj, void *arg)
 		/* msg_done ends it */
 		return;
 	default:
-		eng->in.timeouts++;
+		eng->in_stats.timeouts++;
 		msg_abandon(eng, e);
 	}
 }
@@ -850,7 +850,7 @@ expire_reply(void *obj, void *arg)
 	struct in_reply *r = obj;
 
 	/* the rest of the reply never came: the get fails */
-	eng->in.timeouts++;
+	eng->in_stats.timeouts++;
 	ptl_op_reply_done(eng->node->nic, r->s.link.key.id,
 			  SPINNIC_PTL_NI_DROPPED, r->s.got);
 	spinnic_msgtab_finish(eng->replies, r);
@@ -867,7 +867,7 @@ purge_msg(void *obj, void *arg)
 	struct purge_arg *a = arg;
 	struct in_msg *e = obj;
 
-	if (!msg_matched(e) || e->m.c != a->pc ||
+	if (!msg_matched(e) || e->match.c != a->pc ||
 	    e->state == MSG_S_SPIN_ABORT_TIMEOUT ||
 	    e->state == MSG_S_SPIN_ABORT_DETACH)
 		return;
@@ -956,21 +956,21 @@ spinnic_inbound_poll(struct spinnic_node *node)
 		for (i = 0; i < eng->rx_n; i++)
 			node->rx.bytes += rte_pktmbuf_pkt_len(eng->rx[i]);
 		node->rx.pkts += eng->rx_n;
-		if (eng->frx != NULL) {
+		if (eng->fault_rx != NULL) {
 			/* loss, duplicates, corruption, reordering (DESIGN
 			 * §11); an empty burst lets the window go */
 			struct rte_mbuf *in[ENG_RX_BURST];
-			uint64_t ev = eng->frx->events;
+			uint64_t ev = eng->fault_rx->events;
 
 			memcpy(in, eng->rx, eng->rx_n * sizeof(in[0]));
-			eng->rx_n = fault_apply(eng->frx, in, eng->rx_n,
+			eng->rx_n = fault_apply(eng->fault_rx, in, eng->rx_n,
 						eng->rx);
-			node->rx.faults += eng->frx->events - ev;
+			node->rx.faults += eng->fault_rx->events - ev;
 		}
 	}
 	while (eng->rx_i < eng->rx_n) {
 		if (rx_one(eng, eng->rx[eng->rx_i], now) == RX_STALL) {
-			eng->in.stalls++;
+			eng->in_stats.stalls++;
 			break;
 		}
 		eng->rx_i++;
@@ -1005,8 +1005,8 @@ eng_in_fini(struct spinnic_engine *eng)
 		rte_pktmbuf_free(eng->acks[--eng->nb_acks]);
 	while (eng->n_park > 0)
 		rte_pktmbuf_free(eng->park[--eng->n_park].m);
-	fault_stage_free(eng->frx);
-	eng->frx = NULL;
+	fault_stage_free(eng->fault_rx);
+	eng->fault_rx = NULL;
 	rel_rx_fini(eng);
 	/* the runtime is destroyed without msg_done: release everything */
 	if (eng->msgs != NULL)
@@ -1039,9 +1039,9 @@ host_ct_inc(void *host, void *app_msg, uint64_t n)
 {
 	const struct in_msg *e = app_msg;
 
-	if (e->m.ct == SPINNIC_HANDLE_NONE)
+	if (e->match.ct == SPINNIC_HANDLE_NONE)
 		return -ENOENT;
-	return ptl_ct_inc(host, e->m.ct, n, 0);
+	return ptl_ct_inc(host, e->match.ct, n, 0);
 }
 
 /*

@@ -118,7 +118,7 @@ hold_flush(struct spinnic_engine *eng, uint16_t q)
 		h->n -= k;
 		sent += k;
 		if (k < run) {
-			eng->outs.held += run - k;
+			eng->out_stats.held += run - k;
 			break;
 		}
 	}
@@ -165,10 +165,11 @@ eng_tx_push(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (eng->ftx == NULL)
+	if (eng->fault_tx == NULL)
 		hold_push_or_drop(eng, spinnic_node_txq(eng->node, dst_nid), m);
 	else
-		hold_push_faulty(eng, out, fault_apply(eng->ftx, &m, 1, out));
+		hold_push_faulty(eng, out,
+				 fault_apply(eng->fault_tx, &m, 1, out));
 }
 
 bool
@@ -187,7 +188,7 @@ eng_tx_send(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 
 	if (q == UINT16_MAX) {
 		/* no port reaches that nid: nobody will ever take it */
-		eng->outs.unreachable++;
+		eng->out_stats.unreachable++;
 		eng->node->tx.full++;
 		rte_pktmbuf_free(m);
 		if (src != NULL && src->send_id != 0)
@@ -221,7 +222,7 @@ eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid)
 
 /*
  * Staged packets of other roles (acks, handler puts). A packet that finds
- * no room (its queue or its peer's window is full) waits in eng->stg;
+ * no room (its queue or its peer's window is full) waits in eng->staged;
  * those behind it, for other peers, go on. Transport acks come on their
  * own ring and go first: they are what frees the windows, so they must
  * never wait behind packets waiting for a window.
@@ -240,7 +241,7 @@ staged_drain(struct spinnic_engine *eng)
 			if (eng_tx_send(eng, tk[i], eng_frame_dst_nid(tk[i]),
 					NULL) != 0) {
 				/* a later ack says as much */
-				eng->outs.tacks_dropped++;
+				eng->out_stats.tacks_dropped++;
 				rte_pktmbuf_free(tk[i]);
 			}
 		done += n;
@@ -248,23 +249,23 @@ staged_drain(struct spinnic_engine *eng)
 	for (;;) {
 		unsigned sent = 0;
 
-		for (i = 0, k = 0; i < eng->n_stg; i++) {
-			struct rte_mbuf *m = eng->stg[i];
+		for (i = 0, k = 0; i < eng->n_staged; i++) {
+			struct rte_mbuf *m = eng->staged[i];
 
 			if (eng_tx_send(eng, m, eng_frame_dst_nid(m), NULL) == 0)
 				sent++;
 			else
-				eng->stg[k++] = m;
+				eng->staged[k++] = m;
 		}
-		eng->n_stg = k;
+		eng->n_staged = k;
 		done += sent;
-		if (k == RTE_DIM(eng->stg))
+		if (k == RTE_DIM(eng->staged))
 			break;
 		n = rte_ring_sc_dequeue_burst(node->txr,
-					      (void **)(eng->stg + k),
-					      RTE_DIM(eng->stg) - k, NULL);
-		eng->outs.staged_pkts += n;
-		eng->n_stg += n;
+					      (void **)(eng->staged + k),
+					      RTE_DIM(eng->staged) - k, NULL);
+		eng->out_stats.staged_pkts += n;
+		eng->n_staged += n;
 		if (n == 0)
 			break;
 	}
@@ -277,7 +278,7 @@ static void
 out_forget(struct spinnic_engine *eng, struct out_client *oc)
 {
 	if (oc->active || oc->have_cmd)
-		eng->outs.detach_drops++;
+		eng->out_stats.detach_drops++;
 	eng_sput_forget(eng, oc);
 	if (oc->c != NULL)
 		ptl_client_put(oc->c);
@@ -290,7 +291,7 @@ clients_scan(struct spinnic_engine *eng)
 	unsigned pid;
 
 	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++) {
-		struct out_client *oc = &eng->out[pid];
+		struct out_client *oc = &eng->out_clients[pid];
 
 		if (oc->c != NULL && !ptl_client_alive(oc->c))
 			out_forget(eng, oc);
@@ -314,7 +315,7 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 	if (!oc->active) {
 		rc = ptl_op_start(oc->c, cmd, &oc->msg_id);
 		if (rc == -ENOSPC) {
-			eng->outs.ops_full++;
+			eng->out_stats.ops_full++;
 			return 0;
 		}
 		oc->have_cmd = false;
@@ -326,12 +327,12 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 				     cmd->op == SPINNIC_CMD_PUT ?
 				     cmd->length : 0);
 		if (cmd->op == SPINNIC_CMD_PUT)
-			eng->outs.puts++;
+			eng->out_stats.puts++;
 		else
-			eng->outs.gets++;
+			eng->out_stats.gets++;
 		if (spinnic_node_txq(node, cmd->target.nid) == UINT16_MAX) {
 			/* no port reaches that node: fail it now */
-			eng->outs.unreachable++;
+			eng->out_stats.unreachable++;
 			ptl_op_sent(node->nic, oc->msg_id,
 				    SPINNIC_PTL_NI_UNDELIVERABLE);
 			oc->active = false;
@@ -352,14 +353,14 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 		p.ack_req = SPINNIC_PTL_NO_ACK_REQ;
 		m = eng_build(node, &p, NULL);
 		if (m == NULL) {
-			eng->outs.no_mbuf++;
+			eng->out_stats.no_mbuf++;
 			return 0;
 		}
 		if (eng_tx_send(eng, m, p.dst.nid, NULL) != 0) {
 			rte_pktmbuf_free(m);
 			return 0;
 		}
-		eng->outs.get_pkts++;
+		eng->out_stats.get_pkts++;
 		ptl_op_sent(node->nic, oc->msg_id, SPINNIC_PTL_NI_OK);
 		oc->active = false;
 		return 1;
@@ -377,7 +378,7 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 		spinnic_wire_pkt_seg(&p, oc->off, len);
 		m = eng_build(node, &p, &pay);
 		if (m == NULL) {
-			eng->outs.no_mbuf++;
+			eng->out_stats.no_mbuf++;
 			break;
 		}
 		rc = len == 0 ? 0 :
@@ -385,7 +386,7 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 		if (rc != 0) {
 			/* the MD's memory went away: the put fails here */
 			rte_pktmbuf_free(m);
-			eng->outs.read_faults++;
+			eng->out_stats.read_faults++;
 			ptl_op_sent(node->nic, oc->msg_id, SPINNIC_PTL_NI_SEGV);
 			oc->active = false;
 			return n;
@@ -400,7 +401,7 @@ cmd_progress(struct spinnic_engine *eng, struct out_client *oc,
 			rte_pktmbuf_free(m);
 			break;
 		}
-		eng->outs.data_pkts++;
+		eng->out_stats.data_pkts++;
 		oc->off += len;
 		n++;
 		if (oc->off == cmd->length) {
@@ -421,8 +422,8 @@ commands_poll(struct spinnic_engine *eng, unsigned budget)
 		struct out_client *oc;
 		unsigned k;
 
-		eng->rr = (eng->rr + 1) % SPINNIC_CLIENTS_MAX;
-		oc = &eng->out[eng->rr];
+		eng->rr_pid = (eng->rr_pid + 1) % SPINNIC_CLIENTS_MAX;
+		oc = &eng->out_clients[eng->rr_pid];
 		if (oc->c == NULL)
 			continue;
 		if (!oc->active && !oc->have_cmd) {
@@ -444,9 +445,9 @@ eng_reply_job_done(struct spinnic_engine *eng, struct reply_job *j,
 		   uint8_t fail)
 {
 	if (fail == ENG_FAIL_SILENT)
-		ptl_match_release(eng->node->nic, &j->m);
+		ptl_match_release(eng->node->nic, &j->match);
 	else
-		ptl_match_complete(eng->node->nic, &j->m, fail);
+		ptl_match_complete(eng->node->nic, &j->match, fail);
 	free(j);
 }
 
@@ -485,7 +486,7 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 		eng->job_tail = j;
 	}
 	while ((j = eng->job_head) != NULL && n < budget) {
-		const struct ptl_match *mt = &j->m;
+		const struct ptl_match *mt = &j->match;
 
 		if (j->abandon) {
 			job_end(eng, j, SPINNIC_PTL_NI_UNDELIVERABLE);
@@ -519,7 +520,7 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 			spinnic_wire_pkt_seg(&p, j->off, len);
 			m = eng_build(node, &p, &pay);
 			if (m == NULL) {
-				eng->outs.no_mbuf++;
+				eng->out_stats.no_mbuf++;
 				return n;
 			}
 			rc = len == 0 ? 0 :
@@ -528,7 +529,7 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 				/* target memory gone: the initiator times out
 				 * on the missing bytes; the target learns */
 				rte_pktmbuf_free(m);
-				eng->outs.read_faults++;
+				eng->out_stats.read_faults++;
 				job_end(eng, j, SPINNIC_PTL_NI_SEGV);
 				break;
 			}
@@ -553,7 +554,7 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 				}
 				return n;
 			}
-			eng->outs.reply_pkts++;
+			eng->out_stats.reply_pkts++;
 			n++;
 			if (last)
 				break;
@@ -573,14 +574,14 @@ eng_out_peer_failed(struct spinnic_engine *eng, uint32_t dst_nid)
 
 	/* their operations are failed already: build nothing more of them */
 	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++) {
-		struct out_client *oc = &eng->out[pid];
+		struct out_client *oc = &eng->out_clients[pid];
 
 		if (oc->active && oc->cmd.target.nid == dst_nid)
 			oc->active = false;
 	}
 	/* replies to gets of that peer: the rest is not sent */
 	for (j = eng->job_head; j != NULL; j = j->next)
-		if (j->m.initiator.nid == dst_nid)
+		if (j->match.initiator.nid == dst_nid)
 			j->abandon = 1;
 }
 
@@ -618,11 +619,12 @@ spinnic_outbound_poll(struct spinnic_node *node)
 	work += eng_sput_poll(eng);
 	work += replies_poll(eng, ENG_TX_BUDGET);
 	work += commands_poll(eng, ENG_TX_BUDGET);
-	if (work == 0 && eng->ftx != NULL && eng->ftx->nwin > 0) {
+	if (work == 0 && eng->fault_tx != NULL && eng->fault_tx->nwin > 0) {
 		/* idle: packets held back to reorder go now */
 		struct rte_mbuf *out[ENG_FAULT_WIN];
 
-		hold_push_faulty(eng, out, fault_apply(eng->ftx, NULL, 0, out));
+		hold_push_faulty(eng, out,
+				 fault_apply(eng->fault_tx, NULL, 0, out));
 	}
 	for (q = 0; q < node->nb_txq; q++)
 		hold_flush(eng, q);
@@ -637,8 +639,8 @@ eng_out_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 	void *obj;
 
 	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++)
-		if (eng->out[pid].c == pc)
-			out_forget(eng, &eng->out[pid]);
+		if (eng->out_clients[pid].c == pc)
+			out_forget(eng, &eng->out_clients[pid]);
 	rel_tx_detach(eng, pc);
 	while (rte_ring_sc_dequeue(eng->jobs, &obj) == 0) {
 		j = obj;
@@ -651,10 +653,10 @@ eng_out_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 	}
 	eng->job_tail = NULL;
 	for (pp = &eng->job_head; (j = *pp) != NULL;) {
-		if (j->m.c == pc) {
+		if (j->match.c == pc) {
 			*pp = j->next;
-			ptl_match_release(eng->node->nic, &j->m);
-			eng->outs.detach_drops++;
+			ptl_match_release(eng->node->nic, &j->match);
+			eng->out_stats.detach_drops++;
 			free(j);
 			continue;
 		}
@@ -671,32 +673,32 @@ eng_out_fini(struct spinnic_engine *eng)
 	void *obj;
 
 	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++)
-		if (eng->out[pid].c != NULL)
-			out_forget(eng, &eng->out[pid]);
+		if (eng->out_clients[pid].c != NULL)
+			out_forget(eng, &eng->out_clients[pid]);
 	if (eng->jobs != NULL)
 		while (rte_ring_sc_dequeue(eng->jobs, &obj) == 0) {
 			j = obj;
-			ptl_match_release(eng->node->nic, &j->m);
+			ptl_match_release(eng->node->nic, &j->match);
 			free(j);
 		}
 	while ((j = eng->job_head) != NULL) {
 		eng->job_head = j->next;
-		ptl_match_release(eng->node->nic, &j->m);
+		ptl_match_release(eng->node->nic, &j->match);
 		free(j);
 	}
 	eng->job_tail = NULL;
 	eng_sput_fini(eng);
 	rel_tx_fini(eng);
-	while (eng->n_stg > 0)
-		rte_pktmbuf_free(eng->stg[--eng->n_stg]);
+	while (eng->n_staged > 0)
+		rte_pktmbuf_free(eng->staged[--eng->n_staged]);
 	if (eng->tacks != NULL) {
 		void *obj;
 
 		while (rte_ring_sc_dequeue(eng->tacks, &obj) == 0)
 			rte_pktmbuf_free(obj);
 	}
-	fault_stage_free(eng->ftx);
-	eng->ftx = NULL;
+	fault_stage_free(eng->fault_tx);
+	eng->fault_tx = NULL;
 	for (q = 0; eng->hold != NULL && q < eng->node->nb_txq; q++) {
 		struct tx_hold *h = &eng->hold[q];
 
@@ -717,7 +719,7 @@ spinnic_engine_quiet(const struct spinnic_node *node)
 	if (eng == NULL)
 		return true;
 	if (__atomic_load_n(&eng->n_park, __ATOMIC_RELAXED) != 0 ||
-	    __atomic_load_n(&eng->n_stg, __ATOMIC_RELAXED) != 0 ||
+	    __atomic_load_n(&eng->n_staged, __ATOMIC_RELAXED) != 0 ||
 	    rte_ring_count(eng->tacks) != 0 ||
 	    __atomic_load_n(&eng->nb_acks, __ATOMIC_RELAXED) != 0 ||
 	    !eng_sput_idle(eng))
@@ -725,9 +727,9 @@ spinnic_engine_quiet(const struct spinnic_node *node)
 	for (i = 0; i < node->nb_txq; i++)
 		if (__atomic_load_n(&eng->hold[i].n, __ATOMIC_RELAXED) != 0)
 			return false;
-	n = __atomic_load_n(&eng->n_rtx, __ATOMIC_ACQUIRE);
+	n = __atomic_load_n(&eng->n_tx_peers, __ATOMIC_ACQUIRE);
 	for (i = 0; i < n; i++) {
-		const struct rel_tx *t = eng->rtx[i];
+		const struct rel_tx *t = eng->tx_peers[i];
 
 		if (__atomic_load_n(&t->base, __ATOMIC_RELAXED) !=
 		    __atomic_load_n(&t->next, __ATOMIC_RELAXED))
@@ -752,12 +754,14 @@ spinnic_engine_init(struct spinnic_node *node)
 	eng->node = node;
 	eng->hz = rte_get_timer_hz();
 	/* one stream per node and direction (--fault-seed) */
-	eng->frx = fault_stage_new(&node->sn->cfg.faults[SPINNIC_FAULT_RX],
-				   node->sn->cfg.fault_seed * 2 * SPINNIC_NODES_MAX +
-				   node->index, node->pool);
-	eng->ftx = fault_stage_new(&node->sn->cfg.faults[SPINNIC_FAULT_TX],
-				   node->sn->cfg.fault_seed * 2 * SPINNIC_NODES_MAX +
-				   SPINNIC_NODES_MAX + node->index, node->pool);
+	eng->fault_rx = fault_stage_new(
+		&node->sn->cfg.faults[SPINNIC_FAULT_RX],
+		node->sn->cfg.fault_seed * 2 * SPINNIC_NODES_MAX + node->index,
+		node->pool);
+	eng->fault_tx = fault_stage_new(
+		&node->sn->cfg.faults[SPINNIC_FAULT_TX],
+		node->sn->cfg.fault_seed * 2 * SPINNIC_NODES_MAX +
+		SPINNIC_NODES_MAX + node->index, node->pool);
 	pthread_mutex_init(&eng->detach_lock, NULL);
 	eng->hold = rte_zmalloc_socket("spinnic_tx_hold",
 				       sizeof(*eng->hold) * node->nb_txq,
@@ -800,8 +804,8 @@ spinnic_engine_init(struct spinnic_node *node)
 	return 0;
 fail:
 	SPINNIC_LOG(ERR, "node %u: engine: %s", node->index, strerror(-rc));
-	fault_stage_free(eng->frx);
-	fault_stage_free(eng->ftx);
+	fault_stage_free(eng->fault_rx);
+	fault_stage_free(eng->fault_tx);
 	rte_ring_free(eng->tacks);
 	rte_ring_free(eng->rel_acks);
 	rte_ring_free(eng->jobs);
@@ -928,8 +932,8 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 
 	if (eng == NULL)
 		return;
-	in = &eng->in;
-	o = &eng->outs;
+	in = &eng->in_stats;
+	o = &eng->out_stats;
 	spinnic_msgtab_stats(eng->msgs, &ms);
 	fprintf(f, "  engine:%s\n", ms.inserted == 0 && o->puts == 0 &&
 		o->gets == 0 ? " (idle)" : "");
@@ -988,8 +992,10 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "chal_answered", o->chal_answered);
 	stat_put(&l, "chal_ignored", o->chal_ignored);
 	stat_put(&l, "tacks_dropped", o->tacks_dropped);
-	stat_put(&l, "faults_rx", eng->frx != NULL ? eng->frx->events : 0);
-	stat_put(&l, "faults_tx", eng->ftx != NULL ? eng->ftx->events : 0);
+	stat_put(&l, "faults_rx",
+		 eng->fault_rx != NULL ? eng->fault_rx->events : 0);
+	stat_put(&l, "faults_tx",
+		 eng->fault_tx != NULL ? eng->fault_tx->events : 0);
 	if (l.n % 6 != 0)
 		fputc('\n', f);
 	eng_sput_stats_print(eng, f);

@@ -287,7 +287,7 @@ pkt_build(struct spinnic_engine *eng, struct out_client *oc,
 	spinnic_wire_pkt_seg(&p, off, len);
 	m = eng_build(eng->node, &p, pay_p);
 	if (m == NULL)
-		eng->outs.no_mbuf++;
+		eng->out_stats.no_mbuf++;
 	return m;
 }
 
@@ -313,7 +313,7 @@ pkt_send(struct spinnic_engine *eng, struct out_client *oc,
 		rte_pktmbuf_free(m);
 		return rc;
 	}
-	eng->outs.data_pkts++;
+	eng->out_stats.data_pkts++;
 	return 0;
 }
 
@@ -453,7 +453,7 @@ cmd_reject(struct spinnic_engine *eng, struct out_client *oc, uint64_t length,
 	put.length = length;
 	rc = ptl_op_start(oc->c, &put, &id);
 	if (rc == -ENOSPC) {
-		eng->outs.ops_full++;
+		eng->out_stats.ops_full++;
 		return false;
 	}
 	oc->have_cmd = false;
@@ -470,19 +470,19 @@ piece_take(struct spinnic_engine *eng, struct out_stream *s,
 {
 	bool eom = cmd->op == SPINNIC_CMD_SPUT_STREAM &&
 		(cmd->flags & SPINNIC_CMD_F_EOM);
-	struct sput_map *m = &s->map;
-	uint64_t len = cmd->length, left = m->total - m->avail;
+	struct sput_map *map = &s->map;
+	uint64_t len = cmd->length, left = map->total - map->avail;
 	int rc;
 
 	eng->sput.pieces++;
 	if (s->failed) {
 		eng->sput.absorbed++;
-		m->avail += RTE_MIN(len, left);
-		if (eom || m->avail == m->total)
+		map->avail += RTE_MIN(len, left);
+		if (eom || map->avail == map->total)
 			stream_close(s);
 		return;
 	}
-	rc = sput_map_add(m, cmd->local_addr, len, eom);
+	rc = sput_map_add(map, cmd->local_addr, len, eom);
 	if (rc == 0)
 		return;
 	/* the pieces do not add up to the declared length (or no memory):
@@ -490,7 +490,7 @@ piece_take(struct spinnic_engine *eng, struct out_stream *s,
 	eng->sput.bad++;
 	stream_fail(eng, s, rc == -ENOMEM ? SPINNIC_PTL_NI_DROPPED :
 		    SPINNIC_PTL_NI_OP_VIOLATION);
-	m->avail += RTE_MIN(len, left);
+	map->avail += RTE_MIN(len, left);
 	if (eom || len >= left)
 		stream_close(s);
 }
@@ -530,7 +530,7 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 				s->keep = NULL;
 			}
 			if (rc == -ENOSPC) {
-				eng->outs.ops_full++;
+				eng->out_stats.ops_full++;
 				return 0;
 			}
 			oc->have_cmd = false;
@@ -539,13 +539,13 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 			s->open = true;
 			s->put = put;
 			sput_map_init(&s->map, put.length);
-			eng->outs.puts++;
+			eng->out_stats.puts++;
 			eng->sput.streams++;
 			spinnic_client_count(node, ptl_client_id(oc->c).pid,
 					     false, put.length);
 			if (spinnic_node_txq(node, put.target.nid) ==
 			    UINT16_MAX) {
-				eng->outs.unreachable++;
+				eng->out_stats.unreachable++;
 				stream_fail(eng, s,
 					    SPINNIC_PTL_NI_UNDELIVERABLE);
 			}
@@ -567,7 +567,7 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 		       s->map.avail, stream_fill, s, budget, &wait, &rc);
 	if (rc != 0) {
 		/* the piece's memory went away: the put fails here */
-		eng->outs.read_faults++;
+		eng->out_stats.read_faults++;
 		stream_fail(eng, s, SPINNIC_PTL_NI_SEGV);
 		oc->active = false;
 		return n;
@@ -842,7 +842,7 @@ gather_tx(struct spinnic_engine *eng, struct out_gather *g,
 		return false;
 	}
 	gj->m = NULL; /* rel.c's now */
-	eng->outs.data_pkts++;
+	eng->out_stats.data_pkts++;
 	eng->sput.hpu_pkts++;
 	p->tx++;
 	p->out--;
@@ -875,7 +875,7 @@ gather_done(struct spinnic_engine *eng, struct out_gather *g,
 			    PRIu64 ": %s", gj->msg_id, gj->j.offset,
 			    strerror(-gj->j.status));
 		eng->sput.hpu_failed++;
-		eng->outs.read_faults++;
+		eng->out_stats.read_faults++;
 		eng->sput.failed++;
 		ptl_op_sent(eng->node->nic, gj->msg_id, SPINNIC_PTL_NI_SEGV);
 		proc_end(p);
@@ -959,7 +959,7 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 			p->keep = NULL;
 		}
 		if (rc == -ENOSPC) {
-			eng->outs.ops_full++;
+			eng->out_stats.ops_full++;
 			return 0;
 		}
 		oc->have_cmd = false;
@@ -967,7 +967,7 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 			return 0;
 		p->on = true;
 		p->put = put;
-		eng->outs.puts++;
+		eng->out_stats.puts++;
 		eng->sput.procs++;
 		spinnic_client_count(node, ptl_client_id(oc->c).pid, false,
 				     put.length);
@@ -976,7 +976,7 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 			eng->sput.bad++;
 		} else if (spinnic_node_txq(node, put.target.nid) ==
 			   UINT16_MAX) {
-			eng->outs.unreachable++;
+			eng->out_stats.unreachable++;
 			fail = SPINNIC_PTL_NI_UNDELIVERABLE;
 		}
 		if (fail != 0) {
@@ -1003,7 +1003,7 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 	n = pkts_build(eng, oc, &p->put, p->msg_id, &p->sent, &p->npkts,
 		       p->put.length, proc_fill, p, budget, &wait, &rc);
 	if (rc != 0) {
-		eng->outs.read_faults++;
+		eng->out_stats.read_faults++;
 		eng->sput.failed++;
 		ptl_op_sent(node->nic, p->msg_id, SPINNIC_PTL_NI_SEGV);
 		proc_end(p);
@@ -1072,7 +1072,7 @@ eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc)
 	for (i = 0; i < SPINNIC_SPUT_MAX; i++) {
 		if (sp->s[i].open) {
 			/* the target times the partial message out */
-			eng->outs.detach_drops++;
+			eng->out_stats.detach_drops++;
 			stream_close(&sp->s[i]);
 		}
 	}

@@ -83,29 +83,29 @@ tx_peer(struct spinnic_engine *eng, uint32_t nid, bool create)
 	struct rel_tx *t;
 	unsigned i;
 
-	for (i = 0; i < eng->n_rtx; i++)
-		if (eng->rtx[i]->nid == nid)
-			return eng->rtx[i];
+	for (i = 0; i < eng->n_tx_peers; i++)
+		if (eng->tx_peers[i]->nid == nid)
+			return eng->tx_peers[i];
 	if (!create)
 		return NULL;
-	if (eng->n_rtx < ENG_PEERS) {
+	if (eng->n_tx_peers < ENG_PEERS) {
 		t = rte_zmalloc("spinnic_rel_tx", sizeof(*t),
 				RTE_CACHE_LINE_SIZE);
 		if (t == NULL)
 			return NULL;
-		eng->rtx[eng->n_rtx++] = t;
+		eng->tx_peers[eng->n_tx_peers++] = t;
 	} else {
 		/* full: reuse a peer with nothing in flight, owing us
 		 * nothing, silent for the peer timeout */
 		now = rte_get_timer_cycles();
-		for (i = 0; i < eng->n_rtx; i++) {
-			t = eng->rtx[i];
+		for (i = 0; i < eng->n_tx_peers; i++) {
+			t = eng->tx_peers[i];
 			if (t->base == t->next && !t->ops_pending &&
 			    now - t->last_tx > idle)
 				break;
 		}
-		if (i == eng->n_rtx) {
-			eng->outs.peers_full++;
+		if (i == eng->n_tx_peers) {
+			eng->out_stats.peers_full++;
 			return NULL;
 		}
 		SPINNIC_LOG(DEBUG, "node %u: peer slot of nid %" PRIu32 " (idle) reused for nid %" PRIu32,
@@ -155,8 +155,8 @@ rel_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid, unsigned need)
 {
 	unsigned i;
 
-	for (i = 0; i < eng->n_rtx; i++) {
-		const struct rel_tx *t = eng->rtx[i];
+	for (i = 0; i < eng->n_tx_peers; i++) {
+		const struct rel_tx *t = eng->tx_peers[i];
 
 		if (t->nid == dst_nid)
 			return t->next - t->base + need <= REL_WIN - REL_RESERVE;
@@ -190,7 +190,7 @@ rel_track(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 	if (t == NULL)
 		return -ENOSPC; /* no peer slot: again when one frees */
 	if (t->next - t->base >= REL_WIN - (data ? REL_RESERVE : 0)) {
-		eng->outs.rel_full++;
+		eng->out_stats.rel_full++;
 		return -ENOSPC;
 	}
 	e = &t->ent[t->next % REL_WIN];
@@ -208,7 +208,7 @@ rel_track(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 			e->copy = rte_pktmbuf_copy(m, eng->node->pool, 0,
 						   UINT32_MAX);
 			if (e->copy == NULL) {
-				eng->outs.no_mbuf++;
+				eng->out_stats.no_mbuf++;
 				return -ENOSPC;
 			}
 		}
@@ -268,7 +268,7 @@ tx_ack(struct spinnic_engine *eng, const struct rel_ack_rec *r)
 		if (!e->acked &&
 		    rel_acked(seq, r->ack_seq, r->sack_base, r->sack)) {
 			e->acked = 1;
-			eng->outs.rel_acked++;
+			eng->out_stats.rel_acked++;
 			news = true;
 			if (rel_seq_diff(seq + 1, t->high) > 0)
 				t->high = seq + 1;
@@ -316,7 +316,7 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 
 	m = rte_pktmbuf_alloc(eng->node->pool);
 	if (m == NULL) {
-		eng->outs.no_mbuf++;
+		eng->out_stats.no_mbuf++;
 		return -ENOBUFS;
 	}
 	f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(SPINNIC_WIRE_HDR_LEN +
@@ -352,7 +352,7 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 				    SPINNIC_PTL_NI_SEGV);
 		m = tack_build(eng, t->nid);
 		if (m == NULL) {
-			eng->outs.no_mbuf++;
+			eng->out_stats.no_mbuf++;
 			return -ENOBUFS;
 		}
 		f = rte_pktmbuf_mtod(m, uint8_t *);
@@ -362,7 +362,7 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 		e->sput = NULL;
 		e->pay_len = 0;
 		memcpy(e->hdr, f, SPINNIC_WIRE_HDR_LEN);
-		eng->outs.rel_fillers++;
+		eng->out_stats.rel_fillers++;
 	} else {
 		/* the bytes are those sent before; the checksum is redone all
 		 * the same, so a changed buffer is not dropped forever */
@@ -410,8 +410,8 @@ tx_peer_fail(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now)
 	t->ops_pending = false;
 	t->kick = false;
 	t->last_tx = now;
-	eng->outs.peer_fails++;
-	eng->outs.peer_failed_ops += n;
+	eng->out_stats.peer_fails++;
+	eng->out_stats.peer_failed_ops += n;
 }
 
 /* The timer of a peer expired. @return packets sent */
@@ -446,7 +446,7 @@ tx_timer(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now,
 		t->timer = t->kick ? now : now + rto_of(eng, t);
 		return n;
 	}
-	eng->outs.rel_timeouts++;
+	eng->out_stats.rel_timeouts++;
 	/* missing for sure: below what was acknowledged after it */
 	holes = rel_seq_diff(t->high, t->base) > 0;
 	for (seq = t->base; seq != t->next && n < budget; seq++) {
@@ -479,7 +479,7 @@ tx_chal(struct spinnic_engine *eng, const struct rel_ack_rec *r, uint64_t now)
 
 	if (t == NULL || t->epoch != r->epoch) {
 		/* forged, or of an epoch we gave up: nothing to say */
-		eng->outs.chal_ignored++;
+		eng->out_stats.chal_ignored++;
 		return;
 	}
 	memset(&p, 0, sizeof(p));
@@ -491,14 +491,14 @@ tx_chal(struct spinnic_engine *eng, const struct rel_ack_rec *r, uint64_t now)
 	p.hdr_data = r->cookie;
 	m = eng_build(eng->node, &p, NULL);
 	if (m == NULL) {
-		eng->outs.no_mbuf++;
+		eng->out_stats.no_mbuf++;
 		return; /* the peer challenges again */
 	}
 	if (eng_tx_send(eng, m, t->nid, NULL) != 0) {
 		rte_pktmbuf_free(m);
 		return;
 	}
-	eng->outs.chal_answered++;
+	eng->out_stats.chal_answered++;
 	/* at most once per timeout period: a replayed challenge must not
 	 * make us resend our window again and again */
 	if (t->base != t->next && !t->kick &&
@@ -519,8 +519,8 @@ tx_probe_scan(struct spinnic_engine *eng)
 	unsigned n, i, k;
 
 	n = ptl_op_targets(eng->node->nic, nids, ENG_PEERS);
-	for (i = 0; i < eng->n_rtx; i++) {
-		struct rel_tx *t = eng->rtx[i];
+	for (i = 0; i < eng->n_tx_peers; i++) {
+		struct rel_tx *t = eng->tx_peers[i];
 
 		t->ops_pending = false;
 		for (k = 0; k < n; k++)
@@ -550,8 +550,8 @@ rel_tx_poll(struct spinnic_engine *eng, uint64_t now)
 		tx_probe_scan(eng);
 		eng->next_probe_scan = now + probe;
 	}
-	for (i = 0; i < eng->n_rtx; i++) {
-		struct rel_tx *t = eng->rtx[i];
+	for (i = 0; i < eng->n_tx_peers; i++) {
+		struct rel_tx *t = eng->tx_peers[i];
 
 		if (t->base != t->next) {
 			if (now >= t->timer)
@@ -571,7 +571,7 @@ rel_tx_poll(struct spinnic_engine *eng, uint64_t now)
 				rte_pktmbuf_free(m);
 				continue;
 			}
-			eng->outs.rel_probes++;
+			eng->out_stats.rel_probes++;
 			sent++;
 		}
 	}
@@ -586,13 +586,13 @@ rel_tx_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 
 	/* its memory is going: packets still in flight become fillers if
 	 * they must be resent */
-	for (i = 0; i < eng->n_rtx; i++) {
-		struct rel_tx *t = eng->rtx[i];
+	for (i = 0; i < eng->n_tx_peers; i++) {
+		struct rel_tx *t = eng->tx_peers[i];
 
 		for (seq = t->base; seq != t->next; seq++) {
 			struct rel_txent *e = &t->ent[seq % REL_WIN];
 
-			if (e->job != NULL && e->job->m.c == pc) {
+			if (e->job != NULL && e->job->match.c == pc) {
 				eng_reply_job_done(eng, e->job, ENG_FAIL_SILENT);
 				e->job = NULL;
 			}
@@ -616,8 +616,8 @@ rel_tx_fini(struct spinnic_engine *eng)
 {
 	unsigned i;
 
-	for (i = 0; i < eng->n_rtx; i++) {
-		struct rel_tx *t = eng->rtx[i];
+	for (i = 0; i < eng->n_tx_peers; i++) {
+		struct rel_tx *t = eng->tx_peers[i];
 
 		while (t->base != t->next) {
 			ent_release(eng, &t->ent[t->base % REL_WIN],
@@ -625,9 +625,9 @@ rel_tx_fini(struct spinnic_engine *eng)
 			t->base++;
 		}
 		rte_free(t);
-		eng->rtx[i] = NULL;
+		eng->tx_peers[i] = NULL;
 	}
-	eng->n_rtx = 0;
+	eng->n_tx_peers = 0;
 }
 
 /* ---- receive side ------------------------------------------------------------ */
@@ -638,9 +638,9 @@ rx_find(const struct spinnic_engine *eng, uint32_t nid)
 {
 	unsigned i;
 
-	for (i = 0; i < eng->n_rrx; i++)
-		if (eng->rrx[i]->nid == nid)
-			return eng->rrx[i];
+	for (i = 0; i < eng->n_rx_peers; i++)
+		if (eng->rx_peers[i]->nid == nid)
+			return eng->rx_peers[i];
 	return NULL;
 }
 
@@ -652,23 +652,25 @@ rx_peer(struct spinnic_engine *eng, uint32_t nid, uint64_t now)
 
 	if (r != NULL)
 		return r;
-	if (eng->n_rrx < ENG_PEERS) {
+	if (eng->n_rx_peers < ENG_PEERS) {
 		r = rte_zmalloc("spinnic_rel_rx", sizeof(*r),
 				RTE_CACHE_LINE_SIZE);
 		if (r == NULL)
 			return NULL;
-		eng->rrx[eng->n_rrx++] = r;
+		eng->rx_peers[eng->n_rx_peers++] = r;
 	} else {
 		/* full: the longest silent peer, if silent for the peer
 		 * timeout (its sender gave it up or has nothing for us) */
-		for (i = 0; i < eng->n_rrx; i++)
-			if (now - eng->rrx[i]->last_rx > peer_timeout_tsc(eng) &&
+		for (i = 0; i < eng->n_rx_peers; i++)
+			if (now - eng->rx_peers[i]->last_rx >
+			    peer_timeout_tsc(eng) &&
 			    (old == UINT_MAX ||
-			     eng->rrx[i]->last_rx < eng->rrx[old]->last_rx))
+			     eng->rx_peers[i]->last_rx <
+			     eng->rx_peers[old]->last_rx))
 				old = i;
 		if (old == UINT_MAX)
 			return NULL;
-		r = eng->rrx[old];
+		r = eng->rx_peers[old];
 		SPINNIC_LOG(DEBUG, "node %u: receive slot of nid %" PRIu32 " (idle) reused for nid %" PRIu32,
 			    eng->node->index, r->nid, nid);
 		memset(r, 0, sizeof(*r));
@@ -720,7 +722,7 @@ cookie_of(const struct spinnic_engine *eng, uint32_t nid, uint32_t epoch,
 static uint32_t
 held_epoch(const struct rel_rx *r)
 {
-	return r != NULL && r->w.known ? r->w.epoch : 0;
+	return r != NULL && r->win.known ? r->win.epoch : 0;
 }
 
 /* Ask @p nid whether it sends in @p epoch (rate-limited, GCRA). */
@@ -746,7 +748,7 @@ chal_send(struct spinnic_engine *eng, uint32_t nid, uint32_t epoch,
 	if (eng->chal_next < now)
 		eng->chal_next = now;
 	if (eng->chal_next - now > gap * CHAL_BURST) {
-		eng->in.chal_limited++;
+		eng->in_stats.chal_limited++;
 		return;
 	}
 	memset(&p, 0, sizeof(p));
@@ -765,8 +767,8 @@ chal_send(struct spinnic_engine *eng, uint32_t nid, uint32_t epoch,
 		return;
 	}
 	eng->chal_next += gap;
-	eng->in.chal_sent++;
-	i = eng->chal_rr++ % RTE_DIM(eng->chal_recent);
+	eng->in_stats.chal_sent++;
+	i = eng->chal_slot++ % RTE_DIM(eng->chal_recent);
 	eng->chal_recent[i].nid = nid;
 	eng->chal_recent[i].epoch = epoch;
 	eng->chal_recent[i].tsc = now;
@@ -791,13 +793,13 @@ rel_rx_handshake(struct spinnic_engine *eng, struct rte_mbuf *m,
 		/* the outbound role knows our epochs */
 		if (rte_ring_sp_enqueue_elem(eng->rel_acks, &rec,
 					     sizeof(rec)) != 0)
-			eng->in.ack_ring_full++;
+			eng->in_stats.ack_ring_full++;
 		rte_pktmbuf_free(m);
 		return;
 	}
 	r = rx_find(eng, p->src.nid);
 	held = held_epoch(r);
-	if (r != NULL && r->w.known && held == p->ack_epoch) {
+	if (r != NULL && r->win.known && held == p->ack_epoch) {
 		/* a later answer of a question answered already */
 		rte_pktmbuf_free(m);
 		return;
@@ -819,8 +821,8 @@ rel_rx_handshake(struct spinnic_engine *eng, struct rte_mbuf *m,
 		eng_in_drop(eng, m, ENG_DROP_PEERS_FULL);
 		return;
 	}
-	if (rel_rx_accept(&r->w, p->ack_epoch, p->ack_seq)) {
-		eng->in.rel_resets++;
+	if (rel_rx_accept(&r->win, p->ack_epoch, p->ack_seq)) {
+		eng->in_stats.rel_resets++;
 		r->pending = 0;
 		r->ack_now = false;
 		r->last_rx = now;
@@ -840,7 +842,7 @@ rel_rx_unsequenced(struct spinnic_engine *eng, struct rte_mbuf *m,
 	 * node with one sends everything sequenced, so an unsequenced
 	 * packet in its name is forged */
 	if (p->type == SPINNIC_WIRE_T_DATA && rx_find(eng, p->src.nid) == NULL) {
-		eng->in.unsequenced++;
+		eng->in_stats.unsequenced++;
 		return true;
 	}
 	eng_in_drop(eng, m, ENG_DROP_UNSEQUENCED);
@@ -857,7 +859,8 @@ rel_rx_begin(struct spinnic_engine *eng, struct rte_mbuf *m,
 	if (!(p->flags & SPINNIC_WIRE_F_REL))
 		return rel_rx_unsequenced(eng, m, p);
 	r = rx_find(eng, p->src.nid);
-	switch (r == NULL ? REL_OTHER : rel_rx_check(&r->w, p->epoch, p->seq)) {
+	switch (r == NULL ? REL_OTHER :
+		rel_rx_check(&r->win, p->epoch, p->seq)) {
 	case REL_NEW:
 		return true;
 	case REL_DUP:
@@ -884,7 +887,7 @@ rel_rx_in_order(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 	if (!(p->flags & SPINNIC_WIRE_F_REL))
 		return true;
 	r = rx_find(eng, p->src.nid);
-	return r == NULL || r->w.next == p->seq;
+	return r == NULL || r->win.next == p->seq;
 }
 
 void
@@ -897,7 +900,7 @@ rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 		return;
 	if (eng->transient) {
 		/* dropped for want of a slot or memory: let it come again */
-		eng->in.rel_unacked++;
+		eng->in_stats.rel_unacked++;
 		return;
 	}
 	r = rx_find(eng, p->src.nid);
@@ -905,9 +908,9 @@ rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 		return;
 	now = rte_get_timer_cycles();
 	r->last_rx = now;
-	if (r->w.next == p->seq)
+	if (r->win.next == p->seq)
 		eng->rel_moves++; /* parked packets may go now */
-	rel_rx_mark(&r->w, p->seq);
+	rel_rx_mark(&r->win, p->seq);
 	if (r->pending++ == 0)
 		r->due = now + eng->hz * ACK_DELAY_US / 1000000u;
 	/* the last packet of a message: the sender's SEND (or the target's
@@ -932,9 +935,9 @@ rel_rx_tack(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 		.sack = p->sack,
 	};
 
-	eng->in.tacks_rcvd++;
+	eng->in_stats.tacks_rcvd++;
 	if (rte_ring_sp_enqueue_elem(eng->rel_acks, &rec, sizeof(rec)) != 0)
-		eng->in.ack_ring_full++;
+		eng->in_stats.ack_ring_full++;
 }
 
 /* One TACK: the cumulative ack and the 64 seqs from @p base. */
@@ -948,10 +951,10 @@ tack_send(struct spinnic_engine *eng, const struct rel_rx *r, uint32_t base)
 	p.type = SPINNIC_WIRE_T_TACK;
 	p.src.nid = eng->node->nid;
 	p.dst.nid = r->nid;
-	p.ack_epoch = r->w.epoch;
-	p.ack_seq = r->w.next;
+	p.ack_epoch = r->win.epoch;
+	p.ack_seq = r->win.next;
 	p.sack_base = base;
-	p.sack = rel_rx_sack(&r->w, base);
+	p.sack = rel_rx_sack(&r->win, base);
 	m = eng_build(eng->node, &p, NULL);
 	if (m == NULL)
 		return -ENOBUFS; /* the pool is empty: next poll */
@@ -960,7 +963,7 @@ tack_send(struct spinnic_engine *eng, const struct rel_rx *r, uint32_t base)
 		rte_pktmbuf_free(m);
 		return -ENOSPC;
 	}
-	eng->in.tacks_sent++;
+	eng->in_stats.tacks_sent++;
 	return 0;
 }
 
@@ -969,20 +972,20 @@ rel_rx_acks(struct spinnic_engine *eng, uint64_t now)
 {
 	unsigned i, n = 0;
 
-	for (i = 0; i < eng->n_rrx; i++) {
-		struct rel_rx *r = eng->rrx[i];
+	for (i = 0; i < eng->n_rx_peers; i++) {
+		struct rel_rx *r = eng->rx_peers[i];
 		uint32_t base;
 
 		if (!(r->ack_now || r->pending >= ACK_EVERY ||
 		      (r->pending > 0 && now >= r->due)))
 			continue;
-		if (tack_send(eng, r, r->w.next + 1) != 0)
+		if (tack_send(eng, r, r->win.next + 1) != 0)
 			break;
 		n++;
 		/* past a hole: every further block with a packet in it */
-		for (base = r->w.next + 65; base - r->w.next < REL_WIN;
+		for (base = r->win.next + 65; base - r->win.next < REL_WIN;
 		     base += 64) {
-			if (rel_rx_sack(&r->w, base) == 0)
+			if (rel_rx_sack(&r->win, base) == 0)
 				continue;
 			if (tack_send(eng, r, base) != 0)
 				break;
@@ -999,9 +1002,9 @@ rel_rx_fini(struct spinnic_engine *eng)
 {
 	unsigned i;
 
-	for (i = 0; i < eng->n_rrx; i++) {
-		rte_free(eng->rrx[i]);
-		eng->rrx[i] = NULL;
+	for (i = 0; i < eng->n_rx_peers; i++) {
+		rte_free(eng->rx_peers[i]);
+		eng->rx_peers[i] = NULL;
 	}
-	eng->n_rrx = 0;
+	eng->n_rx_peers = 0;
 }

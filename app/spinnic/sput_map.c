@@ -7,65 +7,66 @@
 #include "sput_map.h"
 
 void
-sput_map_init(struct sput_map *m, uint64_t total)
+sput_map_init(struct sput_map *map, uint64_t total)
 {
-	memset(m, 0, sizeof(*m));
-	m->total = total;
+	memset(map, 0, sizeof(*map));
+	map->total = total;
 }
 
 void
-sput_map_fini(struct sput_map *m)
+sput_map_fini(struct sput_map *map)
 {
-	free(m->ext);
-	m->ext = NULL;
-	m->n = m->cap = 0;
+	free(map->ext);
+	map->ext = NULL;
+	map->n = map->cap = 0;
 }
 
 int
-sput_map_add(struct sput_map *m, uint64_t addr, uint64_t len, bool eom)
+sput_map_add(struct sput_map *map, uint64_t addr, uint64_t len, bool eom)
 {
 	struct sput_ext *e;
 
-	if (len > m->total - m->avail || (eom && m->avail + len != m->total))
+	if (len > map->total - map->avail ||
+	    (eom && map->avail + len != map->total))
 		return -ERANGE;
 	if (addr + len < addr)
 		return -EOVERFLOW;
 	if (len == 0)
 		return 0;
-	e = m->n > 0 ? &m->ext[m->n - 1] : NULL;
+	e = map->n > 0 ? &map->ext[map->n - 1] : NULL;
 	if (e != NULL && e->addr + e->len == addr) {
 		e->len += len;
-		m->avail += len;
+		map->avail += len;
 		return 0;
 	}
-	if (m->n == m->cap) {
-		uint32_t cap = m->cap == 0 ? 8 : m->cap * 2;
+	if (map->n == map->cap) {
+		uint32_t cap = map->cap == 0 ? 8 : map->cap * 2;
 		struct sput_ext *x;
 
-		if (cap < m->cap)
+		if (cap < map->cap)
 			return -ENOMEM;
-		x = realloc(m->ext, (size_t)cap * sizeof(*x));
+		x = realloc(map->ext, (size_t)cap * sizeof(*x));
 		if (x == NULL)
 			return -ENOMEM;
-		m->ext = x;
-		m->cap = cap;
+		map->ext = x;
+		map->cap = cap;
 	}
-	m->ext[m->n].msg_off = m->avail;
-	m->ext[m->n].addr = addr;
-	m->ext[m->n].len = len;
-	m->n++;
-	m->avail += len;
+	map->ext[map->n].msg_off = map->avail;
+	map->ext[map->n].addr = addr;
+	map->ext[map->n].len = len;
+	map->n++;
+	map->avail += len;
 	return 0;
 }
 
 int
-sput_map_walk(const struct sput_map *m, uint64_t off, uint64_t len,
+sput_map_walk(const struct sput_map *map, uint64_t off, uint64_t len,
 	      sput_map_fn fn, void *arg)
 {
-	uint32_t lo = 0, hi = m->n, i;
+	uint32_t lo = 0, hi = map->n, i;
 	uint64_t done = 0;
 
-	if (off > m->avail || len > m->avail - off)
+	if (off > map->avail || len > map->avail - off)
 		return -ERANGE;
 	if (len == 0)
 		return 0;
@@ -73,13 +74,13 @@ sput_map_walk(const struct sput_map *m, uint64_t off, uint64_t len,
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (m->ext[mid].msg_off <= off)
+		if (map->ext[mid].msg_off <= off)
 			lo = mid;
 		else
 			hi = mid;
 	}
 	for (i = lo; done < len; i++) {
-		const struct sput_ext *e = &m->ext[i];
+		const struct sput_ext *e = &map->ext[i];
 		uint64_t skip = off + done - e->msg_off;
 		uint64_t take = e->len - skip;
 		int rc;

@@ -28,10 +28,10 @@ struct sput_map {
 };
 
 /** Start an empty map of a @p total byte message. */
-void sput_map_init(struct sput_map *m, uint64_t total);
+void sput_map_init(struct sput_map *map, uint64_t total);
 
 /** Free a map's extents (the map is empty afterwards). */
-void sput_map_fini(struct sput_map *m);
+void sput_map_fini(struct sput_map *map);
 
 /**
  * Append the next piece: @p len bytes at client address @p addr (merged
@@ -41,7 +41,7 @@ void sput_map_fini(struct sput_map *m);
  *   fall short of it; the map is unchanged); -EOVERFLOW (addr + len
  *   wraps); -ENOMEM
  */
-int sput_map_add(struct sput_map *m, uint64_t addr, uint64_t len, bool eom);
+int sput_map_add(struct sput_map *map, uint64_t addr, uint64_t len, bool eom);
 
 /** One run of client memory: bytes [dst_off, dst_off + len) of the range
  *  asked for are at @p addr. Return non-zero to stop. */
@@ -53,7 +53,7 @@ typedef int (*sput_map_fn)(void *arg, uint64_t addr, uint64_t len,
  * @return 0; -ERANGE (past the bytes handed so far); or the callback's
  *   non-zero value
  */
-int sput_map_walk(const struct sput_map *m, uint64_t off, uint64_t len,
+int sput_map_walk(const struct sput_map *map, uint64_t off, uint64_t len,
 		  sput_map_fn fn, void *arg);
 
 #endif
