@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The inbound message table (engine.h): chained hash over a fixed array of
+ * The inbound message table (msgtab.h): chained hash over a fixed array of
  * entries, two age lists (live, done) and a free list, all by index; live
  * entries counted per source nid (open addressing, linear probing) for the
  * shares; packet bitmaps grown chunk by chunk within a byte budget.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "msgtab.h"
 
 struct age_list {
 	uint32_t head, tail; /* head: oldest */

@@ -19,7 +19,8 @@
 
 #include <cmocka.h>
 
-#include "engine.h"
+#include "engine.h" /* ENG_MSGS*: the engine's limits */
+#include "msgtab.h"
 
 struct ent {
 	struct spinnic_msg_link link;

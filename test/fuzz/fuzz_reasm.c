@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "msgtab.h"
 #include "fuzz_common.h"
 #include "wire.h"
 
@@ -446,7 +446,7 @@ rm_setup(struct rm *r)
 					   sizeof(struct rm_reply));
 	if (r->msgs == NULL || r->replies == NULL)
 		return -1;
-	/* the engine's shares (engine.h), scaled to the table */
+	/* the engine's shares (ENG_MSGS_* of engine.h), scaled to the table */
 	if (spinnic_msgtab_set_limits(r->msgs, &(struct spinnic_msgtab_limits){
 			.unseq_live = FZ_MSGS / 8, .nid_live = FZ_MSGS / 4,
 			.seen_bytes = FZ_SEEN_BYTES,
