@@ -20,8 +20,11 @@
 /* Engine state of a node (node->eng)                                      */
 /* ---------------------------------------------------------------------- */
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdbool.h>
+
+#include <rte_common.h>
 
 #include "ptl_nic.h"
 #include "rel.h"
@@ -363,14 +366,42 @@ struct tx_hold {
 	struct rte_mbuf *pkts[ENG_TX_HOLD];
 };
 
+/**
+ * Engine state of a node. Three lcores/threads write it, so it is laid out
+ * by writer (STYLE.md item 9), each part starting on its own cache line
+ * (checked below):
+ *
+ *  part            written by                         read by
+ *  shared          spinnic_engine_init, then nobody   every role
+ *  inbound half    the inbound role (inbound.c, the   control thread: the
+ *                  rel.c receive side)                counters (telemetry),
+ *                                                     detach_in_ack
+ *  outbound half   the outbound role (outbound.c,     control thread: the
+ *                  outbound_stream.c, the rel.c send  counters, n_staged,
+ *                  side)                              detach_out_ack;
+ *                                                     gather (atomic load)
+ *  detach          the control thread (client detach) both roles
+ *
+ * Every field has one writer role: what passes between the roles goes
+ * through the rings (separate objects; their pointers are in the shared
+ * part). Init and fini (spinnic_engine_init, eng_*_fini) run while the
+ * roles are stopped.
+ */
 struct spinnic_engine {
+	/* ---- shared, read-mostly: set at init ---- */
 	struct spinnic_node *node;
 	uint64_t hz;
-
-	/* inbound role */
-	struct spinnic_msgtab *msgs;
-	struct spinnic_msgtab *replies;
 	struct rte_ring *done;          /**< msg_done -> inbound (MP/SC) */
+	/* inbound -> outbound: GETs to answer (SP/SC) */
+	struct rte_ring *jobs;
+	/* inbound -> outbound: peers' acks (SP/SC, struct rel_ack_rec) */
+	struct rte_ring *rel_acks;
+	/* inbound -> outbound: our transport acks, built (SP/SC) */
+	struct rte_ring *tacks;
+
+	/* ---- inbound half: written by the inbound role only ---- */
+	struct spinnic_msgtab *msgs __rte_cache_aligned; /* first of the half */
+	struct spinnic_msgtab *replies;
 	struct rte_mbuf *rx[ENG_RX_HAND];
 	unsigned rx_n, rx_i;            /**< burst in hand (stalled) */
 	struct rte_mbuf *acks[ENG_ACK_HOLD];
@@ -386,7 +417,8 @@ struct spinnic_engine {
 	/** challenges sent lately: one per nid and epoch per RTO */
 	struct { uint32_t nid, epoch; uint64_t tsc; } chal_recent[16];
 	unsigned chal_slot;             /**< chal_recent: next slot (mod 16) */
-	uint8_t rel_secret[32];         /**< challenge cookies' key (random) */
+	uint8_t rel_secret[32];         /**< challenge cookies' key (random;
+					     written by rel_init at init) */
 	struct fault_stage *fault_rx;   /**< RX fault injection, or NULL */
 	struct park_ent {
 		struct rte_mbuf *m;
@@ -396,12 +428,13 @@ struct spinnic_engine {
 	uint64_t rel_moves;             /**< a peer's window moved (count) */
 	uint64_t park_seen;             /**< rel_moves at the last drain */
 	uint64_t park_tsc;              /**< parked packets last moved */
+	uint64_t in_detach_seen;        /**< detach request in progress */
+	volatile uint64_t detach_in_ack; /**< detach request done (the
+					      control thread polls it) */
 
-	/* inbound -> outbound: GETs to answer (SP/SC) */
-	struct rte_ring *jobs;
-
-	/* outbound role */
-	struct out_client out_clients[SPINNIC_CLIENTS_MAX];
+	/* ---- outbound half: written by the outbound role only ---- */
+	struct out_client out_clients[SPINNIC_CLIENTS_MAX]
+		__rte_cache_aligned;    /* first of the half */
 	struct reply_job *job_head, *job_tail;
 	struct tx_hold *hold;           /**< one per TX queue */
 	unsigned rr_pid;                /**< client served last (round robin) */
@@ -413,21 +446,38 @@ struct spinnic_engine {
 	struct rte_mbuf *staged[32];    /**< staged packets waiting for room */
 	unsigned n_staged;
 	struct fault_stage *fault_tx;   /**< TX fault injection, or NULL */
-	/* inbound -> outbound: peers' acks (SP/SC, struct rel_ack_rec) */
-	struct rte_ring *rel_acks;
-	/* inbound -> outbound: our transport acks, built (SP/SC) */
-	struct rte_ring *tacks;
-
-	/* client detach handshake (control thread <-> roles) */
-	pthread_mutex_t detach_lock;
-	struct ptl_client *volatile detach_pc;
-	volatile uint64_t detach_req;
-	volatile uint64_t detach_in_ack, detach_out_ack;
-	uint64_t in_detach_seen;        /**< inbound: request in progress */
 	struct eng_sput_stats sput;     /**< outbound_stream.c counters */
 	struct out_gather *gather;      /**< outbound_stream.c: processed-put
 					     packets out on the HPUs */
-};
+	volatile uint64_t detach_out_ack; /**< detach request done (the
+					       control thread polls it) */
+
+	/* ---- client detach handshake: written by the control thread ---- */
+	pthread_mutex_t detach_lock __rte_cache_aligned; /* first of the part */
+	struct ptl_client *volatile detach_pc; /**< client being detached */
+	volatile uint64_t detach_req;   /**< request number (roles ack it) */
+} __rte_cache_aligned;
+
+/* Each writer's part starts a cache line of its own, after the previous
+ * part (so no two parts share a line), and the engine ends on a line
+ * boundary (nothing else shares its last line). */
+static_assert(offsetof(struct spinnic_engine, msgs) %
+	      RTE_CACHE_LINE_SIZE == 0, "inbound half not on a cache line");
+static_assert(offsetof(struct spinnic_engine, msgs) >
+	      offsetof(struct spinnic_engine, tacks),
+	      "inbound half must follow the shared part");
+static_assert(offsetof(struct spinnic_engine, out_clients) %
+	      RTE_CACHE_LINE_SIZE == 0, "outbound half not on a cache line");
+static_assert(offsetof(struct spinnic_engine, out_clients) >
+	      offsetof(struct spinnic_engine, detach_in_ack),
+	      "outbound half must follow the inbound half");
+static_assert(offsetof(struct spinnic_engine, detach_lock) %
+	      RTE_CACHE_LINE_SIZE == 0, "detach words not on a cache line");
+static_assert(offsetof(struct spinnic_engine, detach_lock) >
+	      offsetof(struct spinnic_engine, detach_out_ack),
+	      "detach words must follow the outbound half");
+static_assert(sizeof(struct spinnic_engine) % RTE_CACHE_LINE_SIZE == 0,
+	      "engine does not end on a cache line");
 
 /* inbound.c */
 /** Inbound side of a detach: purge the client's messages. */
