@@ -417,8 +417,9 @@ struct spinnic_engine {
 	/** challenges sent lately: one per nid and epoch per RTO */
 	struct { uint32_t nid, epoch; uint64_t tsc; } chal_recent[16];
 	unsigned chal_slot;             /**< chal_recent: next slot (mod 16) */
-	uint8_t rel_secret[32];         /**< challenge cookies' key (random;
-					     written by rel_init at init) */
+	/** challenge cookies' HMAC, keyed with a random secret (rel_init);
+	 *  an OpenSSL EVP_MAC_CTX, reused for every cookie */
+	struct evp_mac_ctx_st *rel_mac;
 	struct fault_stage *fault_rx;   /**< RX fault injection, or NULL */
 	struct park_ent {
 		struct rte_mbuf *m;

@@ -14,6 +14,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include <rte_cycles.h>
@@ -61,13 +63,37 @@ epoch_new(uint32_t old)
 int
 rel_init(struct spinnic_engine *eng)
 {
-	if (getrandom(eng->rel_secret, sizeof(eng->rel_secret), 0) !=
-	    (ssize_t)sizeof(eng->rel_secret)) {
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+						 (char *)"SHA256", 0),
+		OSSL_PARAM_construct_end(),
+	};
+	uint8_t secret[32];
+	EVP_MAC *mac;
+	int rc = -EIO;
+
+	if (getrandom(secret, sizeof(secret), 0) != (ssize_t)sizeof(secret)) {
 		SPINNIC_LOG(ERR, "node %u: getrandom: %s", eng->node->index,
 			    strerror(errno));
 		return -EIO;
 	}
-	return 0;
+	/* fetched and keyed once: a cookie then costs one HMAC, not a
+	 * provider lookup (~5x), whatever a flood of answers asks for */
+	mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	if (mac != NULL)
+		eng->rel_mac = EVP_MAC_CTX_new(mac);
+	EVP_MAC_free(mac); /* the context holds its own reference */
+	if (eng->rel_mac != NULL &&
+	    EVP_MAC_init(eng->rel_mac, secret, sizeof(secret), params) == 1)
+		rc = 0;
+	OPENSSL_cleanse(secret, sizeof(secret));
+	if (rc != 0) {
+		SPINNIC_LOG(ERR, "node %u: HMAC-SHA256 for session cookies: not available from libcrypto",
+			    eng->node->index);
+		EVP_MAC_CTX_free(eng->rel_mac);
+		eng->rel_mac = NULL;
+	}
+	return rc;
 }
 
 static uint64_t
@@ -419,7 +445,7 @@ static unsigned
 tx_timer(struct spinnic_engine *eng, struct rel_tx *t, uint64_t now,
 	 unsigned budget)
 {
-	uint64_t limit = eng->hz * eng->node->sn->cfg.peer_timeout_ms / 1000u;
+	uint64_t limit = peer_timeout_tsc(eng);
 	unsigned n = 0;
 	uint32_t seq;
 	bool holes;
@@ -698,7 +724,7 @@ cookie_slot(void)
  * @return the cookie, 0 on a failure of the library (no answer matches)
  */
 static uint64_t
-cookie_of(const struct spinnic_engine *eng, uint32_t nid, uint32_t epoch,
+cookie_of(struct spinnic_engine *eng, uint32_t nid, uint32_t epoch,
 	  uint32_t held, uint64_t slot)
 {
 	uint8_t in[20], out[32];
@@ -710,9 +736,11 @@ cookie_of(const struct spinnic_engine *eng, uint32_t nid, uint32_t epoch,
 	memcpy(in + 4, &epoch, 4);
 	memcpy(in + 8, &held, 4);
 	memcpy(in + 12, &slot, 8);
-	if (EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, eng->rel_secret,
-		      sizeof(eng->rel_secret), in, sizeof(in), out,
-		      sizeof(out), &len) == NULL || len < 8)
+	/* a NULL key restarts the HMAC with the key rel_init set */
+	if (EVP_MAC_init(eng->rel_mac, NULL, 0, NULL) != 1 ||
+	    EVP_MAC_update(eng->rel_mac, in, sizeof(in)) != 1 ||
+	    EVP_MAC_final(eng->rel_mac, out, &len, sizeof(out)) != 1 ||
+	    len < 8)
 		return 0;
 	for (i = 0; i < 8; i++)
 		c = c << 8 | out[i];
@@ -1006,5 +1034,6 @@ rel_rx_fini(struct spinnic_engine *eng)
 		rte_free(eng->rx_peers[i]);
 		eng->rx_peers[i] = NULL;
 	}
-	eng->n_rx_peers = 0;
+	eng->n_rx_peers = 0;	EVP_MAC_CTX_free(eng->rel_mac);
+	eng->rel_mac = NULL;
 }
