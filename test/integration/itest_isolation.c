@@ -50,6 +50,7 @@
 #include <spin_handler_args.h>
 
 #include "harness.h"
+#include "kid.h"
 
 static unsigned
 mode_of(const char *path, bool want_dir)
@@ -70,150 +71,6 @@ mode_of(const char *path, bool want_dir)
 #define KID_EV_MS 15000
 #define KID_BUF 65536u
 #define NOBODY 65534u
-
-struct kid {
-	pid_t pid;
-	int rd;            /* parent: the kid's lines; kid: the parent's */
-	int wr;
-	const char *name;
-};
-
-struct kid_ni {
-	ptl_handle_ni_t ni;
-	ptl_handle_eq_t eq;
-	ptl_process_t id;
-	ptl_pt_index_t pt;
-};
-
-typedef int (*kid_fn)(struct kid *self, void *arg);
-
-static void __attribute__((format(printf, 2, 3)))
-kid_say(struct kid *k, const char *fmt, ...)
-{
-	char line[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0 || n >= (int)sizeof(line) - 1)
-		n = (int)sizeof(line) - 2;
-	line[n++] = '\n';
-	if (write(k->wr, line, (size_t)n) != n)
-		_exit(3);
-}
-
-/* One line from the other side (without the newline), or -1. */
-static int
-kid_line(struct kid *k, char *buf, size_t len, unsigned timeout_ms)
-{
-	size_t n = 0;
-
-	while (n + 1 < len) {
-		struct pollfd p = { .fd = k->rd, .events = POLLIN };
-		char ch;
-
-		if (poll(&p, 1, (int)timeout_ms) != 1 ||
-		    read(k->rd, &ch, 1) != 1)
-			return -1;
-		if (ch == '\n')
-			break;
-		buf[n++] = ch;
-	}
-	buf[n] = '\0';
-	return 0;
-}
-
-/* Start @p fn in a child on node @p node (SPINNIC_SOCKET); it exits with
- * fn's return value, never through the harness's atexit cleanup. */
-static void
-kid_start(struct kid *k, const char *name, unsigned node, kid_fn fn,
-	  void *arg)
-{
-	int down[2], up[2];
-
-	ITEST_CHECK(pipe(down) == 0 && pipe(up) == 0, "pipe: %s",
-		    strerror(errno));
-	fflush(stdout);
-	fflush(stderr);
-	k->name = name;
-	k->pid = fork();
-	ITEST_CHECK(k->pid >= 0, "fork: %s", strerror(errno));
-	if (k->pid == 0) {
-		struct kid self = { .rd = down[0], .wr = up[1], .name = name };
-
-		close(down[1]);
-		close(up[0]);
-		setenv("SPINNIC_REGION_SIZE", "16M", 1);
-		setenv("SPINNIC_HUGEPAGES", "0", 1);
-		signal(SIGALRM, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		alarm(60);
-		setenv("SPINNIC_SOCKET", itest_socket_path(node), 1);
-		_exit(fn(&self, arg));
-	}
-	close(down[0]);
-	close(up[1]);
-	k->rd = up[0];
-	k->wr = down[1];
-}
-
-static void
-kid_expect(struct kid *k, const char *prefix, char *buf, size_t len)
-{
-	ITEST_CHECK(kid_line(k, buf, len, 20000) == 0,
-		    "%s: no line (wanted \"%s...\")", k->name, prefix);
-	ITEST_CHECK(strncmp(buf, prefix, strlen(prefix)) == 0,
-		    "%s: said \"%s\", wanted \"%s...\"", k->name, buf, prefix);
-}
-
-/* Wait for a kid; its exit status must be 0. */
-static void
-kid_end(struct kid *k)
-{
-	int st = -1, i;
-
-	close(k->wr);
-	for (i = 0; i < 2000; i++) {
-		if (waitpid(k->pid, &st, WNOHANG) == k->pid)
-			break;
-		usleep(10000);
-	}
-	if (i == 2000) {
-		kill(k->pid, SIGKILL);
-		waitpid(k->pid, &st, 0);
-		itest_fail("%s: did not exit", k->name);
-	}
-	close(k->rd);
-	ITEST_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		    "%s: exit status 0x%x", k->name, (unsigned)st);
-}
-
-#define KCHECK(self, cond, ...) do { \
-	if (!(cond)) { \
-		kid_say(self, "fail " __VA_ARGS__); \
-		return 1; \
-	} \
-} while (0)
-
-static int
-kid_ni_open(struct kid *self, struct kid_ni *n)
-{
-	ptl_ni_limits_t lim;
-	int rc;
-
-	KCHECK(self, PtlInit() == PTL_OK, "PtlInit");
-	rc = PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL,
-		       PTL_PID_ANY, NULL, &lim, &n->ni);
-	KCHECK(self, rc == PTL_OK, "PtlNIInit: %d", rc);
-	KCHECK(self, PtlGetPhysId(n->ni, &n->id) == PTL_OK, "PtlGetPhysId");
-	KCHECK(self, PtlEQAlloc(n->ni, 256, &n->eq) == PTL_OK, "PtlEQAlloc");
-	KCHECK(self, PtlPTAlloc(n->ni, 0, n->eq, PTL_PT_ANY, &n->pt) ==
-		     PTL_OK, "PtlPTAlloc");
-	return 0;
-}
 
 /* Next event other than LINK/UNLINK/FREE, or -1 after the timeout. */
 static int
@@ -306,7 +163,7 @@ kid_victim(struct kid *self, void *arg)
 	resv = mmap(NULL, 1ull << 30, PROT_NONE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	KCHECK(self, resv != MAP_FAILED, "reserve: %s", strerror(errno));
-	if (kid_ni_open(self, &n) != 0)
+	if (kid_ni_open(self, &n, 256) != 0)
 		return 1;
 	buf = spin_host_alloc(KID_BUF);
 	KCHECK(self, buf != NULL, "spin_host_alloc");
@@ -346,7 +203,7 @@ kid_attacker(struct kid *self, void *arg)
 	uint8_t *own;
 	int rc, k;
 
-	if (kid_ni_open(self, &n) != 0)
+	if (kid_ni_open(self, &n, 256) != 0)
 		return 1;
 	KCHECK(self, !range_mapped(va->buf, KID_BUF),
 	       "the victim's buffer 0x%llx is mapped here: the test cannot "
@@ -424,11 +281,11 @@ test_memory(void)
 	char line[128];
 	unsigned long long a;
 
-	kid_start(&v, "victim", 0, kid_victim, NULL);
+	kid_start(&v, "victim", 0, false, kid_victim, NULL);
 	kid_expect(&v, "buf ", line, sizeof(line));
 	ITEST_CHECK(sscanf(line, "buf %llx", &a) == 1, "victim: %s", line);
 	va.buf = a;
-	kid_start(&x, "attacker", 0, kid_attacker, &va);
+	kid_start(&x, "attacker", 0, false, kid_attacker, &va);
 	kid_expect(&x, "ok", line, sizeof(line));
 	kid_end(&x);
 	ITEST_CHECK(write(v.wr, "check\n", 6) == 6, "victim: write");
@@ -453,7 +310,7 @@ kid_handoff(struct kid *self, void *arg)
 	pid_t g;
 
 	(void)arg;
-	if (kid_ni_open(self, &n) != 0)
+	if (kid_ni_open(self, &n, 256) != 0)
 		return 1;
 	KCHECK(self, pipe(gate) == 0, "pipe");
 	KCHECK(self, PtlNIStatus(n.ni, PTL_SR_DROP_COUNT, &v) == PTL_OK,
@@ -489,7 +346,7 @@ test_handoff(void)
 	struct kid k;
 	char line[128];
 
-	kid_start(&k, "handoff", 0, kid_handoff, NULL);
+	kid_start(&k, "handoff", 0, false, kid_handoff, NULL);
 	kid_expect(&k, "detached", line, sizeof(line));
 	kid_end(&k);
 	printf("itest_isolation: a connection that outlives its process: detached\n");
@@ -513,7 +370,7 @@ kid_quota(struct kid *self, void *arg)
 	char line[32];
 	int rc;
 
-	if (kid_ni_open(self, &n) != 0)
+	if (kid_ni_open(self, &n, 256) != 0)
 		return 1;
 	rc = spin_nicmem_alloc(n.ni, 40u << 10, &a);
 	KCHECK(self, rc == PTL_OK, "first 40 KiB: rc %d", rc);
@@ -610,7 +467,7 @@ test_quota(void)
 	const char *json;
 	unsigned pid;
 
-	kid_start(&a, "quota/a", 0, kid_quota, (void *)1);
+	kid_start(&a, "quota/a", 0, false, kid_quota, (void *)1);
 	kid_expect(&a, "full", line, sizeof(line));
 	ITEST_CHECK(sscanf(line, "full %u", &pid) == 1, "quota/a: %s", line);
 	/* reported per client: what it holds and its cap */
@@ -621,7 +478,7 @@ test_quota(void)
 		    tel_number(json, pid, "nic_mem_used") <= QUOTA,
 		    "nic_mem_used in %s", json);
 	/* a is at its quota: another client still gets its own */
-	kid_start(&b, "quota/b", 0, kid_quota, NULL);
+	kid_start(&b, "quota/b", 0, false, kid_quota, NULL);
 	kid_expect(&b, "full", line, sizeof(line));
 	kid_expect(&b, "ok", line, sizeof(line));
 	kid_end(&b);
@@ -714,7 +571,7 @@ kid_root_target(struct kid *self, void *arg)
 	char line[32];
 
 	(void)arg;
-	if (kid_ni_open(self, &n) != 0)
+	if (kid_ni_open(self, &n, 256) != 0)
 		return 1;
 	own = spin_host_alloc(4096);
 	open_buf = spin_host_alloc(4096);
@@ -781,7 +638,7 @@ kid_root_attach(struct kid *self, void *arg)
 	struct kid_ni n;
 
 	(void)arg;
-	if (kid_ni_open(self, &n) != 0)
+	if (kid_ni_open(self, &n, 256) != 0)
 		return 1;
 	kid_say(self, "ok");
 	PtlNIFini(n.ni);
@@ -828,7 +685,7 @@ test_uid_refused(const char *sdir)
 
 	snprintf(err, sizeof(err), "%s/nobody.err", itest_dir());
 	sockets_open_up(sdir);
-	kid_start(&k, "nobody", 0, kid_nobody, &ua);
+	kid_start(&k, "nobody", 0, false, kid_nobody, &ua);
 	kid_expect(&k, "refused", line, sizeof(line));
 	kid_end(&k);
 	msg = slurp(err);
@@ -840,12 +697,12 @@ test_uid_refused(const char *sdir)
 	printf("itest_isolation: uid %u refused: %s", NOBODY, msg);
 
 	/* nobody cannot take the slots of those who may attach */
-	kid_start(&k, "flood", 0, kid_flood, NULL);
+	kid_start(&k, "flood", 0, false, kid_flood, NULL);
 	kid_expect(&k, "holding", line, sizeof(line));
 	{
 		struct kid r;
 
-		kid_start(&r, "root-attach", 0, kid_root_attach, NULL);
+		kid_start(&r, "root-attach", 0, false, kid_root_attach, NULL);
 		kid_expect(&r, "ok", line, sizeof(line));
 		kid_end(&r);
 	}
@@ -864,12 +721,12 @@ test_uid_allowed(const char *sdir)
 
 	snprintf(err, sizeof(err), "%s/nobody2.err", itest_dir());
 	sockets_open_up(sdir);
-	kid_start(&t, "root-target", 0, kid_root_target, NULL);
+	kid_start(&t, "root-target", 0, false, kid_root_target, NULL);
 	kid_expect(&t, "ready ", line, sizeof(line));
 	ITEST_CHECK(sscanf(line, "ready %u %u %u", &ua.target_nid,
 			   &ua.target_pid, &ua.target_pt) == 3,
 		    "root-target: %s", line);
-	kid_start(&k, "nobody", 1, kid_nobody, &ua);
+	kid_start(&k, "nobody", 1, false, kid_nobody, &ua);
 	kid_expect(&k, "ok", line, sizeof(line));
 	kid_end(&k);
 	ITEST_CHECK(write(t.wr, "check\n", 6) == 6, "root-target: write");

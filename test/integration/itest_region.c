@@ -43,6 +43,7 @@
 #include <portals4.h>
 
 #include "harness.h"
+#include "kid.h"
 #include "shim_internal.h"
 #include "spinnic_abi.h"
 
@@ -54,174 +55,7 @@
 #define NR_HP "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 #define FREE_HP "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
 
-/* ---- clients: forked children (as itest_isolation's) ------------------ */
-
-struct kid {
-	pid_t pid;
-	int rd;
-	int wr;
-	const char *name;
-};
-
-struct kid_ni {
-	ptl_handle_ni_t ni;
-	ptl_handle_eq_t eq;
-	ptl_process_t id;
-	ptl_pt_index_t pt;
-};
-
-typedef int (*kid_fn)(struct kid *self, void *arg);
-
-static void __attribute__((format(printf, 2, 3)))
-kid_say(struct kid *k, const char *fmt, ...)
-{
-	char line[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0 || n >= (int)sizeof(line) - 1)
-		n = (int)sizeof(line) - 2;
-	line[n++] = '\n';
-	if (write(k->wr, line, (size_t)n) != n)
-		_exit(3);
-}
-
-static int
-kid_line(struct kid *k, char *buf, size_t len, unsigned timeout_ms)
-{
-	size_t n = 0;
-
-	while (n + 1 < len) {
-		struct pollfd p = { .fd = k->rd, .events = POLLIN };
-		char ch;
-
-		if (poll(&p, 1, (int)timeout_ms) != 1 ||
-		    read(k->rd, &ch, 1) != 1)
-			return -1;
-		if (ch == '\n')
-			break;
-		buf[n++] = ch;
-	}
-	buf[n] = '\0';
-	return 0;
-}
-
-/* @p huge: leave SPINNIC_HUGEPAGES unset (the shim tries hugetlb). */
-static void
-kid_start(struct kid *k, const char *name, bool huge, kid_fn fn, void *arg)
-{
-	int down[2], up[2];
-
-	ITEST_CHECK(pipe(down) == 0 && pipe(up) == 0, "pipe: %s",
-		    strerror(errno));
-	fflush(stdout);
-	fflush(stderr);
-	k->name = name;
-	k->pid = fork();
-	ITEST_CHECK(k->pid >= 0, "fork: %s", strerror(errno));
-	if (k->pid == 0) {
-		struct kid self = { .rd = down[0], .wr = up[1], .name = name };
-
-		close(down[1]);
-		close(up[0]);
-		setenv("SPINNIC_REGION_SIZE", "16M", 1);
-		if (huge)
-			unsetenv("SPINNIC_HUGEPAGES");
-		else
-			setenv("SPINNIC_HUGEPAGES", "0", 1);
-		signal(SIGALRM, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		alarm(60);
-		setenv("SPINNIC_SOCKET", itest_socket_path(0), 1);
-		_exit(fn(&self, arg));
-	}
-	close(down[0]);
-	close(up[1]);
-	k->rd = up[0];
-	k->wr = down[1];
-}
-
-static void
-kid_tell(struct kid *k, const char *line)
-{
-	size_t n = strlen(line);
-
-	ITEST_CHECK(write(k->wr, line, n) == (ssize_t)n &&
-		    write(k->wr, "\n", 1) == 1, "%s: write", k->name);
-}
-
-/* The kid's next line must start with @p prefix; spinnic must be alive
- * (checked first: a dead spinnic explains every missing line). */
-static void
-kid_expect(struct kid *k, const char *prefix, char *buf, size_t len)
-{
-	int rc = kid_line(k, buf, len, 30000);
-
-	ITEST_CHECK(itest_spinnic_alive(),
-		    "spinnic died while %s ran (a SIGBUS leaves no log); "
-		    "%s said \"%s\"", k->name, k->name, rc == 0 ? buf : "");
-	ITEST_CHECK(rc == 0, "%s: no line (wanted \"%s...\")", k->name,
-		    prefix);
-	ITEST_CHECK(strncmp(buf, prefix, strlen(prefix)) == 0,
-		    "%s: said \"%s\", wanted \"%s...\"", k->name, buf, prefix);
-}
-
-static void
-kid_end(struct kid *k)
-{
-	int st = -1, i;
-
-	close(k->wr);
-	for (i = 0; i < 2000; i++) {
-		if (waitpid(k->pid, &st, WNOHANG) == k->pid)
-			break;
-		usleep(10000);
-	}
-	if (i == 2000) {
-		kill(k->pid, SIGKILL);
-		waitpid(k->pid, &st, 0);
-		itest_fail("%s: did not exit", k->name);
-	}
-	close(k->rd);
-	ITEST_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		    "%s: exit status 0x%x", k->name, (unsigned)st);
-}
-
-#define KCHECK(self, cond, ...) do { \
-	if (!(cond)) { \
-		kid_say(self, "fail " __VA_ARGS__); \
-		return 1; \
-	} \
-} while (0)
-
-static int
-kid_ni_open(struct kid *self, struct kid_ni *n)
-{
-	int rc;
-
-	KCHECK(self, PtlInit() == PTL_OK, "PtlInit");
-	rc = PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL,
-		       PTL_PID_ANY, NULL, NULL, &n->ni);
-	KCHECK(self, rc == PTL_OK, "PtlNIInit: %d", rc);
-	KCHECK(self, PtlGetPhysId(n->ni, &n->id) == PTL_OK, "PtlGetPhysId");
-	KCHECK(self, PtlEQAlloc(n->ni, 64, &n->eq) == PTL_OK, "PtlEQAlloc");
-	KCHECK(self, PtlPTAlloc(n->ni, 0, n->eq, PTL_PT_ANY, &n->pt) ==
-		     PTL_OK, "PtlPTAlloc");
-	return 0;
-}
-
-static void
-kid_ni_close(struct kid_ni *n)
-{
-	PtlPTFree(n->ni, n->pt);
-	PtlEQFree(n->eq);
-	PtlNIFini(n->ni);
-	PtlFini();
-}
+/* ---- clients: forked children (kid.h) ------------------------------------ */
 
 /*
  * Put @p len bytes of @p pattern from a region MD into the caller's own ME
@@ -375,7 +209,7 @@ kid_bystander(struct kid *self, void *arg)
 	uint8_t *buf, round = 0;
 
 	(void)arg;
-	if (kid_ni_open(self, &n) != 0)
+	if (kid_ni_open(self, &n, 64) != 0)
 		return 1;
 	buf = spin_host_alloc(PUT_LEN);
 	KCHECK(self, buf != NULL, "spin_host_alloc");
@@ -423,7 +257,7 @@ kid_attacker(struct kid *self, void *arg)
 	int rc, err, old_fd;
 
 	(void)arg;
-	if (kid_ni_open(self, &n) != 0)
+	if (kid_ni_open(self, &n, 64) != 0)
 		return 1;
 	kid_say(self, "region hugetlb=%d", r->hugetlb);
 	buf = spin_host_alloc(BUF_SZ);
@@ -465,7 +299,7 @@ kid_attacker(struct kid *self, void *arg)
 	/* attach again: a fresh memfd, same address and contents */
 	old_fd = r->memfd;
 	kid_ni_close(&n);
-	if (kid_ni_open(self, &n) != 0)
+	if (kid_ni_open(self, &n, 64) != 0)
 		return 1;
 	KCHECK(self, buf[hole - buf_off + 4096] == 0x7e &&
 		     buf[0] == 0x11 && buf[BUF_SZ - 1] == 0x11,
@@ -492,7 +326,7 @@ attack(struct kid *b, bool huge, bool have_hp)
 	int hugetlb, err;
 	struct kid k;
 
-	kid_start(&k, name, huge, kid_attacker, NULL);
+	kid_start(&k, name, 0, huge, kid_attacker, NULL);
 	kid_expect(&k, "region hugetlb=", line, sizeof(line));
 	hugetlb = atoi(line + strlen("region hugetlb="));
 	/* the shim falls back to ordinary pages when hugepages run short
@@ -562,7 +396,7 @@ kid_early_hole(struct kid *self, void *arg)
 	rc = fallocate(r->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 		       (off_t)hole, HUGE_SZ);
 	KCHECK(self, rc == 0, "punch before attach: %s", strerror(errno));
-	if (kid_ni_open(self, &n) != 0)
+	if (kid_ni_open(self, &n, 64) != 0)
 		return 1;
 	KCHECK(self, self_put(&n, buf, BUF_SZ, hole - buf_off + 8192,
 			      PUT_LEN, 0x5a, why, sizeof(why)) == 0,
@@ -694,6 +528,7 @@ main(void)
 	long long refused;
 
 	itest_init("itest_region", 170);
+	kid_line_ms = 30000;
 	have_hp = hp_setup();
 	itest_spinnic_start(NULL);
 	/* re-checked: spinnic's EAL may have taken some */
@@ -702,14 +537,14 @@ main(void)
 		printf("itest_region: fewer than %d free hugepages: the hugetlb cases are skipped\n",
 		       HP_WANT);
 
-	kid_start(&b, "bystander", false, kid_bystander, NULL);
+	kid_start(&b, "bystander", 0, false, kid_bystander, NULL);
 	kid_expect(&b, "ready", line, sizeof(line));
 	bystander_round(&b, "before");
 
 	attack(&b, true, have_hp);
 	attack(&b, false, have_hp);
 	if (have_hp) {
-		kid_start(&k, "early-hole", true, kid_early_hole, NULL);
+		kid_start(&k, "early-hole", 0, true, kid_early_hole, NULL);
 		kid_expect(&k, "ok hugetlb=", line, sizeof(line));
 		kid_end(&k);
 		printf("itest_region: a hole punched before attach (%s): filled, put ok\n",
