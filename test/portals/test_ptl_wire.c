@@ -11,12 +11,8 @@
 #include <cmocka.h>
 
 #include "wire.h"
+#include "wire_test.h"
 
-#define PORT 5777
-#define ETH 14
-#define IP (ETH)
-#define UDP (ETH + 20)
-#define SH (ETH + 20 + 8)
 
 static void
 pkt_default(struct spinnic_pkt *p)
@@ -60,13 +56,6 @@ build(uint8_t *f, size_t cap, struct spinnic_pkt *p)
 }
 
 static void
-put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void
 put32(uint8_t *p, uint32_t v)
 {
 	put16(p, (uint16_t)(v >> 16));
@@ -78,21 +67,6 @@ put64(uint8_t *p, uint64_t v)
 {
 	put32(p, (uint32_t)(v >> 32));
 	put32(p + 4, (uint32_t)v);
-}
-
-/* recompute the IPv4 header checksum after an edit */
-static void
-ip_fix(uint8_t *f)
-{
-	uint32_t sum = 0;
-	int i, ihl = (f[IP] & 0xf) * 4;
-
-	f[IP + 10] = f[IP + 11] = 0;
-	for (i = 0; i < ihl; i += 2)
-		sum += (uint32_t)((f[IP + i] << 8) | f[IP + i + 1]);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	put16(f + IP + 10, (uint16_t)~sum);
 }
 
 static void
@@ -355,25 +329,6 @@ test_drop_reasons(void **state)
 	assert_string_equal(spinnic_wire_drop_name(-SPINNIC_WIRE_DROP_UNSEQ),
 			    "unseq");
 	assert_string_equal(spinnic_wire_drop_name(-5), "unknown");
-}
-
-/* reference: byte-wise one's-complement sum over pseudo header + UDP */
-static uint16_t
-ref_udp_sum(const uint8_t *f, int len)
-{
-	int ulen = len - UDP, i;
-	uint32_t sum = 0;
-
-	for (i = 0; i < 8; i += 2)
-		sum += (uint32_t)((f[IP + 12 + i] << 8) | f[IP + 13 + i]);
-	sum += 17 + (uint32_t)ulen;
-	for (i = 0; i + 1 < ulen; i += 2)
-		sum += (uint32_t)((f[UDP + i] << 8) | f[UDP + i + 1]);
-	if (ulen & 1)
-		sum += (uint32_t)(f[UDP + ulen - 1] << 8);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
 }
 
 static void

@@ -22,72 +22,11 @@
 #include <cmocka.h>
 
 #include "wire.h"
+#include "wire_test.h"
 
-#define PORT 5777
-#define ETH 14
-#define IP (ETH)
-#define UDP (ETH + 20)
-#define SH (ETH + 20 + 8)
 
 static uint8_t payload[4096];
 static struct spinnic_wire_auth *ka, *kb; /* two keys */
-
-static uint16_t
-get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static void
-put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static uint64_t
-get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void
-ip_fix(uint8_t *f)
-{
-	uint32_t sum = 0;
-	int i;
-
-	f[IP + 10] = f[IP + 11] = 0;
-	for (i = 0; i < 20; i += 2)
-		sum += (uint32_t)((f[IP + i] << 8) | f[IP + i + 1]);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	put16(f + IP + 10, (uint16_t)~sum);
-}
-
-/* byte-wise one's-complement sum over pseudo header + UDP datagram */
-static uint16_t
-ref_udp_sum(const uint8_t *f, int len)
-{
-	int ulen = len - UDP, i;
-	uint32_t sum = 0;
-
-	for (i = 0; i < 8; i += 2)
-		sum += (uint32_t)((f[IP + 12 + i] << 8) | f[IP + 13 + i]);
-	sum += 17 + (uint32_t)ulen;
-	for (i = 0; i + 1 < ulen; i += 2)
-		sum += (uint32_t)((f[UDP + i] << 8) | f[UDP + i + 1]);
-	if (ulen & 1)
-		sum += (uint32_t)(f[UDP + ulen - 1] << 8);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
 
 static void
 pkt_data(struct spinnic_pkt *p, uint32_t pay_len)
@@ -270,7 +209,7 @@ test_round_trip(void **state)
 			assert_int_equal(get16(f + IP + 2), len - ETH);
 			assert_int_equal(get16(f + UDP + 4), len - UDP);
 			assert_true(f[SH + 2] & SPINNIC_WIRE_F_AUTH);
-			assert_int_equal(get64(f + plain), ctr);
+			assert_int_equal(spinnic_wire_get64(f + plain), ctr);
 			assert_int_equal(get16(f + UDP + 6), 0);
 			memset(&q, 0, sizeof(q));
 			assert_int_equal(spinnic_wire_parse_auth(f, (size_t)len,
