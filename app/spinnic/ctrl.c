@@ -1243,6 +1243,7 @@ ctrl_thread(void *arg)
 		}
 		if (now >= stats_next) {
 			spinnic_stats_print(sn, stdout);
+			spinnic_ctrl_stats_print(sn, stdout);
 			fflush(stdout);
 			c->stats_printed++;
 			stats_next = now + sn->cfg.stats_interval *

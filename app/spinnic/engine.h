@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file engine.h
- * Internals of the data path (inbound.c, outbound.c, outbound_stream.c,
- * rel.c, faults.c): the engine state of a node and the limits it gives its
- * inbound message tables (msgtab.h). Not installed.
+ * Internals of the data path (engine.c, inbound.c, host_ops.c, outbound.c,
+ * commands.c, outbound_stream.c, tx.c, rel_tx.c, rel_rx.c, faults.c): the
+ * engine state of a node, its two halves by writer, and what the engine
+ * files call of each other. Not installed.
  * The tables' bounds and why: doc/NOTES.md, "Message table under a header
  * flood"; the engine's walk: doc/datapath.md.
  */
@@ -13,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "msgtab.h"
 
@@ -34,6 +36,8 @@
 
 struct rte_mbuf;
 struct rte_ring;
+struct rte_mempool;
+struct out_op;
 
 /** Entries of the inbound message table (live + tombstones). */
 #define ENG_MSGS 8192u
@@ -65,7 +69,7 @@ struct rte_ring;
 #define ENG_TX_HOLD 512u
 /** Slots of a TX hold only staged packets (acks) may use. */
 #define ENG_TX_RESERVE 64u
-/** Largest handler put, in packets (built at once on the HPU). */
+/** Largest handler put, in packets (its payload copied at once). */
 #define ENG_HPUT_PKTS 64u
 /** Acks the inbound engine keeps when node->txr is full. */
 #define ENG_ACK_HOLD 64u
@@ -93,7 +97,16 @@ struct fault_stage {
 	uint64_t events;                /**< losses, dups, corruptions, holds */
 };
 
-/** Where a packet's payload comes from when it must be sent again. */
+/**
+ * Re-create a packet's payload for a resend: @p len bytes of message
+ * @p msg_id from byte @p off into @p dst. @return 0 or a negative errno
+ * (the source is gone: a filler goes instead)
+ */
+typedef int (*rel_refill_fn)(void *arg, uint64_t msg_id, uint64_t off,
+			     uint32_t len, uint8_t *dst);
+
+/** Where a packet's payload comes from when it must be sent again, and
+ *  what waits for its acknowledgement. */
 struct rel_src {
 	struct ptl_client *c;   /**< re-read pay_len bytes from this client */
 	uint64_t addr;          /**< ... at this address */
@@ -101,9 +114,9 @@ struct rel_src {
 				     ack (0: none) */
 	struct reply_job *job;  /**< get reply whose GET event (at this
 				     target) waits for this packet's ack */
-	struct out_client *sput; /**< a streamed or processed put of this
-				     client: bytes re-created by
-				     eng_sput_refill() */
+	rel_refill_fn refill;   /**< or: bytes re-created by the source (a
+				     streamed or processed put) */
+	void *refill_arg;
 };
 
 /** A sequenced packet in flight (outbound role). */
@@ -113,7 +126,8 @@ struct rel_txent {
 	uint64_t addr;
 	uint64_t send_id;
 	struct reply_job *job;
-	struct out_client *sput;        /**< refill through eng_sput_refill */
+	rel_refill_fn refill;           /**< or re-created by its source */
+	void *refill_arg;
 	uint64_t first, sent;           /**< tsc: first and last transmission */
 	uint32_t pay_len;
 	uint8_t acked, tries;
@@ -192,7 +206,10 @@ enum eng_drop {
 	ENG_DROP_MAX,
 };
 
-/** Telemetry and stats names of enum eng_drop, in order (outbound.c). */
+/** A verdict of a check that may drop a packet: keep it (not dropped). */
+#define ENG_KEEP ENG_DROP_MAX
+
+/** Telemetry and stats names of enum eng_drop, in order (engine.c). */
 extern const char *const eng_drop_names[ENG_DROP_MAX];
 
 /** Inbound counters (written by the inbound role). */
@@ -244,6 +261,8 @@ struct eng_out_stats {
 	uint64_t chal_answered; /**< challenges of our epoch answered */
 	uint64_t chal_ignored;  /**< challenges of another epoch or nid */
 	uint64_t tacks_dropped; /**< transport acks the TX queue refused */
+	uint64_t submitted;     /**< operations of the submit queue started
+				     (handler puts) */
 };
 
 /** Streaming and processed puts (outbound_stream.c; outbound role). */
@@ -348,14 +367,33 @@ struct in_reply {
 	struct in_stream s;             /* first */
 };
 
-/** Outbound state of one client pid. */
-struct out_client {
-	struct ptl_client *c;           /**< referenced while attached */
+/**
+ * An initiator operation being turned into packets (commands.c): a
+ * client's command read from its ring, or one submitted by the engine
+ * (eng_submit: a handler's put).
+ */
+struct out_op {
+	struct ptl_client *c;           /**< initiator, referenced */
 	struct ptl_cmd cmd;             /**< command in progress */
 	uint64_t msg_id;
 	uint64_t off;                   /**< next byte to send */
 	bool have_cmd;                  /**< cmd read, op not started yet */
 	bool active;                    /**< op started, packets to build */
+	struct rte_mbuf **pay;          /**< payloads built on an HPU, one
+					     mbuf per packet; NULL: read from
+					     the client's memory at
+					     cmd.local_addr */
+};
+
+/** An operation of the submit queue (eng->ops, eng->submit). */
+struct out_sub {
+	struct out_op op;
+	struct rte_mbuf *pay[ENG_HPUT_PKTS];
+};
+
+/** Outbound state of one client pid. */
+struct out_client {
+	struct out_op op;               /**< its command in progress */
 	struct out_sput *sput;          /**< streams and processed put of the
 					     client (outbound_stream.c) */
 };
@@ -367,25 +405,89 @@ struct tx_hold {
 };
 
 /**
+ * Inbound half of the engine: written by the inbound role only (inbound.c,
+ * the receive side of reliable delivery, rel_rx.c); the control thread
+ * reads the counters (telemetry) and detach_ack.
+ */
+struct eng_rx {
+	struct spinnic_msgtab *msgs;    /**< put/get requests being received */
+	struct spinnic_msgtab *replies; /**< REPLY streams of our gets */
+	struct rte_mbuf *burst[ENG_RX_HAND];
+	unsigned burst_n, burst_i;      /**< burst in hand (stalled) */
+	struct rte_mbuf *acks[ENG_ACK_HOLD];
+	unsigned n_acks;
+	uint64_t next_expire;
+	uint32_t live_aborts;           /**< aborted sPIN messages not done */
+	struct eng_in_stats stats;
+	struct rel_rx *peers[ENG_PEERS]; /**< receive side, by peer */
+	unsigned n_peers;
+	uint64_t next_ack_check;
+	bool transient;                 /**< this packet's drop is short-lived */
+	uint64_t chal_next;             /**< tsc: rate limit of challenges */
+	/** challenges sent lately: one per nid and epoch per RTO */
+	struct { uint32_t nid, epoch; uint64_t tsc; } chal_recent[16];
+	unsigned chal_slot;             /**< chal_recent: next slot (mod 16) */
+	/** challenge cookies' HMAC, keyed with a random secret (rel_init);
+	 *  an OpenSSL EVP_MAC_CTX, reused for every cookie */
+	struct evp_mac_ctx_st *mac;
+	struct fault_stage *faults;     /**< RX fault injection, or NULL */
+	struct park_ent {
+		struct rte_mbuf *m;
+		uint32_t nid, epoch, seq;
+	} park[ENG_PARK];               /**< waiting to match in order */
+	unsigned n_park;
+	uint64_t rel_moves;             /**< a peer's window moved (count) */
+	uint64_t park_seen;             /**< rel_moves at the last drain */
+	uint64_t park_tsc;              /**< parked packets last moved */
+	uint64_t detach_seen;           /**< detach request in progress */
+	volatile uint64_t detach_ack;   /**< detach request done (the control
+					     thread polls it) */
+} __rte_cache_aligned;
+
+/**
+ * Outbound half of the engine: written by the outbound role only
+ * (outbound.c, commands.c, outbound_stream.c, the send side of reliable
+ * delivery rel_tx.c, tx.c); the control thread reads the counters,
+ * n_staged and detach_ack, the HPUs gather (atomic load).
+ */
+struct eng_tx {
+	struct out_client clients[SPINNIC_CLIENTS_MAX]; /**< by pid */
+	struct out_sub *sub;            /**< submitted operation in progress */
+	struct reply_job *job_head, *job_tail;
+	struct tx_hold *hold;           /**< one per TX queue */
+	unsigned rr_pid;                /**< client served last (round robin) */
+	uint64_t next_scan;
+	struct eng_out_stats stats;
+	struct rel_tx *peers[ENG_PEERS]; /**< send side, by peer */
+	unsigned n_peers;
+	uint64_t next_probe_scan;
+	uint32_t failed[ENG_PEERS];     /**< peers given up by rel_tx_poll,
+					     not yet told to the builders */
+	unsigned n_failed;
+	struct rte_mbuf *staged[32];    /**< staged packets waiting for room */
+	unsigned n_staged;
+	struct fault_stage *faults;     /**< TX fault injection, or NULL */
+	struct eng_sput_stats sput;     /**< outbound_stream.c counters */
+	struct out_gather *gather;      /**< outbound_stream.c: processed-put
+					     packets out on the HPUs */
+	volatile uint64_t detach_ack;   /**< detach request done (the control
+					     thread polls it) */
+} __rte_cache_aligned;
+
+/**
  * Engine state of a node. Three lcores/threads write it, so it is laid out
  * by writer (STYLE.md item 9), each part starting on its own cache line
  * (checked below):
  *
  *  part            written by                         read by
  *  shared          spinnic_engine_init, then nobody   every role
- *  inbound half    the inbound role (inbound.c, the   control thread: the
- *                  rel.c receive side)                counters (telemetry),
- *                                                     detach_in_ack
- *  outbound half   the outbound role (outbound.c,     control thread: the
- *                  outbound_stream.c, the rel.c send  counters, n_staged,
- *                  side)                              detach_out_ack;
- *                                                     gather (atomic load)
+ *  rx (inbound)    the inbound role                   control thread
+ *  tx (outbound)   the outbound role                  control thread, HPUs
  *  detach          the control thread (client detach) both roles
  *
  * Every field has one writer role: what passes between the roles goes
  * through the rings (separate objects; their pointers are in the shared
- * part). Init and fini (spinnic_engine_init, eng_*_fini) run while the
- * roles are stopped.
+ * part). Init and fini (engine.c) run while the roles are stopped.
  */
 struct spinnic_engine {
 	/* ---- shared, read-mostly: set at init ---- */
@@ -398,60 +500,13 @@ struct spinnic_engine {
 	struct rte_ring *rel_acks;
 	/* inbound -> outbound: our transport acks, built (SP/SC) */
 	struct rte_ring *tacks;
+	/* HPUs (handler puts), later triggers -> outbound: operations to
+	 * originate (MP/SC, struct out_sub; commands.c) */
+	struct rte_ring *submit;
+	struct rte_mempool *ops;        /**< struct out_sub, for submit */
 
-	/* ---- inbound half: written by the inbound role only ---- */
-	struct spinnic_msgtab *msgs __rte_cache_aligned; /* first of the half */
-	struct spinnic_msgtab *replies;
-	struct rte_mbuf *rx[ENG_RX_HAND];
-	unsigned rx_n, rx_i;            /**< burst in hand (stalled) */
-	struct rte_mbuf *acks[ENG_ACK_HOLD];
-	unsigned nb_acks;
-	uint64_t next_expire;
-	uint32_t live_aborts;           /**< aborted sPIN messages not done */
-	struct eng_in_stats in_stats;
-	struct rel_rx *rx_peers[ENG_PEERS]; /**< receive side, by peer */
-	unsigned n_rx_peers;
-	uint64_t next_ack_check;
-	bool transient;                 /**< this packet's drop is short-lived */
-	uint64_t chal_next;             /**< tsc: rate limit of challenges */
-	/** challenges sent lately: one per nid and epoch per RTO */
-	struct { uint32_t nid, epoch; uint64_t tsc; } chal_recent[16];
-	unsigned chal_slot;             /**< chal_recent: next slot (mod 16) */
-	/** challenge cookies' HMAC, keyed with a random secret (rel_init);
-	 *  an OpenSSL EVP_MAC_CTX, reused for every cookie */
-	struct evp_mac_ctx_st *rel_mac;
-	struct fault_stage *fault_rx;   /**< RX fault injection, or NULL */
-	struct park_ent {
-		struct rte_mbuf *m;
-		uint32_t nid, epoch, seq;
-	} park[ENG_PARK];               /**< waiting to match in order */
-	unsigned n_park;
-	uint64_t rel_moves;             /**< a peer's window moved (count) */
-	uint64_t park_seen;             /**< rel_moves at the last drain */
-	uint64_t park_tsc;              /**< parked packets last moved */
-	uint64_t in_detach_seen;        /**< detach request in progress */
-	volatile uint64_t detach_in_ack; /**< detach request done (the
-					      control thread polls it) */
-
-	/* ---- outbound half: written by the outbound role only ---- */
-	struct out_client out_clients[SPINNIC_CLIENTS_MAX]
-		__rte_cache_aligned;    /* first of the half */
-	struct reply_job *job_head, *job_tail;
-	struct tx_hold *hold;           /**< one per TX queue */
-	unsigned rr_pid;                /**< client served last (round robin) */
-	uint64_t next_scan;
-	struct eng_out_stats out_stats;
-	struct rel_tx *tx_peers[ENG_PEERS]; /**< send side, by peer */
-	unsigned n_tx_peers;
-	uint64_t next_probe_scan;
-	struct rte_mbuf *staged[32];    /**< staged packets waiting for room */
-	unsigned n_staged;
-	struct fault_stage *fault_tx;   /**< TX fault injection, or NULL */
-	struct eng_sput_stats sput;     /**< outbound_stream.c counters */
-	struct out_gather *gather;      /**< outbound_stream.c: processed-put
-					     packets out on the HPUs */
-	volatile uint64_t detach_out_ack; /**< detach request done (the
-					       control thread polls it) */
+	struct eng_rx rx;               /**< inbound half */
+	struct eng_tx tx;               /**< outbound half */
 
 	/* ---- client detach handshake: written by the control thread ---- */
 	pthread_mutex_t detach_lock __rte_cache_aligned; /* first of the part */
@@ -462,25 +517,33 @@ struct spinnic_engine {
 /* Each writer's part starts a cache line of its own, after the previous
  * part (so no two parts share a line), and the engine ends on a line
  * boundary (nothing else shares its last line). */
-static_assert(offsetof(struct spinnic_engine, msgs) %
+static_assert(offsetof(struct spinnic_engine, rx) %
 	      RTE_CACHE_LINE_SIZE == 0, "inbound half not on a cache line");
-static_assert(offsetof(struct spinnic_engine, msgs) >
-	      offsetof(struct spinnic_engine, tacks),
-	      "inbound half must follow the shared part");
-static_assert(offsetof(struct spinnic_engine, out_clients) %
+static_assert(offsetof(struct spinnic_engine, tx) %
 	      RTE_CACHE_LINE_SIZE == 0, "outbound half not on a cache line");
-static_assert(offsetof(struct spinnic_engine, out_clients) >
-	      offsetof(struct spinnic_engine, detach_in_ack),
-	      "outbound half must follow the inbound half");
+static_assert(sizeof(struct eng_rx) % RTE_CACHE_LINE_SIZE == 0 &&
+	      sizeof(struct eng_tx) % RTE_CACHE_LINE_SIZE == 0,
+	      "a half does not end on a cache line");
 static_assert(offsetof(struct spinnic_engine, detach_lock) %
 	      RTE_CACHE_LINE_SIZE == 0, "detach words not on a cache line");
-static_assert(offsetof(struct spinnic_engine, detach_lock) >
-	      offsetof(struct spinnic_engine, detach_out_ack),
-	      "detach words must follow the outbound half");
 static_assert(sizeof(struct spinnic_engine) % RTE_CACHE_LINE_SIZE == 0,
 	      "engine does not end on a cache line");
 
-/* inbound.c */
+/* Reply jobs (outbound.c answers them, rel_tx.c waits for their acks). */
+/** A reply job's last packet was acknowledged (or will never be): the
+ *  target's GET event, the job freed. SPINNIC_PTL_NI_* @p fail, or
+ *  ENG_FAIL_SILENT to release the match without an event (detach, fini). */
+static inline void
+reply_job_end(struct ptl_nic *nic, struct reply_job *j, uint8_t fail)
+{
+	if (fail == ENG_FAIL_SILENT)
+		ptl_match_release(nic, &j->match);
+	else
+		ptl_match_complete(nic, &j->match, fail);
+	free(j);
+}
+
+/* inbound.c: the inbound role */
 /** Inbound side of a detach: purge the client's messages. */
 void eng_in_detach(struct spinnic_engine *eng, struct ptl_client *pc);
 /** Drop every inbound state (fini). */
@@ -493,19 +556,56 @@ void eng_in_drop(struct spinnic_engine *eng, struct rte_mbuf *m,
  *  @return 0, -ENOSPC (the caller keeps it) */
 int eng_in_stage(struct spinnic_engine *eng, struct rte_mbuf *m);
 
-/* outbound.c */
+/* outbound.c: the outbound role */
 /** Outbound side of a detach: forget the client's commands and replies. */
 void eng_out_detach(struct spinnic_engine *eng, struct ptl_client *pc);
 /** Drop every outbound state (fini). */
 void eng_out_fini(struct spinnic_engine *eng);
+
+/* commands.c: every initiator operation, the one originate path */
 /**
- * Build the headers of a packet of @p node into a fresh mbuf with room for
- * p->pay_len payload bytes after them (copied from p->payload when set).
- * @param pay_p if not NULL, receives where the payload goes
- * @return the mbuf, or NULL when the pool is empty
+ * Originate an operation from inside the engine (a handler's put; next,
+ * triggered operations): queued for the outbound role, which starts it
+ * and builds its packets as it does a client's command. Any lcore.
+ * @param c      initiator (a reference is taken)
+ * @param cmd    the command (PUT)
+ * @param src    payload bytes to send (copied now into mbufs), or NULL
+ *               to read them from @p c's memory at cmd->local_addr when
+ *               the packets are built
+ * @return 0, -EINVAL (too long: over ENG_HPUT_PKTS packets), -ENOBUFS
+ *   (the queue or the mbuf pool is full: try again)
  */
-struct rte_mbuf *eng_build(struct spinnic_node *node,
-			   const struct spinnic_pkt *p, uint8_t **pay_p);
+int eng_submit(struct spinnic_engine *eng, struct ptl_client *c,
+	       const struct ptl_cmd *cmd, const void *src);
+/** Look for attached and gone clients (outbound role). */
+void eng_clients_scan(struct spinnic_engine *eng);
+/** Build up to @p budget packets of commands. @return packets built */
+unsigned eng_commands_poll(struct spinnic_engine *eng, unsigned budget);
+/** Forget a client's command and streams (detach, gone, fini). */
+void eng_client_forget(struct spinnic_engine *eng, struct out_client *oc);
+/** The peer @p dst_nid was given up: build nothing more for it. */
+void eng_commands_peer_failed(struct spinnic_engine *eng, uint32_t dst_nid);
+/** Outbound side of a detach for commands: forget the client's. */
+void eng_commands_detach(struct spinnic_engine *eng, struct ptl_client *pc);
+/** Drop every submitted operation (fini). */
+void eng_commands_fini(struct spinnic_engine *eng);
+
+/* tx.c: the TX path (outbound role) */
+/** Free slots of TX queue @p q's hold. */
+unsigned eng_tx_hold_free(const struct spinnic_engine *eng, uint16_t q);
+/** Room in @p dst_nid's TX queue for one more packet (resends). */
+bool eng_tx_hold_room(const struct spinnic_engine *eng, uint32_t dst_nid);
+/** A sealed frame through the TX fault stage to its queue. */
+void eng_tx_push(struct spinnic_engine *eng, struct rte_mbuf *m,
+		 uint32_t dst_nid);
+/** Hand held packets to the port. @return packets sent */
+unsigned eng_tx_flush(struct spinnic_engine *eng);
+/** Idle: packets the TX fault stage holds back to reorder go now. */
+void eng_tx_fault_idle(struct spinnic_engine *eng);
+/** Free the held packets and the TX fault stage (fini). */
+void eng_tx_fini(struct spinnic_engine *eng);
+
+/* rel_tx.c: reliable delivery, send side (outbound role) */
 /**
  * Hand a built packet to its destination's TX queue, sequenced (unless it
  * is a plain transport ack), sealed and through the TX fault stage.
@@ -514,74 +614,69 @@ struct rte_mbuf *eng_build(struct spinnic_node *node,
  * @return 0 (the packet is the engine's), -ENOSPC no room in the TX queue
  *   or the peer's window (the caller keeps the packet)
  */
-int eng_tx_send(struct spinnic_engine *eng, struct rte_mbuf *m,
+int rel_tx_send(struct spinnic_engine *eng, struct rte_mbuf *m,
 		uint32_t dst_nid, const struct rel_src *src);
 /** Room to send one more data packet to @p dst_nid now. */
-bool eng_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid);
-/** Room in @p dst_nid's TX queue for one more packet (resends). */
-bool eng_tx_hold_room(const struct spinnic_engine *eng, uint32_t dst_nid);
-/** A sealed frame (a resend) through the TX fault stage to its queue. */
-void eng_tx_push(struct spinnic_engine *eng, struct rte_mbuf *m,
-		 uint32_t dst_nid);
-/** A reply job's last packet was acknowledged (or will never be): the
- *  target's GET event, the job freed. SPINNIC_PTL_NI_* @p fail, or
- *  ENG_FAIL_SILENT to release the match without an event (detach, fini). */
-void eng_reply_job_done(struct spinnic_engine *eng, struct reply_job *j,
-			uint8_t fail);
-/** The peer @p dst_nid was given up: stop building for it. */
-void eng_out_peer_failed(struct spinnic_engine *eng, uint32_t dst_nid);
-/** Destination nid of a built frame, UINT32_MAX when it has none. */
-uint32_t eng_frame_dst_nid(const struct rte_mbuf *m);
-
-/* rel.c: reliable delivery */
-/** Both sides: the cookie key (random). @return 0, -EIO no randomness */
-int rel_init(struct spinnic_engine *eng);
-/** Send side: sequence, keep for retransmission and seal a frame.
+bool rel_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid);
+/** Sequence, keep for retransmission and seal a frame.
  *  @return 0, -ENOSPC window full or no peer slot free */
 int rel_track(struct spinnic_engine *eng, struct rte_mbuf *m,
 	      uint32_t dst_nid, const struct rel_src *src);
-/** Send side: acks from the inbound role, timers, probes, peer timeouts.
- *  @return packets sent */
+/** Acks from the inbound role, timers, probes, peer timeouts; peers given
+ *  up are left in eng->tx.failed for the caller. @return packets sent */
 unsigned rel_tx_poll(struct spinnic_engine *eng, uint64_t now);
-/** Send side: room for @p need more sequenced packets to @p dst_nid. */
-bool rel_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid,
-		 unsigned need);
-/** Send side: release everything (fini). */
+/** Release everything (fini). */
 void rel_tx_fini(struct spinnic_engine *eng);
-/** Send side: forget a detached client's packets (no re-reads). */
+/** Forget a detached client's packets (no re-reads). */
 void rel_tx_detach(struct spinnic_engine *eng, struct ptl_client *pc);
+/** Forget the refill source @p refill_arg (its stream is gone): its
+ *  packets become fillers if they must be resent. */
+void rel_tx_forget(struct spinnic_engine *eng, const void *refill_arg);
+
+/* rel_rx.c: reliable delivery, receive side (inbound role) */
+/** The session cookies' key (random). @return 0, -EIO no randomness */
+int rel_init(struct spinnic_engine *eng);
 /**
- * Receive side, before a sequenced packet is handled.
- * @return true to handle it, false when it was a duplicate, of an
- *   unverified epoch (a challenge goes to its sender) or out of the
- *   window (freed and counted)
+ * Before a packet is handled: is it new in its sender's session? Only
+ * data of a node without a session may come unsequenced (test
+ * generators); REPLY, ACK, NACK and GET never (they would end our
+ * operations or make us send to a forged nid).
+ * @return ENG_KEEP to handle it, or why to drop it (a duplicate, of an
+ *   unverified epoch: a challenge went to its sender, out of the window,
+ *   unsequenced where a session must speak)
  */
-bool rel_rx_begin(struct spinnic_engine *eng, struct rte_mbuf *m,
-		  const struct spinnic_pkt *p);
-/** Receive side: every earlier packet of this packet's sender arrived
- *  (or it is not sequenced). */
+enum eng_drop rel_rx_begin(struct spinnic_engine *eng,
+			   const struct spinnic_pkt *p);
+/** Every earlier packet of this packet's sender arrived (or it is not
+ *  sequenced). */
 bool rel_rx_in_order(struct spinnic_engine *eng, const struct spinnic_pkt *p);
-/** Receive side, after it was handled (RX_DONE): mark it received unless
- *  eng->transient says it must come again. */
+/** After it was handled (RX_DONE): mark it received unless
+ *  eng->rx.transient says it must come again. */
 void rel_rx_end(struct spinnic_engine *eng, const struct spinnic_pkt *p);
-/** Receive side: a transport ack for the outbound role. */
+/** A transport ack for the outbound role. */
 void rel_rx_tack(struct spinnic_engine *eng, const struct spinnic_pkt *p);
-/** Receive side: a challenge (for the outbound role) or its answer
- *  (takes the epoch it names when its cookie is ours); frees @p m. */
-void rel_rx_handshake(struct spinnic_engine *eng, struct rte_mbuf *m,
-		      const struct spinnic_pkt *p);
-/**
- * Receive side: may an unsequenced packet be handled? Only requests of a
- * node without a session (test generators) may; REPLY, ACK, NACK and GET
- * never (they would end our operations or make us send to a forged nid).
- * @return true to handle it; false when it was dropped and counted
- */
-bool rel_rx_unsequenced(struct spinnic_engine *eng, struct rte_mbuf *m,
-			const struct spinnic_pkt *p);
-/** Receive side: send the transport acks that are due. @return sent */
+/** A challenge (for the outbound role) or its answer (takes the epoch it
+ *  names when its cookie is ours). @return ENG_KEEP, or why to drop it */
+enum eng_drop rel_rx_handshake(struct spinnic_engine *eng,
+			       const struct spinnic_pkt *p);
+/** Send the transport acks that are due. @return sent */
 unsigned rel_rx_acks(struct spinnic_engine *eng, uint64_t now);
-/** Receive side: release (fini). */
+/** Release (fini). */
 void rel_rx_fini(struct spinnic_engine *eng);
+
+/** Keyed (--wire-key): no UDP checksum, the MAC sealed at TX covers it. */
+static inline int
+rel_seal_flags(const struct spinnic_engine *eng)
+{
+	return eng->node->auth != NULL ? SPINNIC_WIRE_SEAL_NO_CSUM : 0;
+}
+
+/** --peer-timeout-ms in timer cycles. */
+static inline uint64_t
+rel_peer_timeout_tsc(const struct spinnic_engine *eng)
+{
+	return eng->hz * eng->node->sn->cfg.peer_timeout_ms / 1000u;
+}
 
 /* faults.c: --fault-inject */
 /** A stage for one direction, or NULL when nothing is injected there. */

@@ -36,8 +36,8 @@ eng_in_drop(struct spinnic_engine *eng, struct rte_mbuf *m, enum eng_drop why)
 	/* short of a slot or memory now: not acknowledged, so resent */
 	if (why == ENG_DROP_TABLE_FULL || why == ENG_DROP_TABLE_SHARE ||
 	    why == ENG_DROP_NO_MEM)
-		eng->transient = true;
-	eng->in_stats.drop[why]++;
+		eng->rx.transient = true;
+	eng->rx.stats.drop[why]++;
 	eng->node->rx.drops++;
 	rte_pktmbuf_free(m);
 }
@@ -49,14 +49,14 @@ acks_flush(struct spinnic_engine *eng)
 {
 	unsigned n;
 
-	if (eng->nb_acks == 0)
+	if (eng->rx.n_acks == 0)
 		return 0;
-	n = rte_ring_mp_enqueue_burst(eng->node->txr, (void **)eng->acks,
-				      eng->nb_acks, NULL);
-	if (n > 0 && n < eng->nb_acks)
-		memmove(eng->acks, eng->acks + n,
-			(eng->nb_acks - n) * sizeof(eng->acks[0]));
-	eng->nb_acks -= n;
+	n = rte_ring_mp_enqueue_burst(eng->node->txr, (void **)eng->rx.acks,
+				      eng->rx.n_acks, NULL);
+	if (n > 0 && n < eng->rx.n_acks)
+		memmove(eng->rx.acks, eng->rx.acks + n,
+			(eng->rx.n_acks - n) * sizeof(eng->rx.acks[0]));
+	eng->rx.n_acks -= n;
 	return n;
 }
 
@@ -91,16 +91,16 @@ ack_send(struct spinnic_engine *eng, const struct spinnic_pkt *req,
 	m = eng_build(eng->node, &p, NULL);
 	if (m == NULL) {
 		/* the pool is empty: counted, the initiator times out */
-		eng->in_stats.drop[ENG_DROP_NO_MEM]++;
+		eng->rx.stats.drop[ENG_DROP_NO_MEM]++;
 		return;
 	}
 	if (nack)
-		eng->in_stats.nacks_sent++;
+		eng->rx.stats.nacks_sent++;
 	else
-		eng->in_stats.acks_sent++;
+		eng->rx.stats.acks_sent++;
 	/* room was reserved before the packet was taken (ack_room) */
 	if (eng_in_stage(eng, m) != 0) {
-		eng->in_stats.drop[ENG_DROP_NO_MEM]++;
+		eng->rx.stats.drop[ENG_DROP_NO_MEM]++;
 		rte_pktmbuf_free(m);
 	}
 }
@@ -108,18 +108,18 @@ ack_send(struct spinnic_engine *eng, const struct spinnic_pkt *req,
 static bool
 ack_room(const struct spinnic_engine *eng)
 {
-	return eng->nb_acks < ENG_ACK_HOLD;
+	return eng->rx.n_acks < ENG_ACK_HOLD;
 }
 
 int
 eng_in_stage(struct spinnic_engine *eng, struct rte_mbuf *m)
 {
-	if (eng->nb_acks == 0 && rte_ring_mp_enqueue(eng->node->txr, m) == 0)
+	if (eng->rx.n_acks == 0 && rte_ring_mp_enqueue(eng->node->txr, m) == 0)
 		return 0;
 	if (!ack_room(eng))
 		return -ENOSPC;
-	eng->acks[eng->nb_acks++] = m;
-	eng->in_stats.ack_held++;
+	eng->rx.acks[eng->rx.n_acks++] = m;
+	eng->rx.stats.ack_held++;
 	return 0;
 }
 
@@ -136,7 +136,7 @@ static void
 msg_retire(struct spinnic_engine *eng, struct in_msg *e)
 {
 	e->state = MSG_S_DONE;
-	spinnic_msgtab_finish(eng->msgs, e);
+	spinnic_msgtab_finish(eng->rx.msgs, e);
 }
 
 /* Complete a message: target event, CT, ACK. */
@@ -161,7 +161,7 @@ msg_complete(struct spinnic_engine *eng, struct in_msg *e, uint8_t fail)
 	req.flags = e->unseq ? 0 : SPINNIC_WIRE_F_REL;
 	ptl_match_complete(eng->node->nic, &e->match, fail);
 	if (fail != SPINNIC_PTL_NI_OK)
-		eng->in_stats.msgs_failed++;
+		eng->rx.stats.msgs_failed++;
 	else
 		spinnic_client_count(eng->node, req.dst.pid, true, mlength);
 	eng->node->rx.msgs_done++;
@@ -199,7 +199,7 @@ done_drain(struct spinnic_engine *eng)
 
 	do {
 		/* every completion may send an ack: keep room for them */
-		unsigned room = RTE_MIN(32u, ENG_ACK_HOLD - eng->nb_acks);
+		unsigned room = RTE_MIN(32u, ENG_ACK_HOLD - eng->rx.n_acks);
 
 		n = room == 0 ? 0 :
 			rte_ring_sc_dequeue_burst(eng->done, objs, room, NULL);
@@ -207,13 +207,13 @@ done_drain(struct spinnic_engine *eng)
 			struct in_msg *e = objs[i];
 
 			if (e->state == MSG_S_SPIN_ABORT_DETACH)
-				eng->live_aborts--;
+				eng->rx.live_aborts--;
 			if (e->state == MSG_S_SPIN_ABORT_DETACH ||
 			    e->state == MSG_S_SPIN_ABORT_TIMEOUT) {
 				msg_abandon(eng, e);
 				continue;
 			}
-			eng->in_stats.msgs_spin++;
+			eng->rx.stats.msgs_spin++;
 			msg_complete(eng, e, spin_fail(&e->res));
 		}
 		total += n;
@@ -257,7 +257,7 @@ msg_npkts(const struct spinnic_node *node, uint64_t len)
 					 node->payload);
 }
 
-/* A new message in @p t (eng->msgs or eng->replies), its packet @p idx
+/* A new message in @p t (eng->rx.msgs or eng->rx.replies), its packet @p idx
  * given room; NULL when refused (the packet dropped and counted). */
 static void *
 msg_insert(struct spinnic_engine *eng, struct spinnic_msgtab *t,
@@ -408,7 +408,7 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 	bool fresh;
 	int rc;
 
-	e = (struct in_msg *)stream_accept(eng, eng->msgs, NULL, m, p, now,
+	e = (struct in_msg *)stream_accept(eng, eng->rx.msgs, NULL, m, p, now,
 					   &fresh, &idx);
 	if (e == NULL)
 		return RX_DONE;
@@ -485,17 +485,17 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		rc = ptl_host_write(e->match.c, e->match.start + p->offset,
 				    p->payload, n);
 		if (rc != 0) {
-			eng->in_stats.drop[ENG_DROP_HOST]++;
+			eng->rx.stats.drop[ENG_DROP_HOST]++;
 			e->s.fail = SPINNIC_PTL_NI_SEGV;
 		} else {
-			eng->in_stats.bytes_np += n;
+			eng->rx.stats.bytes_np += n;
 		}
 	}
 	spinnic_seen_set(&e->s.link.seen, idx);
 	e->s.got += p->pay_len;
 	rte_pktmbuf_free(m);
 	if (e->s.got == e->s.rlength) {
-		eng->in_stats.msgs_np++;
+		eng->rx.stats.msgs_np++;
 		msg_complete(eng, e, e->s.fail);
 	}
 	return RX_DONE;
@@ -512,7 +512,7 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	struct in_msg *e;
 	int rc;
 
-	if (spinnic_msgtab_lookup(eng->msgs, &key) != NULL) {
+	if (spinnic_msgtab_lookup(eng->rx.msgs, &key) != NULL) {
 		eng_in_drop(eng, m, ENG_DROP_LATE);
 		return RX_DONE;
 	}
@@ -521,7 +521,7 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	j = calloc(1, sizeof(*j));
 	if (j == NULL)
 		return RX_STALL;
-	e = msg_insert(eng, eng->msgs, m, p, -1, now);
+	e = msg_insert(eng, eng->rx.msgs, m, p, -1, now);
 	if (e == NULL) {
 		free(j);
 		return RX_DONE;
@@ -538,7 +538,7 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 		return RX_DONE;
 	}
 	eng->node->rx.matches++;
-	eng->in_stats.gets_served++;
+	eng->rx.stats.gets_served++;
 	j->ni_kind = p->ni;
 	/* free count checked above; single producer */
 	rte_ring_sp_enqueue(eng->jobs, j);
@@ -569,7 +569,7 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 	bool fresh;
 	int rc;
 
-	r = (struct in_reply *)stream_accept(eng, eng->replies, reply_admit,
+	r = (struct in_reply *)stream_accept(eng, eng->rx.replies, reply_admit,
 					     m, p, now, &fresh, &idx);
 	if (r == NULL)
 		return RX_DONE;
@@ -584,7 +584,7 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 				  &c, &addr);
 		if (rc == -ENOENT) {
 			/* not a get of ours (any more): forget the stream */
-			spinnic_msgtab_finish(eng->replies, r);
+			spinnic_msgtab_finish(eng->rx.replies, r);
 			eng_in_drop(eng, m, ENG_DROP_UNKNOWN_OP);
 			return RX_DONE;
 		}
@@ -593,10 +593,10 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 			ptl_client_put(c);
 		}
 		if (rc != 0) {
-			eng->in_stats.drop[ENG_DROP_HOST]++;
+			eng->rx.stats.drop[ENG_DROP_HOST]++;
 			r->s.fail = SPINNIC_PTL_NI_SEGV;
 		} else {
-			eng->in_stats.reply_bytes += p->pay_len;
+			eng->rx.stats.reply_bytes += p->pay_len;
 		}
 	}
 	r->s.got += p->pay_len;
@@ -604,8 +604,8 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 	if (r->s.got == r->s.rlength) {
 		ptl_op_reply_done(node->nic, p->msg_id, r->s.fail,
 				  r->s.rlength);
-		eng->in_stats.replies_done++;
-		spinnic_msgtab_finish(eng->replies, r);
+		eng->rx.stats.replies_done++;
+		spinnic_msgtab_finish(eng->rx.replies, r);
 	}
 	return RX_DONE;
 }
@@ -619,9 +619,9 @@ rx_ack(struct spinnic_engine *eng, struct rte_mbuf *m,
 	int rc;
 
 	if (p->type == SPINNIC_WIRE_T_ACK)
-		eng->in_stats.acks_rcvd++;
+		eng->rx.stats.acks_rcvd++;
 	else
-		eng->in_stats.nacks_rcvd++;
+		eng->rx.stats.nacks_rcvd++;
 	rc = ptl_op_lookup(node->nic, p->msg_id, &info, NULL);
 	if (rc == 0 && info.target.nid == p->src.nid &&
 	    info.target.pid == p->src.pid) {
@@ -672,10 +672,10 @@ parked_already(const struct spinnic_engine *eng, const struct spinnic_pkt *p)
 {
 	unsigned i;
 
-	for (i = 0; i < eng->n_park; i++)
-		if (eng->park[i].seq == p->seq &&
-		    eng->park[i].nid == p->src.nid &&
-		    eng->park[i].epoch == p->epoch)
+	for (i = 0; i < eng->rx.n_park; i++)
+		if (eng->rx.park[i].seq == p->seq &&
+		    eng->rx.park[i].nid == p->src.nid &&
+		    eng->rx.park[i].epoch == p->epoch)
 			return true;
 	return false;
 }
@@ -689,7 +689,7 @@ starts_match(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 	if (p->type == SPINNIC_WIRE_T_GET)
 		return true;
 	return p->type == SPINNIC_WIRE_T_DATA &&
-		spinnic_msgtab_lookup(eng->msgs, &key) == NULL;
+		spinnic_msgtab_lookup(eng->rx.msgs, &key) == NULL;
 }
 
 static enum rx_res
@@ -697,6 +697,7 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 {
 	struct spinnic_node *node = eng->node;
 	struct spinnic_pkt p;
+	enum eng_drop why;
 	enum rx_res res;
 	int rc;
 
@@ -730,8 +731,12 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 	}
 	if (p.type == SPINNIC_WIRE_T_CHAL ||
 	    p.type == SPINNIC_WIRE_T_CHAL_ACK) {
-		/* the session handshake (rel.c) */
-		rel_rx_handshake(eng, m, &p);
+		/* the session handshake (rel_rx.c) */
+		why = rel_rx_handshake(eng, &p);
+		if (why != ENG_KEEP)
+			eng_in_drop(eng, m, why);
+		else
+			rte_pktmbuf_free(m);
 		return RX_DONE;
 	}
 	/* a request may make an ack: room for one first (acks and replies
@@ -739,8 +744,11 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 	if ((p.type == SPINNIC_WIRE_T_DATA || p.type == SPINNIC_WIRE_T_GET) &&
 	    !ack_room(eng))
 		return RX_STALL;
-	if (!rel_rx_begin(eng, m, &p))
+	why = rel_rx_begin(eng, &p);
+	if (why != ENG_KEEP) {
+		eng_in_drop(eng, m, why);
 		return RX_DONE;
+	}
 	if (!rel_rx_in_order(eng, &p) && starts_match(eng, &p)) {
 		/*
 		 * Matching in order (Portals: messages from one initiator
@@ -753,20 +761,20 @@ rx_one(struct spinnic_engine *eng, struct rte_mbuf *m, uint64_t now)
 		if (parked_already(eng, &p)) {
 			/* a resend of a packet parked already: one copy */
 			eng_in_drop(eng, m, ENG_DROP_REL_DUP);
-		} else if (eng->n_park < ENG_PARK) {
-			struct park_ent *pe = &eng->park[eng->n_park++];
+		} else if (eng->rx.n_park < ENG_PARK) {
+			struct park_ent *pe = &eng->rx.park[eng->rx.n_park++];
 
-			if (eng->n_park == 1)
-				eng->park_tsc = now;
+			if (eng->rx.n_park == 1)
+				eng->rx.park_tsc = now;
 			pe->m = m;
 			pe->nid = p.src.nid;
 			pe->epoch = p.epoch;
 			pe->seq = p.seq;
-			eng->in_stats.parked++;
+			eng->rx.stats.parked++;
 		} else {
 			/* not acknowledged: the sender resends it */
-			eng->in_stats.rel_unacked++;
-			eng->in_stats.drop[ENG_DROP_PARK_FULL]++;
+			eng->rx.stats.rel_unacked++;
+			eng->rx.stats.drop[ENG_DROP_PARK_FULL]++;
 			node->rx.drops++;
 			rte_pktmbuf_free(m);
 		}
@@ -783,26 +791,26 @@ static unsigned
 park_drain(struct spinnic_engine *eng, uint64_t now)
 {
 	static __thread struct park_ent pk[ENG_PARK];
-	unsigned n = eng->n_park, i;
+	unsigned n = eng->rx.n_park, i;
 
 	/* only when some sender's window moved: nothing else can free one */
-	if (n == 0 || eng->park_seen == eng->rel_moves)
+	if (n == 0 || eng->rx.park_seen == eng->rx.rel_moves)
 		return 0;
-	eng->park_seen = eng->rel_moves;
-	eng->park_tsc = now;
-	memcpy(pk, eng->park, n * sizeof(pk[0]));
-	eng->n_park = 0;
+	eng->rx.park_seen = eng->rx.rel_moves;
+	eng->rx.park_tsc = now;
+	memcpy(pk, eng->rx.park, n * sizeof(pk[0]));
+	eng->rx.n_park = 0;
 	for (i = 0; i < n; i++) {
 		if (rx_one(eng, pk[i].m, now) == RX_STALL) {
 			/* keep it and the rest, in order */
-			memmove(eng->park + (n - i), eng->park,
-				eng->n_park * sizeof(pk[0]));
-			memcpy(eng->park, pk + i, (n - i) * sizeof(pk[0]));
-			eng->n_park += n - i;
+			memmove(eng->rx.park + (n - i), eng->rx.park,
+				eng->rx.n_park * sizeof(pk[0]));
+			memcpy(eng->rx.park, pk + i, (n - i) * sizeof(pk[0]));
+			eng->rx.n_park += n - i;
 			break;
 		}
 	}
-	return n - eng->n_park;
+	return n - eng->rx.n_park;
 }
 
 static void
@@ -817,7 +825,7 @@ expire_msg(void *obj, void *arg)
 		spin_msg_abort(e->sm);
 		e->sm = NULL;
 		e->state = MSG_S_SPIN_ABORT_TIMEOUT;
-		eng->in_stats.timeouts++;
+		eng->rx.stats.timeouts++;
 		return;
 	case MSG_S_SPIN_FED:
 	case MSG_S_SPIN_ABORT_TIMEOUT:
@@ -825,7 +833,7 @@ expire_msg(void *obj, void *arg)
 		/* msg_done ends it */
 		return;
 	default:
-		eng->in_stats.timeouts++;
+		eng->rx.stats.timeouts++;
 		msg_abandon(eng, e);
 	}
 }
@@ -850,10 +858,10 @@ expire_reply(void *obj, void *arg)
 	struct in_reply *r = obj;
 
 	/* the rest of the reply never came: the get fails */
-	eng->in_stats.timeouts++;
+	eng->rx.stats.timeouts++;
 	ptl_op_reply_done(eng->node->nic, r->s.link.key.id,
 			  SPINNIC_PTL_NI_DROPPED, r->s.got);
-	spinnic_msgtab_finish(eng->replies, r);
+	spinnic_msgtab_finish(eng->rx.replies, r);
 }
 
 struct purge_arg {
@@ -878,7 +886,7 @@ purge_msg(void *obj, void *arg)
 			spin_msg_abort(e->sm);
 		e->sm = NULL;
 		e->state = MSG_S_SPIN_ABORT_DETACH;
-		a->eng->live_aborts++;
+		a->eng->rx.live_aborts++;
 		return;
 	}
 	msg_abandon(a->eng, e);
@@ -889,7 +897,7 @@ eng_in_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 {
 	struct purge_arg a = { eng, pc };
 
-	spinnic_msgtab_foreach_live(eng->msgs, UINT64_MAX, purge_msg, &a);
+	spinnic_msgtab_foreach_live(eng->rx.msgs, UINT64_MAX, purge_msg, &a);
 }
 
 static void
@@ -897,15 +905,15 @@ in_detach_check(struct spinnic_engine *eng)
 {
 	uint64_t req = __atomic_load_n(&eng->detach_req, __ATOMIC_ACQUIRE);
 
-	if (req == eng->detach_in_ack)
+	if (req == eng->rx.detach_ack)
 		return;
-	if (eng->in_detach_seen != req) {
+	if (eng->rx.detach_seen != req) {
 		eng_in_detach(eng, eng->detach_pc);
-		eng->in_detach_seen = req;
+		eng->rx.detach_seen = req;
 	}
 	/* done once the runtime returned every aborted message */
-	if (eng->live_aborts == 0)
-		__atomic_store_n(&eng->detach_in_ack, req, __ATOMIC_RELEASE);
+	if (eng->rx.live_aborts == 0)
+		__atomic_store_n(&eng->rx.detach_ack, req, __ATOMIC_RELEASE);
 }
 
 unsigned
@@ -919,27 +927,27 @@ spinnic_inbound_poll(struct spinnic_node *node)
 	in_detach_check(eng);
 	work += acks_flush(eng);
 	now = rte_get_timer_cycles();
-	if (now >= eng->next_expire) {
+	if (now >= eng->rx.next_expire) {
 		uint64_t old = now - eng->hz * ENG_MSG_TIMEOUT_S;
 
 		if (now > eng->hz * ENG_MSG_TIMEOUT_S) {
 			/* parked for a hole that never filled (its sender
 			 * is gone): their messages are lost anyway */
-			if (eng->n_park > 0 && eng->park_tsc < old)
-				while (eng->n_park > 0)
-					eng_in_drop(eng, eng->park[--eng->n_park].m,
+			if (eng->rx.n_park > 0 && eng->rx.park_tsc < old)
+				while (eng->rx.n_park > 0)
+					eng_in_drop(eng, eng->rx.park[--eng->rx.n_park].m,
 					     ENG_DROP_PARK_FULL);
-			spinnic_msgtab_foreach_live(eng->msgs, old, expire_msg,
+			spinnic_msgtab_foreach_live(eng->rx.msgs, old, expire_msg,
 						    eng);
-			spinnic_msgtab_foreach_live(eng->replies, old,
+			spinnic_msgtab_foreach_live(eng->rx.replies, old,
 						    expire_reply, eng);
 		}
 		if (now > eng->hz / 1000 * ENG_MSG_UNSEQ_IDLE_MS)
-			spinnic_msgtab_foreach_live(eng->msgs, now - eng->hz /
+			spinnic_msgtab_foreach_live(eng->rx.msgs, now - eng->hz /
 				1000 * ENG_MSG_UNSEQ_IDLE_MS, expire_unseq, eng);
-		eng->next_expire = now + eng->hz / EXPIRE_PER_S;
+		eng->rx.next_expire = now + eng->hz / EXPIRE_PER_S;
 	}
-	if (eng->rx_i == eng->rx_n) {
+	if (eng->rx.burst_i == eng->rx.burst_n) {
 		uint16_t q = SPINNIC_RXQ;
 		unsigned i;
 
@@ -950,33 +958,33 @@ spinnic_inbound_poll(struct spinnic_node *node)
 			node->rxq_next = q + 1u == node->nb_rxq ? 0 :
 				(uint16_t)(q + 1u);
 		}
-		eng->rx_i = 0;
-		eng->rx_n = rte_eth_rx_burst(node->port_id, q, eng->rx,
+		eng->rx.burst_i = 0;
+		eng->rx.burst_n = rte_eth_rx_burst(node->port_id, q, eng->rx.burst,
 					     ENG_RX_BURST);
-		for (i = 0; i < eng->rx_n; i++)
-			node->rx.bytes += rte_pktmbuf_pkt_len(eng->rx[i]);
-		node->rx.pkts += eng->rx_n;
-		if (eng->fault_rx != NULL) {
+		for (i = 0; i < eng->rx.burst_n; i++)
+			node->rx.bytes += rte_pktmbuf_pkt_len(eng->rx.burst[i]);
+		node->rx.pkts += eng->rx.burst_n;
+		if (eng->rx.faults != NULL) {
 			/* loss, duplicates, corruption, reordering (DESIGN
 			 * §11); an empty burst lets the window go */
 			struct rte_mbuf *in[ENG_RX_BURST];
-			uint64_t ev = eng->fault_rx->events;
+			uint64_t ev = eng->rx.faults->events;
 
-			memcpy(in, eng->rx, eng->rx_n * sizeof(in[0]));
-			eng->rx_n = fault_apply(eng->fault_rx, in, eng->rx_n,
-						eng->rx);
-			node->rx.faults += eng->fault_rx->events - ev;
+			memcpy(in, eng->rx.burst, eng->rx.burst_n * sizeof(in[0]));
+			eng->rx.burst_n = fault_apply(eng->rx.faults, in, eng->rx.burst_n,
+						eng->rx.burst);
+			node->rx.faults += eng->rx.faults->events - ev;
 		}
 	}
-	while (eng->rx_i < eng->rx_n) {
-		if (rx_one(eng, eng->rx[eng->rx_i], now) == RX_STALL) {
-			eng->in_stats.stalls++;
+	while (eng->rx.burst_i < eng->rx.burst_n) {
+		if (rx_one(eng, eng->rx.burst[eng->rx.burst_i], now) == RX_STALL) {
+			eng->rx.stats.stalls++;
 			break;
 		}
-		eng->rx_i++;
+		eng->rx.burst_i++;
 		work++;
 	}
-	if (eng->rx_i == eng->rx_n)
+	if (eng->rx.burst_i == eng->rx.burst_n)
 		work += park_drain(eng, now);
 	work += rel_rx_acks(eng, rte_get_timer_cycles());
 	return work;
@@ -999,164 +1007,19 @@ eng_in_fini(struct spinnic_engine *eng)
 
 	while (eng->done != NULL && rte_ring_sc_dequeue(eng->done, &obj) == 0)
 		msg_abandon(eng, obj);
-	while (eng->rx_i < eng->rx_n)
-		rte_pktmbuf_free(eng->rx[eng->rx_i++]);
-	while (eng->nb_acks > 0)
-		rte_pktmbuf_free(eng->acks[--eng->nb_acks]);
-	while (eng->n_park > 0)
-		rte_pktmbuf_free(eng->park[--eng->n_park].m);
-	fault_stage_free(eng->fault_rx);
-	eng->fault_rx = NULL;
+	while (eng->rx.burst_i < eng->rx.burst_n)
+		rte_pktmbuf_free(eng->rx.burst[eng->rx.burst_i++]);
+	while (eng->rx.n_acks > 0)
+		rte_pktmbuf_free(eng->rx.acks[--eng->rx.n_acks]);
+	while (eng->rx.n_park > 0)
+		rte_pktmbuf_free(eng->rx.park[--eng->rx.n_park].m);
+	fault_stage_free(eng->rx.faults);
+	eng->rx.faults = NULL;
 	rel_rx_fini(eng);
 	/* the runtime is destroyed without msg_done: release everything */
-	if (eng->msgs != NULL)
-		spinnic_msgtab_foreach_live(eng->msgs, UINT64_MAX, release_fini,
+	if (eng->rx.msgs != NULL)
+		spinnic_msgtab_foreach_live(eng->rx.msgs, UINT64_MAX, release_fini,
 					    eng);
 }
 
 /* ---- host operations of the sPIN runtime ---------------------------------------- */
-
-static void *
-host_direct(void *host, uint64_t addr, size_t len)
-{
-	return ptl_host_ptr(host, addr, len);
-}
-
-static int
-host_dma_write(void *host, uint64_t addr, const void *src, size_t len)
-{
-	return ptl_host_write(host, addr, src, len);
-}
-
-static int
-host_dma_read(void *host, uint64_t addr, void *dst, size_t len)
-{
-	return ptl_host_read(host, addr, dst, len);
-}
-
-static int
-host_ct_inc(void *host, void *app_msg, uint64_t n)
-{
-	const struct in_msg *e = app_msg;
-
-	if (e->match.ct == SPINNIC_HANDLE_NONE)
-		return -ENOENT;
-	return ptl_ct_inc(host, e->match.ct, n, 0);
-}
-
-/*
- * A put issued by a handler (spin_put_from_nic/host): an initiator
- * operation of the ME's owner without events or ack, its packets built
- * here on the HPU and staged for the outbound engine.
- */
-static int
-handler_put(struct ptl_client *c, struct in_msg *e,
-	    const struct spin_put_req *req, const void *src, uint64_t addr,
-	    size_t len)
-{
-	struct spinnic_node *node = e->eng->node;
-	struct rte_mbuf *pkts[ENG_HPUT_PKTS];
-	uint64_t npkts = len == 0 ? 1 : (len + node->payload - 1) / node->payload;
-	uint64_t off = 0, id;
-	struct spinnic_pkt p;
-	struct ptl_cmd cmd;
-	unsigned n = 0, i;
-	int rc = 0;
-
-	if (npkts > ENG_HPUT_PKTS || spinnic_node_txq(node, req->nid) ==
-	    UINT16_MAX)
-		return -EINVAL;
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.op = SPINNIC_CMD_PUT;
-	cmd.ack_req = SPINNIC_PTL_NO_ACK_REQ;
-	cmd.ni = cmd.md = cmd.eq = cmd.ct = SPINNIC_HANDLE_NONE;
-	cmd.local_addr = addr;
-	cmd.length = len;
-	cmd.target.nid = req->nid;
-	cmd.target.pid = req->pid;
-	cmd.pt_index = req->pt_index;
-	cmd.uid = ptl_client_uid(c);
-	cmd.match_bits = req->match_bits;
-	cmd.remote_offset = req->remote_offset;
-	cmd.hdr_data = req->hdr_data;
-	rc = ptl_op_start(c, &cmd, &id);
-	if (rc != 0)
-		return rc == -ENOSPC ? -ENOBUFS : rc;
-
-	eng_pkt_from_cmd(&cmd, ptl_client_id(c), id, &p);
-	do {
-		uint8_t *pay;
-
-		spinnic_wire_pkt_seg(&p, off, (uint32_t)RTE_MIN(
-			(uint64_t)node->payload, len - off));
-		pkts[n] = eng_build(node, &p, &pay);
-		if (pkts[n] == NULL) {
-			rc = -ENOBUFS;
-			break;
-		}
-		n++;
-		if (src != NULL)
-			memcpy(pay, (const uint8_t *)src + off, p.pay_len);
-		else if (p.pay_len > 0)
-			rc = ptl_host_read(c, addr + off, pay, p.pay_len);
-		off += p.pay_len;
-	} while (rc == 0 && off < len);
-	if (rc == 0 && rte_ring_mp_enqueue_bulk(node->txr, (void **)pkts, n,
-						NULL) != n)
-		rc = -ENOBUFS;
-	if (rc != 0)
-		for (i = 0; i < n; i++)
-			rte_pktmbuf_free(pkts[i]);
-	ptl_op_sent(node->nic, id, rc == 0 ? SPINNIC_PTL_NI_OK :
-		    SPINNIC_PTL_NI_DROPPED);
-	return rc == -EFAULT ? -ERANGE : rc;
-}
-
-static int
-host_put_from_nic(void *host, void *app_msg, const struct spin_put_req *req,
-		  const void *src, size_t len)
-{
-	return handler_put(host, app_msg, req, src, 0, len);
-}
-
-static int
-host_put_from_host(void *host, void *app_msg, const struct spin_put_req *req,
-		   uint64_t addr, size_t len)
-{
-	return handler_put(host, app_msg, req, NULL, addr, len);
-}
-
-static void
-host_msg_done(void *app_msg, const struct spin_msg_result *r)
-{
-	struct in_msg *e = app_msg;
-
-	e->res = *r;
-	/* the ring holds more than the runtime's messages: never full */
-	while (rte_ring_mp_enqueue(e->eng->done, e) != 0)
-		rte_pause();
-}
-
-static void
-host_pkt_release(void *pkt_cookie)
-{
-	rte_pktmbuf_free(pkt_cookie);
-}
-
-static void
-host_pkt_release_burst(void *const *pkt_cookies, unsigned n)
-{
-	rte_pktmbuf_free_bulk((struct rte_mbuf **)(uintptr_t)pkt_cookies, n);
-}
-
-const struct spin_host_ops spinnic_engine_host_ops = {
-	.direct = host_direct,
-	.dma_write = host_dma_write,
-	.dma_read = host_dma_read,
-	.ct_inc = host_ct_inc,
-	.put_from_nic = host_put_from_nic,
-	.put_from_host = host_put_from_host,
-	.msg_done = host_msg_done,
-	.pkt_release = host_pkt_release,
-	.pkt_release_burst = host_pkt_release_burst,
-};

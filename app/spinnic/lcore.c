@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -281,5 +282,19 @@ spinnic_quiesce(struct spinnic *sn)
 				SPINNIC_LOG(WARNING, "quiesce: lcore %u has not finished a round for 1 s",
 					    lcore);
 		}
+	}
+}
+
+void
+spinnic_stop(struct spinnic *sn)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	__atomic_store_n(&sn->stop, 1, __ATOMIC_RELEASE);
+	if (sn->wake_fd >= 0) {
+		/* eventfd write: async-signal-safe; a full counter is fine */
+		n = write(sn->wake_fd, &one, sizeof(one));
+		(void)n;
 	}
 }

@@ -27,35 +27,8 @@
 #include "ptl_nic.h"
 #include "spin_rt.h"
 
-#define RTE_LOG_DEFAULT_LOGTYPE spinnic.app
-RTE_LOG_REGISTER_DEFAULT(spinnic_logtype, INFO);
-/* lib/portals is libc-only: its messages reach this log type via a sink */
-RTE_LOG_REGISTER(spinnic_portals_logtype, spinnic.portals, NOTICE);
-
-/* lib/portals levels are syslog's; rte_log's are one higher */
-static void
-portals_log(int level, const char *msg)
-{
-	rte_log((uint32_t)level + 1, spinnic_portals_logtype,
-		"spinnic.portals: %s\n", msg);
-}
-
 /* For the signal handler only. */
 static struct spinnic *sig_sn;
-
-void
-spinnic_stop(struct spinnic *sn)
-{
-	uint64_t one = 1;
-	ssize_t n;
-
-	__atomic_store_n(&sn->stop, 1, __ATOMIC_RELEASE);
-	if (sn->wake_fd >= 0) {
-		/* eventfd write: async-signal-safe; a full counter is fine */
-		n = write(sn->wake_fd, &one, sizeof(one));
-		(void)n;
-	}
-}
 
 static void
 on_signal(int sig)
@@ -327,7 +300,7 @@ main(int argc, char **argv)
 		goto out_sn;
 	}
 
-	ptl_set_log(portals_log, rte_log_get_level(spinnic_portals_logtype) - 1);
+	spinnic_log_portals();
 	spinnic_plugins_log(plugins);
 
 	/* our own --file-prefix: remove its (empty) runtime dir at exit */
@@ -380,6 +353,7 @@ main(int argc, char **argv)
 		SPINNIC_LOG(INFO, "stopping");
 
 	spinnic_stats_print(sn, stdout);
+	spinnic_ctrl_stats_print(sn, stdout);
 	fflush(stdout);
 out_ctrl:
 	spinnic_telemetry_fini(sn);

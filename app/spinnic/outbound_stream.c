@@ -3,7 +3,8 @@
  * Streaming puts (SPUT_START, SPUT_STREAM) and processed puts (PROCESS_PUT,
  * gathered by ddt_gather outbound jobs on the HPUs): packets built from the
  * client's pieces or typed buffer, and re-created from host memory for a
- * retransmission (eng_sput_refill, called by rel.c). Called from outbound.c;
+ * retransmission (sput_refill, through rel_tx.c). Called from outbound.c
+ * and commands.c;
  * runs in the node's outbound role only, so no locking. How and why:
  * doc/streams.md.
  */
@@ -223,28 +224,37 @@ proc_fill(struct ptl_client *c, void *st, uint64_t off, uint32_t len,
 	return w.k == 0 ? 0 : ptl_host_readv(c, w.iov, w.k);
 }
 
-int
-eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
-		uint64_t msg_id, uint64_t off, uint32_t len, uint8_t *dst)
+/*
+ * Re-create payload bytes [off, off + len) of a streamed or processed put
+ * of @p arg (its struct out_client) from host memory, for a resend (the
+ * packet's rel_src refill). -ENOENT: the message is not one of the
+ * client's (any more: the state is kept from the last packet built until
+ * ptl_op_lookup() no longer knows the message).
+ * @return 0; -ENOENT; -ERANGE (past the bytes handed so far); -EFAULT
+ *   (host memory gone, or a block outside the MD); -ESHUTDOWN (client
+ *   detached)
+ */
+static int
+sput_refill(void *arg, uint64_t msg_id, uint64_t off, uint32_t len,
+	    uint8_t *dst)
 {
+	struct out_client *oc = arg;
 	struct out_sput *sp = oc->sput;
+	struct sput_kept *k;
 	unsigned i;
 
-	struct sput_kept *k;
-
-	RTE_SET_USED(eng);
-	if (sp == NULL || oc->c == NULL)
+	if (sp == NULL || oc->op.c == NULL)
 		return -ENOENT;
 	if (sp->proc.on && sp->proc.msg_id == msg_id)
-		return proc_fill(oc->c, &sp->proc, off, len, dst);
+		return proc_fill(oc->op.c, &sp->proc, off, len, dst);
 	for (i = 0; i < SPINNIC_SPUT_MAX; i++)
 		if (sp->s[i].open && !sp->s[i].failed &&
 		    sp->s[i].msg_id == msg_id)
-			return stream_fill(oc->c, &sp->s[i], off, len, dst);
+			return stream_fill(oc->op.c, &sp->s[i], off, len, dst);
 	for (k = sp->kept; k != NULL; k = k->next)
 		if (k->msg_id == msg_id)
-			return k->proc ? proc_fill(oc->c, &k->p, off, len, dst) :
-				stream_fill(oc->c, &k->s, off, len, dst);
+			return k->proc ? proc_fill(oc->op.c, &k->p, off, len, dst) :
+				stream_fill(oc->op.c, &k->s, off, len, dst);
 	return -ENOENT;
 }
 
@@ -254,8 +264,8 @@ eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
  * The one place packets of streamed and processed puts leave, and where
  * their SEND is decided: queue @p m for @p dst_nid; after the message's
  * last packet (@p last) the operation's SEND follows. The packet is
- * sequenced by eng_tx_send() (reliable delivery, rel.c); a resend
- * re-creates its bytes from host memory through eng_sput_refill(), and
+ * sequenced by rel_tx_send() (reliable delivery, rel_tx.c); a resend
+ * re-creates its bytes from host memory through sput_refill(), and
  * SEND waits for the last packet's acknowledgement.
  * @return 0, or -ENOSPC (nothing queued: the caller frees @p m, retries)
  */
@@ -264,13 +274,14 @@ sput_tx(struct spinnic_engine *eng, struct out_client *oc,
 	struct rte_mbuf *m, uint32_t dst_nid, uint64_t msg_id, bool last)
 {
 	/* sequenced; a resend re-creates the bytes from host memory
-	 * (eng_sput_refill); SEND once the last packet is acknowledged */
+	 * (sput_refill); SEND once the last packet is acknowledged */
 	struct rel_src src = {
-		.sput = oc,
+		.refill = sput_refill,
+		.refill_arg = oc,
 		.send_id = last ? msg_id : 0,
 	};
 
-	return eng_tx_send(eng, m, dst_nid, &src);
+	return rel_tx_send(eng, m, dst_nid, &src);
 }
 
 /* An mbuf with the headers of packet [off, off + len) of a message;
@@ -283,11 +294,11 @@ pkt_build(struct spinnic_engine *eng, struct out_client *oc,
 	struct spinnic_pkt p;
 	struct rte_mbuf *m;
 
-	eng_pkt_from_cmd(put, ptl_client_id(oc->c), msg_id, &p);
+	eng_pkt_from_cmd(put, ptl_client_id(oc->op.c), msg_id, &p);
 	spinnic_wire_pkt_seg(&p, off, len);
 	m = eng_build(eng->node, &p, pay_p);
 	if (m == NULL)
-		eng->out_stats.no_mbuf++;
+		eng->tx.stats.no_mbuf++;
 	return m;
 }
 
@@ -305,7 +316,7 @@ pkt_send(struct spinnic_engine *eng, struct out_client *oc,
 	m = pkt_build(eng, oc, put, msg_id, off, len, &pay);
 	if (m == NULL)
 		return -EAGAIN;
-	rc = len == 0 ? 0 : fill(oc->c, st, off, len, pay);
+	rc = len == 0 ? 0 : fill(oc->op.c, st, off, len, pay);
 	if (rc == 0 && sput_tx(eng, oc, m, put->target.nid, msg_id,
 			       off + len == put->length) != 0)
 		rc = -EAGAIN;
@@ -313,7 +324,7 @@ pkt_send(struct spinnic_engine *eng, struct out_client *oc,
 		rte_pktmbuf_free(m);
 		return rc;
 	}
-	eng->out_stats.data_pkts++;
+	eng->tx.stats.data_pkts++;
 	return 0;
 }
 
@@ -342,7 +353,7 @@ pkts_build(struct spinnic_engine *eng, struct out_client *oc,
 			*wait_p = true;
 			break;
 		}
-		if (!eng_tx_room(eng, put->target.nid))
+		if (!rel_tx_room(eng, put->target.nid))
 			break;
 		rc = pkt_send(eng, oc, put, msg_id, *sent, len, fill, st);
 		if (rc == -EAGAIN)
@@ -433,7 +444,7 @@ stream_fail(struct spinnic_engine *eng, struct out_stream *s, uint8_t fail)
 {
 	ptl_op_sent(eng->node->nic, s->msg_id, fail);
 	s->failed = true;
-	eng->sput.failed++;
+	eng->tx.sput.failed++;
 }
 
 /*
@@ -445,19 +456,19 @@ static bool
 cmd_reject(struct spinnic_engine *eng, struct out_client *oc, uint64_t length,
 	   uint8_t fail)
 {
-	struct ptl_cmd put = oc->cmd;
+	struct ptl_cmd put = oc->op.cmd;
 	uint64_t id;
 	int rc;
 
 	put.op = SPINNIC_CMD_PUT;
 	put.length = length;
-	rc = ptl_op_start(oc->c, &put, &id);
+	rc = ptl_op_start(oc->op.c, &put, &id);
 	if (rc == -ENOSPC) {
-		eng->out_stats.ops_full++;
+		eng->tx.stats.ops_full++;
 		return false;
 	}
-	oc->have_cmd = false;
-	eng->sput.bad++;
+	oc->op.have_cmd = false;
+	eng->tx.sput.bad++;
 	if (rc == 0)
 		ptl_op_sent(eng->node->nic, id, fail);
 	return true;
@@ -474,9 +485,9 @@ piece_take(struct spinnic_engine *eng, struct out_stream *s,
 	uint64_t len = cmd->length, left = map->total - map->avail;
 	int rc;
 
-	eng->sput.pieces++;
+	eng->tx.sput.pieces++;
 	if (s->failed) {
-		eng->sput.absorbed++;
+		eng->tx.sput.absorbed++;
 		map->avail += RTE_MIN(len, left);
 		if (eom || map->avail == map->total)
 			stream_close(s);
@@ -487,7 +498,7 @@ piece_take(struct spinnic_engine *eng, struct out_stream *s,
 		return;
 	/* the pieces do not add up to the declared length (or no memory):
 	 * the put fails, the rest of the stream is absorbed */
-	eng->sput.bad++;
+	eng->tx.sput.bad++;
 	stream_fail(eng, s, rc == -ENOMEM ? SPINNIC_PTL_NI_DROPPED :
 		    SPINNIC_PTL_NI_OP_VIOLATION);
 	map->avail += RTE_MIN(len, left);
@@ -500,13 +511,13 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 		struct out_sput *sp, unsigned budget)
 {
 	struct spinnic_node *node = eng->node;
-	const struct ptl_cmd *cmd = &oc->cmd;
+	const struct ptl_cmd *cmd = &oc->op.cmd;
 	struct out_stream *s = &sp->s[cmd->stream];
 	unsigned n;
 	bool wait;
 	int rc;
 
-	if (!oc->active) {
+	if (!oc->op.active) {
 		if (cmd->op == SPINNIC_CMD_SPUT_START) {
 			struct ptl_cmd put = *cmd;
 
@@ -524,28 +535,28 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 					   SPINNIC_PTL_NI_DROPPED);
 				return 0;
 			}
-			rc = ptl_op_start(oc->c, &put, &s->msg_id);
+			rc = ptl_op_start(oc->op.c, &put, &s->msg_id);
 			if (rc != 0) {
 				free(s->keep);
 				s->keep = NULL;
 			}
 			if (rc == -ENOSPC) {
-				eng->out_stats.ops_full++;
+				eng->tx.stats.ops_full++;
 				return 0;
 			}
-			oc->have_cmd = false;
+			oc->op.have_cmd = false;
 			if (rc != 0)
 				return 0; /* client detached meanwhile */
 			s->open = true;
 			s->put = put;
 			sput_map_init(&s->map, put.length);
-			eng->out_stats.puts++;
-			eng->sput.streams++;
-			spinnic_client_count(node, ptl_client_id(oc->c).pid,
+			eng->tx.stats.puts++;
+			eng->tx.sput.streams++;
+			spinnic_client_count(node, ptl_client_id(oc->op.c).pid,
 					     false, put.length);
 			if (spinnic_node_txq(node, put.target.nid) ==
 			    UINT16_MAX) {
-				eng->out_stats.unreachable++;
+				eng->tx.stats.unreachable++;
 				stream_fail(eng, s,
 					    SPINNIC_PTL_NI_UNDELIVERABLE);
 			}
@@ -555,29 +566,29 @@ stream_progress(struct spinnic_engine *eng, struct out_client *oc,
 				   SPINNIC_PTL_NI_OP_VIOLATION);
 			return 0;
 		}
-		oc->have_cmd = false;
-		oc->active = true;
+		oc->op.have_cmd = false;
+		oc->op.active = true;
 		piece_take(eng, s, cmd);
 	}
 	if (!s->open || s->failed) {
-		oc->active = false;
+		oc->op.active = false;
 		return 0;
 	}
 	n = pkts_build(eng, oc, &s->put, s->msg_id, &s->sent, &s->npkts,
 		       s->map.avail, stream_fill, s, budget, &wait, &rc);
 	if (rc != 0) {
 		/* the piece's memory went away: the put fails here */
-		eng->out_stats.read_faults++;
+		eng->tx.stats.read_faults++;
 		stream_fail(eng, s, SPINNIC_PTL_NI_SEGV);
-		oc->active = false;
+		oc->op.active = false;
 		return n;
 	}
 	if (s->npkts > 0 && s->sent == s->put.length) {
 		/* every byte left (sput_tx saw to SEND) */
 		stream_keep(sp, s);
-		oc->active = false;
+		oc->op.active = false;
 	} else if (wait) {
-		oc->active = false; /* the next piece brings more */
+		oc->op.active = false; /* the next piece brings more */
 	}
 	return n;
 }
@@ -617,7 +628,7 @@ static uint8_t
 proc_load(struct spinnic_engine *eng, struct out_client *oc,
 	  struct out_proc *p)
 {
-	const struct ptl_cmd *cmd = &oc->cmd;
+	const struct ptl_cmd *cmd = &oc->op.cmd;
 	const struct ddt_blob *b;
 	struct ddt_type *t;
 	int64_t size, ext, lo, hi, span, step, count = (int64_t)cmd->count;
@@ -626,7 +637,7 @@ proc_load(struct spinnic_engine *eng, struct out_client *oc,
 	p->blob = malloc(cmd->blob_len);
 	if (p->blob == NULL)
 		return SPINNIC_PTL_NI_DROPPED;
-	rc = spin_rt_nicmem_read(eng->node->rt, ptl_client_id(oc->c).pid,
+	rc = spin_rt_nicmem_read(eng->node->rt, ptl_client_id(oc->op.c).pid,
 				 cmd->blob, 0, p->blob, cmd->blob_len);
 	if (rc != 0) {
 		SPINNIC_LOG(DEBUG, "process put: blob %#x: %s", cmd->blob,
@@ -701,7 +712,7 @@ proc_gather_ctx(struct spinnic_engine *eng, struct out_client *oc,
 	conf.family = "ddt_gather";
 	conf.args = a;
 	conf.args_len = (uint32_t)args_len;
-	p->owner = ptl_client_id(oc->c).pid;
+	p->owner = ptl_client_id(oc->op.c).pid;
 	rc = spin_rt_ctx_create(rt, p->owner, &conf, &p->ctx);
 	free(a);
 	if (rc != 0) {
@@ -715,13 +726,13 @@ proc_gather_ctx(struct spinnic_engine *eng, struct out_client *oc,
 			      eng->node->payload);
 	return;
 inline_:
-	eng->sput.hpu_inline++;
+	eng->tx.sput.hpu_inline++;
 }
 
 static struct out_gather *
 gather_get(struct spinnic_engine *eng)
 {
-	struct out_gather *g = eng->gather;
+	struct out_gather *g = eng->tx.gather;
 	unsigned i;
 
 	if (g != NULL)
@@ -731,7 +742,7 @@ gather_get(struct spinnic_engine *eng)
 		return NULL;
 	for (i = 0; i < GATHER_JOBS; i++)
 		g->free[g->nfree++] = &g->job[GATHER_JOBS - 1 - i];
-	eng->gather = g;
+	eng->tx.gather = g;
 	return g;
 }
 
@@ -790,7 +801,7 @@ proc_submit(struct spinnic_engine *eng, struct out_client *oc,
 		gj->used = true;
 		gj->m = m;
 		gj->oc = oc;
-		gj->c = oc->c;
+		gj->c = oc->op.c;
 		ptl_client_get(gj->c);
 		gj->msg_id = p->msg_id;
 		gj->dst_nid = p->put.target.nid;
@@ -798,7 +809,7 @@ proc_submit(struct spinnic_engine *eng, struct out_client *oc,
 		gj->j.len = len;
 		gj->j.offset = p->sent;
 		gj->j.dst = pay;
-		gj->j.host = oc->c;
+		gj->j.host = oc->op.c;
 		gj->j.win_addr = p->put.md_start;
 		gj->j.win_len = p->put.md_length;
 		gj->j.info = NULL;
@@ -811,7 +822,7 @@ proc_submit(struct spinnic_engine *eng, struct out_client *oc,
 	if (n == 0)
 		return 0;
 	k = spin_out_submit_burst(eng->node->rt, js, n, &err);
-	eng->sput.hpu_jobs += k;
+	eng->tx.sput.hpu_jobs += k;
 	if (k < n) {
 		/* not taken: back to the slots, the bytes built again later */
 		p->sent = js[k]->offset;
@@ -820,7 +831,7 @@ proc_submit(struct spinnic_engine *eng, struct out_client *oc,
 		for (i = k; i < n; i++)
 			gather_job_free(g, js[i]->cookie);
 		if (err == -ENOBUFS)
-			eng->sput.hpu_full++;
+			eng->tx.sput.hpu_full++;
 		else
 			return -1;
 	}
@@ -836,21 +847,21 @@ gather_tx(struct spinnic_engine *eng, struct out_gather *g,
 	struct out_client *oc = gj->oc;
 	bool last = p->tx + 1 == p->total;
 
-	if (!eng_tx_room(eng, gj->dst_nid) ||
+	if (!rel_tx_room(eng, gj->dst_nid) ||
 	    sput_tx(eng, oc, gj->m, gj->dst_nid, gj->msg_id, last) != 0) {
 		g->ready[g->nready++] = gj;
 		return false;
 	}
 	gj->m = NULL; /* rel.c's now */
-	eng->out_stats.data_pkts++;
-	eng->sput.hpu_pkts++;
+	eng->tx.stats.data_pkts++;
+	eng->tx.sput.hpu_pkts++;
 	p->tx++;
 	p->out--;
 	gather_job_free(g, gj);
 	if (last) {
 		/* every packet left: keep what re-creates them */
 		proc_keep(oc->sput, p);
-		oc->active = false;
+		oc->op.active = false;
 	}
 	return true;
 }
@@ -864,7 +875,7 @@ gather_done(struct spinnic_engine *eng, struct out_gather *g,
 	struct out_proc *p = gather_proc(gj);
 
 	if (p == NULL) {
-		eng->sput.hpu_stale++;
+		eng->tx.sput.hpu_stale++;
 		gather_job_free(g, gj);
 		return true;
 	}
@@ -874,12 +885,12 @@ gather_done(struct spinnic_engine *eng, struct out_gather *g,
 		SPINNIC_LOG(DEBUG, "process put %#" PRIx64 ": HPU gather at %"
 			    PRIu64 ": %s", gj->msg_id, gj->j.offset,
 			    strerror(-gj->j.status));
-		eng->sput.hpu_failed++;
-		eng->out_stats.read_faults++;
-		eng->sput.failed++;
+		eng->tx.sput.hpu_failed++;
+		eng->tx.stats.read_faults++;
+		eng->tx.sput.failed++;
 		ptl_op_sent(eng->node->nic, gj->msg_id, SPINNIC_PTL_NI_SEGV);
 		proc_end(p);
-		gj->oc->active = false;
+		gj->oc->op.active = false;
 		gather_job_free(g, gj);
 		return true;
 	}
@@ -889,7 +900,7 @@ gather_done(struct spinnic_engine *eng, struct out_gather *g,
 unsigned
 eng_sput_poll(struct spinnic_engine *eng)
 {
-	struct out_gather *g = eng->gather;
+	struct out_gather *g = eng->tx.gather;
 	struct spin_out_job *done[GATHER_BURST];
 	unsigned n, i, k, work = 0;
 
@@ -909,7 +920,7 @@ eng_sput_poll(struct spinnic_engine *eng)
 void
 eng_sput_fini(struct spinnic_engine *eng)
 {
-	struct out_gather *g = eng->gather;
+	struct out_gather *g = eng->tx.gather;
 	unsigned i;
 
 	if (g == NULL)
@@ -920,13 +931,13 @@ eng_sput_fini(struct spinnic_engine *eng)
 		if (g->job[i].used)
 			gather_job_free(g, &g->job[i]);
 	free(g);
-	eng->gather = NULL;
+	eng->tx.gather = NULL;
 }
 
 bool
 eng_sput_idle(const struct spinnic_engine *eng)
 {
-	const struct out_gather *g = __atomic_load_n(&eng->gather,
+	const struct out_gather *g = __atomic_load_n(&eng->tx.gather,
 						     __ATOMIC_ACQUIRE);
 
 	return g == NULL ||
@@ -944,8 +955,8 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 	bool wait;
 	int rc;
 
-	if (!oc->active) {
-		struct ptl_cmd put = oc->cmd;
+	if (!oc->op.active) {
+		struct ptl_cmd put = oc->op.cmd;
 
 		put.op = SPINNIC_CMD_PUT;
 		p->keep = malloc(sizeof(*p->keep));
@@ -953,30 +964,30 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 			cmd_reject(eng, oc, put.length, SPINNIC_PTL_NI_DROPPED);
 			return 0;
 		}
-		rc = ptl_op_start(oc->c, &put, &p->msg_id);
+		rc = ptl_op_start(oc->op.c, &put, &p->msg_id);
 		if (rc != 0) {
 			free(p->keep);
 			p->keep = NULL;
 		}
 		if (rc == -ENOSPC) {
-			eng->out_stats.ops_full++;
+			eng->tx.stats.ops_full++;
 			return 0;
 		}
-		oc->have_cmd = false;
+		oc->op.have_cmd = false;
 		if (rc != 0)
 			return 0;
 		p->on = true;
 		p->put = put;
-		eng->out_stats.puts++;
-		eng->sput.procs++;
-		spinnic_client_count(node, ptl_client_id(oc->c).pid, false,
+		eng->tx.stats.puts++;
+		eng->tx.sput.procs++;
+		spinnic_client_count(node, ptl_client_id(oc->op.c).pid, false,
 				     put.length);
 		fail = proc_load(eng, oc, p);
 		if (fail != 0) {
-			eng->sput.bad++;
+			eng->tx.sput.bad++;
 		} else if (spinnic_node_txq(node, put.target.nid) ==
 			   UINT16_MAX) {
-			eng->out_stats.unreachable++;
+			eng->tx.stats.unreachable++;
 			fail = SPINNIC_PTL_NI_UNDELIVERABLE;
 		}
 		if (fail != 0) {
@@ -985,32 +996,32 @@ proc_progress(struct spinnic_engine *eng, struct out_client *oc,
 			return 0;
 		}
 		proc_gather_ctx(eng, oc, p);
-		oc->active = true;
+		oc->op.active = true;
 	}
 	if (p->gather) {
 		/* the HPUs build the packets; eng_sput_poll sends them and
-		 * ends the put (oc->active) */
+		 * ends the put (oc->op.active) */
 		rc = proc_submit(eng, oc, p, budget);
 		if (rc >= 0)
 			return (unsigned)rc;
 		/* the context went (the client frees its objects) */
-		eng->sput.failed++;
+		eng->tx.sput.failed++;
 		ptl_op_sent(node->nic, p->msg_id, SPINNIC_PTL_NI_DROPPED);
 		proc_end(p);
-		oc->active = false;
+		oc->op.active = false;
 		return 0;
 	}
 	n = pkts_build(eng, oc, &p->put, p->msg_id, &p->sent, &p->npkts,
 		       p->put.length, proc_fill, p, budget, &wait, &rc);
 	if (rc != 0) {
-		eng->out_stats.read_faults++;
-		eng->sput.failed++;
+		eng->tx.stats.read_faults++;
+		eng->tx.sput.failed++;
 		ptl_op_sent(node->nic, p->msg_id, SPINNIC_PTL_NI_SEGV);
 		proc_end(p);
-		oc->active = false;
+		oc->op.active = false;
 	} else if (p->npkts > 0 && p->sent == p->put.length) {
 		proc_keep(sp, p);
-		oc->active = false;
+		oc->op.active = false;
 	}
 	return n;
 }
@@ -1026,33 +1037,33 @@ eng_sput_progress(struct spinnic_engine *eng, struct out_client *oc,
 
 	if (sp == NULL) {
 		/* no memory for the client's stream table: refuse */
-		if (!oc->active)
-			cmd_reject(eng, oc, oc->cmd.length,
+		if (!oc->op.active)
+			cmd_reject(eng, oc, oc->op.cmd.length,
 				   SPINNIC_PTL_NI_DROPPED);
-		oc->active = false;
+		oc->op.active = false;
 		return 0;
 	}
-	if (!oc->active)
+	if (!oc->op.active)
 		kept_gc(eng, sp);
 	for (;;) {
-		bool had = oc->have_cmd;
+		bool had = oc->op.have_cmd;
 
-		if (oc->cmd.op == SPINNIC_CMD_PROCESS_PUT)
+		if (oc->op.cmd.op == SPINNIC_CMD_PROCESS_PUT)
 			n += proc_progress(eng, oc, sp, budget - n);
 		else
 			n += stream_progress(eng, oc, sp, budget - n);
-		if (had && !oc->have_cmd)
+		if (had && !oc->op.have_cmd)
 			taken++;
-		if (oc->active || oc->have_cmd || n >= budget ||
+		if (oc->op.active || oc->op.have_cmd || n >= budget ||
 		    ++steps == SPUT_CMDS_PER_POLL)
 			break;
 		/* done with it: a run of small pieces goes on at once
 		 * (an ordinary command waits for outbound.c in have_cmd) */
-		if (ptl_cmd_poll(oc->c, &oc->cmd, 1) == 0)
+		if (ptl_cmd_poll(oc->op.c, &oc->op.cmd, 1) == 0)
 			break;
 		eng->node->tx.cmds++;
-		oc->have_cmd = true;
-		if (oc->cmd.op < SPINNIC_CMD_SPUT_START)
+		oc->op.have_cmd = true;
+		if (oc->op.cmd.op < SPINNIC_CMD_SPUT_START)
 			break;
 	}
 	/* commands taken count as work: a piece that completes no packet
@@ -1069,10 +1080,12 @@ eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc)
 
 	if (sp == NULL)
 		return;
+	/* packets in flight are not re-created from this client any more */
+	rel_tx_forget(eng, oc);
 	for (i = 0; i < SPINNIC_SPUT_MAX; i++) {
 		if (sp->s[i].open) {
 			/* the target times the partial message out */
-			eng->out_stats.detach_drops++;
+			eng->tx.stats.detach_drops++;
 			stream_close(&sp->s[i]);
 		}
 	}
@@ -1093,7 +1106,7 @@ eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc)
 void
 eng_sput_stats_print(const struct spinnic_engine *eng, FILE *f)
 {
-	const struct eng_sput_stats *st = &eng->sput;
+	const struct eng_sput_stats *st = &eng->tx.sput;
 
 	if (st->streams == 0 && st->procs == 0 && st->bad == 0)
 		return;

@@ -27,21 +27,6 @@ unsigned eng_sput_progress(struct spinnic_engine *eng, struct out_client *oc,
 /** Forget the streams of a client (detach, fini): frees their state. */
 void eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc);
 /**
- * Re-create payload bytes [off, off + len) of a streamed or processed put
- * of @p oc from host memory (retransmission; also what built them).
- * @param msg_id the put's message id
- * A retransmitter tries this first: -ENOENT means the message is not a
- * streamed or processed put of @p oc (or its operation already ended:
- * the state is kept from the last packet built until ptl_op_lookup()
- * no longer knows the message), so its payload is the MD's contiguous
- * bytes.
- * @return 0; -ENOENT; -ERANGE (past the bytes handed so far); -EFAULT
- *   (host memory gone, or a block outside the MD); -ESHUTDOWN (client
- *   detached)
- */
-int eng_sput_refill(struct spinnic_engine *eng, struct out_client *oc,
-		    uint64_t msg_id, uint64_t off, uint32_t len, uint8_t *dst);
-/**
  * Take back the processed-put packets the HPUs built (outbound jobs) and
  * send them; retry those that found no TX room (outbound role, every
  * poll).

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Packets of an initiator's command: the header fields every packet of
- * it carries. Inline: the engines call it per message (and the kind flags
- * of wire.h's spinnic_wire_pkt_seg() per packet).
+ * The one packet builder (packet.c), and the header fields every packet
+ * of an initiator's command carries (inline: per message; the kind flags
+ * of wire.h's spinnic_wire_pkt_seg() follow per packet).
  */
 #ifndef SPINNIC_PACKET_H
 #define SPINNIC_PACKET_H
@@ -12,6 +12,28 @@
 
 #include "ptl_nic.h"
 #include "wire.h"
+
+struct rte_mbuf;
+struct spinnic_node;
+
+/**
+ * Build the headers of a packet of @p node into a fresh mbuf with room for
+ * p->pay_len payload bytes after them.
+ * @param pay_p if not NULL, receives where the payload goes
+ * @return the mbuf, or NULL when the pool is empty
+ */
+struct rte_mbuf *eng_build(struct spinnic_node *node,
+			   const struct spinnic_pkt *p, uint8_t **pay_p);
+/**
+ * Write the headers of packet @p p into the first SPINNIC_WIRE_HDR_LEN
+ * bytes of @p m, whose data is exactly headers + p->pay_len payload bytes
+ * (written by whoever made the mbuf).
+ * @return 0, -EINVAL (the mbuf's length or a field is wrong)
+ */
+int eng_build_into(struct spinnic_node *node, const struct spinnic_pkt *p,
+		   struct rte_mbuf *m);
+/** Destination nid of a built frame, UINT32_MAX when it has none. */
+uint32_t eng_frame_dst_nid(const struct rte_mbuf *m);
 
 /**
  * Start the packets of command @p cmd: a put's DATA packets (a get

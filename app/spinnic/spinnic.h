@@ -36,6 +36,8 @@ struct rte_flow;        /* rte_flow.h: a flow rule (flow.c) */
 struct spinnic_auth;    /* auth.h: MAC contexts of a node (--wire-key) */
 
 extern int spinnic_logtype;
+/** Send lib/portals' log messages to the spinnic.portals log type (log.c). */
+void spinnic_log_portals(void);
 #define SPINNIC_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, spinnic_logtype, "spinnic: " fmt "\n", \
 		##__VA_ARGS__)

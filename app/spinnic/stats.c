@@ -135,7 +135,6 @@ spinnic_stats_print(struct spinnic *sn, FILE *f)
 			lcore, lc->nb_tasks, LD(lc->rounds), LD(lc->work),
 			LD(lc->idle_rounds), LD(lc->sleeps));
 	}
-	spinnic_ctrl_stats_print(sn, f);
 }
 
 void

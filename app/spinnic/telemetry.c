@@ -145,17 +145,17 @@ node_stats(struct spinnic_node *node, struct rte_tel_data *d)
 	for (i = 0; i < ENG_DROP_MAX; i++)
 		rte_tel_data_add_dict_u64(d, eng_drop_names[i],
 					  eng != NULL ?
-					  LD(eng->in_stats.drop[i]) : 0);
+					  LD(eng->rx.stats.drop[i]) : 0);
 	rte_tel_data_add_dict_u64(d, "matches", LD(rx->matches));
 	rte_tel_data_add_dict_u64(d, "no_match", LD(rx->no_match));
 	rte_tel_data_add_dict_u64(d, "hers", LD(rx->hers));
 	rte_tel_data_add_dict_u64(d, "her_full", LD(rx->her_full));
 	rte_tel_data_add_dict_u64(d, "msgs_in", LD(rx->msgs_done));
 	rte_tel_data_add_dict_u64(d, "msgs_out", eng != NULL ?
-				  LD(eng->out_stats.puts) +
-				  LD(eng->out_stats.gets) : 0);
+				  LD(eng->tx.stats.puts) +
+				  LD(eng->tx.stats.gets) : 0);
 	rte_tel_data_add_dict_u64(d, "msgs_failed", eng != NULL ?
-				  LD(eng->in_stats.msgs_failed) : 0);
+				  LD(eng->rx.stats.msgs_failed) : 0);
 	rte_tel_data_add_dict_u64(d, "detach_drops", LD(rx->detach_drops));
 	rte_tel_data_add_dict_u64(d, "faults", LD(rx->faults));
 	rte_tel_data_add_dict_u64(d, "tx_pkts", LD(tx->pkts));
@@ -171,7 +171,7 @@ node_stats(struct spinnic_node *node, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "auth_seal_failed", node->auth != NULL ?
 				  LD(node->auth->seal_failed) : 0);
 	rte_tel_data_add_dict_u64(d, "peer_fails", eng != NULL ?
-				  LD(eng->out_stats.peer_fails) : 0);
+				  LD(eng->tx.stats.peer_fails) : 0);
 	rte_tel_data_add_dict_u64(d, "clients", LD(cs->clients));
 	rte_tel_data_add_dict_u64(d, "attaches", LD(cs->attaches));
 	rte_tel_data_add_dict_u64(d, "detaches", LD(cs->detaches));

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Commands: every initiator operation becomes packets here. Clients'
+ * command rings and the engine's submit queue (handler puts; eng_submit)
+ * are drained round robin into one progress step that builds the packets
+ * with the one builder (packet.c). Outbound role only, but eng_submit,
+ * which any lcore (HPUs) may call.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "engine.h"
+#include "outbound_stream.h"
+#include "packet.h"
+
+void
+eng_client_forget(struct spinnic_engine *eng, struct out_client *oc)
+{
+	if (oc->op.active || oc->op.have_cmd)
+		eng->tx.stats.detach_drops++;
+	eng_sput_forget(eng, oc);
+	if (oc->op.c != NULL)
+		ptl_client_put(oc->op.c);
+	memset(oc, 0, sizeof(*oc));
+}
+
+void
+eng_clients_scan(struct spinnic_engine *eng)
+{
+	unsigned pid;
+
+	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++) {
+		struct out_client *oc = &eng->tx.clients[pid];
+
+		if (oc->op.c != NULL && !ptl_client_alive(oc->op.c))
+			eng_client_forget(eng, oc);
+		if (oc->op.c == NULL)
+			oc->op.c = ptl_client_lookup(eng->node->nic, pid);
+	}
+}
+
+/*
+ * Start operation @p op: its message id and counters. @return 0 (packets
+ * to build), -EAGAIN (the op table is full: again later) or -ENOENT (it
+ * ended already: its client detached, or no port reaches its target)
+ */
+static int
+op_start(struct spinnic_engine *eng, struct out_op *op, bool client)
+{
+	struct spinnic_node *node = eng->node;
+	const struct ptl_cmd *cmd = &op->cmd;
+	int rc;
+
+	rc = ptl_op_start(op->c, cmd, &op->msg_id);
+	if (rc == -ENOSPC) {
+		eng->tx.stats.ops_full++;
+		return -EAGAIN;
+	}
+	op->have_cmd = false;
+	if (rc != 0)
+		return -ENOENT; /* client detached meanwhile */
+	op->active = true;
+	op->off = 0;
+	if (client) {
+		spinnic_client_count(node, ptl_client_id(op->c).pid, false,
+				     cmd->op == SPINNIC_CMD_PUT ?
+				     cmd->length : 0);
+		if (cmd->op == SPINNIC_CMD_PUT)
+			eng->tx.stats.puts++;
+		else
+			eng->tx.stats.gets++;
+	} else {
+		eng->tx.stats.submitted++;
+	}
+	if (spinnic_node_txq(node, cmd->target.nid) == UINT16_MAX) {
+		/* no port reaches that node: fail it now */
+		eng->tx.stats.unreachable++;
+		ptl_op_sent(node->nic, op->msg_id, SPINNIC_PTL_NI_UNDELIVERABLE);
+		op->active = false;
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* The request packet of a get. @return packets built (0 or 1) */
+static unsigned
+get_progress(struct spinnic_engine *eng, struct out_op *op)
+{
+	struct spinnic_node *node = eng->node;
+	struct spinnic_pkt p;
+	struct rte_mbuf *m;
+
+	if (!rel_tx_room(eng, op->cmd.target.nid))
+		return 0;
+	eng_pkt_from_cmd(&op->cmd, ptl_client_id(op->c), op->msg_id, &p);
+	p.type = SPINNIC_WIRE_T_GET;
+	p.op = SPINNIC_WIRE_OP_GET;
+	p.flags = SPINNIC_WIRE_F_HEADER | SPINNIC_WIRE_F_COMPLETION;
+	p.ack_req = SPINNIC_PTL_NO_ACK_REQ;
+	m = eng_build(node, &p, NULL);
+	if (m == NULL) {
+		eng->tx.stats.no_mbuf++;
+		return 0;
+	}
+	if (rel_tx_send(eng, m, p.dst.nid, NULL) != 0) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	eng->tx.stats.get_pkts++;
+	ptl_op_sent(node->nic, op->msg_id, SPINNIC_PTL_NI_OK);
+	op->active = false;
+	return 1;
+}
+
+/*
+ * The packet [off, off + len) of put @p op with its payload: the one an
+ * HPU built (op->pay), or read from the initiator's memory now.
+ * @return the packet, or NULL (*rc: -ENOBUFS no mbuf, or the host read's
+ *   error)
+ */
+static struct rte_mbuf *
+put_packet(struct spinnic_engine *eng, struct out_op *op, uint32_t len,
+	   struct rel_src *src, int *rc)
+{
+	struct spinnic_node *node = eng->node;
+	struct spinnic_pkt p;
+	struct rte_mbuf *m;
+	uint8_t *pay;
+
+	eng_pkt_from_cmd(&op->cmd, ptl_client_id(op->c), op->msg_id, &p);
+	spinnic_wire_pkt_seg(&p, op->off, len);
+	*rc = -ENOBUFS;
+	if (op->pay != NULL) {
+		/* bytes copied when it was submitted: kept by rel_tx.c */
+		m = op->pay[op->off / node->payload];
+		if (eng_build_into(node, &p, m) != 0)
+			return NULL;
+		op->pay[op->off / node->payload] = NULL;
+		return m;
+	}
+	m = eng_build(node, &p, &pay);
+	if (m == NULL)
+		return NULL;
+	*rc = len == 0 ? 0 :
+		ptl_host_read(op->c, op->cmd.local_addr + op->off, pay, len);
+	if (*rc != 0) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	/* a retransmission reads the MD again */
+	src->c = op->c;
+	src->addr = op->cmd.local_addr + op->off;
+	return m;
+}
+
+/* Build up to @p budget packets of a put. @return packets built */
+static unsigned
+put_progress(struct spinnic_engine *eng, struct out_op *op, unsigned budget)
+{
+	struct spinnic_node *node = eng->node;
+	const struct ptl_cmd *cmd = &op->cmd;
+	unsigned n = 0;
+	int rc;
+
+	while (n < budget && rel_tx_room(eng, cmd->target.nid)) {
+		uint32_t len = (uint32_t)RTE_MIN(cmd->length - op->off,
+						 (uint64_t)node->payload);
+		/* SEND once every packet is acknowledged */
+		struct rel_src src = {
+			.send_id = op->off + len == cmd->length ? op->msg_id : 0,
+		};
+		struct rte_mbuf *m = put_packet(eng, op, len, &src, &rc);
+
+		if (m == NULL && rc == -ENOBUFS) {
+			eng->tx.stats.no_mbuf++;
+			break;
+		}
+		if (m == NULL) {
+			/* the MD's memory went away: the put fails here */
+			eng->tx.stats.read_faults++;
+			ptl_op_sent(node->nic, op->msg_id, SPINNIC_PTL_NI_SEGV);
+			op->active = false;
+			break;
+		}
+		if (rel_tx_send(eng, m, cmd->target.nid, &src) != 0) {
+			if (op->pay != NULL)
+				/* headers are written again next time */
+				op->pay[op->off / node->payload] = m;
+			else
+				rte_pktmbuf_free(m);
+			break;
+		}
+		eng->tx.stats.data_pkts++;
+		op->off += len;
+		n++;
+		if (op->off == cmd->length) {
+			op->active = false;
+			break;
+		}
+	}
+	return n;
+}
+
+/* Start @p op if it is not, then build up to @p budget of its packets.
+ * @return packets built */
+static unsigned
+op_progress(struct spinnic_engine *eng, struct out_op *op, bool client,
+	    unsigned budget)
+{
+	if (!op->active && op_start(eng, op, client) != 0)
+		return 0;
+	if (op->cmd.op == SPINNIC_CMD_GET)
+		return get_progress(eng, op);
+	return put_progress(eng, op, budget);
+}
+
+/* ---- the submit queue --------------------------------------------------- */
+
+static void
+sub_free(struct spinnic_engine *eng, struct out_sub *sub)
+{
+	unsigned i;
+
+	for (i = 0; i < RTE_DIM(sub->pay); i++)
+		if (sub->pay[i] != NULL)
+			rte_pktmbuf_free(sub->pay[i]);
+	if (sub->op.c != NULL)
+		ptl_client_put(sub->op.c);
+	rte_mempool_put(eng->ops, sub);
+}
+
+/* Payload mbufs of @p sub, headroom left for the headers: the HPU copies
+ * the handler's bytes, which do not outlive its call. */
+static int
+sub_copy(struct spinnic_node *node, struct out_sub *sub, const void *src,
+	 uint64_t len)
+{
+	uint64_t off = 0;
+	unsigned i = 0;
+
+	do {
+		uint32_t n = (uint32_t)RTE_MIN(len - off,
+					       (uint64_t)node->payload);
+		struct rte_mbuf *m = rte_pktmbuf_alloc(node->pool);
+		char *d = m == NULL ? NULL :
+			rte_pktmbuf_append(m, (uint16_t)(SPINNIC_WIRE_HDR_LEN +
+							 n));
+
+		if (d == NULL) {
+			rte_pktmbuf_free(m);
+			return -ENOBUFS;
+		}
+		memcpy(d + SPINNIC_WIRE_HDR_LEN, (const uint8_t *)src + off, n);
+		sub->pay[i++] = m;
+		off += n;
+	} while (off < len);
+	sub->op.pay = sub->pay;
+	return 0;
+}
+
+int
+eng_submit(struct spinnic_engine *eng, struct ptl_client *c,
+	   const struct ptl_cmd *cmd, const void *src)
+{
+	struct spinnic_node *node = eng->node;
+	uint64_t npkts = cmd->length == 0 ? 1 :
+		(cmd->length + node->payload - 1) / node->payload;
+	struct out_sub *sub;
+	void *obj;
+
+	if (cmd->op != SPINNIC_CMD_PUT || npkts > ENG_HPUT_PKTS)
+		return -EINVAL;
+	if (rte_mempool_get(eng->ops, &obj) != 0)
+		return -ENOBUFS;
+	sub = obj;
+	memset(sub, 0, sizeof(*sub));
+	sub->op.cmd = *cmd;
+	sub->op.have_cmd = true;
+	ptl_client_get(c);
+	sub->op.c = c;
+	if ((src != NULL && sub_copy(node, sub, src, cmd->length) != 0) ||
+	    rte_ring_mp_enqueue(eng->submit, sub) != 0) {
+		sub_free(eng, sub);
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
+/* Submitted operations, one at a time in order. @return packets built */
+static unsigned
+subs_poll(struct spinnic_engine *eng, unsigned budget)
+{
+	unsigned done = 0;
+	void *obj;
+
+	while (done < budget) {
+		struct out_sub *sub = eng->tx.sub;
+
+		if (sub == NULL) {
+			if (rte_ring_sc_dequeue(eng->submit, &obj) != 0)
+				break;
+			sub = eng->tx.sub = obj;
+		}
+		if (sub->op.have_cmd && !ptl_client_alive(sub->op.c)) {
+			eng->tx.stats.detach_drops++;
+			sub->op.have_cmd = false;
+		} else {
+			done += op_progress(eng, &sub->op, false,
+					    budget - done);
+		}
+		if (sub->op.active || sub->op.have_cmd)
+			break; /* waits for room */
+		eng->tx.sub = NULL;
+		sub_free(eng, sub);
+	}
+	return done;
+}
+
+void
+eng_commands_fini(struct spinnic_engine *eng)
+{
+	void *obj;
+
+	if (eng->tx.sub != NULL)
+		sub_free(eng, eng->tx.sub);
+	eng->tx.sub = NULL;
+	while (eng->submit != NULL && rte_ring_sc_dequeue(eng->submit, &obj) == 0)
+		sub_free(eng, obj);
+}
+
+/* ---- clients' commands -------------------------------------------------- */
+
+unsigned
+eng_commands_poll(struct spinnic_engine *eng, unsigned budget)
+{
+	unsigned done, i;
+
+	/* operations of the engine first, up to half the budget */
+	done = subs_poll(eng, budget / 2);
+	/* round-robin over clients, one command step each */
+	for (i = 0; i < SPINNIC_CLIENTS_MAX && done < budget; i++) {
+		struct out_client *oc;
+
+		eng->tx.rr_pid = (eng->tx.rr_pid + 1) % SPINNIC_CLIENTS_MAX;
+		oc = &eng->tx.clients[eng->tx.rr_pid];
+		if (oc->op.c == NULL)
+			continue;
+		if (!oc->op.active && !oc->op.have_cmd) {
+			if (ptl_cmd_poll(oc->op.c, &oc->op.cmd, 1) == 0)
+				continue;
+			eng->node->tx.cmds++;
+			oc->op.have_cmd = true;
+		}
+		if (oc->op.cmd.op >= SPINNIC_CMD_SPUT_START)
+			done += eng_sput_progress(eng, oc, budget - done);
+		else
+			done += op_progress(eng, &oc->op, true, budget - done);
+	}
+	return done;
+}
+
+void
+eng_commands_peer_failed(struct spinnic_engine *eng, uint32_t dst_nid)
+{
+	unsigned pid;
+
+	/* their operations are failed already: build nothing more of them */
+	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++) {
+		struct out_op *op = &eng->tx.clients[pid].op;
+
+		if (op->active && op->cmd.target.nid == dst_nid)
+			op->active = false;
+	}
+	if (eng->tx.sub != NULL && eng->tx.sub->op.active &&
+	    eng->tx.sub->op.cmd.target.nid == dst_nid)
+		eng->tx.sub->op.active = false;
+}
+
+void
+eng_commands_detach(struct spinnic_engine *eng, struct ptl_client *pc)
+{
+	unsigned pid;
+
+	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++)
+		if (eng->tx.clients[pid].op.c == pc)
+			eng_client_forget(eng, &eng->tx.clients[pid]);
+	/* queued ones are dropped when they come up (client not alive) */
+	if (eng->tx.sub != NULL && eng->tx.sub->op.c == pc) {
+		if (eng->tx.sub->op.active || eng->tx.sub->op.have_cmd)
+			eng->tx.stats.detach_drops++;
+		sub_free(eng, eng->tx.sub);
+		eng->tx.sub = NULL;
+	}
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The host operations of the sPIN runtime (struct spin_host_ops): what a
+ * handler may do outside the NIC (host memory, counters, puts) and how the
+ * runtime hands back messages and packets. Called on the HPU lcores; puts
+ * go to the outbound role through eng_submit (commands.c).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "engine.h"
+
+static void *
+host_direct(void *host, uint64_t addr, size_t len)
+{
+	return ptl_host_ptr(host, addr, len);
+}
+
+static int
+host_dma_write(void *host, uint64_t addr, const void *src, size_t len)
+{
+	return ptl_host_write(host, addr, src, len);
+}
+
+static int
+host_dma_read(void *host, uint64_t addr, void *dst, size_t len)
+{
+	return ptl_host_read(host, addr, dst, len);
+}
+
+static int
+host_ct_inc(void *host, void *app_msg, uint64_t n)
+{
+	const struct in_msg *e = app_msg;
+
+	if (e->match.ct == SPINNIC_HANDLE_NONE)
+		return -ENOENT;
+	return ptl_ct_inc(host, e->match.ct, n, 0);
+}
+
+/*
+ * A put issued by a handler (spin_put_from_nic/host): an initiator
+ * operation of the ME's owner without events or ack, submitted to the
+ * outbound role like any other (eng_submit); bytes from NIC memory are
+ * copied now, bytes of host memory read when its packets are built.
+ */
+static int
+handler_put(struct ptl_client *c, struct in_msg *e,
+	    const struct spin_put_req *req, const void *src, uint64_t addr,
+	    size_t len)
+{
+	struct spinnic_engine *eng = e->eng;
+	struct ptl_cmd cmd;
+
+	if (spinnic_node_txq(eng->node, req->nid) == UINT16_MAX)
+		return -EINVAL; /* no port reaches it */
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.op = SPINNIC_CMD_PUT;
+	cmd.ack_req = SPINNIC_PTL_NO_ACK_REQ;
+	cmd.ni = cmd.md = cmd.eq = cmd.ct = SPINNIC_HANDLE_NONE;
+	cmd.local_addr = addr;
+	cmd.length = len;
+	cmd.target.nid = req->nid;
+	cmd.target.pid = req->pid;
+	cmd.pt_index = req->pt_index;
+	cmd.uid = ptl_client_uid(c);
+	cmd.match_bits = req->match_bits;
+	cmd.remote_offset = req->remote_offset;
+	cmd.hdr_data = req->hdr_data;
+	return eng_submit(eng, c, &cmd, src);
+}
+
+static int
+host_put_from_nic(void *host, void *app_msg, const struct spin_put_req *req,
+		  const void *src, size_t len)
+{
+	return handler_put(host, app_msg, req, src, 0, len);
+}
+
+static int
+host_put_from_host(void *host, void *app_msg, const struct spin_put_req *req,
+		   uint64_t addr, size_t len)
+{
+	return handler_put(host, app_msg, req, NULL, addr, len);
+}
+
+static void
+host_msg_done(void *app_msg, const struct spin_msg_result *r)
+{
+	struct in_msg *e = app_msg;
+
+	e->res = *r;
+	/* the ring holds more than the runtime's messages: never full */
+	while (rte_ring_mp_enqueue(e->eng->done, e) != 0)
+		rte_pause();
+}
+
+static void
+host_pkt_release(void *pkt_cookie)
+{
+	rte_pktmbuf_free(pkt_cookie);
+}
+
+static void
+host_pkt_release_burst(void *const *pkt_cookies, unsigned n)
+{
+	rte_pktmbuf_free_bulk((struct rte_mbuf **)(uintptr_t)pkt_cookies, n);
+}
+
+const struct spin_host_ops spinnic_engine_host_ops = {
+	.direct = host_direct,
+	.dma_write = host_dma_write,
+	.dma_read = host_dma_read,
+	.ct_inc = host_ct_inc,
+	.put_from_nic = host_put_from_nic,
+	.put_from_host = host_put_from_host,
+	.msg_done = host_msg_done,
+	.pkt_release = host_pkt_release,
+	.pkt_release_burst = host_pkt_release_burst,
+};
