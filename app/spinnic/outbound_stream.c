@@ -771,8 +771,8 @@ gather_proc(const struct gather_job *gj)
 /*
  * Submit jobs for the put's next packets: at most @p budget, as the per-put
  * and per-node bounds and mbufs allow.
- * @return jobs submitted, or -1 when the put can no longer use its
- *   context (freed under it: the client is going)
+ * @return jobs submitted, or the runtime's negative errno when the put can
+ *   no longer use its context (freed under it: the client is going)
  */
 static int
 proc_submit(struct spinnic_engine *eng, struct out_client *oc,
@@ -830,10 +830,9 @@ proc_submit(struct spinnic_engine *eng, struct out_client *oc,
 		p->out -= n - k;
 		for (i = k; i < n; i++)
 			gather_job_free(g, js[i]->cookie);
-		if (err == -ENOBUFS)
-			eng->tx.sput.hpu_full++;
-		else
-			return -1;
+		if (err != -ENOBUFS)
+			return err;
+		eng->tx.sput.hpu_full++;
 	}
 	return (int)k;
 }
