@@ -56,6 +56,23 @@ spinnic_engine_quiet(const struct spinnic_node *node)
 	return true;
 }
 
+/* What spinnic_engine_init allocates (fault stages apart). */
+static void
+engine_free(struct spinnic_engine *eng)
+{
+	rte_ring_free(eng->submit);
+	rte_mempool_free(eng->ops);
+	rte_ring_free(eng->tacks);
+	rte_ring_free(eng->rel_acks);
+	rte_ring_free(eng->jobs);
+	rte_ring_free(eng->done);
+	spinnic_msgtab_free(eng->rx.replies);
+	spinnic_msgtab_free(eng->rx.msgs);
+	rte_free(eng->tx.hold);
+	pthread_mutex_destroy(&eng->detach_lock);
+	rte_free(eng);
+}
+
 int
 spinnic_engine_init(struct spinnic_node *node)
 {
@@ -129,17 +146,7 @@ fail:
 	SPINNIC_LOG(ERR, "node %u: engine: %s", node->index, strerror(-rc));
 	fault_stage_free(eng->rx.faults);
 	fault_stage_free(eng->tx.faults);
-	rte_ring_free(eng->submit);
-	rte_mempool_free(eng->ops);
-	rte_ring_free(eng->tacks);
-	rte_ring_free(eng->rel_acks);
-	rte_ring_free(eng->jobs);
-	rte_ring_free(eng->done);
-	spinnic_msgtab_free(eng->rx.replies);
-	spinnic_msgtab_free(eng->rx.msgs);
-	rte_free(eng->tx.hold);
-	pthread_mutex_destroy(&eng->detach_lock);
-	rte_free(eng);
+	engine_free(eng);
 	return rc;
 }
 
@@ -152,17 +159,7 @@ spinnic_engine_fini(struct spinnic_node *node)
 		return;
 	eng_in_fini(eng);
 	eng_out_fini(eng);
-	rte_ring_free(eng->submit);
-	rte_mempool_free(eng->ops);
-	rte_ring_free(eng->tacks);
-	rte_ring_free(eng->rel_acks);
-	rte_ring_free(eng->jobs);
-	rte_ring_free(eng->done);
-	spinnic_msgtab_free(eng->rx.replies);
-	spinnic_msgtab_free(eng->rx.msgs);
-	rte_free(eng->tx.hold);
-	pthread_mutex_destroy(&eng->detach_lock);
-	rte_free(eng);
+	engine_free(eng);
 	node->eng = NULL;
 }
 

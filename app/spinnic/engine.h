@@ -82,7 +82,7 @@ struct out_op;
 /** Most packets a fault stage holds back to reorder (--fault-inject). */
 #define ENG_FAULT_WIN 32u
 /** A fail code (uint8_t) meaning "no event": the match is released
- *  without one (eng_reply_job_done: detach, fini). Above every
+ *  without one (reply_job_end: detach, fini). Above every
  *  SPINNIC_PTL_NI_* code. */
 #define ENG_FAIL_SILENT UINT8_MAX
 
@@ -627,11 +627,11 @@ int rel_track(struct spinnic_engine *eng, struct rte_mbuf *m,
 unsigned rel_tx_poll(struct spinnic_engine *eng, uint64_t now);
 /** Release everything (fini). */
 void rel_tx_fini(struct spinnic_engine *eng);
-/** Forget a detached client's packets (no re-reads). */
-void rel_tx_detach(struct spinnic_engine *eng, struct ptl_client *pc);
-/** Forget the refill source @p refill_arg (its stream is gone): its
- *  packets become fillers if they must be resent. */
-void rel_tx_forget(struct spinnic_engine *eng, const void *refill_arg);
+/** Forget the packets of a detached client @p pc, or of the refill source
+ *  @p refill_arg (a stream that is gone), either may be NULL: none is
+ *  re-read; each becomes a filler if it must be resent. */
+void rel_tx_forget(struct spinnic_engine *eng, const struct ptl_client *pc,
+		   const void *refill_arg);
 
 /* rel_rx.c: reliable delivery, receive side (inbound role) */
 /** The session cookies' key (random). @return 0, -EIO no randomness */

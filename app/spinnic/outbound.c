@@ -23,7 +23,7 @@
 #define SCAN_PER_S 200u
 
 /*
- * Staged packets of other roles (acks, handler puts). A packet that finds
+ * Staged packets of other roles (acks). A packet that finds
  * no room (its queue or its peer's window is full) waits in eng->tx.staged;
  * those behind it, for other peers, go on. Transport acks come on their
  * own ring and go first: they are what frees the windows, so they must
@@ -258,7 +258,7 @@ eng_out_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 	void *obj;
 
 	eng_commands_detach(eng, pc);
-	rel_tx_detach(eng, pc);
+	rel_tx_forget(eng, pc, NULL);
 	while (rte_ring_sc_dequeue(eng->jobs, &obj) == 0) {
 		j = obj;
 		j->next = NULL;

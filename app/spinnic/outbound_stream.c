@@ -62,7 +62,7 @@ struct out_proc {
 	uint32_t ctx;           /* "ddt_gather" context, owner `owner` */
 	uint32_t owner;
 	uint32_t total;         /* packets of the message */
-	uint32_t tx;            /* of them handed to eng_tx_send */
+	uint32_t tx;            /* of them handed to rel_tx_send */
 	uint32_t out;           /* jobs out (submitted, not sent) */
 };
 
@@ -837,7 +837,7 @@ proc_submit(struct spinnic_engine *eng, struct out_client *oc,
 	return (int)k;
 }
 
-/* Hand a built packet to rel.c; the one handed last carries SEND. Keeps it
+/* Hand a built packet to rel_tx.c; the one handed last carries SEND. Keeps it
  * (ready list) when there is no room. @return true when it left */
 static bool
 gather_tx(struct spinnic_engine *eng, struct out_gather *g,
@@ -851,7 +851,7 @@ gather_tx(struct spinnic_engine *eng, struct out_gather *g,
 		g->ready[g->nready++] = gj;
 		return false;
 	}
-	gj->m = NULL; /* rel.c's now */
+	gj->m = NULL; /* rel_tx.c's now */
 	eng->tx.stats.data_pkts++;
 	eng->tx.sput.hpu_pkts++;
 	p->tx++;
@@ -1080,7 +1080,7 @@ eng_sput_forget(struct spinnic_engine *eng, struct out_client *oc)
 	if (sp == NULL)
 		return;
 	/* packets in flight are not re-created from this client any more */
-	rel_tx_forget(eng, oc);
+	rel_tx_forget(eng, NULL, oc);
 	for (i = 0; i < SPINNIC_SPUT_MAX; i++) {
 		if (sp->s[i].open) {
 			/* the target times the partial message out */

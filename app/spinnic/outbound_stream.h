@@ -3,7 +3,7 @@
  * @file outbound_stream.h
  * Streaming puts (SPUT_START/SPUT_STREAM) and processed puts (PROCESS_PUT)
  * in the outbound engine (outbound_stream.c, paper 000 §3.1; doc/streams.md).
- * Used by outbound.c and rel.c, in the outbound role. Not installed.
+ * Used by outbound.c and commands.c, in the outbound role. Not installed.
  */
 #ifndef SPINNIC_OUTBOUND_STREAM_H
 #define SPINNIC_OUTBOUND_STREAM_H
@@ -19,7 +19,7 @@ struct spinnic_engine;
 
 /**
  * Progress the client's current command when it is one of the three
- * (called by cmd_progress of outbound.c).
+ * (called by eng_commands_poll of commands.c).
  * @return packets built
  */
 unsigned eng_sput_progress(struct spinnic_engine *eng, struct out_client *oc,

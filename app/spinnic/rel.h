@@ -2,8 +2,9 @@
 /**
  * @file rel.h
  * Reliable delivery (DESIGN §11): the sequence-number window logic, libc
- * only so test/app/test_rel.c drives it directly; rel.c uses it from the
- * inbound and outbound roles. The protocol: doc/reliable-delivery.md.
+ * only so test/app/test_rel.c drives it directly; rel_rx.c and rel_tx.c
+ * use it from the inbound and outbound roles. The protocol:
+ * doc/reliable-delivery.md.
  */
 #ifndef SPINNIC_REL_H
 #define SPINNIC_REL_H

@@ -542,33 +542,6 @@ rel_tx_poll(struct spinnic_engine *eng, uint64_t now)
 	return sent;
 }
 
-void
-rel_tx_detach(struct spinnic_engine *eng, struct ptl_client *pc)
-{
-	unsigned i;
-	uint32_t seq;
-
-	/* its memory is going: packets still in flight become fillers if
-	 * they must be resent */
-	for (i = 0; i < eng->tx.n_peers; i++) {
-		struct rel_tx *t = eng->tx.peers[i];
-
-		for (seq = t->base; seq != t->next; seq++) {
-			struct rel_txent *e = &t->ent[seq % REL_WIN];
-
-			if (e->job != NULL && e->job->match.c == pc) {
-				reply_job_end(eng->node->nic, e->job, ENG_FAIL_SILENT);
-				e->job = NULL;
-			}
-			if (e->c != pc)
-				continue;
-			ptl_client_put(e->c);
-			e->c = NULL;
-			/* no source: resent as a filler */
-			e->send_id = 0;
-		}
-	}
-}
 
 void
 rel_tx_fini(struct spinnic_engine *eng)
@@ -629,22 +602,36 @@ rel_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid)
 }
 
 void
-rel_tx_forget(struct spinnic_engine *eng, const void *refill_arg)
+rel_tx_forget(struct spinnic_engine *eng, const struct ptl_client *pc,
+	      const void *refill_arg)
 {
 	unsigned i;
 	uint32_t seq;
 
+	/* the source's memory is going: packets still in flight become
+	 * fillers if they must be resent */
 	for (i = 0; i < eng->tx.n_peers; i++) {
 		struct rel_tx *t = eng->tx.peers[i];
 
 		for (seq = t->base; seq != t->next; seq++) {
 			struct rel_txent *e = &t->ent[seq % REL_WIN];
 
-			if (e->refill != NULL && e->refill_arg == refill_arg) {
-				/* a filler if resent */
+			if (pc != NULL && e->job != NULL &&
+			    e->job->match.c == pc) {
+				reply_job_end(eng->node->nic, e->job,
+					      ENG_FAIL_SILENT);
+				e->job = NULL;
+			}
+			if (refill_arg != NULL && e->refill != NULL &&
+			    e->refill_arg == refill_arg) {
 				e->refill = NULL;
 				e->send_id = 0;
 			}
+			if (pc == NULL || e->c != pc)
+				continue;
+			ptl_client_put(e->c);
+			e->c = NULL;
+			e->send_id = 0;
 		}
 	}
 }

@@ -238,10 +238,11 @@ struct spinnic_node {
 	uint16_t mbuf_data_room;    /**< data room of pool mbufs */
 	struct rte_mempool *pool;   /**< NIC packet memory */
 	/**
-	 * TX staging ring, multi-producer / single-consumer: roles other than
-	 * outbound (inbound acks and replies, HPU handler puts) enqueue built
-	 * packets here; the outbound role drains it into the TX queues, so
-	 * only one lcore ever calls rte_eth_tx_burst on a node.
+	 * TX staging ring, multi-producer / single-consumer: the inbound role
+	 * enqueues its built acks here; the outbound role drains it into the
+	 * TX queues, so only one lcore ever calls rte_eth_tx_burst on a node.
+	 * (Operations, such as handler puts, go to the engine's submit queue:
+	 * eng_submit.)
 	 */
 	struct rte_ring *txr;
 	struct ptl_nic *nic;        /**< lib/portals state of this NIC */
@@ -425,7 +426,8 @@ unsigned spinnic_inbound_poll(struct spinnic_node *node);
 unsigned spinnic_inbound_done(struct spinnic_node *node);
 
 /**
- * Outbound role: command rings -> packets -> TX (and node->txr).
+ * Outbound role: command rings and the submit queue -> packets, GET
+ * replies, staged acks (node->txr) -> TX.
  * @return work done; 0 lets the lcore back off.
  */
 unsigned spinnic_outbound_poll(struct spinnic_node *node);

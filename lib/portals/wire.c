@@ -356,7 +356,7 @@ spinnic_wire_parse_auth(const void *frame, size_t len, uint16_t udp_port,
 	/* keyed: only sequenced packets are safe from replay (reliable
 	 * delivery's window); plain transport acks are idempotent, and the
 	 * session handshake's answers are bound to a cookie that a change
-	 * of the session or ~1 s makes worthless (app/spinnic/rel.c) */
+	 * of the session or ~1 s makes worthless (app/spinnic/rel_rx.c) */
 	if (auth != NULL && !(p.flags & SPINNIC_WIRE_F_REL) &&
 	    p.type != SPINNIC_WIRE_T_TACK && p.type != SPINNIC_WIRE_T_CHAL &&
 	    p.type != SPINNIC_WIRE_T_CHAL_ACK)
