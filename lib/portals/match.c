@@ -105,7 +105,7 @@ uh_alloc(struct ptl_ni *ni)
 
 int
 ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
-	      struct ptl_match *m)
+	      struct ptl_match *mt)
 {
 	const struct match_drop_info *d;
 	bool matching, overflow, keep_uh;
@@ -120,7 +120,7 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	uint8_t fail;
 	int rc;
 
-	memset(m, 0, sizeof(*m));
+	memset(mt, 0, sizeof(*mt));
 	/* Any packet of a message may arrive first: each carries the header. */
 	if (!(hdr->type == SPINNIC_WIRE_T_DATA ||
 	      hdr->type == SPINNIC_WIRE_T_GET) ||
@@ -192,35 +192,35 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 
 	/* matched: fill the self-contained result */
 	ptl_client_get(c);
-	m->c = c;
-	m->ni = ptl_handle(kind, PTL_HT_NI, 0, 0);
-	m->me = ptl_handle(kind, PTL_HT_ME, me->gen, s);
-	m->me_slot = s;
-	m->pt_index = hdr->pt_index;
-	m->list = me->list;
-	m->eq = pt->eq;
-	m->ct = me->ct;
-	m->ctx = me->ctx;
-	m->options = me->options;
-	m->user_ptr = me->user_ptr;
-	m->me_start = me->start;
-	m->me_length = me->length;
-	m->local_offset = loff;
-	m->start = me->start + (loff < me->length ? loff : me->length);
-	m->length = loff < me->length ? me->length - loff : 0;
-	m->rlength = hdr->msg_len;
-	m->mlength = mlen;
-	m->initiator = hdr->src;
-	m->uid = hdr->uid;
-	m->match_bits = hdr->match_bits;
-	m->hdr_data = hdr->hdr_data;
-	m->remote_offset = hdr->remote_offset;
-	m->msg_id = hdr->msg_id;
-	m->op = hdr->op;
-	m->ack_req = (hdr->op != SPINNIC_WIRE_OP_GET &&
+	mt->c = c;
+	mt->ni = ptl_handle(kind, PTL_HT_NI, 0, 0);
+	mt->me = ptl_handle(kind, PTL_HT_ME, me->gen, s);
+	mt->me_slot = s;
+	mt->pt_index = hdr->pt_index;
+	mt->list = me->list;
+	mt->eq = pt->eq;
+	mt->ct = me->ct;
+	mt->ctx = me->ctx;
+	mt->options = me->options;
+	mt->user_ptr = me->user_ptr;
+	mt->me_start = me->start;
+	mt->me_length = me->length;
+	mt->local_offset = loff;
+	mt->start = me->start + (loff < me->length ? loff : me->length);
+	mt->length = loff < me->length ? me->length - loff : 0;
+	mt->rlength = hdr->msg_len;
+	mt->mlength = mlen;
+	mt->initiator = hdr->src;
+	mt->uid = hdr->uid;
+	mt->match_bits = hdr->match_bits;
+	mt->hdr_data = hdr->hdr_data;
+	mt->remote_offset = hdr->remote_offset;
+	mt->msg_id = hdr->msg_id;
+	mt->op = hdr->op;
+	mt->ack_req = (hdr->op != SPINNIC_WIRE_OP_GET &&
 		      !(me->options & SPINNIC_PTL_ME_ACK_DISABLE)) ?
 		     hdr->ack_req : SPINNIC_PTL_NO_ACK_REQ;
-	m->ni_fail = SPINNIC_PTL_NI_OK;
+	mt->ni_fail = SPINNIC_PTL_NI_OK;
 	if (mlen < hdr->msg_len)
 		PTL_STAT(nic, truncated);
 
@@ -231,7 +231,7 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	     me->length - me->offset < me->min_free)) {
 		ptl_me_list_remove(ni, pt, s);
 		me->auto_unlinked = true;
-		m->unlinked = 1;
+		mt->unlinked = 1;
 		PTL_STAT(nic, auto_unlink);
 	}
 	me->refs++;
@@ -256,7 +256,7 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 		uh->rlength = hdr->msg_len;
 		uh->mlength = mlen;
 		uh->remote_offset = loff;
-		uh->start = m->start;
+		uh->start = mt->start;
 		uh->next = PTL_NIL;
 		uh->prev = pt->uh_tail;
 		if (pt->uh_tail != PTL_NIL)
@@ -266,7 +266,7 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 		pt->uh_tail = u;
 		ni->uh_used++;
 		me->refs++;
-		m->uh = UH_REF(u, uh->gen);
+		mt->uh = UH_REF(u, uh->gen);
 		PTL_STAT(nic, uh_stored);
 	}
 	ptl_unlock(&nic->lock);
@@ -295,24 +295,24 @@ drop:
 	ptl_unlock(&nic->lock);
 out_drop:
 	match_count(nic, d->stat);
-	m->ni_fail = fail;
+	mt->ni_fail = fail;
 	return rc;
 }
 
 /* nic->lock held: the unexpected header of a finished message */
 static void
-match_end_uh(struct ptl_client *c, unsigned kind, const struct ptl_match *m,
+match_end_uh(struct ptl_client *c, unsigned kind, const struct ptl_match *mt,
 	     uint8_t fail, bool deliver)
 {
 	struct ptl_ni *ni = &c->ni[kind];
 	struct ptl_uh *uh;
-	uint32_t u = UH_SLOT(m->uh);
+	uint32_t u = UH_SLOT(mt->uh);
 
-	if (m->uh == 0 || u >= ni->n_uh)
+	if (mt->uh == 0 || u >= ni->n_uh)
 		return;
 	uh = &ni->uhs[u];
 	/* removed meanwhile (PT freed, searched and deleted) */
-	if (!uh->used || uh->gen != UH_GEN(m->uh))
+	if (!uh->used || uh->gen != UH_GEN(mt->uh))
 		return;
 	uh->complete = true;
 	uh->fail = fail;
@@ -328,21 +328,21 @@ match_end_uh(struct ptl_client *c, unsigned kind, const struct ptl_match *m,
 }
 
 static void
-match_end_me(struct ptl_client *c, unsigned kind, const struct ptl_match *m)
+match_end_me(struct ptl_client *c, unsigned kind, const struct ptl_match *mt)
 {
 	struct ptl_ni *ni = &c->ni[kind];
 
-	if (!ni->allocated || m->me_slot >= ni->n_me)
+	if (!ni->allocated || mt->me_slot >= ni->n_me)
 		return;
-	ni->mes[m->me_slot].inflight--;
-	ptl_me_put_ref(c, kind, m->me_slot);
+	ni->mes[mt->me_slot].inflight--;
+	ptl_me_put_ref(c, kind, mt->me_slot);
 }
 
 void
-ptl_match_complete(struct ptl_nic *nic, struct ptl_match *m, uint8_t ni_fail)
+ptl_match_complete(struct ptl_nic *nic, struct ptl_match *mt, uint8_t ni_fail)
 {
-	struct ptl_client *c = m->c;
-	unsigned kind = ptl_handle_ni(m->ni);
+	struct ptl_client *c = mt->c;
+	unsigned kind = ptl_handle_ni(mt->ni);
 	bool ok = ni_fail == SPINNIC_PTL_NI_OK;
 	struct spinnic_event ev;
 	bool alive;
@@ -353,61 +353,61 @@ ptl_match_complete(struct ptl_nic *nic, struct ptl_match *m, uint8_t ni_fail)
 	 * outside the NIC lock; list bookkeeping comes after, under it */
 	alive = ptl_client_is_alive(c);
 	if (alive) {
-		if (!(m->options & SPINNIC_PTL_ME_EVENT_COMM_DISABLE) &&
-		    !(ok && (m->options &
+		if (!(mt->options & SPINNIC_PTL_ME_EVENT_COMM_DISABLE) &&
+		    !(ok && (mt->options &
 			     SPINNIC_PTL_ME_EVENT_SUCCESS_DISABLE))) {
-			ptl_event_init(&ev, ptl_event_kind(m->op, false),
+			ptl_event_init(&ev, ptl_event_kind(mt->op, false),
 				       ni_fail);
-			ev.start = m->start;
-			ev.user_ptr = m->user_ptr;
-			ev.hdr_data = m->hdr_data;
-			ev.match_bits = m->match_bits;
-			ev.rlength = m->rlength;
-			ev.mlength = m->mlength;
-			ev.remote_offset = m->local_offset;
-			ev.initiator = m->initiator;
-			ev.uid = m->uid;
-			ev.pt_index = m->pt_index;
-			ptl_eq_post(c, m->eq, &ev);
+			ev.start = mt->start;
+			ev.user_ptr = mt->user_ptr;
+			ev.hdr_data = mt->hdr_data;
+			ev.match_bits = mt->match_bits;
+			ev.rlength = mt->rlength;
+			ev.mlength = mt->mlength;
+			ev.remote_offset = mt->local_offset;
+			ev.initiator = mt->initiator;
+			ev.uid = mt->uid;
+			ev.pt_index = mt->pt_index;
+			ptl_eq_post(c, mt->eq, &ev);
 		}
-		if (m->options & SPINNIC_PTL_ME_EVENT_CT_COMM)
-			ptl_ct_inc(c, m->ct,
-				   ok ? ((m->options &
+		if (mt->options & SPINNIC_PTL_ME_EVENT_CT_COMM)
+			ptl_ct_inc(c, mt->ct,
+				   ok ? ((mt->options &
 					  SPINNIC_PTL_ME_EVENT_CT_BYTES) ?
-					 m->mlength : 1) : 0,
+					 mt->mlength : 1) : 0,
 				   ok ? 0 : 1);
-		if (m->unlinked &&
-		    !(m->options & SPINNIC_PTL_ME_EVENT_UNLINK_DISABLE)) {
+		if (mt->unlinked &&
+		    !(mt->options & SPINNIC_PTL_ME_EVENT_UNLINK_DISABLE)) {
 			ptl_event_init(&ev, SPINNIC_PTL_EVENT_AUTO_UNLINK,
 				       SPINNIC_PTL_NI_OK);
-			ev.user_ptr = m->user_ptr;
-			ev.pt_index = m->pt_index;
-			ptl_eq_post(c, m->eq, &ev);
+			ev.user_ptr = mt->user_ptr;
+			ev.pt_index = mt->pt_index;
+			ptl_eq_post(c, mt->eq, &ev);
 		}
 	} else {
 		PTL_STAT(nic, inflight_dropped);
 	}
 	ptl_lock(&nic->lock);
-	match_end_uh(c, kind, m, ni_fail, alive);
-	match_end_me(c, kind, m);
+	match_end_uh(c, kind, mt, ni_fail, alive);
+	match_end_me(c, kind, mt);
 	ptl_unlock(&nic->lock);
-	m->c = NULL;
+	mt->c = NULL;
 	ptl_client_put(c);
 }
 
 void
-ptl_match_release(struct ptl_nic *nic, struct ptl_match *m)
+ptl_match_release(struct ptl_nic *nic, struct ptl_match *mt)
 {
-	struct ptl_client *c = m->c;
-	unsigned kind = ptl_handle_ni(m->ni);
+	struct ptl_client *c = mt->c;
+	unsigned kind = ptl_handle_ni(mt->ni);
 
 	if (c == NULL)
 		return;
 	ptl_lock(&nic->lock);
-	match_end_uh(c, kind, m, SPINNIC_PTL_NI_DROPPED, false);
-	match_end_me(c, kind, m);
+	match_end_uh(c, kind, mt, SPINNIC_PTL_NI_DROPPED, false);
+	match_end_me(c, kind, mt);
 	ptl_unlock(&nic->lock);
 	PTL_STAT(nic, inflight_dropped);
-	m->c = NULL;
+	mt->c = NULL;
 	ptl_client_put(c);
 }

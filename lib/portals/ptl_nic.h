@@ -388,19 +388,19 @@ int ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
  * and drop the client reference. Nothing is posted for a detached client
  * (counted in inflight_dropped).
  * @param nic     the NIC
- * @param m       the match (its client reference is dropped; m->c NULL)
+ * @param mt       the match (its client reference is dropped; mt->c NULL)
  * @param ni_fail SPINNIC_PTL_NI_OK or a failure
  */
-void ptl_match_complete(struct ptl_nic *nic, struct ptl_match *m,
+void ptl_match_complete(struct ptl_nic *nic, struct ptl_match *mt,
 			uint8_t ni_fail);
 
 /**
  * Abandon a match without any event (message dropped midway, e.g. timed
  * out); counted in inflight_dropped. Drops the references.
  * @param nic the NIC
- * @param m   the match
+ * @param mt   the match
  */
-void ptl_match_release(struct ptl_nic *nic, struct ptl_match *m);
+void ptl_match_release(struct ptl_nic *nic, struct ptl_match *mt);
 
 /* ---------------------------------------------------------------------- */
 /* Events and counters in the region                                       */

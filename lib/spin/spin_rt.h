@@ -366,7 +366,7 @@ struct spin_msg *spin_msg_start(struct spin_rt *rt, uint32_t ctx,
  *   has all its bytes, or 2^31 - 1 packets; -ENOBUFS no HER free now (packet not taken: drop
  *   it, the sender retransmits). On error the caller keeps the packet.
  */
-int spin_msg_packet(struct spin_msg *m, const void *payload, uint32_t len,
+int spin_msg_packet(struct spin_msg *sm, const void *payload, uint32_t len,
 		    uint64_t offset, void *pkt_cookie);
 
 /** One packet for spin_msg_packet_burst(). */
@@ -389,7 +389,7 @@ struct spin_pkt_in {
  * @return packets taken, from the first (the runtime's now); the caller
  *   keeps the others
  */
-unsigned spin_msg_packet_burst(struct spin_msg *m,
+unsigned spin_msg_packet_burst(struct spin_msg *sm,
 			       const struct spin_pkt_in *pkts, unsigned n,
 			       int *err_p);
 
@@ -398,7 +398,7 @@ unsigned spin_msg_packet_burst(struct spin_msg *m,
  * starts afterwards, queued packets are released, msg_done is called with
  * SPIN_MSG_F_ABORTED once handlers already running returned.
  */
-void spin_msg_abort(struct spin_msg *m);
+void spin_msg_abort(struct spin_msg *sm);
 
 /* ---- outbound jobs ------------------------------------------------------- */
 
