@@ -93,12 +93,11 @@ job_end(struct spinnic_engine *eng, struct reply_job *j, uint8_t fail)
 	reply_job_end(eng->node->nic, j, fail);
 }
 
-static unsigned
-replies_poll(struct spinnic_engine *eng, unsigned budget)
+/* New GETs to answer (from the inbound role) to the tail of the queue. */
+static void
+jobs_take(struct spinnic_engine *eng)
 {
-	struct spinnic_node *node = eng->node;
 	struct reply_job *j;
-	unsigned n = 0;
 	void *obj;
 
 	while (rte_ring_sc_dequeue(eng->jobs, &obj) == 0) {
@@ -110,6 +109,16 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 			eng->tx.job_head = j;
 		eng->tx.job_tail = j;
 	}
+}
+
+static unsigned
+replies_poll(struct spinnic_engine *eng, unsigned budget)
+{
+	struct spinnic_node *node = eng->node;
+	struct reply_job *j;
+	unsigned n = 0;
+
+	jobs_take(eng);
 	while ((j = eng->tx.job_head) != NULL && n < budget) {
 		const struct ptl_match *mt = &j->match;
 
@@ -255,19 +264,10 @@ void
 eng_out_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 {
 	struct reply_job **pp, *j;
-	void *obj;
 
 	eng_commands_detach(eng, pc);
 	rel_tx_forget(eng, pc, NULL);
-	while (rte_ring_sc_dequeue(eng->jobs, &obj) == 0) {
-		j = obj;
-		j->next = NULL;
-		if (eng->tx.job_tail != NULL)
-			eng->tx.job_tail->next = j;
-		else
-			eng->tx.job_head = j;
-		eng->tx.job_tail = j;
-	}
+	jobs_take(eng);
 	eng->tx.job_tail = NULL;
 	for (pp = &eng->tx.job_head; (j = *pp) != NULL;) {
 		if (j->match.c == pc) {
