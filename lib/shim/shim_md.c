@@ -73,9 +73,9 @@ PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
 	msg.u.md.eq = (uint32_t)eq;
 	msg.u.md.ct = (uint32_t)ct;
 	rc = shim_ctrl_call(&msg);
-	if (rc != PTL_OK) {
+	if (rc != 0) {
 		shim_obj_release(o);
-		return rc;
+		return shim_ptl(rc);
 	}
 	o->nic_id = msg.u.md.md;
 	o->u.md.start = (uint64_t)(uintptr_t)md->start;
@@ -99,7 +99,8 @@ PtlMDRelease(ptl_handle_md_t md_handle)
 		return PTL_ARG_INVALID;
 	shim_ctrl_prep_md(&msg, SPINNIC_CTRL_MD_RELEASE, ni->nic_ni, o->nic_id);
 	rc = shim_ctrl_call(&msg);
-	if (rc == PTL_OK || rc == PTL_FAIL)
+	/* spinnic gone: the MD goes here all the same */
+	if (rc == 0 || rc == -EIO)
 		shim_obj_release(o);
-	return rc;
+	return shim_ptl(rc);
 }
