@@ -158,7 +158,8 @@ shim_ctrl_call_fd(struct spinnic_ctrl_msg *msg, int fd)
 		return -EIO;
 	}
 	pthread_mutex_unlock(&shim_g.ctrl_lock);
-	if (msg->status < 0 || msg->status >= PTL_STATUS_LAST)
+	/* the NIC's codes end at ABORTED (shim_consts.h) */
+	if (msg->status < 0 || msg->status > SPINNIC_PTL_ABORTED)
 		return -EPROTO;
 	return shim_errno(msg->status);
 }

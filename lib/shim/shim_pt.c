@@ -7,9 +7,6 @@
 
 #include "shim_internal.h"
 
-#define PT_OPTIONS (PTL_PT_ONLY_USE_ONCE | PTL_PT_ONLY_TRUNCATE | \
-	PTL_PT_FLOWCTRL)
-
 /* ---- portal table ------------------------------------------------------- */
 
 int
@@ -25,7 +22,7 @@ PtlPTAlloc(ptl_handle_ni_t ni_handle, unsigned int options,
 
 	SHIM_ENTER();
 	ni = shim_to_ni(ni_handle, &slot);
-	if (ni == NULL || pt_index == NULL || (options & ~PT_OPTIONS) != 0 ||
+	if (ni == NULL || pt_index == NULL || (options & ~PTL_PT_ALLOC_OPTIONS_MASK) != 0 ||
 	    (pt_index_req != PTL_PT_ANY && !shim_pt_index_ok(ni, pt_index_req)))
 		return PTL_ARG_INVALID;
 	eq = shim_opt_handle(eq_handle, SHIM_KIND_EQ, slot);
