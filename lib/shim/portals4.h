@@ -888,11 +888,20 @@ int PtlSwap(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset,
 int PtlAtomicSync(void);
 
 /**
- * PtlPut() deferred until the counter trig_ct_handle reaches threshold
- * (success + failure). Not implemented yet; the parameters are
- * PtlPut()'s, then:
+ * PtlPut() deferred until the counter trig_ct_handle reaches
+ * threshold (success + failure). Not implemented yet.
+ * @param md_handle the MD.
+ * @param local_offset offset in the MD.
+ * @param length bytes.
+ * @param ack_req as for PtlPut().
+ * @param target_id target process (a rank on a logical NI).
+ * @param pt_index target PT.
+ * @param match_bits matched against the target's MEs.
+ * @param remote_offset offset in the target entry.
+ * @param user_ptr returned in the initiator's events.
+ * @param hdr_data delivered in the target's event.
  * @param trig_ct_handle the counter that triggers it.
- * @param threshold the count that triggers it.
+ * @param threshold the count (success + failure) that triggers it.
  * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
  */
 int PtlTriggeredPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
@@ -903,8 +912,18 @@ int PtlTriggeredPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		    ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
 
 /**
- * PtlGet() deferred until a counter reaches a threshold (as
- * PtlTriggeredPut()). Not implemented yet.
+ * PtlGet() deferred until a counter reaches a threshold. Not
+ * implemented yet.
+ * @param md_handle the MD.
+ * @param local_offset offset in the MD.
+ * @param length bytes.
+ * @param target_id target process (a rank on a logical NI).
+ * @param pt_index target PT.
+ * @param match_bits matched against the target's MEs.
+ * @param remote_offset offset in the target entry.
+ * @param user_ptr returned in the initiator's events.
+ * @param trig_ct_handle the counter that triggers it.
+ * @param threshold the count (success + failure) that triggers it.
  * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
  */
 int PtlTriggeredGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
@@ -916,6 +935,20 @@ int PtlTriggeredGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 /**
  * PtlAtomic() deferred until a counter reaches a threshold. Not
  * implemented yet.
+ * @param md_handle the MD.
+ * @param local_offset offset in the MD.
+ * @param length bytes.
+ * @param ack_req as for PtlPut().
+ * @param target_id target process (a rank on a logical NI).
+ * @param pt_index target PT.
+ * @param match_bits matched against the target's MEs.
+ * @param remote_offset offset in the target entry.
+ * @param user_ptr returned in the initiator's events.
+ * @param hdr_data delivered in the target's event.
+ * @param operation a ptl_op_t, as for the untriggered call.
+ * @param datatype a ptl_datatype_t the operation accepts.
+ * @param trig_ct_handle the counter that triggers it.
+ * @param threshold the count (success + failure) that triggers it.
  * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
  */
 int PtlTriggeredAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
@@ -927,8 +960,23 @@ int PtlTriggeredAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		       ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
 
 /**
- * PtlFetchAtomic() deferred until a counter reaches a threshold. Not
- * implemented yet.
+ * PtlFetchAtomic() deferred until a counter reaches a threshold.
+ * Not implemented yet.
+ * @param get_md_handle receives the old values.
+ * @param local_get_offset offset in the get MD.
+ * @param put_md_handle holds the operands.
+ * @param local_put_offset offset in the put MD.
+ * @param length bytes.
+ * @param target_id target process (a rank on a logical NI).
+ * @param pt_index target PT.
+ * @param match_bits matched against the target's MEs.
+ * @param remote_offset offset in the target entry.
+ * @param user_ptr returned in the initiator's events.
+ * @param hdr_data delivered in the target's event.
+ * @param operation a ptl_op_t, as for the untriggered call.
+ * @param datatype a ptl_datatype_t the operation accepts.
+ * @param trig_ct_handle the counter that triggers it.
+ * @param threshold the count (success + failure) that triggers it.
  * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
  */
 int PtlTriggeredFetchAtomic(ptl_handle_md_t get_md_handle,
@@ -944,8 +992,24 @@ int PtlTriggeredFetchAtomic(ptl_handle_md_t get_md_handle,
 			    ptl_size_t threshold);
 
 /**
- * PtlSwap() deferred until a counter reaches a threshold. Not implemented
- * yet.
+ * PtlSwap() deferred until a counter reaches a threshold. Not
+ * implemented yet.
+ * @param get_md_handle receives the old values.
+ * @param local_get_offset offset in the get MD.
+ * @param put_md_handle holds the operands.
+ * @param local_put_offset offset in the put MD.
+ * @param length bytes.
+ * @param target_id target process (a rank on a logical NI).
+ * @param pt_index target PT.
+ * @param match_bits matched against the target's MEs.
+ * @param remote_offset offset in the target entry.
+ * @param user_ptr returned in the initiator's events.
+ * @param hdr_data delivered in the target's event.
+ * @param operand compare value or mask (PtlSwap()).
+ * @param operation a ptl_op_t, as for the untriggered call.
+ * @param datatype a ptl_datatype_t the operation accepts.
+ * @param trig_ct_handle the counter that triggers it.
+ * @param threshold the count (success + failure) that triggers it.
  * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
  */
 int PtlTriggeredSwap(ptl_handle_md_t get_md_handle,
