@@ -128,9 +128,8 @@ recv_post(struct spin_typed_recv *r, ptl_handle_ni_t ni_handle,
 		e.start = r->buf + off->lo;
 		e.length = off->span;
 	}
-	rc = spin_me_append(ni_handle, pt_index, &e, PTL_PRIORITY_LIST, ctx,
-			    r, &r->me);
-	return shim_errno(rc);
+	return shim_entry_append(ni_handle, pt_index, &e, 0, PTL_PRIORITY_LIST,
+				 ctx, r, &r->me);
 }
 
 int
