@@ -96,6 +96,12 @@ ptl_atomic_type_size(unsigned int type)
 }
 
 static bool
+kind_is_int(unsigned int kind)
+{
+	return kind == AK_SINT || kind == AK_UINT;
+}
+
+static bool
 op_is_cswap(unsigned int op)
 {
 	return op >= SPINNIC_PTL_CSWAP && op <= SPINNIC_PTL_CSWAP_GT;
@@ -388,7 +394,8 @@ fn(unsigned int op, unsigned int type, void *tp, const void *vp, \
 	U *t = tp, old, nv, v; \
 	\
 	memcpy(&v, vp, sizeof(v)); \
-	if (!fetch_op(op, atomic_types[type].kind <= AK_UINT, t, v, &old)) { \
+	if (!fetch_op(op, kind_is_int(atomic_types[type].kind), t, v, \
+		      &old)) { \
 		old = __atomic_load_n(t, __ATOMIC_ACQUIRE); \
 		while (elem_compute(op, type, &old, vp, cp, &nv) && \
 		       !__atomic_compare_exchange_n(t, &old, nv, true, \
