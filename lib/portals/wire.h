@@ -137,6 +137,48 @@ enum spinnic_wire_op {
 	SPINNIC_WIRE_OP_MAX,
 };
 
+/** Atomic operation (spinnic_pkt.atomic_op of an ATOMIC, FETCH_ATOMIC or
+ *  SWAP request, spinnic_event.atomic_op): portals4.h's ptl_op_t, same
+ *  numbers (the reference implementation's order). */
+#define SPINNIC_PTL_MIN      0
+#define SPINNIC_PTL_MAX      1
+#define SPINNIC_PTL_SUM      2
+#define SPINNIC_PTL_PROD     3
+#define SPINNIC_PTL_LOR      4
+#define SPINNIC_PTL_LAND     5
+#define SPINNIC_PTL_BOR      6
+#define SPINNIC_PTL_BAND     7
+#define SPINNIC_PTL_LXOR     8
+#define SPINNIC_PTL_BXOR     9
+#define SPINNIC_PTL_SWAP     10
+#define SPINNIC_PTL_CSWAP    11
+#define SPINNIC_PTL_CSWAP_NE 12
+#define SPINNIC_PTL_CSWAP_LE 13
+#define SPINNIC_PTL_CSWAP_LT 14
+#define SPINNIC_PTL_CSWAP_GE 15
+#define SPINNIC_PTL_CSWAP_GT 16
+#define SPINNIC_PTL_MSWAP    17
+#define SPINNIC_PTL_OP_LAST  18 /**< one past the last operation */
+
+/** Atomic datatype (spinnic_pkt.atomic_type, spinnic_event.atomic_type):
+ *  portals4.h's ptl_datatype_t, same numbers (spinnic's own order: the
+ *  specification fixes names only). */
+#define SPINNIC_PTL_INT8_T              0
+#define SPINNIC_PTL_UINT8_T             1
+#define SPINNIC_PTL_INT16_T             2
+#define SPINNIC_PTL_UINT16_T            3
+#define SPINNIC_PTL_INT32_T             4
+#define SPINNIC_PTL_UINT32_T            5
+#define SPINNIC_PTL_INT64_T             6
+#define SPINNIC_PTL_UINT64_T            7
+#define SPINNIC_PTL_FLOAT               8
+#define SPINNIC_PTL_FLOAT_COMPLEX       9
+#define SPINNIC_PTL_DOUBLE              10
+#define SPINNIC_PTL_DOUBLE_COMPLEX      11
+#define SPINNIC_PTL_LONG_DOUBLE         12
+#define SPINNIC_PTL_LONG_DOUBLE_COMPLEX 13
+#define SPINNIC_PTL_DATATYPE_LAST       14 /**< one past the last type */
+
 /** NI kind of the initiator (spinnic_pkt.ni): the target uses the NI of the
  *  same kind. Bit 0: non-matching; bit 1: logical addressing. */
 #define SPINNIC_WIRE_NI_NO_MATCHING 1u

@@ -14,7 +14,8 @@
  *     order: ARG_INVALID 1, CT_NONE_REACHED 2, EQ_DROPPED 3, EQ_EMPTY 4,
  *     FAIL 5, IN_USE 6, INTERRUPTED 7, LIST_TOO_LONG 8, NO_INIT 9,
  *     NO_SPACE 10, PID_IN_USE 11, PT_FULL 12, PT_EQ_NEEDED 13,
- *     PT_IN_USE 14, ABORTED 15
+ *     PT_IN_USE 14, ABORTED 15, then IGNORED 16 (added later: the
+ *     reference implementation has it between FAIL and IN_USE)
  *   event kinds (ptl_event_kind_t): GET 0, GET_OVERFLOW 1, PUT 2,
  *     PUT_OVERFLOW 3, ATOMIC 4, ATOMIC_OVERFLOW 5, FETCH_ATOMIC 6,
  *     FETCH_ATOMIC_OVERFLOW 7, REPLY 8, SEND 9, ACK 10, PT_DISABLED 11,
@@ -29,7 +30,17 @@
  *     PTL_JID_ANY, PTL_PT_ANY, PTL_TIME_FOREVER, PTL_IFACE_DEFAULT are all
  *     0xffffffff (PTL_PID_ANY equals SPINNIC_HANDLE_NONE of the ABI).
  *   option bits: as defined below; PTL_IOVEC is bit 31 of both MD and
- *     ME/LE options.
+ *     ME/LE options. PTL_*_OPTIONS_MASK covers every bit defined.
+ *   atomic operations (ptl_op_t): MIN 0, MAX 1, SUM 2, PROD 3, LOR 4,
+ *     LAND 5, BOR 6, BAND 7, LXOR 8, BXOR 9, SWAP 10, CSWAP 11,
+ *     CSWAP_NE 12, CSWAP_LE 13, CSWAP_LT 14, CSWAP_GE 15, CSWAP_GT 16,
+ *     MSWAP 17 (the reference implementation's numbers)
+ *   atomic datatypes (ptl_datatype_t): INT8_T 0, UINT8_T 1, INT16_T 2,
+ *     UINT16_T 3, INT32_T 4, UINT32_T 5, INT64_T 6, UINT64_T 7, FLOAT 8,
+ *     FLOAT_COMPLEX 9, DOUBLE 10, DOUBLE_COMPLEX 11, LONG_DOUBLE 12,
+ *     LONG_DOUBLE_COMPLEX 13 (spinnic's own: the reference implementation
+ *     orders FLOAT, INT64_T, UINT64_T, DOUBLE, FLOAT_COMPLEX differently;
+ *     source compatible, binaries are not)
  * The same values are spelled SPINNIC_PTL_* in spinnic_abi.h (the NIC's
  * view); libspinnic checks at compile time that the two agree.
  *
@@ -55,9 +66,12 @@
  *   SPINNIC_WAIT_SLICE_MS   longest single futex sleep of a wait (10)
  *   SPINNIC_LOG=debug       say on stderr why a call returned an error
  *
- * Not provided yet (a later issue adds them): atomic operations
- * (PtlAtomic, PtlFetchAtomic, PtlSwap) and triggered operations. Their
- * types and constants are defined here so code that names them compiles.
+ * Every name of the Portals 4.x specification is declared, so code written
+ * to it compiles. Not implemented yet (they return PTL_FAIL, see each):
+ * PtlAtomic, PtlFetchAtomic, PtlSwap and the triggered operations
+ * PtlTriggeredPut, PtlTriggeredGet, PtlTriggeredAtomic,
+ * PtlTriggeredFetchAtomic, PtlTriggeredSwap, PtlTriggeredCTInc and
+ * PtlTriggeredCTSet (ptl_ni_limits_t.max_triggered_ops is 0).
  */
 #ifndef PORTALS4_H
 #define PORTALS4_H
@@ -91,9 +105,11 @@ enum ptl_retvals {
 	PTL_PT_EQ_NEEDED,    /**< flow control needs an EQ on the PT */
 	PTL_PT_IN_USE,       /**< the portal table entry is in use */
 	PTL_ABORTED,         /**< the operation was aborted */
+	PTL_IGNORED,         /**< PtlSetMap: a runtime's map was kept (spinnic
+				  never returns it) */
 };
 /** One past the last return code. */
-#define PTL_STATUS_LAST (PTL_ABORTED + 1)
+#define PTL_STATUS_LAST (PTL_IGNORED + 1)
 
 /* ---------------------------------------------------------------------- */
 /* Base types                                                              */
@@ -112,6 +128,9 @@ typedef uint32_t ptl_uid_t;        /**< user id */
 typedef uint32_t ptl_jid_t;        /**< job id */
 typedef unsigned char ptl_ni_fail_t; /**< failure kind in an event */
 typedef int ptl_sr_value_t;        /**< status register value */
+
+/** Largest ptl_size_t: an MD length "to the end of memory". */
+#define PTL_SIZE_MAX ((ptl_size_t)UINT64_MAX)
 
 /** Status registers read with PtlNIStatus(). */
 typedef enum {
@@ -218,6 +237,8 @@ typedef struct {
 #define PTL_PT_ONLY_USE_ONCE (1u << 0) /**< every entry is USE_ONCE (hint) */
 #define PTL_PT_ONLY_TRUNCATE (1u << 1) /**< no entry has NO_TRUNCATE (hint) */
 #define PTL_PT_FLOWCTRL (1u << 2)      /**< disable the PT on exhaustion */
+/** Every PtlPTAlloc() option bit. */
+#define PTL_PT_ALLOC_OPTIONS_MASK ((PTL_PT_FLOWCTRL << 1) - 1)
 
 /* ---------------------------------------------------------------------- */
 /* Memory descriptors                                                      */
@@ -231,6 +252,8 @@ typedef struct {
 #define PTL_MD_EVENT_CT_BYTES (1u << 5) /**< count bytes, not events */
 #define PTL_MD_UNORDERED (1u << 6)      /**< may arrive out of order */
 #define PTL_MD_VOLATILE (1u << 7)       /**< buffer reusable on return */
+/** Every ptl_md_t option bit. */
+#define PTL_MD_OPTIONS_MASK (((PTL_MD_VOLATILE << 1) - 1) | PTL_IOVEC)
 
 /** Initiator-side memory (PtlMDBind). */
 typedef struct {
@@ -267,6 +290,9 @@ typedef struct {
 /** Add rlength of unexpected headers to the local offset. Not supported
  *  by spinnic yet: PtlMEAppend() returns PTL_ARG_INVALID with it. */
 #define PTL_ME_LOCAL_INC_UH_RLENGTH (1u << 19)
+/** Every ptl_me_t option bit. */
+#define PTL_ME_OPTIONS_MASK (((PTL_ME_LOCAL_INC_UH_RLENGTH << 1) - 1) | \
+			     PTL_IOVEC)
 
 #define PTL_LE_OP_PUT PTL_ME_OP_PUT
 #define PTL_LE_OP_GET PTL_ME_OP_GET
@@ -284,6 +310,16 @@ typedef struct {
 #define PTL_LE_EVENT_CT_OVERFLOW PTL_ME_EVENT_CT_OVERFLOW
 #define PTL_LE_EVENT_CT_BYTES PTL_ME_EVENT_CT_BYTES
 #define PTL_LE_AUTH_USE_JID PTL_ME_AUTH_USE_JID
+/** Every ptl_le_t option bit (the ME bits without matching's offset
+ *  management and truncation). */
+#define PTL_LE_OPTIONS_MASK (PTL_LE_OP_PUT | PTL_LE_OP_GET | \
+	PTL_LE_USE_ONCE | PTL_LE_ACK_DISABLE | \
+	PTL_LE_UNEXPECTED_HDR_DISABLE | PTL_LE_IS_ACCESSIBLE | \
+	PTL_LE_EVENT_COMM_DISABLE | PTL_LE_EVENT_FLOWCTRL_DISABLE | \
+	PTL_LE_EVENT_SUCCESS_DISABLE | PTL_LE_EVENT_OVER_DISABLE | \
+	PTL_LE_EVENT_UNLINK_DISABLE | PTL_LE_EVENT_LINK_DISABLE | \
+	PTL_LE_EVENT_CT_COMM | PTL_LE_EVENT_CT_OVERFLOW | \
+	PTL_LE_EVENT_CT_BYTES | PTL_LE_AUTH_USE_JID | PTL_IOVEC)
 
 /** Which list of a portal table entry. */
 typedef enum {
@@ -331,7 +367,15 @@ typedef enum {
 	PTL_OC_ACK_REQ = 3, /**< operation completed (counter) */
 } ptl_ack_req_t;
 
-/** Atomic operations (declared for source compatibility; see top). */
+/**
+ * Atomic operations (numbers: see top). Target t, initiator's value v,
+ * PtlSwap's operand o: MIN/MAX/SUM/PROD t = f(t, v); LOR/LAND/LXOR
+ * logical, BOR/BAND/BXOR bitwise (integers only); SWAP t = v; CSWAP,
+ * CSWAP_NE/LE/LT/GE/GT t = v if o ==, !=, <=, <, >=, > t; MSWAP
+ * t = (v & o) | (t & ~o) (integers only). MIN, MAX and the ordered CSWAPs
+ * take no complex type. MIN..BXOR are PtlAtomic/PtlFetchAtomic's,
+ * SWAP..MSWAP PtlSwap's.
+ */
 typedef enum {
 	PTL_MIN = 0, PTL_MAX, PTL_SUM, PTL_PROD, PTL_LOR, PTL_LAND, PTL_BOR,
 	PTL_BAND, PTL_LXOR, PTL_BXOR, PTL_SWAP, PTL_CSWAP, PTL_CSWAP_NE,
@@ -339,7 +383,9 @@ typedef enum {
 	PTL_OP_LAST,
 } ptl_op_t;
 
-/** Atomic operand types (declared for source compatibility). */
+/** Atomic operand types (numbers: see top; C types int8_t ... uint64_t,
+ *  float, float _Complex, double, double _Complex, long double, long
+ *  double _Complex). */
 typedef enum {
 	PTL_INT8_T = 0, PTL_UINT8_T, PTL_INT16_T, PTL_UINT16_T, PTL_INT32_T,
 	PTL_UINT32_T, PTL_INT64_T, PTL_UINT64_T, PTL_FLOAT,
@@ -395,6 +441,13 @@ typedef struct {
 	ptl_size_t success; /**< successful events (or bytes) */
 	ptl_size_t failure; /**< failed events */
 } ptl_ct_event_t;
+
+/** What a counting event counts (Portals 4.0 drafts passed it to
+ *  PtlCTAlloc; in 4.1 the options of the MD or ME decide). Names only. */
+typedef enum {
+	PTL_CT_OPERATION = 0, /**< events */
+	PTL_CT_BYTE,          /**< bytes */
+} ptl_ct_type_t;
 
 /* ---------------------------------------------------------------------- */
 /* Functions                                                               */
@@ -746,6 +799,262 @@ int PtlGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	   ptl_size_t length, ptl_process_t target_id,
 	   ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
 	   ptl_size_t remote_offset, void *user_ptr);
+
+/**
+ * Atomic operation on the target's memory: element-wise
+ * target = operation(target, [local_offset, +length) of the MD).
+ * Not implemented yet.
+ * @param md_handle the MD holding the operands.
+ * @param local_offset offset in the MD.
+ * @param length bytes, a multiple of the datatype's size, at most
+ *   max_atomic_size.
+ * @param ack_req as for PtlPut().
+ * @param target_id target process (a rank on a logical NI).
+ * @param pt_index target PT.
+ * @param match_bits matched against the target's MEs.
+ * @param remote_offset offset in the target entry.
+ * @param user_ptr returned in the initiator's events.
+ * @param hdr_data delivered in the target's event.
+ * @param operation PTL_MIN .. PTL_BXOR.
+ * @param datatype a ptl_datatype_t the operation accepts.
+ * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ */
+int PtlAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
+	      ptl_size_t length, ptl_ack_req_t ack_req,
+	      ptl_process_t target_id, ptl_pt_index_t pt_index,
+	      ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+	      void *user_ptr, ptl_hdr_data_t hdr_data, ptl_op_t operation,
+	      ptl_datatype_t datatype);
+
+/**
+ * Atomic operation that also returns the target's previous values into
+ * the get MD. Not implemented yet.
+ * @param get_md_handle receives the old values (PTL_EVENT_REPLY).
+ * @param local_get_offset offset in the get MD.
+ * @param put_md_handle holds the operands.
+ * @param local_put_offset offset in the put MD.
+ * @param length bytes, a multiple of the datatype's size, at most
+ *   max_fetch_atomic_size.
+ * @param target_id target process.
+ * @param pt_index target PT.
+ * @param match_bits matched against the target's MEs.
+ * @param remote_offset offset in the target entry.
+ * @param user_ptr returned in the initiator's events.
+ * @param hdr_data delivered in the target's event.
+ * @param operation PTL_MIN .. PTL_BXOR.
+ * @param datatype a ptl_datatype_t the operation accepts.
+ * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ */
+int PtlFetchAtomic(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset,
+		   ptl_handle_md_t put_md_handle, ptl_size_t local_put_offset,
+		   ptl_size_t length, ptl_process_t target_id,
+		   ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+		   ptl_size_t remote_offset, void *user_ptr,
+		   ptl_hdr_data_t hdr_data, ptl_op_t operation,
+		   ptl_datatype_t datatype);
+
+/**
+ * Swap family: PTL_SWAP, the conditional swaps (operand compared with the
+ * target) and PTL_MSWAP (operand is the mask); the old values go to the
+ * get MD. Not implemented yet.
+ * @param get_md_handle receives the old values.
+ * @param local_get_offset offset in the get MD.
+ * @param put_md_handle holds the new values.
+ * @param local_put_offset offset in the put MD.
+ * @param length bytes; one element for CSWAP* and MSWAP.
+ * @param target_id target process.
+ * @param pt_index target PT.
+ * @param match_bits matched against the target's MEs.
+ * @param remote_offset offset in the target entry.
+ * @param user_ptr returned in the initiator's events.
+ * @param hdr_data delivered in the target's event.
+ * @param operand compare value or mask (one element), unused by PTL_SWAP.
+ * @param operation PTL_SWAP .. PTL_MSWAP.
+ * @param datatype a ptl_datatype_t the operation accepts.
+ * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ */
+int PtlSwap(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset,
+	    ptl_handle_md_t put_md_handle, ptl_size_t local_put_offset,
+	    ptl_size_t length, ptl_process_t target_id,
+	    ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+	    ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data,
+	    const void *operand, ptl_op_t operation, ptl_datatype_t datatype);
+
+/**
+ * Make the NIC's atomics visible to the host's own accesses. spinnic
+ * keeps no atomic result in the NIC: nothing to wait for.
+ * @return PTL_OK; PTL_NO_INIT.
+ */
+int PtlAtomicSync(void);
+
+/**
+ * PtlPut() deferred until the counter trig_ct_handle reaches
+ * threshold (success + failure). Not implemented yet.
+ * @param md_handle the MD.
+ * @param local_offset offset in the MD.
+ * @param length bytes.
+ * @param ack_req as for PtlPut().
+ * @param target_id target process (a rank on a logical NI).
+ * @param pt_index target PT.
+ * @param match_bits matched against the target's MEs.
+ * @param remote_offset offset in the target entry.
+ * @param user_ptr returned in the initiator's events.
+ * @param hdr_data delivered in the target's event.
+ * @param trig_ct_handle the counter that triggers it.
+ * @param threshold the count (success + failure) that triggers it.
+ * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ */
+int PtlTriggeredPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
+		    ptl_size_t length, ptl_ack_req_t ack_req,
+		    ptl_process_t target_id, ptl_pt_index_t pt_index,
+		    ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+		    void *user_ptr, ptl_hdr_data_t hdr_data,
+		    ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
+
+/**
+ * PtlGet() deferred until a counter reaches a threshold. Not
+ * implemented yet.
+ * @param md_handle the MD.
+ * @param local_offset offset in the MD.
+ * @param length bytes.
+ * @param target_id target process (a rank on a logical NI).
+ * @param pt_index target PT.
+ * @param match_bits matched against the target's MEs.
+ * @param remote_offset offset in the target entry.
+ * @param user_ptr returned in the initiator's events.
+ * @param trig_ct_handle the counter that triggers it.
+ * @param threshold the count (success + failure) that triggers it.
+ * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ */
+int PtlTriggeredGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
+		    ptl_size_t length, ptl_process_t target_id,
+		    ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+		    ptl_size_t remote_offset, void *user_ptr,
+		    ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
+
+/**
+ * PtlAtomic() deferred until a counter reaches a threshold. Not
+ * implemented yet.
+ * @param md_handle the MD.
+ * @param local_offset offset in the MD.
+ * @param length bytes.
+ * @param ack_req as for PtlPut().
+ * @param target_id target process (a rank on a logical NI).
+ * @param pt_index target PT.
+ * @param match_bits matched against the target's MEs.
+ * @param remote_offset offset in the target entry.
+ * @param user_ptr returned in the initiator's events.
+ * @param hdr_data delivered in the target's event.
+ * @param operation a ptl_op_t, as for the untriggered call.
+ * @param datatype a ptl_datatype_t the operation accepts.
+ * @param trig_ct_handle the counter that triggers it.
+ * @param threshold the count (success + failure) that triggers it.
+ * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ */
+int PtlTriggeredAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
+		       ptl_size_t length, ptl_ack_req_t ack_req,
+		       ptl_process_t target_id, ptl_pt_index_t pt_index,
+		       ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+		       void *user_ptr, ptl_hdr_data_t hdr_data,
+		       ptl_op_t operation, ptl_datatype_t datatype,
+		       ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
+
+/**
+ * PtlFetchAtomic() deferred until a counter reaches a threshold.
+ * Not implemented yet.
+ * @param get_md_handle receives the old values.
+ * @param local_get_offset offset in the get MD.
+ * @param put_md_handle holds the operands.
+ * @param local_put_offset offset in the put MD.
+ * @param length bytes.
+ * @param target_id target process (a rank on a logical NI).
+ * @param pt_index target PT.
+ * @param match_bits matched against the target's MEs.
+ * @param remote_offset offset in the target entry.
+ * @param user_ptr returned in the initiator's events.
+ * @param hdr_data delivered in the target's event.
+ * @param operation a ptl_op_t, as for the untriggered call.
+ * @param datatype a ptl_datatype_t the operation accepts.
+ * @param trig_ct_handle the counter that triggers it.
+ * @param threshold the count (success + failure) that triggers it.
+ * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ */
+int PtlTriggeredFetchAtomic(ptl_handle_md_t get_md_handle,
+			    ptl_size_t local_get_offset,
+			    ptl_handle_md_t put_md_handle,
+			    ptl_size_t local_put_offset, ptl_size_t length,
+			    ptl_process_t target_id, ptl_pt_index_t pt_index,
+			    ptl_match_bits_t match_bits,
+			    ptl_size_t remote_offset, void *user_ptr,
+			    ptl_hdr_data_t hdr_data, ptl_op_t operation,
+			    ptl_datatype_t datatype,
+			    ptl_handle_ct_t trig_ct_handle,
+			    ptl_size_t threshold);
+
+/**
+ * PtlSwap() deferred until a counter reaches a threshold. Not
+ * implemented yet.
+ * @param get_md_handle receives the old values.
+ * @param local_get_offset offset in the get MD.
+ * @param put_md_handle holds the operands.
+ * @param local_put_offset offset in the put MD.
+ * @param length bytes.
+ * @param target_id target process (a rank on a logical NI).
+ * @param pt_index target PT.
+ * @param match_bits matched against the target's MEs.
+ * @param remote_offset offset in the target entry.
+ * @param user_ptr returned in the initiator's events.
+ * @param hdr_data delivered in the target's event.
+ * @param operand compare value or mask (PtlSwap()).
+ * @param operation a ptl_op_t, as for the untriggered call.
+ * @param datatype a ptl_datatype_t the operation accepts.
+ * @param trig_ct_handle the counter that triggers it.
+ * @param threshold the count (success + failure) that triggers it.
+ * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ */
+int PtlTriggeredSwap(ptl_handle_md_t get_md_handle,
+		     ptl_size_t local_get_offset,
+		     ptl_handle_md_t put_md_handle,
+		     ptl_size_t local_put_offset, ptl_size_t length,
+		     ptl_process_t target_id, ptl_pt_index_t pt_index,
+		     ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+		     void *user_ptr, ptl_hdr_data_t hdr_data,
+		     const void *operand, ptl_op_t operation,
+		     ptl_datatype_t datatype, ptl_handle_ct_t trig_ct_handle,
+		     ptl_size_t threshold);
+
+/**
+ * PtlCTInc() deferred until another counter reaches a threshold. Not
+ * implemented yet.
+ * @param ct_handle the counter to increment.
+ * @param increment added when triggered.
+ * @param trig_ct_handle the counter that triggers it.
+ * @param threshold the count that triggers it.
+ * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ */
+int PtlTriggeredCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment,
+		      ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
+
+/**
+ * PtlCTSet() deferred until another counter reaches a threshold. Not
+ * implemented yet.
+ * @param ct_handle the counter to set.
+ * @param new_ct its value when triggered.
+ * @param trig_ct_handle the counter that triggers it.
+ * @param threshold the count that triggers it.
+ * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ */
+int PtlTriggeredCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct,
+		      ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
+
+/**
+ * Destroy every triggered operation waiting on a counter; the counter
+ * itself is left as it is. No triggered operation can be pending in
+ * spinnic yet (their calls fail), so this only checks the handle.
+ * @param ct_handle the counter.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID.
+ */
+int PtlCTCancelTriggered(ptl_handle_ct_t ct_handle);
 
 /**
  * Bundling hint (no effect in spinnic: commands are posted at once).

@@ -5,6 +5,7 @@
  * and published by a release store of head; a full ring is waited out
  * (spin, then yield), never dropped.
  */
+#include <errno.h>
 #include <sched.h>
 #include <string.h>
 
@@ -23,7 +24,7 @@ shim_cmd_post(const struct spinnic_cmd *cmd)
 	pthread_mutex_lock(&shim_g.cmd_lock);
 	if (shim_g.dead || shim_g.fd < 0) {
 		pthread_mutex_unlock(&shim_g.cmd_lock);
-		return PTL_FAIL;
+		return -EIO;
 	}
 	head = shim_g.cmd_head;
 	while (head - __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE) >= n) {
@@ -34,7 +35,7 @@ shim_cmd_post(const struct spinnic_cmd *cmd)
 			if ((waits - FULL_SPINS) % FULL_YIELDS_PER_CHECK == 0 &&
 			    shim_ctrl_gone()) {
 				pthread_mutex_unlock(&shim_g.cmd_lock);
-				return PTL_FAIL;
+				return -EIO;
 			}
 		}
 		waits++;
@@ -43,5 +44,5 @@ shim_cmd_post(const struct spinnic_cmd *cmd)
 	shim_g.cmd_head = head + 1;
 	__atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&shim_g.cmd_lock);
-	return PTL_OK;
+	return 0;
 }

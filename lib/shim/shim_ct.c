@@ -39,10 +39,10 @@ PtlCTAlloc(ptl_handle_ni_t ni_handle, ptl_handle_ct_t *ct_handle)
 			  SPINNIC_HANDLE_NONE);
 	msg.u.ct.ct_off = shim_region_off(rec);
 	rc = shim_ctrl_call(&msg);
-	if (rc != PTL_OK) {
+	if (rc != 0) {
 		shim_obj_release(o);
 		shim_heap_free(rec);
-		return rc;
+		return shim_ptl(rc);
 	}
 	o->nic_id = msg.u.ct.ct;
 	o->u.ct.rec = rec;
@@ -64,12 +64,13 @@ PtlCTFree(ptl_handle_ct_t ct_handle)
 		return PTL_ARG_INVALID;
 	shim_ctrl_prep_ct(&msg, SPINNIC_CTRL_CT_FREE, ni->nic_ni, o->nic_id);
 	rc = shim_ctrl_call(&msg);
-	if (rc != PTL_OK && rc != PTL_FAIL)
-		return rc;
+	/* spinnic gone: the counter goes here all the same */
+	if (rc != 0 && rc != -EIO)
+		return shim_ptl(rc);
 	shim_obj_drain(o, &o->u.ct.rec->futex);
 	shim_heap_free(o->u.ct.rec);
 	shim_obj_release(o);
-	return rc;
+	return shim_ptl(rc);
 }
 
 /* ---- reading and waiting ------------------------------------------------- */
@@ -119,6 +120,7 @@ ct_wait_take(struct shim_wait *w, struct shim_obj *o, const struct shim_ni *ni,
 	return cw->ev->success + cw->ev->failure >= cw->tests[i];
 }
 
+/* @return 0 or a negative errno (shim_wait()'s) */
 static int
 ct_poll(const ptl_handle_ct_t *hs, const ptl_size_t *tests, unsigned n,
 	ptl_time_t timeout, ptl_ct_event_t *ev, unsigned *which)
@@ -129,11 +131,10 @@ ct_poll(const ptl_handle_ct_t *hs, const ptl_size_t *tests, unsigned n,
 		.tests = tests, .ev = ev,
 	};
 
-	SHIM_ENTER();
 	if (hs == NULL || tests == NULL || n == 0 || ev == NULL ||
 	    which == NULL)
-		return PTL_ARG_INVALID;
-	return shim_ptl(shim_wait(&cw.w, hs, n, which));
+		return -EINVAL;
+	return shim_wait(&cw.w, hs, n, which);
 }
 
 int
@@ -141,7 +142,9 @@ PtlCTWait(ptl_handle_ct_t ct_handle, ptl_size_t test, ptl_ct_event_t *event)
 {
 	unsigned which;
 
-	return ct_poll(&ct_handle, &test, 1, PTL_TIME_FOREVER, event, &which);
+	SHIM_ENTER();
+	return shim_ptl(ct_poll(&ct_handle, &test, 1, PTL_TIME_FOREVER, event,
+				&which));
 }
 
 int
@@ -149,9 +152,12 @@ PtlCTPoll(const ptl_handle_ct_t *ct_handles, const ptl_size_t *tests,
 	  unsigned int size, ptl_time_t timeout, ptl_ct_event_t *event,
 	  unsigned int *which)
 {
-	return ct_poll(ct_handles, tests, size, timeout, event, which);
+	SHIM_ENTER();
+	return shim_ptl(ct_poll(ct_handles, tests, size, timeout, event,
+				which));
 }
 
+/* @return 0 or a negative errno */
 static int
 ct_op(uint16_t op, ptl_handle_ct_t ct_handle, ptl_ct_event_t v)
 {
@@ -159,10 +165,9 @@ ct_op(uint16_t op, ptl_handle_ct_t ct_handle, ptl_ct_event_t v)
 	struct shim_ni *ni;
 	struct shim_obj *o;
 
-	SHIM_ENTER();
 	o = shim_to_ct(ct_handle, &ni);
 	if (o == NULL || o->closing)
-		return PTL_ARG_INVALID;
+		return -EINVAL;
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.op = op;
 	cmd.ni = ni->nic_ni;
@@ -175,11 +180,13 @@ ct_op(uint16_t op, ptl_handle_ct_t ct_handle, ptl_ct_event_t v)
 int
 PtlCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct)
 {
-	return ct_op(SPINNIC_CMD_CT_SET, ct_handle, new_ct);
+	SHIM_ENTER();
+	return shim_ptl(ct_op(SPINNIC_CMD_CT_SET, ct_handle, new_ct));
 }
 
 int
 PtlCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment)
 {
-	return ct_op(SPINNIC_CMD_CT_INC, ct_handle, increment);
+	SHIM_ENTER();
+	return shim_ptl(ct_op(SPINNIC_CMD_CT_INC, ct_handle, increment));
 }

@@ -141,7 +141,7 @@ shim_ctrl_call_fd(struct spinnic_ctrl_msg *msg, int fd)
 	pthread_mutex_lock(&shim_g.ctrl_lock);
 	if (shim_g.dead || shim_g.fd < 0) {
 		pthread_mutex_unlock(&shim_g.ctrl_lock);
-		return PTL_FAIL;
+		return -EIO;
 	}
 	msg->version = SPINNIC_ABI_VERSION;
 	msg->seq = ++shim_g.seq;
@@ -154,12 +154,14 @@ shim_ctrl_call_fd(struct spinnic_ctrl_msg *msg, int fd)
 			       rc == -EPROTO ? "malformed reply" :
 			       strerror(-rc));
 		pthread_mutex_unlock(&shim_g.ctrl_lock);
-		return PTL_FAIL;
+		/* the connection is gone: spinnic unreachable, PTL_FAIL */
+		return -EIO;
 	}
 	pthread_mutex_unlock(&shim_g.ctrl_lock);
-	if (msg->status < 0 || msg->status >= PTL_STATUS_LAST)
-		return PTL_FAIL;
-	return msg->status;
+	/* the NIC's codes end at ABORTED (shim_consts.h) */
+	if (msg->status < 0 || msg->status > SPINNIC_PTL_ABORTED)
+		return -EPROTO;
+	return shim_errno(msg->status);
 }
 
 int
@@ -242,11 +244,11 @@ shim_ctrl_attach(ptl_pid_t pid)
 	int rc;
 
 	if (shim_g.fd >= 0)
-		return shim_g.dead ? PTL_FAIL : PTL_OK;
+		return shim_g.dead ? -EIO : 0;
 	/* connect first: a missing spinnic is one message, not two */
 	rc = ctrl_connect();
 	if (rc < 0)
-		return PTL_FAIL;
+		return -EIO; /* logged: PtlNIInit's "spinnic unreachable" */
 	rc = shim_region_get();
 	if (rc == 0) {
 		rc = shim_region_renew();
@@ -257,7 +259,7 @@ shim_ctrl_attach(ptl_pid_t pid)
 	if (rc < 0) {
 		close(shim_g.fd);
 		shim_g.fd = -1;
-		return PTL_NO_SPACE;
+		return -ENOMEM; /* logged: no host region is no space */
 	}
 	/* let a non-root spinnic reach malloc'd buffers (process_vm_*);
 	 * without Yama this fails harmlessly */
@@ -273,7 +275,7 @@ shim_ctrl_attach(ptl_pid_t pid)
 	msg.u.attach.want_pid = pid == PTL_PID_ANY ? SPINNIC_HANDLE_NONE : pid;
 	msg.u.attach.client_pid = (int32_t)getpid();
 	rc = shim_ctrl_call_fd(&msg, r->memfd);
-	if (rc != PTL_OK && !shim_g.dead &&
+	if (rc != 0 && !shim_g.dead &&
 	    (msg.flags & SPINNIC_CTRL_F_UID_DENIED)) {
 		/* spinnic closes the connection: say why, once */
 		SHIM_ERR("spinnic refused to attach this process: uid %u is "
@@ -281,17 +283,17 @@ shim_ctrl_attach(ptl_pid_t pid)
 			 (unsigned)geteuid());
 		shim_g.dead = 1;
 	}
-	if (rc != PTL_OK) {
+	if (rc != 0) {
 		if (!shim_g.dead)
 			SHIM_ERR("spinnic refused to attach this process: %s",
-				 spin_strerror(rc));
+				 spin_strerror(shim_ptl(rc)));
 		shim_ctrl_detach();
 		return rc;
 	}
 	shim_g.id = msg.u.attach.id;
 	shim_g.payload_size = msg.u.attach.payload_size;
 	shim_g.nic_mem_total = msg.u.attach.nic_mem_total;
-	return PTL_OK;
+	return 0;
 }
 
 void

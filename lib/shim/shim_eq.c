@@ -50,10 +50,10 @@ PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count,
 	msg.u.eq.ring_off = shim_region_off(ring);
 	msg.u.eq.count = n;
 	rc = shim_ctrl_call(&msg);
-	if (rc != PTL_OK) {
+	if (rc != 0) {
 		shim_obj_release(o);
 		shim_heap_free(ring);
-		return rc;
+		return shim_ptl(rc);
 	}
 	o->nic_id = msg.u.eq.eq;
 	o->u.eq.ring = ring;
@@ -77,14 +77,14 @@ PtlEQFree(ptl_handle_eq_t eq_handle)
 		return PTL_ARG_INVALID;
 	shim_ctrl_prep_eq(&msg, SPINNIC_CTRL_EQ_FREE, ni->nic_ni, o->nic_id);
 	rc = shim_ctrl_call(&msg);
-	if (rc != PTL_OK && rc != PTL_FAIL)
-		return rc;
+	if (rc != 0 && rc != -EIO)
+		return shim_ptl(rc);
 	/* the NIC no longer writes the ring (or is gone): release it */
 	shim_obj_drain(o, &o->u.eq.ring->futex);
 	pthread_mutex_destroy(&o->u.eq.lock);
 	shim_heap_free(o->u.eq.ring);
 	shim_obj_release(o);
-	return rc;
+	return shim_ptl(rc);
 }
 
 /* ---- reading and waiting ------------------------------------------------- */
@@ -120,7 +120,8 @@ event_convert(const struct shim_ni *ni, const struct spinnic_event *e,
 	ev->atomic_type = (ptl_datatype_t)e->atomic_type;
 }
 
-/* Take the next event of one EQ: PTL_OK, PTL_EQ_DROPPED or PTL_EQ_EMPTY. */
+/* Take the next event of one EQ. @return 0; -EOVERFLOW (taken, but events
+ * were lost before it: PTL_EQ_DROPPED); -EAGAIN (none: PTL_EQ_EMPTY) */
 static int
 eq_take(struct shim_obj *o, const struct shim_ni *ni, ptl_event_t *ev)
 {
@@ -135,14 +136,14 @@ eq_take(struct shim_obj *o, const struct shim_ni *ni, ptl_event_t *ev)
 	s = &q->ring->slots[t & (q->count - 1)];
 	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != t + 1) {
 		pthread_mutex_unlock(&q->lock);
-		return PTL_EQ_EMPTY;
+		return -EAGAIN;
 	}
 	e = *s;
 	q->tail = t + 1;
 	/* hands the slot back to the NIC */
 	__atomic_store_n(&q->ring->tail, t + 1, __ATOMIC_RELEASE);
 	d = __atomic_load_n(&q->ring->dropped, __ATOMIC_ACQUIRE);
-	rc = d != q->last_dropped ? PTL_EQ_DROPPED : PTL_OK;
+	rc = d != q->last_dropped ? -EOVERFLOW : 0;
 	q->last_dropped = d;
 	pthread_mutex_unlock(&q->lock);
 	event_convert(ni, &e, ev);
@@ -152,7 +153,7 @@ eq_take(struct shim_obj *o, const struct shim_ni *ni, ptl_event_t *ev)
 struct eq_wait {
 	struct shim_wait w;
 	ptl_event_t *ev;
-	int rc;                    /* of the take: PTL_OK or PTL_EQ_DROPPED */
+	int rc;                    /* of the take: 0 or -EOVERFLOW */
 };
 
 static bool
@@ -163,9 +164,10 @@ eq_wait_take(struct shim_wait *w, struct shim_obj *o, const struct shim_ni *ni,
 
 	(void)i;
 	ew->rc = eq_take(o, ni, ew->ev);
-	return ew->rc != PTL_EQ_EMPTY;
+	return ew->rc != -EAGAIN;
 }
 
+/* @return 0 or a negative errno, as eq_take() (-EAGAIN: the timeout) */
 static int
 eq_poll(const ptl_handle_eq_t *hs, unsigned n, ptl_time_t timeout,
 	ptl_event_t *ev, unsigned *which)
@@ -177,14 +179,13 @@ eq_poll(const ptl_handle_eq_t *hs, unsigned n, ptl_time_t timeout,
 	};
 	int rc;
 
-	SHIM_ENTER();
 	if (hs == NULL || n == 0 || ev == NULL || which == NULL)
-		return PTL_ARG_INVALID;
+		return -EINVAL;
 	rc = shim_wait(&ew.w, hs, n, which);
 	if (rc == 0)
 		return ew.rc;
 	/* for an EQ, nothing by the deadline is "empty" */
-	return rc == -ETIMEDOUT ? PTL_EQ_EMPTY : shim_ptl(rc);
+	return rc == -ETIMEDOUT ? -EAGAIN : rc;
 }
 
 int
@@ -197,7 +198,7 @@ PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 	o = shim_to_eq(eq_handle, &ni);
 	if (o == NULL || event == NULL)
 		return PTL_ARG_INVALID;
-	return eq_take(o, ni, event);
+	return shim_ptl(eq_take(o, ni, event));
 }
 
 int
@@ -205,12 +206,15 @@ PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t *event)
 {
 	unsigned which;
 
-	return eq_poll(&eq_handle, 1, PTL_TIME_FOREVER, event, &which);
+	SHIM_ENTER();
+	return shim_ptl(eq_poll(&eq_handle, 1, PTL_TIME_FOREVER, event,
+				&which));
 }
 
 int
 PtlEQPoll(const ptl_handle_eq_t *eq_handles, unsigned int size,
 	  ptl_time_t timeout, ptl_event_t *event, unsigned int *which)
 {
-	return eq_poll(eq_handles, size, timeout, event, which);
+	SHIM_ENTER();
+	return shim_ptl(eq_poll(eq_handles, size, timeout, event, which));
 }

@@ -315,13 +315,17 @@ static inline void shim_ctrl_prep_nicmem(struct spinnic_ctrl_msg *m,
 	m->u.nicmem.handle = handle;
 }
 
-/** Connect and attach (caller holds shim_g.lock). @return PTL_* code. */
+/** Connect and attach (caller holds shim_g.lock). @return 0; -EIO
+ *  (spinnic unreachable or gone); -ENOMEM (no host region); the NIC's
+ *  refusal as a negative errno. */
 int shim_ctrl_attach(ptl_pid_t pid);
 /** Detach and close (caller holds shim_g.lock). */
 void shim_ctrl_detach(void);
 /**
  * One request/reply. msg->op and the union are filled by the caller; the
- * reply replaces *msg. @return msg->status of the reply or PTL_FAIL.
+ * reply replaces *msg. @return 0; the reply's status as a negative errno
+ * (shim_errno()); -EIO (spinnic unreachable, the connection is then
+ * dead); -EPROTO (a status that is no PTL_* code).
  */
 int shim_ctrl_call(struct spinnic_ctrl_msg *msg);
 /** Whether the NIC hung up (checks the socket without blocking). */
@@ -340,12 +344,14 @@ struct shim_obj *shim_obj_alloc(struct shim_ni *ni, unsigned slot,
 void shim_obj_release(struct shim_obj *o);
 /** NIC id for an optional EQ/CT/context handle of NI slot, or -EINVAL. */
 int64_t shim_opt_handle(ptl_handle_any_t h, unsigned kind, unsigned slot);
-/** Translate a target on an NI to a physical id. @return PTL_* code. */
+/** Translate a target on an NI to a physical id. @return 0 or a
+ *  negative errno. */
 int shim_target(const struct shim_ni *ni, ptl_process_t in,
 		struct spinnic_pid *out, int wildcard_ok);
 /** Physical -> rank for events on a logical NI. */
 ptl_process_t shim_initiator(const struct shim_ni *ni, struct spinnic_pid p);
-/** Common body of PtlMEAppend, PtlLEAppend, spin_me_append. */
+/** Common body of PtlMEAppend, PtlLEAppend, spin_me_append (after
+ *  SHIM_ENTER). @return 0 or a negative errno. */
 int shim_entry_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 		      const ptl_me_t *me, int is_le, ptl_list_t list,
 		      ptl_handle_any_t ctx_h, void *user_ptr,
@@ -394,7 +400,8 @@ int64_t shim_mem_bytes(const struct shim_ni *ni, const void *start,
 
 /* ---- command ring (shim_cmd.c) ---------------------------------------- */
 
-/** Post a command (blocks while the ring is full). @return PTL_* code. */
+/** Post a command (blocks while the ring is full). @return 0; -EIO
+ *  (spinnic gone). */
 int shim_cmd_post(const struct spinnic_cmd *cmd);
 
 /* ---- waiting (shim_wait.c) --------------------------------------------- */

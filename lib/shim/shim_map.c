@@ -2,6 +2,7 @@
 /*
  * Logical maps (rank <-> physical id) and process ids.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -114,28 +115,28 @@ shim_target(const struct shim_ni *ni, ptl_process_t in,
 	if ((ni->options & PTL_NI_LOGICAL) != 0) {
 		if (in.rank == PTL_RANK_ANY) {
 			if (!wildcard_ok)
-				return PTL_ARG_INVALID;
+				return -EINVAL;
 			out->nid = PTL_NID_ANY;
 			out->pid = PTL_PID_ANY;
-			return PTL_OK;
+			return 0;
 		}
 		pthread_mutex_lock(&shim_g.lock);
 		if (ni->map == NULL || in.rank >= ni->map_size) {
 			pthread_mutex_unlock(&shim_g.lock);
 			SHIM_DBG("rank %u not in the map", in.rank);
-			return PTL_ARG_INVALID;
+			return -EINVAL;
 		}
 		out->nid = ni->map[in.rank].phys.nid;
 		out->pid = ni->map[in.rank].phys.pid;
 		pthread_mutex_unlock(&shim_g.lock);
-		return PTL_OK;
+		return 0;
 	}
 	if (!wildcard_ok &&
 	    (in.phys.nid == PTL_NID_ANY || in.phys.pid == PTL_PID_ANY))
-		return PTL_ARG_INVALID;
+		return -EINVAL;
 	out->nid = in.phys.nid;
 	out->pid = in.phys.pid;
-	return PTL_OK;
+	return 0;
 }
 
 ptl_process_t

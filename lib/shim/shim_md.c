@@ -8,10 +8,6 @@
 
 #include "shim_internal.h"
 
-#define MD_OPTIONS (PTL_MD_EVENT_SUCCESS_DISABLE | PTL_MD_EVENT_SEND_DISABLE | \
-	PTL_MD_EVENT_CT_SEND | PTL_MD_EVENT_CT_REPLY | PTL_MD_EVENT_CT_ACK | \
-	PTL_MD_EVENT_CT_BYTES | PTL_MD_UNORDERED | PTL_MD_VOLATILE | PTL_IOVEC)
-
 /* ---- memory descriptors ------------------------------------------------- */
 
 int64_t
@@ -53,7 +49,7 @@ PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
 	SHIM_ENTER();
 	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL || md == NULL || md_handle == NULL ||
-	    (md->options & ~MD_OPTIONS) != 0)
+	    (md->options & ~PTL_MD_OPTIONS_MASK) != 0)
 		return PTL_ARG_INVALID;
 	bytes = shim_mem_bytes(ni, md->start, md->length, md->options);
 	eq = shim_opt_handle(md->eq_handle, SHIM_KIND_EQ, slot);
@@ -73,9 +69,9 @@ PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
 	msg.u.md.eq = (uint32_t)eq;
 	msg.u.md.ct = (uint32_t)ct;
 	rc = shim_ctrl_call(&msg);
-	if (rc != PTL_OK) {
+	if (rc != 0) {
 		shim_obj_release(o);
-		return rc;
+		return shim_ptl(rc);
 	}
 	o->nic_id = msg.u.md.md;
 	o->u.md.start = (uint64_t)(uintptr_t)md->start;
@@ -99,7 +95,8 @@ PtlMDRelease(ptl_handle_md_t md_handle)
 		return PTL_ARG_INVALID;
 	shim_ctrl_prep_md(&msg, SPINNIC_CTRL_MD_RELEASE, ni->nic_ni, o->nic_id);
 	rc = shim_ctrl_call(&msg);
-	if (rc == PTL_OK || rc == PTL_FAIL)
+	/* spinnic gone: the MD goes here all the same */
+	if (rc == 0 || rc == -EIO)
 		shim_obj_release(o);
-	return rc;
+	return shim_ptl(rc);
 }

@@ -2,22 +2,18 @@
 /*
  * List entries: MEs (matching NIs) and LEs (non-matching NIs).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "shim_internal.h"
 
-#define ME_OPTIONS (((PTL_ME_AUTH_USE_JID << 1) - 1) | PTL_IOVEC)
-#define LE_OPTIONS (PTL_LE_OP_PUT | PTL_LE_OP_GET | PTL_LE_USE_ONCE | \
-	PTL_LE_ACK_DISABLE | PTL_LE_UNEXPECTED_HDR_DISABLE | \
-	PTL_LE_IS_ACCESSIBLE | PTL_LE_EVENT_COMM_DISABLE | \
-	PTL_LE_EVENT_FLOWCTRL_DISABLE | PTL_LE_EVENT_SUCCESS_DISABLE | \
-	PTL_LE_EVENT_OVER_DISABLE | PTL_LE_EVENT_UNLINK_DISABLE | \
-	PTL_LE_EVENT_LINK_DISABLE | PTL_LE_EVENT_CT_COMM | \
-	PTL_LE_EVENT_CT_OVERFLOW | PTL_LE_EVENT_CT_BYTES | \
-	PTL_LE_AUTH_USE_JID | PTL_IOVEC)
+/* the ME options spinnic takes: all but PTL_ME_LOCAL_INC_UH_RLENGTH */
+#define ME_OPTIONS (PTL_ME_OPTIONS_MASK & ~PTL_ME_LOCAL_INC_UH_RLENGTH)
+#define LE_OPTIONS PTL_LE_OPTIONS_MASK
 
 /* ---- list entries ------------------------------------------------------- */
 
+/* @return 0 or a negative errno */
 static int
 entry_fill(struct shim_ni *ni, unsigned slot, ptl_pt_index_t pt_index,
 	   const ptl_me_t *me, int is_le, ptl_handle_any_t ctx_h, void *user_ptr,
@@ -30,11 +26,11 @@ entry_fill(struct shim_ni *ni, unsigned slot, ptl_pt_index_t pt_index,
 	if ((me->options & ~mask) != 0 || pt_index == PTL_PT_ANY ||
 	    !shim_pt_index_ok(ni, pt_index) ||
 	    shim_mem_bytes(ni, me->start, me->length, me->options) < 0)
-		return PTL_ARG_INVALID;
+		return -EINVAL;
 	ct = shim_opt_handle(me->ct_handle, SHIM_KIND_CT, slot);
 	ctx = shim_opt_handle(ctx_h, SHIM_KIND_CTX, slot);
 	if (ct < 0 || ctx < 0)
-		return PTL_ARG_INVALID;
+		return -EINVAL;
 	m->pt_index = pt_index;
 	m->me = SPINNIC_HANDLE_NONE;
 	m->start = (uint64_t)(uintptr_t)me->start;
@@ -47,15 +43,15 @@ entry_fill(struct shim_ni *ni, unsigned slot, ptl_pt_index_t pt_index,
 	if (is_le) {
 		m->match_id.nid = PTL_NID_ANY;
 		m->match_id.pid = PTL_PID_ANY;
-		return PTL_OK;
+		return 0;
 	}
 	rc = shim_target(ni, me->match_id, &m->match_id, 1);
-	if (rc != PTL_OK)
+	if (rc != 0)
 		return rc;
 	m->match_bits = me->match_bits;
 	m->ignore_bits = me->ignore_bits;
 	m->min_free = me->min_free;
-	return PTL_OK;
+	return 0;
 }
 
 int
@@ -69,41 +65,41 @@ shim_entry_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	unsigned slot;
 	int rc;
 
-	SHIM_ENTER();
 	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL || me == NULL || h_p == NULL ||
 	    (list != PTL_PRIORITY_LIST && list != PTL_OVERFLOW_LIST) ||
 	    ((ni->options & PTL_NI_NO_MATCHING) != 0) != (is_le != 0))
-		return PTL_ARG_INVALID;
+		return -EINVAL;
 	shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_ME_APPEND, ni->nic_ni);
 	rc = entry_fill(ni, slot, pt_index, me, is_le, ctx_h, user_ptr,
 			&msg.u.me);
-	if (rc != PTL_OK)
+	if (rc != 0)
 		return rc;
 	msg.u.me.list = list;
 	rc = shim_ctrl_call(&msg);
-	if (rc != PTL_OK)
+	if (rc != 0)
 		return rc;
 	*h_p = shim_handle_make(is_le ? SHIM_KIND_LE : SHIM_KIND_ME, slot, 0,
 				msg.u.me.me);
-	return PTL_OK;
+	return 0;
 }
 
+/* @return 0 or a negative errno */
 static int
 entry_unlink(ptl_handle_any_t h, unsigned kind)
 {
 	struct spinnic_ctrl_msg msg;
 	struct shim_ni *ni;
 
-	SHIM_ENTER();
 	ni = shim_to_entry_ni(h, kind);
 	if (ni == NULL)
-		return PTL_ARG_INVALID;
+		return -EINVAL;
 	shim_ctrl_prep_me(&msg, SPINNIC_CTRL_ME_UNLINK, ni->nic_ni,
 			  shim_handle_idx(h));
 	return shim_ctrl_call(&msg);
 }
 
+/* @return 0 or a negative errno */
 static int
 entry_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	     const ptl_me_t *me, int is_le, ptl_search_op_t op,
@@ -114,16 +110,15 @@ entry_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	unsigned slot;
 	int rc;
 
-	SHIM_ENTER();
 	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL || me == NULL ||
 	    (op != PTL_SEARCH_ONLY && op != PTL_SEARCH_DELETE) ||
 	    ((ni->options & PTL_NI_NO_MATCHING) != 0) != (is_le != 0))
-		return PTL_ARG_INVALID;
+		return -EINVAL;
 	shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_ME_SEARCH, ni->nic_ni);
 	rc = entry_fill(ni, slot, pt_index, me, is_le, SPIN_CTX_NONE, user_ptr,
 			&msg.u.me);
-	if (rc != PTL_OK)
+	if (rc != 0)
 		return rc;
 	msg.u.me.list = op;
 	return shim_ctrl_call(&msg);
@@ -149,22 +144,25 @@ PtlMEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	    const ptl_me_t *me, ptl_list_t ptl_list, void *user_ptr,
 	    ptl_handle_me_t *me_handle)
 {
-	return shim_entry_append(ni_handle, pt_index, me, 0, ptl_list,
-				 SPIN_CTX_NONE, user_ptr, me_handle);
+	SHIM_ENTER();
+	return shim_ptl(shim_entry_append(ni_handle, pt_index, me, 0, ptl_list,
+					  SPIN_CTX_NONE, user_ptr, me_handle));
 }
 
 int
 PtlMEUnlink(ptl_handle_me_t me_handle)
 {
-	return entry_unlink(me_handle, SHIM_KIND_ME);
+	SHIM_ENTER();
+	return shim_ptl(entry_unlink(me_handle, SHIM_KIND_ME));
 }
 
 int
 PtlMESearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	    const ptl_me_t *me, ptl_search_op_t ptl_search_op, void *user_ptr)
 {
-	return entry_search(ni_handle, pt_index, me, 0, ptl_search_op,
-			    user_ptr);
+	SHIM_ENTER();
+	return shim_ptl(entry_search(ni_handle, pt_index, me, 0,
+				     ptl_search_op, user_ptr));
 }
 
 int
@@ -178,14 +176,16 @@ PtlLEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	if (le == NULL)
 		return PTL_ARG_INVALID;
 	me = le_to_me(le);
-	return shim_entry_append(ni_handle, pt_index, &me, 1, ptl_list,
-				 SPIN_CTX_NONE, user_ptr, le_handle);
+	return shim_ptl(shim_entry_append(ni_handle, pt_index, &me, 1,
+					  ptl_list, SPIN_CTX_NONE, user_ptr,
+					  le_handle));
 }
 
 int
 PtlLEUnlink(ptl_handle_le_t le_handle)
 {
-	return entry_unlink(le_handle, SHIM_KIND_LE);
+	SHIM_ENTER();
+	return shim_ptl(entry_unlink(le_handle, SHIM_KIND_LE));
 }
 
 int
@@ -198,6 +198,6 @@ PtlLESearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	if (le == NULL)
 		return PTL_ARG_INVALID;
 	me = le_to_me(le);
-	return entry_search(ni_handle, pt_index, &me, 1, ptl_search_op,
-			    user_ptr);
+	return shim_ptl(entry_search(ni_handle, pt_index, &me, 1,
+				     ptl_search_op, user_ptr));
 }

@@ -229,8 +229,8 @@ ni_release(unsigned slot)
 	__atomic_store_n(&ni->refs, 0, __ATOMIC_RELEASE);
 	shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_NI_FINI, ni->nic_ni);
 	rc = shim_ctrl_call(&msg);
-	if (rc != PTL_OK)
-		SHIM_DBG("NI_FINI: %s", spin_strerror(rc));
+	if (rc != 0)
+		SHIM_DBG("NI_FINI: %s", spin_strerror(shim_ptl(rc)));
 	ni_tables_free(ni);
 }
 
@@ -270,24 +270,24 @@ PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid,
 		goto done;
 	}
 	rc = shim_ctrl_attach(pid);
-	if (rc != PTL_OK)
+	if (rc != 0)
 		goto fail;
 	memset(&msg, 0, sizeof(msg));
 	msg.op = SPINNIC_CTRL_NI_INIT;
 	msg.u.ni.options = options;
 	limits_to_abi(desired, &msg.u.ni.desired);
 	rc = shim_ctrl_call(&msg);
-	if (rc != PTL_OK)
+	if (rc != 0)
 		goto fail;
 	memset(ni, 0, sizeof(*ni));
 	ni->options = options;
 	ni->nic_ni = msg.u.ni.ni;
 	limits_from_abi(&msg.u.ni.actual, &ni->limits);
-	if (ni_tables_alloc(ni) < 0) {
+	rc = ni_tables_alloc(ni);
+	if (rc < 0) {
 		ni_tables_free(ni);
 		shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_NI_FINI, ni->nic_ni);
 		(void)shim_ctrl_call(&msg);
-		rc = PTL_NO_SPACE;
 		goto fail;
 	}
 	__atomic_store_n(&ni->refs, 1, __ATOMIC_RELEASE);
@@ -299,7 +299,7 @@ done:
 	return PTL_OK;
 fail:
 	pthread_mutex_unlock(&shim_g.lock);
-	return rc;
+	return shim_ptl(rc);
 }
 
 int
@@ -339,8 +339,8 @@ PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t status_register,
 	shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_NI_STATUS, ni->nic_ni);
 	msg.u.status.reg = (uint32_t)status_register;
 	rc = shim_ctrl_call(&msg);
-	if (rc != PTL_OK)
-		return rc;
+	if (rc != 0)
+		return shim_ptl(rc);
 	/* ptl_sr_value_t is an int: saturate rather than wrap */
 	*status = msg.u.status.value > INT_MAX ? INT_MAX :
 		  (ptl_sr_value_t)msg.u.status.value;

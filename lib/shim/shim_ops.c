@@ -2,10 +2,12 @@
 /*
  * Data movement: PtlPut and PtlGet through the command ring.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "shim_internal.h"
 
+/* Body of PtlPut and PtlGet. @return 0 or a negative errno */
 static int
 data_op(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	ptl_size_t length, ptl_ack_req_t ack_req, ptl_process_t target_id,
@@ -17,7 +19,6 @@ data_op(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	struct shim_obj *o;
 	int rc;
 
-	SHIM_ENTER();
 	o = shim_to_md(md_handle, &ni);
 	if (o == NULL || local_offset > o->u.md.length ||
 	    length > o->u.md.length - local_offset ||
@@ -29,11 +30,11 @@ data_op(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 			 (unsigned long long)md_handle,
 			 (unsigned long long)local_offset,
 			 (unsigned long long)length, (int)ack_req, pt_index);
-		return PTL_ARG_INVALID;
+		return -EINVAL;
 	}
 	memset(&cmd, 0, sizeof(cmd));
 	rc = shim_target(ni, target_id, &cmd.target, 0);
-	if (rc != PTL_OK)
+	if (rc != 0)
 		return rc;
 	cmd.op = op;
 	cmd.ni = ni->nic_ni;
@@ -55,9 +56,11 @@ PtlPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
        ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
        ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data)
 {
-	return data_op(SPINNIC_CMD_PUT, md_handle, local_offset, length,
-		       ack_req, target_id, pt_index, match_bits, remote_offset,
-		       user_ptr, hdr_data);
+	SHIM_ENTER();
+	return shim_ptl(data_op(SPINNIC_CMD_PUT, md_handle, local_offset,
+				length, ack_req, target_id, pt_index,
+				match_bits, remote_offset, user_ptr,
+				hdr_data));
 }
 
 int
@@ -65,7 +68,8 @@ PtlGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
        ptl_size_t length, ptl_process_t target_id, ptl_pt_index_t pt_index,
        ptl_match_bits_t match_bits, ptl_size_t remote_offset, void *user_ptr)
 {
-	return data_op(SPINNIC_CMD_GET, md_handle, local_offset, length,
-		       PTL_NO_ACK_REQ, target_id, pt_index, match_bits,
-		       remote_offset, user_ptr, 0);
+	SHIM_ENTER();
+	return shim_ptl(data_op(SPINNIC_CMD_GET, md_handle, local_offset,
+				length, PTL_NO_ACK_REQ, target_id, pt_index,
+				match_bits, remote_offset, user_ptr, 0));
 }

@@ -2,12 +2,10 @@
 /*
  * Portal table entries.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "shim_internal.h"
-
-#define PT_OPTIONS (PTL_PT_ONLY_USE_ONCE | PTL_PT_ONLY_TRUNCATE | \
-	PTL_PT_FLOWCTRL)
 
 /* ---- portal table ------------------------------------------------------- */
 
@@ -24,7 +22,7 @@ PtlPTAlloc(ptl_handle_ni_t ni_handle, unsigned int options,
 
 	SHIM_ENTER();
 	ni = shim_to_ni(ni_handle, &slot);
-	if (ni == NULL || pt_index == NULL || (options & ~PT_OPTIONS) != 0 ||
+	if (ni == NULL || pt_index == NULL || (options & ~PTL_PT_ALLOC_OPTIONS_MASK) != 0 ||
 	    (pt_index_req != PTL_PT_ANY && !shim_pt_index_ok(ni, pt_index_req)))
 		return PTL_ARG_INVALID;
 	eq = shim_opt_handle(eq_handle, SHIM_KIND_EQ, slot);
@@ -37,22 +35,22 @@ PtlPTAlloc(ptl_handle_ni_t ni_handle, unsigned int options,
 	msg.u.pt.options = options;
 	msg.u.pt.eq = (uint32_t)eq;
 	rc = shim_ctrl_call(&msg);
-	if (rc == PTL_OK)
+	if (rc == 0)
 		*pt_index = msg.u.pt.pt_index;
-	return rc;
+	return shim_ptl(rc);
 }
 
+/* @return 0 or a negative errno */
 static int
 pt_op(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, uint16_t op)
 {
 	struct spinnic_ctrl_msg msg;
 	struct shim_ni *ni;
 
-	SHIM_ENTER();
 	ni = shim_to_ni(ni_handle, NULL);
 	if (ni == NULL || pt_index == PTL_PT_ANY ||
 	    !shim_pt_index_ok(ni, pt_index))
-		return PTL_ARG_INVALID;
+		return -EINVAL;
 	shim_ctrl_prep_pt(&msg, op, ni->nic_ni, pt_index);
 	return shim_ctrl_call(&msg);
 }
@@ -60,17 +58,20 @@ pt_op(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, uint16_t op)
 int
 PtlPTFree(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
 {
-	return pt_op(ni_handle, pt_index, SPINNIC_CTRL_PT_FREE);
+	SHIM_ENTER();
+	return shim_ptl(pt_op(ni_handle, pt_index, SPINNIC_CTRL_PT_FREE));
 }
 
 int
 PtlPTDisable(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
 {
-	return pt_op(ni_handle, pt_index, SPINNIC_CTRL_PT_DISABLE);
+	SHIM_ENTER();
+	return shim_ptl(pt_op(ni_handle, pt_index, SPINNIC_CTRL_PT_DISABLE));
 }
 
 int
 PtlPTEnable(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
 {
-	return pt_op(ni_handle, pt_index, SPINNIC_CTRL_PT_ENABLE);
+	SHIM_ENTER();
+	return shim_ptl(pt_op(ni_handle, pt_index, SPINNIC_CTRL_PT_ENABLE));
 }

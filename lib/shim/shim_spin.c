@@ -5,6 +5,7 @@
  * blob contents) travel through the region: staged in the heap when the
  * caller's memory is elsewhere.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "shim_internal.h"
@@ -64,9 +65,9 @@ spin_ctx_install(ptl_handle_ni_t ni_handle, const struct spin_ctx_desc *d,
 	rc = shim_ctrl_call(&msg);
 	/* the NIC copied the arguments during the call */
 	shim_heap_free(args);
-	if (rc != PTL_OK) {
+	if (rc != 0) {
 		shim_obj_release(o);
-		return rc;
+		return shim_ptl(rc);
 	}
 	o->nic_id = msg.u.ctx.ctx;
 	*ctx_p = h;
@@ -87,9 +88,10 @@ spin_ctx_free(spin_handle_ctx_t ctx)
 		return PTL_ARG_INVALID;
 	shim_ctrl_prep_ctx(&msg, SPINNIC_CTRL_CTX_FREE, ni->nic_ni, o->nic_id);
 	rc = shim_ctrl_call(&msg);
-	if (rc == PTL_OK || rc == PTL_FAIL)
+	/* spinnic gone: the context goes here all the same */
+	if (rc == 0 || rc == -EIO)
 		shim_obj_release(o);
-	return rc;
+	return shim_ptl(rc);
 }
 
 int
@@ -97,8 +99,9 @@ spin_me_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	       const ptl_me_t *me, ptl_list_t list, spin_handle_ctx_t ctx,
 	       void *user_ptr, ptl_handle_me_t *me_p)
 {
-	return shim_entry_append(ni_handle, pt_index, me, 0, list, ctx,
-				 user_ptr, me_p);
+	SHIM_ENTER();
+	return shim_ptl(shim_entry_append(ni_handle, pt_index, me, 0, list,
+					  ctx, user_ptr, me_p));
 }
 
 int
@@ -127,9 +130,9 @@ spin_nicmem_alloc(ptl_handle_ni_t ni_handle, size_t size,
 			      SPINNIC_HANDLE_NONE);
 	msg.u.nicmem.size = size;
 	rc = shim_ctrl_call(&msg);
-	if (rc != PTL_OK) {
+	if (rc != 0) {
 		shim_obj_release(o);
-		return rc;
+		return shim_ptl(rc);
 	}
 	o->nic_id = msg.u.nicmem.handle;
 	o->u.nicmem.size = size;
@@ -146,7 +149,8 @@ spin_nicmem_write(spin_handle_nicmem_t mem, size_t offset, const void *src,
 	struct shim_obj *o;
 	uint8_t *stage = NULL;
 	size_t done = 0;
-	int in_region, rc = PTL_OK;
+	bool in_region;
+	int rc = 0;
 
 	SHIM_ENTER();
 	o = shim_to_nicmem(mem, &ni);
@@ -161,7 +165,7 @@ spin_nicmem_write(spin_handle_nicmem_t mem, size_t offset, const void *src,
 		if (stage == NULL)
 			return PTL_NO_SPACE;
 	}
-	while (done < len && rc == PTL_OK) {
+	while (done < len && rc == 0) {
 		size_t n = len - done;
 		const uint8_t *p = (const uint8_t *)src + done;
 
@@ -180,7 +184,7 @@ spin_nicmem_write(spin_handle_nicmem_t mem, size_t offset, const void *src,
 		done += n;
 	}
 	shim_heap_free(stage);
-	return rc;
+	return shim_ptl(rc);
 }
 
 int
@@ -198,9 +202,10 @@ spin_nicmem_free(spin_handle_nicmem_t mem)
 	shim_ctrl_prep_nicmem(&msg, SPINNIC_CTRL_NICMEM_FREE, ni->nic_ni,
 			      o->nic_id);
 	rc = shim_ctrl_call(&msg);
-	if (rc == PTL_OK || rc == PTL_FAIL)
+	/* spinnic gone: the handle goes here all the same */
+	if (rc == 0 || rc == -EIO)
 		shim_obj_release(o);
-	return rc;
+	return shim_ptl(rc);
 }
 
 int

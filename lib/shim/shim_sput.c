@@ -10,6 +10,7 @@
  * slot is freed when the pieces reach the declared length. Posting under
  * sput_lock keeps a stream's commands in ring order with its slot's reuse.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -67,7 +68,7 @@ md_range(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	return o;
 }
 
-/* The PtlPut()-like fields of a command. */
+/* The PtlPut()-like fields of a command. @return 0 or a negative errno */
 static int
 put_fields(const struct shim_ni *ni, ptl_ack_req_t ack_req,
 	   ptl_process_t target_id, ptl_pt_index_t pt_index,
@@ -82,7 +83,7 @@ put_fields(const struct shim_ni *ni, ptl_ack_req_t ack_req,
 	     msg_length > ni->limits.max_msg_size)) {
 		SHIM_DBG("bad ack %d, PT %u or length %llu", (int)ack_req,
 			 pt_index, (unsigned long long)msg_length);
-		return PTL_ARG_INVALID;
+		return -EINVAL;
 	}
 	cmd->ni = ni->nic_ni;
 	cmd->ack_req = ack_req;
@@ -115,8 +116,8 @@ PtlSPutStart(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	memset(&cmd, 0, sizeof(cmd));
 	rc = put_fields(ni, ack_req, target_id, pt_index, match_bits,
 			remote_offset, user_ptr, hdr_data, total_length, &cmd);
-	if (rc != PTL_OK)
-		return rc;
+	if (rc != 0)
+		return shim_ptl(rc);
 	cmd.op = SPINNIC_CMD_SPUT_START;
 	cmd.md = o->nic_id;
 	cmd.local_offset = local_offset;
@@ -133,7 +134,7 @@ PtlSPutStart(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	}
 	cmd.stream = idx;
 	rc = shim_cmd_post(&cmd);
-	if (rc == PTL_OK) {
+	if (rc == 0) {
 		struct shim_sput *s = &sputs[idx];
 
 		s->gen++;
@@ -145,7 +146,7 @@ PtlSPutStart(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		s->used = length < total_length;
 	}
 	pthread_mutex_unlock(&sput_lock);
-	return rc;
+	return shim_ptl(rc);
 }
 
 int
@@ -183,13 +184,13 @@ PtlSPutStream(spin_handle_sput_t sput, ptl_handle_md_t md_handle,
 	cmd.length = length;
 	cmd.stream = shim_handle_idx(sput);
 	rc = shim_cmd_post(&cmd);
-	if (rc == PTL_OK) {
+	if (rc == 0) {
 		s->handed += length;
 		if (s->handed == s->total)
 			s->used = 0;
 	}
 	pthread_mutex_unlock(&sput_lock);
-	return rc;
+	return shim_ptl(rc);
 }
 
 int
@@ -219,8 +220,8 @@ PtlProcessPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	memset(&cmd, 0, sizeof(cmd));
 	rc = put_fields(ni, ack_req, target_id, pt_index, match_bits,
 			remote_offset, user_ptr, hdr_data, length, &cmd);
-	if (rc != PTL_OK)
-		return rc;
+	if (rc != 0)
+		return shim_ptl(rc);
 	cmd.op = SPINNIC_CMD_PROCESS_PUT;
 	cmd.md = o->nic_id;
 	cmd.local_offset = local_offset;
@@ -228,5 +229,5 @@ PtlProcessPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	cmd.blob = blob->nic_id;
 	cmd.blob_len = (uint32_t)blob->u.nicmem.size;
 	cmd.count = count;
-	return shim_cmd_post(&cmd);
+	return shim_ptl(shim_cmd_post(&cmd));
 }
