@@ -403,6 +403,20 @@ int64_t shim_mem_bytes(const struct shim_ni *ni, const void *start,
 /** Post a command (blocks while the ring is full). @return 0; -EIO
  *  (spinnic gone). */
 int shim_cmd_post(const struct spinnic_cmd *cmd);
+/**
+ * The command of a data operation (PtlPut, PtlGet, the atomics) from its
+ * arguments, checked: the MD handle, [local_offset, +length) within it,
+ * ack_req, pt_index and length within the NI's limits, the target.
+ * @param ni_p if not NULL, receives the MD's NI
+ * @return 0 (*cmd_p filled, nothing posted) or a negative errno
+ */
+int shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle,
+		  ptl_size_t local_offset, ptl_size_t length,
+		  ptl_ack_req_t ack_req, ptl_process_t target_id,
+		  ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+		  ptl_size_t remote_offset, void *user_ptr,
+		  ptl_hdr_data_t hdr_data, struct spinnic_cmd *cmd_p,
+		  struct shim_ni **ni_p);
 
 /* ---- waiting (shim_wait.c) --------------------------------------------- */
 

@@ -143,12 +143,6 @@ missing_calls_return(ptl_handle_md_t md, ptl_handle_ct_t ct, int rc)
 	ptl_ct_event_t one = { .success = 1, .failure = 0 };
 	uint64_t operand = 0;
 
-	assert_int_equal(atomic_p(md, 0, 8, PTL_NO_ACK_REQ, phys(0, 1), 0, 0,
-				  0, NULL, 0, PTL_SUM, PTL_INT64_T), rc);
-	assert_int_equal(fetch_p(md, 0, md, 8, 8, phys(0, 1), 0, 0, 0, NULL,
-				 0, PTL_SUM, PTL_UINT64_T), rc);
-	assert_int_equal(swap_p(md, 0, md, 8, 8, phys(0, 1), 0, 0, 0, NULL, 0,
-				&operand, PTL_CSWAP, PTL_UINT64_T), rc);
 	assert_int_equal(tput_p(md, 0, 8, PTL_NO_ACK_REQ, phys(0, 1), 0, 0, 0,
 				NULL, 0, ct, 1), rc);
 	assert_int_equal(tget_p(md, 0, 8, phys(0, 1), 0, 0, 0, NULL, ct, 1),
@@ -168,6 +162,9 @@ test_no_init(void **state)
 {
 	(void)state;
 	missing_calls_return(PTL_INVALID_HANDLE, PTL_CT_NONE, PTL_NO_INIT);
+	assert_int_equal(atomic_p(PTL_INVALID_HANDLE, 0, 8, PTL_NO_ACK_REQ,
+				  phys(0, 1), 0, 0, 0, NULL, 0, PTL_SUM,
+				  PTL_INT64_T), PTL_NO_INIT);
 	assert_int_equal(sync_p(), PTL_NO_INIT);
 	assert_int_equal(cancel_p(PTL_CT_NONE), PTL_NO_INIT);
 }
@@ -199,6 +196,42 @@ test_missing_calls_fail(void **state)
 	/* documented failure, nothing posted to the NIC */
 	missing_calls_return(mdh, cth, PTL_FAIL);
 	assert_false(fake_nic_cmd_pop(&f, &c));
+	/* the atomics post their commands */
+	{
+		uint64_t cmpv = 42;
+
+		assert_int_equal(atomic_p(mdh, 0, 16, PTL_ACK_REQ, phys(0, 1),
+					  3, 7, 8, NULL, 5, PTL_SUM,
+					  PTL_INT64_T), PTL_OK);
+		assert_true(fake_nic_cmd_pop(&f, &c));
+		assert_int_equal(c.op, SPINNIC_CMD_ATOMIC);
+		assert_int_equal(c.atomic_op, PTL_SUM);
+		assert_int_equal(c.atomic_type, PTL_INT64_T);
+		assert_int_equal(c.length, 16);
+		assert_int_equal(c.ack_req, PTL_ACK_REQ);
+		assert_int_equal(swap_p(mdh, 8, mdh, 0, 8, phys(0, 1), 3, 7, 0,
+					NULL, 0, &cmpv, PTL_CSWAP,
+					PTL_UINT64_T), PTL_OK);
+		assert_true(fake_nic_cmd_pop(&f, &c));
+		assert_int_equal(c.op, SPINNIC_CMD_SWAP);
+		assert_int_equal(c.get_offset, 8);
+		assert_memory_equal(c.operand, &cmpv, 8);
+		/* refused: not the call's operation, part of an element, a
+		 * conditional swap of two elements, past the get MD */
+		assert_int_equal(fetch_p(mdh, 0, mdh, 0, 8, phys(0, 1), 0, 0,
+					 0, NULL, 0, PTL_CSWAP, PTL_INT64_T),
+				 PTL_ARG_INVALID);
+		assert_int_equal(atomic_p(mdh, 0, 6, PTL_NO_ACK_REQ,
+					  phys(0, 1), 0, 0, 0, NULL, 0, PTL_SUM,
+					  PTL_INT32_T), PTL_ARG_INVALID);
+		assert_int_equal(swap_p(mdh, 0, mdh, 0, 16, phys(0, 1), 0, 0,
+					0, NULL, 0, &cmpv, PTL_CSWAP,
+					PTL_INT64_T), PTL_ARG_INVALID);
+		assert_int_equal(fetch_p(mdh, 60, mdh, 0, 8, phys(0, 1), 0, 0,
+					 0, NULL, 0, PTL_SUM, PTL_INT64_T),
+				 PTL_ARG_INVALID);
+		assert_false(fake_nic_cmd_pop(&f, &c));
+	}
 	/* implemented: nothing to flush, nothing to cancel */
 	assert_int_equal(sync_p(), PTL_OK);
 	assert_int_equal(cancel_p(cth), PTL_OK);
