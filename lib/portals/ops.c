@@ -120,8 +120,9 @@ post_ack(struct ptl_client *c, const struct ptl_cmd *cmd, uint8_t fail,
 	if (cmd->ack_req != SPINNIC_PTL_CT_ACK_REQ &&
 	    !(ok && (cmd->md_options & SPINNIC_PTL_MD_EVENT_SUCCESS_DISABLE)))
 		op_event(c, cmd, SPINNIC_PTL_EVENT_ACK, fail, mlength);
-	if ((cmd->md_options & SPINNIC_PTL_MD_EVENT_CT_ACK) ||
-	    cmd->ack_req == SPINNIC_PTL_CT_ACK_REQ)
+	/* counted only where the MD asked for it, whatever ack was
+	 * requested (PTL_CT_ACK_REQ only spares the full event) */
+	if (cmd->md_options & SPINNIC_PTL_MD_EVENT_CT_ACK)
 		ptl_ct_inc(c, cmd->ct,
 			   ok ? ct_amount(cmd->md_options, mlength) : 0,
 			   ok ? 0 : 1);

@@ -101,6 +101,7 @@ struct shim_md {
 	uint64_t start;
 	uint64_t length;           /* bytes (summed for PTL_IOVEC) */
 	unsigned int options;
+	bool has_eq, has_ct;       /* an EQ, a CT: which acks it can take */
 };
 
 struct shim_nicmem {
@@ -394,9 +395,11 @@ static inline bool shim_pt_index_ok(const struct shim_ni *ni,
 	return ni->limits.max_pt_index < 0 ||
 		i <= (ptl_pt_index_t)ni->limits.max_pt_index;
 }
-/** Bytes described by start/length/options (shim_md.c), or -EINVAL. */
-int64_t shim_mem_bytes(const struct shim_ni *ni, const void *start,
-		       ptl_size_t length, unsigned int options);
+/** Bytes described by start/length/options (shim_md.c): *bytes_p.
+ *  Start 0 with length PTL_SIZE_MAX is all of memory.
+ *  @return 0, or -EINVAL (the range wraps, a bad iovec array) */
+int shim_mem_bytes(const struct shim_ni *ni, const void *start,
+		   ptl_size_t length, unsigned int options, uint64_t *bytes_p);
 
 /* ---- command ring (shim_cmd.c) ---------------------------------------- */
 

@@ -8,6 +8,22 @@
 
 #include "shim_internal.h"
 
+/* An ack needs somewhere to land: a full event an EQ, a counting ack
+ * (PTL_CT_ACK_REQ, PTL_OC_ACK_REQ) a CT. */
+static bool
+ack_possible(const struct shim_md *md, ptl_ack_req_t ack_req)
+{
+	switch (ack_req) {
+	case PTL_ACK_REQ:
+		return md->has_eq;
+	case PTL_CT_ACK_REQ:
+	case PTL_OC_ACK_REQ:
+		return md->has_ct;
+	default:
+		return true;
+	}
+}
+
 int
 shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	      ptl_size_t length, ptl_ack_req_t ack_req, ptl_process_t target_id,
@@ -21,7 +37,8 @@ shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	int rc;
 
 	o = shim_to_md(md_handle, &ni);
-	if (o == NULL || local_offset > o->u.md.length ||
+	if (o == NULL || !ack_possible(&o->u.md, ack_req) ||
+	    local_offset > o->u.md.length ||
 	    length > o->u.md.length - local_offset ||
 	    (unsigned)ack_req > PTL_OC_ACK_REQ || pt_index == PTL_PT_ANY ||
 	    (ni->limits.max_pt_index >= 0 &&

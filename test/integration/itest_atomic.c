@@ -28,6 +28,7 @@
 #include "kid.h"
 
 #define MATCH 0xa70ull
+#define MATCH_ALL 0xa11ull /* the target's ME over all memory */
 #define TBUF 4096u          /* the target's ME */
 #define COUNTER 2048u       /* offset of the shared counter */
 #define NADD 200u           /* fetch-adds per initiator */
@@ -43,6 +44,7 @@ struct target_arg {
 struct peer {
 	ptl_process_t id;
 	ptl_pt_index_t pt;
+	uint64_t addr;          /* its ME's buffer */
 };
 
 /* ---- the target -------------------------------------------------------- */
@@ -68,7 +70,7 @@ target_main(struct kid *self, void *arg)
 	unsigned atomics = 0, fetches = 0, bad = 0, bad_type = 0;
 	uint64_t bad_hd = 0;
 	struct kid_ni n;
-	ptl_handle_me_t meh;
+	ptl_handle_me_t meh, meh_all;
 	ptl_event_t ev;
 	char line[128];
 	uint8_t *buf;
@@ -90,7 +92,15 @@ target_main(struct kid *self, void *arg)
 	me.match_bits = MATCH;
 	KCHECK(self, PtlMEAppend(n.ni, n.pt, &me, PTL_PRIORITY_LIST, NULL,
 				 &meh) == PTL_OK, "PtlMEAppend");
-	kid_say(self, "ready %u %u %u", n.id.phys.nid, n.id.phys.pid, n.pt);
+	/* and one over all of memory: offsets are addresses (osc/portals4's
+	 * dynamic windows) */
+	me.start = NULL;
+	me.length = PTL_SIZE_MAX;
+	me.match_bits = MATCH_ALL;
+	KCHECK(self, PtlMEAppend(n.ni, n.pt, &me, PTL_PRIORITY_LIST, NULL,
+				 &meh_all) == PTL_OK, "PtlMEAppend all");
+	kid_say(self, "ready %u %u %u %" PRIu64, n.id.phys.nid, n.id.phys.pid,
+		n.pt, (uint64_t)(uintptr_t)buf);
 	/* "done": the initiators finished; report the events and counter */
 	KCHECK(self, kid_line(self, line, sizeof(line), 120000) == 0 &&
 		     strcmp(line, "done") == 0, "no done line");
@@ -110,6 +120,7 @@ target_main(struct kid *self, void *arg)
 		atomics, fetches, bad, *(uint64_t *)(buf + COUNTER), bad_type,
 		bad_hd);
 	PtlMEUnlink(meh);
+	PtlMEUnlink(meh_all);
 	kid_ni_close(&n);
 	return 0;
 }
@@ -354,6 +365,43 @@ run_truncated(struct ini *x, unsigned *atomics)
 	return 0;
 }
 
+/* MDs and MEs over all of memory (start 0, length PTL_SIZE_MAX: how
+ * Portals MPIs bind): offsets are addresses, each access checked where it
+ * lands. A put and an atomic through them, the first read back. */
+static int
+run_all_memory(struct ini *x, unsigned *atomics)
+{
+	ptl_md_t md = { .start = NULL, .length = PTL_SIZE_MAX,
+			.eq_handle = x->n.eq, .ct_handle = PTL_CT_NONE };
+	uint64_t dst = x->t.addr + 64, v = 0x0123456789abcdefull;
+	ptl_handle_md_t all;
+
+	KCHECK(x->self, PtlMDBind(x->n.ni, &md, &all) == PTL_OK,
+	       "PtlMDBind of all memory");
+	memcpy(x->loc + OPND, &v, 8);
+	KCHECK(x->self, PtlPut(all, (uintptr_t)(x->loc + OPND), 8, PTL_ACK_REQ,
+			       x->t.id, x->t.pt, MATCH_ALL, dst, NULL, 0) ==
+		     PTL_OK, "PtlPut all memory");
+	if (want(x, PTL_EVENT_SEND, NULL) || want(x, PTL_EVENT_ACK, NULL))
+		return 1;
+	v = 1;
+	memcpy(x->loc + OPND, &v, 8);
+	KCHECK(x->self, PtlAtomic(all, (uintptr_t)(x->loc + OPND), 8,
+				  PTL_ACK_REQ, x->t.id, x->t.pt, MATCH_ALL, dst,
+				  NULL, (ptl_hdr_data_t)PTL_SUM << 8 |
+				  PTL_UINT64_T, PTL_SUM, PTL_UINT64_T) ==
+		     PTL_OK, "PtlAtomic all memory");
+	if (want(x, PTL_EVENT_SEND, NULL) || want(x, PTL_EVENT_ACK, NULL))
+		return 1;
+	if (target_get(x, 64, 8) != 0)
+		return 1;
+	KCHECK(x->self, *(uint64_t *)(x->loc + BACK) == 0x0123456789abcdf0ull,
+	       "all memory: %#" PRIx64, *(uint64_t *)(x->loc + BACK));
+	PtlMDRelease(all);
+	++*atomics;
+	return 0;
+}
+
 /* NADD fetch-adds of 1 to the counter; the old values to the file
  * @p path (NADD int64s), then "olds". */
 static int
@@ -401,7 +449,8 @@ initiator_main(struct kid *self, void *arg)
 
 	(void)arg;
 	KCHECK(self, kid_line(self, line, sizeof(line), 60000) == 0 &&
-		     sscanf(line, "go %u %u %u %15s", &nid, &pid, &pt, what) >= 3,
+		     sscanf(line, "go %u %u %u %" SCNu64 " %15s", &nid, &pid,
+			    &pt, &x.t.addr, what) >= 4,
 	       "no go line");
 	if (kid_ni_open(self, &x.n, 1024) != 0)
 		return 1;
@@ -419,7 +468,8 @@ initiator_main(struct kid *self, void *arg)
 	KCHECK(self, PtlMDBind(x.n.ni, &md, &x.md) == PTL_OK, "PtlMDBind");
 	if (strcmp(what, "cases") == 0 &&
 	    (run_refusals(&x) != 0 || run_cases(&x, &atomics, &fetches) != 0 ||
-	     run_truncated(&x, &atomics) != 0))
+	     run_truncated(&x, &atomics) != 0 ||
+	     run_all_memory(&x, &atomics) != 0))
 		return 1;
 	kid_say(self, "cases atomic=%u fetch=%u", atomics, fetches);
 	KCHECK(self, kid_line(self, line, sizeof(line), 60000) == 0 &&
@@ -470,19 +520,21 @@ run(bool region)
 	struct target_arg ta = { .region = region };
 	unsigned nid, pid, pt, ta_n, tf_n, bad, ca, cf;
 	struct kid t, i0, i1;
-	char line[64], big[256];
-	uint64_t counter;
+	char line[96], big[256];
+	uint64_t counter, taddr;
 
 	kid_line_ms = 60000;
 	kid_start(&t, "target", 1, false, target_main, &ta);
 	kid_expect(&t, "ready ", line, sizeof(line));
-	ITEST_CHECK(sscanf(line, "ready %u %u %u", &nid, &pid, &pt) == 3,
-		    "target said \"%s\"", line);
+	ITEST_CHECK(sscanf(line, "ready %u %u %u %" SCNu64, &nid, &pid, &pt,
+			   &taddr) == 4, "target said \"%s\"", line);
 	kid_start(&i0, "initiator0", 0, false, initiator_main, NULL);
 	kid_start(&i1, "initiator1", 1, false, initiator_main, NULL);
-	snprintf(big, sizeof(big), "go %u %u %u cases", nid, pid, pt);
+	snprintf(big, sizeof(big), "go %u %u %u %" PRIu64 " cases", nid, pid,
+		 pt, taddr);
 	kid_tell(&i0, big);
-	snprintf(big, sizeof(big), "go %u %u %u", nid, pid, pt);
+	snprintf(big, sizeof(big), "go %u %u %u %" PRIu64, nid, pid, pt,
+		 taddr);
 	kid_tell(&i1, big);
 	kid_expect(&i0, "cases ", line, sizeof(line));
 	ITEST_CHECK(sscanf(line, "cases atomic=%u fetch=%u", &ca, &cf) == 2,

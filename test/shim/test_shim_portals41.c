@@ -200,15 +200,15 @@ test_missing_calls_fail(void **state)
 	{
 		uint64_t cmpv = 42;
 
-		assert_int_equal(atomic_p(mdh, 0, 16, PTL_ACK_REQ, phys(0, 1),
-					  3, 7, 8, NULL, 5, PTL_SUM,
+		assert_int_equal(atomic_p(mdh, 0, 16, PTL_NO_ACK_REQ,
+					  phys(0, 1), 3, 7, 8, NULL, 5, PTL_SUM,
 					  PTL_INT64_T), PTL_OK);
 		assert_true(fake_nic_cmd_pop(&f, &c));
 		assert_int_equal(c.op, SPINNIC_CMD_ATOMIC);
 		assert_int_equal(c.atomic_op, PTL_SUM);
 		assert_int_equal(c.atomic_type, PTL_INT64_T);
 		assert_int_equal(c.length, 16);
-		assert_int_equal(c.ack_req, PTL_ACK_REQ);
+		assert_int_equal(c.ack_req, PTL_NO_ACK_REQ);
 		assert_int_equal(swap_p(mdh, 8, mdh, 0, 8, phys(0, 1), 3, 7, 0,
 					NULL, 0, &cmpv, PTL_CSWAP,
 					PTL_UINT64_T), PTL_OK);
