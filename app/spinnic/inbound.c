@@ -88,6 +88,9 @@ ack_send(struct spinnic_engine *eng, const struct spinnic_pkt *req,
 	p.msg_id = req->msg_id;
 	p.msg_len = req->msg_len;
 	p.mlength = mlength;
+	/* an ACK says which list took the message (its event's ptl_list:
+	 * msg_complete passes it in hdr_data); a NACK took none */
+	p.hdr_data = nack ? SPINNIC_PTL_PRIORITY_LIST : req->hdr_data;
 	m = eng_build(eng->node, &p, NULL);
 	if (m == NULL) {
 		/* the pool is empty: counted, the initiator times out */
@@ -158,6 +161,7 @@ msg_complete(struct spinnic_engine *eng, struct in_msg *e, uint8_t fail)
 	req.match_bits = e->match.match_bits;
 	req.msg_id = e->match.msg_id;
 	req.msg_len = e->s.rlength;
+	req.hdr_data = e->match.list;
 	req.flags = e->unseq ? 0 : SPINNIC_WIRE_F_REL;
 	ptl_match_complete(eng->node->nic, &e->match, fail);
 	if (fail != SPINNIC_PTL_NI_OK)
@@ -745,7 +749,10 @@ rx_ack(struct spinnic_engine *eng, struct rte_mbuf *m,
 						  p->fail_type, 0) : -ENOENT;
 		else
 			rc = ptl_op_ack(node->nic, p->msg_id, p->fail_type,
-					p->mlength);
+					p->mlength, p->hdr_data ==
+					SPINNIC_PTL_OVERFLOW_LIST ?
+					SPINNIC_PTL_OVERFLOW_LIST :
+					SPINNIC_PTL_PRIORITY_LIST);
 	} else {
 		rc = -ENOENT;
 	}

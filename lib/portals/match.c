@@ -379,6 +379,7 @@ ptl_match_complete(struct ptl_nic *nic, struct ptl_match *mt, uint8_t ni_fail)
 			ev.pt_index = mt->pt_index;
 			ev.atomic_op = mt->atomic_op;
 			ev.atomic_type = mt->atomic_type;
+			ev.list = (uint8_t)mt->list;
 			ptl_eq_post(c, mt->eq, &ev);
 		}
 		if (mt->options & SPINNIC_PTL_ME_EVENT_CT_COMM)

@@ -79,7 +79,7 @@ ct_amount(uint32_t md_options, uint64_t bytes)
 
 static void
 op_event(struct ptl_client *c, const struct ptl_cmd *cmd, unsigned type,
-	 uint8_t fail, uint64_t mlength)
+	 uint8_t fail, uint64_t mlength, uint8_t list)
 {
 	struct spinnic_event ev;
 
@@ -94,6 +94,7 @@ op_event(struct ptl_client *c, const struct ptl_cmd *cmd, unsigned type,
 	ev.initiator = cmd->target;
 	ev.uid = cmd->uid;
 	ev.pt_index = cmd->pt_index;
+	ev.list = list;
 	ptl_eq_post(c, cmd->eq, &ev);
 }
 
@@ -104,7 +105,8 @@ post_send(struct ptl_client *c, const struct ptl_cmd *cmd, uint8_t fail)
 
 	if (!(cmd->md_options & SPINNIC_PTL_MD_EVENT_SEND_DISABLE) &&
 	    !(ok && (cmd->md_options & SPINNIC_PTL_MD_EVENT_SUCCESS_DISABLE)))
-		op_event(c, cmd, SPINNIC_PTL_EVENT_SEND, fail, cmd->length);
+		op_event(c, cmd, SPINNIC_PTL_EVENT_SEND, fail, cmd->length,
+			 SPINNIC_PTL_PRIORITY_LIST);
 	if (cmd->md_options & SPINNIC_PTL_MD_EVENT_CT_SEND)
 		ptl_ct_inc(c, cmd->ct,
 			   ok ? ct_amount(cmd->md_options, cmd->length) : 0,
@@ -113,13 +115,13 @@ post_send(struct ptl_client *c, const struct ptl_cmd *cmd, uint8_t fail)
 
 static void
 post_ack(struct ptl_client *c, const struct ptl_cmd *cmd, uint8_t fail,
-	 uint64_t mlength)
+	 uint64_t mlength, uint8_t list)
 {
 	bool ok = fail == SPINNIC_PTL_NI_OK;
 
 	if (cmd->ack_req != SPINNIC_PTL_CT_ACK_REQ &&
 	    !(ok && (cmd->md_options & SPINNIC_PTL_MD_EVENT_SUCCESS_DISABLE)))
-		op_event(c, cmd, SPINNIC_PTL_EVENT_ACK, fail, mlength);
+		op_event(c, cmd, SPINNIC_PTL_EVENT_ACK, fail, mlength, list);
 	/* counted only where the MD asked for it, whatever ack was
 	 * requested (PTL_CT_ACK_REQ only spares the full event) */
 	if (cmd->md_options & SPINNIC_PTL_MD_EVENT_CT_ACK)
@@ -135,7 +137,8 @@ post_reply(struct ptl_client *c, const struct ptl_cmd *cmd, uint8_t fail,
 	bool ok = fail == SPINNIC_PTL_NI_OK;
 
 	if (!(ok && (cmd->md_options & SPINNIC_PTL_MD_EVENT_SUCCESS_DISABLE)))
-		op_event(c, cmd, SPINNIC_PTL_EVENT_REPLY, fail, mlength);
+		op_event(c, cmd, SPINNIC_PTL_EVENT_REPLY, fail, mlength,
+			 SPINNIC_PTL_PRIORITY_LIST);
 	if (cmd->md_options & SPINNIC_PTL_MD_EVENT_CT_REPLY)
 		ptl_ct_inc(c, cmd->ct, ok ? ct_amount(cmd->md_options,
 						      mlength) : 0,
@@ -174,7 +177,7 @@ ptl_op_sent(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail)
 	struct ptl_cmd cmd;
 	struct ptl_op *op;
 	bool end, acked = false;
-	uint8_t ack_fail = 0;
+	uint8_t ack_fail = 0, ack_list;
 	uint64_t ack_mlength = 0;
 
 	ptl_lock(&nic->op_lock);
@@ -191,6 +194,7 @@ ptl_op_sent(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail)
 	acked = op->acked;
 	ack_fail = op->ack_fail;
 	ack_mlength = op->ack_mlength;
+	ack_list = op->ack_list;
 	if (put_like(cmd.op))
 		end = acked || ni_fail != SPINNIC_PTL_NI_OK ||
 		      cmd.ack_req == SPINNIC_PTL_NO_ACK_REQ;
@@ -205,7 +209,7 @@ ptl_op_sent(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail)
 	if (put_like(cmd.op)) {
 		post_send(c, &cmd, ni_fail);
 		if (acked)
-			post_ack(c, &cmd, ack_fail, ack_mlength);
+			post_ack(c, &cmd, ack_fail, ack_mlength, ack_list);
 	} else if (ptl_cmd_fetches(cmd.op)) {
 		struct ptl_cmd r = reply_view(&cmd);
 
@@ -224,7 +228,7 @@ ptl_op_sent(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail)
 
 int
 ptl_op_ack(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail,
-	   uint64_t mlength)
+	   uint64_t mlength, uint8_t list)
 {
 	struct ptl_client *c;
 	struct ptl_cmd cmd;
@@ -243,6 +247,7 @@ ptl_op_ack(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail,
 		op->acked = true;
 		op->ack_fail = ni_fail;
 		op->ack_mlength = mlength;
+		op->ack_list = list;
 		ptl_unlock(&nic->op_lock);
 		return 0;
 	}
@@ -250,7 +255,7 @@ ptl_op_ack(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail,
 	cmd = op->cmd;
 	op_free(nic, op);
 	ptl_unlock(&nic->op_lock);
-	post_ack(c, &cmd, ni_fail, mlength);
+	post_ack(c, &cmd, ni_fail, mlength, list);
 	ptl_client_put(c);
 	return 0;
 }
@@ -409,7 +414,8 @@ ptl_op_fail_target(struct ptl_nic *nic, uint32_t nid, uint8_t ni_fail)
 		} else if (!f->sent) {
 			post_send(f->c, &f->cmd, ni_fail);
 		} else {
-			post_ack(f->c, &f->cmd, ni_fail, 0);
+			post_ack(f->c, &f->cmd, ni_fail, 0,
+				 SPINNIC_PTL_PRIORITY_LIST);
 		}
 		ptl_client_put(f->c);
 	}

@@ -224,6 +224,7 @@ struct ptl_op {
 	bool sent;
 	bool acked;
 	uint8_t ack_fail;
+	uint8_t ack_list;     /* the list the put matched (ACK event) */
 	uint64_t ack_mlength;
 };
 

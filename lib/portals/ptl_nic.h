@@ -660,16 +660,18 @@ unsigned ptl_op_fail_target(struct ptl_nic *nic, uint32_t nid,
 unsigned ptl_op_targets(struct ptl_nic *nic, uint32_t *nids, unsigned max);
 
 /**
- * An ACK (or NACK) for a put arrived: post ACK (+CT with
- * MD_EVENT_CT_ACK / CT_ACK_REQ) and end the operation.
+ * An ACK (or NACK) for a put or atomic arrived: post ACK (+CT with
+ * MD_EVENT_CT_ACK) and end the operation.
  * @param nic     the NIC
  * @param msg_id  the put's id
  * @param ni_fail from the ack
  * @param mlength bytes the target took
+ * @param list    SPINNIC_PTL_PRIORITY_LIST / _OVERFLOW_LIST: where the
+ *                put landed (the ACK event's ptl_list)
  * @return 0, -ENOENT (unknown id, or not a put awaiting an ack)
  */
 int ptl_op_ack(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail,
-	       uint64_t mlength);
+	       uint64_t mlength, uint8_t list);
 
 /**
  * Where reply data of a get goes: checks [offset, offset+len) against the

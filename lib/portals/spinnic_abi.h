@@ -340,7 +340,10 @@ struct spinnic_event {
 	uint8_t ni_fail_type;   /**< ptl_ni_fail_t */
 	uint8_t atomic_op;
 	uint8_t atomic_type;
-	uint8_t pad[3];
+	uint8_t list;           /**< SPINNIC_PTL_PRIORITY_LIST / _OVERFLOW_LIST:
+				     what the message matched (target events,
+				     ACK) */
+	uint8_t pad[2];
 	uint32_t seq;           /**< written last: slot valid when == index+1 */
 };
 static_assert(sizeof(struct spinnic_event) == 88, "event size");

@@ -111,7 +111,9 @@ event_convert(const struct shim_ni *ni, const struct spinnic_event *e,
 		ev->ptl_list = PTL_OVERFLOW_LIST;
 		break;
 	default:
-		ev->ptl_list = PTL_PRIORITY_LIST;
+		/* what the message matched: target events, ACK */
+		ev->ptl_list = e->list == SPINNIC_PTL_OVERFLOW_LIST ?
+			PTL_OVERFLOW_LIST : PTL_PRIORITY_LIST;
 		break;
 	}
 	ev->pt_index = e->pt_index;

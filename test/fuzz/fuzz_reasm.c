@@ -322,7 +322,8 @@ rx_ack(struct rm *r, const struct spinnic_pkt *p)
 		if (p->type == SPINNIC_WIRE_T_NACK)
 			ptl_op_reply_done(r->e.nic, p->msg_id, p->fail_type, 0);
 	} else {
-		ptl_op_ack(r->e.nic, p->msg_id, p->fail_type, p->mlength);
+		ptl_op_ack(r->e.nic, p->msg_id, p->fail_type, p->mlength,
+			   (uint8_t)p->hdr_data);
 	}
 	fz_eq_drain(&r->e, FZ_EQ_OFF);
 }

@@ -509,14 +509,14 @@ test_ops(void **state)
 	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), SPINNIC_PTL_EVENT_SEND);
 	assert_int_equal(ev.mlength, 500);
 	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), -1);
-	assert_int_equal(ptl_op_ack(e.nic, id, SPINNIC_PTL_NI_OK, 300), 0);
+	assert_int_equal(ptl_op_ack(e.nic, id, SPINNIC_PTL_NI_OK, 300, 0), 0);
 	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), SPINNIC_PTL_EVENT_ACK);
 	assert_int_equal(ev.mlength, 300);
 	assert_int_equal(ev.user_ptr, 0xabc);
-	assert_int_equal(ptl_op_ack(e.nic, id, SPINNIC_PTL_NI_OK, 300), -ENOENT);
+	assert_int_equal(ptl_op_ack(e.nic, id, SPINNIC_PTL_NI_OK, 300, 0), -ENOENT);
 	assert_int_equal(ptl_op_lookup(e.nic, id, &info, NULL), -ENOENT);
 	/* ack before the SEND: delivered after it */
-	assert_int_equal(ptl_op_ack(e.nic, id2, SPINNIC_PTL_NI_PT_DISABLED, 0),
+	assert_int_equal(ptl_op_ack(e.nic, id2, SPINNIC_PTL_NI_PT_DISABLED, 0, 0),
 			 0);
 	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), -1);
 	assert_int_equal(ptl_op_sent(e.nic, id2, SPINNIC_PTL_NI_OK), 0);
@@ -528,7 +528,7 @@ test_ops(void **state)
 	out[0].op = SPINNIC_CMD_GET;
 	out[0].ack_req = SPINNIC_PTL_NO_ACK_REQ;
 	assert_int_equal(ptl_op_start(e.c, &out[0], &id), 0);
-	assert_int_equal(ptl_op_ack(e.nic, id, 0, 0), -ENOENT);
+	assert_int_equal(ptl_op_ack(e.nic, id, 0, 0, 0), -ENOENT);
 	assert_int_equal(ptl_op_reply(e.nic, id, 400, 100, &c, &addr), 0);
 	assert_ptr_equal(c, e.c);
 	assert_int_equal(addr, t_addr(&e, T_BUF_OFF + 400));
@@ -559,7 +559,7 @@ test_ops(void **state)
 
 /* A counting ack (PTL_CT_ACK_REQ) counts only on an MD that asked for
  * ack counting (PTL_MD_EVENT_CT_ACK); a full ack on such an MD counts
- * too. */
+ * too, and its ACK event says which list the put landed on. */
 static void
 test_ct_ack(void **state)
 {
@@ -567,6 +567,7 @@ test_ct_ack(void **state)
 	static const uint32_t acks[] = { SPINNIC_PTL_CT_ACK_REQ,
 					 SPINNIC_PTL_ACK_REQ };
 	struct spinnic_ctrl_msg m;
+	struct spinnic_event ev;
 	struct spinnic_ct *rec;
 	struct ptl_cmd out[1];
 	struct t_env e;
@@ -597,8 +598,19 @@ test_ct_ack(void **state)
 			assert_int_equal(ptl_op_sent(e.nic, id,
 						     SPINNIC_PTL_NI_OK), 0);
 			assert_int_equal(ptl_op_ack(e.nic, id,
-						    SPINNIC_PTL_NI_OK, 10), 0);
+						    SPINNIC_PTL_NI_OK, 10,
+						    SPINNIC_PTL_OVERFLOW_LIST),
+					 0);
 			assert_int_equal(rec->success - before, i == 1);
+			assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+					 SPINNIC_PTL_EVENT_SEND);
+			if (acks[k] != SPINNIC_PTL_ACK_REQ)
+				continue;
+			/* the list the put landed on (Open MPI's MTL reads
+			 * it to tell an unexpected message) */
+			assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+					 SPINNIC_PTL_EVENT_ACK);
+			assert_int_equal(ev.list, SPINNIC_PTL_OVERFLOW_LIST);
 		}
 	}
 	t_env_teardown(&e);
