@@ -17,7 +17,7 @@
 #include <assert.h>
 #include <stdint.h>
 
-#define SPINNIC_ABI_VERSION 1u
+#define SPINNIC_ABI_VERSION 2u
 /** Region cookie: "SPINREG1". */
 #define SPINNIC_REGION_MAGIC 0x314745524e495053ull
 
@@ -243,6 +243,14 @@ enum spinnic_cmd_op {
 	SPINNIC_CMD_SPUT_START,  /**< streaming put: open, first piece */
 	SPINNIC_CMD_SPUT_STREAM, /**< streaming put: next piece */
 	SPINNIC_CMD_PROCESS_PUT, /**< outbound sPIN: packets packed by a type */
+	SPINNIC_CMD_TRIG,        /**< triggered operation: md = the trigger
+				      CT, length = threshold; the next slot
+				      holds the operation (any command but
+				      the ones below and the streaming ones) */
+	SPINNIC_CMD_CT_CHECK,    /**< md = a CT the client changed itself:
+				      fire what its new value releases */
+	SPINNIC_CMD_CT_CANCEL_TRIG, /**< md = a CT: destroy its pending
+					 triggered operations */
 	SPINNIC_CMD_OP_MAX,
 };
 
@@ -291,6 +299,10 @@ struct spinnic_cmd_ring {
 	_Alignas(64) volatile uint32_t tail; /**< consumer: next slot to read */
 	_Alignas(64) uint32_t mask;          /**< entries - 1 */
 	uint32_t pad;
+	/** NIC: per NI kind, TRIG commands that left the NIC (fired,
+	 *  cancelled, dropped or refused); the shim's count of those it
+	 *  posted minus this is what is pending (max_triggered_ops) */
+	volatile uint64_t trig_done[4];
 	_Alignas(64) struct spinnic_cmd slots[];
 };
 
