@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Data movement: PtlPut and PtlGet through the command ring.
+ * Data movement: PtlPut and PtlGet through the command ring; their
+ * commands are built by shim_data_cmd (shim_trig.c's triggered ones too).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "shim_internal.h"
 
-/* Body of PtlPut and PtlGet. @return 0 or a negative errno */
-static int
-data_op(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
-	ptl_size_t length, ptl_ack_req_t ack_req, ptl_process_t target_id,
-	ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
-	ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data)
+int
+shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
+	      ptl_size_t length, ptl_ack_req_t ack_req, ptl_process_t target_id,
+	      ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+	      ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data,
+	      struct spinnic_cmd *cmd_p)
 {
 	struct spinnic_cmd cmd;
 	struct shim_ni *ni;
@@ -47,7 +48,23 @@ data_op(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	cmd.remote_offset = remote_offset;
 	cmd.user_ptr = (uint64_t)(uintptr_t)user_ptr;
 	cmd.hdr_data = hdr_data;
-	return shim_cmd_post(&cmd);
+	*cmd_p = cmd;
+	return 0;
+}
+
+/* Body of PtlPut and PtlGet. @return 0 or a negative errno */
+static int
+data_op(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
+	ptl_size_t length, ptl_ack_req_t ack_req, ptl_process_t target_id,
+	ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+	ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data)
+{
+	struct spinnic_cmd cmd;
+	int rc = shim_data_cmd(op, md_handle, local_offset, length, ack_req,
+			       target_id, pt_index, match_bits, remote_offset,
+			       user_ptr, hdr_data, &cmd);
+
+	return rc != 0 ? rc : shim_cmd_post(&cmd);
 }
 
 int
