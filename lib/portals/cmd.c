@@ -244,14 +244,14 @@ ptl_cmd_poll(struct ptl_client *c, struct ptl_cmd *out, unsigned n)
 		memcpy(&cmd, &c->ring->slots[tail & (c->cmd_entries - 1)],
 		       sizeof(cmd));
 		if (cmd.op == SPINNIC_CMD_TRIG) {
-			/* two slots, published together by the shim */
-			if (avail - used < 2)
-				break;
-			memcpy(&op, &c->ring->slots[(tail + 1) &
-						    (c->cmd_entries - 1)],
-			       sizeof(op));
-			tail += 2;
-			used += 2;
+			/* two slots, published together; alone: refused */
+			memset(&op, 0, sizeof(op));
+			if (avail - used >= 2)
+				memcpy(&op, &c->ring->slots[(tail + 1) &
+							    (c->cmd_entries -
+							     1)], sizeof(op));
+			tail += avail - used >= 2 ? 2 : 1;
+			used += avail - used >= 2 ? 2 : 1;
 			PTL_STAT(nic, cmds);
 			ptl_trig_arm(c, &cmd, &op);
 			continue;

@@ -541,7 +541,8 @@ struct ptl_cmd {
  * Consume up to n commands from a client's ring: each is copied out of
  * the ring before it is checked (op, NI and MD handles, local_offset +
  * length within the MD, target, pt_index, ack_req, length). PUT/GET come
- * back resolved; CT_SET/CT_INC are applied here; NOP is skipped. An
+ * back resolved; CT_SET/CT_INC are applied here (and fire what the new
+ * value releases); NOP is skipped. An
  * invalid command is counted (bad_cmd) and, when its MD is valid and has
  * an EQ, becomes a failure event there: SEND for a put, REPLY for a get,
  * ni_fail_type SEGV (offset/length outside the MD or over max_msg_size)
@@ -555,6 +556,15 @@ struct ptl_cmd {
  * SPINNIC_CMD_F_EOM on SPUT_STREAM; PROCESS_PUT needs local_offset within
  * the MD, 0 < blob_len <= SPINNIC_PROC_BLOB_MAX and length <= max_msg_size
  * (the type itself is checked by the outbound engine, which loads it).
+ *
+ * TRIG takes two slots (the second: the operation, NOP if the client
+ * published only the first) and arms a triggered operation (trig.c):
+ * refused (trig_refused, counted in the ring's trig_done) when the CT is
+ * not valid, the operation may not wait (NOP, streams, TRIG, CT_CHECK,
+ * CT_CANCEL_TRIG), names another NI, or max_triggered_ops are pending.
+ * CT_CHECK fires what a CT the client changed itself releases;
+ * CT_CANCEL_TRIG destroys the CT's pending operations. What fired and
+ * waited is run first (ptl_trig_run).
  * @param c   the client
  * @param out room for n commands
  * @param n   count
