@@ -29,7 +29,7 @@ test_attach_validation(void **state)
 						   &c), -EBADMSG); \
 	} while (0)
 	BAD(magic, 1);
-	BAD(version, 2);
+	BAD(version, SPINNIC_ABI_VERSION + 1);
 	BAD(hdr_size, 32);
 	BAD(size, T_REGION_SIZE * 2);
 	BAD(cmd_off, 0);
