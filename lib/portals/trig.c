@@ -203,7 +203,8 @@ ptl_trig_arm(struct ptl_client *c, const struct spinnic_cmd *trig,
 
 	if (ct != NULL) {
 		ptl_lock(&pool->lock);
-		i = ent_alloc(pool, (uint32_t)c->ni[kind].lim.max_triggered_ops);
+		i = ent_alloc(pool,
+			      (uint32_t)c->ni[kind].lim.max_triggered_ops);
 		if (i != PTL_NIL) {
 			pool->ents[i].cmd = *op;
 			pool->ents[i].threshold = trig->length;

@@ -25,7 +25,8 @@ trig_reserve(const struct shim_ni *ni, unsigned k)
 	    posted - done < (uint64_t)ni->limits.max_triggered_ops)
 		return 0;
 	__atomic_fetch_sub(&shim_g.trig_posted[k], 1, __ATOMIC_RELEASE);
-	SHIM_DBG("max_triggered_ops (%d) pending", ni->limits.max_triggered_ops);
+	SHIM_DBG("max_triggered_ops (%d) pending",
+		 ni->limits.max_triggered_ops);
 	return -ENOMEM;
 }
 
@@ -61,7 +62,8 @@ shim_trig_post(const struct spinnic_cmd *op, ptl_handle_ct_t trig_ct,
 	return rc;
 }
 
-/* A call spinnic does not provide yet: logged, then PTL_FAIL. */
+/* A triggered atomic: PTL_FAIL until shim_atomic.c builds the atomic
+ * command, which then goes through shim_trig_post() like the others. */
 static int
 trig_missing(const char *call)
 {

@@ -144,7 +144,8 @@ ct_now(struct kid *self, struct kid_ni *n)
 	for (i = 1; i <= 50; i++) {
 		KCHECK(self, PtlCTInc(ct, one) == PTL_OK, "PtlCTInc");
 		KCHECK(self, PtlCTGet(ct, &v) == PTL_OK &&
-			     v.success == (ptl_size_t)i, "CTGet after Inc: %llu, want %d",
+			     v.success == (ptl_size_t)i,
+		       "CTGet after Inc: %llu, want %d",
 		       (unsigned long long)v.success, i);
 	}
 	KCHECK(self, PtlCTSet(ct, five) == PTL_OK, "PtlCTSet");
