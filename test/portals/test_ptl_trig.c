@@ -5,7 +5,8 @@
  * at threshold, in threshold order and equal ones in arm order, at arm
  * time when already met, failures counting, Set down and up, cancel and CT
  * free, max_triggered_ops, chains of 100 TriggeredCTInc, resolution at
- * fire time, a busy originate hook, and two threads incrementing at once.
+ * fire time, a busy originate hook, a fire under the NIC lock (control
+ * path), and two threads incrementing at once.
  */
 #include <pthread.h>
 
@@ -433,6 +434,45 @@ test_busy_hook(void **state)
 	t_env_teardown(&e);
 }
 
+/* A priority append claims an unexpected header and counts it into a CT
+ * while the control path holds the NIC lock: what fires must not take
+ * that lock again (it would hang), it waits for the next ptl_cmd_poll */
+static void
+test_fire_under_nic_lock(void **state)
+{
+	static const uint64_t tags[] = { 8 };
+	struct ptl_cmd out[4];
+	struct spinnic_pkt h;
+	struct ptl_match mt;
+	struct t_me over, prio;
+	struct t_env e;
+	uint32_t ct, md;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	arm_put(&e, ct, 1, md, 8);
+	t_me_default(&over);
+	over.list = SPINNIC_PTL_OVERFLOW_LIST;
+	over.match_bits = 5;
+	over.off = T_BUF_OFF + 8192;
+	t_me_append(&e, &over);
+	t_hdr(&e, &h, 5, 100);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &mt), 0);
+	ptl_match_complete(e.nic, &mt, SPINNIC_PTL_NI_OK);
+	t_me_default(&prio);
+	prio.match_bits = 5;
+	prio.ct = ct;
+	prio.options |= SPINNIC_PTL_ME_EVENT_CT_OVERFLOW;
+	t_me_append(&e, &prio);
+	assert_int_equal(rec(&e, 0)->success, 1);
+	assert_int_equal(hook.n, 0);
+	assert_int_equal(ptl_cmd_poll(e.c, out, 4), 0);
+	expect(tags, 1);
+	t_env_teardown(&e);
+}
+
 struct incr {
 	struct t_env *e;
 	uint32_t ct;
@@ -497,6 +537,7 @@ main(void)
 		cmocka_unit_test(test_chain_100),
 		cmocka_unit_test(test_resolved_at_fire),
 		cmocka_unit_test(test_busy_hook),
+		cmocka_unit_test(test_fire_under_nic_lock),
 		cmocka_unit_test(test_two_threads),
 	};
 
