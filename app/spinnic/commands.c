@@ -71,8 +71,10 @@ op_start(struct spinnic_engine *eng, struct out_op *op, bool client)
 				     cmd->length : 0);
 		if (cmd->op == SPINNIC_CMD_PUT)
 			eng->tx.stats.puts++;
-		else
+		else if (cmd->op == SPINNIC_CMD_GET)
 			eng->tx.stats.gets++;
+		else
+			eng->tx.stats.atomics++;
 	} else {
 		eng->tx.stats.submitted++;
 	}
@@ -112,6 +114,63 @@ get_progress(struct spinnic_engine *eng, struct out_op *op)
 	}
 	eng->tx.stats.get_pkts++;
 	ptl_op_sent(node->nic, op->msg_id, SPINNIC_PTL_NI_OK);
+	op->active = false;
+	return 1;
+}
+
+/*
+ * The one packet of an atomic: the operand first when there is one (the
+ * compare value or mask of PtlSwap), then the values read from the MD.
+ * Its frame is kept for a resend (rel_tx.c): the request is what was
+ * sent, whatever the MD holds by then. @return packets built (0 or 1)
+ */
+static unsigned
+atomic_progress(struct spinnic_engine *eng, struct out_op *op)
+{
+	static const uint8_t wire_op[] = {
+		[SPINNIC_CMD_ATOMIC] = SPINNIC_WIRE_OP_ATOMIC,
+		[SPINNIC_CMD_FETCH_ATOMIC] = SPINNIC_WIRE_OP_FETCH_ATOMIC,
+		[SPINNIC_CMD_SWAP] = SPINNIC_WIRE_OP_SWAP,
+	};
+	struct spinnic_node *node = eng->node;
+	const struct ptl_cmd *cmd = &op->cmd;
+	uint32_t len = (uint32_t)(cmd->operand_len + cmd->length);
+	/* SEND once the request is acknowledged */
+	struct rel_src src = { .send_id = op->msg_id };
+	struct spinnic_pkt p;
+	struct rte_mbuf *m;
+	uint8_t *pay;
+	int rc;
+
+	if (!rel_tx_room(eng, cmd->target.nid))
+		return 0;
+	eng_pkt_from_cmd(cmd, ptl_client_id(op->c), op->msg_id, &p);
+	p.op = wire_op[cmd->op];
+	p.atomic_op = cmd->atomic_op;
+	p.atomic_type = cmd->atomic_type;
+	p.msg_len = len;
+	spinnic_wire_pkt_seg(&p, 0, len);
+	m = eng_build(node, &p, &pay);
+	if (m == NULL) {
+		eng->tx.stats.no_mbuf++;
+		return 0;
+	}
+	memcpy(pay, cmd->operand, cmd->operand_len);
+	rc = cmd->length == 0 ? 0 : ptl_host_read(op->c, cmd->local_addr,
+						  pay + cmd->operand_len,
+						  cmd->length);
+	if (rc != 0) {
+		rte_pktmbuf_free(m);
+		eng->tx.stats.read_faults++;
+		ptl_op_sent(node->nic, op->msg_id, SPINNIC_PTL_NI_SEGV);
+		op->active = false;
+		return 0;
+	}
+	if (rel_tx_send(eng, m, p.dst.nid, &src) != 0) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	eng->tx.stats.data_pkts++;
 	op->active = false;
 	return 1;
 }
@@ -215,6 +274,8 @@ op_progress(struct spinnic_engine *eng, struct out_op *op, bool client,
 		return 0;
 	if (op->cmd.op == SPINNIC_CMD_GET)
 		return get_progress(eng, op);
+	if (ptl_cmd_atomic(op->cmd.op))
+		return atomic_progress(eng, op);
 	return put_progress(eng, op, budget);
 }
 
@@ -274,8 +335,7 @@ eng_submit(struct spinnic_engine *eng, struct ptl_client *c,
 
 	/* bytes to copy: a put that fits; else any command but streams */
 	if (src != NULL ? cmd->op != SPINNIC_CMD_PUT || npkts > ENG_HPUT_PKTS :
-			  cmd->op >= SPINNIC_CMD_SPUT_START &&
-			  cmd->op <= SPINNIC_CMD_PROCESS_PUT)
+			  ptl_cmd_sput(cmd->op))
 		return -EINVAL;
 	if (rte_mempool_get(eng->ops, &obj) != 0)
 		return -ENOBUFS;
@@ -358,7 +418,7 @@ eng_commands_poll(struct spinnic_engine *eng, unsigned budget)
 			eng->node->tx.cmds++;
 			oc->op.have_cmd = true;
 		}
-		if (oc->op.cmd.op >= SPINNIC_CMD_SPUT_START)
+		if (ptl_cmd_sput(oc->op.cmd.op))
 			done += eng_sput_progress(eng, oc, budget - done);
 		else
 			done += op_progress(eng, &oc->op, true, budget - done);

@@ -319,6 +319,7 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "chal_ignored", o->chal_ignored);
 	stat_put(&l, "tacks_dropped", o->tacks_dropped);
 	stat_put(&l, "submitted", o->submitted);
+	stat_put(&l, "atomics", o->atomics);
 	stat_put(&l, "faults_rx",
 		 eng->rx.faults != NULL ? eng->rx.faults->events : 0);
 	stat_put(&l, "faults_tx",

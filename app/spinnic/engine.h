@@ -238,6 +238,7 @@ struct eng_in_stats {
 				     left for the sender to resend */
 	uint64_t ack_ring_full; /**< acks not passed to the outbound role */
 	uint64_t parked;        /**< packets parked to match in order */
+	uint64_t atomics;       /**< atomic requests applied */
 };
 
 /** Outbound counters (written by the outbound role). */
@@ -263,6 +264,8 @@ struct eng_out_stats {
 	uint64_t tacks_dropped; /**< transport acks the TX queue refused */
 	uint64_t submitted;     /**< operations of the submit queue started
 				     (handler puts) */
+	uint64_t atomics;       /**< atomic commands (ATOMIC, FETCH_ATOMIC,
+				     SWAP) started */
 };
 
 /** Streaming and processed puts (outbound_stream.c; outbound role). */
@@ -352,13 +355,20 @@ struct in_msg {
 					     no session): no ACK goes back */
 };
 
-/** A GET being answered (REPLY packets built by the outbound engine). */
+/** A GET, or a fetching atomic, being answered (REPLY packets built by
+ *  the outbound engine). */
 struct reply_job {
 	struct reply_job *next;
 	struct ptl_match match;
 	uint64_t off;                   /**< next byte to send */
 	uint8_t ni_kind;
 	uint8_t abandon;                /**< the initiator's node is gone */
+	uint8_t op;                     /**< SPINNIC_WIRE_OP_GET, _FETCH_ATOMIC
+					     or _SWAP */
+	bool kept;                      /**< the reply is data[] (the old
+					     values of an atomic: never read
+					     again from the ME) */
+	uint8_t data[];                 /**< kept: match.mlength bytes */
 };
 
 /** An inbound REPLY stream of a get of ours (entry of eng->replies);

@@ -501,6 +501,116 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 	return RX_DONE;
 }
 
+/* ---- atomics (target side) --------------------------------------------------- */
+
+/*
+ * A fetching atomic's old values go back as a reply job whose data is
+ * kept (a lost REPLY is resent from it, never re-read: the target has
+ * changed); the FETCH_ATOMIC event at the target follows its last
+ * packet's acknowledgement, as a GET's does.
+ */
+static struct reply_job *
+fetch_job(const struct spinnic_pkt *p, uint64_t mlength)
+{
+	struct reply_job *j = calloc(1, sizeof(*j) + mlength);
+
+	if (j != NULL) {
+		j->ni_kind = p->ni;
+		j->op = p->op;
+		j->kept = true;
+	}
+	return j;
+}
+
+/*
+ * An atomic request: one packet (wire.c refuses others), matched like a
+ * put, applied to the ME's memory at once (ptl_host_atomic), ATOMIC event
+ * and ack as a put's; a fetching one answers with the old values. PtlSwap
+ * with a compare value or mask sends it before the values: it is not the
+ * message's (rlength, mlength and the match count only the values).
+ */
+static enum rx_res
+rx_atomic(struct spinnic_engine *eng, struct rte_mbuf *m,
+	  const struct spinnic_pkt *p, uint64_t now)
+{
+	struct spinnic_msg_key key = { p->src.nid, p->src.pid, p->msg_id };
+	bool fetch = p->op != SPINNIC_WIRE_OP_ATOMIC;
+	size_t esize = ptl_atomic_type_size(p->atomic_type);
+	uint32_t lead = p->op == SPINNIC_WIRE_OP_SWAP &&
+		p->atomic_op != SPINNIC_PTL_SWAP ? (uint32_t)esize : 0;
+	struct spinnic_pkt q = *p;
+	struct reply_job *j = NULL;
+	struct in_msg *e;
+	uint64_t mlen;
+	uint8_t fail;
+
+	if (p->pay_len < lead || p->pay_len != p->msg_len) {
+		eng_in_drop(eng, m, ENG_DROP_INCONSISTENT);
+		return RX_DONE;
+	}
+	if (spinnic_msgtab_lookup(eng->rx.msgs, &key) != NULL) {
+		eng_in_drop(eng, m, ENG_DROP_LATE);
+		return RX_DONE;
+	}
+	if (fetch && rte_ring_free_count(eng->jobs) == 0)
+		return RX_STALL;
+	e = msg_insert(eng, eng->rx.msgs, m, p, -1, now);
+	if (e == NULL)
+		return RX_DONE;
+	e->eng = eng;
+	e->unseq = !(p->flags & SPINNIC_WIRE_F_REL);
+	q.msg_len -= lead;
+	q.pay_len -= lead;
+	q.payload += lead;
+	if (ptl_nic_match(eng->node->nic, &q, &e->match) != 0) {
+		eng->node->rx.no_match++;
+		if (fetch || p->ack_req != SPINNIC_PTL_NO_ACK_REQ)
+			ack_send(eng, p, e->match.ni_fail, 0, true);
+		msg_retire(eng, e);
+		eng_in_drop(eng, m, ENG_DROP_NO_MATCH);
+		return RX_DONE;
+	}
+	eng->node->rx.matches++;
+	/* whole elements of what the ME holds (truncation) */
+	mlen = e->match.mlength / esize * esize;
+	e->match.mlength = mlen;
+	if (fetch && (j = fetch_job(p, mlen)) == NULL) {
+		/* no memory for the old values: the initiator hears why */
+		ack_send(eng, p, SPINNIC_PTL_NI_DROPPED, 0, true);
+		ptl_match_complete(eng->node->nic, &e->match,
+				   SPINNIC_PTL_NI_DROPPED);
+		msg_retire(eng, e);
+		eng_in_drop(eng, m, ENG_DROP_NO_MEM);
+		return RX_DONE;
+	}
+	fail = ptl_host_atomic(e->match.c, e->match.start, p->atomic_op,
+			       p->atomic_type, q.payload,
+			       lead != 0 ? p->payload : NULL, mlen,
+			       fetch ? j->data : NULL) == 0 ?
+		SPINNIC_PTL_NI_OK : SPINNIC_PTL_NI_SEGV;
+	if (fail != SPINNIC_PTL_NI_OK)
+		eng->rx.stats.drop[ENG_DROP_HOST]++;
+	eng->rx.stats.atomics++;
+	e->s.got = p->pay_len;
+	rte_pktmbuf_free(m);
+	if (!fetch) {
+		msg_complete(eng, e, fail);
+		return RX_DONE;
+	}
+	/* the request is one packet: its entry only recognises duplicates */
+	msg_retire(eng, e);
+	if (fail != SPINNIC_PTL_NI_OK) {
+		ack_send(eng, p, fail, 0, true);
+		ptl_match_complete(eng->node->nic, &e->match, fail);
+		free(j);
+		return RX_DONE;
+	}
+	j->match = e->match;
+	/* free count checked above; single producer */
+	rte_ring_sp_enqueue(eng->jobs, j);
+	return RX_DONE;
+}
+
 /* ---- GET requests (target side) ---------------------------------------------- */
 
 static enum rx_res
@@ -540,6 +650,7 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	eng->node->rx.matches++;
 	eng->rx.stats.gets_served++;
 	j->ni_kind = p->ni;
+	j->op = SPINNIC_WIRE_OP_GET;
 	/* free count checked above; single producer */
 	rte_ring_sp_enqueue(eng->jobs, j);
 	rte_pktmbuf_free(m);
@@ -555,7 +666,8 @@ reply_admit(struct spinnic_engine *eng, const struct spinnic_pkt *p)
 	struct ptl_op_info info;
 
 	return ptl_op_lookup(eng->node->nic, p->msg_id, &info, NULL) == 0 &&
-		info.op == SPINNIC_CMD_GET && info.target.nid == p->src.nid &&
+		(info.op == SPINNIC_CMD_GET || ptl_cmd_fetches(info.op)) &&
+		info.target.nid == p->src.nid &&
 		info.target.pid == p->src.pid;
 }
 
@@ -625,8 +737,9 @@ rx_ack(struct spinnic_engine *eng, struct rte_mbuf *m,
 	rc = ptl_op_lookup(node->nic, p->msg_id, &info, NULL);
 	if (rc == 0 && info.target.nid == p->src.nid &&
 	    info.target.pid == p->src.pid) {
-		if (info.op == SPINNIC_CMD_GET)
-			/* a get that failed at the target: REPLY with why */
+		if (info.op == SPINNIC_CMD_GET || ptl_cmd_fetches(info.op))
+			/* a get, or fetching atomic, that failed at the
+			 * target: REPLY with why */
 			rc = p->type == SPINNIC_WIRE_T_NACK ?
 				ptl_op_reply_done(node->nic, p->msg_id,
 						  p->fail_type, 0) : -ENOENT;
@@ -652,6 +765,8 @@ rx_kind(struct spinnic_engine *eng, struct rte_mbuf *m,
 {
 	switch (p->type) {
 	case SPINNIC_WIRE_T_DATA:
+		if (p->op != SPINNIC_WIRE_OP_PUT)
+			return rx_atomic(eng, m, p, now);
 		return rx_data(eng, m, p, now);
 	case SPINNIC_WIRE_T_GET:
 		return rx_get(eng, m, p, now);

@@ -141,7 +141,7 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 
 			memset(&p, 0, sizeof(p));
 			p.type = SPINNIC_WIRE_T_REPLY;
-			p.op = SPINNIC_WIRE_OP_GET;
+			p.op = j->op;
 			p.ni = j->ni_kind;
 			p.src = ptl_client_id(mt->c);
 			p.dst = mt->initiator;
@@ -157,7 +157,9 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 				eng->tx.stats.no_mbuf++;
 				return n;
 			}
-			rc = len == 0 ? 0 :
+			if (j->kept)
+				memcpy(pay, j->data + j->off, len);
+			rc = len == 0 || j->kept ? 0 :
 				ptl_host_read(mt->c, mt->start + j->off, pay, len);
 			if (rc != 0) {
 				/* target memory gone: the initiator times out
@@ -167,7 +169,9 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 				job_end(eng, j, SPINNIC_PTL_NI_SEGV);
 				break;
 			}
-			src.c = mt->c;
+			/* a resend reads the window again, or keeps a copy
+			 * of a kept reply's frame */
+			src.c = j->kept ? NULL : mt->c;
 			src.addr = mt->start + j->off;
 			src.send_id = 0;
 			/* the last packet carries the job: GET event at the

@@ -1062,7 +1062,7 @@ eng_sput_progress(struct spinnic_engine *eng, struct out_client *oc,
 			break;
 		eng->node->tx.cmds++;
 		oc->op.have_cmd = true;
-		if (oc->op.cmd.op < SPINNIC_CMD_SPUT_START)
+		if (!ptl_cmd_sput(oc->op.cmd.op))
 			break;
 	}
 	/* commands taken count as work: a piece that completes no packet

@@ -10,11 +10,13 @@
 #include <assert.h>
 #include <complex.h>
 #include <errno.h>
+#include <float.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "atomic.h"
+#include "atomic_types.h"
 
 /* Why a lock table for the rest: complex types (8 to 32 bytes), long
  * double (16 bytes, 10 significant) and unaligned elements have no
@@ -25,49 +27,6 @@
  * applying the same datatype to the same element takes the same lock. */
 #define ATOMIC_STRIPES 64u
 #define ATOMIC_ELEM_MAX 32u /* long double complex */
-
-enum atomic_kind { AK_SINT, AK_UINT, AK_REAL, AK_CPLX };
-
-#define K(k) (1u << (k))
-#define K_INT (K(AK_SINT) | K(AK_UINT))
-#define K_ORD (K_INT | K(AK_REAL))
-#define K_ALL (K_ORD | K(AK_CPLX))
-
-struct atomic_type {
-	uint8_t size;
-	uint8_t kind;
-};
-
-static const struct atomic_type atomic_types[SPINNIC_PTL_DATATYPE_LAST] = {
-	[SPINNIC_PTL_INT8_T] = { 1, AK_SINT },
-	[SPINNIC_PTL_UINT8_T] = { 1, AK_UINT },
-	[SPINNIC_PTL_INT16_T] = { 2, AK_SINT },
-	[SPINNIC_PTL_UINT16_T] = { 2, AK_UINT },
-	[SPINNIC_PTL_INT32_T] = { 4, AK_SINT },
-	[SPINNIC_PTL_UINT32_T] = { 4, AK_UINT },
-	[SPINNIC_PTL_INT64_T] = { 8, AK_SINT },
-	[SPINNIC_PTL_UINT64_T] = { 8, AK_UINT },
-	[SPINNIC_PTL_FLOAT] = { sizeof(float), AK_REAL },
-	[SPINNIC_PTL_FLOAT_COMPLEX] = { sizeof(float complex), AK_CPLX },
-	[SPINNIC_PTL_DOUBLE] = { sizeof(double), AK_REAL },
-	[SPINNIC_PTL_DOUBLE_COMPLEX] = { sizeof(double complex), AK_CPLX },
-	[SPINNIC_PTL_LONG_DOUBLE] = { sizeof(long double), AK_REAL },
-	[SPINNIC_PTL_LONG_DOUBLE_COMPLEX] = { sizeof(long double complex),
-					      AK_CPLX },
-};
-
-/* the kinds of datatype each operation takes (atomic.h) */
-static const uint8_t atomic_op_kinds[SPINNIC_PTL_OP_LAST] = {
-	[SPINNIC_PTL_MIN] = K_ORD, [SPINNIC_PTL_MAX] = K_ORD,
-	[SPINNIC_PTL_SUM] = K_ALL, [SPINNIC_PTL_PROD] = K_ALL,
-	[SPINNIC_PTL_LOR] = K_INT, [SPINNIC_PTL_LAND] = K_INT,
-	[SPINNIC_PTL_BOR] = K_INT, [SPINNIC_PTL_BAND] = K_INT,
-	[SPINNIC_PTL_LXOR] = K_INT, [SPINNIC_PTL_BXOR] = K_INT,
-	[SPINNIC_PTL_SWAP] = K_ALL, [SPINNIC_PTL_CSWAP] = K_ALL,
-	[SPINNIC_PTL_CSWAP_NE] = K_ALL, [SPINNIC_PTL_CSWAP_LE] = K_ORD,
-	[SPINNIC_PTL_CSWAP_LT] = K_ORD, [SPINNIC_PTL_CSWAP_GE] = K_ORD,
-	[SPINNIC_PTL_CSWAP_GT] = K_ORD, [SPINNIC_PTL_MSWAP] = K_INT,
-};
 
 static_assert(sizeof(long double complex) <= ATOMIC_ELEM_MAX,
 	      "element buffer");
@@ -84,15 +43,13 @@ static pthread_mutex_t atomic_stripes[ATOMIC_STRIPES] = {
 bool
 ptl_atomic_valid(unsigned int op, unsigned int type)
 {
-	if (op >= SPINNIC_PTL_OP_LAST || type >= SPINNIC_PTL_DATATYPE_LAST)
-		return false;
-	return (atomic_op_kinds[op] & K(atomic_types[type].kind)) != 0;
+	return spinnic_atomic_valid(op, type);
 }
 
 size_t
 ptl_atomic_type_size(unsigned int type)
 {
-	return type < SPINNIC_PTL_DATATYPE_LAST ? atomic_types[type].size : 0;
+	return spinnic_atomic_size(type);
 }
 
 static bool
@@ -323,6 +280,30 @@ CPLX_COMPUTE(cldouble_compute, long double complex)
 /* The new value r of one element from its old value t. @return whether r
  * is to be stored (false: a CSWAP whose condition fails, a MIN/MAX that
  * changes nothing) */
+/* Bytes of a long double that carry its value: x86's 80-bit extended
+ * format in 16 bytes leaves 6 of padding, which a store of the value
+ * (even into a zeroed variable: the compiler may drop the zeroing) leaves
+ * as whatever the register spill held. */
+#if LDBL_MANT_DIG == 64
+#define LDBL_VALUE_BYTES 10u
+#else
+#define LDBL_VALUE_BYTES sizeof(long double)
+#endif
+
+/* Zero the padding of @p n long doubles at @p r (a result to store).
+ * @return true */
+static bool
+ldouble_clean(void *r, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		memset((uint8_t *)r + i * sizeof(long double) +
+		       LDBL_VALUE_BYTES, 0,
+		       sizeof(long double) - LDBL_VALUE_BYTES);
+	return true;
+}
+
 static bool
 elem_compute(unsigned int op, unsigned int type, const void *t,
 	     const void *v, const void *c, void *r)
@@ -339,13 +320,15 @@ elem_compute(unsigned int op, unsigned int type, const void *t,
 	case SPINNIC_PTL_DOUBLE:
 		return double_compute(op, t, v, c, r);
 	case SPINNIC_PTL_LONG_DOUBLE:
-		return ldouble_compute(op, t, v, c, r);
+		return ldouble_compute(op, t, v, c, r) &&
+			ldouble_clean(r, 1);
 	case SPINNIC_PTL_FLOAT_COMPLEX:
 		return cfloat_compute(op, t, v, c, r);
 	case SPINNIC_PTL_DOUBLE_COMPLEX:
 		return cdouble_compute(op, t, v, c, r);
 	case SPINNIC_PTL_LONG_DOUBLE_COMPLEX:
-		return cldouble_compute(op, t, v, c, r);
+		return cldouble_compute(op, t, v, c, r) &&
+			ldouble_clean(r, 2);
 	default:
 		return int_compute(op, at, t, v, c, r);
 	}

@@ -43,11 +43,38 @@ ptl_nic_conf_default(struct ptl_nic_conf *conf_p, uint32_t nid)
 	conf_p->limits.max_triggered_ops = 1024;
 	conf_p->limits.features = 0;
 	conf_p->limits.max_msg_size = 1ull << 30;
-	conf_p->limits.max_atomic_size = 8;
-	conf_p->limits.max_fetch_atomic_size = 8;
-	conf_p->limits.max_waw_ordered_size = 64;
-	conf_p->limits.max_war_ordered_size = 8;
+	/* an atomic is one packet: ptl_nic_create fits these to the
+	 * payload size */
+	conf_p->limits.max_atomic_size = UINT64_MAX;
+	conf_p->limits.max_fetch_atomic_size = UINT64_MAX;
+	conf_p->limits.max_waw_ordered_size = UINT64_MAX;
+	conf_p->limits.max_war_ordered_size = UINT64_MAX;
 	conf_p->limits.max_volatile_size = 64;
+}
+
+/*
+ * An atomic is one packet, so that atomicity never spans packets and a
+ * fetching one's old values are one REPLY: its sizes are capped at the
+ * payload, in whole largest elements (long double complex, 32 bytes).
+ * Atomics of one initiator are applied in the order sent (in-order
+ * matching), whole packets: write-after-write and write-after-read order
+ * hold for the same sizes.
+ */
+static void
+atomic_limits(struct ptl_nic_conf *conf)
+{
+	uint64_t one = conf->payload_size / SPINNIC_ATOMIC_OPERAND *
+		       SPINNIC_ATOMIC_OPERAND;
+	struct spinnic_limits *l = &conf->limits;
+
+	if (l->max_atomic_size > one)
+		l->max_atomic_size = one;
+	if (l->max_fetch_atomic_size > one)
+		l->max_fetch_atomic_size = one;
+	if (l->max_waw_ordered_size > one)
+		l->max_waw_ordered_size = one;
+	if (l->max_war_ordered_size > one)
+		l->max_war_ordered_size = one;
 }
 
 int
@@ -77,6 +104,7 @@ ptl_nic_create(const struct ptl_nic_conf *conf, struct ptl_nic **nic_p)
 	if (nic == NULL)
 		return -ENOMEM;
 	nic->conf = *conf;
+	atomic_limits(&nic->conf);
 	nic->clients = calloc(conf->max_clients, sizeof(*nic->clients));
 	nic->ops = calloc(conf->max_ops, sizeof(*nic->ops));
 	nic->op_free = calloc(conf->max_ops, sizeof(*nic->op_free));

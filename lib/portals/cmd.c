@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Command ring consumer: copy out, validate, resolve (STYLE 8); the
  * resolving step (ptl_cmd_take) is shared with fired triggered ones. */
+#include "atomic.h"
 #include "ptl_internal.h"
 #include "trig.h"
 
@@ -56,6 +57,57 @@ cmd_check_sput(struct ptl_client *c, const struct ptl_ni *ni,
 	return 0;
 }
 
+/* Whether @p op is one PtlSwap takes (the others are PtlAtomic's and
+ * PtlFetchAtomic's). */
+static bool
+swap_op(unsigned op)
+{
+	return op == SPINNIC_PTL_SWAP || op >= SPINNIC_PTL_CSWAP;
+}
+
+/* nic->lock held: the fields of ATOMIC, FETCH_ATOMIC and SWAP beyond a
+ * PUT's (resolved already in @p out): operation and datatype, length
+ * whole elements within the NI's atomic sizes, the get MD. */
+static int
+cmd_check_atomic(struct ptl_client *c, const struct ptl_ni *ni,
+		 const struct spinnic_cmd *cmd, struct ptl_cmd *out)
+{
+	size_t esize = ptl_atomic_type_size(cmd->atomic_type);
+	bool fetch = cmd->op != SPINNIC_CMD_ATOMIC;
+	struct ptl_md *gmd;
+
+	if (!ptl_atomic_valid(cmd->atomic_op, cmd->atomic_type) ||
+	    swap_op(cmd->atomic_op) != (cmd->op == SPINNIC_CMD_SWAP) ||
+	    (fetch && cmd->ack_req != SPINNIC_PTL_NO_ACK_REQ))
+		return SPINNIC_PTL_NI_OP_VIOLATION;
+	if (cmd->length % esize != 0 || cmd->length >
+	    (fetch ? ni->lim.max_fetch_atomic_size : ni->lim.max_atomic_size))
+		return SPINNIC_PTL_NI_SEGV;
+	out->atomic_op = cmd->atomic_op;
+	out->atomic_type = cmd->atomic_type;
+	if (cmd->op == SPINNIC_CMD_SWAP && cmd->atomic_op != SPINNIC_PTL_SWAP) {
+		/* the compare value or mask goes first: one element only */
+		if (cmd->length != esize)
+			return SPINNIC_PTL_NI_SEGV;
+		out->operand_len = (uint8_t)esize;
+		memcpy(out->operand, cmd->operand, esize);
+	}
+	if (!fetch)
+		return 0;
+	gmd = ptl_md_get(c, cmd->get_md, NULL);
+	if (gmd == NULL || ptl_handle_ni(cmd->get_md) != ptl_handle_ni(cmd->ni))
+		return SPINNIC_PTL_NI_OP_VIOLATION;
+	if (!ptl_range_ok(cmd->get_offset, cmd->length, gmd->length))
+		return SPINNIC_PTL_NI_SEGV;
+	out->get_md = cmd->get_md;
+	out->get_md_options = gmd->options;
+	out->get_eq = gmd->eq;
+	out->get_ct = gmd->ct;
+	out->get_offset = cmd->get_offset;
+	out->get_addr = gmd->start + cmd->get_offset;
+	return 0;
+}
+
 /* nic->lock held: resolve and check a PUT/GET. Returns 0 or the ni_fail of
  * the failure event; *eq_p gets the MD's EQ when the MD is valid. */
 static int
@@ -73,12 +125,12 @@ cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	if (md == NULL || ptl_handle_ni(cmd->md) != ptl_handle_ni(cmd->ni))
 		return SPINNIC_PTL_NI_OP_VIOLATION;
 	*eq_p = md->eq;
-	if (cmd->op >= SPINNIC_CMD_SPUT_START)
+	if (ptl_cmd_sput(cmd->op))
 		return cmd_check_sput(c, ni, md, cmd, out);
 	if (cmd->flags != 0 || cmd->target.pid == SPINNIC_PTL_PID_ANY ||
 	    cmd->target.nid == SPINNIC_PTL_NID_ANY ||
 	    cmd->pt_index > (uint32_t)max->max_pt_index ||
-	    (cmd->op == SPINNIC_CMD_PUT &&
+	    ((cmd->op == SPINNIC_CMD_PUT || ptl_cmd_atomic(cmd->op)) &&
 	     cmd->ack_req > SPINNIC_PTL_OC_ACK_REQ))
 		return SPINNIC_PTL_NI_OP_VIOLATION;
 	if (!ptl_range_ok(cmd->local_offset, cmd->length, md->length) ||
@@ -87,8 +139,9 @@ cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
 
 	memset(out, 0, sizeof(*out));
 	out->op = cmd->op;
-	out->ack_req = cmd->op == SPINNIC_CMD_PUT ? (uint8_t)cmd->ack_req :
-						    SPINNIC_PTL_NO_ACK_REQ;
+	out->ack_req = cmd->op == SPINNIC_CMD_PUT ||
+		cmd->op == SPINNIC_CMD_ATOMIC ? (uint8_t)cmd->ack_req :
+						SPINNIC_PTL_NO_ACK_REQ;
 	out->ni_kind = (uint8_t)ptl_handle_ni(cmd->ni);
 	out->ni = cmd->ni;
 	out->md = cmd->md;
@@ -113,6 +166,8 @@ cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	out->count = cmd->count;
 	out->md_start = md->start;
 	out->md_length = md->length;
+	if (ptl_cmd_atomic(cmd->op))
+		return cmd_check_atomic(c, ni, cmd, out);
 	return 0;
 }
 
@@ -161,7 +216,7 @@ cmd_ct(struct ptl_client *c, const struct spinnic_cmd *cmd, bool wait)
 
 void
 ptl_cmd_fail(struct ptl_client *c, const struct spinnic_cmd *cmd, uint32_t eq,
-	 int fail)
+	     int fail)
 {
 	struct spinnic_event ev;
 
@@ -202,6 +257,9 @@ ptl_cmd_take(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	case SPINNIC_CMD_SPUT_START:
 	case SPINNIC_CMD_SPUT_STREAM:
 	case SPINNIC_CMD_PROCESS_PUT:
+	case SPINNIC_CMD_ATOMIC:
+	case SPINNIC_CMD_FETCH_ATOMIC:
+	case SPINNIC_CMD_SWAP:
 		break;
 	default:
 		PTL_STAT(nic, bad_cmd);

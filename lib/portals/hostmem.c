@@ -3,9 +3,16 @@
  * client's region are copied directly; anything else is the client's own
  * memory, reached with process_vm_readv/writev on its pid (slow path). */
 #include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <sys/uio.h>
 
+#include "atomic.h"
 #include "ptl_internal.h"
+
+/* Atomics on memory outside a region: read, apply, write back, one at a
+ * time in the process (every Portals atomic of every NIC passes here). */
+static pthread_mutex_t bounce_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define HOST_BATCH 64 /* iovecs per process_vm_* call (<= IOV_MAX) */
 
@@ -132,4 +139,33 @@ ptl_host_readv(struct ptl_client *c, const struct ptl_host_iov *iov,
 	       unsigned n)
 {
 	return host_access(c, iov, n, false);
+}
+
+int
+ptl_host_atomic(struct ptl_client *c, uint64_t addr, unsigned op,
+		unsigned type, const void *operand, const void *compare,
+		size_t len, void *fetch_out)
+{
+	void *t = ptl_host_ptr(c, addr, len);
+	uint8_t *buf;
+	int rc;
+
+	if (len == 0)
+		return 0;
+	if (t != NULL)
+		return ptl_atomic_apply(op, type, t, operand, compare, len,
+					fetch_out);
+	buf = malloc(len);
+	if (buf == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&bounce_lock);
+	rc = ptl_host_read(c, addr, buf, len);
+	if (rc == 0)
+		rc = ptl_atomic_apply(op, type, buf, operand, compare, len,
+				      fetch_out);
+	if (rc == 0)
+		rc = ptl_host_write(c, addr, buf, len);
+	pthread_mutex_unlock(&bounce_lock);
+	free(buf);
+	return rc;
 }

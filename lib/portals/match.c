@@ -221,6 +221,8 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 		      !(me->options & SPINNIC_PTL_ME_ACK_DISABLE)) ?
 		     hdr->ack_req : SPINNIC_PTL_NO_ACK_REQ;
 	mt->ni_fail = SPINNIC_PTL_NI_OK;
+	mt->atomic_op = hdr->atomic_op;
+	mt->atomic_type = hdr->atomic_type;
 	if (mlen < hdr->msg_len)
 		PTL_STAT(nic, truncated);
 
@@ -368,6 +370,8 @@ ptl_match_complete(struct ptl_nic *nic, struct ptl_match *mt, uint8_t ni_fail)
 			ev.initiator = mt->initiator;
 			ev.uid = mt->uid;
 			ev.pt_index = mt->pt_index;
+			ev.atomic_op = mt->atomic_op;
+			ev.atomic_type = mt->atomic_type;
 			ptl_eq_post(c, mt->eq, &ev);
 		}
 		if (mt->options & SPINNIC_PTL_ME_EVENT_CT_COMM)

@@ -120,8 +120,9 @@ post_ack(struct ptl_client *c, const struct ptl_cmd *cmd, uint8_t fail,
 	if (cmd->ack_req != SPINNIC_PTL_CT_ACK_REQ &&
 	    !(ok && (cmd->md_options & SPINNIC_PTL_MD_EVENT_SUCCESS_DISABLE)))
 		op_event(c, cmd, SPINNIC_PTL_EVENT_ACK, fail, mlength);
-	if ((cmd->md_options & SPINNIC_PTL_MD_EVENT_CT_ACK) ||
-	    cmd->ack_req == SPINNIC_PTL_CT_ACK_REQ)
+	/* counted only where the MD asked for it, whatever ack was
+	 * requested (PTL_CT_ACK_REQ only spares the full event) */
+	if (cmd->md_options & SPINNIC_PTL_MD_EVENT_CT_ACK)
 		ptl_ct_inc(c, cmd->ct,
 			   ok ? ct_amount(cmd->md_options, mlength) : 0,
 			   ok ? 0 : 1);
@@ -139,6 +140,31 @@ post_reply(struct ptl_client *c, const struct ptl_cmd *cmd, uint8_t fail,
 		ptl_ct_inc(c, cmd->ct, ok ? ct_amount(cmd->md_options,
 						      mlength) : 0,
 			   ok ? 0 : 1);
+}
+
+/* A put or an atomic without reply: SEND, then ACK if one was asked for. */
+static bool
+put_like(uint16_t op)
+{
+	return op == SPINNIC_CMD_PUT || op == SPINNIC_CMD_ATOMIC;
+}
+
+/* The REPLY of a fetching atomic goes to its get MD: @p cmd seen from
+ * there. */
+static struct ptl_cmd
+reply_view(const struct ptl_cmd *cmd)
+{
+	struct ptl_cmd r = *cmd;
+
+	if (ptl_cmd_fetches(cmd->op)) {
+		r.md = cmd->get_md;
+		r.md_options = cmd->get_md_options;
+		r.eq = cmd->get_eq;
+		r.ct = cmd->get_ct;
+		r.local_addr = cmd->get_addr;
+		r.local_offset = cmd->get_offset;
+	}
+	return r;
 }
 
 int
@@ -161,23 +187,33 @@ ptl_op_sent(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail)
 	op->sent = true;
 	c = op->c;
 	cmd = op->cmd;
-	if (cmd.op == SPINNIC_CMD_PUT) {
-		acked = op->acked;
-		ack_fail = op->ack_fail;
-		ack_mlength = op->ack_mlength;
+	/* an ack, or a fetching atomic's reply, may have come first */
+	acked = op->acked;
+	ack_fail = op->ack_fail;
+	ack_mlength = op->ack_mlength;
+	if (put_like(cmd.op))
 		end = acked || ni_fail != SPINNIC_PTL_NI_OK ||
 		      cmd.ack_req == SPINNIC_PTL_NO_ACK_REQ;
-	} else {
+	else if (ptl_cmd_fetches(cmd.op))
+		end = acked || ni_fail != SPINNIC_PTL_NI_OK;
+	else
 		end = ni_fail != SPINNIC_PTL_NI_OK;
-	}
 	if (end)
 		op_free(nic, op);
 	ptl_unlock(&nic->op_lock);
 
-	if (cmd.op == SPINNIC_CMD_PUT) {
+	if (put_like(cmd.op)) {
 		post_send(c, &cmd, ni_fail);
 		if (acked)
 			post_ack(c, &cmd, ack_fail, ack_mlength);
+	} else if (ptl_cmd_fetches(cmd.op)) {
+		struct ptl_cmd r = reply_view(&cmd);
+
+		post_send(c, &cmd, ni_fail);
+		if (acked)
+			post_reply(c, &r, ack_fail, ack_mlength);
+		else if (ni_fail != SPINNIC_PTL_NI_OK)
+			post_reply(c, &r, ni_fail, 0);
 	} else if (ni_fail != SPINNIC_PTL_NI_OK) {
 		post_reply(c, &cmd, ni_fail, 0);
 	}
@@ -196,7 +232,7 @@ ptl_op_ack(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail,
 
 	ptl_lock(&nic->op_lock);
 	op = op_find(nic, msg_id);
-	if (op == NULL || op->cmd.op != SPINNIC_CMD_PUT || op->acked ||
+	if (op == NULL || !put_like(op->cmd.op) || op->acked ||
 	    op->cmd.ack_req == SPINNIC_PTL_NO_ACK_REQ) {
 		ptl_unlock(&nic->op_lock);
 		PTL_STAT(nic, ops_unknown);
@@ -227,7 +263,8 @@ ptl_op_reply(struct ptl_nic *nic, uint64_t msg_id, uint64_t offset,
 
 	ptl_lock(&nic->op_lock);
 	op = op_find(nic, msg_id);
-	if (op == NULL || op->cmd.op != SPINNIC_CMD_GET) {
+	if (op == NULL || (op->cmd.op != SPINNIC_CMD_GET &&
+			   !ptl_cmd_fetches(op->cmd.op)) || op->acked) {
 		ptl_unlock(&nic->op_lock);
 		PTL_STAT(nic, ops_unknown);
 		return -ENOENT;
@@ -239,7 +276,8 @@ ptl_op_reply(struct ptl_nic *nic, uint64_t msg_id, uint64_t offset,
 	}
 	ptl_client_get(op->c);
 	*c_p = op->c;
-	*addr_p = op->cmd.local_addr + offset;
+	*addr_p = (ptl_cmd_fetches(op->cmd.op) ? op->cmd.get_addr :
+		   op->cmd.local_addr) + offset;
 	ptl_unlock(&nic->op_lock);
 	return 0;
 }
@@ -254,13 +292,22 @@ ptl_op_reply_done(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail,
 
 	ptl_lock(&nic->op_lock);
 	op = op_find(nic, msg_id);
-	if (op == NULL || op->cmd.op != SPINNIC_CMD_GET) {
+	if (op == NULL || (op->cmd.op != SPINNIC_CMD_GET &&
+			   !ptl_cmd_fetches(op->cmd.op)) || op->acked) {
 		ptl_unlock(&nic->op_lock);
 		PTL_STAT(nic, ops_unknown);
 		return -ENOENT;
 	}
+	if (ptl_cmd_fetches(op->cmd.op) && !op->sent) {
+		/* SEND comes first: keep the reply for ptl_op_sent */
+		op->acked = true;
+		op->ack_fail = ni_fail;
+		op->ack_mlength = mlength;
+		ptl_unlock(&nic->op_lock);
+		return 0;
+	}
 	c = op->c;
-	cmd = op->cmd;
+	cmd = reply_view(&op->cmd);
 	op_free(nic, op);
 	ptl_unlock(&nic->op_lock);
 	post_reply(c, &cmd, ni_fail, mlength);
@@ -351,12 +398,19 @@ ptl_op_fail_target(struct ptl_nic *nic, uint32_t nid, uint8_t ni_fail)
 	for (i = 0; i < n; i++) {
 		struct failed *f = &list[i];
 
-		if (f->cmd.op == SPINNIC_CMD_GET)
+		if (f->cmd.op == SPINNIC_CMD_GET) {
 			post_reply(f->c, &f->cmd, ni_fail, 0);
-		else if (!f->sent)
+		} else if (ptl_cmd_fetches(f->cmd.op)) {
+			struct ptl_cmd r = reply_view(&f->cmd);
+
+			if (!f->sent)
+				post_send(f->c, &f->cmd, ni_fail);
+			post_reply(f->c, &r, ni_fail, 0);
+		} else if (!f->sent) {
 			post_send(f->c, &f->cmd, ni_fail);
-		else
+		} else {
 			post_ack(f->c, &f->cmd, ni_fail, 0);
+		}
 		ptl_client_put(f->c);
 	}
 	free(list);

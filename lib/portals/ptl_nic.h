@@ -359,6 +359,8 @@ struct ptl_match {
 				      ACK_DISABLE or the op is not a put */
 	uint8_t unlinked;        /**< this message auto-unlinked the ME */
 	uint8_t ni_fail;         /**< why a drop (ptl_nic_match < 0) */
+	uint8_t atomic_op;       /**< atomics: for the target event */
+	uint8_t atomic_type;
 	uint32_t me_slot;        /**< internal */
 	uint32_t uh;             /**< internal: unexpected header slot + 1 */
 };
@@ -470,6 +472,28 @@ int ptl_host_write(struct ptl_client *c, uint64_t addr, const void *src,
 		   size_t len);
 
 /**
+ * Apply an atomic operation to client memory, element by element
+ * (lib/portals/atomic.c): in the client's region on the memory itself,
+ * atomic against every concurrent Portals atomic and, for aligned
+ * integers, float and double, against the host's own atomics; elsewhere
+ * (malloc'd memory) read, applied and written back under one process-wide
+ * lock: atomic against every other Portals atomic, not against the host
+ * process's own accesses meanwhile (doc/NOTES.md "NIC atomics").
+ * @param op, type  SPINNIC_PTL_* operation and datatype, a valid pair
+ * @param operand   the initiator's values (len bytes)
+ * @param compare   CSWAP*: the compare value, MSWAP: the mask (one
+ *                  element), else NULL
+ * @param fetch_out receives the old values (len bytes), or NULL
+ * @return 0, -EINVAL (pair, len), -EFAULT / -ESHUTDOWN as ptl_host_write,
+ *         -ENOMEM
+ */
+int ptl_host_atomic(struct ptl_client *c, uint64_t addr, unsigned op,
+		    unsigned type, const void *operand, const void *compare,
+		    size_t len, void *fetch_out);
+/** Bytes of one element of datatype @p type (0: not a datatype). */
+size_t ptl_atomic_type_size(unsigned int type);
+
+/**
  * Read client memory (see ptl_host_write).
  * @return 0, -EFAULT, -ESHUTDOWN
  */
@@ -535,7 +559,43 @@ struct ptl_cmd {
 	uint64_t count;
 	uint64_t md_start;      /**< the MD's client address and bytes */
 	uint64_t md_length;
+	/* ATOMIC / FETCH_ATOMIC / SWAP */
+	uint8_t atomic_op;      /**< SPINNIC_PTL_MIN .. SPINNIC_PTL_MSWAP */
+	uint8_t atomic_type;    /**< SPINNIC_PTL_INT8_T .. */
+	uint8_t operand_len;    /**< SWAP: bytes of operand sent first (the
+				     CSWAP* compare value, MSWAP's mask) */
+	uint8_t operand[SPINNIC_ATOMIC_OPERAND];
+	/* FETCH_ATOMIC / SWAP: where the old values go, and its events */
+	uint32_t get_md;
+	uint32_t get_md_options;
+	uint32_t get_eq, get_ct;
+	uint64_t get_addr;      /**< client address: get MD start + offset */
+	uint64_t get_offset;
 };
+
+/** Whether a command is a streamed or processed put's (SPUT_START,
+ *  SPUT_STREAM, PROCESS_PUT). */
+static inline bool
+ptl_cmd_sput(uint16_t op)
+{
+	return op == SPINNIC_CMD_SPUT_START || op == SPINNIC_CMD_SPUT_STREAM ||
+	       op == SPINNIC_CMD_PROCESS_PUT;
+}
+
+/** Whether a command is an atomic (ATOMIC, FETCH_ATOMIC or SWAP). */
+static inline bool
+ptl_cmd_atomic(uint16_t op)
+{
+	return op == SPINNIC_CMD_ATOMIC || op == SPINNIC_CMD_FETCH_ATOMIC ||
+	       op == SPINNIC_CMD_SWAP;
+}
+
+/** Whether a command's old values come back (FETCH_ATOMIC, SWAP). */
+static inline bool
+ptl_cmd_fetches(uint16_t op)
+{
+	return op == SPINNIC_CMD_FETCH_ATOMIC || op == SPINNIC_CMD_SWAP;
+}
 
 /**
  * Consume up to n commands from a client's ring: each is copied out of

@@ -17,7 +17,7 @@
 #include <assert.h>
 #include <stdint.h>
 
-#define SPINNIC_ABI_VERSION 2u
+#define SPINNIC_ABI_VERSION 3u
 /** Region cookie: "SPINREG1". */
 #define SPINNIC_REGION_MAGIC 0x314745524e495053ull
 
@@ -243,6 +243,9 @@ enum spinnic_cmd_op {
 	SPINNIC_CMD_SPUT_START,  /**< streaming put: open, first piece */
 	SPINNIC_CMD_SPUT_STREAM, /**< streaming put: next piece */
 	SPINNIC_CMD_PROCESS_PUT, /**< outbound sPIN: packets packed by a type */
+	SPINNIC_CMD_ATOMIC,      /**< PtlAtomic: a put whose bytes are applied */
+	SPINNIC_CMD_FETCH_ATOMIC, /**< PtlFetchAtomic: old values come back */
+	SPINNIC_CMD_SWAP,        /**< PtlSwap: as FETCH_ATOMIC, with operand */
 	SPINNIC_CMD_TRIG,        /**< triggered operation: md = the trigger
 				      CT, length = threshold; the next slot
 				      holds the operation (any command but
@@ -273,25 +276,50 @@ struct spinnic_cmd {
 	uint64_t length;
 	struct spinnic_pid target;
 	uint32_t pt_index;
-	uint32_t pad;
+	uint32_t get_md;        /**< FETCH_ATOMIC/SWAP: the MD the old values
+				     go to (md: the operand values' MD) */
 	uint64_t match_bits;
 	uint64_t remote_offset;
 	uint64_t user_ptr;
 	uint64_t hdr_data;
-	uint64_t ct_success;    /**< CT_SET/CT_INC values */
-	uint64_t ct_failure;
-	/* streaming and processed puts (zero for the other ops) */
-	uint64_t msg_length;    /**< SPUT_START: declared message length
-				     (length is the first piece) */
-	uint32_t stream;        /**< SPUT_*: stream slot < SPINNIC_SPUT_MAX */
-	uint32_t blob;          /**< PROCESS_PUT: NIC memory blob holding a
-				     serialized type (ddt_serialize) */
-	uint32_t blob_len;      /**< PROCESS_PUT: its bytes */
-	uint32_t pad2;
-	uint64_t count;         /**< PROCESS_PUT: elements of the type; length
-				     is the packed size (size * count) and
-				     local_offset the buffer origin in the MD */
+	union {
+		uint64_t ct_success;    /**< CT_SET/CT_INC values */
+		uint64_t get_offset;    /**< FETCH_ATOMIC/SWAP: in get_md */
+	};
+	union {
+		uint64_t ct_failure;
+		struct {
+			uint8_t atomic_op;   /**< ATOMIC...: ptl_op_t */
+			uint8_t atomic_type; /**< ATOMIC...: ptl_datatype_t */
+			uint8_t pad3[6];
+		};
+	};
+	union {
+		/* streaming and processed puts (zero for the other ops) */
+		struct {
+			uint64_t msg_length; /**< SPUT_START: declared message
+						  length (length is the first
+						  piece) */
+			uint32_t stream;     /**< SPUT_*: stream slot <
+						  SPINNIC_SPUT_MAX */
+			uint32_t blob;       /**< PROCESS_PUT: NIC memory blob
+						  holding a serialized type
+						  (ddt_serialize) */
+			uint32_t blob_len;   /**< PROCESS_PUT: its bytes */
+			uint32_t pad2;
+			uint64_t count;      /**< PROCESS_PUT: elements of the
+						  type; length is the packed
+						  size (size * count) and
+						  local_offset the buffer
+						  origin in the MD */
+		};
+		/** SWAP with CSWAP*, MSWAP: the compare value or mask (one
+		 *  element, at most SPINNIC_ATOMIC_OPERAND bytes) */
+		uint8_t operand[32];
+	};
 };
+/** Largest atomic element (long double complex), the operand's room. */
+#define SPINNIC_ATOMIC_OPERAND 32u
 static_assert(sizeof(struct spinnic_cmd) == 128, "command size");
 
 struct spinnic_cmd_ring {

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "atomic.h"
 #include "wire.h"
 #include "wire_internal.h"
 
@@ -133,6 +134,29 @@ kind_valid(uint8_t type, uint8_t flags)
 	}
 }
 
+/*
+ * The atomic fields: an atomic request is one DATA packet (H|C) of a pair
+ * the specification allows; its REPLY (old values) only for the fetching
+ * ones; every other packet carries none.
+ */
+static bool
+atomic_valid(const struct spinnic_pkt *p)
+{
+	const uint8_t hc = SPINNIC_WIRE_F_HEADER | SPINNIC_WIRE_F_COMPLETION;
+	bool fetch = p->op == SPINNIC_WIRE_OP_FETCH_ATOMIC ||
+		     p->op == SPINNIC_WIRE_OP_SWAP;
+
+	if (p->op != SPINNIC_WIRE_OP_ATOMIC && !fetch)
+		return p->atomic_op == 0 && p->atomic_type == 0;
+	if (p->type == SPINNIC_WIRE_T_REPLY)
+		return fetch;
+	if (p->type != SPINNIC_WIRE_T_DATA)
+		return p->type == SPINNIC_WIRE_T_ACK ||
+		       p->type == SPINNIC_WIRE_T_NACK;
+	return (p->flags & (uint8_t)~SPINNIC_WIRE_F_REL) == hc &&
+	       ptl_atomic_valid(p->atomic_op, p->atomic_type);
+}
+
 static bool
 op_valid(const struct spinnic_pkt *p)
 {
@@ -149,7 +173,7 @@ op_valid(const struct spinnic_pkt *p)
 		return false;
 	if (p->type == SPINNIC_WIRE_T_DATA && p->op == SPINNIC_WIRE_OP_GET)
 		return false;
-	return true;
+	return atomic_valid(p);
 }
 
 int

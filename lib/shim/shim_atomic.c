@@ -1,21 +1,90 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Atomics of portals4.h: PtlAtomic, PtlFetchAtomic, PtlSwap (not
- * implemented yet: PTL_FAIL, doc/NOTES.md "Portals 4 completeness") and
- * PtlAtomicSync. The NIC side's arithmetic is lib/portals/atomic.c; the
- * command, wire and engine parts are still to come.
+ * Atomics of portals4.h: PtlAtomic, PtlFetchAtomic, PtlSwap through the
+ * command ring (one packet each; the target NIC applies them, with
+ * lib/portals/atomic.c), and PtlAtomicSync. Arguments are checked here
+ * against the specification's table of operations and datatypes
+ * (atomic_types.h, the one the NIC checks with).
  */
 #include <errno.h>
+#include <string.h>
 
+#include "atomic_types.h"
 #include "shim_internal.h"
 
-/* A call spinnic does not provide yet: logged, then PTL_FAIL (-ENOSYS
- * has no PTL code of its own). */
-static int
-atomic_missing(const char *call)
+/* Whether @p op belongs to PtlSwap (the others to PtlAtomic and
+ * PtlFetchAtomic). */
+static bool
+swap_family(ptl_op_t op)
 {
-	SHIM_DBG("%s: not implemented yet", call);
-	return shim_ptl(-ENOSYS);
+	return op == PTL_SWAP || op >= PTL_CSWAP;
+}
+
+/*
+ * Body of the three calls: the put MD's command (shim_data_cmd), then the
+ * operation: valid for the datatype and for the call, whole elements, at
+ * most max_atomic_size (max_fetch_atomic_size when old values come back),
+ * one element for the conditional swaps and MSWAP; the get MD's range.
+ * @return 0 or a negative errno
+ */
+static int
+atomic_cmd(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
+	   ptl_handle_md_t get_md, ptl_size_t get_offset, ptl_size_t length,
+	   ptl_ack_req_t ack_req, ptl_process_t target_id,
+	   ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+	   ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data,
+	   const void *operand, ptl_op_t operation, ptl_datatype_t datatype)
+{
+	size_t esize = spinnic_atomic_size((unsigned)datatype);
+	bool fetch = op != SPINNIC_CMD_ATOMIC;
+	struct spinnic_cmd cmd;
+	struct shim_ni *ni, *gni;
+	struct shim_obj *g;
+	ptl_size_t max;
+	int rc;
+
+	if (!spinnic_atomic_valid((unsigned)operation, (unsigned)datatype) ||
+	    swap_family(operation) != (op == SPINNIC_CMD_SWAP)) {
+		SHIM_DBG("operation %d not valid on datatype %d here",
+			 (int)operation, (int)datatype);
+		return -EINVAL;
+	}
+	rc = shim_data_cmd(op, put_md, put_offset, length, ack_req, target_id,
+			   pt_index, match_bits, remote_offset, user_ptr,
+			   hdr_data, &cmd, &ni);
+	if (rc != 0)
+		return rc;
+	max = fetch ? ni->limits.max_fetch_atomic_size :
+		      ni->limits.max_atomic_size;
+	if (length % esize != 0 || length > max ||
+	    (op == SPINNIC_CMD_SWAP && operation != PTL_SWAP &&
+	     length != esize)) {
+		SHIM_DBG("atomic of %llu bytes: whole %zu-byte elements, at most %llu (one for a conditional swap or MSWAP)",
+			 (unsigned long long)length, esize,
+			 (unsigned long long)max);
+		return -EINVAL;
+	}
+	cmd.atomic_op = (uint8_t)operation;
+	cmd.atomic_type = (uint8_t)datatype;
+	if (!fetch)
+		return shim_cmd_post(&cmd);
+	g = shim_to_md(get_md, &gni);
+	if (g == NULL || gni != ni || get_offset > g->u.md.length ||
+	    length > g->u.md.length - get_offset) {
+		SHIM_DBG("bad get MD %#llx or range %llu+%llu",
+			 (unsigned long long)get_md,
+			 (unsigned long long)get_offset,
+			 (unsigned long long)length);
+		return -EINVAL;
+	}
+	cmd.get_md = g->nic_id;
+	cmd.get_offset = get_offset;
+	if (op == SPINNIC_CMD_SWAP && operation != PTL_SWAP) {
+		if (operand == NULL)
+			return -EINVAL;
+		memcpy(cmd.operand, operand, esize);
+	}
+	return shim_cmd_post(&cmd);
 }
 
 int
@@ -25,12 +94,12 @@ PtlAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	  ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data,
 	  ptl_op_t operation, ptl_datatype_t datatype)
 {
-	(void)md_handle; (void)local_offset; (void)length; (void)ack_req;
-	(void)target_id; (void)pt_index; (void)match_bits;
-	(void)remote_offset; (void)user_ptr; (void)hdr_data;
-	(void)operation; (void)datatype;
 	SHIM_ENTER();
-	return atomic_missing(__func__);
+	return shim_ptl(atomic_cmd(SPINNIC_CMD_ATOMIC, md_handle, local_offset,
+				   PTL_INVALID_HANDLE, 0, length, ack_req,
+				   target_id, pt_index, match_bits,
+				   remote_offset, user_ptr, hdr_data, NULL,
+				   operation, datatype));
 }
 
 int
@@ -42,12 +111,13 @@ PtlFetchAtomic(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset,
 	       ptl_hdr_data_t hdr_data, ptl_op_t operation,
 	       ptl_datatype_t datatype)
 {
-	(void)get_md_handle; (void)local_get_offset; (void)put_md_handle;
-	(void)local_put_offset; (void)length; (void)target_id;
-	(void)pt_index; (void)match_bits; (void)remote_offset;
-	(void)user_ptr; (void)hdr_data; (void)operation; (void)datatype;
 	SHIM_ENTER();
-	return atomic_missing(__func__);
+	return shim_ptl(atomic_cmd(SPINNIC_CMD_FETCH_ATOMIC, put_md_handle,
+				   local_put_offset, get_md_handle,
+				   local_get_offset, length, PTL_NO_ACK_REQ,
+				   target_id, pt_index, match_bits,
+				   remote_offset, user_ptr, hdr_data, NULL,
+				   operation, datatype));
 }
 
 int
@@ -58,13 +128,13 @@ PtlSwap(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset,
 	void *user_ptr, ptl_hdr_data_t hdr_data, const void *operand,
 	ptl_op_t operation, ptl_datatype_t datatype)
 {
-	(void)get_md_handle; (void)local_get_offset; (void)put_md_handle;
-	(void)local_put_offset; (void)length; (void)target_id;
-	(void)pt_index; (void)match_bits; (void)remote_offset;
-	(void)user_ptr; (void)hdr_data; (void)operand; (void)operation;
-	(void)datatype;
 	SHIM_ENTER();
-	return atomic_missing(__func__);
+	return shim_ptl(atomic_cmd(SPINNIC_CMD_SWAP, put_md_handle,
+				   local_put_offset, get_md_handle,
+				   local_get_offset, length, PTL_NO_ACK_REQ,
+				   target_id, pt_index, match_bits,
+				   remote_offset, user_ptr, hdr_data, operand,
+				   operation, datatype));
 }
 
 int

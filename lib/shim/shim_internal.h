@@ -101,6 +101,7 @@ struct shim_md {
 	uint64_t start;
 	uint64_t length;           /* bytes (summed for PTL_IOVEC) */
 	unsigned int options;
+	bool has_eq, has_ct;       /* an EQ, a CT: which acks it can take */
 };
 
 struct shim_nicmem {
@@ -396,9 +397,11 @@ static inline bool shim_pt_index_ok(const struct shim_ni *ni,
 	return ni->limits.max_pt_index < 0 ||
 		i <= (ptl_pt_index_t)ni->limits.max_pt_index;
 }
-/** Bytes described by start/length/options (shim_md.c), or -EINVAL. */
-int64_t shim_mem_bytes(const struct shim_ni *ni, const void *start,
-		       ptl_size_t length, unsigned int options);
+/** Bytes described by start/length/options (shim_md.c): *bytes_p.
+ *  Start 0 with length PTL_SIZE_MAX is all of memory.
+ *  @return 0, or -EINVAL (the range wraps, a bad iovec array) */
+int shim_mem_bytes(const struct shim_ni *ni, const void *start,
+		   ptl_size_t length, unsigned int options, uint64_t *bytes_p);
 
 /* ---- command ring (shim_cmd.c) ---------------------------------------- */
 
@@ -409,14 +412,20 @@ int shim_cmd_post(const struct spinnic_cmd *cmd);
  *  the ring position after them. @return 0; -EIO (spinnic gone) */
 int shim_cmd_post_n(const struct spinnic_cmd *cmds, unsigned n,
 		    uint32_t *end_p);
-/** The command of a PtlPut (SPINNIC_CMD_PUT) or PtlGet (GET), checked
- *  (shim_ops.c). @return 0, -EINVAL (MD, range, ack_req, PT, target) */
+/**
+ * The command of a data operation (PtlPut, PtlGet, the atomics) from its
+ * arguments, checked: the MD handle, [local_offset, +length) within it,
+ * ack_req, pt_index and length within the NI's limits, the target.
+ * @param ni_p if not NULL, receives the MD's NI
+ * @return 0 (*cmd_p filled, nothing posted) or a negative errno
+ */
 int shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle,
 		  ptl_size_t local_offset, ptl_size_t length,
 		  ptl_ack_req_t ack_req, ptl_process_t target_id,
 		  ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
 		  ptl_size_t remote_offset, void *user_ptr,
-		  ptl_hdr_data_t hdr_data, struct spinnic_cmd *cmd_p);
+		  ptl_hdr_data_t hdr_data, struct spinnic_cmd *cmd_p,
+		  struct shim_ni **ni_p);
 /** Post @p op to start when CT @p trig_ct reaches @p threshold (counts
  *  toward max_triggered_ops; shim_trig.c). @return 0, -EINVAL (CT, or
  *  not on @p op's NI), -ENOMEM (max_triggered_ops pending), -EIO */

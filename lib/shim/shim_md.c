@@ -10,17 +10,22 @@
 
 /* ---- memory descriptors ------------------------------------------------- */
 
-int64_t
+int
 shim_mem_bytes(const struct shim_ni *ni, const void *start, ptl_size_t length,
-	  unsigned int options)
+	       unsigned int options, uint64_t *bytes_p)
 {
 	const ptl_iovec_t *iov = start;
 	uint64_t sum = 0;
 
 	if ((options & PTL_IOVEC) == 0) {
-		if ((start == NULL && length > 0) || length > INT64_MAX)
+		/* start 0, length PTL_SIZE_MAX: all of memory, as every
+		 * Portals MPI binds its MDs (each access is checked where it
+		 * lands: the region, or the process's own memory) */
+		if ((uint64_t)(uintptr_t)start + length <
+		    (uint64_t)(uintptr_t)start)
 			return -EINVAL;
-		return (int64_t)length;
+		*bytes_p = length;
+		return 0;
 	}
 	if (start == NULL || length == 0 || (ni->limits.max_iovecs > 0 &&
 	    length > (ptl_size_t)ni->limits.max_iovecs))
@@ -31,7 +36,8 @@ shim_mem_bytes(const struct shim_ni *ni, const void *start, ptl_size_t length,
 			return -EINVAL;
 		sum += iov[i].iov_len;
 	}
-	return (int64_t)sum;
+	*bytes_p = sum;
+	return 0;
 }
 
 int
@@ -42,7 +48,8 @@ PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
 	struct shim_ni *ni;
 	struct shim_obj *o;
 	unsigned slot;
-	int64_t eq, ct, bytes;
+	int64_t eq, ct;
+	uint64_t bytes;
 	ptl_handle_any_t h;
 	int rc;
 
@@ -51,10 +58,10 @@ PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
 	if (ni == NULL || md == NULL || md_handle == NULL ||
 	    (md->options & ~PTL_MD_OPTIONS_MASK) != 0)
 		return PTL_ARG_INVALID;
-	bytes = shim_mem_bytes(ni, md->start, md->length, md->options);
 	eq = shim_opt_handle(md->eq_handle, SHIM_KIND_EQ, slot);
 	ct = shim_opt_handle(md->ct_handle, SHIM_KIND_CT, slot);
-	if (bytes < 0 || eq < 0 || ct < 0)
+	if (shim_mem_bytes(ni, md->start, md->length, md->options,
+			   &bytes) != 0 || eq < 0 || ct < 0)
 		return PTL_ARG_INVALID;
 
 	pthread_mutex_lock(&shim_g.lock);
@@ -75,8 +82,10 @@ PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
 	}
 	o->nic_id = msg.u.md.md;
 	o->u.md.start = (uint64_t)(uintptr_t)md->start;
-	o->u.md.length = (uint64_t)bytes;
+	o->u.md.length = bytes;
 	o->u.md.options = md->options;
+	o->u.md.has_eq = eq != SPINNIC_HANDLE_NONE;
+	o->u.md.has_ct = ct != SPINNIC_HANDLE_NONE;
 	*md_handle = h;
 	return PTL_OK;
 }

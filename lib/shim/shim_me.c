@@ -21,11 +21,13 @@ entry_fill(struct shim_ni *ni, unsigned slot, ptl_pt_index_t pt_index,
 {
 	unsigned int mask = is_le ? LE_OPTIONS : ME_OPTIONS;
 	int64_t ct, ctx;
+	uint64_t bytes;
 	int rc;
 
 	if ((me->options & ~mask) != 0 || pt_index == PTL_PT_ANY ||
 	    !shim_pt_index_ok(ni, pt_index) ||
-	    shim_mem_bytes(ni, me->start, me->length, me->options) < 0)
+	    shim_mem_bytes(ni, me->start, me->length, me->options,
+			   &bytes) != 0)
 		return -EINVAL;
 	ct = shim_opt_handle(me->ct_handle, SHIM_KIND_CT, slot);
 	ctx = shim_opt_handle(ctx_h, SHIM_KIND_CTX, slot);

@@ -1,19 +1,35 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Data movement: PtlPut and PtlGet through the command ring; their
- * commands are built by shim_data_cmd (shim_trig.c's triggered ones too).
+ * Data movement: PtlPut and PtlGet through the command ring, and the
+ * checked command every data operation starts from (shim_data_cmd).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "shim_internal.h"
 
+/* An ack needs somewhere to land: a full event an EQ, a counting ack
+ * (PTL_CT_ACK_REQ, PTL_OC_ACK_REQ) a CT. */
+static bool
+ack_possible(const struct shim_md *md, ptl_ack_req_t ack_req)
+{
+	switch (ack_req) {
+	case PTL_ACK_REQ:
+		return md->has_eq;
+	case PTL_CT_ACK_REQ:
+	case PTL_OC_ACK_REQ:
+		return md->has_ct;
+	default:
+		return true;
+	}
+}
+
 int
 shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	      ptl_size_t length, ptl_ack_req_t ack_req, ptl_process_t target_id,
 	      ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
 	      ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data,
-	      struct spinnic_cmd *cmd_p)
+	      struct spinnic_cmd *cmd_p, struct shim_ni **ni_p)
 {
 	struct spinnic_cmd cmd;
 	struct shim_ni *ni;
@@ -21,7 +37,8 @@ shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	int rc;
 
 	o = shim_to_md(md_handle, &ni);
-	if (o == NULL || local_offset > o->u.md.length ||
+	if (o == NULL || !ack_possible(&o->u.md, ack_req) ||
+	    local_offset > o->u.md.length ||
 	    length > o->u.md.length - local_offset ||
 	    (unsigned)ack_req > PTL_OC_ACK_REQ || pt_index == PTL_PT_ANY ||
 	    (ni->limits.max_pt_index >= 0 &&
@@ -49,6 +66,8 @@ shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	cmd.user_ptr = (uint64_t)(uintptr_t)user_ptr;
 	cmd.hdr_data = hdr_data;
 	*cmd_p = cmd;
+	if (ni_p != NULL)
+		*ni_p = ni;
 	return 0;
 }
 
@@ -60,10 +79,11 @@ data_op(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data)
 {
 	struct spinnic_cmd cmd;
-	int rc = shim_data_cmd(op, md_handle, local_offset, length, ack_req,
-			       target_id, pt_index, match_bits, remote_offset,
-			       user_ptr, hdr_data, &cmd);
+	int rc;
 
+	rc = shim_data_cmd(op, md_handle, local_offset, length, ack_req,
+			   target_id, pt_index, match_bits, remote_offset,
+			   user_ptr, hdr_data, &cmd, NULL);
 	return rc != 0 ? rc : shim_cmd_post(&cmd);
 }
 

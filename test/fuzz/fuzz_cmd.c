@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "atomic_types.h"
 #include "fuzz_common.h"
 
 #define FZ_MD0_OFF FZ_BUF_OFF
@@ -53,15 +54,39 @@ md_bind(struct cmd_env *ce, unsigned k, uint64_t off, uint64_t len,
 	return 0;
 }
 
+/* An atomic command as resolved: a valid pair, whole elements within one
+ * packet, the operand only for a conditional swap or MSWAP of one
+ * element, the get MD's range for the fetching ones. */
+static void
+check_atomic(const struct cmd_env *ce, const struct ptl_cmd *c)
+{
+	size_t es = spinnic_atomic_size(c->atomic_type);
+	unsigned k;
+
+	FZ_CHECK(spinnic_atomic_valid(c->atomic_op, c->atomic_type));
+	FZ_CHECK(es > 0 && c->length % es == 0 && c->length <= 2048);
+	FZ_CHECK(c->operand_len == 0 ||
+		 (c->op == SPINNIC_CMD_SWAP && c->operand_len == es &&
+		  c->length == es && c->atomic_op != SPINNIC_PTL_SWAP));
+	if (!ptl_cmd_fetches(c->op))
+		return;
+	FZ_CHECK(c->ack_req == SPINNIC_PTL_NO_ACK_REQ);
+	k = c->get_md == ce->md[0] ? 0 : 1;
+	FZ_CHECK(c->get_md == ce->md[k]);
+	FZ_CHECK(c->get_offset <= ce->md_len[k] &&
+		 c->length <= ce->md_len[k] - c->get_offset);
+	FZ_CHECK(c->get_addr == fz_addr(ce->md_off[k]) + c->get_offset);
+}
+
 static void
 check_cmd(const struct cmd_env *ce, const struct ptl_cmd *c)
 {
 	unsigned k;
 
 	FZ_CHECK(c->op == SPINNIC_CMD_PUT || c->op == SPINNIC_CMD_GET ||
-		 c->op == SPINNIC_CMD_SPUT_START ||
-		 c->op == SPINNIC_CMD_SPUT_STREAM ||
-		 c->op == SPINNIC_CMD_PROCESS_PUT);
+		 ptl_cmd_sput(c->op) || ptl_cmd_atomic(c->op));
+	if (ptl_cmd_atomic(c->op))
+		check_atomic(ce, c);
 	FZ_CHECK(c->ni == ce->o.ni);
 	k = c->md == ce->md[0] ? 0 : 1;
 	FZ_CHECK(c->md == ce->md[k]);
@@ -94,7 +119,7 @@ fz_originate(void *arg, struct ptl_client *c, const struct ptl_cmd *cmd)
 	struct cmd_env *ce = arg;
 
 	FZ_CHECK(c == ce->e.c);
-	FZ_CHECK(cmd->op == SPINNIC_CMD_PUT || cmd->op == SPINNIC_CMD_GET);
+	FZ_CHECK(!ptl_cmd_sput(cmd->op));
 	check_cmd(ce, cmd);
 	return 0;
 }

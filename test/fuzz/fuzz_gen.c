@@ -167,8 +167,11 @@ gen_wire(void)
 		if (op == SPINNIC_WIRE_OP_GET)
 			continue;
 		pkt_init(&p, SPINNIC_WIRE_T_DATA, 5, (uint8_t)op, 9, 8, 0, 8);
-		p.atomic_op = 1;
-		p.atomic_type = 6;
+		if (op != SPINNIC_WIRE_OP_PUT) {
+			/* MAX on int64: the atomics' fields, atomics only */
+			p.atomic_op = 1;
+			p.atomic_type = 6;
+		}
 		p.ni = (uint8_t)(op & 3);
 		p.remote_offset = 16;
 		out_reset();
@@ -453,6 +456,30 @@ cmd_sput(uint16_t op, uint32_t ni, uint32_t md, uint64_t off, uint64_t len,
 	out_put(&c, sizeof(c));
 }
 
+/* An atomic: @p get_md is the get MD of a fetching one (or ignored). */
+static void
+cmd_atomic(uint16_t op, uint32_t ni, uint32_t md, uint32_t get_md,
+	   uint64_t len, uint8_t aop, uint8_t atype, uint64_t get_off)
+{
+	struct spinnic_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	c.ni = ni;
+	c.md = md;
+	c.ack_req = op == SPINNIC_CMD_ATOMIC ? SPINNIC_PTL_ACK_REQ : 0;
+	c.length = len;
+	c.target.nid = FZ_PEER_NID;
+	c.target.pid = FZ_PEER_PID;
+	c.match_bits = 0x42;
+	c.get_md = op == SPINNIC_CMD_ATOMIC ? 0 : get_md;
+	c.get_offset = get_off;
+	c.atomic_op = aop;
+	c.atomic_type = atype;
+	c.operand[0] = 42;
+	out_put(&c, sizeof(c));
+}
+
 /* TRIG (trigger CT, threshold) followed by its operation */
 static void
 cmd_trig(uint32_t ni, uint32_t ct, uint64_t threshold)
@@ -490,7 +517,14 @@ gen_cmd_trig(const struct fz_objs *o, const uint32_t *md)
 	cmd_put(SPINNIC_CMD_CT_CANCEL_TRIG, o->ni, o->ct, 0, 0);
 	out_u(1, 1);
 	cmd_trig(o->ni, o->ct, 0);
-	out_write("cmd", "06-trig");
+	out_write("cmd", "07-trig");
+	/* a triggered atomic, released at once */
+	out_reset();
+	out_u(2, 1);
+	cmd_trig(o->ni, o->ct, 0);
+	cmd_atomic(SPINNIC_CMD_FETCH_ATOMIC, o->ni, md[0], md[1], 8,
+		   SPINNIC_PTL_SUM, SPINNIC_PTL_INT64_T, 0);
+	out_write("cmd", "08-trig-atomic");
 }
 
 static void
@@ -582,6 +616,33 @@ gen_cmd(void)
 	cmd_sput(SPINNIC_CMD_PROCESS_PUT, o.ni, md[1], 4097, 16, 0, 0, 0,
 		 64);
 	out_write("cmd", "05-sput-process");
+	/* atomics, good then bad */
+	out_reset();
+	out_u(4 | (4 << 4), 1);
+	cmd_atomic(SPINNIC_CMD_ATOMIC, o.ni, md[0], 0, 64, SPINNIC_PTL_SUM,
+		   SPINNIC_PTL_INT64_T, 0);
+	cmd_atomic(SPINNIC_CMD_FETCH_ATOMIC, o.ni, md[0], md[1], 16,
+		   SPINNIC_PTL_PROD, SPINNIC_PTL_DOUBLE_COMPLEX, 100);
+	cmd_atomic(SPINNIC_CMD_SWAP, o.ni, md[0], md[0], 8, SPINNIC_PTL_CSWAP,
+		   SPINNIC_PTL_UINT64_T, 4096);
+	cmd_atomic(SPINNIC_CMD_SWAP, o.ni, md[0], md[1], 32, SPINNIC_PTL_SWAP,
+		   SPINNIC_PTL_LONG_DOUBLE_COMPLEX, 0);
+	out_u(6 | (6 << 4), 1);
+	/* BAND on a real, CSWAP through PtlAtomic, part of an element, two
+	 * elements of a CSWAP, over one packet, the get range past its MD */
+	cmd_atomic(SPINNIC_CMD_ATOMIC, o.ni, md[0], 0, 8, SPINNIC_PTL_BAND,
+		   SPINNIC_PTL_DOUBLE, 0);
+	cmd_atomic(SPINNIC_CMD_ATOMIC, o.ni, md[0], 0, 8, SPINNIC_PTL_CSWAP,
+		   SPINNIC_PTL_INT64_T, 0);
+	cmd_atomic(SPINNIC_CMD_ATOMIC, o.ni, md[0], 0, 6, SPINNIC_PTL_SUM,
+		   SPINNIC_PTL_INT32_T, 0);
+	cmd_atomic(SPINNIC_CMD_SWAP, o.ni, md[0], md[1], 16, SPINNIC_PTL_CSWAP,
+		   SPINNIC_PTL_INT64_T, 0);
+	cmd_atomic(SPINNIC_CMD_ATOMIC, o.ni, md[0], 0, 4096, SPINNIC_PTL_SUM,
+		   SPINNIC_PTL_INT64_T, 0);
+	cmd_atomic(SPINNIC_CMD_FETCH_ATOMIC, o.ni, md[0], md[1], 16,
+		   SPINNIC_PTL_SUM, SPINNIC_PTL_INT64_T, 4090);
+	out_write("cmd", "06-atomic");
 	gen_cmd_trig(&o, md);
 }
 

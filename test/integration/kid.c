@@ -139,7 +139,7 @@ kid_ni_open(struct kid *self, struct kid_ni *n, unsigned eq_count)
 
 	KCHECK(self, PtlInit() == PTL_OK, "PtlInit");
 	rc = PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL,
-		       PTL_PID_ANY, NULL, NULL, &n->ni);
+		       PTL_PID_ANY, NULL, &n->lim, &n->ni);
 	KCHECK(self, rc == PTL_OK, "PtlNIInit: %d", rc);
 	KCHECK(self, PtlGetPhysId(n->ni, &n->id) == PTL_OK, "PtlGetPhysId");
 	KCHECK(self, PtlEQAlloc(n->ni, eq_count, &n->eq) == PTL_OK,

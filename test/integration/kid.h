@@ -26,6 +26,7 @@ struct kid_ni {
 	ptl_handle_eq_t eq;
 	ptl_process_t id;
 	ptl_pt_index_t pt;
+	ptl_ni_limits_t lim;   /* what PtlNIInit gave */
 };
 
 typedef int (*kid_fn)(struct kid *self, void *arg);

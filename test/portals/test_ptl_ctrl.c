@@ -557,6 +557,53 @@ test_ops(void **state)
 	t_env_teardown(&e);
 }
 
+/* A counting ack (PTL_CT_ACK_REQ) counts only on an MD that asked for
+ * ack counting (PTL_MD_EVENT_CT_ACK); a full ack on such an MD counts
+ * too. */
+static void
+test_ct_ack(void **state)
+{
+	static const uint32_t opts[] = { 0, SPINNIC_PTL_MD_EVENT_CT_ACK };
+	static const uint32_t acks[] = { SPINNIC_PTL_CT_ACK_REQ,
+					 SPINNIC_PTL_ACK_REQ };
+	struct spinnic_ctrl_msg m;
+	struct spinnic_ct *rec;
+	struct ptl_cmd out[1];
+	struct t_env e;
+	unsigned i, k;
+	uint64_t id;
+
+	(void)state;
+	t_env_setup(&e);
+	memset(&m, 0, sizeof(m));
+	m.u.ct.ni = e.ni;
+	m.u.ct.ct_off = T_CT_OFF;
+	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_CT_ALLOC, &m),
+			 SPINNIC_PTL_OK);
+	rec = (struct spinnic_ct *)(e.region + T_CT_OFF);
+	for (i = 0; i < 2; i++) {
+		uint32_t md = md_bind(&e, T_BUF_OFF, 1000, e.eq, m.u.ct.ct,
+				      opts[i]);
+
+		for (k = 0; k < 2; k++) {
+			uint64_t before = rec->success;
+			struct spinnic_cmd *c = push(&e);
+
+			put_cmd(&e, c, md, 0, 10);
+			c->ack_req = acks[k];
+			commit(&e);
+			assert_int_equal(ptl_cmd_poll(e.c, out, 1), 1);
+			assert_int_equal(ptl_op_start(e.c, &out[0], &id), 0);
+			assert_int_equal(ptl_op_sent(e.nic, id,
+						     SPINNIC_PTL_NI_OK), 0);
+			assert_int_equal(ptl_op_ack(e.nic, id,
+						    SPINNIC_PTL_NI_OK, 10), 0);
+			assert_int_equal(rec->success - before, i == 1);
+		}
+	}
+	t_env_teardown(&e);
+}
+
 static void
 test_ops_full(void **state)
 {
@@ -610,6 +657,7 @@ main(void)
 		cmocka_unit_test(test_cmd_ring),
 		cmocka_unit_test(test_ops),
 		cmocka_unit_test(test_ops_full),
+		cmocka_unit_test(test_ct_ack),
 		cmocka_unit_test(test_errno_map),
 	};
 

@@ -110,6 +110,8 @@ serve(struct fake_nic *f, struct spinnic_ctrl_msg *m, int fd)
 		m->u.ni.actual.max_list_size = 1024;
 		m->u.ni.actual.max_triggered_ops = FAKE_TRIG_MAX;
 		m->u.ni.actual.max_msg_size = 1u << 30;
+		m->u.ni.actual.max_atomic_size = 2048;
+		m->u.ni.actual.max_fetch_atomic_size = 2048;
 		break;
 	case SPINNIC_CTRL_PT_ALLOC:
 		if (m->u.pt.pt_index == SPINNIC_PTL_PT_ANY)

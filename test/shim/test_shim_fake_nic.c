@@ -187,13 +187,21 @@ test_put_get_commands(void **state)
 			 SPINNIC_HANDLE_NONE);
 	assert_false(fake_nic_cmd_pop(&x->f, &c));
 
+	/* an ack needs an EQ (full) or a CT (counting): this MD has none */
 	assert_int_equal(PtlPut(mdh, 16, 1000, PTL_ACK_REQ, phys(1, 2), 4,
+				0xabcdull, 77, (void *)0x1234, 0x5678),
+			 PTL_ARG_INVALID);
+	assert_int_equal(PtlPut(mdh, 16, 1000, PTL_CT_ACK_REQ, phys(1, 2), 4,
+				0xabcdull, 77, (void *)0x1234, 0x5678),
+			 PTL_ARG_INVALID);
+	assert_false(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(PtlPut(mdh, 16, 1000, PTL_NO_ACK_REQ, phys(1, 2), 4,
 				0xabcdull, 77, (void *)0x1234, 0x5678), PTL_OK);
 	assert_true(fake_nic_cmd_pop(&x->f, &c));
 	assert_int_equal(c.op, SPINNIC_CMD_PUT);
 	assert_int_equal(c.ni, 3);
 	assert_int_equal(c.md, md_id);
-	assert_int_equal(c.ack_req, SPINNIC_PTL_ACK_REQ);
+	assert_int_equal(c.ack_req, SPINNIC_PTL_NO_ACK_REQ);
 	assert_int_equal(c.local_offset, 16);
 	assert_int_equal(c.length, 1000);
 	assert_int_equal(c.target.nid, 1);
@@ -710,9 +718,11 @@ test_handle_kinds(void **state)
 	assert_int_equal(PtlMEAppend(x->ni, pt, &me, PTL_PRIORITY_LIST, NULL,
 				     &meh), PTL_ARG_INVALID);
 	me.options = PTL_ME_OP_PUT;
-	me.length = 10; /* NULL start with a length */
+	me.start = (void *)(UINTPTR_MAX - 4);
+	me.length = 10; /* a range that wraps */
 	assert_int_equal(PtlMEAppend(x->ni, pt, &me, PTL_PRIORITY_LIST, NULL,
 				     &meh), PTL_ARG_INVALID);
+	me.start = NULL;
 	me.length = 0;
 	assert_int_equal(PtlPTAlloc(x->ni, PTL_PT_FLOWCTRL, PTL_EQ_NONE,
 				    PTL_PT_ANY, &pt), PTL_PT_EQ_NEEDED);

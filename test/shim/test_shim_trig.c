@@ -112,8 +112,9 @@ test_trig_commands(void **state)
 	ptl_ct_event_t one = { .success = 1, .failure = 0 };
 	struct spinnic_cmd c;
 
-	assert_int_equal(PtlTriggeredPut(x->md, 8, 16, PTL_ACK_REQ, phys(1, 2),
-					 4, 0x55, 32, NULL, 0xd, x->ct, 5),
+	assert_int_equal(PtlTriggeredPut(x->md, 8, 16, PTL_NO_ACK_REQ,
+					 phys(1, 2), 4, 0x55, 32, NULL, 0xd,
+					 x->ct, 5),
 			 PTL_OK);
 	assert_int_equal(ring(x)->head - ring(x)->tail, 2);
 	assert_true(fake_nic_cmd_pop(&x->f, &c));
@@ -136,11 +137,15 @@ test_trig_commands(void **state)
 	assert_int_equal(c.op, SPINNIC_CMD_CT_INC);
 	assert_int_equal(c.ct_success, 1);
 	/* checked like the plain calls, and the trigger CT */
-	assert_int_equal(PtlTriggeredPut(x->md, 60, 16, PTL_ACK_REQ,
+	assert_int_equal(PtlTriggeredPut(x->md, 60, 16, PTL_NO_ACK_REQ,
 					 phys(1, 2), 4, 0, 0, NULL, 0, x->ct,
 					 1), PTL_ARG_INVALID);
-	assert_int_equal(PtlTriggeredPut(x->md, 0, 16, PTL_ACK_REQ,
+	assert_int_equal(PtlTriggeredPut(x->md, 0, 16, PTL_NO_ACK_REQ,
 					 phys(1, 2), 4, 0, 0, NULL, 0, x->md,
+					 1), PTL_ARG_INVALID);
+	/* an ack with nowhere to land (no EQ, no CT), as PtlPut */
+	assert_int_equal(PtlTriggeredPut(x->md, 0, 16, PTL_ACK_REQ,
+					 phys(1, 2), 4, 0, 0, NULL, 0, x->ct,
 					 1), PTL_ARG_INVALID);
 	assert_int_equal(PtlTriggeredCTSet(x->md, one, x->ct, 1),
 			 PTL_ARG_INVALID);
