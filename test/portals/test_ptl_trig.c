@@ -6,7 +6,7 @@
  * time when already met, failures counting, Set down and up, cancel and CT
  * free, max_triggered_ops, chains of 100 TriggeredCTInc, resolution at
  * fire time, a busy originate hook, a fire under the NIC lock (control
- * path), and two threads incrementing at once.
+ * path), an atomic behind a TRIG, and two threads incrementing at once.
  */
 #include <pthread.h>
 
@@ -20,6 +20,7 @@ static struct {
 	pthread_mutex_t lock;
 	unsigned n;
 	uint64_t user_ptr[2048];
+	uint16_t op[2048];
 	int rc;              /* what it answers */
 } hook = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -32,8 +33,10 @@ t_originate(void *arg, struct ptl_client *c, const struct ptl_cmd *cmd)
 	(void)c;
 	pthread_mutex_lock(&hook.lock);
 	rc = hook.rc;
-	if (rc == 0 && hook.n < 2048)
+	if (rc == 0 && hook.n < 2048) {
+		hook.op[hook.n] = cmd->op;
 		hook.user_ptr[hook.n++] = cmd->user_ptr;
+	}
 	pthread_mutex_unlock(&hook.lock);
 	return rc;
 }
@@ -473,6 +476,37 @@ test_fire_under_nic_lock(void **state)
 	t_env_teardown(&e);
 }
 
+/* Any command rides behind a TRIG: an atomic fires as an atomic, checked
+ * at fire time like one from the ring */
+static void
+test_atomic_behind_trig(void **state)
+{
+	struct spinnic_cmd op;
+	struct t_env e;
+	uint32_t ct, md;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	put_op(&e, &op, md, 41);
+	op.op = SPINNIC_CMD_ATOMIC;
+	op.length = 8;
+	op.atomic_op = SPINNIC_PTL_SUM;
+	op.atomic_type = SPINNIC_PTL_INT64_T;
+	arm(&e, ct, 1, &op);
+	op.user_ptr = 42;
+	op.atomic_op = SPINNIC_PTL_BAND;   /* not on a double */
+	op.atomic_type = SPINNIC_PTL_DOUBLE;
+	arm(&e, ct, 1, &op);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(hook.n, 1);
+	assert_int_equal(hook.op[0], SPINNIC_CMD_ATOMIC);
+	assert_int_equal(hook.user_ptr[0], 41);
+	assert_int_equal(done(&e), 2);
+	t_env_teardown(&e);
+}
+
 struct incr {
 	struct t_env *e;
 	uint32_t ct;
@@ -538,6 +572,7 @@ main(void)
 		cmocka_unit_test(test_resolved_at_fire),
 		cmocka_unit_test(test_busy_hook),
 		cmocka_unit_test(test_fire_under_nic_lock),
+		cmocka_unit_test(test_atomic_behind_trig),
 		cmocka_unit_test(test_two_threads),
 	};
 
