@@ -12,7 +12,10 @@
  *    fires at post time; failures count;
  *  - PtlCTCancelTriggered: nothing fires after it, even past the
  *    threshold; max_triggered_ops: PTL_NO_SPACE, room again after cancel
- *    and after PtlCTFree.
+ *    and after PtlCTFree;
+ *  - a triggered FETCH_ATOMIC posted through the shim's internals (the
+ *    PtlTriggered*Atomic calls still return PTL_FAIL): the NIC runs it,
+ *    the operand read at fire time.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,6 +29,7 @@
 
 #include "harness.h"
 #include "kid.h"
+#include "shim_internal.h"
 
 #define EV_MS 10000
 #define CHAIN 100
@@ -33,6 +37,7 @@
 #define M_PING 0x71           /* initiator -> responder ME */
 #define M_PONG 0x72           /* triggered put -> initiator ME */
 #define M_GET 0x73            /* initiator's get-able ME */
+#define M_ATOM 0x74           /* initiator's atomic target */
 
 /* A ME on @p n's PT over @p buf counting into @p ct. @return 0 or -1 */
 static int
@@ -89,6 +94,7 @@ kid_init(struct kid *self, void *arg)
 {
 	uint8_t *ping = spin_host_alloc(64), *pong = spin_host_alloc(LEN);
 	uint8_t *getbuf = spin_host_alloc(LEN);
+	int64_t *atom = spin_host_alloc(sizeof(*atom));
 	ptl_handle_ct_t pong_ct;
 	ptl_handle_md_t mdh;
 	ptl_process_t peer;
@@ -100,14 +106,18 @@ kid_init(struct kid *self, void *arg)
 	(void)arg;
 	if (kid_ni_open(self, &n, 64) != 0)
 		return 1;
-	KCHECK(self, ping && pong && getbuf, "spin_host_alloc");
+	KCHECK(self, ping && pong && getbuf && atom, "spin_host_alloc");
 	memset(pong, 0, LEN);
 	memset(getbuf, 0x5c, LEN);
+	*atom = 100;
 	KCHECK(self, PtlCTAlloc(n.ni, &pong_ct) == PTL_OK, "PtlCTAlloc");
 	KCHECK(self, me_add(&n, pong, LEN, M_PONG, PTL_ME_OP_PUT,
 			    pong_ct) == 0, "pong ME");
 	KCHECK(self, me_add(&n, getbuf, LEN, M_GET, PTL_ME_OP_GET,
 			    PTL_CT_NONE) == 0, "get ME");
+	KCHECK(self, me_add(&n, atom, sizeof(*atom), M_ATOM,
+			    PTL_ME_OP_PUT | PTL_ME_OP_GET, PTL_CT_NONE) == 0,
+	       "atomic ME");
 	KCHECK(self, md_add(&n, ping, 64, PTL_CT_NONE, &mdh) == 0, "MD");
 	kid_say(self, "id %u %u %u", n.id.phys.nid, n.id.phys.pid, n.pt);
 	KCHECK(self, kid_line(self, line, sizeof(line), 30000) == 0 &&
@@ -122,8 +132,10 @@ kid_init(struct kid *self, void *arg)
 	KCHECK(self, all(pong, LEN, 0xbb),
 	       "pong bytes %#x: the MD was read when posted", pong[0]);
 	kid_say(self, "pong ok");
-	/* stay for the responder's get */
+	/* stay for the responder's get and atomic */
 	KCHECK(self, kid_line(self, line, sizeof(line), 30000) == 0, "end");
+	KCHECK(self, *atom == 107, "atomic target %lld, want 107",
+	       (long long)*atom);
 	kid_ni_close(&n);
 	kid_say(self, "ok");
 	return 0;
@@ -203,6 +215,53 @@ trig_get(struct kid *self, struct kid_ni *n, ptl_process_t peer,
 	PtlMDRelease(mdh);
 	PtlCTFree(trig);
 	PtlCTFree(md_ct);
+	return 0;
+}
+
+/* A FETCH_ATOMIC (SUM 7 into the initiator's 100) behind a TRIG, posted
+ * as PtlTriggeredFetchAtomic will post it; the operand is 5 when posted,
+ * 7 when the trigger comes */
+static int
+trig_atomic(struct kid *self, struct kid_ni *n, ptl_process_t peer,
+	    ptl_pt_index_t pt)
+{
+	ptl_ct_event_t one = { .success = 1 };
+	int64_t *v = spin_host_alloc(2 * sizeof(*v));
+	struct spinnic_cmd c;
+	ptl_handle_ct_t trig;
+	ptl_handle_md_t mdh;
+	struct shim_ni *ni;
+	struct shim_obj *o;
+
+	KCHECK(self, v != NULL, "spin_host_alloc");
+	v[0] = 5;
+	v[1] = -1;
+	KCHECK(self, PtlCTAlloc(n->ni, &trig) == PTL_OK, "PtlCTAlloc");
+	KCHECK(self, md_add(n, v, 2 * sizeof(*v), PTL_CT_NONE, &mdh) == 0,
+	       "MD");
+	o = shim_to_md(mdh, &ni);
+	KCHECK(self, o != NULL, "MD object");
+	memset(&c, 0, sizeof(c));
+	c.op = SPINNIC_CMD_FETCH_ATOMIC;
+	c.ni = ni->nic_ni;
+	c.md = o->nic_id;
+	c.length = sizeof(*v);
+	c.target.nid = peer.phys.nid;
+	c.target.pid = peer.phys.pid;
+	c.pt_index = pt;
+	c.match_bits = M_ATOM;
+	c.get_md = o->nic_id;
+	c.get_offset = sizeof(*v);
+	c.atomic_op = PTL_SUM;
+	c.atomic_type = PTL_INT64_T;
+	KCHECK(self, shim_trig_post(&c, trig, 1) == 0, "shim_trig_post");
+	v[0] = 7;
+	KCHECK(self, PtlCTInc(trig, one) == PTL_OK, "PtlCTInc");
+	KCHECK(self, reply_wait(n) == 0, "REPLY of the atomic");
+	KCHECK(self, v[1] == 100, "old value %lld, want 100",
+	       (long long)v[1]);
+	PtlMDRelease(mdh);
+	PtlCTFree(trig);
 	return 0;
 }
 
@@ -325,6 +384,7 @@ kid_resp(struct kid *self, void *arg)
 	       (unsigned long long)v.failure);
 	kid_say(self, "chain ok");
 	if (ct_now(self, &n) != 0 || trig_get(self, &n, peer, pt) != 0 ||
+	    trig_atomic(self, &n, peer, pt) != 0 ||
 	    cancel_limit(self, &n, lim.max_triggered_ops) != 0)
 		return 1;
 	PtlNIFini(ni2);
@@ -354,7 +414,7 @@ main(void)
 	       CHAIN);
 	kid_expect(&kr, "chain ok", line, sizeof(line));
 	kid_expect(&kr, "ok", line, sizeof(line));
-	printf("itest_trig: CTGet after Inc/Set, PtlTriggeredGet, cancel, max_triggered_ops, PtlCTFree: ok\n");
+	printf("itest_trig: CTGet after Inc/Set, PtlTriggeredGet, a triggered FETCH_ATOMIC, cancel, max_triggered_ops, PtlCTFree: ok\n");
 	kid_tell(&ki, "end");
 	kid_expect(&ki, "ok", line, sizeof(line));
 	kid_end(&ki);
