@@ -276,9 +276,14 @@ ptl_client_attach(struct ptl_nic *nic, void *region, size_t region_size,
 		}
 		pid = want_pid;
 	} else {
-		for (pid = 0; pid < nic->conf.max_clients; pid++)
+		/* pid 0 last: Open MPI reads a physical pid 0 as logical
+		 * addressing, so PTL_PID_ANY hands it out only when nothing
+		 * else is free (it stays available on request) */
+		for (pid = 1; pid < nic->conf.max_clients; pid++)
 			if (nic->clients[pid] == NULL)
 				break;
+		if (pid == nic->conf.max_clients && nic->clients[0] == NULL)
+			pid = 0;
 		if (pid == nic->conf.max_clients) {
 			ptl_unlock(&nic->lock);
 			free(c);

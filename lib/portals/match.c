@@ -351,8 +351,15 @@ ptl_match_complete(struct ptl_nic *nic, struct ptl_match *mt, uint8_t ni_fail)
 
 	if (c == NULL)
 		return;
+	/* the ME is released before its events: a client that reads the
+	 * event may free what the ME held (its execution context: a
+	 * use-once ME is gone by then) */
+	ptl_lock(&nic->lock);
+	match_end_me(c, kind, mt);
+	ptl_unlock(&nic->lock);
 	/* the events need only handles (checked by the writers): post them
-	 * outside the NIC lock; list bookkeeping comes after, under it */
+	 * outside the NIC lock; an unexpected header's bookkeeping (and the
+	 * PUT_OVERFLOW it may post) comes after, under it */
 	alive = ptl_client_is_alive(c);
 	if (alive) {
 		if (!(mt->options & SPINNIC_PTL_ME_EVENT_COMM_DISABLE) &&
@@ -393,7 +400,6 @@ ptl_match_complete(struct ptl_nic *nic, struct ptl_match *mt, uint8_t ni_fail)
 	}
 	ptl_lock(&nic->lock);
 	match_end_uh(c, kind, mt, ni_fail, alive);
-	match_end_me(c, kind, mt);
 	ptl_unlock(&nic->lock);
 	mt->c = NULL;
 	ptl_client_put(c);

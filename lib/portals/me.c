@@ -366,11 +366,9 @@ ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 		return SPINNIC_PTL_ARG_INVALID;
 	if (r->ct != PTL_NONE && !ptl_ct_valid(ni, kind, r->ct))
 		return SPINNIC_PTL_ARG_INVALID;
-	if (((pt->options & SPINNIC_PTL_PT_ONLY_USE_ONCE) &&
-	     !(r->options & SPINNIC_PTL_ME_USE_ONCE)) ||
-	    ((pt->options & SPINNIC_PTL_PT_ONLY_TRUNCATE) &&
-	     (r->options & SPINNIC_PTL_ME_NO_TRUNCATE)))
-		return SPINNIC_PTL_ARG_INVALID;
+	/* PTL_PT_ONLY_USE_ONCE and PTL_PT_ONLY_TRUNCATE are hints (the
+	 * specification: the NI may optimize for them); entries of either
+	 * kind are taken on such a PT and behave as their own options say */
 	if (pt->list_len[r->list] >= (uint32_t)ni->lim.max_list_size)
 		return SPINNIC_PTL_LIST_TOO_LONG;
 	s = me_alloc(ni);

@@ -950,6 +950,36 @@ test_concurrent(void **state)
 	t_env_teardown(&e);
 }
 
+/* PTL_PT_ONLY_USE_ONCE and PTL_PT_ONLY_TRUNCATE are hints: a persistent
+ * entry, and a NO_TRUNCATE one, are taken on such a PT and stay what
+ * their options say (Open MPI's MTL appends both kinds there). */
+static void
+test_pt_hints(void **state)
+{
+	struct spinnic_pkt h;
+	struct ptl_match m;
+	struct t_env e;
+	struct t_me me;
+	uint32_t hme;
+
+	(void)state;
+	t_env_setup_opts(&e, 64, SPINNIC_PTL_PT_ONLY_USE_ONCE |
+			 SPINNIC_PTL_PT_ONLY_TRUNCATE, NULL);
+	t_me_default(&me);
+	me.match_bits = 5;
+	me.options |= SPINNIC_PTL_ME_NO_TRUNCATE;
+	assert_int_equal(t_me_op(&e, SPINNIC_CTRL_ME_APPEND, &me, &hme),
+			 SPINNIC_PTL_OK);
+	/* persistent: matches twice */
+	t_hdr(&e, &h, 5, 8);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+	ptl_match_complete(e.nic, &m, SPINNIC_PTL_NI_OK);
+	t_hdr(&e, &h, 5, 8);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+	ptl_match_complete(e.nic, &m, SPINNIC_PTL_NI_OK);
+	t_env_teardown(&e);
+}
+
 int
 main(void)
 {
@@ -971,6 +1001,7 @@ main(void)
 		cmocka_unit_test(test_non_matching_ni),
 		cmocka_unit_test(test_detach_inflight),
 		cmocka_unit_test(test_concurrent),
+		cmocka_unit_test(test_pt_hints),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,7 @@
  *   spinnic-forge IFACE UDP_PORT nids DST FIRST COUNT
  *       from each of COUNT node ids from FIRST: a sequenced probe, and an
  *       unsequenced one-packet put to portal 63 asking for an ack
- *   spinnic-forge IFACE UDP_PORT flood SRC DST COUNT MSG_LEN PT MATCH RATE
+ *   spinnic-forge IFACE UDP_PORT flood SRC DST[:PID] COUNT MSG_LEN PT MATCH RATE
  *       COUNT unsequenced header-only put packets, a new message id each,
  *       claiming MSG_LEN bytes, at RATE packets/s (0: as fast as possible)
  *   spinnic-forge IFACE UDP_PORT reply SRC DST LEN SEQS SLOTS
@@ -196,7 +196,21 @@ cmd_flood(int argc, char **argv)
 	p.op = SPINNIC_WIRE_OP_PUT;
 	p.flags = SPINNIC_WIRE_F_HEADER;
 	p.src.nid = (uint32_t)num(argv[0]);
-	p.dst.nid = (uint32_t)num(argv[1]);
+	/* DST: NID or NID:PID (the Portals pid of the client flooded) */
+	{
+		char nid[32];
+		const char *colon = strchr(argv[1], ':');
+		size_t n = colon != NULL ? (size_t)(colon - argv[1]) :
+			   strlen(argv[1]);
+
+		if (n >= sizeof(nid))
+			return -1;
+		memcpy(nid, argv[1], n);
+		nid[n] = '\0';
+		p.dst.nid = (uint32_t)num(nid);
+		if (colon != NULL)
+			p.dst.pid = (uint32_t)num(colon + 1);
+	}
 	count = num(argv[2]);
 	p.msg_len = num(argv[3]);
 	p.pt_index = (uint32_t)num(argv[4]);

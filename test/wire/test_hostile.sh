@@ -245,7 +245,7 @@ attack_flood() { # PASS
 	else
 		# what the heap and mappings may hold, resident or not
 		d0=$(awk '/^VmData/ {print $2}' "/proc/${pids[1]}/status")
-		forge_to 1 flood 77 1 12000 1073741824 "$5" 0xf100d 20000 \
+		forge_to 1 flood 77 "1:$4" 12000 1073741824 "$5" 0xf100d 20000 \
 			>/dev/null || bad "$1: forge flood"
 		sleep 0.5
 		d1=$(awk '/^VmData/ {print $2}' "/proc/${pids[1]}/status")
