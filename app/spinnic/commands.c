@@ -333,7 +333,9 @@ eng_submit(struct spinnic_engine *eng, struct ptl_client *c,
 	struct out_sub *sub;
 	void *obj;
 
-	if (cmd->op != SPINNIC_CMD_PUT || npkts > ENG_HPUT_PKTS)
+	/* bytes to copy: a put that fits; else any command but streams */
+	if (src != NULL ? cmd->op != SPINNIC_CMD_PUT || npkts > ENG_HPUT_PKTS :
+			  ptl_cmd_sput(cmd->op))
 		return -EINVAL;
 	if (rte_mempool_get(eng->ops, &obj) != 0)
 		return -ENOBUFS;
@@ -456,4 +458,12 @@ eng_commands_detach(struct spinnic_engine *eng, struct ptl_client *pc)
 		sub_free(eng, eng->tx.sub);
 		eng->tx.sub = NULL;
 	}
+}
+
+/* Triggered operations that fired (lib/portals trig.c): started as the
+ * engine's own, their bytes read from the MD when the packets are built. */
+int
+eng_originate(void *arg, struct ptl_client *c, const struct ptl_cmd *cmd)
+{
+	return eng_submit(arg, c, cmd, NULL);
 }

@@ -141,6 +141,7 @@ spinnic_engine_init(struct spinnic_node *node)
 	if (rc != 0)
 		goto fail;
 	node->eng = eng;
+	ptl_nic_set_originate(node->nic, eng_originate, eng);
 	return 0;
 fail:
 	SPINNIC_LOG(ERR, "node %u: engine: %s", node->index, strerror(-rc));
@@ -157,6 +158,7 @@ spinnic_engine_fini(struct spinnic_node *node)
 
 	if (eng == NULL)
 		return;
+	ptl_nic_set_originate(node->nic, NULL, NULL);
 	eng_in_fini(eng);
 	eng_out_fini(eng);
 	engine_free(eng);

@@ -574,15 +574,17 @@ void eng_out_fini(struct spinnic_engine *eng);
 
 /* commands.c: every initiator operation, the one originate path */
 /**
- * Originate an operation from inside the engine (a handler's put; next,
- * triggered operations): queued for the outbound role, which starts it
- * and builds its packets as it does a client's command. Any lcore.
+ * Originate an operation from inside the engine (a handler's put, a fired
+ * triggered operation): queued for the outbound role, which starts it
+ * and builds its packets as it does a client's command. Any thread.
  * @param c      initiator (a reference is taken)
- * @param cmd    the command (PUT)
+ * @param cmd    the command (PUT with @p src; else any command but the
+ *               streaming and processed puts)
  * @param src    payload bytes to send (copied now into mbufs), or NULL
  *               to read them from @p c's memory at cmd->local_addr when
  *               the packets are built
- * @return 0, -EINVAL (too long: over ENG_HPUT_PKTS packets), -ENOBUFS
+ * @return 0, -EINVAL (too long: over ENG_HPUT_PKTS packets; a stream
+ *   command), -ENOBUFS
  *   (the queue or the mbuf pool is full: try again)
  */
 int eng_submit(struct spinnic_engine *eng, struct ptl_client *c,
@@ -599,6 +601,12 @@ void eng_commands_peer_failed(struct spinnic_engine *eng, uint32_t dst_nid);
 void eng_commands_detach(struct spinnic_engine *eng, struct ptl_client *pc);
 /** Drop every submitted operation (fini). */
 void eng_commands_fini(struct spinnic_engine *eng);
+/**
+ * The NIC's originate hook (ptl_nic_set_originate): a fired triggered
+ * operation through eng_submit, its bytes read when its packets are built.
+ * Any thread. @param arg the engine. @return as eng_submit
+ */
+int eng_originate(void *arg, struct ptl_client *c, const struct ptl_cmd *cmd);
 
 /* tx.c: the TX path (outbound role) */
 /** Free slots of TX queue @p q's hold. */

@@ -16,6 +16,8 @@ static const char *const stats_names[] = {
 	"ops_started", "ops_full", "ops_unknown", "reply_oob", "attached",
 	"detached", "bad_region", "inflight_dropped", "clients_live",
 	"regions_live", "region_bytes", "mes_live", "drop_too_long",
+	"trig_armed", "trig_fired", "trig_cancelled", "trig_refused",
+	"trig_retried",
 };
 _Static_assert(sizeof(stats_names) / sizeof(stats_names[0]) ==
 	       sizeof(struct ptl_nic_stats) / sizeof(uint64_t),
@@ -38,7 +40,7 @@ ptl_nic_conf_default(struct ptl_nic_conf *conf_p, uint32_t nid)
 	conf_p->limits.max_pt_index = 63;
 	conf_p->limits.max_iovecs = 0;
 	conf_p->limits.max_list_size = 16384;
-	conf_p->limits.max_triggered_ops = 0;
+	conf_p->limits.max_triggered_ops = 1024;
 	conf_p->limits.features = 0;
 	conf_p->limits.max_msg_size = 1ull << 30;
 	/* an atomic is one packet: ptl_nic_create fits these to the
@@ -92,6 +94,8 @@ ptl_nic_create(const struct ptl_nic_conf *conf, struct ptl_nic **nic_p)
 	    l->max_eqs <= 0 || l->max_eqs >= (int32_t)PTL_MAX_OBJS ||
 	    l->max_pt_index < 0 || l->max_pt_index >= 65536 ||
 	    l->max_list_size <= 0 || l->max_msg_size == 0 ||
+	    l->max_triggered_ops < 0 ||
+	    l->max_triggered_ops >= (int32_t)PTL_MAX_OBJS ||
 	    l->max_msg_size > SPINNIC_WIRE_MAX_MSG_SIZE) {
 		PTL_LOG(ERR, "nic %u: invalid configuration", conf->nid);
 		return -EINVAL;

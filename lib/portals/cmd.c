@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Command ring consumer: copy out, validate, resolve (STYLE 8). */
+/* Command ring consumer: copy out, validate, resolve (STYLE 8); the
+ * resolving step (ptl_cmd_take) is shared with fired triggered ones. */
 #include "atomic.h"
 #include "ptl_internal.h"
+#include "trig.h"
 
 static int cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
 		     struct ptl_cmd *out, uint32_t *eq_p);
@@ -169,7 +171,7 @@ cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	return 0;
 }
 
-/* nic->lock held: the CT named by a CT_SET/CT_INC command */
+/* nic->lock held: the CT named by a CT_* command */
 static bool
 cmd_ct_ok(struct ptl_client *c, const struct spinnic_cmd *cmd)
 {
@@ -179,16 +181,113 @@ cmd_ct_ok(struct ptl_client *c, const struct spinnic_cmd *cmd)
 	       ptl_ct_valid(ni, ptl_handle_ni(cmd->ni), cmd->md);
 }
 
+/* A counter command, checked then applied. @return 0 or -EAGAIN (lock
+ * busy and !wait) */
+static int
+cmd_ct(struct ptl_client *c, const struct spinnic_cmd *cmd, bool wait)
+{
+	struct ptl_nic *nic = c->nic;
+	bool ok;
+
+	if (!ptl_trig_lock(&nic->lock, wait))
+		return -EAGAIN;
+	ok = cmd_ct_ok(c, cmd);
+	ptl_unlock(&nic->lock);
+	if (!ok) {
+		PTL_STAT(nic, bad_cmd);
+		return 0;
+	}
+	switch (cmd->op) {
+	case SPINNIC_CMD_CT_SET:
+		ptl_ct_set(c, cmd->md, cmd->ct_success, cmd->ct_failure);
+		break;
+	case SPINNIC_CMD_CT_INC:
+		ptl_ct_inc(c, cmd->md, cmd->ct_success, cmd->ct_failure);
+		break;
+	case SPINNIC_CMD_CT_CHECK:
+		ptl_trig_check(c, cmd->md);
+		break;
+	default:
+		ptl_trig_cancel(c, cmd->md);
+		break;
+	}
+	return 0;
+}
+
+void
+ptl_cmd_fail(struct ptl_client *c, const struct spinnic_cmd *cmd, uint32_t eq,
+	     int fail)
+{
+	struct spinnic_event ev;
+
+	if (eq == PTL_NONE)
+		return;
+	ptl_event_init(&ev, cmd->op == SPINNIC_CMD_GET ?
+			    SPINNIC_PTL_EVENT_REPLY : SPINNIC_PTL_EVENT_SEND,
+		       (uint8_t)fail);
+	ev.user_ptr = cmd->user_ptr;
+	ev.hdr_data = cmd->hdr_data;
+	ev.match_bits = cmd->match_bits;
+	ev.rlength = cmd->length;
+	ev.remote_offset = cmd->remote_offset;
+	ev.initiator = cmd->target;
+	ev.uid = c->uid;
+	ev.pt_index = cmd->pt_index;
+	ptl_eq_post(c, eq, &ev);
+}
+
+int
+ptl_cmd_take(struct ptl_client *c, const struct spinnic_cmd *cmd,
+	     struct ptl_cmd *out, bool wait)
+{
+	struct ptl_nic *nic = c->nic;
+	uint32_t eq;
+	int fail;
+
+	switch (cmd->op) {
+	case SPINNIC_CMD_NOP:
+		return 0;
+	case SPINNIC_CMD_CT_SET:
+	case SPINNIC_CMD_CT_INC:
+	case SPINNIC_CMD_CT_CHECK:
+	case SPINNIC_CMD_CT_CANCEL_TRIG:
+		return cmd_ct(c, cmd, wait);
+	case SPINNIC_CMD_PUT:
+	case SPINNIC_CMD_GET:
+	case SPINNIC_CMD_SPUT_START:
+	case SPINNIC_CMD_SPUT_STREAM:
+	case SPINNIC_CMD_PROCESS_PUT:
+	case SPINNIC_CMD_ATOMIC:
+	case SPINNIC_CMD_FETCH_ATOMIC:
+	case SPINNIC_CMD_SWAP:
+		break;
+	default:
+		PTL_STAT(nic, bad_cmd);
+		return 0;
+	}
+	if (!ptl_trig_lock(&nic->lock, wait))
+		return -EAGAIN;
+	fail = cmd_check(c, cmd, out, &eq);
+	ptl_unlock(&nic->lock);
+	if (fail == 0)
+		return 1;
+	PTL_STAT(nic, bad_cmd);
+	ptl_cmd_fail(c, cmd, eq, fail);
+	return 0;
+}
+
 unsigned
 ptl_cmd_poll(struct ptl_client *c, struct ptl_cmd *out, unsigned n)
 {
 	struct ptl_nic *nic = c->nic;
-	struct spinnic_cmd cmd;
+	struct spinnic_cmd cmd, op;
 	uint32_t head, avail, tail = c->cmd_tail;
 	unsigned got = 0, used = 0;
 
 	if (n == 0 || !ptl_client_is_alive(c))
 		return 0;
+	/* what fired elsewhere and had to wait (lock busy, queue full) */
+	ptl_trig_run(c);
 	head = __atomic_load_n(&c->ring->head, __ATOMIC_ACQUIRE);
 	avail = head - tail;
 	if (avail == 0)
@@ -199,75 +298,26 @@ ptl_cmd_poll(struct ptl_client *c, struct ptl_cmd *out, unsigned n)
 		avail = c->cmd_entries;
 	}
 	while (used < avail && got < n) {
-		uint32_t eq;
-		int fail;
-
 		/* copy first: the client may rewrite the slot meanwhile */
 		memcpy(&cmd, &c->ring->slots[tail & (c->cmd_entries - 1)],
 		       sizeof(cmd));
+		if (cmd.op == SPINNIC_CMD_TRIG) {
+			/* two slots, published together; alone: refused */
+			memset(&op, 0, sizeof(op));
+			if (avail - used >= 2)
+				memcpy(&op, &c->ring->slots[(tail + 1) &
+							    (c->cmd_entries -
+							     1)], sizeof(op));
+			tail += avail - used >= 2 ? 2 : 1;
+			used += avail - used >= 2 ? 2 : 1;
+			PTL_STAT(nic, cmds);
+			ptl_trig_arm(c, &cmd, &op);
+			continue;
+		}
 		tail++;
 		used++;
 		PTL_STAT(nic, cmds);
-		switch (cmd.op) {
-		case SPINNIC_CMD_NOP:
-			continue;
-		case SPINNIC_CMD_CT_SET:
-		case SPINNIC_CMD_CT_INC: {
-			bool ok;
-
-			ptl_lock(&nic->lock);
-			ok = cmd_ct_ok(c, &cmd);
-			ptl_unlock(&nic->lock);
-			if (!ok) {
-				PTL_STAT(nic, bad_cmd);
-				continue;
-			}
-			if (cmd.op == SPINNIC_CMD_CT_SET)
-				ptl_ct_set(c, cmd.md, cmd.ct_success,
-					   cmd.ct_failure);
-			else
-				ptl_ct_inc(c, cmd.md, cmd.ct_success,
-					   cmd.ct_failure);
-			continue;
-		}
-		case SPINNIC_CMD_PUT:
-		case SPINNIC_CMD_GET:
-		case SPINNIC_CMD_SPUT_START:
-		case SPINNIC_CMD_SPUT_STREAM:
-		case SPINNIC_CMD_PROCESS_PUT:
-		case SPINNIC_CMD_ATOMIC:
-		case SPINNIC_CMD_FETCH_ATOMIC:
-		case SPINNIC_CMD_SWAP:
-			break;
-		default:
-			PTL_STAT(nic, bad_cmd);
-			continue;
-		}
-		ptl_lock(&nic->lock);
-		fail = cmd_check(c, &cmd, &out[got], &eq);
-		ptl_unlock(&nic->lock);
-		if (fail == 0) {
-			got++;
-			continue;
-		}
-		PTL_STAT(nic, bad_cmd);
-		if (eq != PTL_NONE) {
-			struct spinnic_event ev;
-
-			ptl_event_init(&ev, cmd.op == SPINNIC_CMD_GET ?
-					    SPINNIC_PTL_EVENT_REPLY :
-					    SPINNIC_PTL_EVENT_SEND,
-				       (uint8_t)fail);
-			ev.user_ptr = cmd.user_ptr;
-			ev.hdr_data = cmd.hdr_data;
-			ev.match_bits = cmd.match_bits;
-			ev.rlength = cmd.length;
-			ev.remote_offset = cmd.remote_offset;
-			ev.initiator = cmd.target;
-			ev.uid = c->uid;
-			ev.pt_index = cmd.pt_index;
-			ptl_eq_post(c, eq, &ev);
-		}
+		got += (unsigned)ptl_cmd_take(c, &cmd, &out[got], true);
 	}
 	c->cmd_tail = tail;
 	__atomic_store_n(&c->ring->tail, tail, __ATOMIC_RELEASE);

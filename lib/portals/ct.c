@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Counting events in the client's region. */
+/* Counting events in the client's region; each change offers the CT's
+ * triggered operations to trig.c. */
 #include <limits.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ptl_internal.h"
+#include "trig.h"
 
 int
 ptl_ctrl_ct(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
@@ -23,6 +25,7 @@ ptl_ctrl_ct(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 			return SPINNIC_PTL_ARG_INVALID;
 		ct = &ni->cts[ptl_handle_idx(r->ct)];
 		ptl_lock(&ct->lock);
+		ptl_trig_drop_locked(c, kind, ct);
 		ct->used = false;
 		ct->gen++;
 		ct->rec = NULL;
@@ -51,8 +54,9 @@ ptl_ctrl_ct(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 
 /* nic->lock held */
 void
-ptl_ct_release_all(struct ptl_ni *ni)
+ptl_ct_release_all(struct ptl_client *c, unsigned kind)
 {
+	struct ptl_ni *ni = &c->ni[kind];
 	uint32_t i;
 
 	for (i = 0; i < ni->n_ct; i++) {
@@ -61,6 +65,7 @@ ptl_ct_release_all(struct ptl_ni *ni)
 		if (!ct->used)
 			continue;
 		ptl_lock(&ct->lock);
+		ptl_trig_drop_locked(c, kind, ct);
 		ct->used = false;
 		ct->gen++;
 		ct->rec = NULL;
@@ -113,8 +118,10 @@ ct_update(struct ptl_client *c, uint32_t h, uint64_t success,
 			INT_MAX, NULL, NULL, 0);
 		PTL_STAT(nic, futex_wakes);
 	}
+	ptl_trig_fire_locked(c, ptl_handle_ni(h), ct);
 	ptl_unlock(&ct->lock);
 	PTL_STAT(nic, ct_updates);
+	ptl_trig_run(c);
 	return 0;
 }
 

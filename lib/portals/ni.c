@@ -89,6 +89,8 @@ ptl_ni_free_arrays(struct ptl_ni *ni)
 	free(ni->mds);
 	free(ni->mes);
 	free(ni->uhs);
+	free(ni->trig.ents);
+	memset(&ni->trig, 0, sizeof(ni->trig));
 	ni->allocated = false;
 }
 
@@ -123,7 +125,7 @@ ptl_ni_teardown(struct ptl_client *c, unsigned kind)
 		pt->used = false;
 	}
 	ptl_eq_release_all(ni);
-	ptl_ct_release_all(ni);
+	ptl_ct_release_all(c, kind);
 	for (i = 0; i < ni->n_md; i++) {
 		if (ni->mds[i].used) {
 			ni->mds[i].used = false;
@@ -245,7 +247,8 @@ ptl_ctrl_ni(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 			l->max_iovecs = 0;
 			l->max_list_size = lim32(d->max_list_size,
 						 max->max_list_size);
-			l->max_triggered_ops = 0;
+			l->max_triggered_ops = lim32(d->max_triggered_ops,
+						     max->max_triggered_ops);
 			l->features = 0;
 			l->max_msg_size = lim64(d->max_msg_size,
 						max->max_msg_size);

@@ -119,10 +119,32 @@ struct ptl_eq {
 };
 
 struct ptl_ct {
-	ptl_lock_t lock;      /* update vs free */
+	ptl_lock_t lock;      /* update vs free; its triggered list */
 	uint8_t gen;
 	bool used;
 	struct spinnic_ct *rec;
+	uint32_t trig_head;   /* pending triggered operations (trig.c), */
+	uint32_t trig_n;      /* by (threshold, arm order); head if n > 0 */
+};
+
+/* A triggered operation (trig.c): the command as posted, kept until its
+ * CT reaches the threshold, then on its NI's fired FIFO until it ran. */
+struct ptl_trig {
+	struct spinnic_cmd cmd;
+	uint64_t threshold;
+	uint32_t next;        /* CT list, fired FIFO or free list */
+	uint32_t ct;          /* slot of the trigger CT */
+};
+
+/* Per NI: max_triggered_ops entries, allocated at the first arm. */
+struct ptl_trig_pool {
+	ptl_lock_t lock;      /* all below; taken after a ct->lock */
+	bool running;         /* a thread is running the fired FIFO */
+	struct ptl_trig *ents;
+	uint32_t n;           /* entries: the NI's max_triggered_ops */
+	uint32_t used_top;    /* entries never used: [used_top, n) */
+	uint32_t free_head, nfree;
+	uint32_t fired_head, fired_tail, nfired;
 };
 
 struct ptl_md {
@@ -197,6 +219,7 @@ struct ptl_ni {
 	struct ptl_me *mes;
 	struct ptl_uh *uhs;
 	uint64_t sr[SPINNIC_PTL_SR_LAST]; /* status registers (PtlNIStatus) */
+	struct ptl_trig_pool trig;
 };
 
 struct ptl_client {
@@ -238,6 +261,8 @@ struct ptl_nic {
 	uint32_t op_nfree;
 	uint64_t op_seq;
 	uint64_t op_key;      /* random: message ids are not guessable */
+	ptl_originate_fn originate; /* fired triggered data operations */
+	void *originate_arg;
 	struct ptl_nic_stats stats;
 };
 
@@ -278,7 +303,7 @@ int ptl_ctrl_ct(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 		struct spinnic_ctrl_ct *r);
 bool ptl_eq_full(struct ptl_client *c, uint32_t eq);
 void ptl_eq_release_all(struct ptl_ni *ni);
-void ptl_ct_release_all(struct ptl_ni *ni);
+void ptl_ct_release_all(struct ptl_client *c, unsigned kind);
 
 /* me.c / match.c (caller holds nic->lock) */
 int ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,

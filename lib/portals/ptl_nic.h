@@ -120,6 +120,12 @@ struct ptl_nic_stats {
 	uint64_t mes_live;         /**< ME/LE slots in use, all clients */
 	uint64_t drop_too_long;    /**< message over the target NI's
 				        max_msg_size */
+	/* triggered operations */
+	uint64_t trig_armed;       /**< waiting on their CT */
+	uint64_t trig_fired;       /**< threshold reached (at arm or later) */
+	uint64_t trig_cancelled;   /**< cancelled, CT freed, NI or client gone */
+	uint64_t trig_refused;     /**< arm refused: bad CT or command, full */
+	uint64_t trig_retried;     /**< a fired one waited (busy lock, no room) */
 };
 
 /**
@@ -595,7 +601,8 @@ ptl_cmd_fetches(uint16_t op)
  * Consume up to n commands from a client's ring: each is copied out of
  * the ring before it is checked (op, NI and MD handles, local_offset +
  * length within the MD, target, pt_index, ack_req, length). PUT/GET come
- * back resolved; CT_SET/CT_INC are applied here; NOP is skipped. An
+ * back resolved; CT_SET/CT_INC are applied here (and fire what the new
+ * value releases); NOP is skipped. An
  * invalid command is counted (bad_cmd) and, when its MD is valid and has
  * an EQ, becomes a failure event there: SEND for a put, REPLY for a get,
  * ni_fail_type SEGV (offset/length outside the MD or over max_msg_size)
@@ -609,12 +616,58 @@ ptl_cmd_fetches(uint16_t op)
  * SPINNIC_CMD_F_EOM on SPUT_STREAM; PROCESS_PUT needs local_offset within
  * the MD, 0 < blob_len <= SPINNIC_PROC_BLOB_MAX and length <= max_msg_size
  * (the type itself is checked by the outbound engine, which loads it).
+ *
+ * TRIG takes two slots (the second: the operation, NOP if the client
+ * published only the first) and arms a triggered operation (trig.c):
+ * refused (trig_refused, counted in the ring's trig_done) when the CT is
+ * not valid, the operation may not wait (NOP, streams, TRIG, CT_CHECK,
+ * CT_CANCEL_TRIG), names another NI, or max_triggered_ops are pending.
+ * CT_CHECK fires what a CT the client changed itself releases;
+ * CT_CANCEL_TRIG destroys the CT's pending operations. What fired and
+ * waited is run first (ptl_trig_run).
  * @param c   the client
  * @param out room for n commands
  * @param n   count
  * @return number of commands written to out
  */
 unsigned ptl_cmd_poll(struct ptl_client *c, struct ptl_cmd *out, unsigned n);
+
+/* ---------------------------------------------------------------------- */
+/* Triggered operations (trig.c; doc/NOTES.md "Triggered operations")      */
+/* ---------------------------------------------------------------------- */
+
+/**
+ * Where a fired triggered data operation goes: the application starts it
+ * as an operation of the NIC's own (spinnic: eng_submit). Called from any
+ * thread that updates a counter (data-path lcores, HPUs, the control
+ * thread), never with a lib/portals lock held by the call chain of the
+ * trigger itself; must be MP-safe and must not block.
+ * @param arg the argument given to ptl_nic_set_originate()
+ * @param c   the client (the callee takes its own reference)
+ * @param cmd the operation, resolved against the MD as it is now
+ * @return 0, -ENOBUFS (no room now: the NIC offers it again later), or
+ *   another negative errno (it fails: SEND or REPLY event with
+ *   PTL_NI_UNDELIVERABLE)
+ */
+typedef int (*ptl_originate_fn)(void *arg, struct ptl_client *c,
+				const struct ptl_cmd *cmd);
+
+/**
+ * Set the NIC's originate hook, before any data-path thread runs (or NULL,
+ * after they stopped). Without one, a fired data operation fails.
+ * @param nic the NIC
+ * @param fn  the hook, or NULL
+ * @param arg its argument
+ */
+void ptl_nic_set_originate(struct ptl_nic *nic, ptl_originate_fn fn,
+			   void *arg);
+
+/**
+ * Run what has fired for client @p c and is still waiting (a busy lock or
+ * a full submit queue made it wait). ptl_cmd_poll() calls it; any thread.
+ * @param c the client
+ */
+void ptl_trig_run(struct ptl_client *c);
 
 /* ---------------------------------------------------------------------- */
 /* Initiator operations: acks, replies, SEND/ACK/REPLY events              */

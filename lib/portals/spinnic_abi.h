@@ -17,7 +17,7 @@
 #include <assert.h>
 #include <stdint.h>
 
-#define SPINNIC_ABI_VERSION 2u
+#define SPINNIC_ABI_VERSION 3u
 /** Region cookie: "SPINREG1". */
 #define SPINNIC_REGION_MAGIC 0x314745524e495053ull
 
@@ -246,6 +246,14 @@ enum spinnic_cmd_op {
 	SPINNIC_CMD_ATOMIC,      /**< PtlAtomic: a put whose bytes are applied */
 	SPINNIC_CMD_FETCH_ATOMIC, /**< PtlFetchAtomic: old values come back */
 	SPINNIC_CMD_SWAP,        /**< PtlSwap: as FETCH_ATOMIC, with operand */
+	SPINNIC_CMD_TRIG,        /**< triggered operation: md = the trigger
+				      CT, length = threshold; the next slot
+				      holds the operation (any command but
+				      the ones below and the streaming ones) */
+	SPINNIC_CMD_CT_CHECK,    /**< md = a CT the client changed itself:
+				      fire what its new value releases */
+	SPINNIC_CMD_CT_CANCEL_TRIG, /**< md = a CT: destroy its pending
+					 triggered operations */
 	SPINNIC_CMD_OP_MAX,
 };
 
@@ -319,6 +327,10 @@ struct spinnic_cmd_ring {
 	_Alignas(64) volatile uint32_t tail; /**< consumer: next slot to read */
 	_Alignas(64) uint32_t mask;          /**< entries - 1 */
 	uint32_t pad;
+	/** NIC: per NI kind, TRIG commands that left the NIC (fired,
+	 *  cancelled, dropped or refused); the shim's count of those it
+	 *  posted minus this is what is pending (max_triggered_ops) */
+	volatile uint64_t trig_done[4];
 	_Alignas(64) struct spinnic_cmd slots[];
 };
 

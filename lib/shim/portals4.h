@@ -68,10 +68,9 @@
  *
  * Every name of the Portals 4.x specification is declared, so code written
  * to it compiles. Not implemented yet (they return PTL_FAIL, see each):
- * PtlAtomic, PtlFetchAtomic, PtlSwap and the triggered operations
- * PtlTriggeredPut, PtlTriggeredGet, PtlTriggeredAtomic,
- * PtlTriggeredFetchAtomic, PtlTriggeredSwap, PtlTriggeredCTInc and
- * PtlTriggeredCTSet (ptl_ni_limits_t.max_triggered_ops is 0).
+ * PtlAtomic, PtlFetchAtomic, PtlSwap, PtlTriggeredAtomic,
+ * PtlTriggeredFetchAtomic and PtlTriggeredSwap. Triggered puts, gets and
+ * counter operations run on the NIC (doc/NOTES.md "Triggered operations").
  */
 #ifndef PORTALS4_H
 #define PORTALS4_H
@@ -749,7 +748,9 @@ int PtlCTPoll(const ptl_handle_ct_t *ct_handles, const ptl_size_t *tests,
 	      unsigned int *which);
 
 /**
- * Set a counter (ordered with the process's puts and gets).
+ * Set a counter: this process's next PtlCTGet()/PtlCTWait() sees the new
+ * value; the NIC then releases the triggered operations it reaches
+ * (ordered with the process's puts, gets and triggered operations).
  * @param ct_handle the counter.
  * @param new_ct the new value.
  * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID; PTL_FAIL.
@@ -757,7 +758,7 @@ int PtlCTPoll(const ptl_handle_ct_t *ct_handles, const ptl_size_t *tests,
 int PtlCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct);
 
 /**
- * Add to a counter (ordered with the process's puts and gets).
+ * Add to a counter, visible at once as PtlCTSet() is.
  * @param ct_handle the counter.
  * @param increment added to success and failure.
  * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID; PTL_FAIL.
@@ -889,7 +890,9 @@ int PtlAtomicSync(void);
 
 /**
  * PtlPut() deferred until the counter trig_ct_handle reaches
- * threshold (success + failure). Not implemented yet.
+ * threshold (success + failure; at once if it has). The MD's bytes are
+ * read when it fires; everything else is taken now. Operations of one
+ * counter start in threshold order, equal thresholds in posting order.
  * @param md_handle the MD.
  * @param local_offset offset in the MD.
  * @param length bytes.
@@ -900,9 +903,10 @@ int PtlAtomicSync(void);
  * @param remote_offset offset in the target entry.
  * @param user_ptr returned in the initiator's events.
  * @param hdr_data delivered in the target's event.
- * @param trig_ct_handle the counter that triggers it.
+ * @param trig_ct_handle the counter that triggers it (same NI).
  * @param threshold the count (success + failure) that triggers it.
- * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (as PtlPut(), or the
+ *   counter); PTL_NO_SPACE (max_triggered_ops pending on the NI); PTL_FAIL.
  */
 int PtlTriggeredPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		    ptl_size_t length, ptl_ack_req_t ack_req,
@@ -912,8 +916,8 @@ int PtlTriggeredPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		    ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
 
 /**
- * PtlGet() deferred until a counter reaches a threshold. Not
- * implemented yet.
+ * PtlGet() deferred until a counter reaches a threshold, as
+ * PtlTriggeredPut().
  * @param md_handle the MD.
  * @param local_offset offset in the MD.
  * @param length bytes.
@@ -922,9 +926,9 @@ int PtlTriggeredPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
  * @param match_bits matched against the target's MEs.
  * @param remote_offset offset in the target entry.
  * @param user_ptr returned in the initiator's events.
- * @param trig_ct_handle the counter that triggers it.
+ * @param trig_ct_handle the counter that triggers it (same NI).
  * @param threshold the count (success + failure) that triggers it.
- * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID; PTL_NO_SPACE; PTL_FAIL.
  */
 int PtlTriggeredGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		    ptl_size_t length, ptl_process_t target_id,
@@ -1024,35 +1028,36 @@ int PtlTriggeredSwap(ptl_handle_md_t get_md_handle,
 		     ptl_size_t threshold);
 
 /**
- * PtlCTInc() deferred until another counter reaches a threshold. Not
- * implemented yet.
+ * PtlCTInc() deferred until a counter (this one or another) reaches a
+ * threshold; applied by the NIC, so chains run without the process.
  * @param ct_handle the counter to increment.
  * @param increment added when triggered.
- * @param trig_ct_handle the counter that triggers it.
+ * @param trig_ct_handle the counter that triggers it (same NI).
  * @param threshold the count that triggers it.
- * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID; PTL_NO_SPACE; PTL_FAIL.
  */
 int PtlTriggeredCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment,
 		      ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
 
 /**
- * PtlCTSet() deferred until another counter reaches a threshold. Not
- * implemented yet.
+ * PtlCTSet() deferred until a counter reaches a threshold (applied by
+ * the NIC, as PtlTriggeredCTInc()).
  * @param ct_handle the counter to set.
  * @param new_ct its value when triggered.
- * @param trig_ct_handle the counter that triggers it.
+ * @param trig_ct_handle the counter that triggers it (same NI).
  * @param threshold the count that triggers it.
- * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID; PTL_NO_SPACE; PTL_FAIL.
  */
 int PtlTriggeredCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct,
 		      ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
 
 /**
- * Destroy every triggered operation waiting on a counter; the counter
- * itself is left as it is. No triggered operation can be pending in
- * spinnic yet (their calls fail), so this only checks the handle.
+ * Destroy every triggered operation waiting on a counter (those posted
+ * before this call included): when it returns none of them will run. The
+ * counter itself, and operations that fired already, are left as they
+ * are. PtlCTFree() drops them too.
  * @param ct_handle the counter.
- * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID; PTL_FAIL.
  */
 int PtlCTCancelTriggered(ptl_handle_ct_t ct_handle);
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Counting events: allocation, reading and waiting on the records the
- * NIC writes into the region, and CTSet/CTInc through the command ring.
+ * NIC writes into the region; CTSet/CTInc change the record here and tell
+ * the NIC through the command ring (CT_CHECK: its triggered operations).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -157,23 +158,36 @@ PtlCTPoll(const ptl_handle_ct_t *ct_handles, const ptl_size_t *tests,
 				which));
 }
 
-/* @return 0 or a negative errno */
+/* Apply a Set or an Inc to the counter record here, so this thread's
+ * next PtlCTGet/PtlCTWait sees it, and wake other waiters; the NIC then
+ * only fires what the new value releases (CT_CHECK, in ring order with
+ * the triggered operations posted before). @return 0 or a negative errno */
 static int
-ct_op(uint16_t op, ptl_handle_ct_t ct_handle, ptl_ct_event_t v)
+ct_op(bool set, ptl_handle_ct_t ct_handle, ptl_ct_event_t v)
 {
 	struct spinnic_cmd cmd;
+	struct spinnic_ct *rec;
 	struct shim_ni *ni;
 	struct shim_obj *o;
 
 	o = shim_to_ct(ct_handle, &ni);
 	if (o == NULL || o->closing)
 		return -EINVAL;
+	rec = o->u.ct.rec;
+	if (set) {
+		__atomic_store_n(&rec->success, v.success, __ATOMIC_RELEASE);
+		__atomic_store_n(&rec->failure, v.failure, __ATOMIC_RELEASE);
+	} else {
+		__atomic_fetch_add(&rec->success, v.success, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&rec->failure, v.failure, __ATOMIC_RELEASE);
+	}
+	__atomic_fetch_add(&rec->futex, 1, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&rec->waiters, __ATOMIC_ACQUIRE) != 0)
+		shim_futex_wake(&rec->futex);
 	memset(&cmd, 0, sizeof(cmd));
-	cmd.op = op;
+	cmd.op = SPINNIC_CMD_CT_CHECK;
 	cmd.ni = ni->nic_ni;
 	cmd.md = o->nic_id;
-	cmd.ct_success = v.success;
-	cmd.ct_failure = v.failure;
 	return shim_cmd_post(&cmd);
 }
 
@@ -181,12 +195,12 @@ int
 PtlCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct)
 {
 	SHIM_ENTER();
-	return shim_ptl(ct_op(SPINNIC_CMD_CT_SET, ct_handle, new_ct));
+	return shim_ptl(ct_op(true, ct_handle, new_ct));
 }
 
 int
 PtlCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment)
 {
 	SHIM_ENTER();
-	return shim_ptl(ct_op(SPINNIC_CMD_CT_INC, ct_handle, increment));
+	return shim_ptl(ct_op(false, ct_handle, increment));
 }

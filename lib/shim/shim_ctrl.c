@@ -268,6 +268,8 @@ shim_ctrl_attach(ptl_pid_t pid)
 	__atomic_store_n(&r->ring->head, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->ring->tail, 0, __ATOMIC_RELAXED);
 	shim_g.cmd_head = 0;
+	memset((void *)r->ring->trig_done, 0, sizeof(r->ring->trig_done));
+	memset(shim_g.trig_posted, 0, sizeof(shim_g.trig_posted));
 
 	shim_ctrl_prep(&msg, SPINNIC_CTRL_ATTACH);
 	msg.u.attach.region_size = r->size;

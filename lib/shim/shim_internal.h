@@ -179,6 +179,8 @@ struct shim_state {
 	/* command ring producer */
 	pthread_mutex_t cmd_lock;
 	uint32_t cmd_head;
+	uint64_t trig_posted[4];   /* TRIG commands posted, per NI kind
+				      (ring->trig_done: those gone) */
 	/* region (created on first need, kept until exit) */
 	pthread_once_t region_once;
 	int region_err;            /* errno of a failed creation */
@@ -406,6 +408,10 @@ int shim_mem_bytes(const struct shim_ni *ni, const void *start,
 /** Post a command (blocks while the ring is full). @return 0; -EIO
  *  (spinnic gone). */
 int shim_cmd_post(const struct spinnic_cmd *cmd);
+/** Post @p n commands the NIC sees together; *end_p (if not NULL) gets
+ *  the ring position after them. @return 0; -EIO (spinnic gone) */
+int shim_cmd_post_n(const struct spinnic_cmd *cmds, unsigned n,
+		    uint32_t *end_p);
 /**
  * The command of a data operation (PtlPut, PtlGet, the atomics) from its
  * arguments, checked: the MD handle, [local_offset, +length) within it,
@@ -420,6 +426,14 @@ int shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle,
 		  ptl_size_t remote_offset, void *user_ptr,
 		  ptl_hdr_data_t hdr_data, struct spinnic_cmd *cmd_p,
 		  struct shim_ni **ni_p);
+/** Post @p op to start when CT @p trig_ct reaches @p threshold (counts
+ *  toward max_triggered_ops; shim_trig.c). @return 0, -EINVAL (CT, or
+ *  not on @p op's NI), -ENOMEM (max_triggered_ops pending), -EIO */
+int shim_trig_post(const struct spinnic_cmd *op, ptl_handle_ct_t trig_ct,
+		   ptl_size_t threshold);
+/** Wait until the NIC consumed the ring up to @p end (every command
+ *  before it acted on). @return 0; -EIO (spinnic gone) */
+int shim_cmd_sync(uint32_t end);
 
 /* ---- waiting (shim_wait.c) --------------------------------------------- */
 

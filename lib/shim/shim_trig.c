@@ -1,20 +1,91 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Triggered operations of portals4.h: PtlTriggered{Put,Get,Atomic,
- * FetchAtomic,Swap,CTInc,CTSet} (not implemented yet: PTL_FAIL, doc/NOTES.md
- * "Portals 4 completeness"; max_triggered_ops is 0) and
- * PtlCTCancelTriggered, which has nothing to cancel until they exist.
+ * Triggered operations of portals4.h: PtlTriggered{Put,Get,CTInc,CTSet}
+ * post a TRIG command (trigger CT, threshold) followed by the plain
+ * operation's command; the NIC keeps it until the CT's success + failure
+ * reaches the threshold (lib/portals/trig.c). PtlCTCancelTriggered waits
+ * until the NIC acted on it. PtlTriggered{Atomic,FetchAtomic,Swap} wait for
+ * the atomic commands (PTL_FAIL). doc/NOTES.md "Triggered operations".
  */
 #include <errno.h>
+#include <string.h>
 
 #include "shim_internal.h"
 
-/* A call spinnic does not provide yet: logged, then PTL_FAIL. */
+/* Take one of NI slot @p k's max_triggered_ops. @return 0 or -ENOMEM */
+static int
+trig_reserve(const struct shim_ni *ni, unsigned k)
+{
+	uint64_t posted = __atomic_fetch_add(&shim_g.trig_posted[k], 1,
+					     __ATOMIC_ACQ_REL);
+	uint64_t done = __atomic_load_n(&shim_g.region.ring->trig_done[k],
+					__ATOMIC_ACQUIRE);
+
+	if (ni->limits.max_triggered_ops > 0 &&
+	    posted - done < (uint64_t)ni->limits.max_triggered_ops)
+		return 0;
+	__atomic_fetch_sub(&shim_g.trig_posted[k], 1, __ATOMIC_RELEASE);
+	SHIM_DBG("max_triggered_ops (%d) pending",
+		 ni->limits.max_triggered_ops);
+	return -ENOMEM;
+}
+
+int
+shim_trig_post(const struct spinnic_cmd *op, ptl_handle_ct_t trig_ct,
+	       ptl_size_t threshold)
+{
+	struct spinnic_cmd cmds[2];
+	struct shim_ni *ni;
+	struct shim_obj *o;
+	unsigned k;
+	int rc;
+
+	o = shim_to_ct(trig_ct, &ni);
+	if (o == NULL || o->closing || ni->nic_ni != op->ni) {
+		SHIM_DBG("bad trigger CT %#llx", (unsigned long long)trig_ct);
+		return -EINVAL;
+	}
+	/* the NI's slot is the NIC's NI kind (SPINNIC_WIRE_NI_* bits) */
+	k = (unsigned)(ni - shim_g.ni);
+	rc = trig_reserve(ni, k);
+	if (rc != 0)
+		return rc;
+	memset(&cmds[0], 0, sizeof(cmds[0]));
+	cmds[0].op = SPINNIC_CMD_TRIG;
+	cmds[0].ni = op->ni;
+	cmds[0].md = o->nic_id;
+	cmds[0].length = threshold;
+	cmds[1] = *op;
+	rc = shim_cmd_post_n(cmds, 2, NULL);
+	if (rc != 0)
+		__atomic_fetch_sub(&shim_g.trig_posted[k], 1, __ATOMIC_RELEASE);
+	return rc;
+}
+
+/* A triggered atomic: PTL_FAIL until shim_atomic.c builds the atomic
+ * command, which then goes through shim_trig_post() like the others. */
 static int
 trig_missing(const char *call)
 {
-	SHIM_DBG("%s: triggered operations are not implemented yet", call);
+	SHIM_DBG("%s: atomics are not implemented yet", call);
 	return shim_ptl(-ENOSYS);
+}
+
+/* Body of PtlTriggeredPut and PtlTriggeredGet. @return 0 or a negative
+ * errno */
+static int
+trig_data(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
+	  ptl_size_t length, ptl_ack_req_t ack_req, ptl_process_t target_id,
+	  ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+	  ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data,
+	  ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
+{
+	struct spinnic_cmd cmd;
+	int rc = shim_data_cmd(op, md_handle, local_offset, length, ack_req,
+			       target_id, pt_index, match_bits, remote_offset,
+			       user_ptr, hdr_data, &cmd, NULL);
+
+	return rc != 0 ? rc : shim_trig_post(&cmd, trig_ct_handle, threshold);
 }
 
 int
@@ -25,12 +96,11 @@ PtlTriggeredPut(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		void *user_ptr, ptl_hdr_data_t hdr_data,
 		ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
 {
-	(void)md_handle; (void)local_offset; (void)length; (void)ack_req;
-	(void)target_id; (void)pt_index; (void)match_bits;
-	(void)remote_offset; (void)user_ptr; (void)hdr_data;
-	(void)trig_ct_handle; (void)threshold;
 	SHIM_ENTER();
-	return trig_missing(__func__);
+	return shim_ptl(trig_data(SPINNIC_CMD_PUT, md_handle, local_offset,
+				  length, ack_req, target_id, pt_index,
+				  match_bits, remote_offset, user_ptr,
+				  hdr_data, trig_ct_handle, threshold));
 }
 
 int
@@ -40,11 +110,11 @@ PtlTriggeredGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		ptl_size_t remote_offset, void *user_ptr,
 		ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
 {
-	(void)md_handle; (void)local_offset; (void)length; (void)target_id;
-	(void)pt_index; (void)match_bits; (void)remote_offset;
-	(void)user_ptr; (void)trig_ct_handle; (void)threshold;
 	SHIM_ENTER();
-	return trig_missing(__func__);
+	return shim_ptl(trig_data(SPINNIC_CMD_GET, md_handle, local_offset,
+				  length, PTL_NO_ACK_REQ, target_id, pt_index,
+				  match_bits, remote_offset, user_ptr, 0,
+				  trig_ct_handle, threshold));
 }
 
 int
@@ -104,34 +174,73 @@ PtlTriggeredSwap(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset,
 	return trig_missing(__func__);
 }
 
+/* Body of PtlTriggeredCTInc and PtlTriggeredCTSet: a CT_INC or CT_SET
+ * the NIC applies when it fires. @return 0 or a negative errno */
+static int
+trig_ct(uint16_t op, ptl_handle_ct_t ct_handle, ptl_ct_event_t v,
+	ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
+{
+	struct spinnic_cmd cmd;
+	struct shim_ni *ni;
+	struct shim_obj *o;
+
+	o = shim_to_ct(ct_handle, &ni);
+	if (o == NULL || o->closing) {
+		SHIM_DBG("bad CT %#llx", (unsigned long long)ct_handle);
+		return -EINVAL;
+	}
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.op = op;
+	cmd.ni = ni->nic_ni;
+	cmd.md = o->nic_id;
+	cmd.ct_success = v.success;
+	cmd.ct_failure = v.failure;
+	return shim_trig_post(&cmd, trig_ct_handle, threshold);
+}
+
 int
 PtlTriggeredCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment,
 		  ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
 {
-	(void)ct_handle; (void)increment; (void)trig_ct_handle;
-	(void)threshold;
 	SHIM_ENTER();
-	return trig_missing(__func__);
+	return shim_ptl(trig_ct(SPINNIC_CMD_CT_INC, ct_handle, increment,
+				trig_ct_handle, threshold));
 }
 
 int
 PtlTriggeredCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct,
 		  ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
 {
-	(void)ct_handle; (void)new_ct; (void)trig_ct_handle; (void)threshold;
 	SHIM_ENTER();
-	return trig_missing(__func__);
+	return shim_ptl(trig_ct(SPINNIC_CMD_CT_SET, ct_handle, new_ct,
+				trig_ct_handle, threshold));
+}
+
+/* @return 0 or a negative errno */
+static int
+ct_cancel(ptl_handle_ct_t ct_handle)
+{
+	struct spinnic_cmd cmd;
+	struct shim_ni *ni;
+	struct shim_obj *o;
+	uint32_t end;
+	int rc;
+
+	o = shim_to_ct(ct_handle, &ni);
+	if (o == NULL || o->closing)
+		return -EINVAL;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.op = SPINNIC_CMD_CT_CANCEL_TRIG;
+	cmd.ni = ni->nic_ni;
+	cmd.md = o->nic_id;
+	rc = shim_cmd_post_n(&cmd, 1, &end);
+	/* "upon return": the NIC acted on it, and on every TRIG before it */
+	return rc != 0 ? rc : shim_cmd_sync(end);
 }
 
 int
 PtlCTCancelTriggered(ptl_handle_ct_t ct_handle)
 {
-	struct shim_obj *o;
-
 	SHIM_ENTER();
-	o = shim_to_ct(ct_handle, NULL);
-	if (o == NULL || o->closing)
-		return PTL_ARG_INVALID;
-	/* every PtlTriggered* call fails: nothing can be waiting on it */
-	return PTL_OK;
+	return shim_ptl(ct_cancel(ct_handle));
 }

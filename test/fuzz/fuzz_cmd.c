@@ -10,7 +10,10 @@
  *   ctl&7 x struct spinnic_cmd (128 bytes), written at head, head++
  * After each batch the NIC polls until the ring is empty. Every command it
  * returns must be a PUT or GET that lies inside one of the MDs (or a
- * streaming piece inside one, or a processed put whose origin is in one).
+ * streaming piece inside one, or a processed put whose origin is in one);
+ * so must every triggered one that fires (TRIG slots, counter commands
+ * and cancels in the input), handed to the originate hook, and every TRIG
+ * must be accounted for in the ring's trig_done once the CT is freed.
  */
 #include <stdint.h>
 #include <string.h>
@@ -110,6 +113,38 @@ check_cmd(const struct cmd_env *ce, const struct ptl_cmd *c)
 	}
 }
 
+static int
+fz_originate(void *arg, struct ptl_client *c, const struct ptl_cmd *cmd)
+{
+	struct cmd_env *ce = arg;
+
+	FZ_CHECK(c == ce->e.c);
+	FZ_CHECK(!ptl_cmd_sput(cmd->op));
+	check_cmd(ce, cmd);
+	return 0;
+}
+
+/* Every TRIG command consumed (armed or refused) left the NIC once the CT
+ * and the NI went */
+static void
+check_trig_done(struct cmd_env *ce, const struct spinnic_cmd_ring *r)
+{
+	struct spinnic_ctrl_msg m;
+	struct ptl_nic_stats st;
+
+	memset(&m, 0, sizeof(m));
+	m.u.ct.ni = ce->o.ni;
+	m.u.ct.ct = ce->o.ct;
+	(void)fz_ctrl(&ce->e, SPINNIC_CTRL_CT_FREE, &m);
+	memset(&m, 0, sizeof(m));
+	m.u.ni.ni = ce->o.ni;
+	(void)fz_ctrl(&ce->e, SPINNIC_CTRL_NI_FINI, &m);
+	ptl_trig_run(ce->e.c);
+	ptl_nic_stats_get(ce->e.nic, &st);
+	FZ_CHECK(r->trig_done[0] + r->trig_done[1] + r->trig_done[2] +
+		 r->trig_done[3] == st.trig_armed + st.trig_refused);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -126,6 +161,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 SPINNIC_PTL_MD_EVENT_CT_SEND) == 0);
 	FZ_CHECK(md_bind(&ce, 1, FZ_MD1_OFF, FZ_MD1_LEN, SPINNIC_HANDLE_NONE,
 			 SPINNIC_HANDLE_NONE, 0) == 0);
+	ptl_nic_set_originate(ce.e.nic, fz_originate, &ce);
 	r = (struct spinnic_cmd_ring *)(ce.e.region + FZ_CMD_OFF);
 	while (in.n > 0 && batches++ < 64) {
 		unsigned ctl = (unsigned)fz_take(&in, 1);
@@ -157,6 +193,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ctl & 8)
 			r->head = r->tail; /* the client recovers */
 	}
+	check_trig_done(&ce, r);
 	fz_env_fini(&ce.e);
 	return 0;
 }

@@ -480,6 +480,53 @@ cmd_atomic(uint16_t op, uint32_t ni, uint32_t md, uint32_t get_md,
 	out_put(&c, sizeof(c));
 }
 
+/* TRIG (trigger CT, threshold) followed by its operation */
+static void
+cmd_trig(uint32_t ni, uint32_t ct, uint64_t threshold)
+{
+	struct spinnic_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = SPINNIC_CMD_TRIG;
+	c.ni = ni;
+	c.md = ct;
+	c.length = threshold;
+	out_put(&c, sizeof(c));
+}
+
+/* Triggered operations: armed, released by counter commands, cancelled;
+ * a chain on the one CT; a TRIG without its operation */
+static void
+gen_cmd_trig(const struct fz_objs *o, const uint32_t *md)
+{
+	out_reset();
+	out_u(6 | (1 << 4), 1);
+	cmd_trig(o->ni, o->ct, 2);
+	cmd_put(SPINNIC_CMD_PUT, o->ni, md[0], 0, 4096);
+	cmd_trig(o->ni, o->ct, 1);
+	cmd_put(SPINNIC_CMD_GET, o->ni, md[1], 0, 16);
+	cmd_put(SPINNIC_CMD_CT_INC, o->ni, o->ct, 0, 0);
+	cmd_put(SPINNIC_CMD_CT_CHECK, o->ni, o->ct, 0, 0);
+	out_u(7, 1);
+	cmd_trig(o->ni, o->ct, 7);
+	cmd_put(SPINNIC_CMD_CT_INC, o->ni, o->ct, 0, 0);
+	cmd_trig(o->ni, o->ct, 6);
+	cmd_put(SPINNIC_CMD_CT_SET, o->ni, o->ct, 0, 0);
+	cmd_trig(o->ni, o->ct, 9);
+	cmd_put(SPINNIC_CMD_PUT, o->ni, md[1], 0, 64);
+	cmd_put(SPINNIC_CMD_CT_CANCEL_TRIG, o->ni, o->ct, 0, 0);
+	out_u(1, 1);
+	cmd_trig(o->ni, o->ct, 0);
+	out_write("cmd", "07-trig");
+	/* a triggered atomic, released at once */
+	out_reset();
+	out_u(2, 1);
+	cmd_trig(o->ni, o->ct, 0);
+	cmd_atomic(SPINNIC_CMD_FETCH_ATOMIC, o->ni, md[0], md[1], 8,
+		   SPINNIC_PTL_SUM, SPINNIC_PTL_INT64_T, 0);
+	out_write("cmd", "08-trig-atomic");
+}
+
 static void
 gen_cmd(void)
 {
@@ -596,6 +643,7 @@ gen_cmd(void)
 	cmd_atomic(SPINNIC_CMD_FETCH_ATOMIC, o.ni, md[0], md[1], 16,
 		   SPINNIC_PTL_SUM, SPINNIC_PTL_INT64_T, 4090);
 	out_write("cmd", "06-atomic");
+	gen_cmd_trig(&o, md);
 }
 
 /* ---- type expressions and blobs ------------------------------------- */

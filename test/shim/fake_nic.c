@@ -108,6 +108,7 @@ serve(struct fake_nic *f, struct spinnic_ctrl_msg *m, int fd)
 		m->u.ni.actual.max_pt_index = 63;
 		m->u.ni.actual.max_iovecs = 16;
 		m->u.ni.actual.max_list_size = 1024;
+		m->u.ni.actual.max_triggered_ops = FAKE_TRIG_MAX;
 		m->u.ni.actual.max_msg_size = 1u << 30;
 		m->u.ni.actual.max_atomic_size = 2048;
 		m->u.ni.actual.max_fetch_atomic_size = 2048;

@@ -16,6 +16,7 @@
 
 #define FAKE_MAX_OBJ 64
 #define FAKE_BLOB_MAX 4096
+#define FAKE_TRIG_MAX 4 /* max_triggered_ops of its NIs */
 
 enum fake_mode {
 	FAKE_ANSWER = 0, /* answer every request */

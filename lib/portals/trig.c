@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Triggered operations (Portals 4.1 §3.15): a pool of entries per NI
+ * (max_triggered_ops), a pending list per CT sorted by (threshold, arm
+ * order), and a fired FIFO per NI that one thread at a time runs: counter
+ * operations inline, data operations through the NIC's originate hook.
+ * Locks: ct->lock, then the pool's. doc/NOTES.md "Triggered operations".
+ */
+#include <stdlib.h>
+
+#include "ptl_internal.h"
+#include "trig.h"
+
+void
+ptl_nic_set_originate(struct ptl_nic *nic, ptl_originate_fn fn, void *arg)
+{
+	nic->originate_arg = arg;
+	__atomic_store_n(&nic->originate, fn, __ATOMIC_RELEASE);
+}
+
+/* One TRIG command of NI @p kind left the NIC: the shim's limit count */
+static void
+trig_done(struct ptl_client *c, unsigned kind)
+{
+	__atomic_fetch_add(&c->ring->trig_done[kind], 1, __ATOMIC_RELEASE);
+}
+
+/* ---- the pool (pool->lock held) ----------------------------------------- */
+
+static uint32_t
+ent_alloc(struct ptl_trig_pool *pool, uint32_t n)
+{
+	uint32_t i;
+
+	if (pool->ents == NULL && n > 0) {
+		pool->ents = calloc(n, sizeof(*pool->ents));
+		pool->n = pool->ents == NULL ? 0 : n;
+	}
+	if (pool->nfree > 0) {
+		i = pool->free_head;
+		pool->free_head = pool->ents[i].next;
+		pool->nfree--;
+		return i;
+	}
+	return pool->used_top < pool->n ? pool->used_top++ : PTL_NIL;
+}
+
+static void
+ent_free(struct ptl_trig_pool *pool, uint32_t i)
+{
+	pool->ents[i].next = pool->free_head;
+	pool->free_head = i;
+	pool->nfree++;
+}
+
+static void
+fired_push(struct ptl_trig_pool *pool, uint32_t i)
+{
+	pool->ents[i].next = PTL_NIL;
+	if (pool->nfired == 0)
+		pool->fired_head = i;
+	else
+		pool->ents[pool->fired_tail].next = i;
+	pool->fired_tail = i;
+	__atomic_store_n(&pool->nfired, pool->nfired + 1, __ATOMIC_RELAXED);
+}
+
+/* ---- pending lists (ct->lock held) -------------------------------------- */
+
+/* After every entry of a threshold <= the new one: equal ones in arm order */
+static void
+pending_insert(struct ptl_trig_pool *pool, struct ptl_ct *ct, uint32_t i)
+{
+	uint64_t thr = pool->ents[i].threshold;
+	uint32_t prev = PTL_NIL, cur = ct->trig_head, k;
+
+	for (k = 0; k < ct->trig_n && pool->ents[cur].threshold <= thr; k++) {
+		prev = cur;
+		cur = pool->ents[cur].next;
+	}
+	pool->ents[i].next = k < ct->trig_n ? cur : PTL_NIL;
+	if (prev == PTL_NIL)
+		ct->trig_head = i;
+	else
+		pool->ents[prev].next = i;
+	ct->trig_n++;
+}
+
+static uint32_t
+pending_pop(struct ptl_trig_pool *pool, struct ptl_ct *ct)
+{
+	uint32_t i = ct->trig_head;
+
+	ct->trig_head = pool->ents[i].next;
+	ct->trig_n--;
+	return i;
+}
+
+void
+ptl_trig_fire_locked(struct ptl_client *c, unsigned kind, struct ptl_ct *ct)
+{
+	struct ptl_trig_pool *pool = &c->ni[kind].trig;
+	uint64_t sum;
+
+	if (ct->trig_n == 0)
+		return;
+	/* failures count toward the threshold (spec: "the sum") */
+	sum = __atomic_load_n(&ct->rec->success, __ATOMIC_ACQUIRE) +
+	      __atomic_load_n(&ct->rec->failure, __ATOMIC_ACQUIRE);
+	ptl_lock(&pool->lock);
+	while (ct->trig_n > 0 && pool->ents[ct->trig_head].threshold <= sum) {
+		fired_push(pool, pending_pop(pool, ct));
+		PTL_STAT(c->nic, trig_fired);
+	}
+	ptl_unlock(&pool->lock);
+}
+
+void
+ptl_trig_drop_locked(struct ptl_client *c, unsigned kind, struct ptl_ct *ct)
+{
+	struct ptl_trig_pool *pool = &c->ni[kind].trig;
+
+	if (ct->trig_n == 0)
+		return;
+	ptl_lock(&pool->lock);
+	while (ct->trig_n > 0) {
+		ent_free(pool, pending_pop(pool, ct));
+		trig_done(c, kind);
+		PTL_STAT(c->nic, trig_cancelled);
+	}
+	ptl_unlock(&pool->lock);
+}
+
+/* ---- arming ------------------------------------------------------------- */
+
+/* May @p op wait on a counter? Not a second TRIG, nor a stream piece */
+static bool
+arm_op_ok(const struct spinnic_cmd *trig, const struct spinnic_cmd *op)
+{
+	switch (op->op) {
+	case SPINNIC_CMD_NOP:
+	case SPINNIC_CMD_SPUT_START:
+	case SPINNIC_CMD_SPUT_STREAM:
+	case SPINNIC_CMD_PROCESS_PUT:
+	case SPINNIC_CMD_TRIG:
+	case SPINNIC_CMD_CT_CHECK:
+	case SPINNIC_CMD_CT_CANCEL_TRIG:
+		return false;
+	default:
+		return op->op < SPINNIC_CMD_OP_MAX && trig->flags == 0 &&
+		       op->ni == trig->ni;
+	}
+}
+
+/* The trigger CT of @p trig, still to be checked under its lock; NULL
+ * when the NI or the CT is not valid now */
+static struct ptl_ct *
+arm_ct(struct ptl_client *c, const struct spinnic_cmd *trig)
+{
+	unsigned kind = ptl_handle_ni(trig->ni);
+	struct ptl_ct *ct = NULL;
+	struct ptl_ni *ni;
+
+	ptl_lock(&c->nic->lock);
+	ni = ptl_ni_get(c, trig->ni);
+	if (ni != NULL && ptl_ct_valid(ni, kind, trig->md))
+		ct = &ni->cts[ptl_handle_idx(trig->md)];
+	ptl_unlock(&c->nic->lock);
+	return ct;
+}
+
+/* Link entry @p i on @p ct, fire it when its threshold is met already.
+ * @return 0, -EBADF (the CT went meanwhile) */
+static int
+arm_link(struct ptl_client *c, unsigned kind, struct ptl_ct *ct, uint32_t h,
+	 uint32_t i)
+{
+	struct ptl_trig_pool *pool = &c->ni[kind].trig;
+
+	ptl_lock(&ct->lock);
+	if (!ct->used || (ct->gen & PTL_H_GEN_MASK) != ptl_handle_gen(h)) {
+		ptl_unlock(&ct->lock);
+		return -EBADF;
+	}
+	ptl_lock(&pool->lock);
+	pending_insert(pool, ct, i);
+	ptl_unlock(&pool->lock);
+	PTL_STAT(c->nic, trig_armed);
+	/* the same lock as every update: no increment slips between */
+	ptl_trig_fire_locked(c, kind, ct);
+	ptl_unlock(&ct->lock);
+	return 0;
+}
+
+void
+ptl_trig_arm(struct ptl_client *c, const struct spinnic_cmd *trig,
+	     const struct spinnic_cmd *op)
+{
+	unsigned kind = ptl_handle_ni(trig->ni);
+	struct ptl_trig_pool *pool = &c->ni[kind].trig;
+	struct ptl_ct *ct = arm_op_ok(trig, op) ? arm_ct(c, trig) : NULL;
+	uint32_t i = PTL_NIL;
+
+	if (ct != NULL) {
+		ptl_lock(&pool->lock);
+		i = ent_alloc(pool,
+			      (uint32_t)c->ni[kind].lim.max_triggered_ops);
+		if (i != PTL_NIL) {
+			pool->ents[i].cmd = *op;
+			pool->ents[i].threshold = trig->length;
+			pool->ents[i].ct = ptl_handle_idx(trig->md);
+		}
+		ptl_unlock(&pool->lock);
+	}
+	if (i != PTL_NIL && arm_link(c, kind, ct, trig->md, i) == 0) {
+		ptl_trig_run(c);
+		return;
+	}
+	if (i != PTL_NIL) {
+		ptl_lock(&pool->lock);
+		ent_free(pool, i);
+		ptl_unlock(&pool->lock);
+	}
+	PTL_DBG("client pid %u: triggered op %u on CT %#x refused", c->pid,
+		op->op, trig->md);
+	PTL_STAT(c->nic, trig_refused);
+	PTL_STAT(c->nic, bad_cmd);
+	trig_done(c, kind);
+}
+
+/* The CT of handle @p h, locked; NULL when it is not valid */
+static struct ptl_ct *
+ct_locked(struct ptl_client *c, uint32_t h)
+{
+	struct ptl_ni *ni = &c->ni[ptl_handle_ni(h)];
+	uint32_t i = ptl_handle_idx(h);
+	struct ptl_ct *ct;
+
+	if (!ni->allocated || i >= ni->n_ct)
+		return NULL;
+	ct = &ni->cts[i];
+	ptl_lock(&ct->lock);
+	if (ct->used && (ct->gen & PTL_H_GEN_MASK) == ptl_handle_gen(h))
+		return ct;
+	ptl_unlock(&ct->lock);
+	return NULL;
+}
+
+void
+ptl_trig_check(struct ptl_client *c, uint32_t h)
+{
+	struct ptl_ct *ct = ct_locked(c, h);
+
+	if (ct == NULL)
+		return;
+	ptl_trig_fire_locked(c, ptl_handle_ni(h), ct);
+	ptl_unlock(&ct->lock);
+	ptl_trig_run(c);
+}
+
+void
+ptl_trig_cancel(struct ptl_client *c, uint32_t h)
+{
+	struct ptl_ct *ct = ct_locked(c, h);
+
+	if (ct == NULL)
+		return;
+	ptl_trig_drop_locked(c, ptl_handle_ni(h), ct);
+	ptl_unlock(&ct->lock);
+}
+
+/* ---- running what fired ------------------------------------------------- */
+
+/* A fired data operation to the NIC's originate hook. @return 0 or
+ * -EAGAIN (no room now) */
+static int
+trig_originate(struct ptl_client *c, const struct spinnic_cmd *cmd,
+	       const struct ptl_cmd *out)
+{
+	struct ptl_nic *nic = c->nic;
+	ptl_originate_fn fn = __atomic_load_n(&nic->originate,
+					      __ATOMIC_ACQUIRE);
+	int rc = fn == NULL ? -ENOTSUP : fn(nic->originate_arg, c, out);
+
+	if (rc == -ENOBUFS)
+		return -EAGAIN;
+	if (rc != 0) {
+		PTL_DBG("client pid %u: fired op %u not started: %d", c->pid,
+			cmd->op, rc);
+		ptl_cmd_fail(c, cmd, out->eq, SPINNIC_PTL_NI_UNDELIVERABLE);
+	}
+	return 0;
+}
+
+/* One fired operation, as if it came from the ring now (its MD is read
+ * as it is now). @return 0 or -EAGAIN (again later) */
+static int
+trig_exec(struct ptl_client *c, const struct spinnic_cmd *cmd)
+{
+	struct ptl_cmd out;
+	int rc = ptl_cmd_take(c, cmd, &out, false);
+
+	return rc <= 0 ? rc : trig_originate(c, cmd, &out);
+}
+
+/* Run NI @p kind's fired FIFO unless another thread runs it: a worklist,
+ * so a chain of triggered counter operations never recurses. */
+static void
+trig_run_ni(struct ptl_client *c, unsigned kind)
+{
+	struct ptl_trig_pool *pool = &c->ni[kind].trig;
+	struct spinnic_cmd cmd;
+	uint32_t i;
+
+	ptl_lock(&pool->lock);
+	if (pool->running || pool->nfired == 0) {
+		ptl_unlock(&pool->lock);
+		return;
+	}
+	pool->running = true;
+	while (pool->nfired > 0) {
+		/* only the running thread pops: the head stays */
+		i = pool->fired_head;
+		cmd = pool->ents[i].cmd;
+		ptl_unlock(&pool->lock);
+		if (trig_exec(c, &cmd) != 0) {
+			PTL_STAT(c->nic, trig_retried);
+			ptl_lock(&pool->lock);
+			break;
+		}
+		ptl_lock(&pool->lock);
+		pool->fired_head = pool->ents[i].next;
+		__atomic_store_n(&pool->nfired, pool->nfired - 1,
+				 __ATOMIC_RELAXED);
+		ent_free(pool, i);
+		trig_done(c, kind);
+	}
+	pool->running = false;
+	ptl_unlock(&pool->lock);
+}
+
+void
+ptl_trig_run(struct ptl_client *c)
+{
+	unsigned kind;
+
+	for (kind = 0; kind < SPINNIC_WIRE_NI_KINDS; kind++)
+		if (__atomic_load_n(&c->ni[kind].trig.nfired,
+				    __ATOMIC_RELAXED) != 0)
+			trig_run_ni(c, kind);
+}

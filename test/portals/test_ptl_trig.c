@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Triggered operations in lib/portals (trig.c) against the specification's
+ * text (Portals 4.1 §3.15, doc/NOTES.md "Triggered operations"): release
+ * at threshold, in threshold order and equal ones in arm order, at arm
+ * time when already met, failures counting, Set down and up, cancel and CT
+ * free, max_triggered_ops, chains of 100 TriggeredCTInc, resolution at
+ * fire time, a busy originate hook, a fire under the NIC lock (control
+ * path), an atomic behind a TRIG, and two threads incrementing at once.
+ */
+#include <pthread.h>
+
+#include "ptl_test.h"
+
+#define T_TRIG_MAX 8u
+#define T_MD_EQ_OFF (32u * 1024)
+
+/* what the originate hook saw, in order */
+static struct {
+	pthread_mutex_t lock;
+	unsigned n;
+	uint64_t user_ptr[2048];
+	uint16_t op[2048];
+	int rc;              /* what it answers */
+} hook = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int
+t_originate(void *arg, struct ptl_client *c, const struct ptl_cmd *cmd)
+{
+	int rc;
+
+	(void)arg;
+	(void)c;
+	pthread_mutex_lock(&hook.lock);
+	rc = hook.rc;
+	if (rc == 0 && hook.n < 2048) {
+		hook.op[hook.n] = cmd->op;
+		hook.user_ptr[hook.n++] = cmd->user_ptr;
+	}
+	pthread_mutex_unlock(&hook.lock);
+	return rc;
+}
+
+static void
+env(struct t_env *e)
+{
+	struct ptl_nic_conf cf;
+
+	ptl_nic_conf_default(&cf, 1);
+	cf.max_ops = 64;
+	cf.limits.max_triggered_ops = T_TRIG_MAX;
+	t_env_setup_opts(e, 64, 0, &cf);
+	ptl_nic_set_originate(e->nic, t_originate, NULL);
+	memset(hook.user_ptr, 0, sizeof(hook.user_ptr));
+	hook.n = 0;
+	hook.rc = 0;
+}
+
+static struct spinnic_cmd_ring *
+ring(struct t_env *e)
+{
+	return (struct spinnic_cmd_ring *)(e->region + T_CMD_OFF);
+}
+
+static struct spinnic_ct *
+rec(struct t_env *e, unsigned i)
+{
+	return (struct spinnic_ct *)(e->region + T_CT_OFF + 64u * i);
+}
+
+static uint32_t
+ct_alloc(struct t_env *e, unsigned i)
+{
+	struct spinnic_ctrl_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.u.ct.ni = e->ni;
+	m.u.ct.ct_off = T_CT_OFF + 64u * i;
+	assert_int_equal(t_ctrl(e, e->c, SPINNIC_CTRL_CT_ALLOC, &m),
+			 SPINNIC_PTL_OK);
+	return m.u.ct.ct;
+}
+
+static uint32_t
+md_bind(struct t_env *e, uint32_t eq)
+{
+	struct spinnic_ctrl_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.u.md.ni = e->ni;
+	m.u.md.start = t_addr(e, T_BUF_OFF);
+	m.u.md.length = 4096;
+	m.u.md.eq = eq;
+	m.u.md.ct = SPINNIC_HANDLE_NONE;
+	assert_int_equal(t_ctrl(e, e->c, SPINNIC_CTRL_MD_BIND, &m),
+			 SPINNIC_PTL_OK);
+	return m.u.md.md;
+}
+
+/* Post commands as the shim does (all published at once), then let the
+ * NIC consume them. @return data commands it returned */
+static unsigned
+post(struct t_env *e, const struct spinnic_cmd *cmds, unsigned n)
+{
+	struct spinnic_cmd_ring *r = ring(e);
+	struct ptl_cmd out[T_CMD_ENTRIES];
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		r->slots[(r->head + i) & (T_CMD_ENTRIES - 1)] = cmds[i];
+	__atomic_store_n(&r->head, r->head + n, __ATOMIC_RELEASE);
+	return ptl_cmd_poll(e->c, out, T_CMD_ENTRIES);
+}
+
+static void
+put_op(struct t_env *e, struct spinnic_cmd *op, uint32_t md, uint64_t tag)
+{
+	memset(op, 0, sizeof(*op));
+	op->op = SPINNIC_CMD_PUT;
+	op->ni = e->ni;
+	op->md = md;
+	op->length = 64;
+	op->target.nid = 2;
+	op->target.pid = 3;
+	op->user_ptr = tag;
+}
+
+static void
+ct_op(struct t_env *e, struct spinnic_cmd *op, uint16_t kind, uint32_t ct,
+      uint64_t s, uint64_t f)
+{
+	memset(op, 0, sizeof(*op));
+	op->op = kind;
+	op->ni = e->ni;
+	op->md = ct;
+	op->ct_success = s;
+	op->ct_failure = f;
+}
+
+/* TRIG(trig_ct, threshold) + op */
+static void
+arm(struct t_env *e, uint32_t trig_ct, uint64_t threshold,
+    const struct spinnic_cmd *op)
+{
+	struct spinnic_cmd c[2];
+
+	memset(&c[0], 0, sizeof(c[0]));
+	c[0].op = SPINNIC_CMD_TRIG;
+	c[0].ni = e->ni;
+	c[0].md = trig_ct;
+	c[0].length = threshold;
+	c[1] = *op;
+	assert_int_equal(post(e, c, 2), 0);
+}
+
+static void
+arm_put(struct t_env *e, uint32_t trig_ct, uint64_t threshold, uint32_t md,
+	uint64_t tag)
+{
+	struct spinnic_cmd op;
+
+	put_op(e, &op, md, tag);
+	arm(e, trig_ct, threshold, &op);
+}
+
+static uint64_t
+done(struct t_env *e)
+{
+	return __atomic_load_n(&ring(e)->trig_done[0], __ATOMIC_ACQUIRE);
+}
+
+static void
+expect(const uint64_t *tags, unsigned n)
+{
+	unsigned i;
+
+	assert_int_equal(hook.n, n);
+	for (i = 0; i < n; i++)
+		assert_int_equal(hook.user_ptr[i], tags[i]);
+}
+
+static void
+test_threshold_order(void **state)
+{
+	static const uint64_t first[] = { 10 };
+	static const uint64_t all[] = { 10, 20, 21, 22, 30 };
+	struct t_env e;
+	uint32_t ct, md;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	arm_put(&e, ct, 3, md, 30);
+	arm_put(&e, ct, 2, md, 20);
+	arm_put(&e, ct, 1, md, 10);
+	arm_put(&e, ct, 2, md, 21);
+	arm_put(&e, ct, 2, md, 22);
+	assert_int_equal(hook.n, 0);
+	/* == fires, > does not */
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	expect(first, 1);
+	/* a jump past several: threshold order, equal ones as armed; a
+	 * failure counts like a success */
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 3), 0);
+	expect(all, 5);
+	assert_int_equal(done(&e), 5);
+	t_env_teardown(&e);
+}
+
+static void
+test_fires_at_arm(void **state)
+{
+	static const uint64_t tags[] = { 1, 2 };
+	struct t_env e;
+	uint32_t ct, md;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	assert_int_equal(ptl_ct_set(e.c, ct, 2, 1), 0);
+	arm_put(&e, ct, 3, md, 1);   /* met already */
+	arm_put(&e, ct, 0, md, 2);   /* threshold 0 */
+	arm_put(&e, ct, 4, md, 3);
+	expect(tags, 2);
+	/* a Set down fires nothing, a Set up does */
+	assert_int_equal(ptl_ct_set(e.c, ct, 0, 0), 0);
+	assert_int_equal(hook.n, 2);
+	assert_int_equal(ptl_ct_set(e.c, ct, 0, 4), 0);
+	assert_int_equal(hook.n, 3);
+	t_env_teardown(&e);
+}
+
+/* The client changed the counter itself (PtlCTInc in the shim) and posts
+ * CT_CHECK: only that fires anything */
+static void
+test_ct_check(void **state)
+{
+	struct t_env e;
+	struct spinnic_cmd op;
+	uint32_t ct, md;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	arm_put(&e, ct, 2, md, 7);
+	__atomic_fetch_add(&rec(&e, 0)->success, 2, __ATOMIC_RELEASE);
+	assert_int_equal(hook.n, 0);
+	ct_op(&e, &op, SPINNIC_CMD_CT_CHECK, ct, 0, 0);
+	assert_int_equal(post(&e, &op, 1), 0);
+	assert_int_equal(hook.n, 1);
+	assert_int_equal(rec(&e, 0)->success, 2);
+	t_env_teardown(&e);
+}
+
+static void
+test_cancel_and_free(void **state)
+{
+	struct t_env e;
+	struct spinnic_cmd op;
+	struct spinnic_ctrl_msg m;
+	struct ptl_nic_stats st;
+	uint32_t ct, ct2, md;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	ct2 = ct_alloc(&e, 1);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	arm_put(&e, ct, 1, md, 1);
+	arm_put(&e, ct, 2, md, 2);
+	arm_put(&e, ct2, 1, md, 3);
+	assert_int_equal(ptl_ct_set(e.c, ct, 5, 1), 0);
+	expect((const uint64_t[]){ 1, 2 }, 2);
+	arm_put(&e, ct, 9, md, 4);
+	arm_put(&e, ct, 10, md, 5);
+	ct_op(&e, &op, SPINNIC_CMD_CT_CANCEL_TRIG, ct, 0, 0);
+	assert_int_equal(post(&e, &op, 1), 0);
+	/* destroyed, and nothing else touched */
+	assert_int_equal(rec(&e, 0)->success, 5);
+	assert_int_equal(rec(&e, 0)->failure, 1);
+	assert_int_equal(done(&e), 4);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 10, 0), 0);
+	assert_int_equal(hook.n, 2);
+	/* the CT stays usable */
+	arm_put(&e, ct, 16, md, 6);
+	assert_int_equal(hook.n, 3);
+	/* PtlCTFree drops what waits on it */
+	memset(&m, 0, sizeof(m));
+	m.u.ct.ni = e.ni;
+	m.u.ct.ct = ct2;
+	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_CT_FREE, &m),
+			 SPINNIC_PTL_OK);
+	assert_int_equal(done(&e), 6);
+	ct2 = ct_alloc(&e, 1);
+	assert_int_equal(ptl_ct_inc(e.c, ct2, 1, 0), 0);
+	assert_int_equal(hook.n, 3);
+	ptl_nic_stats_get(e.nic, &st);
+	assert_int_equal(st.trig_cancelled, 3);
+	assert_int_equal(st.trig_armed, 6);
+	t_env_teardown(&e);
+}
+
+static void
+test_limit(void **state)
+{
+	struct t_env e;
+	struct ptl_nic_stats st;
+	struct spinnic_cmd op;
+	uint32_t ct, md;
+	unsigned i;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	for (i = 0; i < T_TRIG_MAX; i++)
+		arm_put(&e, ct, 100, md, i);
+	arm_put(&e, ct, 100, md, 99);   /* one too many */
+	ptl_nic_stats_get(e.nic, &st);
+	assert_int_equal(st.trig_refused, 1);
+	assert_int_equal(done(&e), 1);
+	/* a bad trigger CT, an op that may not wait, another NI: refused */
+	arm_put(&e, md, 1, md, 98);
+	put_op(&e, &op, md, 97);
+	op.op = SPINNIC_CMD_SPUT_START;
+	arm(&e, ct, 0, &op);
+	put_op(&e, &op, md, 96);
+	op.op = SPINNIC_CMD_TRIG;
+	arm(&e, ct, 0, &op);
+	assert_int_equal(done(&e), 4);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 100, 0), 0);
+	assert_int_equal(hook.n, T_TRIG_MAX);
+	assert_int_equal(done(&e), 4 + T_TRIG_MAX);
+	/* room again */
+	arm_put(&e, ct, 0, md, 1);
+	assert_int_equal(hook.n, T_TRIG_MAX + 1);
+	t_env_teardown(&e);
+}
+
+/* 100 counters, each one's TriggeredCTInc bumps the next: the worklist,
+ * not the stack, carries the chain; then 100 on one counter, each
+ * releasing the next. */
+static void
+test_chain_100(void **state)
+{
+	struct ptl_nic_conf cf;
+	struct spinnic_cmd op;
+	struct t_env e;
+	uint32_t ct[101];
+	unsigned i;
+
+	(void)state;
+	ptl_nic_conf_default(&cf, 1);
+	cf.max_ops = 64;
+	cf.limits.max_triggered_ops = 256;
+	t_env_setup_opts(&e, 64, 0, &cf);
+	for (i = 0; i <= 100; i++)
+		ct[i] = ct_alloc(&e, i);
+	for (i = 0; i < 100; i++) {
+		ct_op(&e, &op, SPINNIC_CMD_CT_INC, ct[i + 1], 1, 0);
+		arm(&e, ct[i], 1, &op);
+	}
+	assert_int_equal(ptl_ct_inc(e.c, ct[0], 1, 0), 0);
+	for (i = 0; i <= 100; i++)
+		assert_int_equal(rec(&e, i)->success, 1);
+	for (i = 1; i <= 100; i++) {
+		ct_op(&e, &op, SPINNIC_CMD_CT_INC, ct[0], 1, 0);
+		arm(&e, ct[0], 1 + i, &op);
+	}
+	assert_int_equal(rec(&e, 0)->success, 1);
+	/* a Set in the chain: the last one puts it back to 7 */
+	ct_op(&e, &op, SPINNIC_CMD_CT_SET, ct[0], 7, 0);
+	arm(&e, ct[0], 101, &op);
+	assert_int_equal(ptl_ct_inc(e.c, ct[0], 1, 0), 0);
+	assert_int_equal(rec(&e, 0)->success, 7);
+	assert_int_equal(done(&e), 201);
+	t_env_teardown(&e);
+}
+
+/* The MD is looked at when the operation fires: released by then, the
+ * put is refused there (no MD, so no EQ to tell) */
+static void
+test_resolved_at_fire(void **state)
+{
+	struct spinnic_ctrl_msg m;
+	struct ptl_nic_stats st;
+	struct t_env e;
+	uint32_t ct, md;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, e.eq);
+	arm_put(&e, ct, 1, md, 5);
+	memset(&m, 0, sizeof(m));
+	m.u.md.ni = e.ni;
+	m.u.md.md = md;
+	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_MD_RELEASE, &m),
+			 SPINNIC_PTL_OK);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(hook.n, 0);
+	assert_int_equal(done(&e), 1);
+	ptl_nic_stats_get(e.nic, &st);
+	assert_int_equal(st.bad_cmd, 1);
+	assert_int_equal(st.trig_fired, 1);
+	t_env_teardown(&e);
+}
+
+/* No room in the engine: the fired ones wait, in order, and the next
+ * ptl_cmd_poll starts them */
+static void
+test_busy_hook(void **state)
+{
+	static const uint64_t tags[] = { 1, 2, 3 };
+	struct ptl_cmd out[4];
+	struct t_env e;
+	uint32_t ct, md;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	arm_put(&e, ct, 1, md, 1);
+	arm_put(&e, ct, 2, md, 2);
+	hook.rc = -ENOBUFS;
+	assert_int_equal(ptl_ct_inc(e.c, ct, 2, 0), 0);
+	assert_int_equal(done(&e), 0);
+	arm_put(&e, ct, 2, md, 3);
+	assert_int_equal(hook.n, 0);
+	hook.rc = 0;
+	assert_int_equal(ptl_cmd_poll(e.c, out, 4), 0);
+	expect(tags, 3);
+	assert_int_equal(done(&e), 3);
+	t_env_teardown(&e);
+}
+
+/* A priority append claims an unexpected header and counts it into a CT
+ * while the control path holds the NIC lock: what fires must not take
+ * that lock again (it would hang), it waits for the next ptl_cmd_poll */
+static void
+test_fire_under_nic_lock(void **state)
+{
+	static const uint64_t tags[] = { 8 };
+	struct ptl_cmd out[4];
+	struct spinnic_pkt h;
+	struct ptl_match mt;
+	struct t_me over, prio;
+	struct t_env e;
+	uint32_t ct, md;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	arm_put(&e, ct, 1, md, 8);
+	t_me_default(&over);
+	over.list = SPINNIC_PTL_OVERFLOW_LIST;
+	over.match_bits = 5;
+	over.off = T_BUF_OFF + 8192;
+	t_me_append(&e, &over);
+	t_hdr(&e, &h, 5, 100);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &mt), 0);
+	ptl_match_complete(e.nic, &mt, SPINNIC_PTL_NI_OK);
+	t_me_default(&prio);
+	prio.match_bits = 5;
+	prio.ct = ct;
+	prio.options |= SPINNIC_PTL_ME_EVENT_CT_OVERFLOW;
+	t_me_append(&e, &prio);
+	assert_int_equal(rec(&e, 0)->success, 1);
+	assert_int_equal(hook.n, 0);
+	assert_int_equal(ptl_cmd_poll(e.c, out, 4), 0);
+	expect(tags, 1);
+	t_env_teardown(&e);
+}
+
+/* Any command rides behind a TRIG: an atomic fires as an atomic, checked
+ * at fire time like one from the ring */
+static void
+test_atomic_behind_trig(void **state)
+{
+	struct spinnic_cmd op;
+	struct t_env e;
+	uint32_t ct, md;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	put_op(&e, &op, md, 41);
+	op.op = SPINNIC_CMD_ATOMIC;
+	op.length = 8;
+	op.atomic_op = SPINNIC_PTL_SUM;
+	op.atomic_type = SPINNIC_PTL_INT64_T;
+	arm(&e, ct, 1, &op);
+	op.user_ptr = 42;
+	op.atomic_op = SPINNIC_PTL_BAND;   /* not on a double */
+	op.atomic_type = SPINNIC_PTL_DOUBLE;
+	arm(&e, ct, 1, &op);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(hook.n, 1);
+	assert_int_equal(hook.op[0], SPINNIC_CMD_ATOMIC);
+	assert_int_equal(hook.user_ptr[0], 41);
+	assert_int_equal(done(&e), 2);
+	t_env_teardown(&e);
+}
+
+struct incr {
+	struct t_env *e;
+	uint32_t ct;
+	unsigned n;
+};
+
+static void *
+incr_main(void *arg)
+{
+	struct incr *in = arg;
+	unsigned i;
+
+	for (i = 0; i < in->n; i++)
+		assert_int_equal(ptl_ct_inc(in->e->c, in->ct, 1, 0), 0);
+	return NULL;
+}
+
+/* Two threads increment at once (inbound lcore and HPU): every operation
+ * fires once, in threshold order */
+static void
+test_two_threads(void **state)
+{
+	struct ptl_nic_conf cf;
+	struct t_env e;
+	pthread_t t[2];
+	struct incr in;
+	uint32_t ct, md;
+	unsigned i;
+
+	(void)state;
+	ptl_nic_conf_default(&cf, 1);
+	cf.max_ops = 64;
+	cf.limits.max_triggered_ops = 2048;
+	t_env_setup_opts(&e, 64, 0, &cf);
+	ptl_nic_set_originate(e.nic, t_originate, NULL);
+	hook.n = 0;
+	hook.rc = 0;
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	for (i = 1; i <= 2000; i++)
+		arm_put(&e, ct, i, md, i);
+	in = (struct incr){ .e = &e, .ct = ct, .n = 1000 };
+	assert_int_equal(pthread_create(&t[0], NULL, incr_main, &in), 0);
+	assert_int_equal(pthread_create(&t[1], NULL, incr_main, &in), 0);
+	assert_int_equal(pthread_join(t[0], NULL), 0);
+	assert_int_equal(pthread_join(t[1], NULL), 0);
+	assert_int_equal(hook.n, 2000);
+	for (i = 0; i < 2000; i++)
+		assert_int_equal(hook.user_ptr[i], i + 1);
+	t_env_teardown(&e);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_threshold_order),
+		cmocka_unit_test(test_fires_at_arm),
+		cmocka_unit_test(test_ct_check),
+		cmocka_unit_test(test_cancel_and_free),
+		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_chain_100),
+		cmocka_unit_test(test_resolved_at_fire),
+		cmocka_unit_test(test_busy_hook),
+		cmocka_unit_test(test_fire_under_nic_lock),
+		cmocka_unit_test(test_atomic_behind_trig),
+		cmocka_unit_test(test_two_threads),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

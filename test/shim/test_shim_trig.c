@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Triggered operations and counter updates in libspinnic, against the fake
+ * NIC (fake_nic.c): PtlCTInc/PtlCTSet visible to the caller's next
+ * PtlCTGet at once; PtlTriggered* as a TRIG slot and the operation's,
+ * published together; max_triggered_ops (PTL_NO_SPACE, freed by the NIC's
+ * trig_done); bad handles; PtlCTCancelTriggered returns only after the
+ * NIC consumed it.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fake_nic.h"
+#include "shim_internal.h"
+
+struct fx {
+	struct fake_nic f;
+	ptl_handle_ni_t ni;
+	ptl_handle_ct_t ct;
+	ptl_handle_md_t md;
+	uint8_t *buf;
+};
+
+static int
+setup(void **state)
+{
+	struct fx *x = calloc(1, sizeof(*x));
+	ptl_md_t md = { .length = 64, .eq_handle = PTL_EQ_NONE,
+			.ct_handle = PTL_CT_NONE };
+
+	if (x == NULL || fake_nic_start(&x->f, FAKE_ANSWER) != 0)
+		return -1;
+	if (PtlInit() != PTL_OK ||
+	    PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL,
+		      PTL_PID_ANY, NULL, NULL, &x->ni) != PTL_OK ||
+	    PtlCTAlloc(x->ni, &x->ct) != PTL_OK)
+		return -1;
+	x->buf = spin_host_alloc(64);
+	md.start = x->buf;
+	if (x->buf == NULL || PtlMDBind(x->ni, &md, &x->md) != PTL_OK)
+		return -1;
+	*state = x;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fx *x = *state;
+	int bad;
+
+	while (shim_g.init_refs > 0)
+		PtlFini();
+	fake_nic_stop(&x->f);
+	bad = x->f.bad_msgs;
+	free(x);
+	return bad == 0 ? 0 : -1;
+}
+
+static ptl_process_t
+phys(ptl_nid_t nid, ptl_pid_t pid)
+{
+	ptl_process_t p = { .phys = { .nid = nid, .pid = pid } };
+
+	return p;
+}
+
+static struct spinnic_cmd_ring *
+ring(struct fx *x)
+{
+	const struct spinnic_region_hdr *h = (const void *)x->f.region;
+
+	return (struct spinnic_cmd_ring *)(x->f.region + h->cmd_off);
+}
+
+/* The bug: inc/set went to the NIC and a PtlCTGet right after read the
+ * old value. Nothing consumes the fake NIC's ring here. */
+static void
+test_ct_visible_at_once(void **state)
+{
+	struct fx *x = *state;
+	ptl_ct_event_t inc = { .success = 2, .failure = 1 }, v;
+	ptl_ct_event_t set = { .success = 7, .failure = 0 };
+
+	assert_int_equal(PtlCTInc(x->ct, inc), PTL_OK);
+	assert_int_equal(PtlCTGet(x->ct, &v), PTL_OK);
+	assert_int_equal(v.success, 2);
+	assert_int_equal(v.failure, 1);
+	assert_int_equal(PtlCTWait(x->ct, 3, &v), PTL_OK);
+	assert_int_equal(PtlCTSet(x->ct, set), PTL_OK);
+	assert_int_equal(PtlCTGet(x->ct, &v), PTL_OK);
+	assert_int_equal(v.success, 7);
+	assert_int_equal(v.failure, 0);
+	assert_int_equal(PtlCTInc(x->ct, inc), PTL_OK);
+	assert_int_equal(PtlCTGet(x->ct, &v), PTL_OK);
+	assert_int_equal(v.success, 9);
+	assert_int_equal(v.failure, 1);
+}
+
+static void
+test_trig_commands(void **state)
+{
+	struct fx *x = *state;
+	ptl_ct_event_t one = { .success = 1, .failure = 0 };
+	struct spinnic_cmd c;
+
+	assert_int_equal(PtlTriggeredPut(x->md, 8, 16, PTL_NO_ACK_REQ,
+					 phys(1, 2), 4, 0x55, 32, NULL, 0xd,
+					 x->ct, 5),
+			 PTL_OK);
+	assert_int_equal(ring(x)->head - ring(x)->tail, 2);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.op, SPINNIC_CMD_TRIG);
+	assert_int_equal(c.length, 5);
+	assert_int_equal(c.md, x->f.last[SPINNIC_CTRL_CT_ALLOC].u.ct.ct);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.op, SPINNIC_CMD_PUT);
+	assert_int_equal(c.local_offset, 8);
+	assert_int_equal(c.length, 16);
+	assert_int_equal(c.match_bits, 0x55);
+	assert_int_equal(PtlTriggeredGet(x->md, 0, 8, phys(1, 2), 4, 0, 0,
+					 NULL, x->ct, 0), PTL_OK);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.op, SPINNIC_CMD_GET);
+	assert_int_equal(PtlTriggeredCTInc(x->ct, one, x->ct, 1), PTL_OK);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.op, SPINNIC_CMD_CT_INC);
+	assert_int_equal(c.ct_success, 1);
+	/* checked like the plain calls, and the trigger CT */
+	assert_int_equal(PtlTriggeredPut(x->md, 60, 16, PTL_NO_ACK_REQ,
+					 phys(1, 2), 4, 0, 0, NULL, 0, x->ct,
+					 1), PTL_ARG_INVALID);
+	assert_int_equal(PtlTriggeredPut(x->md, 0, 16, PTL_NO_ACK_REQ,
+					 phys(1, 2), 4, 0, 0, NULL, 0, x->md,
+					 1), PTL_ARG_INVALID);
+	/* an ack with nowhere to land (no EQ, no CT), as PtlPut */
+	assert_int_equal(PtlTriggeredPut(x->md, 0, 16, PTL_ACK_REQ,
+					 phys(1, 2), 4, 0, 0, NULL, 0, x->ct,
+					 1), PTL_ARG_INVALID);
+	assert_int_equal(PtlTriggeredCTSet(x->md, one, x->ct, 1),
+			 PTL_ARG_INVALID);
+	assert_false(fake_nic_cmd_pop(&x->f, &c));
+}
+
+static void
+test_trig_limit(void **state)
+{
+	struct fx *x = *state;
+	ptl_ct_event_t one = { .success = 1, .failure = 0 };
+	ptl_ni_limits_t lim;
+	struct spinnic_cmd c;
+	int i;
+
+	assert_int_equal(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING |
+				   PTL_NI_PHYSICAL, PTL_PID_ANY, NULL, &lim,
+				   &x->ni), PTL_OK);
+	assert_int_equal(lim.max_triggered_ops, FAKE_TRIG_MAX);
+	for (i = 0; i < FAKE_TRIG_MAX; i++)
+		assert_int_equal(PtlTriggeredCTInc(x->ct, one, x->ct, 9),
+				 PTL_OK);
+	assert_int_equal(PtlTriggeredCTInc(x->ct, one, x->ct, 9),
+			 PTL_NO_SPACE);
+	/* the NIC says one left (fired, cancelled or refused) */
+	__atomic_fetch_add(&ring(x)->trig_done[0], 1, __ATOMIC_RELEASE);
+	assert_int_equal(PtlTriggeredCTInc(x->ct, one, x->ct, 9), PTL_OK);
+	assert_int_equal(PtlTriggeredCTInc(x->ct, one, x->ct, 9),
+			 PTL_NO_SPACE);
+	while (fake_nic_cmd_pop(&x->f, &c))
+		;
+	assert_int_equal(PtlNIFini(x->ni), PTL_OK);
+}
+
+static void *
+late_consumer(void *arg)
+{
+	struct fx *x = arg;
+	struct spinnic_cmd c;
+	struct timespec ts = { .tv_nsec = 50 * 1000000 };
+
+	nanosleep(&ts, NULL);
+	while (!fake_nic_cmd_pop(&x->f, &c))
+		sched_yield();
+	return (void *)(uintptr_t)c.op;
+}
+
+static void
+test_cancel_waits(void **state)
+{
+	struct fx *x = *state;
+	pthread_t t;
+	void *op;
+
+	assert_int_equal(PtlCTCancelTriggered(x->md), PTL_ARG_INVALID);
+	assert_int_equal(pthread_create(&t, NULL, late_consumer, x), 0);
+	assert_int_equal(PtlCTCancelTriggered(x->ct), PTL_OK);
+	/* it returned: the NIC took the command */
+	assert_int_equal(ring(x)->head, ring(x)->tail);
+	assert_int_equal(pthread_join(t, &op), 0);
+	assert_int_equal((uintptr_t)op, SPINNIC_CMD_CT_CANCEL_TRIG);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_ct_visible_at_once, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_trig_commands, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_trig_limit, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_waits, setup,
+						teardown),
+	};
+
+	setenv("SPINNIC_REGION_SIZE", "4M", 1);
+	setenv("SPINNIC_HUGEPAGES", "0", 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
