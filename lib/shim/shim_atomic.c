@@ -20,20 +20,15 @@ swap_family(ptl_op_t op)
 	return op == PTL_SWAP || op >= PTL_CSWAP;
 }
 
-/*
- * Body of the three calls: the put MD's command (shim_data_cmd), then the
- * operation: valid for the datatype and for the call, whole elements, at
- * most max_atomic_size (max_fetch_atomic_size when old values come back),
- * one element for the conditional swaps and MSWAP; the get MD's range.
- * @return 0 or a negative errno
- */
-static int
-atomic_cmd(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
-	   ptl_handle_md_t get_md, ptl_size_t get_offset, ptl_size_t length,
-	   ptl_ack_req_t ack_req, ptl_process_t target_id,
-	   ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
-	   ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data,
-	   const void *operand, ptl_op_t operation, ptl_datatype_t datatype)
+int
+shim_atomic_cmd(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
+		ptl_handle_md_t get_md, ptl_size_t get_offset,
+		ptl_size_t length, ptl_ack_req_t ack_req,
+		ptl_process_t target_id, ptl_pt_index_t pt_index,
+		ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+		void *user_ptr, ptl_hdr_data_t hdr_data, const void *operand,
+		ptl_op_t operation, ptl_datatype_t datatype,
+		struct spinnic_cmd *cmd_p)
 {
 	size_t esize = spinnic_atomic_size((unsigned)datatype);
 	bool fetch = op != SPINNIC_CMD_ATOMIC;
@@ -66,8 +61,10 @@ atomic_cmd(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
 	}
 	cmd.atomic_op = (uint8_t)operation;
 	cmd.atomic_type = (uint8_t)datatype;
-	if (!fetch)
-		return shim_cmd_post(&cmd);
+	if (!fetch) {
+		*cmd_p = cmd;
+		return 0;
+	}
 	g = shim_to_md(get_md, &gni);
 	if (g == NULL || gni != ni || get_offset > g->u.md.length ||
 	    length > g->u.md.length - get_offset) {
@@ -84,7 +81,27 @@ atomic_cmd(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
 			return -EINVAL;
 		memcpy(cmd.operand, operand, esize);
 	}
-	return shim_cmd_post(&cmd);
+	*cmd_p = cmd;
+	return 0;
+}
+
+/* Build, then post. @return 0 or a negative errno */
+static int
+atomic_cmd(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
+	   ptl_handle_md_t get_md, ptl_size_t get_offset, ptl_size_t length,
+	   ptl_ack_req_t ack_req, ptl_process_t target_id,
+	   ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+	   ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data,
+	   const void *operand, ptl_op_t operation, ptl_datatype_t datatype)
+{
+	struct spinnic_cmd cmd;
+	int rc = shim_atomic_cmd(op, put_md, put_offset, get_md, get_offset,
+				 length, ack_req, target_id, pt_index,
+				 match_bits, remote_offset, user_ptr,
+				 hdr_data, operand, operation, datatype,
+				 &cmd);
+
+	return rc != 0 ? rc : shim_cmd_post(&cmd);
 }
 
 int

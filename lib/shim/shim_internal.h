@@ -426,6 +426,24 @@ int shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle,
 		  ptl_size_t remote_offset, void *user_ptr,
 		  ptl_hdr_data_t hdr_data, struct spinnic_cmd *cmd_p,
 		  struct shim_ni **ni_p);
+/**
+ * The command of an atomic (PtlAtomic, PtlFetchAtomic, PtlSwap and their
+ * triggered forms; shim_atomic.c), checked: shim_data_cmd's checks on the
+ * put MD, then the operation valid for the datatype and for the call
+ * (@p op), whole elements within max_atomic_size (max_fetch_atomic_size
+ * when old values come back), one element for a conditional swap or
+ * MSWAP (@p operand: its compare value or mask), the get MD's range.
+ * @return 0 (*cmd_p filled, nothing posted) or a negative errno
+ */
+int shim_atomic_cmd(uint16_t op, ptl_handle_md_t put_md,
+		    ptl_size_t put_offset, ptl_handle_md_t get_md,
+		    ptl_size_t get_offset, ptl_size_t length,
+		    ptl_ack_req_t ack_req, ptl_process_t target_id,
+		    ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+		    ptl_size_t remote_offset, void *user_ptr,
+		    ptl_hdr_data_t hdr_data, const void *operand,
+		    ptl_op_t operation, ptl_datatype_t datatype,
+		    struct spinnic_cmd *cmd_p);
 /** Post @p op to start when CT @p trig_ct reaches @p threshold (counts
  *  toward max_triggered_ops; shim_trig.c). @return 0, -EINVAL (CT, or
  *  not on @p op's NI), -ENOMEM (max_triggered_ops pending), -EIO */

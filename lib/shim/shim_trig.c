@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Triggered operations of portals4.h: PtlTriggered{Put,Get,CTInc,CTSet}
- * post a TRIG command (trigger CT, threshold) followed by the plain
- * operation's command; the NIC keeps it until the CT's success + failure
+ * Triggered operations of portals4.h: PtlTriggered{Put,Get,Atomic,
+ * FetchAtomic,Swap,CTInc,CTSet} post a TRIG command (trigger CT,
+ * threshold) followed by the plain operation's command, checked as the
+ * plain call checks it; the NIC keeps it until the CT's success + failure
  * reaches the threshold (lib/portals/trig.c). PtlCTCancelTriggered waits
- * until the NIC acted on it. PtlTriggered{Atomic,FetchAtomic,Swap} wait for
- * the atomic commands (PTL_FAIL). doc/NOTES.md "Triggered operations".
+ * until the NIC acted on it. doc/NOTES.md "Triggered operations".
  */
 #include <errno.h>
 #include <string.h>
@@ -62,13 +62,26 @@ shim_trig_post(const struct spinnic_cmd *op, ptl_handle_ct_t trig_ct,
 	return rc;
 }
 
-/* A triggered atomic: PTL_FAIL until shim_atomic.c builds the atomic
- * command, which then goes through shim_trig_post() like the others. */
+/* Body of the triggered atomics: the atomic's command
+ * (shim_atomic_cmd), posted behind its trigger. @return 0 or a negative
+ * errno */
 static int
-trig_missing(const char *call)
+trig_atomic(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
+	    ptl_handle_md_t get_md, ptl_size_t get_offset, ptl_size_t length,
+	    ptl_ack_req_t ack_req, ptl_process_t target_id,
+	    ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+	    ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data,
+	    const void *operand, ptl_op_t operation, ptl_datatype_t datatype,
+	    ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
 {
-	SHIM_DBG("%s: atomics are not implemented yet", call);
-	return shim_ptl(-ENOSYS);
+	struct spinnic_cmd cmd;
+	int rc = shim_atomic_cmd(op, put_md, put_offset, get_md, get_offset,
+				 length, ack_req, target_id, pt_index,
+				 match_bits, remote_offset, user_ptr,
+				 hdr_data, operand, operation, datatype,
+				 &cmd);
+
+	return rc != 0 ? rc : shim_trig_post(&cmd, trig_ct_handle, threshold);
 }
 
 /* Body of PtlTriggeredPut and PtlTriggeredGet. @return 0 or a negative
@@ -126,13 +139,13 @@ PtlTriggeredAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		   ptl_op_t operation, ptl_datatype_t datatype,
 		   ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
 {
-	(void)md_handle; (void)local_offset; (void)length; (void)ack_req;
-	(void)target_id; (void)pt_index; (void)match_bits;
-	(void)remote_offset; (void)user_ptr; (void)hdr_data;
-	(void)operation; (void)datatype; (void)trig_ct_handle;
-	(void)threshold;
 	SHIM_ENTER();
-	return trig_missing(__func__);
+	return shim_ptl(trig_atomic(SPINNIC_CMD_ATOMIC, md_handle,
+				    local_offset, PTL_INVALID_HANDLE, 0,
+				    length, ack_req, target_id, pt_index,
+				    match_bits, remote_offset, user_ptr,
+				    hdr_data, NULL, operation, datatype,
+				    trig_ct_handle, threshold));
 }
 
 int
@@ -146,13 +159,14 @@ PtlTriggeredFetchAtomic(ptl_handle_md_t get_md_handle,
 			ptl_op_t operation, ptl_datatype_t datatype,
 			ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
 {
-	(void)get_md_handle; (void)local_get_offset; (void)put_md_handle;
-	(void)local_put_offset; (void)length; (void)target_id;
-	(void)pt_index; (void)match_bits; (void)remote_offset;
-	(void)user_ptr; (void)hdr_data; (void)operation; (void)datatype;
-	(void)trig_ct_handle; (void)threshold;
 	SHIM_ENTER();
-	return trig_missing(__func__);
+	return shim_ptl(trig_atomic(SPINNIC_CMD_FETCH_ATOMIC, put_md_handle,
+				    local_put_offset, get_md_handle,
+				    local_get_offset, length, PTL_NO_ACK_REQ,
+				    target_id, pt_index, match_bits,
+				    remote_offset, user_ptr, hdr_data, NULL,
+				    operation, datatype, trig_ct_handle,
+				    threshold));
 }
 
 int
@@ -165,13 +179,14 @@ PtlTriggeredSwap(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset,
 		 ptl_op_t operation, ptl_datatype_t datatype,
 		 ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
 {
-	(void)get_md_handle; (void)local_get_offset; (void)put_md_handle;
-	(void)local_put_offset; (void)length; (void)target_id;
-	(void)pt_index; (void)match_bits; (void)remote_offset;
-	(void)user_ptr; (void)hdr_data; (void)operand; (void)operation;
-	(void)datatype; (void)trig_ct_handle; (void)threshold;
 	SHIM_ENTER();
-	return trig_missing(__func__);
+	return shim_ptl(trig_atomic(SPINNIC_CMD_SWAP, put_md_handle,
+				    local_put_offset, get_md_handle,
+				    local_get_offset, length, PTL_NO_ACK_REQ,
+				    target_id, pt_index, match_bits,
+				    remote_offset, user_ptr, hdr_data, operand,
+				    operation, datatype, trig_ct_handle,
+				    threshold));
 }
 
 /* Body of PtlTriggeredCTInc and PtlTriggeredCTSet: a CT_INC or CT_SET

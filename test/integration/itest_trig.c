@@ -29,7 +29,6 @@
 
 #include "harness.h"
 #include "kid.h"
-#include "shim_internal.h"
 
 #define EV_MS 10000
 #define CHAIN 100
@@ -218,20 +217,16 @@ trig_get(struct kid *self, struct kid_ni *n, ptl_process_t peer,
 	return 0;
 }
 
-/* A FETCH_ATOMIC (SUM 7 into the initiator's 100) behind a TRIG, posted
- * as PtlTriggeredFetchAtomic will post it; the operand is 5 when posted,
- * 7 when the trigger comes */
+/* PtlTriggeredFetchAtomic (SUM into the initiator's 100): the operand is
+ * 5 when posted, 7 when the trigger comes */
 static int
 trig_atomic(struct kid *self, struct kid_ni *n, ptl_process_t peer,
 	    ptl_pt_index_t pt)
 {
 	ptl_ct_event_t one = { .success = 1 };
 	int64_t *v = spin_host_alloc(2 * sizeof(*v));
-	struct spinnic_cmd c;
 	ptl_handle_ct_t trig;
 	ptl_handle_md_t mdh;
-	struct shim_ni *ni;
-	struct shim_obj *o;
 
 	KCHECK(self, v != NULL, "spin_host_alloc");
 	v[0] = 5;
@@ -239,22 +234,11 @@ trig_atomic(struct kid *self, struct kid_ni *n, ptl_process_t peer,
 	KCHECK(self, PtlCTAlloc(n->ni, &trig) == PTL_OK, "PtlCTAlloc");
 	KCHECK(self, md_add(n, v, 2 * sizeof(*v), PTL_CT_NONE, &mdh) == 0,
 	       "MD");
-	o = shim_to_md(mdh, &ni);
-	KCHECK(self, o != NULL, "MD object");
-	memset(&c, 0, sizeof(c));
-	c.op = SPINNIC_CMD_FETCH_ATOMIC;
-	c.ni = ni->nic_ni;
-	c.md = o->nic_id;
-	c.length = sizeof(*v);
-	c.target.nid = peer.phys.nid;
-	c.target.pid = peer.phys.pid;
-	c.pt_index = pt;
-	c.match_bits = M_ATOM;
-	c.get_md = o->nic_id;
-	c.get_offset = sizeof(*v);
-	c.atomic_op = PTL_SUM;
-	c.atomic_type = PTL_INT64_T;
-	KCHECK(self, shim_trig_post(&c, trig, 1) == 0, "shim_trig_post");
+	KCHECK(self, PtlTriggeredFetchAtomic(mdh, sizeof(*v), mdh, 0,
+					     sizeof(*v), peer, pt, M_ATOM, 0,
+					     NULL, 0, PTL_SUM, PTL_INT64_T,
+					     trig, 1) == PTL_OK,
+	       "PtlTriggeredFetchAtomic");
 	v[0] = 7;
 	KCHECK(self, PtlCTInc(trig, one) == PTL_OK, "PtlCTInc");
 	KCHECK(self, reply_wait(n) == 0, "REPLY of the atomic");
