@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Whole-message host pack/unpack with fast paths for contiguous, vector and
- * indexed-block layouts, and the block copy kernels the segment engine uses.
+ * Whole-message host pack/unpack: one contiguous block or a leaf vector
+ * directly, any other type through its compiled form (prog.c), the
+ * segment engine when it has none; and the block copy kernels both use.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,7 @@ struct seg_buf {
 static int whole(const struct ddt_type *t, int64_t count, const void *src,
 		 void *dst, bool unpack)
 {
+	const struct ddt_prog *pg;
 	const struct ddt_blob *b;
 	const struct ddt_dl *l;
 	uint8_t *typed, *packed;
@@ -232,6 +234,11 @@ static int whole(const struct ddt_type *t, int64_t count, const void *src,
 				ddt_copy_gather(pp, tp, l->blocklen, l->stride,
 						per);
 		}
+		return 0;
+	}
+	pg = __atomic_load_n(&t->prog, __ATOMIC_ACQUIRE);
+	if (pg != NULL) {
+		ddt_prog_whole(pg, count, typed, packed, unpack);
 		return 0;
 	}
 	if (l->leaf && l->kind == DDT_DL_BLOCKINDEXED) {
