@@ -103,6 +103,9 @@ bench_strat_opt(struct bench_strat_cfg *cfg, unsigned *mask_p,
 	} else if (strcmp(name, "interval") == 0) {
 		min = 1;
 		max = 1ll << 40;
+	} else if (strcmp(name, "prog") == 0) {
+		min = 0;
+		max = 1;
 	} else {
 		return 1;
 	}
@@ -115,6 +118,8 @@ bench_strat_opt(struct bench_strat_cfg *cfg, unsigned *mask_p,
 		cfg->payload = (uint32_t)v;
 	else if (name[0] == 'h')
 		cfg->hpus = (unsigned)v;
+	else if (name[1] == 'r')
+		cfg->prog = (int)v;
 	else
 		cfg->interval = v;
 	return 0;
@@ -345,6 +350,7 @@ args_general(enum bench_strat s, const struct bench_strat_cfg *cfg,
 	plan.pkt_payload = cfg->payload;
 	plan.origin = -c->lo;
 	plan.stats_off = SPIN_DDT_STATS_NONE;
+	plan.flags = cfg->prog ? SPIN_DDT_F_PROG : 0;
 	if (s != BS_HPU_LOCAL) {
 		if (interval <= 0) {
 			struct ddt_ckpt_set *cs =

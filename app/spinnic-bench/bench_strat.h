@@ -47,10 +47,12 @@ struct bench_strat_cfg {
 	int64_t interval;   /**< Δr of ro-cp and rw-cp, 0: paper 000's model */
 	int wire;           /**< --mode wire: packets through an ethdev pair
 				 (bench_wire.h); 0: preloaded (bench_nic.h) */
+	int prog;           /**< ddt_general arguments carry the compiled
+				 form (SPIN_DDT_F_PROG); --prog 0: segments */
 };
 
-/** Defaults: 2048 B packets, 1 HPU, the model's Δr. */
-#define BENCH_STRAT_CFG_DEFAULT { 2048, 1, 0, 0 }
+/** Defaults: 2048 B packets, 1 HPU, the model's Δr, compiled form. */
+#define BENCH_STRAT_CFG_DEFAULT { 2048, 1, 0, 0, 1 }
 
 /** Help of --mode. */
 #define BENCH_STRAT_MODE_HELP						\
@@ -59,8 +61,8 @@ struct bench_strat_cfg {
 	"a net_ring ethdev pair in this process, the NIC receives, "	\
 	"parses and dispatches them (no physical link)"
 
-/** Option table entries for --payload, --hpus, --interval, --strategies
- * (the last one's help names the default) and --mode. */
+/** Option table entries for --payload, --hpus, --interval, --prog,
+ * --strategies (the last one's help names the default) and --mode. */
 #define BENCH_STRAT_OPTS(strategies_default)				\
 	{ "mode", 1, BENCH_STRAT_MODE_HELP },				\
 	{ "payload", 1, "payload bytes per packet (default 2048)" },	\
@@ -68,6 +70,9 @@ struct bench_strat_cfg {
 		     "own threads (default 1)" },			\
 	{ "interval", 1, "checkpoint interval of ro-cp and rw-cp in "	\
 			 "bytes (default: paper 000's model)" },	\
+	{ "prog", 1, "1 (default): ddt_general arguments carry the "	\
+		     "type's compiled form, handlers resume in it; 0: "	\
+		     "segments and checkpoints only" },		\
 	{ "strategies", 1, "comma list of host-ddt,host-mpi,specialized,"	\
 			   "hpu-local,ro-cp,rw-cp,iovec (default "	\
 			   strategies_default ")" }

@@ -323,8 +323,22 @@ struct ddt_prog {
 	struct ddt_op *ops;
 	int64_t *pre;          /* nops + 1 packed offsets of the ops */
 	int64_t *arr;
+	int64_t narr;
+	uint32_t checksum;     /* of the blob it was compiled from */
 };
 
+#define DDT_PROG_MAGIC 0x50544444u /* "DDTP" */
+
+/* Serialized form: this header, ops[nops], pre[nops + 1], arr[narr]. */
+struct ddt_prog_hdr {
+	uint32_t magic;
+	uint32_t checksum;     /* of the blob it was compiled from */
+	uint64_t len;
+	int64_t nops, narr, size, extent;
+};
+
+/* Block bytes of fixed kernel @p kern (0: any), -1 when there is none. */
+int64_t ddt_prog_kern_bl(unsigned kern);
 /* Compile one element of @p b. NULL, errno E2BIG when it does not fit. */
 struct ddt_prog *ddt_prog_build(const struct ddt_blob *b);
 void ddt_prog_free(struct ddt_prog *pg);

@@ -23,6 +23,11 @@ static const int64_t kern_bl[DDT_KERN_COUNT] = {
 	0, 1, 2, 4, 8, 12, 16, 24, 32,
 };
 
+int64_t ddt_prog_kern_bl(unsigned kern)
+{
+	return kern < DDT_KERN_COUNT ? kern_bl[kern] : -1;
+}
+
 static uint8_t kern_of(int64_t bl)
 {
 	for (int k = 1; k < DDT_KERN_COUNT; k++)
@@ -287,6 +292,8 @@ struct ddt_prog *ddt_prog_build(const struct ddt_blob *b)
 	pg->nops = pb.nops;
 	pg->ops = pb.ops;
 	pg->arr = pb.arr;
+	pg->narr = pb.narr;
+	pg->checksum = b->h.checksum;
 	pg->pre[0] = 0;
 	for (int64_t o = 0; o < pb.nops; o++) {
 		struct ddt_op *op = &pg->ops[o];
@@ -546,6 +553,17 @@ static int64_t prog_find(const struct ddt_prog *pg, int64_t r)
 	return lo;
 }
 
+/* the repetition at typed offset torg lies inside bd */
+static inline bool rep_inside(const struct ddt_op *op, int64_t torg,
+			      const struct ddt_bounds *bd)
+{
+	int64_t a, z;
+
+	return !__builtin_add_overflow(torg, op->tlo, &a) &&
+	       !__builtin_add_overflow(torg, op->thi, &z) &&
+	       a >= bd->lo && z <= bd->hi;
+}
+
 int64_t ddt_prog_range(const struct ddt_prog *pg, int64_t first, int64_t last,
 		       uint8_t *typed, uint8_t *p, bool unpack,
 		       const struct ddt_bounds *bd)
@@ -562,8 +580,7 @@ int64_t ddt_prog_range(const struct ddt_prog *pg, int64_t first, int64_t last,
 
 		if (n > last - first)
 			n = last - first;
-		if (bd != NULL &&
-		    (torg + op->tlo < bd->lo || torg + op->thi > bd->hi))
+		if (bd != NULL && !rep_inside(op, torg, bd))
 			return first;
 		op_piece(pg, op, typed + torg, p, x, n, unpack);
 		p += n;
