@@ -4,8 +4,9 @@
  * measure typed receives (apps, scaling, ckpt): a case (one committed type,
  * its message, window and reference), the streaming-copy limit of its bytes,
  * and one row per strategy: host-ddt / host-mpi (contiguous receive, then
- * ddt_unpack / MPI_Unpack on the host) or a handler family on the preloaded
- * NIC (bench_nic.h), timed from the first packet to the last byte placed.
+ * ddt_unpack / MPI_Unpack on the host), a handler family on the preloaded
+ * NIC (bench_nic.h), timed from the first packet to the last byte placed,
+ * or the layout's copy floor (bench_floor.h).
  *
  * The same plumbing as bench_unpack.c, which could later be rebuilt on it.
  */
@@ -22,13 +23,14 @@ struct ddt_type;
 
 enum bench_strat {
 	BS_HOST_DDT, BS_HOST_MPI, BS_SPECIALIZED, BS_HPU_LOCAL, BS_RO_CP,
-	BS_RW_CP, BS_IOVEC, BS_COUNT,
+	BS_RW_CP, BS_IOVEC, BS_FLOOR, BS_COUNT,
 };
 
 /** Mask of every strategy. */
 #define BS_ALL ((1u << BS_COUNT) - 1)
 /** Mask of the strategies that run on the NIC. */
-#define BS_NIC_MASK (BS_ALL & ~((1u << BS_HOST_DDT) | (1u << BS_HOST_MPI)))
+#define BS_NIC_MASK (BS_ALL & ~((1u << BS_HOST_DDT) | (1u << BS_HOST_MPI) | \
+				(1u << BS_FLOOR)))
 
 /** DESIGN §9 name ("host-ddt", "rw-cp", ...). */
 const char *bench_strat_name(enum bench_strat s);
@@ -74,7 +76,7 @@ struct bench_strat_cfg {
 		     "type's compiled form, handlers resume in it; 0: "	\
 		     "segments and checkpoints only" },		\
 	{ "strategies", 1, "comma list of host-ddt,host-mpi,specialized,"	\
-			   "hpu-local,ro-cp,rw-cp,iovec (default "	\
+			   "hpu-local,ro-cp,rw-cp,iovec,floor (default "	\
 			   strategies_default ")" }
 
 /**
