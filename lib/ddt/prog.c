@@ -5,10 +5,10 @@
  * of equal blocks at a constant stride (vec) or at listed displacements
  * (idx), repeated n2 times stride2 apart. Inner loops have the block size
  * fixed at compile time (1, 2, 4, 8, 12, 16, 24, 32 B) and make no call per
- * block; a stream offset maps to (op, repetition, block, byte) by one
- * binary search over the ops and two divisions, so a range resumes in
- * O(log ops) without a checkpoint. Types it does not fit keep the segment
- * engine.
+ * block (other sizes up to 128 B: inline overlapping moves); a stream
+ * offset maps to (op, repetition, block, byte) by one binary search over
+ * the ops and two divisions, so a range resumes in O(log ops) without a
+ * checkpoint. Types it does not fit keep the segment engine.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -356,6 +356,40 @@ VEC_KERN(16)
 VEC_KERN(24)
 VEC_KERN(32)
 
+/* 32 < n <= 128 bytes: 32-byte moves, the last one overlapping (src and
+ * dst never overlap), no call */
+static inline void copy_mid(uint8_t *d, const uint8_t *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 32 <= n; i += 32)
+		memcpy(d + i, s + i, 32);
+	if (i < n)
+		memcpy(d + n - 32, s + n - 32, 32);
+}
+
+#define MID_MAX 128
+
+/* a block of up to MID_MAX bytes, inline */
+static inline void copy_var(uint8_t *d, const uint8_t *s, size_t n)
+{
+	if (n <= 32)
+		ddt_copy_small(d, s, n);
+	else
+		copy_mid(d, s, n);
+}
+
+static void vec_var(uint8_t *t, uint8_t *p, int64_t bl, int64_t n,
+		    int64_t stride, bool unpack)
+{
+	for (int64_t k = 0; k < n; k++, t += stride, p += bl) {
+		if (unpack)
+			copy_var(t, p, (size_t)bl);
+		else
+			copy_var(p, t, (size_t)bl);
+	}
+}
+
 typedef void (*vec_un_fn)(uint8_t *, const uint8_t *, int64_t, int64_t);
 typedef void (*vec_pk_fn)(uint8_t *, uint8_t *, int64_t, int64_t);
 typedef void (*idx_un_fn)(uint8_t *, const uint8_t *, int64_t,
@@ -383,6 +417,8 @@ static void op_blocks(const struct ddt_prog *pg, const struct ddt_op *o,
 			vec_un[o->kern](t, p, nb, o->stride);
 		else if (o->kern)
 			vec_pk[o->kern](t, p, nb, o->stride);
+		else if (o->bl <= MID_MAX)
+			vec_var(t, p, o->bl, nb, o->stride, unpack);
 		else if (unpack)
 			ddt_copy_scatter(t, p, o->bl, o->stride, nb);
 		else
@@ -398,7 +434,11 @@ static void op_blocks(const struct ddt_prog *pg, const struct ddt_op *o,
 			return;
 		}
 		for (int64_t k = 0; k < nb; k++, p += o->bl) {
-			if (unpack)
+			if (o->bl <= MID_MAX && unpack)
+				copy_var(t + d[k], p, (size_t)o->bl);
+			else if (o->bl <= MID_MAX)
+				copy_var(p, t + d[k], (size_t)o->bl);
+			else if (unpack)
 				memcpy(t + d[k], p, (size_t)o->bl);
 			else
 				memcpy(p, t + d[k], (size_t)o->bl);
@@ -518,6 +558,44 @@ static void op_piece(const struct ddt_prog *pg, const struct ddt_op *o,
 
 /* ---- runs ----------------------------------------------------------------- */
 
+/* A transpose: repetitions side by side, their blocks far apart (a
+ * column of complex numbers per repetition, FFT2D). Block by block all of
+ * them would touch a line per block and revisit it per repetition, with
+ * every block in the same cache set; instead a tile of repetitions that
+ * fills a line goes block by block, so each line is written in one visit. */
+static bool vec_transposed(const struct ddt_op *o)
+{
+	return o->kind == DDT_OP_VEC && o->n2 > 1 && o->n > 1 &&
+	       o->stride2 == o->bl && o->bl <= 32 &&
+	       (o->stride >= 1024 || o->stride <= -1024);
+}
+
+static void vec_tiles(const struct ddt_op *o, uint8_t *t, uint8_t *p,
+		      bool unpack)
+{
+	int64_t tile = 64 / o->bl;
+
+	for (int64_t q0 = 0; q0 < o->n2; q0 += tile) {
+		int64_t nq = o->n2 - q0 < tile ? o->n2 - q0 : tile;
+
+		for (int64_t k = 0; k < o->n; k++) {
+			uint8_t *tk = t + q0 * o->bl + k * o->stride;
+			uint8_t *pk = p + q0 * o->rsize + k * o->bl;
+
+			for (int64_t q = 0; q < nq; q++) {
+				if (unpack)
+					ddt_copy_small(tk + q * o->bl,
+						       pk + q * o->rsize,
+						       (size_t)o->bl);
+				else
+					ddt_copy_small(pk + q * o->rsize,
+						       tk + q * o->bl,
+						       (size_t)o->bl);
+			}
+		}
+	}
+}
+
 void ddt_prog_whole(const struct ddt_prog *pg, int64_t count, uint8_t *typed,
 		    uint8_t *packed, bool unpack)
 {
@@ -528,6 +606,11 @@ void ddt_prog_whole(const struct ddt_prog *pg, int64_t count, uint8_t *typed,
 			const struct ddt_op *o = &pg->ops[i];
 			uint8_t *t = te + o->off;
 
+			if (vec_transposed(o)) {
+				vec_tiles(o, t, packed, unpack);
+				packed += o->n2 * o->rsize;
+				continue;
+			}
 			for (int64_t q = 0; q < o->n2; q++) {
 				op_blocks(pg, o, t, packed, 0, o->n, unpack);
 				t += o->stride2;
