@@ -87,8 +87,15 @@ void ddt_copy_scatter(uint8_t *dst, const uint8_t *src, int64_t bl,
 	case 8: SCATTER_K(8); return;
 	case 16: SCATTER_K(16); return;
 	case 32: SCATTER_K(32); return;
+	case 12: SCATTER_K(12); return;
+	case 24: SCATTER_K(24); return;
+	case 48: SCATTER_K(48); return;
 	default:
 		break;
+	}
+	if (bl == 64 && !use_nt(bl, n)) {
+		SCATTER_K(64);
+		return;
 	}
 #ifdef __SSE2__
 	if (use_nt(bl, n)) {
@@ -113,8 +120,15 @@ void ddt_copy_gather(uint8_t *dst, const uint8_t *src, int64_t bl,
 	case 8: GATHER_K(8); return;
 	case 16: GATHER_K(16); return;
 	case 32: GATHER_K(32); return;
+	case 12: GATHER_K(12); return;
+	case 24: GATHER_K(24); return;
+	case 48: GATHER_K(48); return;
 	default:
 		break;
+	}
+	if (bl == 64 && !use_nt(bl, n)) {
+		GATHER_K(64);
+		return;
 	}
 #ifdef __SSE2__
 	if (use_nt(bl, n)) {

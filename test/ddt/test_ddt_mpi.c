@@ -526,6 +526,9 @@ test_prog_kernels(void **state)
 		{ "vector(50,4,5)[double]", DDT_OP_VEC, 32, 1 },
 		{ "vector(20,5,7)[double]", DDT_OP_VEC, 40, 0 },
 		{ "vector(10,5,7)[float]", DDT_OP_VEC, 20, 0 },
+		/* root vectors: ddt_copy_scatter's 48 and 64 B loops */
+		{ "vector(20,6,8)[double]", DDT_OP_VEC, 48, 0 },
+		{ "hvector(20,8,-80)[double]", DDT_OP_VEC, 64, 0 },
 		{ "vector(8,40,50)[float]", DDT_OP_VEC, 160, 0 },
 		{ "indexed_block(40;0,50,120)[float]", DDT_OP_IDX, 160, 0 },
 		{ "indexed_block(5;0,6,13)[float]", DDT_OP_IDX, 20, 0 },
