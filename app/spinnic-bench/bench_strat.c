@@ -116,11 +116,11 @@ bench_strat_opt(struct bench_strat_cfg *cfg, unsigned *mask_p,
 			  name, arg, min, max);
 		return -EINVAL;
 	}
-	if (name[0] == 'p')
+	if (strcmp(name, "payload") == 0)
 		cfg->payload = (uint32_t)v;
-	else if (name[0] == 'h')
+	else if (strcmp(name, "hpus") == 0)
 		cfg->hpus = (unsigned)v;
-	else if (name[1] == 'r')
+	else if (strcmp(name, "prog") == 0)
 		cfg->prog = (int)v;
 	else
 		cfg->interval = v;
