@@ -408,7 +408,7 @@ static void op_blocks(const struct ddt_prog *pg, const struct ddt_op *o,
 		      uint8_t *t, uint8_t *p, int64_t k0, int64_t nb,
 		      bool unpack)
 {
-	const int64_t *d = pg->arr + o->arr + k0;
+	const int64_t *d;
 
 	switch (o->kind) {
 	case DDT_OP_VEC:
@@ -425,6 +425,7 @@ static void op_blocks(const struct ddt_prog *pg, const struct ddt_op *o,
 			ddt_copy_gather(p, t, o->bl, o->stride, nb);
 		return;
 	case DDT_OP_IDX:
+		d = pg->arr + o->arr + k0;
 		if (o->kern && unpack) {
 			idx_un[o->kern](t, p, nb, d);
 			return;
@@ -445,6 +446,7 @@ static void op_blocks(const struct ddt_prog *pg, const struct ddt_op *o,
 		}
 		return;
 	default:
+		d = pg->arr + o->arr + k0;
 		for (int64_t k = 0; k < nb; k++) {
 			size_t n = (size_t)d[o->n + k];
 
@@ -463,20 +465,18 @@ static inline void op_block(const struct ddt_prog *pg, const struct ddt_op *o,
 			    int64_t k, int64_t *off_p, int64_t *bl_p,
 			    int64_t *at_p)
 {
-	const int64_t *d = pg->arr + o->arr;
-
 	if (o->kind == DDT_OP_VEC) {
 		*off_p = k * o->stride;
 		*bl_p = o->bl;
 		*at_p = k * o->bl;
 	} else if (o->kind == DDT_OP_IDX) {
-		*off_p = d[k];
+		*off_p = pg->arr[o->arr + k];
 		*bl_p = o->bl;
 		*at_p = k * o->bl;
 	} else {
-		*off_p = d[k];
-		*bl_p = d[o->n + k];
-		*at_p = d[2 * o->n + k];
+		*off_p = pg->arr[o->arr + k];
+		*bl_p = pg->arr[o->arr + o->n + k];
+		*at_p = pg->arr[o->arr + 2 * o->n + k];
 	}
 }
 
@@ -484,11 +484,12 @@ static inline void op_block(const struct ddt_prog *pg, const struct ddt_op *o,
 static int64_t op_find(const struct ddt_prog *pg, const struct ddt_op *o,
 		       int64_t x)
 {
-	const int64_t *pre = pg->arr + o->arr + 2 * o->n;
+	const int64_t *pre;
 	int64_t lo = 0, hi = o->n - 1;
 
 	if (o->kind != DDT_OP_IDXV)
 		return x / o->bl;
+	pre = pg->arr + o->arr + 2 * o->n;
 	while (lo < hi) {
 		int64_t mid = lo + (hi - lo + 1) / 2;
 
@@ -543,9 +544,9 @@ static void op_piece(const struct ddt_prog *pg, const struct ddt_op *o,
 			nb++;
 	}
 	if (nb > 0) {
-		const int64_t *pre = pg->arr + o->arr + 2 * o->n;
-		int64_t done = o->kind == DDT_OP_IDXV ? pre[k + nb] - pre[k] :
-			nb * o->bl;
+		int64_t done = o->kind != DDT_OP_IDXV ? nb * o->bl :
+			pg->arr[o->arr + 2 * o->n + k + nb] -
+			pg->arr[o->arr + 2 * o->n + k];
 
 		op_blocks(pg, o, t, p, k, nb, unpack);
 		p += done;
