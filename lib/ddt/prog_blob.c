@@ -49,7 +49,8 @@ ssize_t ddt_prog_serialize(const struct ddt_type *t, void *buf, size_t len)
 	p += (size_t)pg->nops * sizeof(*pg->ops);
 	memcpy(p, pg->pre, (size_t)(pg->nops + 1) * sizeof(int64_t));
 	p += (size_t)(pg->nops + 1) * sizeof(int64_t);
-	memcpy(p, pg->arr, (size_t)pg->narr * sizeof(int64_t));
+	if (pg->narr > 0)
+		memcpy(p, pg->arr, (size_t)pg->narr * sizeof(int64_t));
 	return (ssize_t)need;
 }
 
