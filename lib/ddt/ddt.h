@@ -198,6 +198,15 @@ int64_t ddt_prog_unpack_bounded(const void *buf, int64_t first, int64_t last,
 				const void *src, void *dst, int64_t lo,
 				int64_t hi);
 
+/**
+ * Copy @p n blocks of @p bl bytes from contiguous @p src to @p dst, one
+ * every @p stride bytes, with the compiled form's kernels (fixed sizes up
+ * to 32 B, inline up to 128 B, non-temporal stores for large totals):
+ * what a vector handler places into a directly addressable window.
+ */
+void ddt_copy_strided(void *dst, const void *src, int64_t bl, int64_t stride,
+		      int64_t n);
+
 /* ---- type expressions (DESIGN §7) ------------------------------------ */
 
 /** Parse a type expression (the type is not committed).

@@ -460,6 +460,19 @@ static void op_blocks(const struct ddt_prog *pg, const struct ddt_op *o,
 	}
 }
 
+void ddt_copy_strided(void *dst, const void *src, int64_t bl, int64_t stride,
+		      int64_t n)
+{
+	uint8_t k = kern_of(bl);
+
+	if (k != 0)
+		vec_un[k](dst, src, n, stride);
+	else if (bl <= MID_MAX)
+		vec_var(dst, (uint8_t *)(uintptr_t)src, bl, n, stride, true);
+	else
+		ddt_copy_scatter(dst, src, bl, stride, n);
+}
+
 /* block k's offset, bytes and packed offset in a repetition */
 static inline void op_block(const struct ddt_prog *pg, const struct ddt_op *o,
 			    int64_t k, int64_t *off_p, int64_t *bl_p,
