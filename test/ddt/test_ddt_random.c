@@ -603,6 +603,37 @@ static void test_prog(void **state)
 	assert_true(with > NTYPES * 9 / 10);
 }
 
+/* ddt_copy_strided against a block-by-block memcpy, every block size to
+ * 130 B (each fixed kernel, the inline ones, memcpy), both directions of
+ * stride, nothing else touched. */
+static void test_copy_strided(void **state)
+{
+	uint8_t src[9 * 200], got[9 * 400 + 64], want[9 * 400 + 64];
+	uint64_t s = 0xc0ffee;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)ddt_gen_rand(&s);
+	for (int64_t bl = 1; bl <= 200; bl += bl < 130 ? 1 : 70) {
+		for (int64_t n = 1; n <= 9; n++) {
+			int64_t stride = bl + (int64_t)(ddt_gen_rand(&s) % 40);
+			int64_t at = 32;
+
+			if (ddt_gen_rand(&s) % 2) {
+				stride = -stride;
+				at = 32 + (n - 1) * -stride;
+			}
+			memset(got, 0, sizeof(got));
+			memset(want, 0, sizeof(want));
+			for (int64_t k = 0; k < n; k++)
+				memcpy(want + at + k * stride, src + k * bl,
+				       (size_t)bl);
+			ddt_copy_strided(got + at, src, bl, stride, n);
+			assert_memory_equal(got, want, sizeof(got));
+		}
+	}
+}
+
 static void test_checkpoints(void **state)
 {
 	(void)state;
@@ -658,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_segments),
 		cmocka_unit_test(test_segments_bounded),
 		cmocka_unit_test(test_prog),
+		cmocka_unit_test(test_copy_strided),
 		cmocka_unit_test(test_checkpoints),
 	};
 
