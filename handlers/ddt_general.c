@@ -19,6 +19,12 @@
  *    args, never written) when a packet of the sequence is behind it:
  *    out-of-order packets, a message that uses the context again.
  *
+ * With SPIN_DDT_F_PROG the arguments also carry the type's compiled form
+ * (lib/ddt prog.c, checked at install): a packet is placed through it
+ * straight into a directly addressable window, resuming at its offset by
+ * arithmetic, no segment, checkpoint or slot; the strategy above places
+ * only packets with runs outside the window (or with no direct window).
+ *
  * Every slot (HPU-local segment, RW-CP working copy) has an owner word
  * taken with a CAS: under the planned blocked-RR it is always free, and if
  * the client installed another policy a handler that finds it taken works
