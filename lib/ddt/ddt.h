@@ -201,7 +201,7 @@ int64_t ddt_prog_unpack_bounded(const void *buf, int64_t first, int64_t last,
 /**
  * Copy @p n blocks of @p bl bytes from contiguous @p src to @p dst, one
  * every @p stride bytes, with the compiled form's kernels (fixed sizes up
- * to 32 B, inline up to 128 B, non-temporal stores for large totals):
+ * to 32 B, inline up to 64 B, non-temporal stores for large totals):
  * what a vector handler places into a directly addressable window.
  */
 void ddt_copy_strided(void *dst, const void *src, int64_t bl, int64_t stride,
