@@ -405,6 +405,39 @@ static const vec_pk_fn vec_pk[DDT_KERN_COUNT] = KTAB(vec_pk_);
 static const idx_un_fn idx_un[DDT_KERN_COUNT] = KTAB(idx_un_);
 static const idx_pk_fn idx_pk[DDT_KERN_COUNT] = KTAB(idx_pk_);
 
+/* Listed blocks of one size without a fixed kernel. Arguments, not
+ * fields of the op: stores through t may alias it, the loop would reload
+ * them per block. */
+static void idx_any(uint8_t *t, uint8_t *p, int64_t bl, const int64_t *d,
+		    int64_t nb, bool unpack)
+{
+	for (int64_t k = 0; k < nb; k++, p += bl) {
+		if (bl <= MID_MAX && unpack)
+			copy_var(t + d[k], p, (size_t)bl);
+		else if (bl <= MID_MAX)
+			copy_var(p, t + d[k], (size_t)bl);
+		else if (unpack)
+			memcpy(t + d[k], p, (size_t)bl);
+		else
+			memcpy(p, t + d[k], (size_t)bl);
+	}
+}
+
+/* listed blocks of listed lengths */
+static void idx_lens(uint8_t *t, uint8_t *p, const int64_t *d,
+		     const int64_t *lens, int64_t nb, bool unpack)
+{
+	for (int64_t k = 0; k < nb; k++) {
+		size_t n = (size_t)lens[k];
+
+		if (unpack)
+			ddt_copy_small(t + d[k], p, n);
+		else
+			ddt_copy_small(p, t + d[k], n);
+		p += n;
+	}
+}
+
 /* nb whole blocks k0.. of one repetition at t (the repetition's origin) */
 static void op_blocks(const struct ddt_prog *pg, const struct ddt_op *o,
 		      uint8_t *t, uint8_t *p, int64_t k0, int64_t nb,
@@ -436,28 +469,11 @@ static void op_blocks(const struct ddt_prog *pg, const struct ddt_op *o,
 			idx_pk[o->kern](t, p, nb, d);
 			return;
 		}
-		for (int64_t k = 0; k < nb; k++, p += o->bl) {
-			if (o->bl <= MID_MAX && unpack)
-				copy_var(t + d[k], p, (size_t)o->bl);
-			else if (o->bl <= MID_MAX)
-				copy_var(p, t + d[k], (size_t)o->bl);
-			else if (unpack)
-				memcpy(t + d[k], p, (size_t)o->bl);
-			else
-				memcpy(p, t + d[k], (size_t)o->bl);
-		}
+		idx_any(t, p, o->bl, d, nb, unpack);
 		return;
 	default:
 		d = pg->arr + o->arr + k0;
-		for (int64_t k = 0; k < nb; k++) {
-			size_t n = (size_t)d[o->n + k];
-
-			if (unpack)
-				ddt_copy_small(t + d[k], p, n);
-			else
-				ddt_copy_small(p, t + d[k], n);
-			p += n;
-		}
+		idx_lens(t, p, d, d + o->n, nb, unpack);
 		return;
 	}
 }
