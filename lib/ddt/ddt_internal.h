@@ -307,6 +307,8 @@ enum ddt_op_kind {
 struct ddt_op {
 	uint8_t kind;
 	uint8_t kern;      /* fixed-size kernel, 0: generic */
+	uint8_t d32;       /* IDX with a fixed kernel: displacements are
+			      int32, packed two per arr slot */
 	int64_t bl;        /* block bytes (IDXV: 0) */
 	int64_t n;         /* blocks of one repetition */
 	int64_t stride;    /* VEC */
@@ -337,6 +339,9 @@ struct ddt_prog_hdr {
 	int64_t nops, narr, size, extent;
 };
 
+/* Largest displacement magnitude stored as int32 (tests lower it to reach
+ * the int64 kernels). */
+extern int64_t ddt_prog_d32_max;
 /* Block bytes of fixed kernel @p kern (0: any), -1 when there is none. */
 int64_t ddt_prog_kern_bl(unsigned kern);
 /* Compile one element of @p b. NULL, errno E2BIG when it does not fit. */

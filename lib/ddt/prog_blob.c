@@ -83,6 +83,17 @@ static bool span_mad(int64_t a, int64_t b, int64_t c, int64_t *r_p)
 	       !__builtin_add_overflow(a, m, r_p) && in_span(*r_p);
 }
 
+/* displacement k of an IDX or IDXV op whose arrays start at d */
+static int64_t op_disp(const int64_t *d, const struct ddt_op *o, int64_t k)
+{
+	int32_t v;
+
+	if (!o->d32)
+		return d[k];
+	memcpy(&v, (const uint8_t *)d + 4 * k, sizeof(v));
+	return v;
+}
+
 /* blocks and typed span of one repetition of op o */
 static int op_check(const struct ddt_prog *pg, const struct ddt_op *o)
 {
@@ -91,7 +102,8 @@ static int op_check(const struct ddt_prog *pg, const struct ddt_op *o)
 
 	if (o->n < 1 || o->n2 < 1 || !in_span(o->off) ||
 	    !in_span(o->stride) || !in_span(o->stride2) || o->arr < 0 ||
-	    o->kern >= DDT_KERN_COUNT)
+	    o->kern >= DDT_KERN_COUNT || o->d32 > 1 ||
+	    (o->d32 && (o->kind != DDT_OP_IDX || o->kern == 0)))
 		return -EINVAL;
 	if (o->kind == DDT_OP_VEC) {
 		if (o->bl < 1 || !span_mad(0, o->n - 1, o->stride, &last) ||
@@ -101,21 +113,24 @@ static int op_check(const struct ddt_prog *pg, const struct ddt_op *o)
 		lo = last < 0 ? last : 0;
 	} else if (o->kind == DDT_OP_IDX || o->kind == DDT_OP_IDXV) {
 		int64_t w = o->kind == DDT_OP_IDX ? 1 : 3;
+		/* slots the arrays take: d32 packs two per slot */
+		int64_t need = o->d32 ? o->n / 2 + o->n % 2 : o->n;
 
-		if (o->n > (pg->narr - o->arr - (w == 3)) / w ||
+		if (need > (pg->narr - o->arr - (w == 3)) / w ||
 		    (o->kind == DDT_OP_IDX && o->bl < 1) ||
 		    (o->kind == DDT_OP_IDXV && (o->bl != 0 || o->kern != 0)))
 			return -EINVAL;
 		d = pg->arr + o->arr;
 		for (int64_t k = 0; k < o->n; k++) {
 			int64_t bl = w == 1 ? o->bl : d[o->n + k], end;
+			int64_t dk = op_disp(d, o, k);
 
-			if (bl < 1 || !in_span(d[k]) ||
-			    !span_mad(d[k], 1, bl, &end) ||
+			if (bl < 1 || !in_span(dk) ||
+			    !span_mad(dk, 1, bl, &end) ||
 			    (w == 3 && d[2 * o->n + k] != rs) ||
 			    !span_mad(rs, 1, bl, &rs))
 				return -EINVAL;
-			lo = d[k] < lo ? d[k] : lo;
+			lo = dk < lo ? dk : lo;
 			hi = end > hi ? end : hi;
 		}
 		if (w == 3 && d[3 * o->n] != rs)

@@ -491,16 +491,22 @@ test_fixed_types(void **state)
 	assert_true(unpacks > 0);
 }
 
-/* A compiled op of this kind and block size (kern 0: the generic one). */
+/* A compiled op of this kind and block size (kern 0: the generic one);
+ * a fixed-kernel indexed op with int32 displacements exactly when d32. */
 static int
-has_op(const struct ddt_type *t, int kind, int64_t bl, int kern_fixed)
+has_op(const struct ddt_type *t, int kind, int64_t bl, int kern_fixed,
+       int d32)
 {
 	const struct ddt_prog *pg = t->prog;
 
-	for (int64_t i = 0; pg != NULL && i < pg->nops; i++)
-		if (pg->ops[i].kind == kind && pg->ops[i].bl == bl &&
-		    (pg->ops[i].kern != 0) == kern_fixed)
+	for (int64_t i = 0; pg != NULL && i < pg->nops; i++) {
+		const struct ddt_op *o = &pg->ops[i];
+
+		if (o->kind == kind && o->bl == bl &&
+		    (o->kern != 0) == kern_fixed &&
+		    o->d32 == (d32 && kind == DDT_OP_IDX && kern_fixed))
 			return 1;
+	}
 	return 0;
 }
 
@@ -561,26 +567,36 @@ test_prog_kernels(void **state)
 		{ "hvector(3,2,700)[struct(1,1;0,48)[vector(3,3,4)[float],"
 		  "int64]]", DDT_OP_VEC, 12, 1 },
 	};
+	const int64_t d32_max = ddt_prog_d32_max;
 	int unpacks = 0, with_mpi = 0;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *err = NULL;
-		struct ddt_type *t = ddt_parse(cases[i].expr, &err);
+	/* listed displacements as int32 (they fit), then as int64 */
+	for (int d32 = 1; d32 >= 0; d32--) {
+		ddt_prog_d32_max = d32 ? d32_max : -1;
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			const char *err = NULL;
+			struct ddt_type *t = ddt_parse(cases[i].expr, &err);
 
-		if (t == NULL)
-			fail_msg("%s: %s", cases[i].expr, err ? err : "?");
-		assert_int_equal(ddt_commit(t), 0);
-		if (!has_op(t, cases[i].kind, cases[i].bl, cases[i].fixed))
-			fail_msg("%s: no op of kind %d, %lld B blocks (%s "
-				 "kernel)", cases[i].expr, cases[i].kind,
-				 (long long)cases[i].bl,
-				 cases[i].fixed ? "fixed" : "generic");
-		for (int64_t count = 1; count <= 3; count += 2)
-			check_type(t, count, 1, &unpacks, &with_mpi);
-		ddt_free(t);
+			if (t == NULL)
+				fail_msg("%s: %s", cases[i].expr,
+					 err ? err : "?");
+			assert_int_equal(ddt_commit(t), 0);
+			if (!has_op(t, cases[i].kind, cases[i].bl,
+				    cases[i].fixed, d32))
+				fail_msg("%s: no op of kind %d, %lld B blocks "
+					 "(%s kernel, d32 %d)", cases[i].expr,
+					 cases[i].kind,
+					 (long long)cases[i].bl,
+					 cases[i].fixed ? "fixed" : "generic",
+					 d32);
+			for (int64_t count = 1; count <= 3; count += 2)
+				check_type(t, count, 1, &unpacks, &with_mpi);
+			ddt_free(t);
+		}
 	}
-	assert_int_equal(unpacks, 2 * (int)(sizeof(cases) / sizeof(cases[0])));
+	ddt_prog_d32_max = d32_max;
+	assert_int_equal(unpacks, 4 * (int)(sizeof(cases) / sizeof(cases[0])));
 }
 
 /* Members without data: zero-length vector and indexed_block blocks,
