@@ -19,6 +19,12 @@
  *    args, never written) when a packet of the sequence is behind it:
  *    out-of-order packets, a message that uses the context again.
  *
+ * With SPIN_DDT_F_PROG the arguments also carry the type's compiled form
+ * (lib/ddt prog.c, checked at install): a packet is placed through it
+ * straight into a directly addressable window, resuming at its offset by
+ * arithmetic, no segment, checkpoint or slot; the strategy above places
+ * only packets with runs outside the window (or with no direct window).
+ *
  * Every slot (HPU-local segment, RW-CP working copy) has an owner word
  * taken with a CAS: under the planned blocked-RR it is always free, and if
  * the client installed another policy a handler that finds it taken works
@@ -34,6 +40,7 @@
 #include "ddt.h"
 #include "spin_handler.h"
 #include "spin_handler_args.h"
+#include "spin_ddt_args.h"
 #include "handlers.h"
 
 /* largest ddt_segment_mem_size() handled (depth 16 takes under 600) */
@@ -120,6 +127,20 @@ gen_check_ckpts(const struct spin_ddt_args *a, uint32_t args_len,
 	return 0;
 }
 
+/* The compiled form after the checkpoints (or the blob) is the blob's. */
+static int
+gen_check_prog(const struct spin_ddt_args *a, uint32_t args_len,
+	       const uint8_t *base, const struct ddt_blob *b)
+{
+	uint64_t off;
+
+	/* blob and checkpoints are bounded by args_len (checked before) */
+	off = spin_ddt_args_prog_off(a);
+	if (off >= args_len)
+		return -EINVAL;
+	return ddt_prog_check(base + off, args_len - off, b);
+}
+
 static int
 gen_init(const void *args, uint32_t args_len, uint32_t *state_len_p)
 {
@@ -145,7 +166,8 @@ gen_init(const void *args, uint32_t args_len, uint32_t *state_len_p)
 		a = copy;
 	}
 	if (a->version != SPIN_DDT_ARGS_VERSION ||
-	    (a->flags & ~SPIN_DDT_F_WALK) != 0 || a->count < 0 ||
+	    (a->flags & ~(SPIN_DDT_F_WALK | SPIN_DDT_F_PROG)) != 0 ||
+	    a->count < 0 ||
 	    a->origin < -GEN_SPAN_MAX || a->origin > GEN_SPAN_MAX ||
 	    (a->blob_off & 7) != 0 || a->blob_off < sizeof(*a) ||
 	    a->blob_off > args_len || a->blob_len > args_len - a->blob_off)
@@ -180,6 +202,8 @@ gen_init(const void *args, uint32_t args_len, uint32_t *state_len_p)
 	default:
 		goto out;
 	}
+	if ((a->flags & SPIN_DDT_F_PROG) && gen_check_prog(a, args_len, base, b))
+		goto out;
 	state = sizeof(struct gen_state) + nslots * slot_size(mem);
 	if (nslots > GEN_SLOTS_MAX || state > UINT32_MAX)
 		goto out;
@@ -543,6 +567,32 @@ gen_rw_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
 	return rc;
 }
 
+/* SPIN_DDT_F_PROG: the packet through the compiled form straight into
+ * the window. @return 1 placed; 0 not (no window, or runs outside it: the
+ * strategy's segments place it, writing the same bytes again) */
+static int
+gen_prog(const struct spin_pkt *pkt, struct spin_hctx *h)
+{
+	const struct spin_ddt_args *a = spin_hctx_args(h);
+	int64_t first = (int64_t)pkt->offset, last = first + pkt->len, lo, hi;
+	uint64_t win_len;
+	uint8_t *win = spin_dma_window(h, &win_len);
+
+	if (win == NULL || win_len > INT64_MAX ||
+	    __builtin_sub_overflow(0, a->origin, &lo) ||
+	    __builtin_sub_overflow((int64_t)win_len, a->origin, &hi))
+		return 0;
+	if (ddt_prog_unpack_bounded((const uint8_t *)a +
+				    spin_ddt_args_prog_off(a), first, last,
+				    pkt->payload,
+				    (void *)((uintptr_t)win +
+					     (uintptr_t)a->origin),
+				    lo, hi) != last)
+		return 0;
+	spin_dma_account(h, pkt->len, 1, SPIN_DMA_NO_EVENT);
+	return 1;
+}
+
 static int
 gen_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
 {
@@ -556,6 +606,8 @@ gen_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
 	if (pkt->offset > total || pkt->len > total - pkt->offset)
 		return SPIN_ERROR; /* more bytes than the type holds */
 	STAT_INC(h, pkts);
+	if ((a->flags & SPIN_DDT_F_PROG) && pkt->len > 0 && gen_prog(pkt, h))
+		return SPIN_SUCCESS;
 	switch (a->strategy) {
 	case SPIN_DDT_HPU_LOCAL:
 		return gen_hpu_local(pkt, h, b);

@@ -111,6 +111,29 @@ struct spin_ddt_sched {
 	uint32_t pad;
 };
 
+/**
+ * Flag of struct spin_ddt_plan and struct spin_ddt_args: the arguments end
+ * with the type's compiled form (ddt_prog_serialize(), at
+ * spin_ddt_args_prog_off()). Payload handlers copy through it, resuming at
+ * the packet's offset without a segment, and fall back to the strategy's
+ * segments only for what lies outside the window. Dropped by
+ * spin_ddt_general_args() for a type without a compiled form.
+ */
+#define SPIN_DDT_F_PROG 0x2u
+
+/** Offset of the compiled form in "ddt_general" arguments: the first
+ * 8-aligned byte after the checkpoints (or the blob). Bounded arguments
+ * (checked by the handler before it calls this) do not overflow. */
+static inline uint64_t
+spin_ddt_args_prog_off(const struct spin_ddt_args *a)
+{
+	uint64_t end = a->ckpt_count != 0 ?
+		a->ckpt_off + a->ckpt_count * a->ckpt_size :
+		a->blob_off + a->blob_len;
+
+	return (end + 7) & ~(uint64_t)7;
+}
+
 /** Request of spin_ddt_general_args(). */
 struct spin_ddt_plan {
 	uint32_t strategy;     /**< enum spin_ddt_strategy */
@@ -144,7 +167,7 @@ spin_ddt_general_args(const struct ddt_type *t, int64_t count,
 	struct spin_ddt_sched sc = { 0 };
 	struct ddt_ckpt_set *cs = NULL;
 	ssize_t blen;
-	size_t need, blob_off = sizeof(a), ckpt_off;
+	size_t need, blob_off = sizeof(a), ckpt_off, prog_off = 0;
 	int64_t interval = p->interval, i;
 
 	if (count < 0 || ((uintptr_t)buf & 7) != 0)
@@ -196,6 +219,19 @@ spin_ddt_general_args(const struct ddt_type *t, int64_t count,
 	default:
 		return -EINVAL;
 	}
+	if (p->flags & SPIN_DDT_F_PROG) {
+		ssize_t plen = ddt_prog_serialize(t, NULL, 0);
+
+		if (plen == -ENOENT) {
+			a.flags &= ~SPIN_DDT_F_PROG;
+		} else if (plen < 0) {
+			ddt_ckpt_free(cs);
+			return plen;
+		} else {
+			prog_off = (need + 7) & ~(size_t)7;
+			need = prog_off + (size_t)plen;
+		}
+	}
 	if (sched_p != NULL)
 		*sched_p = sc;
 	if (buf == NULL || len < need) {
@@ -212,6 +248,10 @@ spin_ddt_general_args(const struct ddt_type *t, int64_t count,
 		memcpy((uint8_t *)buf + ckpt_off + (size_t)i * a.ckpt_size,
 		       ddt_ckpt_state(cs, i), a.ckpt_size);
 	ddt_ckpt_free(cs);
+	if ((a.flags & SPIN_DDT_F_PROG) &&
+	    ddt_prog_serialize(t, (uint8_t *)buf + prog_off,
+			       need - prog_off) < 0)
+		return -EINVAL;
 	return (ssize_t)need;
 }
 

@@ -449,6 +449,18 @@ bench_nic_copy_out(const struct bench_nic *n, void *dst)
 		       rte_pktmbuf_data_len(n->pkts[i]));
 }
 
+const void *
+bench_nic_payload(const struct bench_nic *n, uint32_t i)
+{
+	return rte_pktmbuf_mtod(n->pkts[i], const void *);
+}
+
+uint32_t
+bench_nic_payload_bytes(const struct bench_nic *n)
+{
+	return n->payload;
+}
+
 void
 bench_nic_evict(const struct bench_nic *n)
 {

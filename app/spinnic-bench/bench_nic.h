@@ -65,6 +65,12 @@ uint32_t bench_nic_npkts(const struct bench_nic *n);
  */
 void bench_nic_copy_out(const struct bench_nic *n, void *dst);
 
+/** Payload of loaded packet @p i (< bench_nic_npkts()). */
+const void *bench_nic_payload(const struct bench_nic *n, uint32_t i);
+
+/** Payload bytes per packet (every packet but the last holds as many). */
+uint32_t bench_nic_payload_bytes(const struct bench_nic *n);
+
 /** Evict the packets' payloads from the caches (--cold). */
 void bench_nic_evict(const struct bench_nic *n);
 

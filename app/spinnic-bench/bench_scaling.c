@@ -49,6 +49,8 @@ static const struct bench_cmd_opt scaling_opts[] = {
 	{ "mode", 1, BENCH_STRAT_MODE_HELP },
 	{ "interval", 1, "checkpoint interval of ro-cp and rw-cp in bytes "
 			 "(default: paper 000's model for each HPU count)" },
+	{ "prog", 1, "1 (default): ddt_general arguments carry the type's "
+		     "compiled form; 0: segments and checkpoints only" },
 	{ "strategies", 1, "comma list of strategies (default specialized,"
 			   "hpu-local,ro-cp,rw-cp; host ones run on 0 HPUs "
 			   "and are listed once)" },

@@ -20,6 +20,7 @@
 #include <spin_ddt_args.h>
 #include <spin_handler_args.h>
 
+#include "bench_floor.h"
 #include "bench_strat.h"
 #include "bench_wire.h"
 #ifdef SPINNIC_HAVE_MPI
@@ -34,6 +35,7 @@ static const char *const strat_names[BS_COUNT] = {
 	[BS_RO_CP] = "ro-cp",
 	[BS_RW_CP] = "rw-cp",
 	[BS_IOVEC] = "iovec",
+	[BS_FLOOR] = "floor",
 };
 
 const char *
@@ -63,7 +65,7 @@ bench_strat_parse(const char *opt, const char *list, unsigned *mask_p)
 		if (s == BS_COUNT) {
 			bench_err("bad --%s: unknown strategy '%s' (expected "
 				  "host-ddt,host-mpi,specialized,hpu-local,"
-				  "ro-cp,rw-cp,iovec)", opt, tok);
+				  "ro-cp,rw-cp,iovec,floor)", opt, tok);
 			return -EINVAL;
 		}
 		mask |= 1u << s;
@@ -103,6 +105,9 @@ bench_strat_opt(struct bench_strat_cfg *cfg, unsigned *mask_p,
 	} else if (strcmp(name, "interval") == 0) {
 		min = 1;
 		max = 1ll << 40;
+	} else if (strcmp(name, "prog") == 0) {
+		min = 0;
+		max = 1;
 	} else {
 		return 1;
 	}
@@ -111,10 +116,12 @@ bench_strat_opt(struct bench_strat_cfg *cfg, unsigned *mask_p,
 			  name, arg, min, max);
 		return -EINVAL;
 	}
-	if (name[0] == 'p')
+	if (strcmp(name, "payload") == 0)
 		cfg->payload = (uint32_t)v;
-	else if (name[0] == 'h')
+	else if (strcmp(name, "hpus") == 0)
 		cfg->hpus = (unsigned)v;
+	else if (strcmp(name, "prog") == 0)
+		cfg->prog = (int)v;
 	else
 		cfg->interval = v;
 	return 0;
@@ -345,6 +352,7 @@ args_general(enum bench_strat s, const struct bench_strat_cfg *cfg,
 	plan.pkt_payload = cfg->payload;
 	plan.origin = -c->lo;
 	plan.stats_off = SPIN_DDT_STATS_NONE;
+	plan.flags = cfg->prog ? SPIN_DDT_F_PROG : 0;
 	if (s != BS_HPU_LOCAL) {
 		if (interval <= 0) {
 			struct ddt_ckpt_set *cs =
@@ -575,6 +583,7 @@ bench_strat_run(const struct bench_opts *o, const struct bench_strat_cfg *cfg,
 		struct bench_strat_row *row)
 {
 	int nic = (BS_NIC_MASK >> s) & 1;
+	struct bench_floor *fl = NULL;
 	struct bench_wire *w = NULL;
 	uint32_t ctx = 0;
 	int rc = 0;
@@ -627,6 +636,10 @@ bench_strat_run(const struct bench_opts *o, const struct bench_strat_cfg *cfg,
 	} else if (s == BS_HOST_MPI && c->mtype == NULL) {
 		snprintf(row->why, sizeof(row->why), "n/a: no MPI type");
 		return 0;
+	} else if (s == BS_FLOOR) {
+		fl = bench_floor_create(n, c->t, c->count, c->lo);
+		if (fl == NULL)
+			return -ENOMEM;
 	}
 	row->avail = 1;
 	for (int r = o->cold ? 0 : -1; r < o->reps; r++) {
@@ -634,7 +647,8 @@ bench_strat_run(const struct bench_opts *o, const struct bench_strat_cfg *cfg,
 
 		if (o->cold)
 			case_evict(c, n);
-		t = nic ? nic_once(c, n, w, ctx) : host_once(s, c, n, w);
+		t = fl != NULL ? bench_floor_run(fl, c->win) :
+			nic ? nic_once(c, n, w, ctx) : host_once(s, c, n, w);
 		if (t < 0) {
 			rc = -EIO;
 			goto out;
@@ -646,8 +660,10 @@ bench_strat_run(const struct bench_opts *o, const struct bench_strat_cfg *cfg,
 		int64_t at = -1;
 
 		memset(c->win, 0xa5, (size_t)c->span);
-		if ((nic ? nic_once(c, n, w, ctx) : host_once(s, c, n, w)) <
-		    0) {
+		if (fl != NULL)
+			bench_floor_run(fl, c->win);
+		else if ((nic ? nic_once(c, n, w, ctx) :
+			  host_once(s, c, n, w)) < 0) {
 			rc = -EIO;
 			goto out;
 		}
@@ -663,6 +679,7 @@ bench_strat_run(const struct bench_opts *o, const struct bench_strat_cfg *cfg,
 				  bench_strat_name(s), c->label, at);
 	}
 out:
+	bench_floor_free(fl);
 	if (nic && w != NULL)
 		bench_wire_ctx_free(w, ctx);
 	else if (nic)

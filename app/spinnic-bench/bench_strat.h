@@ -4,8 +4,9 @@
  * measure typed receives (apps, scaling, ckpt): a case (one committed type,
  * its message, window and reference), the streaming-copy limit of its bytes,
  * and one row per strategy: host-ddt / host-mpi (contiguous receive, then
- * ddt_unpack / MPI_Unpack on the host) or a handler family on the preloaded
- * NIC (bench_nic.h), timed from the first packet to the last byte placed.
+ * ddt_unpack / MPI_Unpack on the host), a handler family on the preloaded
+ * NIC (bench_nic.h), timed from the first packet to the last byte placed,
+ * or the layout's copy floor (bench_floor.h).
  *
  * The same plumbing as bench_unpack.c, which could later be rebuilt on it.
  */
@@ -22,13 +23,14 @@ struct ddt_type;
 
 enum bench_strat {
 	BS_HOST_DDT, BS_HOST_MPI, BS_SPECIALIZED, BS_HPU_LOCAL, BS_RO_CP,
-	BS_RW_CP, BS_IOVEC, BS_COUNT,
+	BS_RW_CP, BS_IOVEC, BS_FLOOR, BS_COUNT,
 };
 
 /** Mask of every strategy. */
 #define BS_ALL ((1u << BS_COUNT) - 1)
 /** Mask of the strategies that run on the NIC. */
-#define BS_NIC_MASK (BS_ALL & ~((1u << BS_HOST_DDT) | (1u << BS_HOST_MPI)))
+#define BS_NIC_MASK (BS_ALL & ~((1u << BS_HOST_DDT) | (1u << BS_HOST_MPI) | \
+				(1u << BS_FLOOR)))
 
 /** DESIGN §9 name ("host-ddt", "rw-cp", ...). */
 const char *bench_strat_name(enum bench_strat s);
@@ -47,10 +49,12 @@ struct bench_strat_cfg {
 	int64_t interval;   /**< Δr of ro-cp and rw-cp, 0: paper 000's model */
 	int wire;           /**< --mode wire: packets through an ethdev pair
 				 (bench_wire.h); 0: preloaded (bench_nic.h) */
+	int prog;           /**< ddt_general arguments carry the compiled
+				 form (SPIN_DDT_F_PROG); --prog 0: segments */
 };
 
-/** Defaults: 2048 B packets, 1 HPU, the model's Δr. */
-#define BENCH_STRAT_CFG_DEFAULT { 2048, 1, 0, 0 }
+/** Defaults: 2048 B packets, 1 HPU, the model's Δr, compiled form. */
+#define BENCH_STRAT_CFG_DEFAULT { 2048, 1, 0, 0, 1 }
 
 /** Help of --mode. */
 #define BENCH_STRAT_MODE_HELP						\
@@ -59,8 +63,8 @@ struct bench_strat_cfg {
 	"a net_ring ethdev pair in this process, the NIC receives, "	\
 	"parses and dispatches them (no physical link)"
 
-/** Option table entries for --payload, --hpus, --interval, --strategies
- * (the last one's help names the default) and --mode. */
+/** Option table entries for --payload, --hpus, --interval, --prog,
+ * --strategies (the last one's help names the default) and --mode. */
 #define BENCH_STRAT_OPTS(strategies_default)				\
 	{ "mode", 1, BENCH_STRAT_MODE_HELP },				\
 	{ "payload", 1, "payload bytes per packet (default 2048)" },	\
@@ -68,8 +72,11 @@ struct bench_strat_cfg {
 		     "own threads (default 1)" },			\
 	{ "interval", 1, "checkpoint interval of ro-cp and rw-cp in "	\
 			 "bytes (default: paper 000's model)" },	\
+	{ "prog", 1, "1 (default): ddt_general arguments carry the "	\
+		     "type's compiled form, handlers resume in it; 0: "	\
+		     "segments and checkpoints only" },		\
 	{ "strategies", 1, "comma list of host-ddt,host-mpi,specialized,"	\
-			   "hpu-local,ro-cp,rw-cp,iovec (default "	\
+			   "hpu-local,ro-cp,rw-cp,iovec,floor (default "	\
 			   strategies_default ")" }
 
 /**

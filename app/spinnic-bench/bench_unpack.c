@@ -17,7 +17,11 @@
  *                      arguments ask for; Δr from --interval or paper
  *                      000's model), ddt_iovec (iovec: the flattened
  *                      blocks in a NIC memory blob), arguments from
- *                      spin_ddt_args.h
+ *                      spin_ddt_args.h (ddt_general's with the type's
+ *                      compiled form unless --prog 0)
+ *  floor               the layout's copy floor: the packets' payloads
+ *                      copied into the window by a bare loop over a
+ *                      precomputed piece list (bench_floor.h)
  *
  * A NIC strategy whose family is not in handlers/ (looked up by name at
  * run time) or cannot express the type is a row marked n/a, never
@@ -42,6 +46,7 @@
 #include <spin_handler_args.h>
 
 #include "bench.h"
+#include "bench_floor.h"
 #include "bench_nic.h"
 #ifdef SPINNIC_HAVE_MPI
 #include "ddt_mpi.h"
@@ -89,7 +94,7 @@ typedef int (*strat_setup_fn)(const struct strat *s, const char *fam,
 
 enum strat_id {
 	S_HOST_DDT, S_HOST_MPI, S_SPECIALIZED, S_HPU_LOCAL, S_RO_CP,
-	S_RW_CP, S_IOVEC, S_COUNT,
+	S_RW_CP, S_IOVEC, S_FLOOR, S_COUNT,
 };
 
 /* Options (unpack_opt). */
@@ -99,7 +104,8 @@ static struct {
 	unsigned hpus;
 	unsigned strat_mask;
 	int64_t interval;     /* Δr, 0: the model */
-} cfg = { 4, 16384, 2048, 1, (1u << S_COUNT) - 1, 0 };
+	int prog;             /* SPIN_DDT_F_PROG in ddt_general's args */
+} cfg = { 4, 16384, 2048, 1, (1u << S_COUNT) - 1, 0, 1 };
 
 struct strat {
 	const char *name;     /* DESIGN §9 strategy name */
@@ -141,6 +147,7 @@ static const struct strat strats[S_COUNT] = {
 		      setup_general },
 	[S_IOVEC] = { "iovec", { FAM_IOVEC, FAM_IOVEC, FAM_IOVEC },
 		      setup_iovec },
+	[S_FLOOR] = { "floor", { NULL, NULL, NULL }, NULL },
 };
 
 /* Index into strat.family of a layout class. */
@@ -257,6 +264,7 @@ setup_general(const struct strat *s, const char *fam, struct bench_nic *n,
 	plan.pkt_payload = cfg.payload;
 	plan.origin = -c->lo;
 	plan.stats_off = SPIN_DDT_STATS_NONE;
+	plan.flags = cfg.prog ? SPIN_DDT_F_PROG : 0;
 	if (plan.strategy != SPIN_DDT_HPU_LOCAL) {
 		struct ddt_ckpt_set *cs = ddt_ckpt_create(c->t, c->count,
 							  c->msg > 0 ? c->msg :
@@ -384,7 +392,10 @@ static const struct bench_cmd_opt unpack_opts[] = {
 	{ "hpus", 1, "HPUs: 1 runs on the main thread, more on their own "
 		     "threads (default 1)" },
 	{ "strategies", 1, "comma list of host-ddt,host-mpi,specialized,"
-			   "hpu-local,ro-cp,rw-cp,iovec (default all)" },
+			   "hpu-local,ro-cp,rw-cp,iovec,floor (default all)" },
+	{ "prog", 1, "1 (default): ddt_general arguments carry the type's "
+		     "compiled form, handlers resume in it; 0: segments and "
+		     "checkpoints only" },
 	{ "interval", 1, "checkpoint interval of ro-cp and rw-cp in bytes "
 			 "(default: paper 000's model at the copy limit)" },
 	{ "mode", 1, "preloaded (default) or wire: the frames through a "
@@ -419,6 +430,14 @@ unpack_opt(const char *name, const char *arg)
 		return -EINVAL;
 	if (strcmp(name, "hpus") == 0)
 		unpack_hpus_given = true;
+	if (strcmp(name, "prog") == 0) {
+		if (strcmp(arg, "0") != 0 && strcmp(arg, "1") != 0) {
+			bench_err("bad --prog '%s': expected 0 or 1", arg);
+			return -EINVAL;
+		}
+		cfg.prog = arg[0] == '1';
+		return 0;
+	}
 	if (strcmp(name, "strategies") == 0)
 		unpack_strats_given = true;
 
@@ -659,6 +678,7 @@ run_strat(const struct bench_opts *o, enum strat_id s, struct ucase *c,
 	  struct bench_nic *n, struct srow *row)
 {
 	const struct strat *st = &strats[s];
+	struct bench_floor *fl = NULL;
 	struct ddt_class_info ci;
 	uint32_t ctx = 0;
 	int rc = 0;
@@ -691,6 +711,10 @@ run_strat(const struct bench_opts *o, enum strat_id s, struct ucase *c,
 	} else if (s == S_HOST_MPI && c->mtype == NULL) {
 		snprintf(row->why, sizeof(row->why), "n/a: no MPI type");
 		return 0;
+	} else if (s == S_FLOOR) {
+		fl = bench_floor_create(n, c->t, c->count, c->lo);
+		if (fl == NULL)
+			return -ENOMEM;
 	}
 	row->avail = 1;
 	for (int r = o->cold ? 0 : -1; r < o->reps; r++) {
@@ -698,7 +722,9 @@ run_strat(const struct bench_opts *o, enum strat_id s, struct ucase *c,
 
 		if (o->cold)
 			case_evict(c, n);
-		t = st->setup != NULL ? nic_once(c, n, ctx) : host_once(s, c, n);
+		t = fl != NULL ? bench_floor_run(fl, c->win) :
+			st->setup != NULL ? nic_once(c, n, ctx) :
+			host_once(s, c, n);
 		if (t < 0) {
 			rc = -EIO;
 			goto out;
@@ -710,8 +736,10 @@ run_strat(const struct bench_opts *o, enum strat_id s, struct ucase *c,
 		int64_t at = -1;
 
 		memset(c->win, 0xa5, (size_t)c->span);
-		if ((st->setup != NULL ? nic_once(c, n, ctx) :
-		     host_once(s, c, n)) < 0) {
+		if (fl != NULL)
+			bench_floor_run(fl, c->win);
+		else if ((st->setup != NULL ? nic_once(c, n, ctx) :
+			  host_once(s, c, n)) < 0) {
 			rc = -EIO;
 			goto out;
 		}
@@ -727,6 +755,7 @@ run_strat(const struct bench_opts *o, enum strat_id s, struct ucase *c,
 				  st->name, c->label, c->block_bytes, at);
 	}
 out:
+	bench_floor_free(fl);
 	if (st->setup != NULL)
 		bench_nic_ctx_free(n, ctx);
 	return rc;

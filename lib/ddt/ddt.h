@@ -173,6 +173,40 @@ int64_t ddt_blob_extent(const struct ddt_blob *b);
 /** Rebuild a type object from a validated blob. */
 struct ddt_type *ddt_blob_to_type(const struct ddt_blob *b);
 
+/* ---- compiled form (lib/ddt README, "Compiled form") ------------------ */
+
+/** The compiled form of a committed type as pointer-free bytes, for a NIC
+ * handler to resume in at any stream offset without a segment.
+ * @param buf NULL to query the size; else 8-byte aligned
+ * @return bytes needed (> 0); -DDT_E_NOTCOMMITTED; -ENOENT the type has
+ *   no compiled form (too many ops: use segments); -ENOSPC @p len too
+ *   small; -EINVAL */
+ssize_t ddt_prog_serialize(const struct ddt_type *t, void *buf, size_t len);
+/** Check serialized compiled-form bytes against the validated blob they
+ * were made from: header, every op, array and span recomputed.
+ * @return 0; -EINVAL (not the blob's, or inconsistent) */
+int ddt_prog_check(const void *buf, size_t len, const struct ddt_blob *b);
+/**
+ * Unpack stream bytes [first, last) from @p src into @p dst (the buffer
+ * origin), writing only typed offsets [lo, hi).
+ * @param buf bytes ddt_prog_check() accepted; [first, last) within the
+ *   count·size bytes of a count ddt_segment_init() accepted for the blob
+ * @return the stream offset reached: @p last, or the start of the first
+ *   run of blocks not inside [lo, hi) (nothing of that run written)
+ */
+int64_t ddt_prog_unpack_bounded(const void *buf, int64_t first, int64_t last,
+				const void *src, void *dst, int64_t lo,
+				int64_t hi);
+
+/**
+ * Copy @p n blocks of @p bl bytes from contiguous @p src to @p dst, one
+ * every @p stride bytes, with the compiled form's kernels (fixed sizes up
+ * to 32 B, inline up to 64 B, non-temporal stores for large totals):
+ * what a vector handler places into a directly addressable window.
+ */
+void ddt_copy_strided(void *dst, const void *src, int64_t bl, int64_t stride,
+		      int64_t n);
+
 /* ---- type expressions (DESIGN §7) ------------------------------------ */
 
 /** Parse a type expression (the type is not committed).

@@ -60,6 +60,7 @@ struct ddt_type {
 	int64_t nblocks;           /* ddt_num_blocks() cache, valid if > 0 */
 	size_t blob_len;
 	int64_t *cls_displs;       /* ddt_classify() INDEXED_BLOCK displs */
+	struct ddt_prog *prog;     /* compiled at commit; NULL: segments */
 };
 
 /* types.c */
@@ -290,6 +291,72 @@ static inline void ddt_copy_small(uint8_t *d, const uint8_t *s, size_t n)
 		memcpy(d, s, n);
 	}
 }
+
+/* ---- compiled form (prog.c) ------------------------------------------ */
+
+enum ddt_op_kind {
+	DDT_OP_VEC,  /* n blocks of bl at off + k * stride */
+	DDT_OP_IDX,  /* n blocks of bl at off + displs[k] */
+	DDT_OP_IDXV, /* n blocks of lens[k] at off + displs[k] */
+};
+
+/* kernels by block size: 0 any, then 1, 2, 4, 8, 12, 16, 24, 32 bytes */
+#define DDT_KERN_COUNT 9
+
+/* One op: n2 repetitions stride2 apart of a run of n blocks. */
+struct ddt_op {
+	uint8_t kind;
+	uint8_t kern;      /* fixed-size kernel, 0: generic */
+	uint8_t d32;       /* IDX with a fixed kernel: displacements are
+			      int32, packed two per arr slot */
+	int64_t bl;        /* block bytes (IDXV: 0) */
+	int64_t n;         /* blocks of one repetition */
+	int64_t stride;    /* VEC */
+	int64_t off;       /* typed offset of repetition 0 in the element */
+	int64_t n2, stride2;
+	int64_t rsize;     /* packed bytes of one repetition */
+	int64_t arr;       /* IDX: displs; IDXV: displs, lens, prefix[n+1] */
+	int64_t tlo, thi;  /* typed span of one repetition, from its origin */
+};
+
+struct ddt_prog {
+	int64_t size, extent;  /* of one element */
+	int64_t nops;
+	struct ddt_op *ops;
+	int64_t *pre;          /* nops + 1 packed offsets of the ops */
+	int64_t *arr;
+	int64_t narr;
+	uint32_t checksum;     /* of the blob it was compiled from */
+};
+
+#define DDT_PROG_MAGIC 0x50544444u /* "DDTP" */
+
+/* Serialized form: this header, ops[nops], pre[nops + 1], arr[narr]. */
+struct ddt_prog_hdr {
+	uint32_t magic;
+	uint32_t checksum;     /* of the blob it was compiled from */
+	uint64_t len;
+	int64_t nops, narr, size, extent;
+};
+
+/* Largest displacement magnitude stored as int32 (tests lower it to reach
+ * the int64 kernels). */
+extern int64_t ddt_prog_d32_max;
+/* Block bytes of fixed kernel @p kern (0: any), -1 when there is none. */
+int64_t ddt_prog_kern_bl(unsigned kern);
+/* Compile one element of @p b. NULL, errno E2BIG when it does not fit. */
+struct ddt_prog *ddt_prog_build(const struct ddt_blob *b);
+void ddt_prog_free(struct ddt_prog *pg);
+/* Whole elements between typed (element 0's origin) and packed. */
+void ddt_prog_whole(const struct ddt_prog *pg, int64_t count, uint8_t *typed,
+		    uint8_t *packed, bool unpack);
+/* Stream bytes [first, last) (within count elements) between typed and
+ * p (stream offset first). With bd, a repetition not inside [lo, hi) of
+ * typed stops the range before it is written. @return the stream offset
+ * reached (last, or where bd stopped it) */
+int64_t ddt_prog_range(const struct ddt_prog *pg, int64_t first, int64_t last,
+		       uint8_t *typed, uint8_t *p, bool unpack,
+		       const struct ddt_bounds *bd);
 
 /* flatten.c */
 int64_t ddt_blob_count_blocks(const struct ddt_blob *b, int64_t count);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Whole-message host pack/unpack with fast paths for contiguous, vector and
- * indexed-block layouts, and the block copy kernels the segment engine uses.
+ * Whole-message host pack/unpack: one contiguous block or a leaf vector
+ * directly, any other type through its compiled form (prog.c), the
+ * segment engine when it has none; and the block copy kernels both use.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -86,8 +87,15 @@ void ddt_copy_scatter(uint8_t *dst, const uint8_t *src, int64_t bl,
 	case 8: SCATTER_K(8); return;
 	case 16: SCATTER_K(16); return;
 	case 32: SCATTER_K(32); return;
+	case 12: SCATTER_K(12); return;
+	case 24: SCATTER_K(24); return;
+	case 48: SCATTER_K(48); return;
 	default:
 		break;
+	}
+	if (bl == 64 && !use_nt(bl, n)) {
+		SCATTER_K(64);
+		return;
 	}
 #ifdef __SSE2__
 	if (use_nt(bl, n)) {
@@ -112,8 +120,15 @@ void ddt_copy_gather(uint8_t *dst, const uint8_t *src, int64_t bl,
 	case 8: GATHER_K(8); return;
 	case 16: GATHER_K(16); return;
 	case 32: GATHER_K(32); return;
+	case 12: GATHER_K(12); return;
+	case 24: GATHER_K(24); return;
+	case 48: GATHER_K(48); return;
 	default:
 		break;
+	}
+	if (bl == 64 && !use_nt(bl, n)) {
+		GATHER_K(64);
+		return;
 	}
 #ifdef __SSE2__
 	if (use_nt(bl, n)) {
@@ -176,6 +191,7 @@ struct seg_buf {
 static int whole(const struct ddt_type *t, int64_t count, const void *src,
 		 void *dst, bool unpack)
 {
+	const struct ddt_prog *pg;
 	const struct ddt_blob *b;
 	const struct ddt_dl *l;
 	uint8_t *typed, *packed;
@@ -232,6 +248,11 @@ static int whole(const struct ddt_type *t, int64_t count, const void *src,
 				ddt_copy_gather(pp, tp, l->blocklen, l->stride,
 						per);
 		}
+		return 0;
+	}
+	pg = __atomic_load_n(&t->prog, __ATOMIC_ACQUIRE);
+	if (pg != NULL) {
+		ddt_prog_whole(pg, count, typed, packed, unpack);
 		return 0;
 	}
 	if (l->leaf && l->kind == DDT_DL_BLOCKINDEXED) {

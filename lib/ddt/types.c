@@ -93,6 +93,7 @@ void ddt_free(struct ddt_type *t)
 	free(t->starts);
 	free(t->blob);
 	free(t->cls_displs);
+	ddt_prog_free(t->prog);
 	free(t);
 }
 
@@ -717,6 +718,21 @@ int64_t ddt_num_blocks(const struct ddt_type *t)
 
 /* ---- commit ------------------------------------------------------------- */
 
+/* Compile @p blob for t unless another commit did; without a compiled
+ * form (too many ops, no memory) t keeps the segment engine. */
+static void prog_set(struct ddt_type *t, const void *blob)
+{
+	struct ddt_prog *pg, *expect = NULL;
+
+	if (((const struct ddt_blob *)blob)->h.size == 0)
+		return;
+	pg = ddt_prog_build(blob);
+	if (pg != NULL &&
+	    !__atomic_compare_exchange_n(&t->prog, &expect, pg, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		ddt_prog_free(pg);
+}
+
 int ddt_commit(struct ddt_type *t)
 {
 	void *blob, *expect = NULL;
@@ -731,6 +747,8 @@ int ddt_commit(struct ddt_type *t)
 	if (rc < 0)
 		return rc;
 	t->blob_len = len;
+	/* the compiled form goes first: a committed type has its last one */
+	prog_set(t, blob);
 	if (!__atomic_compare_exchange_n(&t->blob, &expect, blob, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		free(blob);

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include <ddt.h>
+#include "ddt_internal.h" /* which ops a compiled type has */
 
 #include "ddt_gen.h"
 #include "../../app/spinnic-bench/ddt_mpi.h"
@@ -245,6 +246,38 @@ has_empty(const struct ddt_type *t)
 	return 0;
 }
 
+/* Refill u as check_range() does and place packed bytes [first, last)
+ * through t's serialized compiled form, bounded by the span.
+ * @return 1 placed; 0 t has no compiled form */
+static int
+prog_range(const struct ddt_type *t, const struct span *s, const char *packed,
+	   char *u, int64_t first, int64_t last)
+{
+	ssize_t blen = ddt_serialize(t, NULL, 0);
+	ssize_t plen = ddt_prog_serialize(t, NULL, 0);
+	const struct ddt_blob *b;
+	uint64_t *blob, *prog;
+
+	if (plen == -ENOENT)
+		return 0;
+	assert_true(blen > 0 && plen > 0);
+	blob = malloc((size_t)blen);
+	prog = malloc((size_t)plen);
+	assert_true(blob && prog);
+	assert_int_equal(ddt_serialize(t, blob, (size_t)blen), blen);
+	assert_int_equal(ddt_prog_serialize(t, prog, (size_t)plen), plen);
+	assert_int_equal(ddt_blob_load(blob, (size_t)blen, &b), 0);
+	assert_int_equal(ddt_prog_check(prog, (size_t)plen, b), 0);
+	for (int64_t i = 0; i < s->hi - s->lo; i++)
+		u[i] = (char)(i * 5 + 1);
+	assert_int_equal(ddt_prog_unpack_bounded(prog, first, last,
+						 packed + first, origin(u, s),
+						 s->lo, s->hi), last);
+	free(prog);
+	free(blob);
+	return 1;
+}
+
 /* Packed bytes [first, last) alone, unpacked through a segment into the
  * pre-filled span u, must change exactly the bytes they map to (flatten's
  * blocks are in packing order), to what the whole unpack `want` (MPI's or
@@ -279,6 +312,16 @@ check_range(const struct ddt_type *t, int64_t count, const struct span *s,
 				 "from the whole one at span byte %zu of %zu",
 				 expr, (long long)count, (long long)first,
 				 (long long)last, i, span);
+	/* the same range through the compiled form, as ddt_general does */
+	if (prog_range(t, s, packed, u, first, last)) {
+		for (size_t i = 0; i < span; i++)
+			if (u[i] != exp[i])
+				fail_msg("%s x%lld: compiled range [%lld, %lld) "
+					 "differs from the whole unpack at span "
+					 "byte %zu of %zu", expr,
+					 (long long)count, (long long)first,
+					 (long long)last, i, span);
+	}
 	ddt_segment_free(seg);
 	free(exp);
 }
@@ -448,6 +491,114 @@ test_fixed_types(void **state)
 	assert_true(unpacks > 0);
 }
 
+/* A compiled op of this kind and block size (kern 0: the generic one);
+ * a fixed-kernel indexed op with int32 displacements exactly when d32. */
+static int
+has_op(const struct ddt_type *t, int kind, int64_t bl, int kern_fixed,
+       int d32)
+{
+	const struct ddt_prog *pg = t->prog;
+
+	for (int64_t i = 0; pg != NULL && i < pg->nops; i++) {
+		const struct ddt_op *o = &pg->ops[i];
+
+		if (o->kind == kind && o->bl == bl &&
+		    (o->kern != 0) == kern_fixed &&
+		    o->d32 == (d32 && kind == DDT_OP_IDX && kern_fixed))
+			return 1;
+	}
+	return 0;
+}
+
+/* Every kernel of the compiled form (lib/ddt/prog.c), reached by a layout
+ * that selects it, byte for byte against MPICH: whole pack and unpack,
+ * and ranges through segments and through the serialized form. */
+static void
+test_prog_kernels(void **state)
+{
+	static const struct {
+		const char *expr;
+		int kind;
+		int64_t bl;
+		int fixed;
+	} cases[] = {
+		{ "vector(100,1,3)[byte]", DDT_OP_VEC, 1, 1 },
+		{ "vector(100,1,3)[int16]", DDT_OP_VEC, 2, 1 },
+		{ "vector(100,1,3)[int32]", DDT_OP_VEC, 4, 1 },
+		{ "hvector(100,1,-24)[double]", DDT_OP_VEC, 8, 1 },
+		{ "vector(100,3,5)[float]", DDT_OP_VEC, 12, 1 },
+		{ "vector(50,2,3)[double]", DDT_OP_VEC, 16, 1 },
+		{ "vector(50,3,4)[double]", DDT_OP_VEC, 24, 1 },
+		{ "vector(50,4,5)[double]", DDT_OP_VEC, 32, 1 },
+		{ "vector(20,5,7)[double]", DDT_OP_VEC, 40, 0 },
+		{ "vector(10,5,7)[float]", DDT_OP_VEC, 20, 0 },
+		/* root vectors: ddt_copy_scatter's 48 and 64 B loops */
+		{ "vector(20,6,8)[double]", DDT_OP_VEC, 48, 0 },
+		{ "hvector(20,8,-80)[double]", DDT_OP_VEC, 64, 0 },
+		{ "vector(8,40,50)[float]", DDT_OP_VEC, 160, 0 },
+		{ "indexed_block(40;0,50,120)[float]", DDT_OP_IDX, 160, 0 },
+		{ "indexed_block(5;0,6,13)[float]", DDT_OP_IDX, 20, 0 },
+		/* a transpose: tiles of repetitions (FFT2D) */
+		{ "contig(12)[resized(0,16)[vector(16,1,128)[double_complex]]]",
+		  DDT_OP_VEC, 16, 1 },
+		{ "contig(9)[resized(0,8)[hvector(7,1,-4096)[double]]]",
+		  DDT_OP_VEC, 8, 1 },
+		{ "indexed_block(1;9,0,3,17,12)[byte]", DDT_OP_IDX, 1, 1 },
+		{ "indexed_block(1;9,0,3,17,12)[int16]", DDT_OP_IDX, 2, 1 },
+		{ "indexed_block(1;9,0,3,17,12)[float]", DDT_OP_IDX, 4, 1 },
+		{ "indexed_block(1;9,0,3,17,12)[double]", DDT_OP_IDX, 8, 1 },
+		{ "indexed_block(3;9,0,3,17,12)[float]", DDT_OP_IDX, 12, 1 },
+		{ "indexed_block(2;9,0,3,17,12)[double]", DDT_OP_IDX, 16, 1 },
+		{ "indexed_block(3;9,0,3,17,12)[double]", DDT_OP_IDX, 24, 1 },
+		{ "indexed_block(4;9,0,4,17,13)[double]", DDT_OP_IDX, 32, 1 },
+		{ "indexed_block(5;9,0,20,26)[double]", DDT_OP_IDX, 40, 0 },
+		/* merged blocks of 4, 8 and 12 B split back into 4 B ones */
+		{ "indexed(1,2,1,3;0,2,6,10)[float]", DDT_OP_IDX, 4, 1 },
+		{ "indexed(1,2,1,3;10,2,6,20)[double]", DDT_OP_IDX, 8, 1 },
+		{ "indexed(10,11,13;0,20,40)[double]", DDT_OP_IDXV, 0, 0 },
+		/* repetitions of one op, and a struct of several */
+		{ "hvector(5,1,1000)[vector(4,1,3)[double]]", DDT_OP_VEC, 8, 1 },
+		{ "hvector(3,1,-500)[indexed_block(2;0,5,9)[float]]",
+		  DDT_OP_IDX, 8, 1 },
+		{ "struct(1,1;0,4096)[indexed_block(3;0,7,10)[double],"
+		  "indexed_block(1;1,4,6)[int32]]", DDT_OP_IDX, 24, 1 },
+		{ "struct(1,1;0,4096)[indexed_block(3;0,7,10)[double],"
+		  "indexed_block(1;1,4,6)[int32]]", DDT_OP_IDX, 4, 1 },
+		{ "hvector(3,2,700)[struct(1,1;0,48)[vector(3,3,4)[float],"
+		  "int64]]", DDT_OP_VEC, 12, 1 },
+	};
+	const int64_t d32_max = ddt_prog_d32_max;
+	int unpacks = 0, with_mpi = 0;
+
+	(void)state;
+	/* listed displacements as int32 (they fit), then as int64 */
+	for (int d32 = 1; d32 >= 0; d32--) {
+		ddt_prog_d32_max = d32 ? d32_max : -1;
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			const char *err = NULL;
+			struct ddt_type *t = ddt_parse(cases[i].expr, &err);
+
+			if (t == NULL)
+				fail_msg("%s: %s", cases[i].expr,
+					 err ? err : "?");
+			assert_int_equal(ddt_commit(t), 0);
+			if (!has_op(t, cases[i].kind, cases[i].bl,
+				    cases[i].fixed, d32))
+				fail_msg("%s: no op of kind %d, %lld B blocks "
+					 "(%s kernel, d32 %d)", cases[i].expr,
+					 cases[i].kind,
+					 (long long)cases[i].bl,
+					 cases[i].fixed ? "fixed" : "generic",
+					 d32);
+			for (int64_t count = 1; count <= 3; count += 2)
+				check_type(t, count, 1, &unpacks, &with_mpi);
+			ddt_free(t);
+		}
+	}
+	ddt_prog_d32_max = d32_max;
+	assert_int_equal(unpacks, 4 * (int)(sizeof(cases) / sizeof(cases[0])));
+}
+
 /* Members without data: zero-length vector and indexed_block blocks,
  * struct entries of block length 0, resized types around them, zero-length
  * types, nested in indexed and struct; MPICH places (true) bounds for them
@@ -569,6 +720,7 @@ main(void)
 {
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixed_types),
+		cmocka_unit_test(test_prog_kernels),
 		cmocka_unit_test(test_empty_members),
 		cmocka_unit_test(test_gen_types),
 		cmocka_unit_test(test_random_types),

@@ -2,8 +2,9 @@
 /*
  * Random nested datatypes against the brute-force typemap reference:
  * whole pack/unpack, flattening, block counts, print/parse, blob round trip,
- * segments over byte ranges in random order (as out-of-order packets), and
- * the same starting from checkpoints at several intervals.
+ * segments over byte ranges in random order (as out-of-order packets), the
+ * same starting from checkpoints at several intervals, and the compiled
+ * form's ranges (shuffled, lost, bounded, corrupted).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -457,6 +458,182 @@ static void test_segments_bounded(void **state)
 	}
 }
 
+/* The type's serialized blob and compiled form, checked; 0 when it has
+ * no compiled form. */
+static int prog_of(const struct fixture *f, uint64_t **blob_p,
+		   uint64_t **prog_p, size_t *plen_p)
+{
+	ssize_t blen = ddt_serialize(f->t, NULL, 0);
+	ssize_t plen = ddt_prog_serialize(f->t, NULL, 0);
+	const struct ddt_blob *b;
+
+	if (plen == -ENOENT)
+		return 0;
+	assert_true(blen > 0 && plen > 0);
+	*blob_p = malloc((size_t)blen);
+	*prog_p = malloc((size_t)plen);
+	assert_true(*blob_p && *prog_p);
+	assert_int_equal(ddt_serialize(f->t, *blob_p, (size_t)blen), blen);
+	assert_int_equal(ddt_prog_serialize(f->t, *prog_p, (size_t)plen),
+			 plen);
+	assert_int_equal(ddt_blob_load(*blob_p, (size_t)blen, &b), 0);
+	assert_int_equal(ddt_prog_check(*prog_p, (size_t)plen, b), 0);
+	*plen_p = (size_t)plen;
+	return 1;
+}
+
+/* Packets through the compiled form as ddt_general places them: shuffled,
+ * some lost (exactly the delivered ones placed, as the segment engine
+ * places them), and bounded (nothing outside the bounds, a range that
+ * maps outside never completes). */
+static void prog_packets(struct fixture *f, const uint64_t *prog,
+			 uint64_t *s)
+{
+	int64_t span = f->hi - f->lo, n, *cuts, cut_lo, cut_hi, r;
+	struct ddt_segment *sg = ddt_segment_create(f->t, f->count);
+	uint8_t *want = calloc(1, (size_t)span + 1);
+
+	assert_true(sg && want);
+	n = pieces(s, f->total, 1 + (int64_t)(ddt_gen_rand(s) % 300), &cuts);
+	for (int64_t i = 0; i < n; i++)
+		assert_int_equal(ddt_prog_unpack_bounded(prog, cuts[2 * i],
+				cuts[2 * i + 1], f->packed + cuts[2 * i],
+				ORG(f, f->got), f->lo, f->hi), cuts[2 * i + 1]);
+	check_got(f);
+	memset(f->got, 0, (size_t)span);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t a = cuts[2 * i], z = cuts[2 * i + 1];
+
+		if (ddt_gen_rand(s) % 4 == 0)
+			continue; /* lost */
+		assert_int_equal(ddt_segment_unpack(sg, a, z, f->packed + a,
+						    ORG(f, want)), 0);
+		assert_int_equal(ddt_prog_unpack_bounded(prog, a, z,
+				f->packed + a, ORG(f, f->got), f->lo, f->hi), z);
+	}
+	assert_memory_equal(f->got, want, (size_t)span);
+	cut_lo = f->lo + (int64_t)(ddt_gen_rand(s) % 2);
+	cut_hi = f->hi - (int64_t)(ddt_gen_rand(s) % 2);
+	memset(f->got, 0, (size_t)span);
+	for (int64_t i = 0; i < n; i++) {
+		int64_t a = cuts[2 * i], z = cuts[2 * i + 1];
+		bool out = false;
+
+		for (int64_t k = 0, pos = 0; k < f->n && pos < z; k++) {
+			int64_t b0 = pos > a ? pos : a;
+			int64_t b1 = pos + f->map[k].len < z ?
+				pos + f->map[k].len : z;
+
+			if (b0 < b1 && (f->map[k].off + (b0 - pos) < cut_lo ||
+					f->map[k].off + (b1 - pos) > cut_hi))
+				out = true;
+			pos += f->map[k].len;
+		}
+		r = ddt_prog_unpack_bounded(prog, a, z, f->packed + a,
+					    ORG(f, f->got), cut_lo, cut_hi);
+		assert_true(r >= a && r <= z);
+		if (out)
+			assert_true(r < z);
+	}
+	for (int64_t k = 0; k < span; k++) {
+		if (k + f->lo < cut_lo || k + f->lo >= cut_hi)
+			assert_int_equal(f->got[k], 0);
+		else if (f->got[k] != 0)
+			assert_int_equal(f->got[k], f->expect[k]);
+	}
+	free(cuts);
+	free(want);
+	ddt_segment_free(sg);
+}
+
+/* A corrupted compiled form is refused, or writes nothing outside the
+ * bounds it is given. */
+static void prog_corrupt(struct fixture *f, uint64_t *prog, size_t plen,
+			 const uint64_t *blob, uint64_t *s)
+{
+	int64_t span = f->hi - f->lo;
+	const struct ddt_blob *b;
+	uint8_t *guard = malloc((size_t)span + 128);
+
+	assert_non_null(guard);
+	assert_int_equal(ddt_blob_load(blob, ddt_serialize(f->t, NULL, 0),
+				       &b), 0);
+	for (int k = 0; k < 20; k++) {
+		size_t at = (size_t)(ddt_gen_rand(s) % plen);
+		uint8_t bit = (uint8_t)(1u << (ddt_gen_rand(s) % 8));
+
+		((uint8_t *)prog)[at] ^= bit;
+		if (ddt_prog_check(prog, plen, b) == 0) {
+			memset(guard, 0x5a, (size_t)span + 128);
+			ddt_prog_unpack_bounded(prog, 0, f->total, f->packed,
+						guard + 64 - f->lo, f->lo,
+						f->hi);
+			for (int64_t i = 0; i < 64; i++) {
+				assert_int_equal(guard[i], 0x5a);
+				assert_int_equal(guard[64 + span + i], 0x5a);
+			}
+		}
+		((uint8_t *)prog)[at] ^= bit;
+	}
+	free(guard);
+}
+
+static void test_prog(void **state)
+{
+	int with = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= NTYPES; seed++) {
+		uint64_t s = seed ^ 0x27d4eb2fu, *blob, *prog;
+		struct fixture f;
+		size_t plen;
+
+		setup(&f, seed);
+		if (f.total > 0 && prog_of(&f, &blob, &prog, &plen)) {
+			prog_packets(&f, prog, &s);
+			if (seed % 10 == 0)
+				prog_corrupt(&f, prog, plen, blob, &s);
+			free(blob);
+			free(prog);
+			with++;
+		}
+		teardown(&f);
+	}
+	/* nearly every random type compiles */
+	assert_true(with > NTYPES * 9 / 10);
+}
+
+/* ddt_copy_strided against a block-by-block memcpy, every block size to
+ * 130 B (each fixed kernel, the inline ones, memcpy), both directions of
+ * stride, nothing else touched. */
+static void test_copy_strided(void **state)
+{
+	uint8_t src[9 * 200], got[9 * 400 + 64], want[9 * 400 + 64];
+	uint64_t s = 0xc0ffee;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)ddt_gen_rand(&s);
+	for (int64_t bl = 1; bl <= 200; bl += bl < 130 ? 1 : 70) {
+		for (int64_t n = 1; n <= 9; n++) {
+			int64_t stride = bl + (int64_t)(ddt_gen_rand(&s) % 40);
+			int64_t at = 32;
+
+			if (ddt_gen_rand(&s) % 2) {
+				stride = -stride;
+				at = 32 + (n - 1) * -stride;
+			}
+			memset(got, 0, sizeof(got));
+			memset(want, 0, sizeof(want));
+			for (int64_t k = 0; k < n; k++)
+				memcpy(want + at + k * stride, src + k * bl,
+				       (size_t)bl);
+			ddt_copy_strided(got + at, src, bl, stride, n);
+			assert_memory_equal(got, want, sizeof(got));
+		}
+	}
+}
+
 static void test_checkpoints(void **state)
 {
 	(void)state;
@@ -511,6 +688,8 @@ int main(void)
 		cmocka_unit_test(test_print_parse_blob),
 		cmocka_unit_test(test_segments),
 		cmocka_unit_test(test_segments_bounded),
+		cmocka_unit_test(test_prog),
+		cmocka_unit_test(test_copy_strided),
 		cmocka_unit_test(test_checkpoints),
 	};
 
