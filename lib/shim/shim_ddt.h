@@ -16,6 +16,9 @@
 #include "shim_internal.h"
 #include "spin_ddt_args.h"
 
+/* Largest handler arguments of a type loaded into NIC memory (bytes). */
+#define TYPE_ARGS_MAX (1u << 20)
+
 struct spin_type_offload {
 	struct spin_type_offload *prev, *next; /* LRU, most recent first */
 	ptl_handle_ni_t ni;

@@ -161,6 +161,9 @@ args_general(struct spin_type_offload *o, int64_t origin)
 	plan.pkt_payload = shim_g.payload_size;
 	plan.origin = origin;
 	plan.stats_off = SPIN_DDT_STATS_NONE;
+	/* the type's compiled form: handlers place each packet through it,
+	 * resuming without segments or checkpoints (lib/ddt/prog.c) */
+	plan.flags = SPIN_DDT_F_PROG;
 	if (plan.strategy != SPIN_DDT_HPU_LOCAL) {
 		if (plan.pkt_payload == 0)
 			return -EIO;
@@ -171,6 +174,12 @@ args_general(struct spin_type_offload *o, int64_t origin)
 	o->family = "ddt_general";
 	need = spin_ddt_general_args(o->t, o->count, &plan, NULL, 0,
 				     &o->sched);
+	if (need > (ssize_t)TYPE_ARGS_MAX) {
+		/* the form does not fit NIC memory's share: segments alone */
+		plan.flags &= ~SPIN_DDT_F_PROG;
+		need = spin_ddt_general_args(o->t, o->count, &plan, NULL, 0,
+					     &o->sched);
+	}
 	if (need <= 0)
 		return ddt_err(need);
 	o->args = aligned_alloc(8, ((size_t)need + 7) & ~(size_t)7);

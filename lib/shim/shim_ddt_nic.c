@@ -15,7 +15,6 @@
 /* Largest argument block spinnic installs (CTX_ARGS_MAX of
  * app/spinnic/ctrl.c): a larger one (huge indexed-block displacement
  * lists, checkpoints) cannot be offloaded at all. */
-#define TYPE_ARGS_MAX (1u << 20)
 
 pthread_mutex_t shim_type_lock = PTHREAD_MUTEX_INITIALIZER;
 struct spin_type_stats shim_type_st;
