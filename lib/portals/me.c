@@ -243,6 +243,24 @@ me_from_ctrl(struct ptl_me *me, const struct spinnic_ctrl_me *r)
 	me->prev = me->next = PTL_NIL;
 }
 
+/* A found header counts on the searching entry's counter as its events
+ * would: SEARCH_ONLY as a communication (PTL_ME_EVENT_CT_COMM),
+ * SEARCH_DELETE as an overflow delivery (PTL_ME_EVENT_CT_OVERFLOW). */
+static void
+search_count(struct ptl_client *c, const struct ptl_me *spec, uint32_t op,
+	     const struct ptl_uh *uh)
+{
+	uint32_t want = op == SPINNIC_PTL_SEARCH_DELETE ?
+		SPINNIC_PTL_ME_EVENT_CT_OVERFLOW : SPINNIC_PTL_ME_EVENT_CT_COMM;
+	bool ok = uh->fail == SPINNIC_PTL_NI_OK;
+
+	if (spec->ct == PTL_NONE || !(spec->options & want))
+		return;
+	ptl_ct_inc(c, spec->ct,
+		   ok ? ((spec->options & SPINNIC_PTL_ME_EVENT_CT_BYTES) ?
+			 uh->mlength : 1) : 0, ok ? 0 : 1);
+}
+
 static int
 me_search(struct ptl_client *c, unsigned kind, struct ptl_pt *pt,
 	  const struct spinnic_ctrl_me *r)
@@ -263,7 +281,14 @@ me_search(struct ptl_client *c, unsigned kind, struct ptl_pt *pt,
 		if (uh->claimed || !uh->complete ||
 		    !uh_matches(&spec, matching, uh, false))
 			continue;
-		ptl_event_init(&ev, SPINNIC_PTL_EVENT_SEARCH, SPINNIC_PTL_NI_OK);
+		/* SEARCH_ONLY reports it (SEARCH); SEARCH_DELETE consumes it
+		 * as an append would (the overflow event of its op) */
+		if (r->list == SPINNIC_PTL_SEARCH_DELETE)
+			ptl_event_init(&ev, ptl_event_kind(uh->op, true),
+				       uh->fail);
+		else
+			ptl_event_init(&ev, SPINNIC_PTL_EVENT_SEARCH,
+				       SPINNIC_PTL_NI_OK);
 		ev.start = uh->start;
 		ev.user_ptr = r->user_ptr;
 		ev.hdr_data = uh->hdr_data;
@@ -274,7 +299,9 @@ me_search(struct ptl_client *c, unsigned kind, struct ptl_pt *pt,
 		ev.initiator = uh->initiator;
 		ev.uid = uh->uid;
 		ev.pt_index = r->pt_index;
+		ev.list = SPINNIC_PTL_OVERFLOW_LIST;
 		ptl_eq_post(c, pt->eq, &ev);
+		search_count(c, &spec, r->list, uh);
 		PTL_STAT(c->nic, uh_searched);
 		found++;
 		if (r->list == SPINNIC_PTL_SEARCH_DELETE)
@@ -355,8 +382,9 @@ ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 		return SPINNIC_PTL_ARG_INVALID;
 	pt = &ni->pts[r->pt_index];
 	if (op == SPINNIC_CTRL_ME_SEARCH) {
-		if (r->list != SPINNIC_PTL_SEARCH_ONLY &&
-		    r->list != SPINNIC_PTL_SEARCH_DELETE)
+		if ((r->list != SPINNIC_PTL_SEARCH_ONLY &&
+		     r->list != SPINNIC_PTL_SEARCH_DELETE) ||
+		    (r->ct != PTL_NONE && !ptl_ct_valid(ni, kind, r->ct)))
 			return SPINNIC_PTL_ARG_INVALID;
 		r->me = PTL_NONE;
 		return me_search(c, kind, pt, r);

@@ -326,12 +326,15 @@ test_unexpected_search(void **state)
 	assert_int_equal(ev.start, t_addr(&e, T_BUF_OFF + 8192));
 	assert_int_equal(ev.mlength, 64);
 	assert_int_equal(ev.match_bits, 42);
-	/* search delete: found, removed */
+	/* search delete: found, removed, reported as the overflow event
+	 * an append would post (a put's: PUT_OVERFLOW) */
 	q.list = SPINNIC_PTL_SEARCH_DELETE;
 	assert_int_equal(t_me_op(&e, SPINNIC_CTRL_ME_SEARCH, &q, NULL),
 			 SPINNIC_PTL_OK);
-	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), SPINNIC_PTL_EVENT_SEARCH);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+			 SPINNIC_PTL_EVENT_PUT_OVERFLOW);
 	assert_int_equal(ev.ni_fail_type, SPINNIC_PTL_NI_OK);
+	assert_int_equal(ev.mlength, 64);
 	assert_int_equal(t_me_op(&e, SPINNIC_CTRL_ME_SEARCH, &q, NULL),
 			 SPINNIC_PTL_OK);
 	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), SPINNIC_PTL_EVENT_SEARCH);
@@ -980,6 +983,62 @@ test_pt_hints(void **state)
 	t_env_teardown(&e);
 }
 
+/* A search that finds a header counts on the searching entry's counter:
+ * SEARCH_ONLY with PTL_ME_EVENT_CT_COMM, SEARCH_DELETE with
+ * PTL_ME_EVENT_CT_OVERFLOW (bytes with CT_BYTES); the other bit does not
+ * count. */
+static void
+test_search_counts(void **state)
+{
+	struct spinnic_ctrl_msg cm;
+	struct spinnic_pkt h;
+	struct ptl_match m;
+	struct spinnic_ct *rec;
+	struct t_me over, q;
+	struct t_env e;
+
+	(void)state;
+	t_env_setup(&e);
+	memset(&cm, 0, sizeof(cm));
+	cm.u.ct.ni = e.ni;
+	cm.u.ct.ct_off = T_CT_OFF;
+	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_CT_ALLOC, &cm),
+			 SPINNIC_PTL_OK);
+	rec = (struct spinnic_ct *)(e.region + T_CT_OFF);
+	t_me_default(&over);
+	over.list = SPINNIC_PTL_OVERFLOW_LIST;
+	over.options |= SPINNIC_PTL_ME_MANAGE_LOCAL;
+	over.length = 65536;
+	over.ignore_bits = ~0ull;
+	t_me_append(&e, &over);
+	t_hdr(&e, &h, 42, 64);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+	ptl_match_complete(e.nic, &m, SPINNIC_PTL_NI_OK);
+	t_ev_drain(&e, T_EQ_OFF);
+
+	t_me_default(&q);
+	q.match_bits = 42;
+	q.ct = cm.u.ct.ct;
+	q.list = SPINNIC_PTL_SEARCH_ONLY;
+	q.options |= SPINNIC_PTL_ME_EVENT_CT_OVERFLOW;
+	assert_int_equal(t_me_op(&e, SPINNIC_CTRL_ME_SEARCH, &q, NULL),
+			 SPINNIC_PTL_OK);
+	assert_int_equal(rec->success, 0);
+	q.options ^= SPINNIC_PTL_ME_EVENT_CT_OVERFLOW |
+		     SPINNIC_PTL_ME_EVENT_CT_COMM;
+	assert_int_equal(t_me_op(&e, SPINNIC_CTRL_ME_SEARCH, &q, NULL),
+			 SPINNIC_PTL_OK);
+	assert_int_equal(rec->success, 1);
+	q.list = SPINNIC_PTL_SEARCH_DELETE;
+	q.options ^= SPINNIC_PTL_ME_EVENT_CT_OVERFLOW |
+		     SPINNIC_PTL_ME_EVENT_CT_COMM;
+	q.options |= SPINNIC_PTL_ME_EVENT_CT_BYTES;
+	assert_int_equal(t_me_op(&e, SPINNIC_CTRL_ME_SEARCH, &q, NULL),
+			 SPINNIC_PTL_OK);
+	assert_int_equal(rec->success, 1 + 64);
+	t_env_teardown(&e);
+}
+
 int
 main(void)
 {
@@ -1002,6 +1061,7 @@ main(void)
 		cmocka_unit_test(test_detach_inflight),
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_pt_hints),
+		cmocka_unit_test(test_search_counts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
