@@ -119,7 +119,9 @@ ptl_eq_full(struct ptl_client *c, uint32_t h)
 		uint32_t tail = __atomic_load_n(&eq->ring->tail,
 						__ATOMIC_ACQUIRE);
 
-		full = eq->head - tail >= eq->count;
+		/* the last slot is kept for the PT_DISABLED event that
+		 * flow control posts (the specification reserves it) */
+		full = eq->head - tail >= eq->count - 1;
 	}
 	ptl_unlock(&eq->lock);
 	return full;

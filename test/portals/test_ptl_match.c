@@ -610,15 +610,21 @@ test_flow_control(void **state)
 		assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_PT_ENABLE, &pm),
 				 SPINNIC_PTL_OK);
 	}
-	/* EQ full (4 entries): the next match trips flow control */
-	for (i = 0; i < 4; i++) {
+	/* EQ of 4 entries: after 3 events the next match trips flow
+	 * control, and PT_DISABLED takes the slot kept for it */
+	for (i = 0; i < 3; i++) {
 		assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
 		ptl_match_complete(e.nic, &m, SPINNIC_PTL_NI_OK);
 	}
 	assert_int_equal(ptl_nic_match(e.nic, &h, &m), -EAGAIN);
 	stats(&e, &s);
 	assert_int_equal(s.flowctrl, 2);
-	assert_int_equal(s.eq_dropped, 1); /* PT_DISABLED did not fit */
+	assert_int_equal(s.eq_dropped, 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+				 SPINNIC_PTL_EVENT_PUT);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+			 SPINNIC_PTL_EVENT_PT_DISABLED);
 	t_env_teardown(&e);
 }
 
