@@ -300,7 +300,7 @@ test_foreign_ct_search(void **state)
 	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_ME_SEARCH, &m),
 			 SPINNIC_PTL_OK);
 	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
-			 SPINNIC_PTL_EVENT_SEARCH);
+			 SPINNIC_PTL_EVENT_PUT_OVERFLOW);
 	assert_int_equal(ev.ni_fail_type, SPINNIC_PTL_NI_OK);
 	assert_int_equal(ev.match_bits, 77);
 	memset(&m, 0, sizeof(m));
