@@ -1045,6 +1045,86 @@ test_search_counts(void **state)
 	t_env_teardown(&e);
 }
 
+/*
+ * Use-once entries on the overflow list (Portals 4 §3.12, the overflow
+ * list rules): a put takes the entry (PUT with ptl_list overflow, then
+ * AUTO_UNLINK) and leaves an unexpected header; the next put finds no
+ * entry; a priority append claims the header (PUT_OVERFLOW with where the
+ * data lies), after which the entry's memory is free (AUTO_FREE). A get
+ * does the same on a fresh use-once overflow entry.
+ */
+static void
+test_overflow_use_once(void **state)
+{
+	static const uint8_t ops[] = { SPINNIC_WIRE_OP_PUT,
+				       SPINNIC_WIRE_OP_GET };
+	struct spinnic_event ev;
+	struct spinnic_pkt h;
+	struct ptl_match m;
+	struct t_me over, prio;
+	struct t_env e;
+	unsigned k;
+
+	(void)state;
+	t_env_setup_opts(&e, 64, 0, NULL);
+	for (k = 0; k < 2; k++) {
+		uint64_t bits = 40 + k;
+
+		t_me_default(&over);
+		over.list = SPINNIC_PTL_OVERFLOW_LIST;
+		over.options |= SPINNIC_PTL_ME_USE_ONCE;
+		over.off = T_BUF_OFF + 8192;
+		over.ignore_bits = ~0ull;
+		over.user_ptr = 0x0f;
+		t_me_append(&e, &over);
+		t_ev_drain(&e, T_EQ_OFF);
+
+		t_hdr(&e, &h, bits, 64);
+		h.op = ops[k];
+		h.msg_id = 100 + k;
+		if (ops[k] == SPINNIC_WIRE_OP_GET) {
+			h.type = SPINNIC_WIRE_T_GET;
+			h.pay_len = 0;
+			h.ack_req = SPINNIC_PTL_NO_ACK_REQ;
+		}
+		assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+		assert_int_equal(m.list, PTL_MATCH_OVERFLOW);
+		assert_int_equal(m.unlinked, 1);
+		ptl_match_complete(e.nic, &m, SPINNIC_PTL_NI_OK);
+		assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+				 ops[k] == SPINNIC_WIRE_OP_GET ?
+				 SPINNIC_PTL_EVENT_GET : SPINNIC_PTL_EVENT_PUT);
+		assert_int_equal(ev.list, SPINNIC_PTL_OVERFLOW_LIST);
+		assert_int_equal(ev.user_ptr, 0x0f);
+		assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+				 SPINNIC_PTL_EVENT_AUTO_UNLINK);
+		/* the entry is gone: the next message finds nothing */
+		h.msg_id = 200 + k;
+		assert_true(ptl_nic_match(e.nic, &h, &m) != 0);
+		t_ev_drain(&e, T_EQ_OFF);
+		/* a priority entry claims the header kept */
+		t_me_default(&prio);
+		prio.match_bits = bits;
+		prio.user_ptr = 0x70;
+		prio.options |= SPINNIC_PTL_ME_EVENT_LINK_DISABLE;
+		t_me_append(&e, &prio);
+		assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+				 ops[k] == SPINNIC_WIRE_OP_GET ?
+				 SPINNIC_PTL_EVENT_GET_OVERFLOW :
+				 SPINNIC_PTL_EVENT_PUT_OVERFLOW);
+		assert_int_equal(ev.user_ptr, 0x70);
+		assert_int_equal(ev.match_bits, bits);
+		assert_int_equal(ev.mlength, 64);
+		assert_int_equal(ev.start, t_addr(&e, T_BUF_OFF + 8192));
+		/* the unlinked overflow entry's memory holds nothing now */
+		assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+				 SPINNIC_PTL_EVENT_AUTO_FREE);
+		assert_int_equal(ev.user_ptr, 0x0f);
+		assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), -1);
+	}
+	t_env_teardown(&e);
+}
+
 int
 main(void)
 {
@@ -1068,6 +1148,7 @@ main(void)
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_pt_hints),
 		cmocka_unit_test(test_search_counts),
+		cmocka_unit_test(test_overflow_use_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
