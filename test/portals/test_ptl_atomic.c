@@ -251,12 +251,22 @@ rnd_elem(unsigned int type, void *p)
 static bool
 elem_equal(unsigned int type, const void *a, const void *b)
 {
+	/* copied out: the elements may be unaligned */
 	switch (type) {
-	case SPINNIC_PTL_LONG_DOUBLE:
-		return *(const long double *)a == *(const long double *)b;
-	case SPINNIC_PTL_LONG_DOUBLE_COMPLEX:
-		return *(const long double complex *)a ==
-		       *(const long double complex *)b;
+	case SPINNIC_PTL_LONG_DOUBLE: {
+		long double x, y;
+
+		memcpy(&x, a, sizeof(x));
+		memcpy(&y, b, sizeof(y));
+		return x == y;
+	}
+	case SPINNIC_PTL_LONG_DOUBLE_COMPLEX: {
+		long double complex x, y;
+
+		memcpy(&x, a, sizeof(x));
+		memcpy(&y, b, sizeof(y));
+		return x == y;
+	}
 	default:
 		return memcmp(a, b, types[type].size) == 0;
 	}
