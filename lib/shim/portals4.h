@@ -760,7 +760,8 @@ int PtlCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct);
 /**
  * Add to a counter, visible at once as PtlCTSet() is.
  * @param ct_handle the counter.
- * @param increment added to success and failure.
+ * @param increment added to success or failure (only one of them may be
+ *        non-zero: PTL_ARG_INVALID otherwise).
  * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID; PTL_FAIL.
  */
 int PtlCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment);

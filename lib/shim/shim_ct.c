@@ -171,7 +171,7 @@ ct_op(bool set, ptl_handle_ct_t ct_handle, ptl_ct_event_t v)
 	struct shim_obj *o;
 
 	o = shim_to_ct(ct_handle, &ni);
-	if (o == NULL || o->closing)
+	if (o == NULL || o->closing || (!set && !shim_ct_inc_ok(v)))
 		return -EINVAL;
 	rec = o->u.ct.rec;
 	if (set) {

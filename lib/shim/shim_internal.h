@@ -444,6 +444,13 @@ int shim_atomic_cmd(uint16_t op, ptl_handle_md_t put_md,
 		    ptl_hdr_data_t hdr_data, const void *operand,
 		    ptl_op_t operation, ptl_datatype_t datatype,
 		    struct spinnic_cmd *cmd_p);
+/** An increment of PtlCTInc/PtlTriggeredCTInc: the specification lets
+ *  only one of success and failure be non-zero. */
+static inline bool
+shim_ct_inc_ok(ptl_ct_event_t v)
+{
+	return v.success == 0 || v.failure == 0;
+}
 /** Post @p op to start when CT @p trig_ct reaches @p threshold (counts
  *  toward max_triggered_ops; shim_trig.c). @return 0, -EINVAL (CT, or
  *  not on @p op's NI), -ENOMEM (max_triggered_ops pending), -EIO */

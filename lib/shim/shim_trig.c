@@ -200,8 +200,9 @@ trig_ct(uint16_t op, ptl_handle_ct_t ct_handle, ptl_ct_event_t v,
 	struct shim_obj *o;
 
 	o = shim_to_ct(ct_handle, &ni);
-	if (o == NULL || o->closing) {
-		SHIM_DBG("bad CT %#llx", (unsigned long long)ct_handle);
+	if (o == NULL || o->closing ||
+	    (op == SPINNIC_CMD_CT_INC && !shim_ct_inc_ok(v))) {
+		SHIM_DBG("bad CT %#llx or increment", (unsigned long long)ct_handle);
 		return -EINVAL;
 	}
 	memset(&cmd, 0, sizeof(cmd));

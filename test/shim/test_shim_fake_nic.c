@@ -236,6 +236,10 @@ test_put_get_commands(void **state)
 	/* counter updates apply here, then tell the NIC (ordered with puts:
 	 * it fires what they release) */
 	assert_int_equal(PtlCTAlloc(x->ni, &cth), PTL_OK);
+	/* only one of success and failure may be non-zero in an increment */
+	assert_int_equal(PtlCTInc(cth, inc), PTL_ARG_INVALID);
+	assert_false(fake_nic_cmd_pop(&x->f, &c));
+	inc.failure = 0;
 	assert_int_equal(PtlCTInc(cth, inc), PTL_OK);
 	assert_int_equal(PtlCTInc(cth, inc), PTL_OK);
 	assert_true(fake_nic_cmd_pop(&x->f, &c));

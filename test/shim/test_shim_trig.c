@@ -89,8 +89,17 @@ test_ct_visible_at_once(void **state)
 	struct fx *x = *state;
 	ptl_ct_event_t inc = { .success = 2, .failure = 1 }, v;
 	ptl_ct_event_t set = { .success = 7, .failure = 0 };
+	ptl_ct_event_t s2 = { .success = 2 }, f1 = { .failure = 1 };
 
-	assert_int_equal(PtlCTInc(x->ct, inc), PTL_OK);
+	/* both fields non-zero: refused (the specification), unchanged */
+	assert_int_equal(PtlCTInc(x->ct, inc), PTL_ARG_INVALID);
+	assert_int_equal(PtlTriggeredCTInc(x->ct, inc, x->ct, 1),
+			 PTL_ARG_INVALID);
+	assert_int_equal(PtlCTGet(x->ct, &v), PTL_OK);
+	assert_int_equal(v.success, 0);
+	assert_int_equal(v.failure, 0);
+	assert_int_equal(PtlCTInc(x->ct, s2), PTL_OK);
+	assert_int_equal(PtlCTInc(x->ct, f1), PTL_OK);
 	assert_int_equal(PtlCTGet(x->ct, &v), PTL_OK);
 	assert_int_equal(v.success, 2);
 	assert_int_equal(v.failure, 1);
@@ -99,7 +108,8 @@ test_ct_visible_at_once(void **state)
 	assert_int_equal(PtlCTGet(x->ct, &v), PTL_OK);
 	assert_int_equal(v.success, 7);
 	assert_int_equal(v.failure, 0);
-	assert_int_equal(PtlCTInc(x->ct, inc), PTL_OK);
+	assert_int_equal(PtlCTInc(x->ct, s2), PTL_OK);
+	assert_int_equal(PtlCTInc(x->ct, f1), PTL_OK);
 	assert_int_equal(PtlCTGet(x->ct, &v), PTL_OK);
 	assert_int_equal(v.success, 9);
 	assert_int_equal(v.failure, 1);
