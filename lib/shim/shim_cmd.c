@@ -15,14 +15,18 @@
 #define FULL_SPINS 256
 #define FULL_YIELDS_PER_CHECK 1024
 
-/* cmd_lock held: wait for @p n free slots. @return 0 or -EIO */
+/*
+ * Wait until the NIC's consumer index reaches @p need (the ring has room,
+ * or it took everything up to a point), spinning, then yielding; a gone
+ * spinnic ends the wait. @return 0 or -EIO
+ */
 static int
-cmd_room(struct spinnic_cmd_ring *ring, uint32_t head, unsigned n)
+tail_wait(struct spinnic_cmd_ring *ring, uint32_t need)
 {
 	unsigned waits = 0;
 
-	while (head + n - __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE) >
-	       SHIM_CMD_ENTRIES) {
+	while ((int32_t)(need - __atomic_load_n(&ring->tail,
+						__ATOMIC_ACQUIRE)) > 0) {
 		if (waits < FULL_SPINS) {
 			shim_cpu_relax();
 		} else {
@@ -48,7 +52,8 @@ shim_cmd_post_n(const struct spinnic_cmd *cmds, unsigned n, uint32_t *end_p)
 	if (shim_g.dead || shim_g.fd < 0 || n == 0 || n > SHIM_CMD_ENTRIES)
 		goto out;
 	head = shim_g.cmd_head;
-	rc = cmd_room(ring, head, n);
+	/* cmd_lock held: room for n slots */
+	rc = tail_wait(ring, head + n - SHIM_CMD_ENTRIES);
 	if (rc != 0)
 		goto out;
 	for (i = 0; i < n; i++)
@@ -72,20 +77,5 @@ shim_cmd_post(const struct spinnic_cmd *cmd)
 int
 shim_cmd_sync(uint32_t end)
 {
-	struct spinnic_cmd_ring *ring = shim_g.region.ring;
-	unsigned waits = 0;
-
-	while ((int32_t)(end - __atomic_load_n(&ring->tail,
-					       __ATOMIC_ACQUIRE)) > 0) {
-		if (waits < FULL_SPINS) {
-			shim_cpu_relax();
-		} else {
-			sched_yield();
-			if ((waits - FULL_SPINS) % FULL_YIELDS_PER_CHECK == 0 &&
-			    shim_ctrl_gone())
-				return -EIO;
-		}
-		waits++;
-	}
-	return 0;
+	return tail_wait(shim_g.region.ring, end);
 }
