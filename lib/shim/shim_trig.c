@@ -243,9 +243,9 @@ trig_me_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	       ptl_handle_me_t *me_handle, ptl_handle_ct_t trig_ct_handle,
 	       ptl_size_t threshold)
 {
+	struct shim_ni *ni, *me_ni;
 	struct spinnic_cmd cmd;
 	ptl_handle_me_t h;
-	struct shim_ni *ni;
 	int rc;
 
 	if (me_handle == NULL || shim_to_ct(trig_ct_handle, &ni) == NULL)
@@ -255,11 +255,14 @@ trig_me_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 				     SPINNIC_CTRL_F_ME_RESERVE, &h);
 	if (rc != 0)
 		return rc;
+	/* NULL only when another thread finalized the NI meanwhile */
+	me_ni = shim_to_entry_ni(h, SHIM_KIND_ME);
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.op = SPINNIC_CMD_ME_APPEND;
-	cmd.ni = shim_to_entry_ni(h, SHIM_KIND_ME)->nic_ni;
+	cmd.ni = me_ni != NULL ? me_ni->nic_ni : 0;
 	cmd.md = shim_handle_idx(h);
-	rc = shim_trig_post(&cmd, trig_ct_handle, threshold);
+	rc = me_ni != NULL ? shim_trig_post(&cmd, trig_ct_handle, threshold) :
+			     -EINVAL;
 	if (rc != 0) {
 		(void)shim_entry_unlink(h, SHIM_KIND_ME);
 		return rc;
