@@ -17,7 +17,7 @@ static const char *const stats_names[] = {
 	"detached", "bad_region", "inflight_dropped", "clients_live",
 	"regions_live", "region_bytes", "mes_live", "drop_too_long",
 	"trig_armed", "trig_fired", "trig_cancelled", "trig_refused",
-	"trig_retried",
+	"trig_retried", "trig_me_gone",
 };
 _Static_assert(sizeof(stats_names) / sizeof(stats_names[0]) ==
 	       sizeof(struct ptl_nic_stats) / sizeof(uint64_t),

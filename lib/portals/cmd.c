@@ -214,6 +214,31 @@ cmd_ct(struct ptl_client *c, const struct spinnic_cmd *cmd, bool wait)
 	return 0;
 }
 
+/* ME_APPEND or ME_UNLINK of a reserved or linked entry (behind a TRIG,
+ * or alone: the same, now). An entry that is gone is counted, not an
+ * error. @return 0 or -EAGAIN (lock busy and !wait) */
+static int
+cmd_me(struct ptl_client *c, const struct spinnic_cmd *cmd, bool wait)
+{
+	struct ptl_nic *nic = c->nic;
+	int rc = -EINVAL;
+
+	if (!ptl_trig_lock(&nic->lock, wait))
+		return -EAGAIN;
+	if (cmd->flags == 0 && ptl_ni_get(c, cmd->ni) != NULL &&
+	    ptl_handle_type(cmd->md) == PTL_HT_ME &&
+	    ptl_handle_ni(cmd->md) == ptl_handle_ni(cmd->ni))
+		rc = cmd->op == SPINNIC_CMD_ME_APPEND ?
+		     ptl_me_link_reserved(c, cmd->md) :
+		     ptl_me_unlink_now(c, cmd->md);
+	ptl_unlock(&nic->lock);
+	if (rc == -ENOENT)
+		PTL_STAT(nic, trig_me_gone);
+	else if (rc != 0)
+		PTL_STAT(nic, bad_cmd);
+	return 0;
+}
+
 void
 ptl_cmd_fail(struct ptl_client *c, const struct spinnic_cmd *cmd, uint32_t eq,
 	     int fail)
@@ -252,6 +277,9 @@ ptl_cmd_take(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	case SPINNIC_CMD_CT_CHECK:
 	case SPINNIC_CMD_CT_CANCEL_TRIG:
 		return cmd_ct(c, cmd, wait);
+	case SPINNIC_CMD_ME_APPEND:
+	case SPINNIC_CMD_ME_UNLINK:
+		return cmd_me(c, cmd, wait);
 	case SPINNIC_CMD_PUT:
 	case SPINNIC_CMD_GET:
 	case SPINNIC_CMD_SPUT_START:

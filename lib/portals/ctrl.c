@@ -60,7 +60,7 @@ ptl_nic_ctrl(struct ptl_nic *nic, struct ptl_client *c,
 		case SPINNIC_CTRL_ME_APPEND:
 		case SPINNIC_CTRL_ME_UNLINK:
 		case SPINNIC_CTRL_ME_SEARCH:
-			st = ptl_ctrl_me(nic, c, m.op, &m.u.me);
+			st = ptl_ctrl_me(nic, c, m.op, m.flags, &m.u.me);
 			break;
 		default:
 			st = SPINNIC_PTL_ARG_INVALID;

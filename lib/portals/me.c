@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Match list entries: append (with the unexpected-header search), unlink,
- * PtlMESearch, list and reference bookkeeping. nic->lock held throughout. */
+ * PtlMESearch, list and reference bookkeeping, entries reserved for
+ * triggered appends (linked or unlinked by ring commands). nic->lock held
+ * throughout. */
 #include "ptl_internal.h"
 
 #define ME_OPTS ((1u << 19) - 1)
@@ -240,6 +242,7 @@ me_from_ctrl(struct ptl_me *me, const struct spinnic_ctrl_me *r)
 	me->refs = 0;
 	me->inflight = 0;
 	me->auto_unlinked = false;
+	me->reserved = false;
 	me->prev = me->next = PTL_NIL;
 }
 
@@ -352,52 +355,63 @@ me_claim_unexpected(struct ptl_client *c, unsigned kind, struct ptl_pt *pt,
 	return any && (me->options & SPINNIC_PTL_ME_USE_ONCE);
 }
 
-int
-ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
-	    struct spinnic_ctrl_me *r)
+/* Link entry @p s (filled and used) as PtlMEAppend does: a priority
+ * entry claims matching unexpected headers first; then the list's tail
+ * and LINK (unless disabled). */
+static void
+me_link(struct ptl_client *c, unsigned kind, uint32_t s)
 {
-	struct ptl_ni *ni;
-	struct ptl_pt *pt;
+	struct ptl_ni *ni = &c->ni[kind];
+	struct ptl_me *me = &ni->mes[s];
+	struct ptl_pt *pt = &ni->pts[me->pt_index];
+	struct spinnic_event ev;
+
+	if (me->list == SPINNIC_PTL_PRIORITY_LIST &&
+	    me_claim_unexpected(c, kind, pt, me)) {
+		/* a use-once entry consumed by an unexpected message */
+		me_free_slot(c->nic, me);
+		return;
+	}
+	list_append(ni, pt, me->list, s);
+	if (me->options & SPINNIC_PTL_ME_EVENT_LINK_DISABLE)
+		return;
+	ptl_event_init(&ev, SPINNIC_PTL_EVENT_LINK, SPINNIC_PTL_NI_OK);
+	ev.user_ptr = me->user_ptr;
+	ev.pt_index = me->pt_index;
+	ptl_eq_post(c, pt->eq, &ev);
+}
+
+/* A reserved entry leaves that state: its place in the list is free */
+static void
+me_end_reserve(struct ptl_ni *ni, struct ptl_me *me)
+{
+	ni->pts[me->pt_index].reserved[me->list]--;
+	me->reserved = false;
+}
+
+/* PtlMEAppend, or with SPINNIC_CTRL_F_ME_RESERVE the reservation of a
+ * triggered append (linked later by a ring ME_APPEND) */
+static int
+me_append(struct ptl_client *c, unsigned kind, uint16_t flags,
+	  struct spinnic_ctrl_me *r)
+{
+	struct ptl_ni *ni = &c->ni[kind];
+	struct ptl_pt *pt = &ni->pts[r->pt_index];
 	struct ptl_me *me;
-	unsigned kind;
 	uint32_t s;
 
-	if (op == SPINNIC_CTRL_ME_UNLINK) {
-		me = ptl_me_get(c, r->me, &ni);
-		if (me == NULL || !me->linked)
-			return SPINNIC_PTL_ARG_INVALID;
-		if (me->inflight != 0)
-			return SPINNIC_PTL_IN_USE;
-		ptl_me_list_remove(ni, &ni->pts[me->pt_index],
-				   ptl_handle_idx(r->me));
-		if (me->refs == 0)
-			me_free_slot(nic, me);
-		return SPINNIC_PTL_OK;
-	}
-	ni = ptl_ni_get(c, r->ni);
-	kind = ptl_handle_ni(r->ni);
-	if (ni == NULL || r->pt_index >= ni->n_pt ||
-	    !ni->pts[r->pt_index].used || (r->options & ~ME_OPTS) ||
-	    r->start + r->length < r->start)
-		return SPINNIC_PTL_ARG_INVALID;
-	pt = &ni->pts[r->pt_index];
-	if (op == SPINNIC_CTRL_ME_SEARCH) {
-		if ((r->list != SPINNIC_PTL_SEARCH_ONLY &&
-		     r->list != SPINNIC_PTL_SEARCH_DELETE) ||
-		    (r->ct != PTL_NONE && !ptl_ct_valid(ni, kind, r->ct)))
-			return SPINNIC_PTL_ARG_INVALID;
-		r->me = PTL_NONE;
-		return me_search(c, kind, pt, r);
-	}
-	if (r->list != SPINNIC_PTL_PRIORITY_LIST &&
-	    r->list != SPINNIC_PTL_OVERFLOW_LIST)
+	if ((r->list != SPINNIC_PTL_PRIORITY_LIST &&
+	     r->list != SPINNIC_PTL_OVERFLOW_LIST) ||
+	    (flags & ~SPINNIC_CTRL_F_ME_RESERVE) != 0)
 		return SPINNIC_PTL_ARG_INVALID;
 	if (r->ct != PTL_NONE && !ptl_ct_valid(ni, kind, r->ct))
 		return SPINNIC_PTL_ARG_INVALID;
 	/* PTL_PT_ONLY_USE_ONCE and PTL_PT_ONLY_TRUNCATE are hints (the
 	 * specification: the NI may optimize for them); entries of either
-	 * kind are taken on such a PT and behave as their own options say */
-	if (pt->list_len[r->list] >= (uint32_t)ni->lim.max_list_size)
+	 * kind are taken on such a PT and behave as their own options say.
+	 * A reserved entry holds its place in the list. */
+	if (pt->list_len[r->list] + pt->reserved[r->list] >=
+	    (uint32_t)ni->lim.max_list_size)
 		return SPINNIC_PTL_LIST_TOO_LONG;
 	s = me_alloc(ni);
 	if (s == PTL_NIL)
@@ -405,26 +419,125 @@ ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 	me = &ni->mes[s];
 	me_from_ctrl(me, r);
 	me->used = true;
-	PTL_STAT(nic, mes_live);
+	PTL_STAT(c->nic, mes_live);
 	me->linked = false;
 	me->list = (uint8_t)r->list;
 	r->me = ptl_handle(kind, PTL_HT_ME, me->gen, s);
-	if (r->list == SPINNIC_PTL_PRIORITY_LIST &&
-	    me_claim_unexpected(c, kind, pt, me)) {
-		/* a use-once entry consumed by an unexpected message */
-		me_free_slot(nic, me);
+	if (flags & SPINNIC_CTRL_F_ME_RESERVE) {
+		me->reserved = true;
+		pt->reserved[r->list]++;
 		return SPINNIC_PTL_OK;
 	}
-	list_append(ni, pt, r->list, s);
-	if (!(r->options & SPINNIC_PTL_ME_EVENT_LINK_DISABLE)) {
-		struct spinnic_event ev;
-
-		ptl_event_init(&ev, SPINNIC_PTL_EVENT_LINK, SPINNIC_PTL_NI_OK);
-		ev.user_ptr = r->user_ptr;
-		ev.pt_index = r->pt_index;
-		ptl_eq_post(c, pt->eq, &ev);
-	}
+	me_link(c, kind, s);
 	return SPINNIC_PTL_OK;
+}
+
+/* PtlMEUnlink; of a reserved entry, it cancels the append */
+static int
+me_unlink(struct ptl_client *c, const struct spinnic_ctrl_me *r)
+{
+	struct ptl_ni *ni;
+	struct ptl_me *me = ptl_me_get(c, r->me, &ni);
+
+	if (me != NULL && me->reserved) {
+		me_end_reserve(ni, me);
+		me_free_slot(c->nic, me);
+		return SPINNIC_PTL_OK;
+	}
+	if (me == NULL || !me->linked)
+		return SPINNIC_PTL_ARG_INVALID;
+	if (me->inflight != 0)
+		return SPINNIC_PTL_IN_USE;
+	ptl_me_list_remove(ni, &ni->pts[me->pt_index], ptl_handle_idx(r->me));
+	if (me->refs == 0)
+		me_free_slot(c->nic, me);
+	return SPINNIC_PTL_OK;
+}
+
+int
+ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
+	    uint16_t flags, struct spinnic_ctrl_me *r)
+{
+	struct ptl_ni *ni;
+	unsigned kind;
+
+	(void)nic;
+	if (op == SPINNIC_CTRL_ME_UNLINK)
+		return me_unlink(c, r);
+	ni = ptl_ni_get(c, r->ni);
+	kind = ptl_handle_ni(r->ni);
+	if (ni == NULL || r->pt_index >= ni->n_pt ||
+	    !ni->pts[r->pt_index].used || (r->options & ~ME_OPTS) ||
+	    r->start + r->length < r->start)
+		return SPINNIC_PTL_ARG_INVALID;
+	if (op == SPINNIC_CTRL_ME_APPEND)
+		return me_append(c, kind, flags, r);
+	if ((r->list != SPINNIC_PTL_SEARCH_ONLY &&
+	     r->list != SPINNIC_PTL_SEARCH_DELETE) ||
+	    (r->ct != PTL_NONE && !ptl_ct_valid(ni, kind, r->ct)))
+		return SPINNIC_PTL_ARG_INVALID;
+	r->me = PTL_NONE;
+	return me_search(c, kind, &ni->pts[r->pt_index], r);
+}
+
+int
+ptl_me_link_reserved(struct ptl_client *c, uint32_t h)
+{
+	struct ptl_ni *ni;
+	struct ptl_me *me = ptl_me_get(c, h, &ni);
+
+	if (me == NULL || !me->reserved)
+		return -ENOENT;
+	me_end_reserve(ni, me);
+	me_link(c, ptl_handle_ni(h), ptl_handle_idx(h));
+	return 0;
+}
+
+int
+ptl_me_unlink_now(struct ptl_client *c, uint32_t h)
+{
+	struct ptl_ni *ni;
+	struct ptl_me *me = ptl_me_get(c, h, &ni);
+
+	if (me != NULL && me->reserved) {
+		me_end_reserve(ni, me);
+		me_free_slot(c->nic, me);
+		return 0;
+	}
+	if (me == NULL || !me->linked)
+		return -ENOENT;
+	/* no new matches; messages in flight keep the slot until they end
+	 * (ptl_me_put_ref), as for a use-once entry */
+	ptl_me_list_remove(ni, &ni->pts[me->pt_index], ptl_handle_idx(h));
+	if (me->refs == 0)
+		me_free_slot(c->nic, me);
+	return 0;
+}
+
+void
+ptl_me_unreserve(struct ptl_client *c, uint32_t h)
+{
+	struct ptl_ni *ni;
+	struct ptl_me *me = ptl_me_get(c, h, &ni);
+
+	if (me == NULL || !me->reserved)
+		return;
+	me_end_reserve(ni, me);
+	me_free_slot(c->nic, me);
+}
+
+void
+ptl_me_unreserve_all(struct ptl_client *c, unsigned kind)
+{
+	struct ptl_ni *ni = &c->ni[kind];
+	uint32_t s;
+
+	for (s = 0; s < ni->n_me; s++) {
+		if (!ni->mes[s].used || !ni->mes[s].reserved)
+			continue;
+		me_end_reserve(ni, &ni->mes[s]);
+		me_free_slot(c->nic, &ni->mes[s]);
+	}
 }
 
 bool

@@ -124,6 +124,7 @@ ptl_ni_teardown(struct ptl_client *c, unsigned kind)
 		}
 		pt->used = false;
 	}
+	ptl_me_unreserve_all(c, kind);
 	ptl_eq_release_all(ni);
 	ptl_ct_release_all(c, kind);
 	for (i = 0; i < ni->n_md; i++) {
@@ -319,7 +320,9 @@ ptl_ctrl_pt(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 	pt = &ni->pts[r->pt_index];
 	switch (op) {
 	case SPINNIC_CTRL_PT_FREE:
-		if (pt->list_head[0] != PTL_NIL || pt->list_head[1] != PTL_NIL)
+		/* an entry reserved for a triggered append is one too */
+		if (pt->list_head[0] != PTL_NIL || pt->list_head[1] != PTL_NIL ||
+		    pt->reserved[0] != 0 || pt->reserved[1] != 0)
 			return SPINNIC_PTL_PT_IN_USE;
 		while (pt->uh_head != PTL_NIL)
 			ptl_uh_remove(c, kind, pt, pt->uh_head);

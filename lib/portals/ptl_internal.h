@@ -160,6 +160,7 @@ struct ptl_me {
 	bool used;            /* slot taken (linked, or still referenced) */
 	bool linked;
 	bool auto_unlinked;
+	bool reserved;        /* used, not linked: a triggered append waits */
 	uint8_t list;
 	uint32_t pt_index;
 	uint32_t options;
@@ -200,6 +201,7 @@ struct ptl_pt {
 	uint32_t options;
 	uint32_t eq;
 	uint32_t list_head[2], list_tail[2], list_len[2];
+	uint32_t reserved[2]; /* entries reserved for triggered appends */
 	uint32_t uh_head, uh_tail;
 };
 
@@ -307,7 +309,18 @@ void ptl_ct_release_all(struct ptl_client *c, unsigned kind);
 
 /* me.c / match.c (caller holds nic->lock) */
 int ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
-		struct spinnic_ctrl_me *r);
+		uint16_t flags, struct spinnic_ctrl_me *r);
+/* Ring ME_APPEND: link reserved entry @p h as PtlMEAppend would.
+ * @return 0, -ENOENT (not a reserved entry now: unlinked, NI gone) */
+int ptl_me_link_reserved(struct ptl_client *c, uint32_t h);
+/* Ring ME_UNLINK: take entry @p h off its list at once (in-flight
+ * messages keep the slot until they end); a reserved one is released.
+ * @return 0, -ENOENT (no such entry now: consumed or unlinked) */
+int ptl_me_unlink_now(struct ptl_client *c, uint32_t h);
+/* Release entry @p h if it is still reserved (its append will not run) */
+void ptl_me_unreserve(struct ptl_client *c, uint32_t h);
+/* NI teardown: release every reserved entry of NI @p kind */
+void ptl_me_unreserve_all(struct ptl_client *c, unsigned kind);
 void ptl_me_list_remove(struct ptl_ni *ni, struct ptl_pt *pt, uint32_t slot);
 void ptl_me_put_ref(struct ptl_client *c, unsigned kind, uint32_t slot);
 void ptl_uh_remove(struct ptl_client *c, unsigned kind, struct ptl_pt *pt,

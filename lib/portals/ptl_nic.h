@@ -126,6 +126,8 @@ struct ptl_nic_stats {
 	uint64_t trig_cancelled;   /**< cancelled, CT freed, NI or client gone */
 	uint64_t trig_refused;     /**< arm refused: bad CT or command, full */
 	uint64_t trig_retried;     /**< a fired one waited (busy lock, no room) */
+	uint64_t trig_me_gone;     /**< ME_APPEND/ME_UNLINK found no such
+				        entry (unlinked, consumed, NI gone) */
 };
 
 /**

@@ -17,7 +17,7 @@
 #include <assert.h>
 #include <stdint.h>
 
-#define SPINNIC_ABI_VERSION 3u
+#define SPINNIC_ABI_VERSION 4u
 /** Region cookie: "SPINREG1". */
 #define SPINNIC_REGION_MAGIC 0x314745524e495053ull
 
@@ -59,6 +59,12 @@ enum spinnic_ctrl_op {
  * status is PTL_FAIL and spinnic closes the connection after the reply.
  */
 #define SPINNIC_CTRL_F_UID_DENIED (1u << 15)
+/**
+ * Request flag of ME_APPEND: reserve the entry, checked as an append and
+ * counted against its list's length, but not linked; the handle comes
+ * back and a ring ME_APPEND links it (PtlTriggeredMEAppend).
+ */
+#define SPINNIC_CTRL_F_ME_RESERVE (1u << 0)
 
 /** Handle value meaning "none" (PTL_EQ_NONE, PTL_CT_NONE, no context). */
 #define SPINNIC_HANDLE_NONE 0xffffffffu
@@ -254,6 +260,11 @@ enum spinnic_cmd_op {
 				      fire what its new value releases */
 	SPINNIC_CMD_CT_CANCEL_TRIG, /**< md = a CT: destroy its pending
 					 triggered operations */
+	SPINNIC_CMD_ME_APPEND,   /**< md = an ME reserved by a control
+				      ME_APPEND with SPINNIC_CTRL_F_ME_RESERVE:
+				      link it as PtlMEAppend would */
+	SPINNIC_CMD_ME_UNLINK,   /**< md = an ME: unlink it (a reserved one:
+				      its append is cancelled) */
 	SPINNIC_CMD_OP_MAX,
 };
 
@@ -270,7 +281,8 @@ struct spinnic_cmd {
 	uint16_t op;            /**< enum spinnic_cmd_op */
 	uint16_t flags;         /**< SPUT_STREAM: SPINNIC_CMD_F_EOM; else 0 */
 	uint32_t ni;
-	uint32_t md;            /**< PUT/GET: local MD; CT_*: the CT */
+	uint32_t md;            /**< PUT/GET: local MD; CT_*: the CT;
+				     ME_*: the ME */
 	uint32_t ack_req;       /**< PUT: ptl_ack_req_t */
 	uint64_t local_offset;  /**< in the MD */
 	uint64_t length;

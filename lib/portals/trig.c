@@ -4,7 +4,8 @@
  * (max_triggered_ops), a pending list per CT sorted by (threshold, arm
  * order), and a fired FIFO per NI that one thread at a time runs: counter
  * operations inline, data operations through the NIC's originate hook.
- * Locks: ct->lock, then the pool's. doc/NOTES.md "Triggered operations".
+ * Locks: (nic->lock,) ct->lock, then the pool's. doc/NOTES.md "Triggered
+ * operations".
  */
 #include <stdlib.h>
 
@@ -119,12 +120,17 @@ void
 ptl_trig_drop_locked(struct ptl_client *c, unsigned kind, struct ptl_ct *ct)
 {
 	struct ptl_trig_pool *pool = &c->ni[kind].trig;
+	uint32_t i;
 
 	if (ct->trig_n == 0)
 		return;
 	ptl_lock(&pool->lock);
 	while (ct->trig_n > 0) {
-		ent_free(pool, pending_pop(pool, ct));
+		i = pending_pop(pool, ct);
+		/* an append that will not run gives its entry back */
+		if (pool->ents[i].cmd.op == SPINNIC_CMD_ME_APPEND)
+			ptl_me_unreserve(c, pool->ents[i].cmd.md);
+		ent_free(pool, i);
 		trig_done(c, kind);
 		PTL_STAT(c->nic, trig_cancelled);
 	}
@@ -221,6 +227,11 @@ ptl_trig_arm(struct ptl_client *c, const struct spinnic_cmd *trig,
 		ent_free(pool, i);
 		ptl_unlock(&pool->lock);
 	}
+	if (op->op == SPINNIC_CMD_ME_APPEND) {
+		ptl_lock(&c->nic->lock);
+		ptl_me_unreserve(c, op->md);
+		ptl_unlock(&c->nic->lock);
+	}
 	PTL_DBG("client pid %u: triggered op %u on CT %#x refused", c->pid,
 		op->op, trig->md);
 	PTL_STAT(c->nic, trig_refused);
@@ -261,12 +272,16 @@ ptl_trig_check(struct ptl_client *c, uint32_t h)
 void
 ptl_trig_cancel(struct ptl_client *c, uint32_t h)
 {
-	struct ptl_ct *ct = ct_locked(c, h);
+	struct ptl_ct *ct;
 
-	if (ct == NULL)
-		return;
-	ptl_trig_drop_locked(c, ptl_handle_ni(h), ct);
-	ptl_unlock(&ct->lock);
+	/* reserved entries of dropped appends are released under it */
+	ptl_lock(&c->nic->lock);
+	ct = ct_locked(c, h);
+	if (ct != NULL) {
+		ptl_trig_drop_locked(c, ptl_handle_ni(h), ct);
+		ptl_unlock(&ct->lock);
+	}
+	ptl_unlock(&c->nic->lock);
 }
 
 /* ---- running what fired ------------------------------------------------- */

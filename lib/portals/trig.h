@@ -46,7 +46,8 @@ void ptl_trig_arm(struct ptl_client *c, const struct spinnic_cmd *trig,
  * fired FIFO of NI @p kind */
 void ptl_trig_fire_locked(struct ptl_client *c, unsigned kind,
 			  struct ptl_ct *ct);
-/* ct->lock held: destroy every pending operation of @p ct */
+/* nic->lock and ct->lock held: destroy every pending operation of @p ct
+ * (a triggered ME append releases its reserved entry) */
 void ptl_trig_drop_locked(struct ptl_client *c, unsigned kind,
 			  struct ptl_ct *ct);
 /* CT_CHECK: the client changed CT @p h itself; fire what it releases */

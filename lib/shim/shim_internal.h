@@ -359,6 +359,17 @@ int shim_entry_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 		      const ptl_me_t *me, int is_le, ptl_list_t list,
 		      ptl_handle_any_t ctx_h, void *user_ptr,
 		      ptl_handle_any_t *h_p);
+/** shim_entry_append with control flags: SPINNIC_CTRL_F_ME_RESERVE
+ *  reserves the entry (PtlTriggeredMEAppend). @return 0 or a negative
+ *  errno. */
+int shim_entry_append_flags(ptl_handle_ni_t ni_handle,
+			    ptl_pt_index_t pt_index, const ptl_me_t *me,
+			    int is_le, ptl_list_t list, ptl_handle_any_t ctx_h,
+			    void *user_ptr, uint16_t flags,
+			    ptl_handle_any_t *h_p);
+/** Common body of PtlMEUnlink and PtlLEUnlink. @return 0 or a negative
+ *  errno. */
+int shim_entry_unlink(ptl_handle_any_t h, unsigned kind);
 
 /* Handle to object, per kind: NULL when the handle is not a live object
  * of that kind (the caller returns PTL_ARG_INVALID). */

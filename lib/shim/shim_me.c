@@ -62,6 +62,16 @@ shim_entry_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 		  ptl_handle_any_t ctx_h, void *user_ptr,
 		  ptl_handle_any_t *h_p)
 {
+	return shim_entry_append_flags(ni_handle, pt_index, me, is_le, list,
+				       ctx_h, user_ptr, 0, h_p);
+}
+
+int
+shim_entry_append_flags(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+			const ptl_me_t *me, int is_le, ptl_list_t list,
+			ptl_handle_any_t ctx_h, void *user_ptr, uint16_t flags,
+			ptl_handle_any_t *h_p)
+{
 	struct spinnic_ctrl_msg msg;
 	struct shim_ni *ni;
 	unsigned slot;
@@ -78,6 +88,7 @@ shim_entry_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	if (rc != 0)
 		return rc;
 	msg.u.me.list = list;
+	msg.flags = flags;
 	rc = shim_ctrl_call(&msg);
 	if (rc != 0)
 		return rc;
@@ -86,9 +97,8 @@ shim_entry_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	return 0;
 }
 
-/* @return 0 or a negative errno */
-static int
-entry_unlink(ptl_handle_any_t h, unsigned kind)
+int
+shim_entry_unlink(ptl_handle_any_t h, unsigned kind)
 {
 	struct spinnic_ctrl_msg msg;
 	struct shim_ni *ni;
@@ -155,7 +165,7 @@ int
 PtlMEUnlink(ptl_handle_me_t me_handle)
 {
 	SHIM_ENTER();
-	return shim_ptl(entry_unlink(me_handle, SHIM_KIND_ME));
+	return shim_ptl(shim_entry_unlink(me_handle, SHIM_KIND_ME));
 }
 
 int
@@ -187,7 +197,7 @@ int
 PtlLEUnlink(ptl_handle_le_t le_handle)
 {
 	SHIM_ENTER();
-	return shim_ptl(entry_unlink(le_handle, SHIM_KIND_LE));
+	return shim_ptl(shim_entry_unlink(le_handle, SHIM_KIND_LE));
 }
 
 int

@@ -5,7 +5,10 @@
  * threshold) followed by the plain operation's command, checked as the
  * plain call checks it; the NIC keeps it until the CT's success + failure
  * reaches the threshold (lib/portals/trig.c). PtlCTCancelTriggered waits
- * until the NIC acted on it. doc/NOTES.md "Triggered operations".
+ * until the NIC acted on it. spin.h's PtlTriggeredMEAppend reserves its
+ * entry first (control ME_APPEND, SPINNIC_CTRL_F_ME_RESERVE) and triggers
+ * a ring ME_APPEND naming it; PtlTriggeredMEUnlink triggers ME_UNLINK.
+ * doc/NOTES.md "Triggered operations".
  */
 #include <errno.h>
 #include <string.h>
@@ -230,6 +233,80 @@ PtlTriggeredCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct,
 	SHIM_ENTER();
 	return shim_ptl(trig_ct(SPINNIC_CMD_CT_SET, ct_handle, new_ct,
 				trig_ct_handle, threshold));
+}
+
+/* Body of PtlTriggeredMEAppend: reserve the entry (a control round
+ * trip: the handle exists from here on), then TRIG + ME_APPEND naming it;
+ * a refused post gives the entry back. @return 0 or a negative errno */
+static int
+trig_me_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+	       const ptl_me_t *me, ptl_list_t list, void *user_ptr,
+	       ptl_handle_me_t *me_handle, ptl_handle_ct_t trig_ct_handle,
+	       ptl_size_t threshold)
+{
+	struct shim_ni *ni, *me_ni;
+	struct spinnic_cmd cmd;
+	ptl_handle_me_t h;
+	int rc;
+
+	if (me_handle == NULL || shim_to_ct(trig_ct_handle, &ni) == NULL)
+		return -EINVAL;
+	rc = shim_entry_append_flags(ni_handle, pt_index, me, 0, list,
+				     SPIN_CTX_NONE, user_ptr,
+				     SPINNIC_CTRL_F_ME_RESERVE, &h);
+	if (rc != 0)
+		return rc;
+	/* NULL only when another thread finalized the NI meanwhile */
+	me_ni = shim_to_entry_ni(h, SHIM_KIND_ME);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.op = SPINNIC_CMD_ME_APPEND;
+	cmd.ni = me_ni != NULL ? me_ni->nic_ni : 0;
+	cmd.md = shim_handle_idx(h);
+	rc = me_ni != NULL ? shim_trig_post(&cmd, trig_ct_handle, threshold) :
+			     -EINVAL;
+	if (rc != 0) {
+		(void)shim_entry_unlink(h, SHIM_KIND_ME);
+		return rc;
+	}
+	*me_handle = h;
+	return 0;
+}
+
+int
+PtlTriggeredMEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+		     const ptl_me_t *me, ptl_list_t ptl_list, void *user_ptr,
+		     ptl_handle_me_t *me_handle, ptl_handle_ct_t trig_ct_handle,
+		     ptl_size_t threshold)
+{
+	SHIM_ENTER();
+	return shim_ptl(trig_me_append(ni_handle, pt_index, me, ptl_list,
+				       user_ptr, me_handle, trig_ct_handle,
+				       threshold));
+}
+
+/* Body of PtlTriggeredMEUnlink. @return 0 or a negative errno */
+static int
+trig_me_unlink(ptl_handle_me_t me_handle, ptl_handle_ct_t trig_ct_handle,
+	       ptl_size_t threshold)
+{
+	struct shim_ni *ni = shim_to_entry_ni(me_handle, SHIM_KIND_ME);
+	struct spinnic_cmd cmd;
+
+	if (ni == NULL)
+		return -EINVAL;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.op = SPINNIC_CMD_ME_UNLINK;
+	cmd.ni = ni->nic_ni;
+	cmd.md = shim_handle_idx(me_handle);
+	return shim_trig_post(&cmd, trig_ct_handle, threshold);
+}
+
+int
+PtlTriggeredMEUnlink(ptl_handle_me_t me_handle,
+		     ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
+{
+	SHIM_ENTER();
+	return shim_ptl(trig_me_unlink(me_handle, trig_ct_handle, threshold));
 }
 
 /* @return 0 or a negative errno */

@@ -175,6 +175,66 @@ int spin_nicmem_id(spin_handle_nicmem_t mem, uint32_t *id_p);
  */
 int spin_nic_info(ptl_handle_ni_t ni_handle, struct spin_nic_info *info_p);
 
+/* ---- triggered list changes (paper 002 §IV-C) ------------------------- */
+
+/**
+ * Append an ME when a counter reaches a threshold, with no host action
+ * then (the reference implementation's name and argument order; not in
+ * the Portals specification). The entry is checked and copied now, as
+ * PtlMEAppend() would, and holds its NIC slot and its place in the list
+ * (max_list_size) from now on; when the counter's success + failure
+ * reaches @p threshold the NIC links it exactly as PtlMEAppend() does
+ * (a priority entry first claims matching unexpected headers:
+ * PUT_OVERFLOW...; then LINK unless disabled), in order with the other
+ * triggered operations of that counter and threshold. Counts toward
+ * max_triggered_ops until it fired or was cancelled.
+ *
+ * The handle exists from the call on (unlike the reference
+ * implementation, which writes it when the append fires). Before the
+ * append fired, PtlMEUnlink() on it returns PTL_OK and cancels the
+ * append (which then does nothing when it fires), and so does a
+ * PtlTriggeredMEUnlink() that fires first. PtlCTCancelTriggered() and
+ * PtlCTFree() of @p trig_ct_handle release the entry of an append that
+ * has not fired; the handle is then invalid. PtlPTFree() returns
+ * PTL_PT_IN_USE while an entry waits for its append.
+ *
+ * @param ni_handle a PTL_NI_MATCHING NI.
+ * @param pt_index the PT.
+ * @param me the entry (copied).
+ * @param ptl_list PTL_PRIORITY_LIST or PTL_OVERFLOW_LIST.
+ * @param user_ptr returned in the entry's events.
+ * @param me_handle receives the handle at once.
+ * @param trig_ct_handle the trigger counter (same NI).
+ * @param threshold success + failure that fires the append.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (as PtlMEAppend(), or a
+ * bad trigger counter); PTL_NO_SPACE (no entry, or max_triggered_ops
+ * pending); PTL_LIST_TOO_LONG; PTL_FAIL.
+ */
+int PtlTriggeredMEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+			 const ptl_me_t *me, ptl_list_t ptl_list,
+			 void *user_ptr, ptl_handle_me_t *me_handle,
+			 ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
+
+/**
+ * Unlink an ME when a counter reaches a threshold (the reference
+ * implementation's name and argument order). When it fires the entry
+ * leaves its list at once (no new matches); messages in flight into it
+ * complete and keep its slot until they end. No AUTO_UNLINK event. An
+ * entry already gone when it fires (consumed as use-once, unlinked by
+ * PtlMEUnlink() or by an earlier triggered unlink) makes it do nothing:
+ * the NIC counts it (statistic trig_me_gone), the caller sees nothing.
+ * An entry still waiting for its triggered append is released and the
+ * append cancelled. Counts toward max_triggered_ops until it fired.
+ *
+ * @param me_handle the entry.
+ * @param trig_ct_handle the trigger counter (the entry's NI).
+ * @param threshold success + failure that fires the unlink.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (bad handle or counter);
+ * PTL_NO_SPACE (max_triggered_ops pending); PTL_FAIL.
+ */
+int PtlTriggeredMEUnlink(ptl_handle_me_t me_handle,
+			 ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
+
 /* ---- streaming and processed puts (paper 000 §3.1) -------------------- */
 
 /** Handle of an open streaming put (a ptl_handle_any_t). */

@@ -14,6 +14,9 @@
  * so must every triggered one that fires (TRIG slots, counter commands
  * and cancels in the input), handed to the originate hook, and every TRIG
  * must be accounted for in the ring's trig_done once the CT is freed.
+ * Two entries exist for ME_APPEND and ME_UNLINK to name (fz_me_setup:
+ * one reserved for a triggered append, one linked); once the NI went, no
+ * entry is left (a reservation never leaks).
  */
 #include <stdint.h>
 #include <string.h>
@@ -31,6 +34,7 @@ struct cmd_env {
 	struct fz_objs o;
 	uint32_t md[2];
 	uint64_t md_off[2], md_len[2];
+	uint32_t me[2];
 };
 
 static int
@@ -143,6 +147,7 @@ check_trig_done(struct cmd_env *ce, const struct spinnic_cmd_ring *r)
 	ptl_nic_stats_get(ce->e.nic, &st);
 	FZ_CHECK(r->trig_done[0] + r->trig_done[1] + r->trig_done[2] +
 		 r->trig_done[3] == st.trig_armed + st.trig_refused);
+	FZ_CHECK(st.mes_live == 0);
 }
 
 int
@@ -161,6 +166,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 SPINNIC_PTL_MD_EVENT_CT_SEND) == 0);
 	FZ_CHECK(md_bind(&ce, 1, FZ_MD1_OFF, FZ_MD1_LEN, SPINNIC_HANDLE_NONE,
 			 SPINNIC_HANDLE_NONE, 0) == 0);
+	FZ_CHECK(fz_me_setup(&ce.e, &ce.o, ce.me) == 0);
 	ptl_nic_set_originate(ce.e.nic, fz_originate, &ce);
 	r = (struct spinnic_cmd_ring *)(ce.e.region + FZ_CMD_OFF);
 	while (in.n > 0 && batches++ < 64) {

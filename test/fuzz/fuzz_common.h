@@ -142,6 +142,36 @@ fz_objs_setup(struct fz_env *e, struct fz_objs *o)
 	return 0;
 }
 
+/* Two entries ring commands may name (ME_APPEND, ME_UNLINK): me_p[0]
+ * reserved for a triggered append (SPINNIC_CTRL_F_ME_RESERVE), me_p[1]
+ * linked. @return 0 or -1 */
+static inline int
+fz_me_setup(struct fz_env *e, const struct fz_objs *o, uint32_t *me_p)
+{
+	struct spinnic_ctrl_msg m;
+	unsigned k;
+
+	for (k = 0; k < 2; k++) {
+		memset(&m, 0, sizeof(m));
+		m.flags = k == 0 ? SPINNIC_CTRL_F_ME_RESERVE : 0;
+		m.u.me.ni = o->ni;
+		m.u.me.pt_index = o->pt;
+		m.u.me.list = SPINNIC_PTL_PRIORITY_LIST;
+		m.u.me.start = fz_addr(FZ_BUF_OFF);
+		m.u.me.length = 4096;
+		m.u.me.options = SPINNIC_PTL_ME_OP_PUT;
+		m.u.me.ct = o->ct;
+		m.u.me.uid = SPINNIC_PTL_UID_ANY;
+		m.u.me.ctx = SPINNIC_HANDLE_NONE;
+		m.u.me.match_id.nid = SPINNIC_PTL_NID_ANY;
+		m.u.me.match_id.pid = SPINNIC_PTL_PID_ANY;
+		if (fz_ctrl(e, SPINNIC_CTRL_ME_APPEND, &m) != 0)
+			return -1;
+		me_p[k] = m.u.me.me;
+	}
+	return 0;
+}
+
 /* keep the client's EQ from filling: the consumer side, untrusting */
 static inline void
 fz_eq_drain(struct fz_env *e, uint64_t off)

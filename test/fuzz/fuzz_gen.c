@@ -494,6 +494,33 @@ cmd_trig(uint32_t ni, uint32_t ct, uint64_t threshold)
 	out_put(&c, sizeof(c));
 }
 
+/* Triggered list changes on fuzz_cmd's two entries (fz_me_setup: me[0]
+ * reserved, me[1] linked): an append and an unlink released at once, an
+ * unlink of an entry gone, a plain unlink, a handle of the wrong type;
+ * then (a fresh run) a cancelled append and unlink */
+static void
+gen_cmd_trig_me(const struct fz_objs *o, const uint32_t *me)
+{
+	out_reset();
+	out_u(7 | (1 << 4), 1);
+	cmd_trig(o->ni, o->ct, 0);
+	cmd_put(SPINNIC_CMD_ME_APPEND, o->ni, me[0], 0, 0);
+	cmd_trig(o->ni, o->ct, 0);
+	cmd_put(SPINNIC_CMD_ME_UNLINK, o->ni, me[1], 0, 0);
+	cmd_put(SPINNIC_CMD_ME_UNLINK, o->ni, me[1], 0, 0);
+	cmd_put(SPINNIC_CMD_ME_UNLINK, o->ni, me[0], 0, 0);
+	cmd_put(SPINNIC_CMD_ME_APPEND, o->ni, o->ct, 0, 0);
+	out_write("cmd", "09-trig-me");
+	out_reset();
+	out_u(5, 1);
+	cmd_trig(o->ni, o->ct, 9);
+	cmd_put(SPINNIC_CMD_ME_APPEND, o->ni, me[0], 0, 0);
+	cmd_trig(o->ni, o->ct, 9);
+	cmd_put(SPINNIC_CMD_ME_UNLINK, o->ni, me[1], 0, 0);
+	cmd_put(SPINNIC_CMD_CT_CANCEL_TRIG, o->ni, o->ct, 0, 0);
+	out_write("cmd", "10-trig-me-cancel");
+}
+
 /* Triggered operations: armed, released by counter commands, cancelled;
  * a chain on the one CT; a TRIG without its operation */
 static void
@@ -533,7 +560,7 @@ gen_cmd(void)
 	struct fz_env e;
 	struct fz_objs o;
 	struct spinnic_ctrl_msg m;
-	uint32_t md[2];
+	uint32_t md[2], me[2];
 
 	/* the handles fuzz_cmd's setup gets: same calls, same order */
 	if (fz_env_init(&e) != 0 || fz_objs_setup(&e, &o) != 0)
@@ -554,6 +581,8 @@ gen_cmd(void)
 	m.u.md.options = 0;
 	fz_ctrl(&e, SPINNIC_CTRL_MD_BIND, &m);
 	md[1] = m.u.md.md;
+	if (fz_me_setup(&e, &o, me) != 0)
+		die("entries");
 	fz_env_fini(&e);
 
 	out_reset();
@@ -644,6 +673,7 @@ gen_cmd(void)
 		   SPINNIC_PTL_SUM, SPINNIC_PTL_INT64_T, 4090);
 	out_write("cmd", "06-atomic");
 	gen_cmd_trig(&o, md);
+	gen_cmd_trig_me(&o, me);
 }
 
 /* ---- type expressions and blobs ------------------------------------- */

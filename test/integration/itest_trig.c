@@ -15,7 +15,12 @@
  *    and after PtlCTFree;
  *  - a triggered FETCH_ATOMIC posted through the shim's internals (the
  *    PtlTriggered*Atomic calls still return PTL_FAIL): the NIC runs it,
- *    the operand read at fire time.
+ *    the operand read at fire time;
+ *  - paper 002's Fig. 6 in miniature: one PtlCTInc on the responder fires
+ *    a PtlTriggeredMEAppend and, on the same counter and threshold, a
+ *    PtlTriggeredPut of an RTR; the RTR's counter on the initiator fires
+ *    its PtlTriggeredPut of the data, which matches the appended entry
+ *    (linked before the RTR left: issue order).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,6 +42,9 @@
 #define M_PONG 0x72           /* triggered put -> initiator ME */
 #define M_GET 0x73            /* initiator's get-able ME */
 #define M_ATOM 0x74           /* initiator's atomic target */
+#define M_RTR 0x75            /* Fig. 6: responder -> initiator RTR */
+#define M_DATA 0x76           /* Fig. 6: initiator -> the appended ME */
+#define DLEN 2048
 
 /* A ME on @p n's PT over @p buf counting into @p ct. @return 0 or -1 */
 static int
@@ -88,6 +96,27 @@ all(const uint8_t *p, size_t len, uint8_t v)
 
 /* ---- the initiator (node 0) --------------------------------------------- */
 
+/* Fig. 6, sender side: the RTR's ME counts; its counter fires the data */
+static int
+fig6_init(struct kid *self, struct kid_ni *n, ptl_process_t peer,
+	  ptl_pt_index_t pt)
+{
+	uint8_t *rtr = spin_host_alloc(64), *data = spin_host_alloc(DLEN);
+	ptl_handle_ct_t rtr_ct;
+	ptl_handle_md_t mdh;
+
+	KCHECK(self, rtr && data, "spin_host_alloc");
+	memset(data, 0xd6, DLEN);
+	KCHECK(self, PtlCTAlloc(n->ni, &rtr_ct) == PTL_OK, "PtlCTAlloc");
+	KCHECK(self, me_add(n, rtr, 64, M_RTR, PTL_ME_OP_PUT, rtr_ct) == 0,
+	       "RTR ME");
+	KCHECK(self, md_add(n, data, DLEN, PTL_CT_NONE, &mdh) == 0, "MD");
+	KCHECK(self, PtlTriggeredPut(mdh, 0, DLEN, PTL_NO_ACK_REQ, peer, pt,
+				     M_DATA, 0, NULL, 0, rtr_ct, 1) == PTL_OK,
+	       "PtlTriggeredPut data");
+	return 0;
+}
+
 static int
 kid_init(struct kid *self, void *arg)
 {
@@ -123,6 +152,8 @@ kid_init(struct kid *self, void *arg)
 		     sscanf(line, "go %u %u %u", &nid, &pid, &pt) == 3, "go");
 	peer.phys.nid = nid;
 	peer.phys.pid = pid;
+	if (fig6_init(self, &n, peer, pt) != 0)
+		return 1;
 	KCHECK(self, PtlPut(mdh, 0, 64, PTL_NO_ACK_REQ, peer, pt, M_PING, 0,
 			    NULL, 0) == PTL_OK, "PtlPut");
 	/* the responder sleeps: its NIC runs the chain and the put */
@@ -305,6 +336,53 @@ cancel_limit(struct kid *self, struct kid_ni *n, int max)
 	return 0;
 }
 
+/* Fig. 6, receiver side: activation appends the data ME and sends the
+ * RTR, both on the NIC; the host only increments and then waits */
+static int
+fig6_resp(struct kid *self, struct kid_ni *n, ptl_process_t peer,
+	  ptl_pt_index_t pt)
+{
+	uint8_t *rtr = spin_host_alloc(64), *data = spin_host_alloc(DLEN);
+	ptl_ct_event_t one = { .success = 1 }, v;
+	ptl_handle_ct_t act, got;
+	ptl_handle_md_t mdh;
+	ptl_handle_me_t meh;
+	ptl_me_t me;
+
+	KCHECK(self, rtr && data, "spin_host_alloc");
+	memset(data, 0, DLEN);
+	KCHECK(self, PtlCTAlloc(n->ni, &act) == PTL_OK &&
+		     PtlCTAlloc(n->ni, &got) == PTL_OK, "PtlCTAlloc");
+	KCHECK(self, md_add(n, rtr, 8, PTL_CT_NONE, &mdh) == 0, "MD");
+	memset(&me, 0, sizeof(me));
+	me.start = data;
+	me.length = DLEN;
+	me.ct_handle = got;
+	me.uid = PTL_UID_ANY;
+	me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE |
+		     PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_CT_COMM;
+	me.match_id.phys.nid = PTL_NID_ANY;
+	me.match_id.phys.pid = PTL_PID_ANY;
+	me.match_bits = M_DATA;
+	KCHECK(self, PtlTriggeredMEAppend(n->ni, n->pt, &me,
+					  PTL_PRIORITY_LIST, NULL, &meh, act,
+					  1) == PTL_OK,
+	       "PtlTriggeredMEAppend");
+	KCHECK(self, PtlTriggeredPut(mdh, 0, 8, PTL_NO_ACK_REQ, peer, pt,
+				     M_RTR, 0, NULL, 0, act, 1) == PTL_OK,
+	       "PtlTriggeredPut RTR");
+	KCHECK(self, PtlCTInc(act, one) == PTL_OK, "activate");
+	KCHECK(self, PtlCTWait(got, 1, &v) == PTL_OK && v.failure == 0,
+	       "data CT %llu/%llu", (unsigned long long)v.success,
+	       (unsigned long long)v.failure);
+	KCHECK(self, all(data, DLEN, 0xd6), "data %#x", data[0]);
+	/* use-once, consumed: the handle is gone as after PtlMEAppend */
+	KCHECK(self, PtlMEUnlink(meh) == PTL_ARG_INVALID, "consumed ME");
+	PtlCTFree(act);
+	PtlCTFree(got);
+	return 0;
+}
+
 /* The chain: ME counter -> 100 counters -> a put back to the initiator */
 static int
 arm_chain(struct kid *self, struct kid_ni *n, ptl_process_t peer,
@@ -371,6 +449,9 @@ kid_resp(struct kid *self, void *arg)
 	    trig_atomic(self, &n, peer, pt) != 0 ||
 	    cancel_limit(self, &n, lim.max_triggered_ops) != 0)
 		return 1;
+	if (fig6_resp(self, &n, peer, pt) != 0)
+		return 1;
+	kid_say(self, "fig6 ok");
 	PtlNIFini(ni2);
 	kid_ni_close(&n);
 	kid_say(self, "ok");
@@ -397,8 +478,10 @@ main(void)
 	printf("itest_trig: chain of %d PtlTriggeredCTInc and a PtlTriggeredPut run by the NIC, the buffer read at fire time: ok\n",
 	       CHAIN);
 	kid_expect(&kr, "chain ok", line, sizeof(line));
-	kid_expect(&kr, "ok", line, sizeof(line));
+	kid_expect(&kr, "fig6 ok", line, sizeof(line));
 	printf("itest_trig: CTGet after Inc/Set, PtlTriggeredGet, a triggered FETCH_ATOMIC, cancel, max_triggered_ops, PtlCTFree: ok\n");
+	printf("itest_trig: Fig. 6: PtlTriggeredMEAppend and the RTR fired by one PtlCTInc, the data matched the appended ME: ok\n");
+	kid_expect(&kr, "ok", line, sizeof(line));
 	kid_tell(&ki, "end");
 	kid_expect(&ki, "ok", line, sizeof(line));
 	kid_end(&ki);

@@ -6,7 +6,9 @@
  * time when already met, failures counting, Set down and up, cancel and CT
  * free, max_triggered_ops, chains of 100 TriggeredCTInc, resolution at
  * fire time, a busy originate hook, a fire under the NIC lock (control
- * path), an atomic behind a TRIG, and two threads incrementing at once.
+ * path), an atomic behind a TRIG, two threads incrementing at once, and
+ * triggered ME appends and unlinks (reserved entries, claims, entries
+ * gone, cancel, free, the limit).
  */
 #include <pthread.h>
 
@@ -559,6 +561,376 @@ test_two_threads(void **state)
 	t_env_teardown(&e);
 }
 
+/* ---- triggered ME append and unlink (spin.h) ---------------------------- */
+
+/* The control half of PtlTriggeredMEAppend: a reserved entry's handle */
+static uint32_t
+me_reserve(struct t_env *e, const struct t_me *me)
+{
+	struct spinnic_ctrl_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.flags = SPINNIC_CTRL_F_ME_RESERVE;
+	m.u.me.ni = e->ni;
+	m.u.me.pt_index = e->pt;
+	m.u.me.list = me->list;
+	m.u.me.start = t_addr(e, me->off);
+	m.u.me.length = me->length;
+	m.u.me.options = me->options;
+	m.u.me.ct = me->ct;
+	m.u.me.uid = me->uid;
+	m.u.me.ctx = me->ctx;
+	m.u.me.match_id = me->match_id;
+	m.u.me.match_bits = me->match_bits;
+	m.u.me.ignore_bits = me->ignore_bits;
+	m.u.me.user_ptr = me->user_ptr;
+	assert_int_equal(t_ctrl(e, e->c, SPINNIC_CTRL_ME_APPEND, &m),
+			 SPINNIC_PTL_OK);
+	return m.u.me.me;
+}
+
+/* TRIG(trig_ct, threshold) + ME_APPEND or ME_UNLINK of entry @p h */
+static void
+arm_me(struct t_env *e, uint32_t trig_ct, uint64_t threshold, uint16_t op,
+       uint32_t h)
+{
+	struct spinnic_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	c.ni = e->ni;
+	c.md = h;
+	arm(e, trig_ct, threshold, &c);
+}
+
+static int
+me_unlink_ctrl(struct t_env *e, uint32_t h)
+{
+	struct spinnic_ctrl_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.u.me.me = h;
+	return t_ctrl(e, e->c, SPINNIC_CTRL_ME_UNLINK, &m);
+}
+
+static uint64_t
+stat_me_gone(struct t_env *e)
+{
+	struct ptl_nic_stats st;
+
+	ptl_nic_stats_get(e->nic, &st);
+	return st.trig_me_gone;
+}
+
+static uint64_t
+stat_mes_live(struct t_env *e)
+{
+	struct ptl_nic_stats st;
+
+	ptl_nic_stats_get(e->nic, &st);
+	return st.mes_live;
+}
+
+/* An unexpected put of bits @p bits, complete, kept on the overflow list */
+static void
+unexpected_put(struct t_env *e, uint64_t bits)
+{
+	struct spinnic_event ev;
+	struct spinnic_pkt h;
+	struct ptl_match m;
+	struct t_me over;
+
+	t_me_default(&over);
+	over.list = SPINNIC_PTL_OVERFLOW_LIST;
+	over.options |= SPINNIC_PTL_ME_MANAGE_LOCAL |
+			SPINNIC_PTL_ME_EVENT_LINK_DISABLE;
+	over.off = T_BUF_OFF + 8192;
+	over.ignore_bits = ~0ull;
+	t_me_append(e, &over);
+	t_hdr(e, &h, bits, 32);
+	assert_int_equal(ptl_nic_match(e->nic, &h, &m), 0);
+	assert_int_equal(m.list, PTL_MATCH_OVERFLOW);
+	ptl_match_complete(e->nic, &m, SPINNIC_PTL_NI_OK);
+	assert_int_equal(t_ev_next(e, T_EQ_OFF, &ev), SPINNIC_PTL_EVENT_PUT);
+	assert_int_equal(t_ev_next(e, T_EQ_OFF, &ev), -1);
+}
+
+/* Linked when the counter reaches the threshold, not before: LINK, then
+ * it matches; a priority one claims an unexpected header already there
+ * (PUT_OVERFLOW), counting on its own CT, which fires the next append */
+static void
+test_me_append_fires(void **state)
+{
+	struct spinnic_event ev;
+	struct spinnic_pkt h;
+	struct ptl_match m;
+	struct t_env e;
+	struct t_me me;
+	uint32_t ct, ct2, h1, h2, h3;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	ct2 = ct_alloc(&e, 1);
+	t_me_default(&me);
+	me.match_bits = 5;
+	me.user_ptr = 0x55;
+	h1 = me_reserve(&e, &me);
+	arm_me(&e, ct, 2, SPINNIC_CMD_ME_APPEND, h1);
+	t_hdr(&e, &h, 5, 16);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), -ENOENT);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), -1);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), SPINNIC_PTL_EVENT_LINK);
+	assert_int_equal(ev.user_ptr, 0x55);
+	assert_int_equal(done(&e), 1);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+	assert_int_equal(m.list, PTL_MATCH_PRIORITY);
+	assert_int_equal(m.user_ptr, 0x55);
+	ptl_match_release(e.nic, &m);
+
+	/* the claim: PUT_OVERFLOW at fire, counted on ct2, which fires h3 */
+	t_ev_drain(&e, T_EQ_OFF);
+	unexpected_put(&e, 7);
+	t_me_default(&me);
+	me.match_bits = 7;
+	me.user_ptr = 0x77;
+	me.ct = ct2;
+	me.options |= SPINNIC_PTL_ME_USE_ONCE | SPINNIC_PTL_ME_EVENT_CT_OVERFLOW;
+	h2 = me_reserve(&e, &me);
+	me.ct = SPINNIC_HANDLE_NONE;
+	me.match_bits = 8;
+	me.user_ptr = 0x88;
+	me.options = SPINNIC_PTL_ME_OP_PUT;
+	h3 = me_reserve(&e, &me);
+	arm_me(&e, ct2, 1, SPINNIC_CMD_ME_APPEND, h3);
+	arm_me(&e, ct, 3, SPINNIC_CMD_ME_APPEND, h2);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), -1);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+			 SPINNIC_PTL_EVENT_PUT_OVERFLOW);
+	assert_int_equal(ev.user_ptr, 0x77);
+	assert_int_equal(ev.match_bits, 7);
+	assert_int_equal(ev.mlength, 32);
+	assert_int_equal(rec(&e, 1)->success, 1);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), SPINNIC_PTL_EVENT_LINK);
+	assert_int_equal(ev.user_ptr, 0x88);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), -1);
+	/* use-once and consumed: its handle is gone, as after PtlMEAppend */
+	assert_int_equal(me_unlink_ctrl(&e, h2), SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(done(&e), 3);
+	t_env_teardown(&e);
+}
+
+/* A threshold met at post links at once */
+static void
+test_me_append_at_arm(void **state)
+{
+	struct spinnic_event ev;
+	struct t_env e;
+	struct t_me me;
+	uint32_t ct;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 0, 1), 0);
+	t_me_default(&me);
+	me.user_ptr = 0x11;
+	arm_me(&e, ct, 1, SPINNIC_CMD_ME_APPEND, me_reserve(&e, &me));
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), SPINNIC_PTL_EVENT_LINK);
+	assert_int_equal(ev.user_ptr, 0x11);
+	assert_int_equal(done(&e), 1);
+	t_env_teardown(&e);
+}
+
+/* A triggered unlink takes the entry off at once, even with a message in
+ * flight (the slot stays until it ends, no AUTO_UNLINK) */
+static void
+test_me_unlink_fires(void **state)
+{
+	struct spinnic_event ev;
+	struct spinnic_pkt h;
+	struct ptl_match m, m2;
+	struct t_env e;
+	struct t_me me;
+	uint32_t ct, hme;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	t_me_default(&me);
+	me.match_bits = 3;
+	hme = t_me_append(&e, &me);
+	t_ev_drain(&e, T_EQ_OFF);
+	arm_me(&e, ct, 1, SPINNIC_CMD_ME_UNLINK, hme);
+	t_hdr(&e, &h, 3, 16);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m2), -ENOENT);
+	assert_int_equal(stat_mes_live(&e), 1);
+	ptl_match_complete(e.nic, &m, SPINNIC_PTL_NI_OK);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), SPINNIC_PTL_EVENT_PUT);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), -1);
+	assert_int_equal(stat_mes_live(&e), 0);
+	assert_int_equal(stat_me_gone(&e), 0);
+	assert_int_equal(done(&e), 1);
+	t_env_teardown(&e);
+}
+
+/* An unlink whose entry is gone when it fires (consumed by a use-once
+ * match, unlinked by the host) does nothing and is counted; PtlMEUnlink
+ * of an entry still waiting for its append cancels the append, which
+ * then finds nothing (no LINK) */
+static void
+test_me_gone(void **state)
+{
+	struct spinnic_event ev;
+	struct spinnic_pkt h;
+	struct ptl_match m;
+	struct t_env e;
+	struct t_me me;
+	uint32_t ct, h1, h2, h3;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	t_me_default(&me);
+	me.match_bits = 4;
+	me.options |= SPINNIC_PTL_ME_USE_ONCE | SPINNIC_PTL_ME_EVENT_LINK_DISABLE;
+	h1 = t_me_append(&e, &me);
+	me.match_bits = 6;
+	h2 = t_me_append(&e, &me);
+	h3 = me_reserve(&e, &me);
+	arm_me(&e, ct, 1, SPINNIC_CMD_ME_UNLINK, h1);
+	arm_me(&e, ct, 1, SPINNIC_CMD_ME_UNLINK, h2);
+	arm_me(&e, ct, 1, SPINNIC_CMD_ME_APPEND, h3);
+	t_hdr(&e, &h, 4, 16);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+	ptl_match_complete(e.nic, &m, SPINNIC_PTL_NI_OK);
+	t_ev_drain(&e, T_EQ_OFF);
+	assert_int_equal(me_unlink_ctrl(&e, h2), SPINNIC_PTL_OK);
+	assert_int_equal(me_unlink_ctrl(&e, h3), SPINNIC_PTL_OK);
+	assert_int_equal(stat_mes_live(&e), 0);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(stat_me_gone(&e), 3);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), -1);
+	assert_int_equal(stat_mes_live(&e), 0);
+	assert_int_equal(done(&e), 3);
+	t_env_teardown(&e);
+}
+
+/* PtlCTCancelTriggered and PtlCTFree drop pending appends and release
+ * their entries (and their places in the list; PtlPTFree waits for
+ * them: PT_IN_USE); a triggered unlink that fires first cancels the
+ * append too */
+static void
+test_me_cancel_free(void **state)
+{
+	struct spinnic_ctrl_msg m;
+	struct spinnic_cmd cmd;
+	struct spinnic_event ev;
+	struct t_env e;
+	struct t_me me;
+	uint32_t ct, h;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	t_me_default(&me);
+	h = me_reserve(&e, &me);
+	arm_me(&e, ct, 5, SPINNIC_CMD_ME_APPEND, h);
+	memset(&m, 0, sizeof(m));
+	m.u.pt.ni = e.ni;
+	m.u.pt.pt_index = e.pt;
+	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_PT_FREE, &m),
+			 SPINNIC_PTL_PT_IN_USE);
+	ct_op(&e, &cmd, SPINNIC_CMD_CT_CANCEL_TRIG, ct, 0, 0);
+	assert_int_equal(post(&e, &cmd, 1), 0);
+	assert_int_equal(stat_mes_live(&e), 0);
+	assert_int_equal(me_unlink_ctrl(&e, h), SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(done(&e), 1);
+
+	h = me_reserve(&e, &me);
+	arm_me(&e, ct, 5, SPINNIC_CMD_ME_APPEND, h);
+	memset(&m, 0, sizeof(m));
+	m.u.ct.ni = e.ni;
+	m.u.ct.ct = ct;
+	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_CT_FREE, &m),
+			 SPINNIC_PTL_OK);
+	assert_int_equal(stat_mes_live(&e), 0);
+	assert_int_equal(done(&e), 2);
+	/* a TRIG still in the ring then finds the CT gone: refused, and the
+	 * entry it would have linked is released */
+	h = me_reserve(&e, &me);
+	arm_me(&e, ct, 1, SPINNIC_CMD_ME_APPEND, h);
+	assert_int_equal(stat_mes_live(&e), 0);
+	assert_int_equal(done(&e), 3);
+
+	ct = ct_alloc(&e, 0);
+	h = me_reserve(&e, &me);
+	arm_me(&e, ct, 1, SPINNIC_CMD_ME_UNLINK, h);
+	assert_int_equal(stat_mes_live(&e), 1);
+	arm_me(&e, ct, 1, SPINNIC_CMD_ME_APPEND, h);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(stat_mes_live(&e), 0);
+	assert_int_equal(stat_me_gone(&e), 1);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), -1);
+	memset(&m, 0, sizeof(m));
+	m.u.pt.ni = e.ni;
+	m.u.pt.pt_index = e.pt;
+	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_PT_FREE, &m),
+			 SPINNIC_PTL_OK);
+	t_env_teardown(&e);
+}
+
+/* max_triggered_ops counts them: the one past it is refused and its
+ * entry released; a reserved entry holds its place in the list */
+static void
+test_me_limit(void **state)
+{
+	struct ptl_nic_conf cf;
+	struct ptl_nic_stats st;
+	struct spinnic_event ev;
+	struct t_env e;
+	struct t_me me;
+	uint32_t ct, h[T_TRIG_MAX + 1];
+	unsigned i;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	t_me_default(&me);
+	for (i = 0; i <= T_TRIG_MAX; i++) {
+		h[i] = me_reserve(&e, &me);
+		arm_me(&e, ct, 1, SPINNIC_CMD_ME_APPEND, h[i]);
+	}
+	ptl_nic_stats_get(e.nic, &st);
+	assert_int_equal(st.trig_refused, 1);
+	assert_int_equal(st.mes_live, T_TRIG_MAX);
+	assert_int_equal(me_unlink_ctrl(&e, h[T_TRIG_MAX]),
+			 SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(done(&e), T_TRIG_MAX + 1);
+	for (i = 0; i < T_TRIG_MAX; i++)
+		assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+				 SPINNIC_PTL_EVENT_LINK);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev), -1);
+	t_env_teardown(&e);
+
+	ptl_nic_conf_default(&cf, 1);
+	cf.max_ops = 64;
+	cf.limits.max_list_size = 2;
+	t_env_setup_opts(&e, 64, 0, &cf);
+	t_me_default(&me);
+	t_me_append(&e, &me);
+	me_reserve(&e, &me);
+	assert_int_equal(t_me_op(&e, SPINNIC_CTRL_ME_APPEND, &me, NULL),
+			 SPINNIC_PTL_LIST_TOO_LONG);
+	t_env_teardown(&e);
+}
+
 int
 main(void)
 {
@@ -574,6 +946,12 @@ main(void)
 		cmocka_unit_test(test_fire_under_nic_lock),
 		cmocka_unit_test(test_atomic_behind_trig),
 		cmocka_unit_test(test_two_threads),
+		cmocka_unit_test(test_me_append_fires),
+		cmocka_unit_test(test_me_append_at_arm),
+		cmocka_unit_test(test_me_unlink_fires),
+		cmocka_unit_test(test_me_gone),
+		cmocka_unit_test(test_me_cancel_free),
+		cmocka_unit_test(test_me_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,7 @@
  * PtlCTGet at once; PtlTriggered* as a TRIG slot and the operation's,
  * published together; max_triggered_ops (PTL_NO_SPACE, freed by the NIC's
  * trig_done); bad handles; PtlCTCancelTriggered returns only after the
- * NIC consumed it.
+ * NIC consumed it; PtlTriggeredMEAppend's reservation and commands.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -162,6 +162,59 @@ test_trig_commands(void **state)
 	assert_false(fake_nic_cmd_pop(&x->f, &c));
 }
 
+/* PtlTriggeredMEAppend: the entry reserved by a control ME_APPEND
+ * (SPINNIC_CTRL_F_ME_RESERVE), its handle at once, then TRIG + ME_APPEND
+ * naming it; PtlTriggeredMEUnlink: TRIG + ME_UNLINK */
+static void
+test_trig_me(void **state)
+{
+	struct fx *x = *state;
+	struct spinnic_cmd c;
+	ptl_handle_me_t h = PTL_INVALID_HANDLE;
+	uint32_t nic_me;
+	ptl_me_t me;
+
+	memset(&me, 0, sizeof(me));
+	me.start = x->buf;
+	me.length = 64;
+	me.ct_handle = PTL_CT_NONE;
+	me.uid = PTL_UID_ANY;
+	me.options = PTL_ME_OP_PUT;
+	me.match_id.phys.nid = PTL_NID_ANY;
+	me.match_id.phys.pid = PTL_PID_ANY;
+	me.match_bits = 0x66;
+	assert_int_equal(PtlTriggeredMEAppend(x->ni, 4, &me,
+					      PTL_PRIORITY_LIST, (void *)0x9,
+					      &h, x->ct, 3), PTL_OK);
+	assert_int_equal(x->f.last[SPINNIC_CTRL_ME_APPEND].flags,
+			 SPINNIC_CTRL_F_ME_RESERVE);
+	assert_int_equal(x->f.last[SPINNIC_CTRL_ME_APPEND].u.me.match_bits,
+			 0x66);
+	nic_me = x->f.last[SPINNIC_CTRL_ME_APPEND].u.me.me;
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.op, SPINNIC_CMD_TRIG);
+	assert_int_equal(c.length, 3);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.op, SPINNIC_CMD_ME_APPEND);
+	assert_int_equal(c.md, nic_me);
+	assert_int_equal(PtlTriggeredMEUnlink(h, x->ct, 4), PTL_OK);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.length, 4);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.op, SPINNIC_CMD_ME_UNLINK);
+	assert_int_equal(c.md, nic_me);
+	/* bad trigger counter, no handle pointer, bad ME handle */
+	assert_int_equal(PtlTriggeredMEAppend(x->ni, 4, &me,
+					      PTL_PRIORITY_LIST, NULL, &h,
+					      x->md, 3), PTL_ARG_INVALID);
+	assert_int_equal(PtlTriggeredMEAppend(x->ni, 4, &me,
+					      PTL_PRIORITY_LIST, NULL, NULL,
+					      x->ct, 3), PTL_ARG_INVALID);
+	assert_int_equal(PtlTriggeredMEUnlink(x->md, x->ct, 1),
+			 PTL_ARG_INVALID);
+	assert_false(fake_nic_cmd_pop(&x->f, &c));
+}
+
 static void
 test_trig_limit(void **state)
 {
@@ -227,6 +280,7 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_trig_commands, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_trig_me, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trig_limit, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_waits, setup,
