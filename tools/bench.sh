@@ -15,7 +15,8 @@
 # plot_scaling.gp: throughput vs HPUs), ckpt (Fig. 18, 13b/c;
 # plot_ckpt.gp: checkpoint creation in host unpacks and NIC memory per
 # application datatype; the "amortized" summary line is in ckpt.txt), and
-# apps once more with --mode wire (apps-wire.*; BENCH_ARGS_apps_wire).
+# apps once more with --mode wire (apps-wire.*; BENCH_ARGS_apps_wire); auth,
+# rate and trig start their own spinnic too (tables and CSV only).
 set -eu
 
 usage() {

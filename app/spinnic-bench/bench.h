@@ -53,6 +53,8 @@ extern const struct bench_cmd bench_apps_cmd;
 extern const struct bench_cmd bench_scaling_cmd;
 extern const struct bench_cmd bench_ckpt_cmd;
 extern const struct bench_cmd bench_auth_cmd;
+extern const struct bench_cmd bench_rate_cmd;
+extern const struct bench_cmd bench_trig_cmd;
 
 /* ---- a real spinnic (bench_latency.c; latency, auth) ---------------- */
 

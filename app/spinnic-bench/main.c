@@ -21,6 +21,8 @@ static const struct bench_cmd *const bench_cmds[] = {
 	&bench_scaling_cmd,
 	&bench_ckpt_cmd,
 	&bench_auth_cmd,
+	&bench_rate_cmd,
+	&bench_trig_cmd,
 };
 
 #define N_CMDS (sizeof(bench_cmds) / sizeof(bench_cmds[0]))

@@ -87,6 +87,8 @@ test_help(void **state)
 	assert_non_null(strstr(r->out, "\n  apps "));
 	assert_non_null(strstr(r->out, "\n  scaling "));
 	assert_non_null(strstr(r->out, "\n  ckpt "));
+	assert_non_null(strstr(r->out, "\n  rate "));
+	assert_non_null(strstr(r->out, "\n  trig "));
 	/* wire mode says what "wire" is */
 	run(r, "apps", "--help", NULL);
 	assert_int_equal(r->status, 0);
@@ -465,6 +467,134 @@ test_auth(void **state)
 	free(r);
 }
 
+/* rate: 12 rows (6 operations x region/malloc buffers), every rate and
+ * the limit positive, ratio_put8 1 on each put-8 row, ratio = mops / limit
+ * of the same row, and the '#' line describing the setup */
+static void
+test_rate(void **state)
+{
+	static const char *const ops[] = { "put", "put", "put", "atomic",
+					   "fetch-atomic", "put+handler" };
+	static const char *const bytes[] = { "8", "0", "2048", "8", "8",
+					     "8" };
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_op, c_b, c_buf, c_m, c_r8, c_lim, c_r;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "rate", "--ops", "200", "--window", "16", "--rounds", "1",
+	    "--samples", "1", "--csv", path("rate.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench rate failed (%d): %s", r->status,
+			 r->err);
+	assert_non_null(strstr(r->out, "\n# one-packet operations/s"));
+	assert_non_null(strstr(r->out, "--idle-sleep-us 0"));
+	csv_read(c, path("rate.csv"));
+	c_op = col(c->hdr, c->nh, "op");
+	c_b = col(c->hdr, c->nh, "bytes");
+	c_buf = col(c->hdr, c->nh, "buffers");
+	c_m = col(c->hdr, c->nh, "mops");
+	c_r8 = col(c->hdr, c->nh, "ratio_put8");
+	c_lim = col(c->hdr, c->nh, "limit_mpps");
+	c_r = col(c->hdr, c->nh, "ratio");
+	assert_true(c_op >= 0 && c_b >= 0 && c_buf >= 0 && c_m >= 0 &&
+		    c_r8 >= 0 && c_lim >= 0 && c_r >= 0);
+	assert_int_equal(c->rows, 12);
+	for (int i = 0; i < 12; i++) {
+		double m = atof(c->f[i][c_m]), lim = atof(c->f[i][c_lim]);
+
+		assert_string_equal(c->f[i][c_op], ops[i % 6]);
+		assert_string_equal(c->f[i][c_b], bytes[i % 6]);
+		assert_string_equal(c->f[i][c_buf], i < 6 ? "region" :
+				    "malloc");
+		assert_true(m > 0 && lim > 0);
+		assert_true(fabs(atof(c->f[i][c_r]) - m / lim) <
+			    0.01 * m / lim + 0.002);
+		if (i % 6 == 0)
+			assert_string_equal(c->f[i][c_r8], "1.000");
+	}
+	free(c);
+	free(r);
+}
+
+/* trig: the response rows (host-spin, host-sleep, triggered against
+ * each), the one-way put and the chain hop against it; ratio = median /
+ * vs_us, aims 1.2, 0.5, 0.5 */
+static void
+test_trig(void **state)
+{
+	static const char *const metric[] = { "response", "response",
+					      "response", "response", "put",
+					      "chain-hop" };
+	static const char *const variant[] = { "host-spin", "host-sleep",
+					       "triggered", "triggered",
+					       "oneway-1B",
+					       "triggered-ctinc" };
+	static const char *const vs[] = { "-", "-", "host-spin",
+					  "host-sleep", "-", "oneway-1B" };
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_m, c_v, c_med, c_vs, c_vsus, c_r, c_aim;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "trig", "--iters", "20", "--block", "10", "--warmup", "1",
+	    "--chain", "4", "--hops", "20", "--csv", path("trig.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench trig failed (%d): %s", r->status,
+			 r->err);
+	assert_non_null(strstr(r->out, "\n# response:"));
+	csv_read(c, path("trig.csv"));
+	c_m = col(c->hdr, c->nh, "metric");
+	c_v = col(c->hdr, c->nh, "variant");
+	c_med = col(c->hdr, c->nh, "median_us");
+	c_vs = col(c->hdr, c->nh, "vs");
+	c_vsus = col(c->hdr, c->nh, "vs_us");
+	c_r = col(c->hdr, c->nh, "ratio");
+	c_aim = col(c->hdr, c->nh, "aim");
+	assert_true(c_m >= 0 && c_v >= 0 && c_med >= 0 && c_vs >= 0 &&
+		    c_vsus >= 0 && c_r >= 0 && c_aim >= 0);
+	assert_int_equal(c->rows, 6);
+	for (int i = 0; i < 6; i++) {
+		double med = atof(c->f[i][c_med]);
+
+		assert_string_equal(c->f[i][c_m], metric[i]);
+		assert_string_equal(c->f[i][c_v], variant[i]);
+		assert_true(med > 0);
+		if (strcmp(vs[i], "-") == 0) {
+			assert_string_equal(c->f[i][c_vs], "");
+			continue;
+		}
+		assert_string_equal(c->f[i][c_vs], vs[i]);
+		assert_true(atof(c->f[i][c_vsus]) > 0);
+		assert_true(fabs(atof(c->f[i][c_r]) - med /
+				 atof(c->f[i][c_vsus])) <
+			    0.01 * med / atof(c->f[i][c_vsus]) + 0.002);
+		assert_true(atof(c->f[i][c_aim]) > 0);
+	}
+	/* the reference rows are the ones named */
+	assert_string_equal(c->f[2][c_vsus], c->f[0][c_med]);
+	assert_string_equal(c->f[3][c_vsus], c->f[1][c_med]);
+	assert_string_equal(c->f[5][c_vsus], c->f[4][c_med]);
+	free(c);
+	free(r);
+}
+
 /* unpack --mode wire: every strategy through the ethdev path, verified */
 static void
 test_unpack_wire(void **state)
@@ -828,6 +958,12 @@ test_new_bad_input(void **state)
 		{ "auth", "--payload", "100", NULL },
 		{ "auth", "--bytes", "1000", NULL },
 		{ "auth", "--spinnic", "/nonexistent/spinnic", NULL },
+		{ "rate", "--window", "0", NULL },
+		{ "rate", "--handler", "nope", NULL },
+		{ "rate", "--spinnic", "/nonexistent/spinnic", NULL },
+		{ "trig", "--iters", "15", "--block", "10", NULL },
+		{ "trig", "--chain", "0", NULL },
+		{ "trig", "--spinnic", "/nonexistent/spinnic", NULL },
 	};
 	struct tool_result *r = malloc(sizeof(*r));
 
@@ -855,6 +991,7 @@ test_csv_unwritable(void **state)
 {
 	static const char *const cmds[] = {
 		"ddt", "unpack", "scaling", "latency", "apps", "ckpt",
+		"rate", "trig",
 	};
 	char dir_path[4200], missing[] = "/nonexistent/dir/x.csv";
 	char file[4200], below[4300];
@@ -933,6 +1070,8 @@ main(void)
 		cmocka_unit_test(test_unpack_wire),
 		cmocka_unit_test(test_latency),
 		cmocka_unit_test(test_auth),
+		cmocka_unit_test(test_rate),
+		cmocka_unit_test(test_trig),
 		cmocka_unit_test(test_nic_bad_input),
 		cmocka_unit_test(test_apps),
 		cmocka_unit_test(test_scaling),
