@@ -67,10 +67,10 @@
  *   SPINNIC_LOG=debug       say on stderr why a call returned an error
  *
  * Every name of the Portals 4.x specification is declared, so code written
- * to it compiles. Not implemented yet (they return PTL_FAIL, see each):
- * PtlAtomic, PtlFetchAtomic, PtlSwap, PtlTriggeredAtomic,
- * PtlTriggeredFetchAtomic and PtlTriggeredSwap. Triggered puts, gets and
- * counter operations run on the NIC (doc/NOTES.md "Triggered operations").
+ * to it compiles. Atomics are applied by the target NIC, one packet each
+ * (max_atomic_size: doc/NOTES.md "NIC atomics"); triggered operations run
+ * on the NIC (doc/NOTES.md "Triggered operations"). What is not supported
+ * yet (PTL_IOVEC, bundles' deferral) is listed in doc/NOTES.md.
  */
 #ifndef PORTALS4_H
 #define PORTALS4_H
@@ -804,8 +804,9 @@ int PtlGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 
 /**
  * Atomic operation on the target's memory: element-wise
- * target = operation(target, [local_offset, +length) of the MD).
- * Not implemented yet.
+ * target = operation(target, [local_offset, +length) of the MD), applied
+ * by the target NIC in one packet; PTL_EVENT_ATOMIC at the target, SEND
+ * (and ACK as asked) here.
  * @param md_handle the MD holding the operands.
  * @param local_offset offset in the MD.
  * @param length bytes, a multiple of the datatype's size, at most
@@ -819,7 +820,9 @@ int PtlGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
  * @param hdr_data delivered in the target's event.
  * @param operation PTL_MIN .. PTL_BXOR.
  * @param datatype a ptl_datatype_t the operation accepts.
- * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (a handle, a range, an
+ *   operation the datatype or this call does not take, part of an element,
+ *   more than the NI's limit); PTL_FAIL (spinnic gone).
  */
 int PtlAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	      ptl_size_t length, ptl_ack_req_t ack_req,
@@ -830,7 +833,7 @@ int PtlAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 
 /**
  * Atomic operation that also returns the target's previous values into
- * the get MD. Not implemented yet.
+ * the get MD (SEND, then REPLY here; PTL_EVENT_FETCH_ATOMIC there).
  * @param get_md_handle receives the old values (PTL_EVENT_REPLY).
  * @param local_get_offset offset in the get MD.
  * @param put_md_handle holds the operands.
@@ -845,7 +848,9 @@ int PtlAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
  * @param hdr_data delivered in the target's event.
  * @param operation PTL_MIN .. PTL_BXOR.
  * @param datatype a ptl_datatype_t the operation accepts.
- * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (a handle, a range, an
+ *   operation the datatype or this call does not take, part of an element,
+ *   more than the NI's limit); PTL_FAIL (spinnic gone).
  */
 int PtlFetchAtomic(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset,
 		   ptl_handle_md_t put_md_handle, ptl_size_t local_put_offset,
@@ -858,7 +863,7 @@ int PtlFetchAtomic(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset,
 /**
  * Swap family: PTL_SWAP, the conditional swaps (operand compared with the
  * target) and PTL_MSWAP (operand is the mask); the old values go to the
- * get MD. Not implemented yet.
+ * get MD.
  * @param get_md_handle receives the old values.
  * @param local_get_offset offset in the get MD.
  * @param put_md_handle holds the new values.
@@ -873,7 +878,9 @@ int PtlFetchAtomic(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset,
  * @param operand compare value or mask (one element), unused by PTL_SWAP.
  * @param operation PTL_SWAP .. PTL_MSWAP.
  * @param datatype a ptl_datatype_t the operation accepts.
- * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (a handle, a range, an
+ *   operation the datatype or this call does not take, part of an element,
+ *   more than the NI's limit); PTL_FAIL (spinnic gone).
  */
 int PtlSwap(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset,
 	    ptl_handle_md_t put_md_handle, ptl_size_t local_put_offset,
@@ -938,8 +945,8 @@ int PtlTriggeredGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		    ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
 
 /**
- * PtlAtomic() deferred until a counter reaches a threshold. Not
- * implemented yet.
+ * PtlAtomic() deferred until a counter reaches a threshold (checked as
+ * PtlAtomic() checks it, when posted).
  * @param md_handle the MD.
  * @param local_offset offset in the MD.
  * @param length bytes.
@@ -954,7 +961,9 @@ int PtlTriggeredGet(ptl_handle_md_t md_handle, ptl_size_t local_offset,
  * @param datatype a ptl_datatype_t the operation accepts.
  * @param trig_ct_handle the counter that triggers it.
  * @param threshold the count (success + failure) that triggers it.
- * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (as the untriggered call,
+ *   or the counter); PTL_NO_SPACE (max_triggered_ops pending);
+ *   PTL_FAIL (spinnic gone).
  */
 int PtlTriggeredAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		       ptl_size_t length, ptl_ack_req_t ack_req,
@@ -965,8 +974,8 @@ int PtlTriggeredAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
 		       ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
 
 /**
- * PtlFetchAtomic() deferred until a counter reaches a threshold.
- * Not implemented yet.
+ * PtlFetchAtomic() deferred until a counter reaches a threshold (checked
+ * as PtlFetchAtomic() checks it, when posted).
  * @param get_md_handle receives the old values.
  * @param local_get_offset offset in the get MD.
  * @param put_md_handle holds the operands.
@@ -982,7 +991,9 @@ int PtlTriggeredAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset,
  * @param datatype a ptl_datatype_t the operation accepts.
  * @param trig_ct_handle the counter that triggers it.
  * @param threshold the count (success + failure) that triggers it.
- * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (as the untriggered call,
+ *   or the counter); PTL_NO_SPACE (max_triggered_ops pending);
+ *   PTL_FAIL (spinnic gone).
  */
 int PtlTriggeredFetchAtomic(ptl_handle_md_t get_md_handle,
 			    ptl_size_t local_get_offset,
@@ -997,8 +1008,8 @@ int PtlTriggeredFetchAtomic(ptl_handle_md_t get_md_handle,
 			    ptl_size_t threshold);
 
 /**
- * PtlSwap() deferred until a counter reaches a threshold. Not
- * implemented yet.
+ * PtlSwap() deferred until a counter reaches a threshold (checked as
+ * PtlSwap() checks it, when posted).
  * @param get_md_handle receives the old values.
  * @param local_get_offset offset in the get MD.
  * @param put_md_handle holds the operands.
@@ -1015,7 +1026,9 @@ int PtlTriggeredFetchAtomic(ptl_handle_md_t get_md_handle,
  * @param datatype a ptl_datatype_t the operation accepts.
  * @param trig_ct_handle the counter that triggers it.
  * @param threshold the count (success + failure) that triggers it.
- * @return PTL_NO_INIT; PTL_FAIL (not implemented yet).
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (as the untriggered call,
+ *   or the counter); PTL_NO_SPACE (max_triggered_ops pending);
+ *   PTL_FAIL (spinnic gone).
  */
 int PtlTriggeredSwap(ptl_handle_md_t get_md_handle,
 		     ptl_size_t local_get_offset,
