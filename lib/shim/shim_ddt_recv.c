@@ -172,6 +172,70 @@ spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	return PTL_OK;
 }
 
+int
+spin_me_append_ddt(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+		   const ptl_me_t *me, const struct ddt_type *t, int64_t count,
+		   void *buf, void *user_ptr, struct spin_typed_recv **r_p)
+{
+	struct spin_typed_recv *r;
+	struct shim_lc_use u;
+	struct shim_ni *ni;
+	int rc;
+
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, NULL);
+	if (ni == NULL || me == NULL || t == NULL || r_p == NULL ||
+	    count < 0 || !ddt_is_committed(t) ||
+	    (ni->options & PTL_NI_NO_MATCHING) ||
+	    (buf == NULL && count > 0 && ddt_size(t) > 0) ||
+	    (me->options & TYPED_BAD_OPTIONS))
+		return PTL_ARG_INVALID;
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return PTL_NO_SPACE;
+	/* the cache takes the posted reference: no lock an upload holds */
+	rc = shim_lc_acquire(ni_handle, t, count, buf, &u);
+	if (rc != 0) {
+		free(r);
+		return shim_ptl(rc);
+	}
+	r->magic = RECV_MAGIC;
+	r->off = u.off;
+	r->buf = buf;
+	r->user_ptr = user_ptr;
+	r->strat = u.off->strat;
+	if (u.need_load) {
+		/* static or forced: today's upload at the post */
+		rc = recv_claim(r, u.off, true, &u.ctx);
+		if (rc != 0) {
+			recv_done(r);
+			return shim_ptl(rc);
+		}
+	}
+	rc = recv_post(r, ni_handle, pt_index, me, u.ctx);
+	if (rc != 0) {
+		recv_done(r);
+		return shim_ptl(rc);
+	}
+	if (r->strat == SPIN_TYPE_HOST && u.off->strat == SPIN_TYPE_HOST)
+		TYPE_COUNT(host);
+	else if (r->strat == SPIN_TYPE_HOST)
+		TYPE_COUNT(fallbacks);
+	else
+		TYPE_COUNT(offloaded);
+	*r_p = r;
+	return PTL_OK;
+}
+
+int
+spin_type_cache_flush(ptl_handle_ni_t ni_handle)
+{
+	SHIM_ENTER();
+	if (shim_to_ni(ni_handle, NULL) == NULL)
+		return PTL_ARG_INVALID;
+	return shim_lc_flush(ni_handle) == -EBUSY ? PTL_IN_USE : PTL_OK;
+}
+
 /* Unpack the first len bytes of the stream at src into buf. @return 0 or
  * a negative errno */
 static int
