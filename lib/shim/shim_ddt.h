@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "ddt.h"
+#include "shim_ddt_choose.h"
 #include "shim_internal.h"
 #include "spin_ddt_args.h"
 
@@ -40,7 +41,10 @@ struct spin_type_offload {
 	spin_handle_ctx_t ctx;
 	spin_handle_nicmem_t blob;
 	uint64_t nic_bytes;
-	uint32_t posted;           /* receives posted and not completed */
+	/* receives posted and not completed: atomic (a receive completes
+	 * without shim_type_lock; taken under it for a type on the LRU) */
+	uint32_t posted;
+	bool on_lru;               /* a NIC strategy: on the LRU */
 };
 
 /* Guards the LRU, every offload's NIC side and posted count, and the
@@ -53,6 +57,16 @@ extern struct spin_type_stats shim_type_st;
  *  (spinnic did not say its packet payload) */
 int shim_type_args_build(struct spin_type_offload *o,
 			 const struct ddt_class_info *ci);
+
+/** SPINNIC_DDT_STRATEGY. @return the strategy, SPIN_TYPE_AUTO when
+ *  unset, or -EINVAL */
+int shim_type_strategy_env(void);
+/** spin_type_offload() after its checks: a NIC strategy goes on the LRU
+ *  (shim_type_lock taken briefly), a host or contiguous one takes no
+ *  lock. @return 0 or a negative errno */
+int shim_type_prepare(ptl_handle_ni_t ni_handle, const struct ddt_type *t,
+		      int64_t count, int strat,
+		      struct spin_type_offload **off_p);
 
 /** Put o at the LRU head (shim_type_lock held). */
 void shim_type_lru_add(struct spin_type_offload *o);
@@ -67,5 +81,63 @@ int shim_type_load(struct spin_type_offload *o);
 /** Give o's NIC memory back (shim_type_lock held). @return 0; -EBUSY
  *  (the NIC still uses its context) */
 int shim_type_unload(struct spin_type_offload *o);
+
+/* ---- layout cache (shim_ddt_lc.c) ------------------------------------ */
+
+struct shim_lc_entry;
+
+/* What one post of spin_me_append_ddt() uses. */
+struct shim_lc_use {
+	struct shim_lc_entry *e;
+	struct spin_type_offload *off; /* the object posted with: a posted
+					  reference on it is taken */
+	enum spin_type_strategy strat; /* the decision */
+	bool need_load;                /* off must be claimed on the NIC at
+					  the post (static or forced) */
+	spin_handle_ctx_t ctx;         /* !need_load: the context to post */
+};
+
+/* How the cache prepares and releases NIC objects (tests replace them). */
+struct shim_lc_ops {
+	int (*build)(ptl_handle_ni_t ni, const struct ddt_type *t,
+		     int64_t count, enum spin_type_strategy strat,
+		     struct spin_type_offload **off_p);
+	int (*load)(struct spin_type_offload *off);
+	void (*release)(struct spin_type_offload *off);
+};
+
+struct shim_lc_config {
+	int chooser;                 /* enum shim_ddt_chooser */
+	int forced;                  /* SPIN_TYPE_AUTO or a strategy */
+	const struct shim_ddt_costs *costs; /* NULL: none (threshold rule) */
+	unsigned max_entries;
+	uint64_t max_bytes;          /* host bytes of prepared arguments */
+	bool inline_prep;            /* no thread: shim_lc_drain() or the
+					next post prepares */
+	const struct shim_lc_ops *ops; /* NULL: the real ones */
+};
+
+struct shim_lc_stats {
+	uint64_t hits, misses, entries, bytes;
+	uint64_t prep_queued, prep_done, prep_failed, evicted;
+	uint64_t host_choices, nic_choices, host_while_preparing;
+};
+
+/** Find or create the entry of (ni, t, count), decide this post, and take
+ *  a posted reference on the object to post with. Never waits for a
+ *  preparation. @return 0; -EINVAL (bad SPINNIC_DDT_CHOOSER or
+ *  SPINNIC_DDT_STRATEGY, layout too large); -ENOMEM */
+int shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t,
+		    int64_t count, const void *buf, struct shim_lc_use *u_p);
+/** Replace the configuration (tests); the cache must hold no posted
+ *  receive. NULL: from the environment again at the next post. */
+void shim_lc_configure(const struct shim_lc_config *c);
+/** Run what is queued: inline mode prepares now, thread mode waits until
+ *  the thread is idle. Dropped entries are released. */
+void shim_lc_drain(void);
+/** Release every entry of ni. @return 0; -EBUSY (a posted receive still
+ *  uses one: those stay) */
+int shim_lc_flush(ptl_handle_ni_t ni);
+void shim_lc_stats_get(struct shim_lc_stats *s_p);
 
 #endif

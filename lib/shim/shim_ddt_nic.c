@@ -134,7 +134,8 @@ evict_one(const struct spin_type_offload *o)
 	for (v = lru_head; v != NULL && v->next != NULL; v = v->next)
 		;
 	for (; v != NULL; v = v->prev)
-		if (v != o && v->loaded && v->posted == 0 && v->ni == o->ni &&
+		if (v != o && v->loaded && v->ni == o->ni &&
+		    __atomic_load_n(&v->posted, __ATOMIC_ACQUIRE) == 0 &&
 		    shim_type_unload(v) == 0)
 			break;
 	if (v == NULL)

@@ -32,13 +32,10 @@ struct spin_typed_recv {
 	void *user_ptr;
 };
 
-/* Add one to a counter of shim_type_st. */
+/* Add one to a counter of shim_type_st: atomic, so that a post or a
+ * completion never waits for shim_type_lock, which an upload holds. */
 #define TYPE_COUNT(field) \
-	do { \
-		pthread_mutex_lock(&shim_type_lock); \
-		shim_type_st.field++; \
-		pthread_mutex_unlock(&shim_type_lock); \
-	} while (0)
+	__atomic_fetch_add(&shim_type_st.field, 1, __ATOMIC_RELAXED)
 
 static void
 recv_free(struct spin_typed_recv *r)
@@ -54,9 +51,7 @@ recv_free(struct spin_typed_recv *r)
 static void
 recv_done(struct spin_typed_recv *r)
 {
-	pthread_mutex_lock(&shim_type_lock);
-	r->off->posted--;
-	pthread_mutex_unlock(&shim_type_lock);
+	__atomic_fetch_sub(&r->off->posted, 1, __ATOMIC_ACQ_REL);
 	recv_free(r);
 }
 
@@ -76,18 +71,20 @@ recv_stage(struct spin_typed_recv *r, size_t size)
 	return r->stage != NULL ? 0 : -ENOMEM;
 }
 
-/* Take a posted reference on off, uploading it if its strategy needs the
- * NIC; NIC memory short: r falls back to the host. @return 0 or a negative
- * errno (no reference taken) */
+/* Take a posted reference on off (@p counted: the caller took it),
+ * uploading it if its strategy needs the NIC; NIC memory short: r falls
+ * back to the host. @return 0 or a negative errno (no reference taken
+ * by this call) */
 static int
 recv_claim(struct spin_typed_recv *r, struct spin_type_offload *off,
-	   spin_handle_ctx_t *ctx_p)
+	   bool counted, spin_handle_ctx_t *ctx_p)
 {
 	bool nic;
 	int rc;
 
 	pthread_mutex_lock(&shim_type_lock);
-	shim_type_lru_touch(off);
+	if (off->on_lru)
+		shim_type_lru_touch(off);
 	nic = off->strat != SPIN_TYPE_HOST && off->strat != SPIN_TYPE_CONTIG;
 	if (nic && !off->loaded) {
 		rc = shim_type_load(off);
@@ -100,7 +97,8 @@ recv_claim(struct spin_typed_recv *r, struct spin_type_offload *off,
 		}
 	}
 	*ctx_p = nic ? off->ctx : SPIN_CTX_NONE;
-	off->posted++;
+	if (!counted)
+		__atomic_fetch_add(&off->posted, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&shim_type_lock);
 	return 0;
 }
@@ -154,7 +152,7 @@ spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	r->buf = buf;
 	r->user_ptr = user_ptr;
 	r->strat = off->strat;
-	rc = recv_claim(r, off, &ctx);
+	rc = recv_claim(r, off, false, &ctx);
 	if (rc != 0) {
 		free(r);
 		return shim_ptl(rc);
@@ -172,6 +170,70 @@ spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 		TYPE_COUNT(offloaded);
 	*r_p = r;
 	return PTL_OK;
+}
+
+int
+spin_me_append_ddt(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+		   const ptl_me_t *me, const struct ddt_type *t, int64_t count,
+		   void *buf, void *user_ptr, struct spin_typed_recv **r_p)
+{
+	struct spin_typed_recv *r;
+	struct shim_lc_use u;
+	struct shim_ni *ni;
+	int rc;
+
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, NULL);
+	if (ni == NULL || me == NULL || t == NULL || r_p == NULL ||
+	    count < 0 || !ddt_is_committed(t) ||
+	    (ni->options & PTL_NI_NO_MATCHING) ||
+	    (buf == NULL && count > 0 && ddt_size(t) > 0) ||
+	    (me->options & TYPED_BAD_OPTIONS))
+		return PTL_ARG_INVALID;
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return PTL_NO_SPACE;
+	/* the cache takes the posted reference: no lock an upload holds */
+	rc = shim_lc_acquire(ni_handle, t, count, buf, &u);
+	if (rc != 0) {
+		free(r);
+		return shim_ptl(rc);
+	}
+	r->magic = RECV_MAGIC;
+	r->off = u.off;
+	r->buf = buf;
+	r->user_ptr = user_ptr;
+	r->strat = u.off->strat;
+	if (u.need_load) {
+		/* static or forced: today's upload at the post */
+		rc = recv_claim(r, u.off, true, &u.ctx);
+		if (rc != 0) {
+			recv_done(r);
+			return shim_ptl(rc);
+		}
+	}
+	rc = recv_post(r, ni_handle, pt_index, me, u.ctx);
+	if (rc != 0) {
+		recv_done(r);
+		return shim_ptl(rc);
+	}
+	if (r->strat == SPIN_TYPE_HOST && u.off->strat == SPIN_TYPE_HOST)
+		TYPE_COUNT(host);
+	else if (r->strat == SPIN_TYPE_HOST)
+		TYPE_COUNT(fallbacks);
+	else
+		TYPE_COUNT(offloaded);
+	*r_p = r;
+	return PTL_OK;
+}
+
+int
+spin_type_cache_flush(ptl_handle_ni_t ni_handle)
+{
+	SHIM_ENTER();
+	if (shim_to_ni(ni_handle, NULL) == NULL)
+		return PTL_ARG_INVALID;
+	return shim_lc_flush(ni_handle) == -EBUSY ? PTL_IN_USE : PTL_OK;
 }
 
 /* Unpack the first len bytes of the stream at src into buf. @return 0 or
@@ -273,7 +335,16 @@ spin_type_unpack(const struct spin_type_offload *off, const void *src,
 void
 spin_type_stats(struct spin_type_stats *s_p)
 {
+	const uint64_t *src = (const uint64_t *)&shim_type_st;
+	uint64_t *dst = (uint64_t *)s_p;
+	size_t i;
+
+	_Static_assert(sizeof(shim_type_st) % sizeof(uint64_t) == 0,
+		       "spin_type_stats holds uint64_t counters only");
+	/* the lock for the fields the NIC side changes, atomic loads for
+	 * the counters that change without it */
 	pthread_mutex_lock(&shim_type_lock);
-	*s_p = shim_type_st;
+	for (i = 0; i < sizeof(shim_type_st) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&shim_type_lock);
 }

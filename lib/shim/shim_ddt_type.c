@@ -32,9 +32,8 @@ spin_type_strategy_name(enum spin_type_strategy s)
 	return (unsigned)s < SPIN_TYPE_COUNT ? strat_names[s] : "unknown";
 }
 
-/* SPINNIC_DDT_STRATEGY: @return the strategy, AUTO when unset, or -EINVAL */
-static int
-strategy_from_env(void)
+int
+shim_type_strategy_env(void)
 {
 	const char *v = getenv("SPINNIC_DDT_STRATEGY");
 	unsigned i;
@@ -77,7 +76,7 @@ static int
 strategy_choose(int strat, const struct ddt_class_info *ci, int64_t size)
 {
 	if (strat == SPIN_TYPE_AUTO) {
-		strat = strategy_from_env();
+		strat = shim_type_strategy_env();
 		if (strat < 0)
 			return strat;
 	}
@@ -112,10 +111,8 @@ type_destroy(struct spin_type_offload *o)
 	free(o);
 }
 
-/* Everything of spin_type_offload() after the NI check.
- * @return 0 or a negative errno */
-static int
-type_prepare(ptl_handle_ni_t ni_handle, const struct ddt_type *t,
+int
+shim_type_prepare(ptl_handle_ni_t ni_handle, const struct ddt_type *t,
 	     int64_t count, int strat, struct spin_type_offload **off_p)
 {
 	struct spin_type_offload *o;
@@ -150,9 +147,14 @@ type_prepare(ptl_handle_ni_t ni_handle, const struct ddt_type *t,
 		type_destroy(o);
 		return rc;
 	}
-	pthread_mutex_lock(&shim_type_lock);
-	shim_type_lru_add(o);
-	pthread_mutex_unlock(&shim_type_lock);
+	/* only what the NIC holds competes for NIC memory: a host or
+	 * contiguous type is never loaded, and preparing one takes no lock */
+	if (strat != SPIN_TYPE_HOST && strat != SPIN_TYPE_CONTIG) {
+		pthread_mutex_lock(&shim_type_lock);
+		shim_type_lru_add(o);
+		o->on_lru = true;
+		pthread_mutex_unlock(&shim_type_lock);
+	}
 	*off_p = o;
 	return 0;
 }
@@ -170,7 +172,7 @@ spin_type_offload(ptl_handle_ni_t ni_handle, const struct ddt_type *t,
 	    (unsigned)strategy >= SPIN_TYPE_COUNT ||
 	    (ni->options & PTL_NI_NO_MATCHING) || !ddt_is_committed(t))
 		return PTL_ARG_INVALID;
-	return shim_ptl(type_prepare(ni_handle, t, count, (int)strategy,
+	return shim_ptl(shim_type_prepare(ni_handle, t, count, (int)strategy,
 				     off_p));
 }
 
@@ -186,7 +188,7 @@ spin_type_offload_free(struct spin_type_offload *off)
 	if (off == NULL)
 		return PTL_OK;
 	pthread_mutex_lock(&shim_type_lock);
-	if (off->posted != 0) {
+	if (__atomic_load_n(&off->posted, __ATOMIC_ACQUIRE) != 0) {
 		pthread_mutex_unlock(&shim_type_lock);
 		return PTL_IN_USE;
 	}
@@ -196,7 +198,8 @@ spin_type_offload_free(struct spin_type_offload *off)
 		shim_type_st.nic_bytes -= off->nic_bytes;
 		off->loaded = false;
 	}
-	shim_type_lru_del(off);
+	if (off->on_lru)
+		shim_type_lru_del(off);
 	pthread_mutex_unlock(&shim_type_lock);
 	type_destroy(off);
 	return PTL_OK;

@@ -477,6 +477,50 @@ int spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 			 struct spin_typed_recv **r_p);
 
 /**
+ * Post a typed receive without a prepared type: the library's layout
+ * cache finds or creates the entry of (NI, type, count) — an equal type
+ * created anew finds the same one — and chooses the strategy of this
+ * receive (layout-aware, paper 001). SPINNIC_DDT_CHOOSER=aware (default:
+ * a cost table; without one, paper 001's rule below) | threshold (paper
+ * 001's Algorithm 1: the NIC only for an average block above 2 KiB, once
+ * prepared) | static (the class rule of SPIN_TYPE_AUTO, prepared and
+ * uploaded at the post as spin_me_append_typed() does). A layout's first
+ * receives, and every one while its NIC form is being prepared, are
+ * posted as SPIN_TYPE_HOST at once; a thread of the library prepares it
+ * in the background (SPINNIC_DDT_PREP_THREAD=0: the next post does).
+ * SPINNIC_DDT_STRATEGY forces a strategy as for spin_type_offload().
+ * Otherwise the contract of spin_me_append_typed(); complete with
+ * spin_typed_recv_complete(). Release the NI's entries with
+ * spin_type_cache_flush() before PtlNIFini().
+ * @param ni_handle a PTL_NI_MATCHING NI.
+ * @param pt_index the PT.
+ * @param me as for spin_me_append_typed().
+ * @param t committed type (referenced by the cache).
+ * @param count elements (>= 0).
+ * @param buf MPI buffer origin (any memory of the process).
+ * @param user_ptr the caller's, returned by spin_typed_recv_complete().
+ * @param r_p receives the posted receive.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (bad arguments or options,
+ *   type not committed, a bad SPINNIC_DDT_CHOOSER or SPINNIC_DDT_STRATEGY
+ *   value, the type too large); PTL_NO_SPACE (host memory, or the NIC's
+ *   entry table); or another error of spin_me_append() /
+ *   spin_ctx_install().
+ */
+int spin_me_append_ddt(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
+		       const ptl_me_t *me, const struct ddt_type *t,
+		       int64_t count, void *buf, void *user_ptr,
+		       struct spin_typed_recv **r_p);
+
+/**
+ * Release the layout cache's entries of an NI (their prepared types and
+ * NIC memory), after waiting for preparations in progress.
+ * @param ni_handle the NI.
+ * @return PTL_OK; PTL_ARG_INVALID (bad NI); PTL_IN_USE (posted receives
+ *   still use some entries: those stay, the others are released).
+ */
+int spin_type_cache_flush(ptl_handle_ni_t ni_handle);
+
+/**
  * Finish a typed receive on its PTL_EVENT_PUT (data delivered in place,
  * or in the staging buffer: unpacked now) or PTL_EVENT_PUT_OVERFLOW
  * event (the message was unexpected: unpacked on the host from where it

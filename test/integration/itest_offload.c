@@ -21,6 +21,11 @@
  *     the typed receive was posted (PTL_EVENT_PUT_OVERFLOW, unpacked by
  *     spin_typed_recv_complete()), and one found with PtlMESearch()
  *     (unpacked by spin_type_unpack()).
+ *  4. layout-aware receives (spin_me_append_ddt(), the layout cache):
+ *     first use host-based, the switch to the NIC after the background
+ *     preparation, an equal type created anew, small blocks kept on the
+ *     host, random layouts byte-exact; SPINNIC_DDT_CHOOSER=threshold and
+ *     static, SPINNIC_DDT_STRATEGY.
  *
  * Each part runs in a forked client process that sends to itself through
  * its node (node 1 reaches itself through the emulated wire, RX faults
@@ -809,6 +814,153 @@ part_unexpected(void)
 	return 0;
 }
 
+/* ---- part 4 -------------------------------------------------------------- */
+
+/* One receive through the layout cache (spin_me_append_ddt()), checked.
+ * @return the strategy it took */
+static enum spin_type_strategy
+recv_ddt(struct node *n, const struct tcase *c, uint64_t match, int region,
+	 const char *what)
+{
+	ptl_me_t me = me_match(match);
+	struct spin_typed_recv *r;
+	enum spin_type_strategy s;
+	struct window w;
+	ptl_event_t ev;
+	void *up = NULL;
+
+	window_make(&w, c, region);
+	CPTL(spin_me_append_ddt(n->ni, n->pt, &me, c->t, c->count, w.origin,
+				(void *)&w, &r));
+	s = spin_typed_recv_strategy(r);
+	put_self(n, c->packed, c->size, match);
+	ev_wait(n, PTL_EVENT_PUT, r, &ev);
+	CPTL(spin_typed_recv_complete(r, &ev, &up));
+	CCHECK(up == &w, "user_ptr not returned");
+	window_check(&w, c, c->size, what);
+	window_free(&w);
+	return s;
+}
+
+/* A layout of 4 KiB blocks (above paper 001's T) and one of 8-byte
+ * blocks, through the layout cache with SPINNIC_DDT_CHOOSER as set: the
+ * large blocks go to the host first and to the specialized handler once
+ * the background preparation is done (an equal type created anew finds
+ * it prepared), the small ones stay on the host; random layouts are
+ * received byte-exact whatever their strategy. */
+static int
+layout_aware(void)
+{
+	uint64_t seed = 0x1a4, match = 1 << 20, nhost = 0, i;
+	struct tcase big, again, small, c;
+	enum spin_type_strategy s;
+	struct node n;
+	int k;
+
+	node_up(&n);
+	tcase_make(&big, ddt_parse("vector(64,1024,2048)[int32]", NULL), 1,
+		   &seed);
+	tcase_make(&small, ddt_parse("vector(4000,2,4)[int32]", NULL), 1,
+		   &seed);
+	CCHECK(recv_ddt(&n, &big, match++, 1, "first use") == SPIN_TYPE_HOST,
+	       "the first use of a layout is not host-based");
+	for (i = 0; i < 2000; i++) {
+		s = recv_ddt(&n, &big, match++, (int)(i & 1), "4 KiB blocks");
+		if (s != SPIN_TYPE_HOST)
+			break;
+		nhost++;
+		usleep(1000);
+	}
+	CCHECK(s == SPIN_TYPE_SPECIALIZED, "4 KiB blocks: %s after %" PRIu64
+	       " host receives", spin_type_strategy_name(s), nhost);
+	fprintf(stderr, "itest_offload: 4 KiB blocks: %" PRIu64 " more host "
+		"receives before the NIC\n", nhost);
+	tcase_make(&again, ddt_parse("vector(64,1024,2048)[int32]", NULL), 1,
+		   &seed);
+	CCHECK(recv_ddt(&n, &again, match++, 1, "equal type") ==
+	       SPIN_TYPE_SPECIALIZED, "an equal type created anew missed");
+	for (k = 0; k < 3; k++)
+		CCHECK(recv_ddt(&n, &small, match++, k & 1, "8-byte blocks") ==
+		       SPIN_TYPE_HOST, "8-byte blocks left the host");
+	for (k = 0; k < 12; k++) {
+		struct ddt_type *t = ddt_gen_random(&seed, 4, 32 << 10);
+		char what[300];
+
+		if (t == NULL)
+			continue;
+		CCHECK(ddt_commit(t) == 0, "commit");
+		tcase_make(&c, t, ddt_size(t) > 0 && ddt_size(t) < 4096 ?
+			   4096 / ddt_size(t) : 1, &seed);
+		ddt_print(t, what, sizeof(what));
+		for (i = 0; i < 3; i++)
+			recv_ddt(&n, &c, match++, (int)(i & 1), what);
+		tcase_free(&c);
+	}
+	tcase_free(&big);
+	tcase_free(&again);
+	tcase_free(&small);
+	CPTL(spin_type_cache_flush(n.ni));
+	node_down(&n);
+	return 0;
+}
+
+/* the default chooser (aware: no cost table yet, paper 001's rule) */
+static int
+part_aware(void)
+{
+	unsetenv("SPINNIC_DDT_CHOOSER");
+	return layout_aware();
+}
+
+static int
+part_threshold(void)
+{
+	setenv("SPINNIC_DDT_CHOOSER", "threshold", 1);
+	return layout_aware();
+}
+
+/* static: the class rule at the first use; a forced strategy wins */
+static int
+part_static(void)
+{
+	uint64_t seed = 0x57a, match = 1 << 21;
+	struct tcase c;
+	struct node n;
+
+	setenv("SPINNIC_DDT_CHOOSER", "static", 1);
+	node_up(&n);
+	tcase_make(&c, ddt_parse("vector(4000,2,4)[int32]", NULL), 1, &seed);
+	CCHECK(recv_ddt(&n, &c, match++, 1, "static") ==
+	       SPIN_TYPE_SPECIALIZED, "static: not the class rule");
+	CPTL(spin_type_cache_flush(n.ni));
+	tcase_free(&c);
+	node_down(&n);
+	return 0;
+}
+
+/* SPINNIC_DDT_STRATEGY forces a strategy from the first use (the
+ * benchmarks' switch), whatever the chooser */
+static int
+part_forced(void)
+{
+	uint64_t seed = 0xf0c, match = 1 << 22;
+	struct tcase c;
+	struct node n;
+
+	unsetenv("SPINNIC_DDT_CHOOSER");
+	setenv("SPINNIC_DDT_STRATEGY", "iovec", 1);
+	node_up(&n);
+	tcase_make(&c, ddt_parse("vector(400,2,4)[int32]", NULL), 1, &seed);
+	CCHECK(recv_ddt(&n, &c, match++, 1, "forced") == SPIN_TYPE_IOVEC,
+	       "forced iovec not taken");
+	CCHECK(recv_ddt(&n, &c, match++, 0, "forced") == SPIN_TYPE_IOVEC,
+	       "forced iovec not taken");
+	CPTL(spin_type_cache_flush(n.ni));
+	tcase_free(&c);
+	node_down(&n);
+	return 0;
+}
+
 /* ---- the test process ---------------------------------------------------- */
 
 static void
@@ -878,6 +1030,10 @@ main(void)
 	run_client("NIC memory exhaustion: LRU eviction, host fallback",
 		   part_exhaustion, 60);
 	run_client("unexpected messages", part_unexpected, 60);
+	run_client("layout-aware receives (aware)", part_aware, 60);
+	run_client("layout-aware receives (threshold)", part_threshold, 60);
+	run_client("layout-aware receives (static)", part_static, 60);
+	run_client("layout-aware receives (forced)", part_forced, 60);
 	itest_spinnic_finish();
 	itest_expect_no_drops();
 	return 0;

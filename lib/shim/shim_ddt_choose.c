@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Layout-aware typed receives: a layout's features (class, blocks, block
+ * lengths, packets, buffer location) and the decision for one post by
+ * today's class rule (static), paper 001's Algorithm 1 (threshold) or a
+ * cost table (aware). Deterministic; the layout cache (shim_ddt_lc.c)
+ * calls it on every post.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "shim_ddt_choose.h"
+
+int
+shim_ddt_feat_get(const struct ddt_type *t, int64_t count, uint32_t payload,
+		  bool in_region, struct shim_ddt_feat *f_p)
+{
+	struct ddt_iov iov[SHIM_DDT_FEAT_SAMPLE];
+	struct ddt_class_info ci;
+	int64_t size, n, i;
+	int rc;
+
+	memset(f_p, 0, sizeof(*f_p));
+	f_p->in_region = in_region;
+	f_p->cls = DDT_CLASS_CONTIG;
+	if (count < 0 || __builtin_mul_overflow(ddt_size(t), count, &size))
+		return -EINVAL;
+	f_p->size = size;
+	if (size == 0)
+		return 0;
+	rc = ddt_classify(t, count, &ci);
+	if (rc != 0)
+		return rc == -ENOMEM ? rc : -EINVAL;
+	f_p->cls = ci.cls;
+	if (ci.cls == DDT_CLASS_CONTIG) {
+		f_p->nblocks = 1;
+		f_p->blk_min = f_p->blk_max = size;
+	} else if (ci.cls != DDT_CLASS_GENERAL) {
+		f_p->nblocks = ci.nblocks * count;
+		f_p->blk_min = f_p->blk_max = ci.blocklen;
+	} else {
+		n = ddt_flatten(t, count, iov, SHIM_DDT_FEAT_SAMPLE);
+		if (n <= 0)
+			return n < 0 ? (int)n : -EINVAL;
+		f_p->nblocks = n;
+		f_p->blk_min = INT64_MAX;
+		for (i = 0; i < n && i < SHIM_DDT_FEAT_SAMPLE; i++) {
+			if (iov[i].len < f_p->blk_min)
+				f_p->blk_min = iov[i].len;
+			if (iov[i].len > f_p->blk_max)
+				f_p->blk_max = iov[i].len;
+		}
+	}
+	if (f_p->nblocks <= 0)
+		f_p->nblocks = 1;
+	f_p->blk_mean = (double)size / (double)f_p->nblocks;
+	if (payload == 0)
+		payload = 1;
+	f_p->npkts = (size + payload - 1) / payload;
+	f_p->blk_per_pkt = (double)f_p->nblocks / (double)f_p->npkts;
+	return 0;
+}
+
+static bool
+strat_is_nic(enum spin_type_strategy s)
+{
+	return s != SPIN_TYPE_HOST && s != SPIN_TYPE_CONTIG &&
+		s != SPIN_TYPE_AUTO;
+}
+
+double
+shim_ddt_predict(const struct shim_ddt_costs *c, enum spin_type_strategy s,
+		 const struct shim_ddt_feat *f)
+{
+	const struct shim_ddt_cost *k;
+	double work, par = 1.0;
+
+	if (c == NULL || (unsigned)s >= SPIN_TYPE_COUNT || !c->s[s].valid)
+		return -1.0;
+	k = &c->s[s];
+	work = k->byte_ns * (double)f->size +
+		k->block_ns * (double)f->nblocks +
+		k->pkt_ns * (double)f->npkts;
+	if (!f->in_region)
+		work += k->out_block_ns * (double)f->nblocks;
+	if (strat_is_nic(s)) {
+		par = c->nhpu > 0 ? (double)c->nhpu : 1.0;
+		if ((double)f->npkts < par)
+			par = f->npkts > 0 ? (double)f->npkts : 1.0;
+	}
+	return k->msg_ns + work / par;
+}
+
+/* Today's rule (shim_ddt_type.c): specialized handlers for regular
+ * layouts, read-write checkpoints for the rest. */
+static enum spin_type_strategy
+class_rule(enum ddt_class cls)
+{
+	return cls == DDT_CLASS_VECTOR || cls == DDT_CLASS_INDEXED_BLOCK ?
+		SPIN_TYPE_SPECIALIZED : SPIN_TYPE_RW_CP;
+}
+
+/* The cheapest NIC strategy that can express the layout by table c, or
+ * HOST when none is offered. */
+static enum spin_type_strategy
+cheapest_nic(const struct shim_ddt_costs *c, const struct shim_ddt_feat *f,
+	     double *t_p)
+{
+	static const enum spin_type_strategy cand[] = {
+		SPIN_TYPE_SPECIALIZED, SPIN_TYPE_IOVEC, SPIN_TYPE_HPU_LOCAL,
+		SPIN_TYPE_RO_CP, SPIN_TYPE_RW_CP,
+	};
+	enum spin_type_strategy best = SPIN_TYPE_HOST;
+	double t, bt = -1.0;
+	size_t i;
+
+	for (i = 0; i < sizeof(cand) / sizeof(cand[0]); i++) {
+		/* the specialized handlers know vectors and indexed blocks */
+		if (cand[i] == SPIN_TYPE_SPECIALIZED &&
+		    f->cls != DDT_CLASS_VECTOR &&
+		    f->cls != DDT_CLASS_INDEXED_BLOCK)
+			continue;
+		t = shim_ddt_predict(c, cand[i], f);
+		/* ties keep the earlier, simpler strategy */
+		if (t >= 0.0 && (bt < 0.0 || t < bt)) {
+			bt = t;
+			best = cand[i];
+		}
+	}
+	*t_p = bt;
+	return best;
+}
+
+void
+shim_ddt_choose(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
+		const struct shim_ddt_feat *f, bool ready,
+		struct shim_ddt_choice *ch_p)
+{
+	double tn, th;
+
+	if (f->size == 0 || f->cls == DDT_CLASS_CONTIG) {
+		/* a plain entry on the data: nothing to prepare or unpack */
+		ch_p->nic = ch_p->strat = SPIN_TYPE_CONTIG;
+		ch_p->prepare = false;
+		return;
+	}
+	if (ch == SHIM_CHOOSER_STATIC) {
+		ch_p->nic = ch_p->strat = class_rule(f->cls);
+		ch_p->prepare = true;
+		return;
+	}
+	if (ch == SHIM_CHOOSER_THRESHOLD || c == NULL) {
+		/* Algorithm 1: only the average block length counts */
+		ch_p->nic = class_rule(f->cls);
+		ch_p->prepare = f->blk_mean > SHIM_DDT_T;
+	} else {
+		ch_p->nic = cheapest_nic(c, f, &tn);
+		th = shim_ddt_predict(c, SPIN_TYPE_HOST, f);
+		/* no host cost in the table: the host path cannot be judged,
+		 * so the NIC wins when offered */
+		ch_p->prepare = ch_p->nic != SPIN_TYPE_HOST &&
+			(th < 0.0 || tn * (1.0 + SHIM_DDT_HYST) < th);
+	}
+	ch_p->strat = ch_p->prepare && ready ? ch_p->nic : SPIN_TYPE_HOST;
+}
+
+int
+shim_ddt_chooser_parse(const char *v)
+{
+	if (v == NULL || *v == '\0' || strcmp(v, "aware") == 0)
+		return SHIM_CHOOSER_AWARE;
+	if (strcmp(v, "static") == 0)
+		return SHIM_CHOOSER_STATIC;
+	if (strcmp(v, "threshold") == 0)
+		return SHIM_CHOOSER_THRESHOLD;
+	return -EINVAL;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Layout-aware typed receives (paper 001, doc/NOTES.md "Layout-aware typed
+ * receives"): the decision for one post, host path or a NIC strategy, from
+ * a layout's features and a cost table. Pure and deterministic: no I/O, no
+ * locks, no environment (shim_ddt_choose.c).
+ */
+#ifndef SHIM_DDT_CHOOSE_H
+#define SHIM_DDT_CHOOSE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ddt.h"
+#include "spin.h"
+
+/* Paper 001's block-length threshold T (Algorithm 1): the NIC only for an
+ * average block longer than this. */
+#define SHIM_DDT_T 2048
+
+/* Hysteresis: the NIC must be predicted (1 + h) times faster. */
+#define SHIM_DDT_HYST 0.10
+
+/* Which rule decides (SPINNIC_DDT_CHOOSER). */
+enum shim_ddt_chooser {
+	SHIM_CHOOSER_AWARE = 0, /* cost table; without one, THRESHOLD */
+	SHIM_CHOOSER_STATIC,    /* by class, prepared at the post (old rule) */
+	SHIM_CHOOSER_THRESHOLD, /* paper 001 Algorithm 1, T = 2 KiB */
+};
+
+/* What the decision knows of one layout and one post. */
+struct shim_ddt_feat {
+	enum ddt_class cls;  /* ddt_classify() of count elements */
+	int64_t size;        /* packed bytes of the message */
+	int64_t nblocks;     /* merged contiguous blocks */
+	int64_t blk_min;     /* shortest and longest block (exact up to */
+	int64_t blk_max;     /* SHIM_DDT_FEAT_SAMPLE blocks, else sampled) */
+	double blk_mean;     /* size / nblocks: paper 001's l */
+	int64_t npkts;       /* packets of the message */
+	double blk_per_pkt;  /* nblocks / npkts */
+	bool in_region;      /* the buffer lies in the host region */
+};
+
+/* Blocks read to find blk_min and blk_max of a general layout. */
+#define SHIM_DDT_FEAT_SAMPLE 64
+
+/* Predicted cost of one message by one strategy (ns):
+ * msg + (byte * size + block * nblocks + pkt * npkts
+ *        + out_block * nblocks when the buffer is outside the region) / p,
+ * p = min(nhpu, npkts) for a NIC strategy (packets are handled in
+ * parallel), 1 for the host path. */
+struct shim_ddt_cost {
+	bool valid;          /* offered at all */
+	double msg_ns, byte_ns, block_ns, pkt_ns, out_block_ns;
+};
+
+/* A cost table: [SPIN_TYPE_HOST] the host path (staging receive and
+ * unpack), the NIC strategies at their index. */
+struct shim_ddt_costs {
+	struct shim_ddt_cost s[SPIN_TYPE_COUNT];
+	uint32_t nhpu;       /* HPUs of the NIC (0 taken as 1) */
+};
+
+/* The decision for one post. */
+struct shim_ddt_choice {
+	enum spin_type_strategy nic;   /* the NIC candidate of the layout
+					  (CONTIG: nothing to prepare) */
+	bool prepare;                  /* worth preparing nic */
+	enum spin_type_strategy strat; /* what this post uses */
+};
+
+/** Features of @p count elements of committed @p t for packets of
+ *  @p payload bytes. @return 0; -EINVAL; -ENOMEM */
+int shim_ddt_feat_get(const struct ddt_type *t, int64_t count,
+		      uint32_t payload, bool in_region,
+		      struct shim_ddt_feat *f_p);
+
+/** Predicted ns of strategy @p s for @p f by table @p c; a negative value
+ *  when @p s is not offered. */
+double shim_ddt_predict(const struct shim_ddt_costs *c,
+			enum spin_type_strategy s,
+			const struct shim_ddt_feat *f);
+
+/** Decide one post. @p c may be NULL (no table: AWARE acts as
+ *  THRESHOLD); @p ready says whether the layout's NIC candidate is
+ *  prepared (STATIC ignores it: the caller prepares at the post). */
+void shim_ddt_choose(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
+		     const struct shim_ddt_feat *f, bool ready,
+		     struct shim_ddt_choice *ch_p);
+
+/** SPINNIC_DDT_CHOOSER: aware (unset), static, threshold.
+ *  @return the chooser or -EINVAL */
+int shim_ddt_chooser_parse(const char *v);
+
+#endif

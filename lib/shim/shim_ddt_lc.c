@@ -1,0 +1,686 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Layout-aware typed receives (paper 001 §IV-C, doc/NOTES.md): the layout
+ * cache behind spin_me_append_ddt(). One entry per (NI, serialized type,
+ * count), equal types created anew included; bounded in entries and bytes
+ * (LRU of idle entries). A post decides with shim_ddt_choose.c and never
+ * waits: a layout not yet prepared goes to the host path while a thread of
+ * the shim (started at the first need) prepares it (Algorithm 2).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim_ddt.h"
+
+#define LC_BUCKETS 256u
+#define LC_MAX_ENTRIES 256u
+#define LC_MAX_BYTES (64ull << 20)
+/* a layout whose preparation failed is tried again after so many uses */
+#define LC_RETRY_USES 64u
+/* serialized types up to this size are hashed from the stack */
+#define LC_SER_STACK 2048
+
+enum lc_state { LC_NEW, LC_QUEUED, LC_PREPARING, LC_READY, LC_FAILED };
+
+struct shim_lc_entry {
+	struct shim_lc_entry *hnext;       /* hash chain */
+	struct shim_lc_entry *prev, *next; /* LRU, most recent first */
+	struct shim_lc_entry *qnext;       /* preparation queue, dead list */
+	ptl_handle_ni_t ni;
+	uint64_t hash;
+	int64_t count;
+	struct ddt_type *t;                /* referenced */
+	struct shim_ddt_feat feat;         /* in_region as of the first use */
+	enum spin_type_strategy nic;       /* the candidate being prepared */
+	enum lc_state state;
+	bool sync;                         /* static or forced: off built at
+					      creation, loaded at the post */
+	struct spin_type_offload *host;    /* HOST or CONTIG: no NIC, no lock */
+	struct spin_type_offload *off;     /* NIC object (READY or sync) */
+	uint64_t bytes;                    /* host bytes of off's arguments */
+	uint64_t uses, uses_host, uses_nic, retry_at;
+};
+
+static int real_build(ptl_handle_ni_t ni, const struct ddt_type *t,
+		      int64_t count, enum spin_type_strategy strat,
+		      struct spin_type_offload **off_p);
+static int real_load(struct spin_type_offload *off);
+static void real_release(struct spin_type_offload *off);
+
+static const struct shim_lc_ops real_ops = {
+	real_build, real_load, real_release,
+};
+
+/* Guarded by lc.lock (held briefly by posts and by the thread between
+ * steps; never across a build, an upload or a release). */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t work;          /* queue or dead list not empty */
+	pthread_cond_t idle;          /* a preparation finished */
+	bool configured;
+	int cfg_err;                  /* bad environment */
+	struct shim_lc_config cfg;
+	struct shim_lc_ops ops;
+	struct shim_lc_entry *bucket[LC_BUCKETS];
+	struct shim_lc_entry *lru_head, *lru_tail;
+	struct shim_lc_entry *q_head, *q_tail;
+	struct shim_lc_entry *dead;
+	unsigned preparing;
+	bool thread_on, stop;
+	pthread_t thread;
+	struct shim_lc_stats st;
+} lc = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.work = PTHREAD_COND_INITIALIZER,
+	.idle = PTHREAD_COND_INITIALIZER,
+};
+
+static int
+real_build(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
+	   enum spin_type_strategy strat, struct spin_type_offload **off_p)
+{
+	return shim_type_prepare(ni, t, count, (int)strat, off_p);
+}
+
+static int
+real_load(struct spin_type_offload *off)
+{
+	int rc;
+
+	pthread_mutex_lock(&shim_type_lock);
+	rc = off->loaded ? 0 : shim_type_load(off);
+	pthread_mutex_unlock(&shim_type_lock);
+	return rc;
+}
+
+static void
+real_release(struct spin_type_offload *off)
+{
+	if (spin_type_offload_free(off) != PTL_OK)
+		SHIM_ERR("typed-receive layout cache: a released type is "
+			 "still posted");
+}
+
+/* Configuration from the environment (lc.lock held). */
+static void
+config_env(void)
+{
+	const char *v = getenv("SPINNIC_DDT_CHOOSER");
+	int ch = shim_ddt_chooser_parse(v), forced = shim_type_strategy_env();
+
+	memset(&lc.cfg, 0, sizeof(lc.cfg));
+	lc.cfg_err = 0;
+	if (ch < 0) {
+		SHIM_ERR("SPINNIC_DDT_CHOOSER=%s: expected aware, static or "
+			 "threshold", v);
+		lc.cfg_err = ch;
+	}
+	if (forced < 0)
+		lc.cfg_err = forced;
+	lc.cfg.chooser = ch < 0 ? SHIM_CHOOSER_AWARE : ch;
+	lc.cfg.forced = forced < 0 ? SPIN_TYPE_AUTO : forced;
+	lc.cfg.max_entries = LC_MAX_ENTRIES;
+	lc.cfg.max_bytes = LC_MAX_BYTES;
+	v = getenv("SPINNIC_DDT_PREP_THREAD");
+	lc.cfg.inline_prep = v != NULL && strcmp(v, "0") == 0;
+	lc.ops = real_ops;
+	lc.configured = true;
+}
+
+/* FNV-1a */
+static uint64_t
+hash_bytes(const uint8_t *p, size_t n, uint64_t h)
+{
+	while (n-- > 0)
+		h = (h ^ *p++) * 0x100000001b3ull;
+	return h;
+}
+
+/* Canonical hash of count elements of t: its serialized dataloops, so an
+ * equal type created anew hashes alike. @return 0 or a negative errno */
+static int
+type_hash(const struct ddt_type *t, int64_t count, uint64_t *h_p)
+{
+	uint8_t stack[LC_SER_STACK], *buf = stack;
+	ssize_t n = ddt_serialize(t, NULL, 0);
+
+	if (n <= 0)
+		return -EINVAL;
+	if (n > LC_SER_STACK && (buf = malloc((size_t)n)) == NULL)
+		return -ENOMEM;
+	if (ddt_serialize(t, buf, (size_t)n) != n) {
+		if (buf != stack)
+			free(buf);
+		return -EINVAL;
+	}
+	*h_p = hash_bytes(buf, (size_t)n, 0xcbf29ce484222325ull);
+	*h_p = hash_bytes((const uint8_t *)&count, sizeof(count), *h_p);
+	if (buf != stack)
+		free(buf);
+	return 0;
+}
+
+static void
+lru_unlink(struct shim_lc_entry *e)
+{
+	if (e->prev != NULL)
+		e->prev->next = e->next;
+	else
+		lc.lru_head = e->next;
+	if (e->next != NULL)
+		e->next->prev = e->prev;
+	else
+		lc.lru_tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void
+lru_push(struct shim_lc_entry *e)
+{
+	e->prev = NULL;
+	e->next = lc.lru_head;
+	if (lc.lru_head != NULL)
+		lc.lru_head->prev = e;
+	else
+		lc.lru_tail = e;
+	lc.lru_head = e;
+}
+
+static void
+hash_unlink(struct shim_lc_entry *e)
+{
+	struct shim_lc_entry **pp = &lc.bucket[e->hash % LC_BUCKETS];
+
+	while (*pp != e)
+		pp = &(*pp)->hnext;
+	*pp = e->hnext;
+}
+
+static bool
+off_posted(const struct spin_type_offload *o)
+{
+	return o != NULL && __atomic_load_n(&o->posted, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Whether e may leave the cache: no posted receive (they are taken under
+ * lc.lock only), no preparation queued or running. */
+static bool
+entry_idle(const struct shim_lc_entry *e)
+{
+	return e->state != LC_QUEUED && e->state != LC_PREPARING &&
+		!off_posted(e->host) && !off_posted(e->off);
+}
+
+/* Unlink e onto the dead list (lc.lock held). */
+static void
+entry_drop(struct shim_lc_entry *e)
+{
+	hash_unlink(e);
+	lru_unlink(e);
+	lc.st.entries--;
+	lc.st.bytes -= e->bytes;
+	e->qnext = lc.dead;
+	lc.dead = e;
+}
+
+/* Drop idle entries from the LRU tail while over the bounds (lc.lock
+ * held). */
+static void
+entries_trim(void)
+{
+	struct shim_lc_entry *e = lc.lru_tail, *p;
+
+	while (e != NULL && (lc.st.entries > lc.cfg.max_entries ||
+			     lc.st.bytes > lc.cfg.max_bytes)) {
+		p = e->prev;
+		if (entry_idle(e)) {
+			entry_drop(e);
+			lc.st.evicted++;
+		}
+		e = p;
+	}
+}
+
+static void
+entry_free(struct shim_lc_entry *e)
+{
+	if (e->off != NULL)
+		lc.ops.release(e->off);
+	if (e->host != NULL)
+		real_release(e->host);
+	ddt_free(e->t);
+	free(e);
+}
+
+/* Release the dead list (lc.lock not held). */
+static void
+dead_free(struct shim_lc_entry *d)
+{
+	struct shim_lc_entry *n;
+
+	for (; d != NULL; d = n) {
+		n = d->qnext;
+		entry_free(d);
+	}
+}
+
+/* Prepare one queued entry: build (if not built) and load its NIC
+ * object, then publish it. Called without lc.lock, by the thread or
+ * inline. */
+static void
+entry_prepare(struct shim_lc_entry *e)
+{
+	struct spin_type_offload *off = e->off;
+	int rc = 0;
+
+	/* e->off and e->nic change only under PREPARING, which is ours */
+	if (off == NULL)
+		rc = lc.ops.build(e->ni, e->t, e->count, e->nic, &off);
+	if (rc == 0)
+		rc = lc.ops.load(off);
+	pthread_mutex_lock(&lc.lock);
+	if (off != NULL && e->off == NULL) {
+		e->off = off;
+		e->bytes = off->args_len + off->list_len;
+		lc.st.bytes += e->bytes;
+	}
+	if (rc == 0) {
+		e->state = LC_READY;
+		lc.st.prep_done++;
+	} else {
+		SHIM_DBG("typed receive: preparing %s failed (%d): host path",
+			 spin_type_strategy_name(e->nic), rc);
+		e->state = LC_FAILED;
+		e->retry_at = e->uses + LC_RETRY_USES;
+		lc.st.prep_failed++;
+	}
+	lc.preparing--;
+	entries_trim();
+	pthread_cond_broadcast(&lc.idle);
+	pthread_mutex_unlock(&lc.lock);
+}
+
+/* Take the next queued entry (lc.lock held). */
+static struct shim_lc_entry *
+queue_pop(void)
+{
+	struct shim_lc_entry *e = lc.q_head;
+
+	if (e == NULL)
+		return NULL;
+	lc.q_head = e->qnext;
+	if (lc.q_head == NULL)
+		lc.q_tail = NULL;
+	e->qnext = NULL;
+	e->state = LC_PREPARING;
+	lc.preparing++;
+	return e;
+}
+
+/* Algorithm 2: wait for work, prepare FIFO, release dropped entries. */
+static void *
+prep_thread(void *arg)
+{
+	struct shim_lc_entry *e, *d;
+
+	(void)arg;
+	pthread_mutex_lock(&lc.lock);
+	while (!lc.stop) {
+		d = lc.dead;
+		lc.dead = NULL;
+		e = queue_pop();
+		if (d == NULL && e == NULL) {
+			pthread_cond_wait(&lc.work, &lc.lock);
+			continue;
+		}
+		pthread_mutex_unlock(&lc.lock);
+		dead_free(d);
+		if (e != NULL)
+			entry_prepare(e);
+		pthread_mutex_lock(&lc.lock);
+		pthread_cond_broadcast(&lc.idle);
+	}
+	pthread_mutex_unlock(&lc.lock);
+	return NULL;
+}
+
+/* Hand work to the thread, starting it at the first need (lc.lock
+ * held). Inline mode: the next post or shim_lc_drain() does it. */
+static void
+work_signal(void)
+{
+	if (lc.cfg.inline_prep)
+		return;
+	if (!lc.thread_on) {
+		if (pthread_create(&lc.thread, NULL, prep_thread, NULL) != 0) {
+			/* no thread: prepare inline from now on */
+			SHIM_ERR("typed receive: no preparation thread; "
+				 "preparing inline");
+			lc.cfg.inline_prep = true;
+			return;
+		}
+		lc.thread_on = true;
+	}
+	pthread_cond_signal(&lc.work);
+}
+
+static void
+queue_push(struct shim_lc_entry *e)
+{
+	e->state = LC_QUEUED;
+	e->qnext = NULL;
+	if (lc.q_tail != NULL)
+		lc.q_tail->qnext = e;
+	else
+		lc.q_head = e;
+	lc.q_tail = e;
+	lc.st.prep_queued++;
+	work_signal();
+}
+
+/* Inline mode: prepare what is queued and release what was dropped
+ * (lc.lock not held). */
+static void
+inline_run(void)
+{
+	struct shim_lc_entry *e, *d;
+
+	for (;;) {
+		pthread_mutex_lock(&lc.lock);
+		d = lc.dead;
+		lc.dead = NULL;
+		e = queue_pop();
+		pthread_mutex_unlock(&lc.lock);
+		if (d == NULL && e == NULL)
+			return;
+		dead_free(d);
+		if (e != NULL)
+			entry_prepare(e);
+	}
+}
+
+/* The entry of (ni, hash, count) equal to t (lc.lock held). */
+static struct shim_lc_entry *
+entry_find(ptl_handle_ni_t ni, uint64_t h, const struct ddt_type *t,
+	   int64_t count)
+{
+	struct shim_lc_entry *e;
+
+	for (e = lc.bucket[h % LC_BUCKETS]; e != NULL; e = e->hnext)
+		if (e->ni == ni && e->hash == h && e->count == count &&
+		    (e->t == t || ddt_equal(e->t, t) == 1))
+			return e;
+	return NULL;
+}
+
+/* A new entry with its host object (and, static or forced, its NIC
+ * object: built at the post as before). lc.lock not held.
+ * @return 0 or a negative errno */
+static int
+entry_create(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
+	     uint64_t h, bool in_region, const struct shim_lc_config *cfg,
+	     struct shim_lc_entry **e_p)
+{
+	struct shim_lc_entry *e = calloc(1, sizeof(*e));
+	struct shim_ddt_choice ch;
+	int rc;
+
+	if (e == NULL)
+		return -ENOMEM;
+	e->ni = ni;
+	e->hash = h;
+	e->count = count;
+	rc = shim_ddt_feat_get(t, count, shim_g.payload_size, in_region,
+			       &e->feat);
+	if (rc == 0)
+		rc = shim_type_prepare(ni, t, count,
+				       e->feat.size == 0 ||
+				       e->feat.cls == DDT_CLASS_CONTIG ?
+				       SPIN_TYPE_CONTIG : SPIN_TYPE_HOST,
+				       &e->host);
+	e->sync = cfg->chooser == SHIM_CHOOSER_STATIC ||
+		cfg->forced != SPIN_TYPE_AUTO;
+	if (rc == 0 && e->sync) {
+		/* today's rule: the strategy is fixed now (a forced one
+		 * wins), the upload happens at the post */
+		rc = lc.ops.build(ni, t, count,
+				  (enum spin_type_strategy)cfg->forced,
+				  &e->off);
+		if (rc == 0) {
+			e->nic = e->off->strat;
+			e->bytes = e->off->args_len + e->off->list_len;
+			e->state = LC_READY;
+		}
+	}
+	if (rc != 0) {
+		if (e->host != NULL)
+			real_release(e->host);
+		free(e);
+		return rc;
+	}
+	shim_ddt_choose((enum shim_ddt_chooser)cfg->chooser, cfg->costs,
+			&e->feat, false, &ch);
+	if (!e->sync)
+		e->nic = ch.nic;
+	e->t = ddt_ref((struct ddt_type *)(uintptr_t)t);
+	*e_p = e;
+	return 0;
+}
+
+/* Decide a post on entry e and take the posted reference (lc.lock
+ * held). */
+static void
+entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
+{
+	struct shim_ddt_feat f = e->feat;
+	struct shim_ddt_choice ch;
+	struct spin_type_offload *o;
+
+	e->uses++;
+	u->e = e;
+	u->need_load = false;
+	u->ctx = SPIN_CTX_NONE;
+	if (e->sync && e->off != NULL) {
+		u->off = e->off;
+		u->strat = e->off->strat;
+		u->need_load = true;
+		__atomic_fetch_add(&u->off->posted, 1, __ATOMIC_ACQ_REL);
+		e->uses_nic++;
+		return;
+	}
+	f.in_region = in_region;
+	shim_ddt_choose((enum shim_ddt_chooser)lc.cfg.chooser, lc.cfg.costs,
+			&f, e->state == LC_READY, &ch);
+	u->strat = ch.strat;
+	o = e->off;
+	if (ch.strat != SPIN_TYPE_HOST && ch.strat != SPIN_TYPE_CONTIG &&
+	    o != NULL && ch.strat == o->strat &&
+	    pthread_mutex_trylock(&shim_type_lock) == 0) {
+		/* a trylock: an upload in progress sends this post to the
+		 * host rather than making it wait */
+		if (o->loaded) {
+			shim_type_lru_touch(o);
+			__atomic_fetch_add(&o->posted, 1, __ATOMIC_ACQ_REL);
+			u->ctx = o->ctx;
+		}
+		pthread_mutex_unlock(&shim_type_lock);
+		if (u->ctx != SPIN_CTX_NONE) {
+			u->off = o;
+			e->uses_nic++;
+			lc.st.nic_choices++;
+			return;
+		}
+		/* NIC memory taken back (LRU): load again in the
+		 * background */
+		if (e->state == LC_READY)
+			queue_push(e);
+	}
+	if (ch.prepare && (e->state == LC_NEW ||
+			   (e->state == LC_FAILED && e->uses >= e->retry_at)))
+		queue_push(e);
+	if (e->state == LC_QUEUED || e->state == LC_PREPARING)
+		lc.st.host_while_preparing++;
+	u->off = e->host;
+	u->strat = e->host->strat;
+	__atomic_fetch_add(&e->host->posted, 1, __ATOMIC_ACQ_REL);
+	e->uses_host++;
+	lc.st.host_choices++;
+}
+
+int
+shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
+		const void *buf, struct shim_lc_use *u_p)
+{
+	const struct shim_region *rg = &shim_g.region;
+	bool in_region = rg->base != NULL && (const uint8_t *)buf >= rg->base &&
+		(const uint8_t *)buf < rg->base + rg->size;
+	struct shim_lc_entry *e, *n = NULL, *d;
+	struct shim_lc_config cfg;
+	uint64_t h;
+	int rc;
+
+	rc = type_hash(t, count, &h);
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&lc.lock);
+	if (!lc.configured)
+		config_env();
+	cfg = lc.cfg;
+	rc = lc.cfg_err;
+	pthread_mutex_unlock(&lc.lock);
+	if (rc != 0)
+		return rc;
+	if (cfg.inline_prep)
+		inline_run();
+	for (;;) {
+		pthread_mutex_lock(&lc.lock);
+		e = entry_find(ni, h, t, count);
+		if (e != NULL || n != NULL)
+			break;
+		pthread_mutex_unlock(&lc.lock);
+		/* a miss builds outside the lock: features, host object */
+		rc = entry_create(ni, t, count, h, in_region, &cfg, &n);
+		if (rc != 0)
+			return rc;
+	}
+	if (e == NULL) {
+		e = n;
+		n = NULL;
+		e->hnext = lc.bucket[h % LC_BUCKETS];
+		lc.bucket[h % LC_BUCKETS] = e;
+		lru_push(e);
+		lc.st.entries++;
+		lc.st.bytes += e->bytes;
+		lc.st.misses++;
+	} else {
+		lru_unlink(e);
+		lru_push(e);
+		lc.st.hits++;
+	}
+	entry_use(e, in_region, u_p);
+	if (n != NULL) {
+		/* another thread created it meanwhile: released off the
+		 * post path like a dropped entry */
+		n->qnext = lc.dead;
+		lc.dead = n;
+	}
+	entries_trim();
+	d = NULL;
+	if (lc.dead != NULL && lc.cfg.inline_prep) {
+		d = lc.dead;
+		lc.dead = NULL;
+	} else if (lc.dead != NULL) {
+		work_signal();
+	}
+	pthread_mutex_unlock(&lc.lock);
+	dead_free(d);
+	return 0;
+}
+
+void
+shim_lc_drain(void)
+{
+	pthread_mutex_lock(&lc.lock);
+	if (!lc.configured || lc.cfg.inline_prep || !lc.thread_on) {
+		pthread_mutex_unlock(&lc.lock);
+		inline_run();
+		return;
+	}
+	while (lc.q_head != NULL || lc.preparing > 0 || lc.dead != NULL) {
+		pthread_cond_signal(&lc.work);
+		pthread_cond_wait(&lc.idle, &lc.lock);
+	}
+	pthread_mutex_unlock(&lc.lock);
+}
+
+int
+shim_lc_flush(ptl_handle_ni_t ni)
+{
+	struct shim_lc_entry *e, *n;
+	unsigned i;
+	int rc = 0;
+
+	shim_lc_drain();
+	pthread_mutex_lock(&lc.lock);
+	for (i = 0; i < LC_BUCKETS; i++)
+		for (e = lc.bucket[i]; e != NULL; e = n) {
+			n = e->hnext;
+			if (e->ni != ni)
+				continue;
+			if (entry_idle(e))
+				entry_drop(e);
+			else
+				rc = -EBUSY;
+		}
+	e = lc.dead;
+	lc.dead = NULL;
+	pthread_mutex_unlock(&lc.lock);
+	dead_free(e);
+	return rc;
+}
+
+void
+shim_lc_configure(const struct shim_lc_config *c)
+{
+	struct shim_lc_entry *e, *n;
+	unsigned i;
+
+	shim_lc_drain();
+	pthread_mutex_lock(&lc.lock);
+	if (lc.thread_on) {
+		lc.stop = true;
+		pthread_cond_broadcast(&lc.work);
+		pthread_mutex_unlock(&lc.lock);
+		pthread_join(lc.thread, NULL);
+		pthread_mutex_lock(&lc.lock);
+		lc.thread_on = false;
+		lc.stop = false;
+	}
+	for (i = 0; i < LC_BUCKETS; i++)
+		for (e = lc.bucket[i]; e != NULL; e = n) {
+			n = e->hnext;
+			entry_drop(e);
+		}
+	e = lc.dead;
+	lc.dead = NULL;
+	pthread_mutex_unlock(&lc.lock);
+	dead_free(e);
+	pthread_mutex_lock(&lc.lock);
+	memset(&lc.st, 0, sizeof(lc.st));
+	lc.configured = c != NULL;
+	lc.cfg_err = 0;
+	if (c != NULL) {
+		lc.cfg = *c;
+		lc.ops = c->ops != NULL ? *c->ops : real_ops;
+	}
+	pthread_mutex_unlock(&lc.lock);
+}
+
+void
+shim_lc_stats_get(struct shim_lc_stats *s_p)
+{
+	pthread_mutex_lock(&lc.lock);
+	*s_p = lc.st;
+	pthread_mutex_unlock(&lc.lock);
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The typed-receive decision (shim_ddt_choose.c): features of real ddt
+ * layouts, and static, threshold and aware choices with an injected cost
+ * table. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "shim_ddt_choose.h"
+
+static struct ddt_type *
+committed(struct ddt_type *t)
+{
+	assert_non_null(t);
+	assert_int_equal(ddt_commit(t), 0);
+	return t;
+}
+
+/* A vector of n blocks of bl bytes, stride 2 bl. */
+static struct ddt_type *
+vec(int64_t n, int64_t bl)
+{
+	return committed(ddt_vector(n, bl, 2 * bl, ddt_base(DDT_BYTE)));
+}
+
+static void
+test_features(void **state)
+{
+	struct ddt_type *v = vec(16, 100), *c, *g;
+	int64_t bl[3] = {8, 100, 40}, dis[3] = {0, 200, 1000};
+	struct shim_ddt_feat f;
+
+	(void)state;
+	assert_int_equal(shim_ddt_feat_get(v, 2, 1000, true, &f), 0);
+	assert_int_equal(f.cls, DDT_CLASS_VECTOR);
+	assert_int_equal(f.size, 3200);
+	assert_int_equal(f.nblocks, 32);
+	assert_int_equal(f.blk_min, 100);
+	assert_int_equal(f.blk_max, 100);
+	assert_true(f.blk_mean == 100.0);
+	assert_int_equal(f.npkts, 4);
+	assert_true(f.blk_per_pkt == 8.0);
+	assert_true(f.in_region);
+	c = committed(ddt_contiguous(64, ddt_base(DDT_INT32)));
+	assert_int_equal(shim_ddt_feat_get(c, 3, 1000, false, &f), 0);
+	assert_int_equal(f.cls, DDT_CLASS_CONTIG);
+	assert_int_equal(f.nblocks, 1);
+	assert_false(f.in_region);
+	g = committed(ddt_hindexed(3, bl, dis, ddt_base(DDT_BYTE)));
+	assert_int_equal(shim_ddt_feat_get(g, 1, 64, true, &f), 0);
+	assert_int_equal(f.cls, DDT_CLASS_GENERAL);
+	assert_int_equal(f.nblocks, 3);
+	assert_int_equal(f.blk_min, 8);
+	assert_int_equal(f.blk_max, 100);
+	assert_int_equal(f.npkts, 3);
+	assert_int_equal(shim_ddt_feat_get(v, 0, 1000, true, &f), 0);
+	assert_int_equal(f.size, 0);
+	ddt_free(v);
+	ddt_free(c);
+	ddt_free(g);
+}
+
+static struct shim_ddt_feat
+feat(enum ddt_class cls, int64_t size, int64_t nblocks, bool in_region)
+{
+	struct shim_ddt_feat f = {
+		.cls = cls, .size = size, .nblocks = nblocks,
+		.blk_min = size / nblocks, .blk_max = size / nblocks,
+		.blk_mean = (double)size / (double)nblocks,
+		.npkts = (size + 4095) / 4096, .in_region = in_region,
+	};
+
+	f.blk_per_pkt = (double)nblocks / (double)f.npkts;
+	return f;
+}
+
+static void
+test_static(void **state)
+{
+	struct shim_ddt_feat f = feat(DDT_CLASS_VECTOR, 8192, 1024, true);
+	struct shim_ddt_choice ch;
+
+	(void)state;
+	shim_ddt_choose(SHIM_CHOOSER_STATIC, NULL, &f, false, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	assert_true(ch.prepare);
+	f.cls = DDT_CLASS_GENERAL;
+	shim_ddt_choose(SHIM_CHOOSER_STATIC, NULL, &f, false, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_RW_CP);
+	f.cls = DDT_CLASS_CONTIG;
+	shim_ddt_choose(SHIM_CHOOSER_STATIC, NULL, &f, false, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_CONTIG);
+	assert_false(ch.prepare);
+}
+
+/* Algorithm 1: host until prepared; NIC only for l > 2048. */
+static void
+test_threshold(void **state)
+{
+	struct shim_ddt_feat small = feat(DDT_CLASS_VECTOR, 1 << 20, 512, true);
+	struct shim_ddt_feat big = feat(DDT_CLASS_VECTOR, 1 << 20, 256, true);
+	struct shim_ddt_choice ch;
+
+	(void)state;
+	assert_true(small.blk_mean == 2048.0); /* not above T */
+	shim_ddt_choose(SHIM_CHOOSER_THRESHOLD, NULL, &small, true, &ch);
+	assert_false(ch.prepare);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	shim_ddt_choose(SHIM_CHOOSER_THRESHOLD, NULL, &big, false, &ch);
+	assert_true(ch.prepare);
+	assert_int_equal(ch.nic, SPIN_TYPE_SPECIALIZED);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	shim_ddt_choose(SHIM_CHOOSER_THRESHOLD, NULL, &big, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	/* aware without a table is the threshold rule */
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, NULL, &big, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, NULL, &small, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+}
+
+/* Host: 1000 ns + 0.1 ns/B + 20 ns/block. Specialized: 3000 ns +
+ * 0.05 ns/B + 2 ns/block, 500 ns/block outside the region. iovec:
+ * 2000 ns + 0.05 ns/B + 30 ns/block. rw-cp: 4000 ns + 0.2 ns/B. */
+static const struct shim_ddt_costs table = {
+	.nhpu = 2,
+	.s = {
+		[SPIN_TYPE_HOST] = {true, 1000, 0.1, 20, 0, 0},
+		[SPIN_TYPE_SPECIALIZED] = {true, 3000, 0.05, 2, 0, 500},
+		[SPIN_TYPE_IOVEC] = {true, 2000, 0.05, 30, 0, 0},
+		[SPIN_TYPE_RW_CP] = {true, 4000, 0.2, 0, 0, 0},
+	},
+};
+
+static void
+test_aware(void **state)
+{
+	struct shim_ddt_feat f = feat(DDT_CLASS_VECTOR, 1 << 20, 1024, true);
+	struct shim_ddt_choice ch;
+	double th, ts;
+
+	(void)state;
+	th = shim_ddt_predict(&table, SPIN_TYPE_HOST, &f);
+	assert_true(th == 1000 + 0.1 * (1 << 20) + 20 * 1024);
+	ts = shim_ddt_predict(&table, SPIN_TYPE_SPECIALIZED, &f);
+	assert_true(ts == 3000 + (0.05 * (1 << 20) + 2 * 1024) / 2);
+	assert_true(shim_ddt_predict(&table, SPIN_TYPE_RO_CP, &f) < 0);
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &table, &f, false, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_SPECIALIZED);
+	assert_true(ch.prepare);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &table, &f, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	/* the same layout into a buffer outside the region: per-block
+	 * cost of the specialized handler makes iovec the candidate */
+	f.in_region = false;
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &table, &f, true, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_IOVEC);
+	assert_int_equal(ch.strat, SPIN_TYPE_IOVEC);
+	/* a small message: the NIC's fixed cost loses to the host */
+	f = feat(DDT_CLASS_VECTOR, 4096, 8, true);
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &table, &f, true, &ch);
+	assert_false(ch.prepare);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	/* a general layout never gets the specialized handlers */
+	f = feat(DDT_CLASS_GENERAL, 1 << 20, 1 << 14, true);
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &table, &f, true, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_RW_CP);
+	assert_int_equal(ch.strat, SPIN_TYPE_RW_CP);
+}
+
+/* Within the hysteresis the host stays. */
+static void
+test_hysteresis(void **state)
+{
+	struct shim_ddt_costs c = {.nhpu = 1};
+	struct shim_ddt_feat f = feat(DDT_CLASS_VECTOR, 100000, 10, true);
+	struct shim_ddt_choice ch;
+
+	(void)state;
+	c.s[SPIN_TYPE_HOST] = (struct shim_ddt_cost){true, 0, 1.0, 0, 0, 0};
+	c.s[SPIN_TYPE_SPECIALIZED] = (struct shim_ddt_cost){true, 0, 0.95, 0,
+		0, 0};
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &c, &f, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	c.s[SPIN_TYPE_SPECIALIZED].byte_ns = 0.85;
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &c, &f, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+}
+
+static void
+test_parse(void **state)
+{
+	(void)state;
+	assert_int_equal(shim_ddt_chooser_parse(NULL), SHIM_CHOOSER_AWARE);
+	assert_int_equal(shim_ddt_chooser_parse("aware"), SHIM_CHOOSER_AWARE);
+	assert_int_equal(shim_ddt_chooser_parse("static"),
+			 SHIM_CHOOSER_STATIC);
+	assert_int_equal(shim_ddt_chooser_parse("threshold"),
+			 SHIM_CHOOSER_THRESHOLD);
+	assert_int_equal(shim_ddt_chooser_parse("lah"), -EINVAL);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_features),
+		cmocka_unit_test(test_static),
+		cmocka_unit_test(test_threshold),
+		cmocka_unit_test(test_aware),
+		cmocka_unit_test(test_hysteresis),
+		cmocka_unit_test(test_parse),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

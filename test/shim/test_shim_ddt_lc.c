@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The typed-receive layout cache (shim_ddt_lc.c) with injected NIC
+ * preparation and cost table: first uses on the host, the switch after
+ * preparation, equal types, bounds, failures, and two threads posting one
+ * layout while the preparation thread works on it. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "shim_ddt.h"
+
+#define NI ((ptl_handle_ni_t)7)
+
+static int builds, loads, load_fail;
+static unsigned load_sleep_us;
+
+static int
+fake_build(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
+	   enum spin_type_strategy strat, struct spin_type_offload **off_p)
+{
+	struct spin_type_offload *o = calloc(1, sizeof(*o));
+
+	(void)t;
+	assert_non_null(o);
+	o->ni = ni;
+	o->count = count;
+	/* static asks for AUTO: the class rule's answer for a vector */
+	o->strat = strat == SPIN_TYPE_AUTO ? SPIN_TYPE_SPECIALIZED : strat;
+	o->args_len = 1000;
+	__atomic_fetch_add(&builds, 1, __ATOMIC_RELAXED);
+	*off_p = o;
+	return 0;
+}
+
+static int
+fake_load(struct spin_type_offload *o)
+{
+	if (load_sleep_us > 0)
+		usleep(load_sleep_us);
+	__atomic_fetch_add(&loads, 1, __ATOMIC_RELAXED);
+	if (load_fail)
+		return -ENOMEM;
+	pthread_mutex_lock(&shim_type_lock);
+	o->loaded = true;
+	o->ctx = (spin_handle_ctx_t)42;
+	pthread_mutex_unlock(&shim_type_lock);
+	return 0;
+}
+
+static void
+fake_release(struct spin_type_offload *o)
+{
+	free(o);
+}
+
+static const struct shim_lc_ops fake_ops = {
+	fake_build, fake_load, fake_release,
+};
+
+/* Host: 1000 ns + 0.5 ns/B. Specialized: 5000 ns + 0.1 ns/B + 1 ns/block
+ * + 5000 ns per block outside the region. 1 MiB in 4 KiB blocks: NIC in
+ * the region, host outside; 2 KiB: host. */
+static const struct shim_ddt_costs table = {
+	.nhpu = 2,
+	.s = {
+		[SPIN_TYPE_HOST] = {true, 1000, 0.5, 0, 0, 0},
+		[SPIN_TYPE_SPECIALIZED] = {true, 5000, 0.1, 1, 0, 5000},
+	},
+};
+
+static char buf[64];
+
+/* buf stands for the host region */
+static void
+configure(int chooser, bool inline_prep, unsigned max_entries)
+{
+	struct shim_lc_config c = {
+		.chooser = chooser, .forced = SPIN_TYPE_AUTO, .costs = &table,
+		.max_entries = max_entries, .max_bytes = 1 << 20,
+		.inline_prep = inline_prep, .ops = &fake_ops,
+	};
+
+	shim_lc_configure(&c);
+	builds = loads = load_fail = 0;
+	load_sleep_us = 0;
+	shim_g.payload_size = 4096;
+	shim_g.region.base = (uint8_t *)buf;
+	shim_g.region.size = sizeof(buf);
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	shim_lc_configure(NULL);
+	shim_g.region.base = NULL;
+	shim_g.region.size = 0;
+	return 0;
+}
+
+/* n blocks of bl bytes, stride 2 bl (a fresh object each call). */
+static struct ddt_type *
+vec(int64_t n, int64_t bl)
+{
+	struct ddt_type *t = ddt_vector(n, bl, 2 * bl, ddt_base(DDT_BYTE));
+
+	assert_non_null(t);
+	assert_int_equal(ddt_commit(t), 0);
+	return t;
+}
+
+/* One post and its completion: the strategy it took. */
+static enum spin_type_strategy
+post(const struct ddt_type *t, int64_t count)
+{
+	struct shim_lc_use u;
+
+	assert_int_equal(shim_lc_acquire(NI, t, count, buf, &u), 0);
+	assert_false(u.need_load);
+	assert_int_equal(u.strat, u.off->strat);
+	__atomic_fetch_sub(&u.off->posted, 1, __ATOMIC_ACQ_REL);
+	return u.strat;
+}
+
+static void
+test_first_host_then_nic(void **state)
+{
+	struct ddt_type *big = vec(256, 4096), *small = vec(2, 1024);
+	struct shim_lc_stats st;
+
+	(void)state;
+	configure(SHIM_CHOOSER_AWARE, true, 16);
+	assert_int_equal(post(big, 1), SPIN_TYPE_HOST);
+	assert_int_equal(builds, 0); /* nothing on the post's path */
+	/* the next post prepares first (inline mode), then decides */
+	assert_int_equal(post(big, 1), SPIN_TYPE_SPECIALIZED);
+	assert_int_equal(post(big, 1), SPIN_TYPE_SPECIALIZED);
+	assert_int_equal(builds, 1);
+	assert_int_equal(loads, 1);
+	/* predicted slower on the NIC: never prepared */
+	assert_int_equal(post(small, 1), SPIN_TYPE_HOST);
+	assert_int_equal(post(small, 1), SPIN_TYPE_HOST);
+	assert_int_equal(builds, 1);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.misses, 2);
+	assert_int_equal(st.hits, 3);
+	assert_int_equal(st.prep_queued, 1);
+	assert_int_equal(st.prep_done, 1);
+	assert_int_equal(st.nic_choices, 2);
+	assert_int_equal(st.host_choices, 3);
+	ddt_free(big);
+	ddt_free(small);
+}
+
+/* A buffer outside the region makes the specialized handler's per-block
+ * cost count: the host stays, though the layout is prepared. */
+static void
+test_out_of_region(void **state)
+{
+	struct ddt_type *t = vec(256, 4096);
+	struct shim_lc_use u;
+	char *heap = malloc(16);
+
+	(void)state;
+	configure(SHIM_CHOOSER_AWARE, true, 16);
+	assert_int_equal(post(t, 1), SPIN_TYPE_HOST);
+	assert_int_equal(post(t, 1), SPIN_TYPE_SPECIALIZED);
+	assert_int_equal(shim_lc_acquire(NI, t, 1, heap, &u), 0);
+	assert_int_equal(u.strat, SPIN_TYPE_HOST);
+	__atomic_fetch_sub(&u.off->posted, 1, __ATOMIC_ACQ_REL);
+	free(heap);
+	ddt_free(t);
+}
+
+static void
+test_equal_types_one_entry(void **state)
+{
+	struct ddt_type *a = vec(256, 4096), *b = vec(256, 4096);
+	struct ddt_type *c = vec(256, 2048);
+	struct shim_lc_stats st;
+
+	(void)state;
+	configure(SHIM_CHOOSER_AWARE, true, 16);
+	assert_ptr_not_equal(a, b);
+	assert_int_equal(post(a, 1), SPIN_TYPE_HOST);
+	ddt_free(a); /* the cache keeps its own reference */
+	assert_int_equal(post(b, 1), SPIN_TYPE_SPECIALIZED);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.entries, 1);
+	assert_int_equal(st.misses, 1);
+	assert_int_equal(st.hits, 1);
+	/* another count, another layout */
+	post(b, 2);
+	post(c, 1);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.entries, 3);
+	assert_int_equal(st.misses, 3);
+	ddt_free(b);
+	ddt_free(c);
+}
+
+static void
+test_eviction(void **state)
+{
+	struct ddt_type *t[3] = {vec(4, 64), vec(8, 64), vec(16, 64)};
+	struct shim_lc_use u;
+	struct shim_lc_stats st;
+	int i;
+
+	(void)state;
+	configure(SHIM_CHOOSER_AWARE, true, 2);
+	/* a posted receive keeps its entry */
+	assert_int_equal(shim_lc_acquire(NI, t[0], 1, buf, &u), 0);
+	post(t[1], 1);
+	post(t[2], 1);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.entries, 2);
+	assert_int_equal(st.evicted, 1);
+	post(t[0], 1); /* still there */
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.misses, 3);
+	assert_int_equal(st.hits, 1);
+	__atomic_fetch_sub(&u.off->posted, 1, __ATOMIC_ACQ_REL);
+	post(t[1], 1); /* was dropped: a miss again */
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.misses, 4);
+	assert_int_equal(st.entries, 2);
+	assert_int_equal(shim_lc_flush(NI), 0);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.entries, 0);
+	for (i = 0; i < 3; i++)
+		ddt_free(t[i]);
+}
+
+/* Algorithm 1 on a scripted sequence: l <= T never switches, l > T
+ * switches after its background preparation. */
+static void
+test_threshold_sequence(void **state)
+{
+	struct ddt_type *at = vec(64, 2048), *above = vec(64, 2056);
+	struct shim_lc_stats st;
+
+	(void)state;
+	configure(SHIM_CHOOSER_THRESHOLD, true, 16);
+	assert_int_equal(post(at, 1), SPIN_TYPE_HOST);
+	assert_int_equal(post(at, 1), SPIN_TYPE_HOST);
+	assert_int_equal(post(above, 1), SPIN_TYPE_HOST);
+	assert_int_equal(post(at, 1), SPIN_TYPE_HOST);
+	assert_int_equal(post(above, 1), SPIN_TYPE_SPECIALIZED);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.prep_queued, 1);
+	ddt_free(at);
+	ddt_free(above);
+}
+
+/* A failed preparation keeps the host and retries after 64 uses. */
+static void
+test_failed_retry(void **state)
+{
+	struct ddt_type *t = vec(256, 4096);
+	int i;
+
+	(void)state;
+	configure(SHIM_CHOOSER_AWARE, true, 16);
+	load_fail = 1;
+	/* use 1 queues it, use 2 prepares it (inline): it fails at use 1 */
+	for (i = 1; i <= 64; i++)
+		assert_int_equal(post(t, 1), SPIN_TYPE_HOST);
+	assert_int_equal(loads, 1);
+	load_fail = 0;
+	/* use 65 = 1 + 64 queues it again, use 66 prepares it */
+	assert_int_equal(post(t, 1), SPIN_TYPE_HOST);
+	assert_int_equal(post(t, 1), SPIN_TYPE_SPECIALIZED);
+	assert_int_equal(loads, 2);
+	assert_int_equal(builds, 1); /* built once, loaded again */
+	ddt_free(t);
+}
+
+/* static: the class rule, built at the first post, loaded by the
+ * caller at the post; contiguous: a plain entry, nothing prepared. */
+static void
+test_static_and_contig(void **state)
+{
+	struct ddt_type *t = vec(4, 64);
+	struct ddt_type *c = ddt_contiguous(100, ddt_base(DDT_BYTE));
+	struct shim_lc_use u;
+
+	(void)state;
+	configure(SHIM_CHOOSER_STATIC, true, 16);
+	assert_int_equal(shim_lc_acquire(NI, t, 1, buf, &u), 0);
+	assert_true(u.need_load);
+	assert_int_equal(u.strat, SPIN_TYPE_SPECIALIZED);
+	assert_int_equal(builds, 1);
+	__atomic_fetch_sub(&u.off->posted, 1, __ATOMIC_ACQ_REL);
+	configure(SHIM_CHOOSER_AWARE, true, 16);
+	assert_int_equal(ddt_commit(c), 0);
+	assert_int_equal(post(c, 3), SPIN_TYPE_CONTIG);
+	assert_int_equal(post(c, 3), SPIN_TYPE_CONTIG);
+	assert_int_equal(builds, 0);
+	ddt_free(t);
+	ddt_free(c);
+}
+
+struct poster {
+	const struct ddt_type *t;
+	int host, nic;
+};
+
+static void *
+poster_run(void *arg)
+{
+	struct poster *p = arg;
+	struct shim_lc_use u;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		if (shim_lc_acquire(NI, p->t, 1, buf, &u) != 0)
+			return NULL;
+		if (u.strat == SPIN_TYPE_HOST)
+			p->host++;
+		else
+			p->nic++;
+		__atomic_fetch_sub(&u.off->posted, 1, __ATOMIC_ACQ_REL);
+		usleep(50);
+	}
+	return p;
+}
+
+/* Two threads post one layout while the thread prepares it (slowly):
+ * nobody waits, both see the host first and the NIC once it is ready. */
+static void
+test_two_threads_while_preparing(void **state)
+{
+	struct ddt_type *a = vec(256, 4096), *b = vec(256, 4096);
+	struct poster p[2] = {{.t = a}, {.t = b}};
+	pthread_t th[2];
+	struct shim_lc_stats st;
+	void *ret;
+	int i;
+
+	(void)state;
+	configure(SHIM_CHOOSER_AWARE, false, 16);
+	load_sleep_us = 20000;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, poster_run,
+						&p[i]), 0);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(pthread_join(th[i], &ret), 0);
+		assert_ptr_equal(ret, &p[i]);
+	}
+	shim_lc_drain();
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.entries, 1);
+	assert_int_equal(st.prep_done, 1);
+	assert_int_equal(builds, 1);
+	assert_int_equal(st.host_choices + st.nic_choices, 4000);
+	assert_int_equal(st.host_choices, p[0].host + p[1].host);
+	assert_true(st.host_while_preparing > 0);
+	assert_true(p[0].host > 0 || p[1].host > 0);
+	assert_true(p[0].nic > 0 && p[1].nic > 0);
+	ddt_free(a);
+	ddt_free(b);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_first_host_then_nic, teardown),
+		cmocka_unit_test_teardown(test_out_of_region, teardown),
+		cmocka_unit_test_teardown(test_equal_types_one_entry,
+					  teardown),
+		cmocka_unit_test_teardown(test_eviction, teardown),
+		cmocka_unit_test_teardown(test_threshold_sequence, teardown),
+		cmocka_unit_test_teardown(test_failed_retry, teardown),
+		cmocka_unit_test_teardown(test_static_and_contig, teardown),
+		cmocka_unit_test_teardown(test_two_threads_while_preparing,
+					  teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
