@@ -645,7 +645,10 @@ struct ptl_cmd {
 	uint32_t md;            /**< MD handle */
 	uint32_t md_options;
 	uint32_t eq, ct;        /**< the MD's EQ and CT (or NONE) */
-	uint64_t local_addr;    /**< client address: MD start + local_offset */
+	uint64_t local_addr;    /**< client address: MD start + local_offset
+				     (an iovec MD: its array's address;
+				     data through ptl_md_access at
+				     local_offset) */
 	uint64_t local_offset;
 	uint64_t length;
 	struct spinnic_pid target;
@@ -673,7 +676,8 @@ struct ptl_cmd {
 	uint32_t get_md;
 	uint32_t get_md_options;
 	uint32_t get_eq, get_ct;
-	uint64_t get_addr;      /**< client address: get MD start + offset */
+	uint64_t get_addr;      /**< client address: get MD start + offset
+				     (an iovec get MD: as local_addr) */
 	uint64_t get_offset;
 };
 
