@@ -156,9 +156,12 @@ atomic_progress(struct spinnic_engine *eng, struct out_op *op)
 		return 0;
 	}
 	memcpy(pay, cmd->operand, cmd->operand_len);
-	rc = cmd->length == 0 ? 0 : ptl_host_read(op->c, cmd->local_addr,
-						  pay + cmd->operand_len,
-						  cmd->length);
+	rc = cmd->length == 0 ? 0 :
+		(cmd->md_options & SPINNIC_PTL_IOVEC) ?
+		ptl_md_access(op->c, cmd->md, cmd->local_offset,
+			      pay + cmd->operand_len, cmd->length, false) :
+		ptl_host_read(op->c, cmd->local_addr, pay + cmd->operand_len,
+			      cmd->length);
 	if (rc != 0) {
 		rte_pktmbuf_free(m);
 		eng->tx.stats.read_faults++;
@@ -204,6 +207,20 @@ put_packet(struct spinnic_engine *eng, struct out_op *op, uint32_t len,
 	m = eng_build(node, &p, &pay);
 	if (m == NULL)
 		return NULL;
+	if (op->cmd.md_options & SPINNIC_PTL_IOVEC) {
+		/* through the MD's entries; a retransmission sends the copy
+		 * rel_tx.c keeps of the frame (src->c NULL): it needs no MD
+		 * then (doc/NOTES.md "iovec MDs and MEs") */
+		*rc = len == 0 ? 0 :
+			ptl_md_access(op->c, op->cmd.md,
+				      op->cmd.local_offset + op->off, pay, len,
+				      false);
+		if (*rc != 0) {
+			rte_pktmbuf_free(m);
+			return NULL;
+		}
+		return m;
+	}
 	*rc = len == 0 ? 0 :
 		ptl_host_read(op->c, op->cmd.local_addr + op->off, pay, len);
 	if (*rc != 0) {

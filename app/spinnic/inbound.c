@@ -486,8 +486,8 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		uint64_t n = RTE_MIN((uint64_t)p->pay_len,
 				     e->match.mlength - p->offset);
 
-		rc = ptl_host_write(e->match.c, e->match.start + p->offset,
-				    p->payload, n);
+		rc = ptl_match_access(&e->match, p->offset,
+				      (void *)(uintptr_t)p->payload, n, true);
 		if (rc != 0) {
 			eng->rx.stats.drop[ENG_DROP_HOST]++;
 			e->s.fail = SPINNIC_PTL_NI_SEGV;
@@ -587,10 +587,9 @@ rx_atomic(struct spinnic_engine *eng, struct rte_mbuf *m,
 		eng_in_drop(eng, m, ENG_DROP_NO_MEM);
 		return RX_DONE;
 	}
-	fail = ptl_host_atomic(e->match.c, e->match.start, p->atomic_op,
-			       p->atomic_type, q.payload,
-			       lead != 0 ? p->payload : NULL, mlen,
-			       fetch ? j->data : NULL) == 0 ?
+	fail = ptl_match_atomic(&e->match, p->atomic_op, p->atomic_type,
+				q.payload, lead != 0 ? p->payload : NULL, mlen,
+				fetch ? j->data : NULL) == 0 ?
 		SPINNIC_PTL_NI_OK : SPINNIC_PTL_NI_SEGV;
 	if (fail != SPINNIC_PTL_NI_OK)
 		eng->rx.stats.drop[ENG_DROP_HOST]++;
@@ -693,20 +692,14 @@ rx_reply(struct spinnic_engine *eng, struct rte_mbuf *m,
 		r->s.fail = p->fail_type;
 	spinnic_seen_set(&r->s.link.seen, idx);
 	if (p->pay_len > 0) {
-		struct ptl_client *c;
-		uint64_t addr;
-
-		rc = ptl_op_reply(node->nic, p->msg_id, p->offset, p->pay_len,
-				  &c, &addr);
+		/* into the MD: through its entries when it is an iovec MD */
+		rc = ptl_op_reply_write(node->nic, p->msg_id, p->offset,
+					p->payload, p->pay_len);
 		if (rc == -ENOENT) {
 			/* not a get of ours (any more): forget the stream */
 			spinnic_msgtab_finish(eng->rx.replies, r);
 			eng_in_drop(eng, m, ENG_DROP_UNKNOWN_OP);
 			return RX_DONE;
-		}
-		if (rc == 0) {
-			rc = ptl_host_write(c, addr, p->payload, p->pay_len);
-			ptl_client_put(c);
 		}
 		if (rc != 0) {
 			eng->rx.stats.drop[ENG_DROP_HOST]++;

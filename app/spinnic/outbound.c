@@ -160,7 +160,7 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 			if (j->kept)
 				memcpy(pay, j->data + j->off, len);
 			rc = len == 0 || j->kept ? 0 :
-				ptl_host_read(mt->c, mt->start + j->off, pay, len);
+				ptl_match_access(mt, j->off, pay, len, false);
 			if (rc != 0) {
 				/* target memory gone: the initiator times out
 				 * on the missing bytes; the target learns */
@@ -170,8 +170,9 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 				break;
 			}
 			/* a resend reads the window again, or keeps a copy
-			 * of a kept reply's frame */
-			src.c = j->kept ? NULL : mt->c;
+			 * of a kept reply's frame, or of an iovec ME's (its
+			 * entries are the match's, not the window entry's) */
+			src.c = j->kept || mt->iov != NULL ? NULL : mt->c;
 			src.addr = mt->start + j->off;
 			src.send_id = 0;
 			/* the last packet carries the job: GET event at the

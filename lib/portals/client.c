@@ -38,7 +38,7 @@ ptl_nic_conf_default(struct ptl_nic_conf *conf_p, uint32_t nid)
 	conf_p->limits.max_cts = 1024;
 	conf_p->limits.max_eqs = 1024;
 	conf_p->limits.max_pt_index = 63;
-	conf_p->limits.max_iovecs = 0;
+	conf_p->limits.max_iovecs = PTL_MAX_IOVECS;
 	conf_p->limits.max_list_size = 16384;
 	conf_p->limits.max_triggered_ops = 1024;
 	conf_p->limits.features = 0;

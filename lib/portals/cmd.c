@@ -20,7 +20,10 @@ cmd_check_sput(struct ptl_client *c, const struct ptl_ni *ni,
 	uint32_t eq;
 	int fail;
 
-	if ((cmd->flags & ~(cmd->op == SPINNIC_CMD_SPUT_STREAM ?
+	/* streamed and processed puts read their pieces at addresses: not
+	 * from an iovec MD (doc/NOTES.md "iovec MDs and MEs") */
+	if ((md->options & SPINNIC_PTL_IOVEC) ||
+	    (cmd->flags & ~(cmd->op == SPINNIC_CMD_SPUT_STREAM ?
 			    SPINNIC_CMD_F_EOM : 0u)) != 0 ||
 	    (cmd->op != SPINNIC_CMD_PROCESS_PUT &&
 	     cmd->stream >= SPINNIC_SPUT_MAX))
@@ -104,7 +107,8 @@ cmd_check_atomic(struct ptl_client *c, const struct ptl_ni *ni,
 	out->get_eq = gmd->eq;
 	out->get_ct = gmd->ct;
 	out->get_offset = cmd->get_offset;
-	out->get_addr = gmd->start + cmd->get_offset;
+	out->get_addr = gmd->start +
+		((gmd->options & SPINNIC_PTL_IOVEC) ? 0 : cmd->get_offset);
 	return 0;
 }
 
@@ -149,7 +153,10 @@ cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	out->eq = md->eq;
 	out->ct = md->ct;
 	out->local_offset = cmd->local_offset;
-	out->local_addr = md->start + cmd->local_offset;
+	/* an iovec MD: data through its entries (ptl_md_access), events
+	 * name the array */
+	out->local_addr = md->start +
+		((md->options & SPINNIC_PTL_IOVEC) ? 0 : cmd->local_offset);
 	out->length = cmd->length;
 	out->target = cmd->target;
 	out->pt_index = cmd->pt_index;

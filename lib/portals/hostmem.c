@@ -169,3 +169,116 @@ ptl_host_atomic(struct ptl_client *c, uint64_t addr, unsigned op,
 	free(buf);
 	return rc;
 }
+
+/* ---- iovec MDs and MEs (doc/NOTES.md "iovec MDs and MEs") ---- */
+
+int
+ptl_iovs_load(struct ptl_client *c, uint64_t addr, uint64_t count,
+	      uint32_t max, struct ptl_iovs **iovs_p)
+{
+	struct ptl_iovs *v;
+	uint64_t sum = 0;
+	uint32_t i;
+	int rc;
+
+	if (count == 0 || count > max || count > PTL_MAX_IOVECS)
+		return -EINVAL;
+	v = malloc(sizeof(*v) + count * sizeof(v->ent[0]));
+	if (v == NULL)
+		return -ENOMEM;
+	/* ptl_iovec_t is {void *, ptl_size_t}: 16 bytes, as ptl_iov_ent */
+	rc = ptl_host_read(c, addr, v->ent, count * sizeof(v->ent[0]));
+	if (rc < 0)
+		goto fail;
+	rc = -EINVAL;
+	for (i = 0; i < count; i++) {
+		const struct ptl_iov_ent *e = &v->ent[i];
+
+		if (e->addr + e->len < e->addr || e->len > INT64_MAX - sum)
+			goto fail;
+		sum += e->len;
+	}
+	v->refs = 1;
+	v->n = (uint32_t)count;
+	v->total = sum;
+	*iovs_p = v;
+	return 0;
+fail:
+	free(v);
+	return rc;
+}
+
+void
+ptl_iovs_get(struct ptl_iovs *v)
+{
+	if (v != NULL)
+		__atomic_fetch_add(&v->refs, 1, __ATOMIC_RELAXED);
+}
+
+void
+ptl_iovs_put(struct ptl_iovs *v)
+{
+	if (v != NULL && __atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(v);
+}
+
+int
+ptl_iov_access(struct ptl_client *c, const struct ptl_iov_ent *iov,
+	       unsigned n, uint64_t off, void *buf, uint64_t len, bool write)
+{
+	struct ptl_host_iov seg[HOST_BATCH];
+	uint8_t *b = buf;
+	unsigned i, k = 0;
+	int rc;
+
+	for (i = 0; i < n && len > 0; i++) {
+		uint64_t take;
+
+		if (off >= iov[i].len) {
+			off -= iov[i].len;
+			continue;
+		}
+		take = iov[i].len - off;
+		if (take > len)
+			take = len;
+		seg[k].addr = iov[i].addr + off;
+		seg[k].buf = b;
+		seg[k].len = take;
+		b += take;
+		len -= take;
+		off = 0;
+		if (++k == HOST_BATCH) {
+			rc = host_access(c, seg, k, write);
+			if (rc < 0)
+				return rc;
+			k = 0;
+		}
+	}
+	if (len > 0) {
+		PTL_STAT(c->nic, host_fault);
+		return -ERANGE;
+	}
+	return k == 0 ? 0 : host_access(c, seg, k, write);
+}
+
+int
+ptl_md_access(struct ptl_client *c, uint32_t h, uint64_t off, void *buf,
+	      uint64_t len, bool write)
+{
+	struct ptl_nic *nic = c->nic;
+	struct ptl_iovs *v = NULL;
+	struct ptl_md *md;
+	int rc;
+
+	ptl_lock(&nic->lock);
+	md = ptl_md_get(c, h, NULL);
+	if (md != NULL)
+		v = md->iov;
+	ptl_iovs_get(v);
+	ptl_unlock(&nic->lock);
+	if (v == NULL)
+		return -EBADF;
+	rc = ptl_iov_access(c, v->ent, v->n, off, buf, len, write);
+	ptl_iovs_put(v);
+	return rc;
+}

@@ -206,7 +206,12 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	mt->me_start = me->start;
 	mt->me_length = me->length;
 	mt->local_offset = loff;
-	mt->start = me->start + (loff < me->length ? loff : me->length);
+	/* an iovec entry: data through its entries at local_offset, the
+	 * events' start is the array's address (doc/NOTES.md) */
+	mt->iov = me->iov;
+	ptl_iovs_get(mt->iov);
+	mt->start = me->iov != NULL ? me->start :
+		me->start + (loff < me->length ? loff : me->length);
 	mt->length = loff < me->length ? me->length - loff : 0;
 	mt->rlength = hdr->msg_len;
 	mt->mlength = mlen;
@@ -402,6 +407,8 @@ ptl_match_complete(struct ptl_nic *nic, struct ptl_match *mt, uint8_t ni_fail)
 	ptl_lock(&nic->lock);
 	match_end_uh(c, kind, mt, ni_fail, alive);
 	ptl_unlock(&nic->lock);
+	ptl_iovs_put(mt->iov);
+	mt->iov = NULL;
 	mt->c = NULL;
 	ptl_client_put(c);
 }
@@ -419,6 +426,74 @@ ptl_match_release(struct ptl_nic *nic, struct ptl_match *mt)
 	match_end_me(c, kind, mt);
 	ptl_unlock(&nic->lock);
 	PTL_STAT(nic, inflight_dropped);
+	ptl_iovs_put(mt->iov);
+	mt->iov = NULL;
 	mt->c = NULL;
 	ptl_client_put(c);
+}
+
+/* ---- a match's data (doc/NOTES.md "iovec MDs and MEs") ---- */
+
+int
+ptl_match_access(const struct ptl_match *mt, uint64_t off, void *buf,
+		 uint64_t len, bool write)
+{
+	if (mt->iov != NULL)
+		return ptl_iov_access(mt->c, mt->iov->ent, mt->iov->n,
+				      mt->local_offset + off, buf, len, write);
+	return write ? ptl_host_write(mt->c, mt->start + off, buf, len) :
+		       ptl_host_read(mt->c, mt->start + off, buf, len);
+}
+
+int
+ptl_match_atomic(const struct ptl_match *mt, unsigned op, unsigned type,
+		 const void *operand, const void *compare, uint64_t len,
+		 void *fetch_out)
+{
+	const struct ptl_iovs *v = mt->iov;
+	size_t esize = ptl_atomic_type_size(type);
+	uint64_t off, done;
+	unsigned i, pass;
+	int rc;
+
+	if (v == NULL)
+		return ptl_host_atomic(mt->c, mt->start, op, type, operand,
+				       compare, len, fetch_out);
+	if (esize == 0 || len % esize != 0)
+		return -EINVAL;
+	/* pass 0 checks that no element straddles two entries (nothing
+	 * applied then), pass 1 applies entry by entry */
+	for (pass = 0; pass < 2; pass++) {
+		off = mt->local_offset;
+		done = 0;
+		for (i = 0; i < v->n && done < len; i++) {
+			uint64_t take;
+
+			if (off >= v->ent[i].len) {
+				off -= v->ent[i].len;
+				continue;
+			}
+			take = v->ent[i].len - off < len - done ?
+				v->ent[i].len - off : len - done;
+			if (pass == 0 && take % esize != 0) {
+				PTL_STAT(mt->c->nic, host_fault);
+				return -EINVAL;
+			}
+			if (pass == 1) {
+				rc = ptl_host_atomic(mt->c, v->ent[i].addr + off,
+						     op, type,
+						     (const uint8_t *)operand +
+						     done, compare, take,
+						     fetch_out == NULL ? NULL :
+						     (uint8_t *)fetch_out + done);
+				if (rc < 0)
+					return rc;
+			}
+			done += take;
+			off = 0;
+		}
+		if (done < len)
+			return -ERANGE;
+	}
+	return 0;
 }

@@ -100,6 +100,9 @@ me_free_slot(struct ptl_nic *nic, struct ptl_me *me)
 	me->used = false;
 	me->linked = false;
 	me->gen++;
+	/* a match in flight keeps its own reference */
+	ptl_iovs_put(me->iov);
+	me->iov = NULL;
 }
 
 void
@@ -234,6 +237,7 @@ me_from_ctrl(struct ptl_me *me, const struct spinnic_ctrl_me *r)
 	me->match_id = r->match_id;
 	me->start = r->start;
 	me->length = r->length;
+	me->iov = NULL;
 	me->offset = 0;
 	me->min_free = r->min_free;
 	me->match_bits = r->match_bits;
@@ -397,8 +401,10 @@ me_append(struct ptl_client *c, unsigned kind, uint16_t flags,
 {
 	struct ptl_ni *ni = &c->ni[kind];
 	struct ptl_pt *pt = &ni->pts[r->pt_index];
+	struct ptl_iovs *iov = NULL;
 	struct ptl_me *me;
 	uint32_t s;
+	int rc;
 
 	if ((r->list != SPINNIC_PTL_PRIORITY_LIST &&
 	     r->list != SPINNIC_PTL_OVERFLOW_LIST) ||
@@ -413,11 +419,30 @@ me_append(struct ptl_client *c, unsigned kind, uint16_t flags,
 	if (pt->list_len[r->list] + pt->reserved[r->list] >=
 	    (uint32_t)ni->lim.max_list_size)
 		return SPINNIC_PTL_LIST_TOO_LONG;
+	if (r->options & SPINNIC_PTL_IOVEC) {
+		/* handlers assume one contiguous window: no context on an
+		 * iovec entry (doc/NOTES.md "iovec MDs and MEs") */
+		if (r->ctx != PTL_NONE)
+			return SPINNIC_PTL_ARG_INVALID;
+		rc = ptl_iovs_load(c, r->start, r->length,
+				   (uint32_t)ni->lim.max_iovecs, &iov);
+		if (rc < 0) {
+			PTL_DBG("ME append: iovec array refused (%d)", rc);
+			return rc == -ENOMEM ? SPINNIC_PTL_NO_SPACE :
+					       SPINNIC_PTL_ARG_INVALID;
+		}
+	}
 	s = me_alloc(ni);
-	if (s == PTL_NIL)
+	if (s == PTL_NIL) {
+		ptl_iovs_put(iov);
 		return SPINNIC_PTL_NO_SPACE;
+	}
 	me = &ni->mes[s];
 	me_from_ctrl(me, r);
+	if (iov != NULL) {
+		me->iov = iov;
+		me->length = iov->total;
+	}
 	me->used = true;
 	PTL_STAT(c->nic, mes_live);
 	me->linked = false;
@@ -467,7 +492,9 @@ ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 	ni = ptl_ni_get(c, r->ni);
 	kind = ptl_handle_ni(r->ni);
 	if (ni == NULL || r->pt_index >= ni->n_pt ||
-	    !ni->pts[r->pt_index].used || (r->options & ~ME_OPTS) ||
+	    !ni->pts[r->pt_index].used ||
+	    (r->options & ~(ME_OPTS | (op == SPINNIC_CTRL_ME_APPEND ?
+				      SPINNIC_PTL_IOVEC : 0))) ||
 	    r->start + r->length < r->start)
 		return SPINNIC_PTL_ARG_INVALID;
 	if (op == SPINNIC_CTRL_ME_APPEND)

@@ -8,7 +8,7 @@
 		 SPINNIC_PTL_NI_LOGICAL | SPINNIC_PTL_NI_PHYSICAL)
 #define PT_OPTS (SPINNIC_PTL_PT_ONLY_USE_ONCE | SPINNIC_PTL_PT_ONLY_TRUNCATE | \
 		 SPINNIC_PTL_PT_FLOWCTRL)
-#define MD_OPTS ((1u << 8) - 1)
+#define MD_OPTS (((1u << 8) - 1) | SPINNIC_PTL_IOVEC)
 
 struct ptl_ni *
 ptl_ni_get(struct ptl_client *c, uint32_t h)
@@ -81,11 +81,17 @@ ptl_ct_valid(struct ptl_ni *ni, unsigned kind, uint32_t h)
 void
 ptl_ni_free_arrays(struct ptl_ni *ni)
 {
+	uint32_t i;
+
 	if (!ni->allocated)
 		return;
 	free(ni->pts);
 	free(ni->eqs);
 	free(ni->cts);
+	for (i = 0; ni->mds != NULL && i < ni->n_md; i++)
+		ptl_iovs_put(ni->mds[i].iov);
+	for (i = 0; ni->mes != NULL && i < ni->n_me; i++)
+		ptl_iovs_put(ni->mes[i].iov);
 	free(ni->mds);
 	free(ni->mes);
 	free(ni->uhs);
@@ -119,6 +125,8 @@ ptl_ni_teardown(struct ptl_client *c, unsigned kind)
 					PTL_STAT_ADD(c->nic, mes_live, -1ull);
 					ni->mes[s].used = false;
 					ni->mes[s].gen++;
+					ptl_iovs_put(ni->mes[s].iov);
+					ni->mes[s].iov = NULL;
 				}
 			}
 		}
@@ -131,6 +139,8 @@ ptl_ni_teardown(struct ptl_client *c, unsigned kind)
 		if (ni->mds[i].used) {
 			ni->mds[i].used = false;
 			ni->mds[i].gen++;
+			ptl_iovs_put(ni->mds[i].iov);
+			ni->mds[i].iov = NULL;
 		}
 	}
 	ni->active = false;
@@ -245,7 +255,7 @@ ptl_ctrl_ni(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 			l->max_eqs = lim32(d->max_eqs, max->max_eqs);
 			l->max_pt_index = lim32(d->max_pt_index,
 						max->max_pt_index);
-			l->max_iovecs = 0;
+			l->max_iovecs = lim32(d->max_iovecs, max->max_iovecs);
 			l->max_list_size = lim32(d->max_list_size,
 						 max->max_list_size);
 			l->max_triggered_ops = lim32(d->max_triggered_ops,
@@ -344,10 +354,12 @@ int
 ptl_ctrl_md(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 	    struct spinnic_ctrl_md *r)
 {
+	struct ptl_iovs *iov = NULL;
 	struct ptl_ni *ni;
 	struct ptl_md *md;
 	unsigned kind;
 	uint32_t i;
+	int rc;
 
 	if (op == SPINNIC_CTRL_MD_RELEASE) {
 		md = ptl_md_get(c, r->md, NULL);
@@ -355,6 +367,9 @@ ptl_ctrl_md(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 			return SPINNIC_PTL_ARG_INVALID;
 		md->used = false;
 		md->gen++;
+		/* an access in flight keeps its own reference */
+		ptl_iovs_put(md->iov);
+		md->iov = NULL;
 		return SPINNIC_PTL_OK;
 	}
 	ni = ptl_ni_get(c, r->ni);
@@ -371,10 +386,21 @@ ptl_ctrl_md(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 			break;
 	if (i == ni->n_md)
 		return SPINNIC_PTL_NO_SPACE;
+	if (r->options & SPINNIC_PTL_IOVEC) {
+		/* start/length name the client's ptl_iovec_t array: copied
+		 * once, each entry checked; the MD's length is their sum */
+		rc = ptl_iovs_load(c, r->start, r->length,
+				   (uint32_t)ni->lim.max_iovecs, &iov);
+		if (rc < 0) {
+			PTL_DBG("MD bind: iovec array refused (%d)", rc);
+			return SPINNIC_PTL_ARG_INVALID;
+		}
+	}
 	md = &ni->mds[i];
 	md->used = true;
 	md->start = r->start;
-	md->length = r->length;
+	md->length = iov != NULL ? iov->total : r->length;
+	md->iov = iov;
 	md->options = r->options;
 	md->eq = r->eq;
 	md->ct = r->ct;

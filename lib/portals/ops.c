@@ -260,11 +260,15 @@ ptl_op_ack(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail,
 	return 0;
 }
 
-int
-ptl_op_reply(struct ptl_nic *nic, uint64_t msg_id, uint64_t offset,
-	     uint64_t len, struct ptl_client **c_p, uint64_t *addr_p)
+/* ptl_op_reply, and where the MD is an iovec one: its handle and the
+ * offset in its logical bytes (*md_p PTL_NONE: contiguous, *addr_p) */
+static int
+op_reply_dst(struct ptl_nic *nic, uint64_t msg_id, uint64_t offset,
+	     uint64_t len, struct ptl_client **c_p, uint64_t *addr_p,
+	     uint32_t *md_p, uint64_t *md_off_p)
 {
 	struct ptl_op *op;
+	struct ptl_cmd r;
 
 	ptl_lock(&nic->op_lock);
 	op = op_find(nic, msg_id);
@@ -281,10 +285,42 @@ ptl_op_reply(struct ptl_nic *nic, uint64_t msg_id, uint64_t offset,
 	}
 	ptl_client_get(op->c);
 	*c_p = op->c;
-	*addr_p = (ptl_cmd_fetches(op->cmd.op) ? op->cmd.get_addr :
-		   op->cmd.local_addr) + offset;
+	r = reply_view(&op->cmd);
+	*addr_p = r.local_addr + offset;
+	*md_p = (r.md_options & SPINNIC_PTL_IOVEC) ? r.md : PTL_NONE;
+	*md_off_p = r.local_offset + offset;
 	ptl_unlock(&nic->op_lock);
 	return 0;
+}
+
+int
+ptl_op_reply(struct ptl_nic *nic, uint64_t msg_id, uint64_t offset,
+	     uint64_t len, struct ptl_client **c_p, uint64_t *addr_p)
+{
+	uint32_t md;
+	uint64_t md_off;
+
+	return op_reply_dst(nic, msg_id, offset, len, c_p, addr_p, &md,
+			    &md_off);
+}
+
+int
+ptl_op_reply_write(struct ptl_nic *nic, uint64_t msg_id, uint64_t offset,
+		   const void *src, uint64_t len)
+{
+	struct ptl_client *c;
+	uint64_t addr, md_off;
+	uint32_t md;
+	int rc;
+
+	rc = op_reply_dst(nic, msg_id, offset, len, &c, &addr, &md, &md_off);
+	if (rc != 0)
+		return rc;
+	rc = md == PTL_NONE ? ptl_host_write(c, addr, src, len) :
+		ptl_md_access(c, md, md_off, (void *)(uintptr_t)src, len,
+			      true);
+	ptl_client_put(c);
+	return rc;
 }
 
 int

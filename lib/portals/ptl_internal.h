@@ -152,7 +152,8 @@ struct ptl_md {
 	bool used;
 	uint32_t options;
 	uint32_t eq, ct;
-	uint64_t start, length;
+	uint64_t start, length; /* PTL_IOVEC: the array's address, bytes */
+	struct ptl_iovs *iov; /* PTL_IOVEC: the entries (one reference) */
 };
 
 struct ptl_me {
@@ -166,7 +167,8 @@ struct ptl_me {
 	uint32_t options;
 	uint32_t ct, uid, ctx;
 	struct spinnic_pid match_id;
-	uint64_t start, length;
+	uint64_t start, length; /* PTL_IOVEC: the array's address, bytes */
+	struct ptl_iovs *iov; /* PTL_IOVEC: the entries (one reference) */
 	uint64_t offset;      /* manage-local offset */
 	uint64_t min_free;
 	uint64_t match_bits, ignore_bits;

@@ -342,7 +342,11 @@ struct ptl_match {
 	uint32_t ctx;            /**< the ME's execution context or NONE */
 	uint32_t options;        /**< the ME's options */
 	uint64_t user_ptr;       /**< the ME's user_ptr */
-	uint64_t me_start;       /**< ME window, client address */
+	uint64_t me_start;       /**< ME window, client address (an iovec
+				      ME: its array's address) */
+	struct ptl_iovs *iov;    /**< an iovec ME's entries (referenced
+				      until complete/release), or NULL:
+				      the window is [start, start+length) */
 	uint64_t me_length;
 	uint64_t local_offset;   /**< where the message lands in the ME */
 	uint64_t start;          /**< me_start + local_offset */
@@ -403,6 +407,31 @@ int ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
  */
 void ptl_match_complete(struct ptl_nic *nic, struct ptl_match *mt,
 			uint8_t ni_fail);
+
+/**
+ * Read or write [off, off + len) of a match's data, off from the start of
+ * the message in the ME (mt->start): through the entries of an iovec ME
+ * (ptl_iov_access at local_offset + off), else at mt->start + off.
+ * @param mt    the match (holds the client and the entries)
+ * @param off   offset in the message
+ * @param buf   NIC-side bytes
+ * @param len   bytes
+ * @param write true: buf to client memory
+ * @return 0, or as ptl_iov_access / ptl_host_read / ptl_host_write
+ */
+int ptl_match_access(const struct ptl_match *mt, uint64_t off, void *buf,
+		     uint64_t len, bool write);
+
+/**
+ * ptl_host_atomic on a match's data: on an iovec ME entry by entry, every
+ * element within one entry (one that straddles two is refused before
+ * anything is applied).
+ * @return 0, -EINVAL (an element straddles entries; pair, len), -ERANGE
+ *         (past the entries), or as ptl_host_atomic
+ */
+int ptl_match_atomic(const struct ptl_match *mt, unsigned op, unsigned type,
+		     const void *operand, const void *compare, uint64_t len,
+		     void *fetch_out);
 
 /**
  * Abandon a match without any event (message dropped midway, e.g. timed
@@ -519,6 +548,79 @@ int ptl_host_writev(struct ptl_client *c, const struct ptl_host_iov *iov,
 int ptl_host_readv(struct ptl_client *c, const struct ptl_host_iov *iov,
 		   unsigned n);
 
+/** One entry of an iovec MD or ME, as the NIC keeps it. */
+struct ptl_iov_ent {
+	uint64_t addr;  /**< client address (any: checked at each access) */
+	uint64_t len;
+};
+
+/**
+ * The entries of an iovec MD or ME, copied out of client memory once at
+ * bind/append (later changes to the client's array do not matter).
+ * Reference counted: the MD or ME holds one, each access in flight one.
+ */
+struct ptl_iovs {
+	uint32_t refs;          /**< atomic */
+	uint32_t n;
+	uint64_t total;         /**< summed length: the MD's/ME's length */
+	struct ptl_iov_ent ent[];
+};
+
+/** Most entries of an iovec MD or ME (the limits' max_iovecs). */
+#define PTL_MAX_IOVECS 256
+
+/**
+ * Copy an iovec array (@p count ptl_iovec_t of {addr, len}, 16 bytes each)
+ * out of client memory at @p addr and check every entry: no wrap, the sum
+ * within INT64_MAX. Entries are not checked against the client's memory
+ * here: an unreachable one fails when it is used (PTL_NI_SEGV).
+ * @param c      the client
+ * @param addr   client address of the array
+ * @param count  entries
+ * @param max    the NI's max_iovecs
+ * @param iovs_p the new set (one reference), release with ptl_iovs_put
+ * @return 0, -EINVAL (count 0 or over max, an entry wraps, sum too big),
+ *         -EFAULT / -ESHUTDOWN (the array cannot be read), -ENOMEM
+ */
+int ptl_iovs_load(struct ptl_client *c, uint64_t addr, uint64_t count,
+		  uint32_t max, struct ptl_iovs **iovs_p);
+
+/** Take a reference on @p v (NULL: nothing). */
+void ptl_iovs_get(struct ptl_iovs *v);
+
+/** Drop a reference on @p v, freeing it with the last (NULL: nothing). */
+void ptl_iovs_put(struct ptl_iovs *v);
+
+/**
+ * Read or write [off, off + len) of the logical byte space of an iovec MD
+ * or ME: translated into (addr, len) pieces of the entries (zero-length
+ * entries skipped) and moved with ptl_host_readv/writev. The one
+ * translation of every iovec data path.
+ * @param c     the client
+ * @param iov   entries
+ * @param n     count
+ * @param off   logical offset
+ * @param buf   NIC-side bytes (source of a write, destination of a read)
+ * @param len   bytes
+ * @param write true: buf to client memory
+ * @return 0, -ERANGE (past the end of the entries), -EFAULT / -ESHUTDOWN
+ *         as ptl_host_read/write
+ */
+int ptl_iov_access(struct ptl_client *c, const struct ptl_iov_ent *iov,
+		   unsigned n, uint64_t off, void *buf, uint64_t len,
+		   bool write);
+
+/**
+ * Access [off, off + len) of the logical bytes of iovec MD @p md (a
+ * handle of client @p c) through ptl_iov_access on its entries, a
+ * reference held for the access (takes nic->lock: the caller must not
+ * hold it). An MD without PTL_IOVEC is the caller's: start + off.
+ * @return 0, -EBADF (the MD was released meanwhile, or is not an iovec
+ *         MD), or as ptl_iov_access
+ */
+int ptl_md_access(struct ptl_client *c, uint32_t md, uint64_t off,
+		  void *buf, uint64_t len, bool write);
+
 /**
  * Direct pointer to client memory when [addr, addr+len) lies inside the
  * region (fast path for handlers); no counting.
@@ -543,7 +645,10 @@ struct ptl_cmd {
 	uint32_t md;            /**< MD handle */
 	uint32_t md_options;
 	uint32_t eq, ct;        /**< the MD's EQ and CT (or NONE) */
-	uint64_t local_addr;    /**< client address: MD start + local_offset */
+	uint64_t local_addr;    /**< client address: MD start + local_offset
+				     (an iovec MD: its array's address;
+				     data through ptl_md_access at
+				     local_offset) */
 	uint64_t local_offset;
 	uint64_t length;
 	struct spinnic_pid target;
@@ -571,7 +676,8 @@ struct ptl_cmd {
 	uint32_t get_md;
 	uint32_t get_md_options;
 	uint32_t get_eq, get_ct;
-	uint64_t get_addr;      /**< client address: get MD start + offset */
+	uint64_t get_addr;      /**< client address: get MD start + offset
+				     (an iovec get MD: as local_addr) */
 	uint64_t get_offset;
 };
 
@@ -742,6 +848,21 @@ int ptl_op_ack(struct ptl_nic *nic, uint64_t msg_id, uint8_t ni_fail,
  */
 int ptl_op_reply(struct ptl_nic *nic, uint64_t msg_id, uint64_t offset,
 		 uint64_t len, struct ptl_client **c_p, uint64_t *addr_p);
+
+/**
+ * Place reply data of a get into its MD (the get MD of a fetching
+ * atomic): ptl_op_reply, then the write, through the MD's entries when it
+ * is an iovec MD (ptl_md_access).
+ * @param nic    the NIC
+ * @param msg_id the get's id
+ * @param offset offset in the reply
+ * @param src    the bytes
+ * @param len    count
+ * @return 0, -ENOENT, -ERANGE (as ptl_op_reply), -EFAULT / -ESHUTDOWN /
+ *         -EBADF (the write: ptl_host_write, ptl_md_access)
+ */
+int ptl_op_reply_write(struct ptl_nic *nic, uint64_t msg_id, uint64_t offset,
+		       const void *src, uint64_t len);
 
 /**
  * All reply data of a get arrived (or it failed): post REPLY (+CT with

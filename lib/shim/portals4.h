@@ -69,8 +69,9 @@
  * Every name of the Portals 4.x specification is declared, so code written
  * to it compiles. Atomics are applied by the target NIC, one packet each
  * (max_atomic_size: doc/NOTES.md "NIC atomics"); triggered operations run
- * on the NIC (doc/NOTES.md "Triggered operations"). What is not supported
- * yet (PTL_IOVEC, bundles' deferral) is listed in doc/NOTES.md.
+ * on the NIC (doc/NOTES.md "Triggered operations"). iovec MDs and MEs
+ * (PTL_IOVEC): doc/NOTES.md "iovec MDs and MEs". What is not supported
+ * yet (bundles' deferral) is listed in doc/NOTES.md.
  */
 #ifndef PORTALS4_H
 #define PORTALS4_H
@@ -169,7 +170,10 @@ typedef struct {
 /* Constants                                                               */
 /* ---------------------------------------------------------------------- */
 
-/** start/length describe an array of ptl_iovec_t (MD and ME/LE option). */
+/** start/length describe an array of ptl_iovec_t (MD and ME/LE option):
+ *  at most max_iovecs entries, copied by the NIC at PtlMDBind/PtlMEAppend
+ *  (later changes to the array do not count); the length is their sum.
+ *  Not with an execution context, nor for a streamed or processed put. */
 #define PTL_IOVEC (1u << 31)
 
 #define PTL_EQ_NONE ((ptl_handle_eq_t)0x3fffffff)        /**< no EQ */
@@ -217,7 +221,7 @@ typedef struct {
 	int max_cts;                /**< counters at once */
 	int max_eqs;                /**< EQs at once */
 	int max_pt_index;           /**< largest PT index (>= 63) */
-	int max_iovecs;             /**< ptl_iovec_t per MD/ME */
+	int max_iovecs;             /**< ptl_iovec_t per MD/ME (256) */
 	int max_list_size;          /**< entries on one PT list */
 	int max_triggered_ops;      /**< triggered operations pending */
 	ptl_size_t max_msg_size;    /**< bytes of a put/get/reply */

@@ -2,13 +2,20 @@
 /*
  * Memory descriptors.
  */
+#include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "shim_internal.h"
 
 /* ---- memory descriptors ------------------------------------------------- */
+
+/* the NIC copies ptl_iovec_t arrays as struct ptl_iov_ent {addr, len} */
+static_assert(sizeof(ptl_iovec_t) == 16 &&
+	      offsetof(ptl_iovec_t, iov_len) == 8,
+	      "ptl_iovec_t is the NIC's {addr, len}");
 
 int
 shim_mem_bytes(const struct shim_ni *ni, const void *start, ptl_size_t length,

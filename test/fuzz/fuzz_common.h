@@ -46,6 +46,23 @@ fz_addr(uint64_t off)
 	return FZ_BASE_VA + off;
 }
 
+/* A ptl_iovec_t array in the region for iovec MDs and MEs (fuzz_ctrl):
+ * two pieces of the region, an empty entry, one outside it (fails at
+ * use: process_vm_* on a pid that does not exist). */
+#define FZ_IOV_OFF (FZ_BUF_OFF + 64u * 1024)
+#define FZ_IOV_N 4u
+
+static inline void
+fz_iov_fill(uint8_t *region)
+{
+	const uint64_t v[2 * FZ_IOV_N] = {
+		fz_addr(FZ_BUF_OFF), 100, 0, 0,
+		fz_addr(FZ_BUF_OFF + 4096), 3000, 0x1000, 64,
+	};
+
+	memcpy(region + FZ_IOV_OFF, v, sizeof(v));
+}
+
 /* NIC (nid 1, 64 ops) and one attached client at pid 0; 0 or -errno */
 static inline int
 fz_env_init(struct fz_env *e)

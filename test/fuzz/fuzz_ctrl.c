@@ -6,8 +6,10 @@
  * client of a fresh NIC (handles are deterministic, so a seed can name the
  * objects earlier messages created). Every reply must carry a Portals
  * status; afterwards a few put headers go through matching, so whatever
- * state the messages built is used, and the NIC is destroyed (LeakSanitizer
- * sees anything a message leaked).
+ * state the messages built is used (the matched data read through
+ * ptl_match_access, iovec entries included: an array sits at FZ_IOV_OFF),
+ * and the NIC is destroyed (LeakSanitizer sees anything a message
+ * leaked, an iovec MD's or ME's entries too).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -54,6 +56,18 @@ probe_matching(struct fz_env *e, const struct spinnic_ctrl_msg *msgs,
 		FZ_CHECK(m.length <= m.me_length);
 		FZ_CHECK(m.start >= m.me_start);
 		FZ_CHECK(m.start - m.me_start + m.length <= m.me_length);
+		/* an iovec ME: events name the array, data goes through the
+		 * entries (read here: safe whatever they name) */
+		FZ_CHECK(m.iov == NULL || (m.start == m.me_start &&
+					   m.me_length == m.iov->total));
+		if (m.mlength > 0) {
+			static uint8_t buf[1u << 16];
+			uint64_t len = m.mlength < sizeof(buf) ? m.mlength :
+				sizeof(buf);
+			int rc = ptl_match_access(&m, 0, buf, len, false);
+
+			FZ_CHECK(rc == 0 || rc == -EFAULT || rc == -ERANGE);
+		}
 		if (i & 2)
 			ptl_match_release(e->nic, &m);
 		else
@@ -76,6 +90,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n = FZ_CTRL_MAX_MSGS;
 	memcpy(msgs, data, n * sizeof(msgs[0]));
 	FZ_CHECK(fz_env_init(&e) == 0);
+	fz_iov_fill(e.region);
 	for (i = 0; i < n; i++) {
 		const struct spinnic_ctrl_msg *req = &msgs[i];
 

@@ -405,6 +405,54 @@ gen_ctrl(void)
 	}
 	out_write("ctrl", "02-nomatch-logical-others");
 	fz_env_fini(&ge);
+
+	/* an iovec ME and MD over fz_iov_fill's array (fuzz_ctrl.c writes
+	 * it too), left to NIC teardown: nothing of theirs may leak */
+	if (fz_env_init(&ge) != 0)
+		die("env");
+	fz_iov_fill(ge.region);
+	out_reset();
+	gseq = 0;
+	memset(&m, 0, sizeof(m));
+	m.u.ni.options = SPINNIC_PTL_NI_MATCHING | SPINNIC_PTL_NI_PHYSICAL;
+	ctrl_rec(SPINNIC_CTRL_NI_INIT, &m);
+	ni = m.u.ni.ni;
+	memset(&m, 0, sizeof(m));
+	m.u.eq.ni = ni;
+	m.u.eq.ring_off = FZ_EQ_OFF;
+	m.u.eq.count = FZ_EQ_COUNT;
+	ctrl_rec(SPINNIC_CTRL_EQ_ALLOC, &m);
+	eq = m.u.eq.eq;
+	memset(&m, 0, sizeof(m));
+	m.u.pt.ni = ni;
+	m.u.pt.eq = eq;
+	m.u.pt.pt_index = SPINNIC_PTL_PT_ANY;
+	ctrl_rec(SPINNIC_CTRL_PT_ALLOC, &m);
+	pt = m.u.pt.pt_index;
+	memset(&m, 0, sizeof(m));
+	m.u.me.ni = ni;
+	m.u.me.pt_index = pt;
+	m.u.me.list = SPINNIC_PTL_PRIORITY_LIST;
+	m.u.me.start = fz_addr(FZ_IOV_OFF);
+	m.u.me.length = FZ_IOV_N;
+	m.u.me.options = SPINNIC_PTL_ME_OP_PUT | SPINNIC_PTL_ME_OP_GET |
+			 SPINNIC_PTL_IOVEC;
+	m.u.me.ct = SPINNIC_HANDLE_NONE;
+	m.u.me.uid = SPINNIC_PTL_UID_ANY;
+	m.u.me.ctx = SPINNIC_HANDLE_NONE;
+	m.u.me.match_id.nid = SPINNIC_PTL_NID_ANY;
+	m.u.me.match_id.pid = SPINNIC_PTL_PID_ANY;
+	ctrl_rec(SPINNIC_CTRL_ME_APPEND, &m);
+	memset(&m, 0, sizeof(m));
+	m.u.md.ni = ni;
+	m.u.md.start = fz_addr(FZ_IOV_OFF);
+	m.u.md.length = FZ_IOV_N;
+	m.u.md.eq = eq;
+	m.u.md.ct = SPINNIC_HANDLE_NONE;
+	m.u.md.options = SPINNIC_PTL_IOVEC;
+	ctrl_rec(SPINNIC_CTRL_MD_BIND, &m);
+	out_write("ctrl", "03-iovec");
+	fz_env_fini(&ge);
 }
 
 /* ---- command ring --------------------------------------------------- */

@@ -230,7 +230,7 @@ test_ctrl_validation(void **state)
 	m.u.md.length = 100;
 	m.u.md.eq = SPINNIC_HANDLE_NONE;
 	m.u.md.ct = SPINNIC_HANDLE_NONE;
-	m.u.md.options = SPINNIC_PTL_IOVEC;
+	m.u.md.options = 1u << 20;
 	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_MD_BIND, &m),
 			 SPINNIC_PTL_ARG_INVALID);
 	m.u.md.options = 0;

@@ -447,7 +447,7 @@ test_ni_limits(void **state)
 	assert_int_equal(m.u.ni.actual.max_list_size, 8);
 	assert_int_equal(m.u.ni.actual.max_unexpected_headers, 8);
 	assert_int_equal(m.u.ni.actual.max_entries, cf.limits.max_entries);
-	assert_int_equal(m.u.ni.actual.max_iovecs, 0);
+	assert_int_equal(m.u.ni.actual.max_iovecs, PTL_MAX_IOVECS);
 	assert_int_equal(m.u.ni.actual.max_triggered_ops,
 			 cf.limits.max_triggered_ops);
 	assert_int_equal(m.u.ni.actual.max_msg_size, 1u << 20);
@@ -494,7 +494,8 @@ test_ni_limits(void **state)
 			 SPINNIC_PTL_OK);
 	assert_int_equal(t_count_ok(&e, b, SPINNIC_CTRL_CT_ALLOC, &p, 1),
 			 SPINNIC_PTL_NO_SPACE);
-	/* max_mds, and max_iovecs 0: an iovec MD is refused */
+	/* max_mds, and an iovec MD of more than max_iovecs entries is
+	 * refused */
 	memset(&p, 0, sizeof(p));
 	p.u.md.ni = ni_b;
 	p.u.md.start = (uint64_t)(uintptr_t)rb + T_BUF_OFF;
