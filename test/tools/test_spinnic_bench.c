@@ -582,9 +582,12 @@ test_trig(void **state)
 		}
 		assert_string_equal(c->f[i][c_vs], vs[i]);
 		assert_true(atof(c->f[i][c_vsus]) > 0);
+		/* the CSV rounds medians to 0.01 us: a small median (a chain
+		 * hop, ~0.06) moves the recomputed ratio by up to 0.005/vs */
 		assert_true(fabs(atof(c->f[i][c_r]) - med /
 				 atof(c->f[i][c_vsus])) <
-			    0.01 * med / atof(c->f[i][c_vsus]) + 0.002);
+			    0.01 * med / atof(c->f[i][c_vsus]) +
+			    0.006 / atof(c->f[i][c_vsus]) + 0.002);
 		assert_true(atof(c->f[i][c_aim]) > 0);
 	}
 	/* the reference rows are the ones named */
