@@ -88,6 +88,20 @@ double bench_percentile(const double *sorted, long n, double pct);
 /** Print a one-line error "spinnic-bench: ..." on stderr. */
 void bench_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/** A numeric option of a subcommand: --NAME N with MIN <= N <= MAX. */
+struct bench_num_opt {
+	const char *name;
+	long *v;
+	long min, max;
+};
+
+/**
+ * Set option @p name from @p arg when @p t (of @p n) has it.
+ * @return 0, -EINVAL (a bad value: said), -ENOENT (not one of @p t)
+ */
+int bench_opt_num(const char *name, const char *arg,
+		  const struct bench_num_opt *t, size_t n);
+
 /** Largest span (lowest to highest byte touched) of a --type message. */
 #define BENCH_SPAN_MAX (256ll << 20)
 

@@ -76,11 +76,7 @@ static const struct bench_cmd_opt auth_opts[] = {
 static int
 auth_opt(const char *name, const char *arg)
 {
-	static const struct {
-		const char *name;
-		long *v;
-		long min, max;
-	} nums[] = {
+	static const struct bench_num_opt nums[] = {
 		{ "iters", &acfg.iters, 1, 10000000 },
 		{ "warmup", &acfg.warmup, 0, 10000000 },
 		{ "rounds", &acfg.rounds, 1, 100 },
@@ -88,9 +84,6 @@ auth_opt(const char *name, const char *arg)
 		{ "burst", &acfg.burst, 1, 64 },
 		{ "payload", &acfg.payload, 256, 9000 },
 	};
-	long long v;
-	char tail;
-
 	if (strcmp(name, "spinnic") == 0) {
 		acfg.spinnic = arg;
 		return 0;
@@ -99,19 +92,8 @@ auth_opt(const char *name, const char *arg)
 		acfg.spinnic_log = arg;
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-		if (strcmp(name, nums[i].name) != 0)
-			continue;
-		if (sscanf(arg, "%lld%c", &v, &tail) != 1 || v < nums[i].min ||
-		    v > nums[i].max) {
-			bench_err("bad --%s '%s': expected %ld..%ld", name, arg,
-				  nums[i].min, nums[i].max);
-			return -EINVAL;
-		}
-		*nums[i].v = (long)v;
-		return 0;
-	}
-	return -EINVAL;
+	return bench_opt_num(name, arg, nums, sizeof(nums) / sizeof(nums[0])) ==
+		0 ? 0 : -EINVAL;
 }
 
 /* ---- the client (a child per spinnic) ------------------------------------ */

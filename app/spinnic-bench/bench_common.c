@@ -519,3 +519,26 @@ bench_run_status(int rc, int mismatch)
 	}
 	return 0;
 }
+
+int
+bench_opt_num(const char *name, const char *arg,
+	      const struct bench_num_opt *t, size_t n)
+{
+	long long v;
+	char tail;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(name, t[i].name) != 0)
+			continue;
+		if (sscanf(arg, "%lld%c", &v, &tail) != 1 || v < t[i].min ||
+		    v > t[i].max) {
+			bench_err("bad --%s '%s': expected %ld..%ld", name, arg,
+				  t[i].min, t[i].max);
+			return -EINVAL;
+		}
+		*t[i].v = (long)v;
+		return 0;
+	}
+	return -ENOENT;
+}

@@ -106,20 +106,13 @@ static const struct bench_cmd_opt rate_opts[] = {
 static int
 rate_opt(const char *name, const char *arg)
 {
-	static const struct {
-		const char *name;
-		long *v;
-		long min, max;
-	} nums[] = {
+	static const struct bench_num_opt nums[] = {
 		{ "ops", &rcfg.ops, 1, 100000000 },
 		{ "window", &rcfg.window, 1, 512 },
 		{ "rounds", &rcfg.rounds, 1, 100 },
 		{ "samples", &rcfg.samples, 1, 1000 },
 		{ "limit-burst", &rcfg.burst, 1, 256 },
 	};
-	long long v;
-	char tail;
-
 	if (strcmp(name, "spinnic") == 0) {
 		rcfg.spinnic = arg;
 		return 0;
@@ -138,19 +131,8 @@ rate_opt(const char *name, const char *arg)
 		rcfg.handler = arg;
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-		if (strcmp(name, nums[i].name) != 0)
-			continue;
-		if (sscanf(arg, "%lld%c", &v, &tail) != 1 || v < nums[i].min ||
-		    v > nums[i].max) {
-			bench_err("bad --%s '%s': expected %ld..%ld", name, arg,
-				  nums[i].min, nums[i].max);
-			return -EINVAL;
-		}
-		*nums[i].v = (long)v;
-		return 0;
-	}
-	return -EINVAL;
+	return bench_opt_num(name, arg, nums, sizeof(nums) / sizeof(nums[0])) ==
+		0 ? 0 : -EINVAL;
 }
 
 /* ---- the limit: ring to ring on the lcore's CPU ---------------------------- */

@@ -81,20 +81,13 @@ static const struct bench_cmd_opt trig_opts[] = {
 static int
 trig_opt(const char *name, const char *arg)
 {
-	static const struct {
-		const char *name;
-		long *v;
-		long min, max;
-	} nums[] = {
+	static const struct bench_num_opt nums[] = {
 		{ "iters", &tcfg.iters, 1, 10000000 },
 		{ "block", &tcfg.block, 1, 1000 },
 		{ "warmup", &tcfg.warmup, 0, 1000 },
 		{ "chain", &tcfg.chain, 1, 512 },
 		{ "hops", &tcfg.hops, 1, 10000000 },
 	};
-	long long v;
-	char tail;
-
 	if (strcmp(name, "spinnic") == 0) {
 		tcfg.spinnic = arg;
 		return 0;
@@ -103,19 +96,8 @@ trig_opt(const char *name, const char *arg)
 		tcfg.spinnic_log = arg;
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-		if (strcmp(name, nums[i].name) != 0)
-			continue;
-		if (sscanf(arg, "%lld%c", &v, &tail) != 1 || v < nums[i].min ||
-		    v > nums[i].max) {
-			bench_err("bad --%s '%s': expected %ld..%ld", name, arg,
-				  nums[i].min, nums[i].max);
-			return -EINVAL;
-		}
-		*nums[i].v = (long)v;
-		return 0;
-	}
-	return -EINVAL;
+	return bench_opt_num(name, arg, nums, sizeof(nums) / sizeof(nums[0])) ==
+		0 ? 0 : -EINVAL;
 }
 
 /* ---- a client ----------------------------------------------------------------- */
