@@ -9,8 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim_internal.h"
 #include "shim_consts.h"
+#include "shim_ddt.h"
+#include "shim_internal.h"
 
 #define TABLE_CAP_MAX 65536u
 #define TABLE_CAP_DEFAULT 1024u
@@ -307,8 +308,17 @@ PtlNIFini(ptl_handle_ni_t ni_handle)
 {
 	struct shim_ni *ni;
 	unsigned slot;
+	bool last;
 
 	SHIM_ENTER();
+	pthread_mutex_lock(&shim_g.lock);
+	ni = shim_to_ni(ni_handle, &slot);
+	last = ni != NULL && ni->refs == 1;
+	pthread_mutex_unlock(&shim_g.lock);
+	/* the last reference: the layout cache's entries of the NI go
+	 * first (they may wait for a preparation; not under the lock) */
+	if (last)
+		shim_lc_flush(ni_handle);
 	pthread_mutex_lock(&shim_g.lock);
 	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL) {

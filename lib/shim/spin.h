@@ -490,8 +490,8 @@ int spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
  * in the background (SPINNIC_DDT_PREP_THREAD=0: the next post does).
  * SPINNIC_DDT_STRATEGY forces a strategy as for spin_type_offload().
  * Otherwise the contract of spin_me_append_typed(); complete with
- * spin_typed_recv_complete(). Release the NI's entries with
- * spin_type_cache_flush() before PtlNIFini().
+ * spin_typed_recv_complete(). The NI's entries are released by
+ * spin_type_cache_flush(), or by PtlNIFini() of its last reference.
  * @param ni_handle a PTL_NI_MATCHING NI.
  * @param pt_index the PT.
  * @param me as for spin_me_append_typed().
