@@ -771,9 +771,19 @@ request_run(struct spinnic_ctrl *c, unsigned ni, unsigned ci, int fd)
 	memcpy(&rep, req, sizeof(rep));
 	rep.status = SPINNIC_PTL_OK;
 	switch (req->op) {
-	case SPINNIC_CTRL_ATTACH:
+	case SPINNIC_CTRL_ATTACH: {
+		uint64_t t0 = now_ns(), dt;
+
 		do_attach(c, node, cc, fd, &rep);
+		/* every other request waits meanwhile (one control thread):
+		 * say when mapping and populating the region took long */
+		dt = now_ns() - t0;
+		if (dt > 500000000ull)
+			SPINNIC_LOG(WARNING, "node %u: attach of client pid %d took %" PRIu64 " ms",
+				    node->index, (int)cc->cl.os_pid,
+				    dt / 1000000u);
 		break;
+	}
 	case SPINNIC_CTRL_DETACH:
 		client_detach(node, &cc->cl);
 		break;
