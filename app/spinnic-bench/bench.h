@@ -9,6 +9,7 @@
 #ifndef SPINNIC_BENCH_H
 #define SPINNIC_BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -87,6 +88,12 @@ double bench_percentile(const double *sorted, long n, double pct);
 
 /** Print a one-line error "spinnic-bench: ..." on stderr. */
 void bench_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * Read (@p wr false) or write (@p wr true) all @p len bytes of a pipe or
+ * socket, again after EINTR. @return 0, -EIO (end of file or an error)
+ */
+int bench_io_all(int fd, void *buf, size_t len, bool wr);
 
 /** A numeric option of a subcommand: --NAME N with MIN <= N <= MAX. */
 struct bench_num_opt {

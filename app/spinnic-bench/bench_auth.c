@@ -84,6 +84,7 @@ auth_opt(const char *name, const char *arg)
 		{ "burst", &acfg.burst, 1, 64 },
 		{ "payload", &acfg.payload, 256, 9000 },
 	};
+
 	if (strcmp(name, "spinnic") == 0) {
 		acfg.spinnic = arg;
 		return 0;
@@ -295,24 +296,6 @@ client_run(int fd, uint64_t bytes, int verify)
 
 /* ---- the rounds ----------------------------------------------------------- */
 
-static int
-read_all(int fd, void *buf, size_t len)
-{
-	char *b = buf;
-
-	while (len > 0) {
-		ssize_t k = read(fd, b, len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -EIO;
-		b += k;
-		len -= (size_t)k;
-	}
-	return 0;
-}
-
 /* One spinnic (keyed or not) and one client; its samples appended. */
 static int
 one_spinnic(const char *key, uint64_t bytes, int verify, double *lat1,
@@ -377,7 +360,7 @@ one_spinnic(const char *key, uint64_t bytes, int verify, double *lat1,
 	}
 	close(pfd[1]);
 	pfd[1] = -1;
-	rc = read_all(pfd[0], r, (size_t)n * sizeof(double));
+	rc = bench_io_all(pfd[0], r, (size_t)n * sizeof(double), false);
 	if (rc < 0)
 		kill(child, SIGKILL);
 	if (waitpid(child, &st, 0) != child || !WIFEXITED(st) ||

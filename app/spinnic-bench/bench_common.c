@@ -542,3 +542,21 @@ bench_opt_num(const char *name, const char *arg,
 	}
 	return -ENOENT;
 }
+
+int
+bench_io_all(int fd, void *buf, size_t len, bool wr)
+{
+	char *b = buf;
+
+	while (len > 0) {
+		ssize_t k = wr ? write(fd, b, len) : read(fd, b, len);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -EIO;
+		b += k;
+		len -= (size_t)k;
+	}
+	return 0;
+}

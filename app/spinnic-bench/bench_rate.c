@@ -113,6 +113,7 @@ rate_opt(const char *name, const char *arg)
 		{ "samples", &rcfg.samples, 1, 1000 },
 		{ "limit-burst", &rcfg.burst, 1, 256 },
 	};
+
 	if (strcmp(name, "spinnic") == 0) {
 		rcfg.spinnic = arg;
 		return 0;
@@ -253,24 +254,6 @@ limit_measure(void)
 	return best;
 }
 
-static int
-read_all(int fd, void *buf, size_t len)
-{
-	char *b = buf;
-
-	while (len > 0) {
-		ssize_t k = read(fd, b, len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -EIO;
-		b += k;
-		len -= (size_t)k;
-	}
-	return 0;
-}
-
 /* Run @p fn in a forked child that writes @p n doubles to a pipe. */
 static int
 in_child(int (*fn)(double *out, void *arg), void *arg, double *out, size_t n,
@@ -301,7 +284,7 @@ in_child(int (*fn)(double *out, void *arg), void *arg, double *out, size_t n,
 		_exit(rc == 0 ? 0 : 1);
 	}
 	close(pfd[1]);
-	rc = read_all(pfd[0], out, n * sizeof(double));
+	rc = bench_io_all(pfd[0], out, n * sizeof(double), false);
 	close(pfd[0]);
 	if (rc < 0)
 		kill(child, SIGKILL);

@@ -88,6 +88,7 @@ trig_opt(const char *name, const char *arg)
 		{ "chain", &tcfg.chain, 1, 512 },
 		{ "hops", &tcfg.hops, 1, 10000000 },
 	};
+
 	if (strcmp(name, "spinnic") == 0) {
 		tcfg.spinnic = arg;
 		return 0;
@@ -121,24 +122,6 @@ struct tclient {
 		return -EIO; \
 	} \
 } while (0)
-
-static int
-io_all(int fd, void *buf, size_t len, int wr)
-{
-	char *b = buf;
-
-	while (len > 0) {
-		ssize_t k = wr ? write(fd, b, len) : read(fd, b, len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -EIO;
-		b += k;
-		len -= (size_t)k;
-	}
-	return 0;
-}
 
 static int
 me_add(struct tclient *c, void *buf, uint64_t bits, ptl_handle_ct_t ct)
@@ -195,8 +178,8 @@ tclient_open(struct tclient *c, int rfd, int wfd)
 	md.eq_handle = PTL_EQ_NONE;
 	md.ct_handle = PTL_CT_NONE;
 	CHECK_PTL(c, PtlMDBind(c->ni, &md, &c->md));
-	if (io_all(wfd, &c->self, sizeof(c->self), 1) < 0 ||
-	    io_all(rfd, &c->peer, sizeof(c->peer), 0) < 0) {
+	if (bench_io_all(wfd, &c->self, sizeof(c->self), true) < 0 ||
+	    bench_io_all(rfd, &c->peer, sizeof(c->peer), false) < 0) {
 		bench_err("trig %s: the other client did not start", c->role);
 		return -EIO;
 	}
@@ -288,12 +271,12 @@ responder(int rfd, int wfd)
 					rc = -EIO;
 				}
 			}
-		if (rc == 0 && io_all(wfd, &go, 1, 1) < 0)
+		if (rc == 0 && bench_io_all(wfd, &go, 1, true) < 0)
 			rc = -EIO;
 		/* blocked on the pipe, not on the counter: the NIC has no
 		 * sleeper to wake at every count */
 		if (rc == 0 && v == R_TRIG) {
-			if (io_all(rfd, &go, 1, 0) < 0)
+			if (bench_io_all(rfd, &go, 1, false) < 0)
 				rc = -EIO;
 			continue;
 		}
@@ -399,7 +382,7 @@ initiator(int rfd, int wfd, double *out)
 		uint64_t base = (uint64_t)(k * tcfg.block);
 		int v = block_var(k);
 
-		if (io_all(rfd, &go, 1, 0) < 0) {
+		if (bench_io_all(rfd, &go, 1, false) < 0) {
 			bench_err("trig initiator: the responder stopped");
 			rc = -EIO;
 			break;
@@ -416,7 +399,8 @@ initiator(int rfd, int wfd, double *out)
 				out[v * tcfg.iters + idx[v]++] =
 					(t1 - t0) * 1e6;
 		}
-		if (rc == 0 && v == R_TRIG && io_all(wfd, &go, 1, 1) < 0)
+		if (rc == 0 && v == R_TRIG &&
+		    bench_io_all(wfd, &go, 1, true) < 0)
 			rc = -EIO;
 	}
 	if (rc == 0)
@@ -515,8 +499,8 @@ trig_run(const struct bench_opts *o)
 		if (w == 0) {
 			rc = initiator(to_i[0], to_r[1], v);
 			if (rc == 0)
-				rc = io_all(res[1], v, (size_t)n *
-					    sizeof(double), 1);
+				rc = bench_io_all(res[1], v, (size_t)n *
+						  sizeof(double), true);
 		} else {
 			rc = responder(to_r[0], to_i[1]);
 		}
@@ -524,7 +508,7 @@ trig_run(const struct bench_opts *o)
 	}
 	close(res[1]);
 	res[1] = -1;
-	rc = io_all(res[0], v, (size_t)n * sizeof(double), 0);
+	rc = bench_io_all(res[0], v, (size_t)n * sizeof(double), false);
 	for (int w = 0; w < 2; w++) {
 		if (rc < 0)
 			kill(kid[w], SIGKILL);
