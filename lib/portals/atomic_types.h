@@ -68,6 +68,14 @@ spinnic_atomic_valid(unsigned int op, unsigned int type)
 	return (atomic_op_kinds[op] & K(atomic_types[type].kind)) != 0;
 }
 
+/** Whether operation @p op is PtlSwap's (SWAP, the CSWAPs, MSWAP); the
+ *  others are PtlAtomic's and PtlFetchAtomic's. */
+static inline bool
+spinnic_atomic_swap_op(unsigned int op)
+{
+	return op == SPINNIC_PTL_SWAP || op >= SPINNIC_PTL_CSWAP;
+}
+
 /** Bytes of one element of @p type; 0 for an unknown type. */
 static inline size_t
 spinnic_atomic_size(unsigned int type)

@@ -2,6 +2,7 @@
 /* Command ring consumer: copy out, validate, resolve (STYLE 8); the
  * resolving step (ptl_cmd_take) is shared with fired triggered ones. */
 #include "atomic.h"
+#include "atomic_types.h"
 #include "ptl_internal.h"
 #include "trig.h"
 
@@ -60,14 +61,6 @@ cmd_check_sput(struct ptl_client *c, const struct ptl_ni *ni,
 	return 0;
 }
 
-/* Whether @p op is one PtlSwap takes (the others are PtlAtomic's and
- * PtlFetchAtomic's). */
-static bool
-swap_op(unsigned op)
-{
-	return op == SPINNIC_PTL_SWAP || op >= SPINNIC_PTL_CSWAP;
-}
-
 /* nic->lock held: the fields of ATOMIC, FETCH_ATOMIC and SWAP beyond a
  * PUT's (resolved already in @p out): operation and datatype, length
  * whole elements within the NI's atomic sizes, the get MD. */
@@ -80,7 +73,8 @@ cmd_check_atomic(struct ptl_client *c, const struct ptl_ni *ni,
 	struct ptl_md *gmd;
 
 	if (!ptl_atomic_valid(cmd->atomic_op, cmd->atomic_type) ||
-	    swap_op(cmd->atomic_op) != (cmd->op == SPINNIC_CMD_SWAP) ||
+	    spinnic_atomic_swap_op(cmd->atomic_op) !=
+	    (cmd->op == SPINNIC_CMD_SWAP) ||
 	    (fetch && cmd->ack_req != SPINNIC_PTL_NO_ACK_REQ))
 		return SPINNIC_PTL_NI_OP_VIOLATION;
 	if (cmd->length % esize != 0 || cmd->length >

@@ -12,14 +12,6 @@
 #include "atomic_types.h"
 #include "shim_internal.h"
 
-/* Whether @p op belongs to PtlSwap (the others to PtlAtomic and
- * PtlFetchAtomic). */
-static bool
-swap_family(ptl_op_t op)
-{
-	return op == PTL_SWAP || op >= PTL_CSWAP;
-}
-
 int
 shim_atomic_cmd(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
 		ptl_handle_md_t get_md, ptl_size_t get_offset,
@@ -39,7 +31,8 @@ shim_atomic_cmd(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
 	int rc;
 
 	if (!spinnic_atomic_valid((unsigned)operation, (unsigned)datatype) ||
-	    swap_family(operation) != (op == SPINNIC_CMD_SWAP)) {
+	    spinnic_atomic_swap_op((unsigned)operation) !=
+	    (op == SPINNIC_CMD_SWAP)) {
 		SHIM_DBG("operation %d not valid on datatype %d here",
 			 (int)operation, (int)datatype);
 		return -EINVAL;
