@@ -11,8 +11,10 @@
 #include "ptl_internal.h"
 
 /* Atomics on memory outside a region: read, apply, write back, one at a
- * time in the process (every Portals atomic of every NIC passes here). */
+ * time in the process (every Portals atomic of every NIC passes here),
+ * through one buffer the lock guards (an atomic is one packet). */
 static pthread_mutex_t bounce_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t bounce_buf[SPINNIC_WIRE_MAX_PAYLOAD];
 
 #define HOST_BATCH 64 /* iovecs per process_vm_* call (<= IOV_MAX) */
 
@@ -147,7 +149,6 @@ ptl_host_atomic(struct ptl_client *c, uint64_t addr, unsigned op,
 		size_t len, void *fetch_out)
 {
 	void *t = ptl_host_ptr(c, addr, len);
-	uint8_t *buf;
 	int rc;
 
 	if (len == 0)
@@ -155,18 +156,16 @@ ptl_host_atomic(struct ptl_client *c, uint64_t addr, unsigned op,
 	if (t != NULL)
 		return ptl_atomic_apply(op, type, t, operand, compare, len,
 					fetch_out);
-	buf = malloc(len);
-	if (buf == NULL)
-		return -ENOMEM;
+	if (len > sizeof(bounce_buf))
+		return -EINVAL;
 	pthread_mutex_lock(&bounce_lock);
-	rc = ptl_host_read(c, addr, buf, len);
+	rc = ptl_host_read(c, addr, bounce_buf, len);
 	if (rc == 0)
-		rc = ptl_atomic_apply(op, type, buf, operand, compare, len,
-				      fetch_out);
+		rc = ptl_atomic_apply(op, type, bounce_buf, operand, compare,
+				      len, fetch_out);
 	if (rc == 0)
-		rc = ptl_host_write(c, addr, buf, len);
+		rc = ptl_host_write(c, addr, bounce_buf, len);
 	pthread_mutex_unlock(&bounce_lock);
-	free(buf);
 	return rc;
 }
 

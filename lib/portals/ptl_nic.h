@@ -515,8 +515,8 @@ int ptl_host_write(struct ptl_client *c, uint64_t addr, const void *src,
  * @param compare   CSWAP*: the compare value, MSWAP: the mask (one
  *                  element), else NULL
  * @param fetch_out receives the old values (len bytes), or NULL
- * @return 0, -EINVAL (pair, len), -EFAULT / -ESHUTDOWN as ptl_host_write,
- *         -ENOMEM
+ * @return 0, -EINVAL (pair, len; outside the region: more than one
+ *         packet's payload), -EFAULT / -ESHUTDOWN as ptl_host_write
  */
 int ptl_host_atomic(struct ptl_client *c, uint64_t addr, unsigned op,
 		    unsigned type, const void *operand, const void *compare,
