@@ -207,6 +207,13 @@ put_packet(struct spinnic_engine *eng, struct out_op *op, uint32_t len,
 	m = eng_build(node, &p, &pay);
 	if (m == NULL)
 		return NULL;
+	if (op->cmd.flags & SPINNIC_CMD_F_INLINE) {
+		/* the bytes came with the command (one packet: length <=
+		 * SPINNIC_ATOMIC_OPERAND); a resend uses rel_tx.c's copy */
+		memcpy(pay, op->cmd.operand + op->off, len);
+		*rc = 0;
+		return m;
+	}
 	if (op->cmd.md_options & SPINNIC_PTL_IOVEC) {
 		/* through the MD's entries; a retransmission sends the copy
 		 * rel_tx.c keeps of the frame (src->c NULL): it needs no MD
@@ -421,24 +428,37 @@ eng_commands_poll(struct spinnic_engine *eng, unsigned budget)
 
 	/* operations of the engine first, up to half the budget */
 	done = subs_poll(eng, budget / 2);
-	/* round-robin over clients, one command step each */
+	/* round-robin over clients, up to ENG_CMD_QUANTUM packets or
+	 * commands each: a client's run of small operations goes out in one
+	 * visit (one packet per round would make every operation wait for a
+	 * whole lcore round: doc/NOTES.md "Commands per visit") */
 	for (i = 0; i < SPINNIC_CLIENTS_MAX && done < budget; i++) {
+		unsigned q = RTE_MIN(budget - done, ENG_CMD_QUANTUM);
+		unsigned spent = 0, steps = 0;
 		struct out_client *oc;
 
 		eng->tx.rr_pid = (eng->tx.rr_pid + 1) % SPINNIC_CLIENTS_MAX;
 		oc = &eng->tx.clients[eng->tx.rr_pid];
 		if (oc->op.c == NULL)
 			continue;
-		if (!oc->op.active && !oc->op.have_cmd) {
-			if (ptl_cmd_poll(oc->op.c, &oc->op.cmd, 1) == 0)
-				continue;
-			eng->node->tx.cmds++;
-			oc->op.have_cmd = true;
-		}
-		if (ptl_cmd_sput(oc->op.cmd.op))
-			done += eng_sput_progress(eng, oc, budget - done);
-		else
-			done += op_progress(eng, &oc->op, true, budget - done);
+		do {
+			if (!oc->op.active && !oc->op.have_cmd) {
+				if (ptl_cmd_poll(oc->op.c, &oc->op.cmd, 1) == 0)
+					break;
+				eng->node->tx.cmds++;
+				oc->op.have_cmd = true;
+			}
+			if (ptl_cmd_sput(oc->op.cmd.op)) {
+				/* takes its own run of commands */
+				spent += eng_sput_progress(eng, oc, q - spent);
+				break;
+			}
+			spent += op_progress(eng, &oc->op, true, q - spent);
+			/* on while the operation finished (not waiting for
+			 * room, a buffer or the rest of its packets) */
+		} while (!oc->op.active && !oc->op.have_cmd && spent < q &&
+			 ++steps < q);
+		done += spent;
 	}
 	return done;
 }

@@ -274,6 +274,8 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "msgs_spin", in->msgs_spin);
 	stat_put(&l, "msgs_failed", in->msgs_failed);
 	stat_put(&l, "bytes_np", in->bytes_np);
+	stat_put(&l, "wb_flushes", in->wb_flushes);
+	stat_put(&l, "wb_pkts", in->wb_pkts);
 	stat_put(&l, "acks_sent", in->acks_sent);
 	stat_put(&l, "nacks_sent", in->nacks_sent);
 	stat_put(&l, "acks_rcvd", in->acks_rcvd);

@@ -65,6 +65,9 @@ struct out_op;
 #define ENG_RX_HAND (2 * ENG_RX_BURST + 32)
 /** Packets the outbound engine builds per poll (all clients). */
 #define ENG_TX_BUDGET 64u
+/** Packets (or commands) one client's command ring may take of a visit
+ *  (commands.c eng_commands_poll) before the next client's turn. */
+#define ENG_CMD_QUANTUM 32u
 /** Packets held per TX queue when the port does not take them. */
 #define ENG_TX_HOLD 512u
 /** Slots of a TX hold only staged packets (acks) may use. */
@@ -131,7 +134,10 @@ struct rel_txent {
 	uint64_t first, sent;           /**< tsc: first and last transmission */
 	uint32_t pay_len;
 	uint8_t acked, tries;
+	uint8_t small_kept;             /**< or the payload is in small[] */
 	uint8_t hdr[SPINNIC_WIRE_HDR_LEN]; /**< headers as first sent */
+	uint8_t small[REL_SMALL];       /**< a payload of <= REL_SMALL bytes
+					     with no source to re-read */
 };
 
 /** Send side of one peer (outbound role). */
@@ -239,6 +245,9 @@ struct eng_in_stats {
 	uint64_t ack_ring_full; /**< acks not passed to the outbound role */
 	uint64_t parked;        /**< packets parked to match in order */
 	uint64_t atomics;       /**< atomic requests applied */
+	uint64_t wb_flushes;    /**< batched writes outside regions (calls of
+				     wb_flush with something staged) */
+	uint64_t wb_pkts;       /**< ... packets they wrote */
 };
 
 /** Outbound counters (written by the outbound role). */
@@ -452,7 +461,21 @@ struct eng_rx {
 	uint64_t detach_seen;           /**< detach request in progress */
 	volatile uint64_t detach_ack;   /**< detach request done (the control
 					     thread polls it) */
+	/** put packets bound for client memory outside its region, written
+	 *  with one process_vm_writev per client and burst, their messages
+	 *  completed after (inbound.c wb_flush; each holds an ack slot) */
+	struct in_wb {
+		struct in_msg *e;
+		struct rte_mbuf *m;     /**< the packet, held ... */
+		const uint8_t *pay;     /**< ... for its payload */
+		uint64_t addr;          /**< client address */
+		uint32_t len;
+		bool last;              /**< the message's last bytes */
+	} wb[ENG_RX_BURST];
+	unsigned n_wb;
 } __rte_cache_aligned;
+/* a staged write holds an ack slot: they never outnumber wb[] */
+static_assert(ENG_ACK_HOLD <= ENG_RX_BURST, "wb[] holds ENG_ACK_HOLD");
 
 /**
  * Outbound half of the engine: written by the outbound role only

@@ -108,10 +108,12 @@ ack_send(struct spinnic_engine *eng, const struct spinnic_pkt *req,
 	}
 }
 
+/* an ack slot for one more request (a staged write holds one: its
+ * message's ack goes when it is flushed) */
 static bool
 ack_room(const struct spinnic_engine *eng)
 {
-	return eng->rx.n_acks < ENG_ACK_HOLD;
+	return eng->rx.n_acks + eng->rx.n_wb < ENG_ACK_HOLD;
 }
 
 int
@@ -234,6 +236,91 @@ spinnic_inbound_done(struct spinnic_node *node)
 	if (n != 0)
 		acks_flush(eng);
 	return n;
+}
+
+/* ---- writes outside the region, batched ------------------------------------ */
+
+/*
+ * A put packet bound for a client's memory outside its region costs a
+ * process_vm_writev (a system call, pages pinned) on its own; staged, the
+ * burst's packets for one client go in one call (doc/NOTES.md "Batched
+ * writes"). A staged packet is accounted for (seen, bytes got) at once;
+ * its write, its message's completion (events, counter, ACK) and its
+ * mbuf's release wait for wb_flush, which runs before anything else that
+ * could see client memory or post an event: another kind of packet, a
+ * put that is not staged, the end of the burst.
+ */
+static void
+wb_stage(struct spinnic_engine *eng, struct in_msg *e, struct rte_mbuf *m,
+	 const uint8_t *pay, uint64_t addr, uint32_t len, bool last)
+{
+	struct in_wb *w = &eng->rx.wb[eng->rx.n_wb++];
+
+	w->e = e;
+	w->m = m;
+	w->pay = pay;
+	w->addr = addr;
+	w->len = len;
+	w->last = last;
+}
+
+/* Write staged entries [i, j) of one client, one call; entry by entry
+ * when that fails, to fail only the messages whose memory is bad. */
+static void
+wb_write(struct spinnic_engine *eng, unsigned i, unsigned j)
+{
+	struct ptl_host_iov iov[ENG_RX_BURST];
+	struct ptl_client *c = eng->rx.wb[i].e->match.c;
+	unsigned k;
+
+	k = i;
+	do { /* i < j */
+		iov[k - i].addr = eng->rx.wb[k].addr;
+		iov[k - i].buf = (void *)(uintptr_t)eng->rx.wb[k].pay;
+		iov[k - i].len = eng->rx.wb[k].len;
+	} while (++k < j);
+	if (ptl_host_writev(c, iov, j - i) == 0) {
+		for (k = i; k < j; k++)
+			eng->rx.stats.bytes_np += eng->rx.wb[k].len;
+		return;
+	}
+	for (k = i; k < j; k++) {
+		if (ptl_host_write(c, iov[k - i].addr, iov[k - i].buf,
+				   iov[k - i].len) != 0) {
+			eng->rx.stats.drop[ENG_DROP_HOST]++;
+			eng->rx.wb[k].e->s.fail = SPINNIC_PTL_NI_SEGV;
+		} else {
+			eng->rx.stats.bytes_np += eng->rx.wb[k].len;
+		}
+	}
+}
+
+static void
+wb_flush(struct spinnic_engine *eng)
+{
+	unsigned n = eng->rx.n_wb, i, j;
+
+	if (n == 0)
+		return;
+	eng->rx.stats.wb_flushes++;
+	eng->rx.stats.wb_pkts += n;
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n &&
+		     eng->rx.wb[j].e->match.c == eng->rx.wb[i].e->match.c; j++)
+			;
+		wb_write(eng, i, j);
+	}
+	/* the acks these completions send have their slots (ack_room) */
+	eng->rx.n_wb = 0;
+	for (i = 0; i < n; i++) {
+		struct in_wb *w = &eng->rx.wb[i];
+
+		rte_pktmbuf_free(w->m);
+		if (w->last) {
+			eng->rx.stats.msgs_np++;
+			msg_complete(eng, w->e, w->e->s.fail);
+		}
+	}
 }
 
 /* ---- packets of a message --------------------------------------------------- */
@@ -422,6 +509,7 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		e->unseq = !(p->flags & SPINNIC_WIRE_F_REL);
 		rc = ptl_nic_match(node->nic, p, &e->match);
 		if (rc != 0) {
+			wb_flush(eng); /* the NACK after earlier ACKs */
 			node->rx.no_match++;
 			if (p->ack_req != SPINNIC_PTL_NO_ACK_REQ)
 				ack_send(eng, p, e->match.ni_fail, 0, true);
@@ -439,6 +527,7 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		uint64_t mlen = e->match.mlength, off = p->offset, len;
 		bool deliver;
 
+		wb_flush(eng); /* handlers may read what they wrote */
 		if (e->state == MSG_S_SPIN_WAIT) {
 			if (msg_spin_start(eng, e, p) == RX_STALL)
 				return RX_STALL;
@@ -481,7 +570,23 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		return RX_DONE;
 	}
 
-	/* non-processing path: copy into the ME window */
+	/* non-processing path: copy into the ME window; outside the
+	 * client's region, staged and written with the burst's others */
+	if (p->offset < e->match.mlength && p->pay_len > 0 &&
+	    e->match.iov == NULL) {
+		uint32_t n = (uint32_t)RTE_MIN((uint64_t)p->pay_len,
+					       e->match.mlength - p->offset);
+		uint64_t addr = e->match.start + p->offset;
+
+		if (ptl_host_ptr(e->match.c, addr, n) == NULL) {
+			spinnic_seen_set(&e->s.link.seen, idx);
+			e->s.got += p->pay_len;
+			wb_stage(eng, e, m, p->payload, addr, n,
+				 e->s.got == e->s.rlength);
+			return RX_DONE;
+		}
+	}
+	wb_flush(eng);
 	if (p->offset < e->match.mlength && p->pay_len > 0) {
 		uint64_t n = RTE_MIN((uint64_t)p->pay_len,
 				     e->match.mlength - p->offset);
@@ -763,6 +868,9 @@ static enum rx_res
 rx_kind(struct spinnic_engine *eng, struct rte_mbuf *m,
 	const struct spinnic_pkt *p, uint64_t now)
 {
+	/* staged writes (wb_flush) before anything but another put */
+	if (p->type != SPINNIC_WIRE_T_DATA || p->op != SPINNIC_WIRE_OP_PUT)
+		wb_flush(eng);
 	switch (p->type) {
 	case SPINNIC_WIRE_T_DATA:
 		if (p->op != SPINNIC_WIRE_OP_PUT)
@@ -1101,6 +1209,7 @@ spinnic_inbound_poll(struct spinnic_node *node)
 	}
 	if (eng->rx.burst_i == eng->rx.burst_n)
 		work += park_drain(eng, now);
+	wb_flush(eng);
 	work += rel_rx_acks(eng, rte_get_timer_cycles());
 	return work;
 }

@@ -17,6 +17,10 @@
 #define REL_WIN 512u
 /** Window slots kept for acks, NACKs and probes (data stops short). */
 #define REL_RESERVE 32u
+/** Payloads up to this size that cannot be re-read (an inline put, an
+ *  atomic's operands) are kept in the window entry, not in a copy of the
+ *  frame (an mbuf per packet). */
+#define REL_SMALL 32u
 
 /** Serial-number order (RFC 1982 style): a - b as a signed distance. */
 static inline int32_t

@@ -106,6 +106,7 @@ ent_release(struct spinnic_engine *eng, struct rel_txent *e, uint8_t fail)
 	rte_pktmbuf_free(e->copy);
 	e->c = NULL;
 	e->copy = NULL;
+	e->small_kept = 0;
 	e->send_id = 0;
 	e->acked = 0;
 }
@@ -166,6 +167,9 @@ rel_track(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 			ptl_client_get(src->c);
 			e->c = src->c;
 			e->addr = src->addr;
+		} else if (e->pay_len <= REL_SMALL) {
+			memcpy(e->small, f + SPINNIC_WIRE_HDR_LEN, e->pay_len);
+			e->small_kept = 1;
 		} else {
 			e->copy = rte_pktmbuf_copy(m, eng->node->pool, 0,
 						   UINT32_MAX);
@@ -289,7 +293,9 @@ tx_resend(struct spinnic_engine *eng, struct rel_tx *t, uint32_t seq)
 	}
 	memcpy(f, e->hdr, SPINNIC_WIRE_HDR_LEN);
 	if (e->pay_len > 0) {
-		if (e->copy != NULL)
+		if (e->small_kept)
+			memcpy(f + SPINNIC_WIRE_HDR_LEN, e->small, e->pay_len);
+		else if (e->copy != NULL)
 			memcpy(f + SPINNIC_WIRE_HDR_LEN,
 			       rte_pktmbuf_mtod_offset(e->copy, uint8_t *,
 						       SPINNIC_WIRE_HDR_LEN),

@@ -125,7 +125,11 @@ cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	*eq_p = md->eq;
 	if (ptl_cmd_sput(cmd->op))
 		return cmd_check_sput(c, ni, md, cmd, out);
-	if (cmd->flags != 0 || cmd->target.pid == SPINNIC_PTL_PID_ANY ||
+	if ((cmd->flags != 0 && !(cmd->op == SPINNIC_CMD_PUT &&
+				  cmd->flags == SPINNIC_CMD_F_INLINE &&
+				  cmd->length <= SPINNIC_ATOMIC_OPERAND &&
+				  !(md->options & SPINNIC_PTL_IOVEC))) ||
+	    cmd->target.pid == SPINNIC_PTL_PID_ANY ||
 	    cmd->target.nid == SPINNIC_PTL_NID_ANY ||
 	    cmd->pt_index > (uint32_t)max->max_pt_index ||
 	    ((cmd->op == SPINNIC_CMD_PUT || ptl_cmd_atomic(cmd->op)) &&
@@ -167,6 +171,15 @@ cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	out->count = cmd->count;
 	out->md_start = md->start;
 	out->md_length = md->length;
+	if (cmd->flags & SPINNIC_CMD_F_INLINE) {
+		/* the payload shares the union with the sput fields */
+		memcpy(out->operand, cmd->operand, cmd->length);
+		out->stream = 0;
+		out->msg_length = 0;
+		out->blob = 0;
+		out->blob_len = 0;
+		out->count = 0;
+	}
 	if (ptl_cmd_atomic(cmd->op))
 		return cmd_check_atomic(c, ni, cmd, out);
 	return 0;

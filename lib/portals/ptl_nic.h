@@ -671,7 +671,8 @@ struct ptl_cmd {
 	uint8_t atomic_type;    /**< SPINNIC_PTL_INT8_T .. */
 	uint8_t operand_len;    /**< SWAP: bytes of operand sent first (the
 				     CSWAP* compare value, MSWAP's mask) */
-	uint8_t operand[SPINNIC_ATOMIC_OPERAND];
+	uint8_t operand[SPINNIC_ATOMIC_OPERAND]; /**< ... and an inline
+						      PUT's payload */
 	/* FETCH_ATOMIC / SWAP: where the old values go, and its events */
 	uint32_t get_md;
 	uint32_t get_md_options;

@@ -17,7 +17,7 @@
 #include <assert.h>
 #include <stdint.h>
 
-#define SPINNIC_ABI_VERSION 4u
+#define SPINNIC_ABI_VERSION 5u
 /** Region cookie: "SPINREG1". */
 #define SPINNIC_REGION_MAGIC 0x314745524e495053ull
 
@@ -273,13 +273,19 @@ enum spinnic_cmd_op {
 /** SPUT_STREAM flags: this piece ends the message (the pieces must then
  *  add up to the declared length). */
 #define SPINNIC_CMD_F_EOM 1u
+/** PUT flags: the payload (length <= SPINNIC_ATOMIC_OPERAND bytes, not an
+ *  iovec MD) travels in the command's operand, copied by the client when it
+ *  posted: the NIC reads no host memory for it (doc/NOTES.md "Inline
+ *  puts"). The MD range is checked all the same. */
+#define SPINNIC_CMD_F_INLINE 2u
 /** Largest serialized type a PROCESS_PUT may name (bytes). */
 #define SPINNIC_PROC_BLOB_MAX (1u << 20)
 
 /** One command; the NIC copies it out of the ring before checking it. */
 struct spinnic_cmd {
 	uint16_t op;            /**< enum spinnic_cmd_op */
-	uint16_t flags;         /**< SPUT_STREAM: SPINNIC_CMD_F_EOM; else 0 */
+	uint16_t flags;         /**< SPUT_STREAM: SPINNIC_CMD_F_EOM; PUT:
+				     SPINNIC_CMD_F_INLINE; else 0 */
 	uint32_t ni;
 	uint32_t md;            /**< PUT/GET: local MD; CT_*: the CT;
 				     ME_*: the ME */
@@ -326,7 +332,8 @@ struct spinnic_cmd {
 						  origin in the MD */
 		};
 		/** SWAP with CSWAP*, MSWAP: the compare value or mask (one
-		 *  element, at most SPINNIC_ATOMIC_OPERAND bytes) */
+		 *  element, at most SPINNIC_ATOMIC_OPERAND bytes); a PUT with
+		 *  SPINNIC_CMD_F_INLINE: its payload */
 		uint8_t operand[32];
 	};
 };

@@ -39,7 +39,7 @@ shim_atomic_cmd(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
 	}
 	rc = shim_data_cmd(op, put_md, put_offset, length, ack_req, target_id,
 			   pt_index, match_bits, remote_offset, user_ptr,
-			   hdr_data, &cmd, &ni);
+			   hdr_data, &cmd, &ni, NULL);
 	if (rc != 0)
 		return rc;
 	max = fetch ? ni->limits.max_fetch_atomic_size :

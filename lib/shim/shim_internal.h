@@ -227,6 +227,15 @@ int shim_region_get(void);
  * @return 0 (nothing to do, or renewed), or a negative errno
  */
 int shim_region_renew(void);
+/** Whether [p, p + len) lies in the region. */
+static inline bool shim_in_region(const void *p, uint64_t len)
+{
+	uintptr_t a = (uintptr_t)p, b = (uintptr_t)shim_g.region.base;
+
+	return shim_g.region.base != NULL && a >= b &&
+	       a - b <= shim_g.region.size &&
+	       len <= shim_g.region.size - (a - b);
+}
 /** Region offset of p, which must lie in the region. */
 static inline uint64_t shim_region_off(const void *p)
 {
@@ -428,6 +437,7 @@ int shim_cmd_post_n(const struct spinnic_cmd *cmds, unsigned n,
  * arguments, checked: the MD handle, [local_offset, +length) within it,
  * ack_req, pt_index and length within the NI's limits, the target.
  * @param ni_p if not NULL, receives the MD's NI
+ * @param md_p if not NULL, receives the MD
  * @return 0 (*cmd_p filled, nothing posted) or a negative errno
  */
 int shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle,
@@ -436,7 +446,7 @@ int shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle,
 		  ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
 		  ptl_size_t remote_offset, void *user_ptr,
 		  ptl_hdr_data_t hdr_data, struct spinnic_cmd *cmd_p,
-		  struct shim_ni **ni_p);
+		  struct shim_ni **ni_p, const struct shim_md **md_p);
 /**
  * The command of an atomic (PtlAtomic, PtlFetchAtomic, PtlSwap and their
  * triggered forms; shim_atomic.c), checked: shim_data_cmd's checks on the

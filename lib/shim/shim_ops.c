@@ -29,7 +29,8 @@ shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	      ptl_size_t length, ptl_ack_req_t ack_req, ptl_process_t target_id,
 	      ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
 	      ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data,
-	      struct spinnic_cmd *cmd_p, struct shim_ni **ni_p)
+	      struct spinnic_cmd *cmd_p, struct shim_ni **ni_p,
+	      const struct shim_md **md_p)
 {
 	struct spinnic_cmd cmd;
 	struct shim_ni *ni;
@@ -68,7 +69,32 @@ shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	*cmd_p = cmd;
 	if (ni_p != NULL)
 		*ni_p = ni;
+	if (md_p != NULL)
+		*md_p = &o->u.md;
 	return 0;
+}
+
+/*
+ * A small put from outside the region carries its bytes in the command
+ * (SPINNIC_CMD_F_INLINE, doc/NOTES.md "Inline puts"): the NIC then reads
+ * no host memory, which outside the region costs it a process_vm_readv.
+ * Not from an iovec MD, nor from one that starts at address 0 (all of
+ * memory: its offsets are addresses only the NIC's checked read may touch;
+ * a bad one is a SEND event with PTL_NI_SEGV, not a fault in the caller).
+ */
+static void
+put_inline(const struct shim_md *md, struct spinnic_cmd *cmd)
+{
+	const void *src;
+
+	if (cmd->length == 0 || cmd->length > SPINNIC_ATOMIC_OPERAND ||
+	    md->start == 0 || (md->options & PTL_IOVEC))
+		return;
+	src = (const void *)(uintptr_t)(md->start + cmd->local_offset);
+	if (shim_in_region(src, cmd->length))
+		return;
+	memcpy(cmd->operand, src, cmd->length);
+	cmd->flags = SPINNIC_CMD_F_INLINE;
 }
 
 /* Body of PtlPut and PtlGet. @return 0 or a negative errno */
@@ -78,13 +104,18 @@ data_op(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
 	ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data)
 {
+	const struct shim_md *md;
 	struct spinnic_cmd cmd;
 	int rc;
 
 	rc = shim_data_cmd(op, md_handle, local_offset, length, ack_req,
 			   target_id, pt_index, match_bits, remote_offset,
-			   user_ptr, hdr_data, &cmd, NULL);
-	return rc != 0 ? rc : shim_cmd_post(&cmd);
+			   user_ptr, hdr_data, &cmd, NULL, &md);
+	if (rc != 0)
+		return rc;
+	if (op == SPINNIC_CMD_PUT)
+		put_inline(md, &cmd);
+	return shim_cmd_post(&cmd);
 }
 
 int

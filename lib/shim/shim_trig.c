@@ -99,7 +99,7 @@ trig_data(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	struct spinnic_cmd cmd;
 	int rc = shim_data_cmd(op, md_handle, local_offset, length, ack_req,
 			       target_id, pt_index, match_bits, remote_offset,
-			       user_ptr, hdr_data, &cmd, NULL);
+			       user_ptr, hdr_data, &cmd, NULL, NULL);
 
 	return rc != 0 ? rc : shim_trig_post(&cmd, trig_ct_handle, threshold);
 }

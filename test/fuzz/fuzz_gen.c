@@ -478,6 +478,26 @@ cmd_put(uint16_t op, uint32_t ni, uint32_t md, uint64_t off, uint64_t len)
 	out_put(&c, sizeof(c));
 }
 
+/* A put whose @p len bytes travel in the command (SPINNIC_CMD_F_INLINE) */
+static void
+cmd_inline(uint16_t op, uint32_t ni, uint32_t md, uint64_t off, uint64_t len)
+{
+	struct spinnic_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	c.flags = SPINNIC_CMD_F_INLINE;
+	c.ni = ni;
+	c.md = md;
+	c.local_offset = off;
+	c.length = len;
+	c.target.nid = FZ_PEER_NID;
+	c.target.pid = FZ_PEER_PID;
+	c.match_bits = 0x42;
+	memset(c.operand, 0xa5, sizeof(c.operand));
+	out_put(&c, sizeof(c));
+}
+
 static void
 cmd_sput(uint16_t op, uint32_t ni, uint32_t md, uint64_t off, uint64_t len,
 	 uint64_t msg_length, uint32_t stream, uint16_t flags,
@@ -669,6 +689,14 @@ gen_cmd(void)
 	out_u(1, 1);
 	cmd_put(SPINNIC_CMD_GET, o.ni, md[0], 0, 16);
 	out_write("cmd", "04-head-jump");
+	/* inline puts: good, too long, not a put */
+	out_reset();
+	out_u(4 | (2 << 4), 1);
+	cmd_inline(SPINNIC_CMD_PUT, o.ni, md[0], 8, 8);
+	cmd_inline(SPINNIC_CMD_PUT, o.ni, md[0], 0, SPINNIC_ATOMIC_OPERAND);
+	cmd_inline(SPINNIC_CMD_PUT, o.ni, md[0], 0, SPINNIC_ATOMIC_OPERAND + 1);
+	cmd_inline(SPINNIC_CMD_GET, o.ni, md[1], 0, 8);
+	out_write("cmd", "11-inline");
 	/* streaming and processed puts, good then bad */
 	out_reset();
 	out_u(5 | (4 << 4), 1);
