@@ -68,6 +68,10 @@ struct out_op;
 /** Packets (or commands) one client's command ring may take of a visit
  *  (commands.c eng_commands_poll) before the next client's turn. */
 #define ENG_CMD_QUANTUM 32u
+/** A get from this node's own clients up to this size is answered from a
+ *  copy taken when it matched, and its GET event posted then, before the
+ *  REPLY (doc/NOTES.md "A get to oneself"). */
+#define ENG_GET_KEEP_MAX (64u << 10)
 /** Packets held per TX queue when the port does not take them. */
 #define ENG_TX_HOLD 512u
 /** Slots of a TX hold only staged packets (acks) may use. */
@@ -368,15 +372,19 @@ struct in_msg {
  *  the outbound engine). */
 struct reply_job {
 	struct reply_job *next;
-	struct ptl_match match;
+	struct ptl_match match;         /**< completed already (match.c NULL)
+					     when kept: the target's event went
+					     when the data was taken */
+	struct spinnic_pid src;         /**< the target process (REPLY's src) */
 	uint64_t off;                   /**< next byte to send */
 	uint8_t ni_kind;
 	uint8_t abandon;                /**< the initiator's node is gone */
 	uint8_t op;                     /**< SPINNIC_WIRE_OP_GET, _FETCH_ATOMIC
 					     or _SWAP */
 	bool kept;                      /**< the reply is data[] (the old
-					     values of an atomic: never read
-					     again from the ME) */
+					     values of an atomic, a get to
+					     this node: never read again
+					     from the ME) */
 	uint8_t data[];                 /**< kept: match.mlength bytes */
 };
 

@@ -143,7 +143,7 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 			p.type = SPINNIC_WIRE_T_REPLY;
 			p.op = j->op;
 			p.ni = j->ni_kind;
-			p.src = ptl_client_id(mt->c);
+			p.src = j->src;
 			p.dst = mt->initiator;
 			p.pt_index = mt->pt_index;
 			p.match_bits = mt->match_bits;
