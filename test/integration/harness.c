@@ -711,6 +711,35 @@ itest_pair_run(const char *what, const struct itest_pair *p)
 	pair_finish(what, &t, &i);
 }
 
+/* spinnic's slow control operations (an ATTACH or a detach over 0.5 s,
+ * an lcore stuck): repeated in the test's output, where a run under load
+ * shows them */
+static void
+slow_lines(void)
+{
+	static const char *const marks[] = {
+		"took", "has not finished a round", "waits: inbound",
+	};
+	const char *l = itest_spinnic_log(), *e;
+	unsigned i;
+
+	for (; l != NULL && *l != '\0'; l = e + (*e != '\0')) {
+		e = strchr(l, '\n');
+		if (e == NULL)
+			e = l + strlen(l);
+		for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+			const char *m = memmem(l, (size_t)(e - l), marks[i],
+					       strlen(marks[i]));
+
+			if (m != NULL) {
+				fprintf(stderr, "%s: spinnic said: %.*s\n",
+					test_name, (int)(e - l), l);
+				break;
+			}
+		}
+	}
+}
+
 void
 itest_spinnic_finish(void)
 {
@@ -719,6 +748,7 @@ itest_spinnic_finish(void)
 
 	if (st != 0)
 		itest_fail("spinnic exit status %d after SIGTERM", st);
+	slow_lines();
 	for (node = 0; node < 2; node++) {
 		long long in_use = itest_counter(node, "in_use");
 		long long clients = itest_counter(node, "clients");
