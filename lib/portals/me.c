@@ -5,7 +5,7 @@
  * throughout. */
 #include "ptl_internal.h"
 
-#define ME_OPTS ((1u << 19) - 1)
+#define ME_OPTS ((SPINNIC_PTL_ME_LOCAL_INC_UH_RLENGTH << 1) - 1)
 
 unsigned
 ptl_event_kind(uint8_t wire_op, bool overflow)

@@ -507,6 +507,7 @@ static_assert(sizeof(struct spinnic_ct) == 64, "counter size");
 #define SPINNIC_PTL_ME_EVENT_CT_OVERFLOW       (1u << 16)
 #define SPINNIC_PTL_ME_EVENT_CT_BYTES          (1u << 17)
 #define SPINNIC_PTL_ME_AUTH_USE_JID            (1u << 18)
+#define SPINNIC_PTL_ME_LOCAL_INC_UH_RLENGTH    (1u << 19)
 
 /* ptl_list_t (spinnic_ctrl_me.list). */
 #define SPINNIC_PTL_PRIORITY_LIST 0

@@ -7,8 +7,7 @@
 
 #include "shim_internal.h"
 
-/* the ME options spinnic takes: all but PTL_ME_LOCAL_INC_UH_RLENGTH */
-#define ME_OPTIONS (PTL_ME_OPTIONS_MASK & ~PTL_ME_LOCAL_INC_UH_RLENGTH)
+#define ME_OPTIONS PTL_ME_OPTIONS_MASK
 #define LE_OPTIONS PTL_LE_OPTIONS_MASK
 
 /* ---- list entries ------------------------------------------------------- */

@@ -278,6 +278,62 @@ test_manage_local_min_free(void **state)
 	t_env_teardown(&e);
 }
 
+/* PTL_ME_LOCAL_INC_UH_RLENGTH is taken: an overflow entry managed
+ * locally advances by rlength, which differs from mlength only for a
+ * message truncated at the entry's end, where both stop (doc/NOTES.md) */
+static void
+test_inc_uh_rlength(void **state)
+{
+	struct t_env e;
+	struct spinnic_pkt h;
+	struct ptl_match m1, m2, m3;
+	struct t_me over;
+
+	(void)state;
+	t_env_setup(&e);
+	t_me_default(&over);
+	over.list = SPINNIC_PTL_OVERFLOW_LIST;
+	over.options |= SPINNIC_PTL_ME_MANAGE_LOCAL |
+			SPINNIC_PTL_ME_LOCAL_INC_UH_RLENGTH |
+			SPINNIC_PTL_ME_EVENT_LINK_DISABLE;
+	over.length = 1000;
+	t_me_append(&e, &over);
+	t_hdr(&e, &h, 0, 400);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m1), 0);
+	assert_int_equal(m1.local_offset, 0);
+	assert_int_equal(m1.mlength, 400);
+	/* 600 B of message into 600 B left */
+	t_hdr(&e, &h, 0, 700);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m2), 0);
+	assert_int_equal(m2.local_offset, 400);
+	assert_int_equal(m2.mlength, 600);
+	/* at the end: nothing left */
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m3), 0);
+	assert_int_equal(m3.local_offset, 1000);
+	assert_int_equal(m3.mlength, 0);
+	ptl_match_release(e.nic, &m1);
+	ptl_match_release(e.nic, &m2);
+	ptl_match_release(e.nic, &m3);
+	t_env_teardown(&e);
+
+	/* the same on a priority entry */
+	t_env_setup(&e);
+	over.list = SPINNIC_PTL_PRIORITY_LIST;
+	t_me_append(&e, &over);
+	t_hdr(&e, &h, 0, 300);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m1), 0);
+	t_hdr(&e, &h, 0, 2000); /* truncated to 700 */
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m2), 0);
+	assert_int_equal(m2.local_offset, 300);
+	assert_int_equal(m2.mlength, 700);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m3), 0);
+	assert_int_equal(m3.local_offset, 1000);
+	ptl_match_release(e.nic, &m1);
+	ptl_match_release(e.nic, &m2);
+	ptl_match_release(e.nic, &m3);
+	t_env_teardown(&e);
+}
+
 static void
 test_unexpected_search(void **state)
 {
@@ -1134,6 +1190,7 @@ main(void)
 		cmocka_unit_test(test_match_id),
 		cmocka_unit_test(test_use_once),
 		cmocka_unit_test(test_truncate),
+		cmocka_unit_test(test_inc_uh_rlength),
 		cmocka_unit_test(test_manage_local_min_free),
 		cmocka_unit_test(test_unexpected_search),
 		cmocka_unit_test(test_priority_append_hits_unexpected),
