@@ -13,9 +13,8 @@
  *  - PtlCTCancelTriggered: nothing fires after it, even past the
  *    threshold; max_triggered_ops: PTL_NO_SPACE, room again after cancel
  *    and after PtlCTFree;
- *  - a triggered FETCH_ATOMIC posted through the shim's internals (the
- *    PtlTriggered*Atomic calls still return PTL_FAIL): the NIC runs it,
- *    the operand read at fire time;
+ *  - a PtlTriggeredFetchAtomic: the NIC runs it, the operand read at
+ *    fire time;
  *  - paper 002's Fig. 6 in miniature: one PtlCTInc on the responder fires
  *    a PtlTriggeredMEAppend and, on the same counter and threshold, a
  *    PtlTriggeredPut of an RTR; the RTR's counter on the initiator fires
