@@ -231,8 +231,6 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	if (mlen < hdr->msg_len)
 		PTL_STAT(nic, truncated);
 
-	/* PTL_ME_LOCAL_INC_UH_RLENGTH would advance by rlength: a locally
-	 * managed entry truncates only at its end, where both stop */
 	if (me->options & SPINNIC_PTL_ME_MANAGE_LOCAL)
 		me->offset = loff + mlen;
 	if ((me->options & SPINNIC_PTL_ME_USE_ONCE) ||

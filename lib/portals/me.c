@@ -326,11 +326,29 @@ me_search(struct ptl_client *c, unsigned kind, struct ptl_pt *pt,
 	return SPINNIC_PTL_OK;
 }
 
+/* PTL_ME_LOCAL_INC_UH_RLENGTH on a locally managed entry: a claimed
+ * unexpected header takes its rlength of the entry's room (without it,
+ * the offset stays: the data lies in the overflow buffer). @return true
+ * when the entry is full for its min_free (to be unlinked) */
+static bool
+me_claim_room(struct ptl_me *me, const struct ptl_uh *uh)
+{
+	const unsigned both = SPINNIC_PTL_ME_MANAGE_LOCAL |
+		SPINNIC_PTL_ME_LOCAL_INC_UH_RLENGTH;
+
+	if ((me->options & both) != both)
+		return false;
+	me->offset = uh->rlength > me->length - me->offset ? me->length :
+		me->offset + uh->rlength;
+	return me->min_free != 0 && me->length - me->offset < me->min_free;
+}
+
 /* Priority append: claim matching unexpected headers, oldest first.
- * Returns true when a use-once ME was consumed. */
+ * Returns true when the ME is used up: a use-once ME consumed, or a
+ * locally managed one out of room (me_claim_room; *full_p set). */
 static bool
 me_claim_unexpected(struct ptl_client *c, unsigned kind, struct ptl_pt *pt,
-		    const struct ptl_me *me)
+		    struct ptl_me *me, bool *full_p)
 {
 	struct ptl_ni *ni = &c->ni[kind];
 	bool matching = !(kind & SPINNIC_WIRE_NI_NO_MATCHING);
@@ -349,14 +367,15 @@ me_claim_unexpected(struct ptl_client *c, unsigned kind, struct ptl_pt *pt,
 		uh->claim_user_ptr = me->user_ptr;
 		PTL_STAT(c->nic, uh_claimed);
 		any = true;
+		*full_p = me_claim_room(me, uh);
 		if (uh->complete) {
 			ptl_uh_deliver_claim(c, pt, me->pt_index, uh);
 			ptl_uh_remove(c, kind, pt, u);
 		}
-		if (me->options & SPINNIC_PTL_ME_USE_ONCE)
+		if ((me->options & SPINNIC_PTL_ME_USE_ONCE) || *full_p)
 			break;
 	}
-	return any && (me->options & SPINNIC_PTL_ME_USE_ONCE);
+	return *full_p || (any && (me->options & SPINNIC_PTL_ME_USE_ONCE));
 }
 
 /* Link entry @p s (filled and used) as PtlMEAppend does: a priority
@@ -369,10 +388,20 @@ me_link(struct ptl_client *c, unsigned kind, uint32_t s)
 	struct ptl_me *me = &ni->mes[s];
 	struct ptl_pt *pt = &ni->pts[me->pt_index];
 	struct spinnic_event ev;
+	bool full = false;
 
 	if (me->list == SPINNIC_PTL_PRIORITY_LIST &&
-	    me_claim_unexpected(c, kind, pt, me)) {
-		/* a use-once entry consumed by an unexpected message */
+	    me_claim_unexpected(c, kind, pt, me, &full)) {
+		/* a use-once entry consumed by an unexpected message, or a
+		 * locally managed one whose room they took: never linked */
+		if (full && !(me->options &
+			      SPINNIC_PTL_ME_EVENT_UNLINK_DISABLE)) {
+			ptl_event_init(&ev, SPINNIC_PTL_EVENT_AUTO_UNLINK,
+				       SPINNIC_PTL_NI_OK);
+			ev.user_ptr = me->user_ptr;
+			ev.pt_index = me->pt_index;
+			ptl_eq_post(c, pt->eq, &ev);
+		}
 		me_free_slot(c->nic, me);
 		return;
 	}

@@ -290,9 +290,9 @@ typedef struct {
 #define PTL_ME_EVENT_CT_OVERFLOW (1u << 16) /**< count overflow matches */
 #define PTL_ME_EVENT_CT_BYTES (1u << 17)    /**< count bytes, not events */
 #define PTL_ME_AUTH_USE_JID (1u << 18)      /**< uid field is a job id */
-/** A locally managed entry on the overflow list advances its local offset
- *  by each message's rlength, not mlength (room kept for what was sent;
- *  capped at the entry's length). */
+/** A locally managed priority entry advances its local offset by the
+ *  rlength of each unexpected header it claims when appended (without it:
+ *  not at all); capped at its length, unlinked below min_free. */
 #define PTL_ME_LOCAL_INC_UH_RLENGTH (1u << 19)
 /** Every ptl_me_t option bit. */
 #define PTL_ME_OPTIONS_MASK (((PTL_ME_LOCAL_INC_UH_RLENGTH << 1) - 1) | \

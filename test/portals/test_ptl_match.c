@@ -278,60 +278,90 @@ test_manage_local_min_free(void **state)
 	t_env_teardown(&e);
 }
 
-/* PTL_ME_LOCAL_INC_UH_RLENGTH is taken: an overflow entry managed
- * locally advances by rlength, which differs from mlength only for a
- * message truncated at the entry's end, where both stop (doc/NOTES.md) */
+/* Two unexpected puts (300 B, 500 B) in a persistent overflow buffer,
+ * then a locally managed priority entry of 1000 B matching both. */
 static void
-test_inc_uh_rlength(void **state)
+uh_setup(struct t_env *e)
 {
-	struct t_env e;
 	struct spinnic_pkt h;
-	struct ptl_match m1, m2, m3;
+	struct ptl_match m;
 	struct t_me over;
 
-	(void)state;
-	t_env_setup(&e);
+	t_env_setup(e);
 	t_me_default(&over);
 	over.list = SPINNIC_PTL_OVERFLOW_LIST;
 	over.options |= SPINNIC_PTL_ME_MANAGE_LOCAL |
-			SPINNIC_PTL_ME_LOCAL_INC_UH_RLENGTH |
 			SPINNIC_PTL_ME_EVENT_LINK_DISABLE;
-	over.length = 1000;
-	t_me_append(&e, &over);
-	t_hdr(&e, &h, 0, 400);
-	assert_int_equal(ptl_nic_match(e.nic, &h, &m1), 0);
-	assert_int_equal(m1.local_offset, 0);
-	assert_int_equal(m1.mlength, 400);
-	/* 600 B of message into 600 B left */
-	t_hdr(&e, &h, 0, 700);
-	assert_int_equal(ptl_nic_match(e.nic, &h, &m2), 0);
-	assert_int_equal(m2.local_offset, 400);
-	assert_int_equal(m2.mlength, 600);
-	/* at the end: nothing left */
-	assert_int_equal(ptl_nic_match(e.nic, &h, &m3), 0);
-	assert_int_equal(m3.local_offset, 1000);
-	assert_int_equal(m3.mlength, 0);
-	ptl_match_release(e.nic, &m1);
-	ptl_match_release(e.nic, &m2);
-	ptl_match_release(e.nic, &m3);
-	t_env_teardown(&e);
+	over.off = T_BUF_OFF + 8192;
+	over.length = 65536;
+	over.ignore_bits = ~0ull;
+	t_me_append(e, &over);
+	t_hdr(e, &h, 9, 300);
+	assert_int_equal(ptl_nic_match(e->nic, &h, &m), 0);
+	ptl_match_complete(e->nic, &m, SPINNIC_PTL_NI_OK);
+	t_hdr(e, &h, 9, 500);
+	assert_int_equal(ptl_nic_match(e->nic, &h, &m), 0);
+	ptl_match_complete(e->nic, &m, SPINNIC_PTL_NI_OK);
+	t_ev_drain(e, T_EQ_OFF);
+}
 
-	/* the same on a priority entry */
-	t_env_setup(&e);
-	over.list = SPINNIC_PTL_PRIORITY_LIST;
-	t_me_append(&e, &over);
-	t_hdr(&e, &h, 0, 300);
-	assert_int_equal(ptl_nic_match(e.nic, &h, &m1), 0);
-	t_hdr(&e, &h, 0, 2000); /* truncated to 700 */
-	assert_int_equal(ptl_nic_match(e.nic, &h, &m2), 0);
-	assert_int_equal(m2.local_offset, 300);
-	assert_int_equal(m2.mlength, 700);
-	assert_int_equal(ptl_nic_match(e.nic, &h, &m3), 0);
-	assert_int_equal(m3.local_offset, 1000);
-	ptl_match_release(e.nic, &m1);
-	ptl_match_release(e.nic, &m2);
-	ptl_match_release(e.nic, &m3);
-	t_env_teardown(&e);
+/* PTL_ME_LOCAL_INC_UH_RLENGTH: a locally managed priority entry that
+ * claims unexpected headers when appended advances its local offset by
+ * their rlength (without it, by nothing: their data lies in the overflow
+ * buffer); with min_free, one left without room is unlinked at once */
+static void
+test_inc_uh_rlength(void **state)
+{
+	static const struct {
+		unsigned options;
+		uint64_t min_free, next_off; /* UINT64_MAX: not linked */
+	} cases[] = {
+		{ 0, 0, 0 },
+		{ SPINNIC_PTL_ME_LOCAL_INC_UH_RLENGTH, 0, 800 },
+		{ SPINNIC_PTL_ME_LOCAL_INC_UH_RLENGTH, 300, UINT64_MAX },
+	};
+	struct spinnic_event ev;
+	struct spinnic_pkt h;
+	struct ptl_match m;
+	struct t_env e;
+	struct t_me me;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		uh_setup(&e);
+		t_me_default(&me);
+		me.options |= SPINNIC_PTL_ME_MANAGE_LOCAL | cases[i].options;
+		me.length = 1000;
+		me.min_free = cases[i].min_free;
+		me.match_bits = 9;
+		me.user_ptr = 0x90;
+		t_me_append(&e, &me);
+		assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+				 SPINNIC_PTL_EVENT_PUT_OVERFLOW);
+		assert_int_equal(ev.rlength, 300);
+		assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+				 SPINNIC_PTL_EVENT_PUT_OVERFLOW);
+		assert_int_equal(ev.rlength, 500);
+		t_hdr(&e, &h, 9, 100);
+		if (cases[i].next_off == UINT64_MAX) {
+			/* 200 B left < min_free 300: AUTO_UNLINK, never
+			 * linked; the next put goes to the overflow list */
+			assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+					 SPINNIC_PTL_EVENT_AUTO_UNLINK);
+			assert_int_equal(ev.user_ptr, 0x90);
+			assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+			assert_int_equal(m.list, PTL_MATCH_OVERFLOW);
+		} else {
+			assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+					 SPINNIC_PTL_EVENT_LINK);
+			assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+			assert_int_equal(m.list, PTL_MATCH_PRIORITY);
+			assert_int_equal(m.local_offset, cases[i].next_off);
+		}
+		ptl_match_release(e.nic, &m);
+		t_env_teardown(&e);
+	}
 }
 
 static void
