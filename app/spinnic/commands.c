@@ -156,7 +156,11 @@ atomic_progress(struct spinnic_engine *eng, struct out_op *op)
 		return 0;
 	}
 	memcpy(pay, cmd->operand, cmd->operand_len);
-	rc = cmd->length == 0 ? 0 :
+	if (cmd->flags & SPINNIC_CMD_F_INLINE)
+		/* the values came with the command, after the operand */
+		memcpy(pay + cmd->operand_len, cmd->operand + cmd->operand_len,
+		       cmd->length);
+	rc = cmd->length == 0 || (cmd->flags & SPINNIC_CMD_F_INLINE) ? 0 :
 		(cmd->md_options & SPINNIC_PTL_IOVEC) ?
 		ptl_md_access(op->c, cmd->md, cmd->local_offset,
 			      pay + cmd->operand_len, cmd->length, false) :
@@ -209,7 +213,8 @@ put_packet(struct spinnic_engine *eng, struct out_op *op, uint32_t len,
 		return NULL;
 	if (op->cmd.flags & SPINNIC_CMD_F_INLINE) {
 		/* the bytes came with the command (one packet: length <=
-		 * SPINNIC_ATOMIC_OPERAND); a resend uses rel_tx.c's copy */
+		 * SPINNIC_ATOMIC_OPERAND); a resend uses the copy rel_tx.c
+		 * keeps */
 		memcpy(pay, op->cmd.operand + op->off, len);
 		*rc = 0;
 		return m;

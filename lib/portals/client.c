@@ -49,7 +49,9 @@ ptl_nic_conf_default(struct ptl_nic_conf *conf_p, uint32_t nid)
 	conf_p->limits.max_fetch_atomic_size = UINT64_MAX;
 	conf_p->limits.max_waw_ordered_size = UINT64_MAX;
 	conf_p->limits.max_war_ordered_size = UINT64_MAX;
-	conf_p->limits.max_volatile_size = 64;
+	/* PTL_MD_VOLATILE: the bytes travel in the command (inline), a
+	 * conditional swap's compare value beside them: 16 + 16 <= 32 */
+	conf_p->limits.max_volatile_size = SPINNIC_ATOMIC_OPERAND / 2;
 }
 
 /*

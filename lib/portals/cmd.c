@@ -89,6 +89,10 @@ cmd_check_atomic(struct ptl_client *c, const struct ptl_ni *ni,
 		out->operand_len = (uint8_t)esize;
 		memcpy(out->operand, cmd->operand, esize);
 	}
+	/* inline values follow the compare value */
+	if ((cmd->flags & SPINNIC_CMD_F_INLINE) &&
+	    out->operand_len + cmd->length > SPINNIC_ATOMIC_OPERAND)
+		return SPINNIC_PTL_NI_OP_VIOLATION;
 	if (!fetch)
 		return 0;
 	gmd = ptl_md_get(c, cmd->get_md, NULL);
@@ -125,10 +129,10 @@ cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	*eq_p = md->eq;
 	if (ptl_cmd_sput(cmd->op))
 		return cmd_check_sput(c, ni, md, cmd, out);
-	if ((cmd->flags != 0 && !(cmd->op == SPINNIC_CMD_PUT &&
+	if ((cmd->flags != 0 && !((cmd->op == SPINNIC_CMD_PUT ||
+				   ptl_cmd_atomic(cmd->op)) &&
 				  cmd->flags == SPINNIC_CMD_F_INLINE &&
-				  cmd->length <= SPINNIC_ATOMIC_OPERAND &&
-				  !(md->options & SPINNIC_PTL_IOVEC))) ||
+				  cmd->length <= SPINNIC_ATOMIC_OPERAND)) ||
 	    cmd->target.pid == SPINNIC_PTL_PID_ANY ||
 	    cmd->target.nid == SPINNIC_PTL_NID_ANY ||
 	    cmd->pt_index > (uint32_t)max->max_pt_index ||
@@ -172,8 +176,9 @@ cmd_check(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	out->md_start = md->start;
 	out->md_length = md->length;
 	if (cmd->flags & SPINNIC_CMD_F_INLINE) {
-		/* the payload shares the union with the sput fields */
-		memcpy(out->operand, cmd->operand, cmd->length);
+		/* the bytes share the union with the sput fields (a SWAP's
+		 * compare value first: cmd_check_atomic) */
+		memcpy(out->operand, cmd->operand, SPINNIC_ATOMIC_OPERAND);
 		out->stream = 0;
 		out->msg_length = 0;
 		out->blob = 0;

@@ -273,10 +273,11 @@ enum spinnic_cmd_op {
 /** SPUT_STREAM flags: this piece ends the message (the pieces must then
  *  add up to the declared length). */
 #define SPINNIC_CMD_F_EOM 1u
-/** PUT flags: the payload (length <= SPINNIC_ATOMIC_OPERAND bytes, not an
- *  iovec MD) travels in the command's operand, copied by the client when it
- *  posted: the NIC reads no host memory for it (doc/NOTES.md "Inline
- *  puts"). The MD range is checked all the same. */
+/** PUT, ATOMIC, FETCH_ATOMIC, SWAP flags: the bytes read from the MD
+ *  (length bytes, after a SWAP's compare value: SPINNIC_ATOMIC_OPERAND in
+ *  all; an iovec MD's gathered) travel in the command's operand, copied by the
+ *  client when it posted: the NIC reads no host memory for them
+ *  (doc/NOTES.md "Inline puts"). The MD range is checked all the same. */
 #define SPINNIC_CMD_F_INLINE 2u
 /** Largest serialized type a PROCESS_PUT may name (bytes). */
 #define SPINNIC_PROC_BLOB_MAX (1u << 20)

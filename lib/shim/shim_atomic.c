@@ -20,7 +20,7 @@ shim_atomic_cmd(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
 		ptl_match_bits_t match_bits, ptl_size_t remote_offset,
 		void *user_ptr, ptl_hdr_data_t hdr_data, const void *operand,
 		ptl_op_t operation, ptl_datatype_t datatype,
-		struct spinnic_cmd *cmd_p)
+		struct spinnic_cmd *cmd_p, const struct shim_md **md_p)
 {
 	size_t esize = spinnic_atomic_size((unsigned)datatype);
 	bool fetch = op != SPINNIC_CMD_ATOMIC;
@@ -39,7 +39,7 @@ shim_atomic_cmd(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
 	}
 	rc = shim_data_cmd(op, put_md, put_offset, length, ack_req, target_id,
 			   pt_index, match_bits, remote_offset, user_ptr,
-			   hdr_data, &cmd, &ni, NULL);
+			   hdr_data, &cmd, &ni, md_p);
 	if (rc != 0)
 		return rc;
 	max = fetch ? ni->limits.max_fetch_atomic_size :
@@ -87,14 +87,20 @@ atomic_cmd(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
 	   ptl_size_t remote_offset, void *user_ptr, ptl_hdr_data_t hdr_data,
 	   const void *operand, ptl_op_t operation, ptl_datatype_t datatype)
 {
+	const struct shim_md *md;
 	struct spinnic_cmd cmd;
 	int rc = shim_atomic_cmd(op, put_md, put_offset, get_md, get_offset,
 				 length, ack_req, target_id, pt_index,
 				 match_bits, remote_offset, user_ptr,
 				 hdr_data, operand, operation, datatype,
-				 &cmd);
+				 &cmd, &md);
 
-	return rc != 0 ? rc : shim_cmd_post(&cmd);
+	if (rc != 0)
+		return rc;
+	shim_cmd_inline(md, &cmd, op == SPINNIC_CMD_SWAP &&
+			operation != PTL_SWAP ?
+			spinnic_atomic_size((unsigned)datatype) : 0);
+	return shim_cmd_post(&cmd);
 }
 
 int

@@ -100,6 +100,7 @@ struct shim_ct {
 struct shim_md {
 	uint64_t start;
 	uint64_t length;           /* bytes (summed for PTL_IOVEC) */
+	uint64_t entries;          /* PTL_IOVEC: ptl_iovec_t at start */
 	unsigned int options;
 	bool has_eq, has_ct;       /* an EQ, a CT: which acks it can take */
 };
@@ -464,7 +465,19 @@ int shim_atomic_cmd(uint16_t op, ptl_handle_md_t put_md,
 		    ptl_size_t remote_offset, void *user_ptr,
 		    ptl_hdr_data_t hdr_data, const void *operand,
 		    ptl_op_t operation, ptl_datatype_t datatype,
-		    struct spinnic_cmd *cmd_p);
+		    struct spinnic_cmd *cmd_p, const struct shim_md **md_p);
+/**
+ * Carry the bytes a PUT or an atomic reads from its MD in the command
+ * (SPINNIC_CMD_F_INLINE): always from a PTL_MD_VOLATILE MD (the buffer is
+ * the caller's again when the call returns; shim_data_cmd bounds the
+ * length), and for other MDs where the NIC would need a system call to
+ * read them (outside the region; not an MD over all memory, whose offsets
+ * only the NIC's checked read may touch). @p lead: bytes of the operand
+ * already used (a conditional swap's compare value). Not for triggered
+ * operations: they read the MD when they fire.
+ */
+void shim_cmd_inline(const struct shim_md *md, struct spinnic_cmd *cmd,
+		     size_t lead);
 /** An increment of PtlCTInc/PtlTriggeredCTInc: the specification lets
  *  only one of success and failure be non-zero. */
 static inline bool

@@ -90,6 +90,7 @@ PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
 	o->nic_id = msg.u.md.md;
 	o->u.md.start = (uint64_t)(uintptr_t)md->start;
 	o->u.md.length = bytes;
+	o->u.md.entries = (md->options & PTL_IOVEC) ? md->length : 0;
 	o->u.md.options = md->options;
 	o->u.md.has_eq = eq != SPINNIC_HANDLE_NONE;
 	o->u.md.has_ct = ct != SPINNIC_HANDLE_NONE;

@@ -44,7 +44,10 @@ shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	    (unsigned)ack_req > PTL_OC_ACK_REQ || pt_index == PTL_PT_ANY ||
 	    (ni->limits.max_pt_index >= 0 &&
 	     pt_index > (ptl_pt_index_t)ni->limits.max_pt_index) ||
-	    (ni->limits.max_msg_size > 0 && length > ni->limits.max_msg_size)) {
+	    (ni->limits.max_msg_size > 0 && length > ni->limits.max_msg_size) ||
+	    /* a volatile MD's bytes are copied at the call (shim_cmd_inline) */
+	    (op != SPINNIC_CMD_GET && (o->u.md.options & PTL_MD_VOLATILE) &&
+	     length > ni->limits.max_volatile_size)) {
 		SHIM_DBG("bad MD handle %#llx, range %llu+%llu, ack %d or PT %u",
 			 (unsigned long long)md_handle,
 			 (unsigned long long)local_offset,
@@ -74,26 +77,51 @@ shim_data_cmd(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	return 0;
 }
 
-/*
- * A small put from outside the region carries its bytes in the command
- * (SPINNIC_CMD_F_INLINE, doc/NOTES.md "Inline puts"): the NIC then reads
- * no host memory, which outside the region costs it a process_vm_readv.
- * Not from an iovec MD, nor from one that starts at address 0 (all of
- * memory: its offsets are addresses only the NIC's checked read may touch;
- * a bad one is a SEND event with PTL_NI_SEGV, not a fault in the caller).
- */
-static void
-put_inline(const struct shim_md *md, struct spinnic_cmd *cmd)
+/* Copy [off, off + len) of iovec MD @p md into @p dst. @return 0, or
+ * -EINVAL when the entries end before it */
+static int
+iov_gather(const struct shim_md *md, uint64_t off, void *dst, size_t len)
 {
+	const ptl_iovec_t *iov = (const ptl_iovec_t *)(uintptr_t)md->start;
+	uint8_t *d = dst;
+	ptl_size_t i;
+
+	for (i = 0; i < md->entries && len > 0; i++) {
+		size_t take;
+
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		take = iov[i].iov_len - off < len ? iov[i].iov_len - off : len;
+		memcpy(d, (const uint8_t *)iov[i].iov_base + off, take);
+		d += take;
+		len -= take;
+		off = 0;
+	}
+	return len == 0 ? 0 : -EINVAL;
+}
+
+void
+shim_cmd_inline(const struct shim_md *md, struct spinnic_cmd *cmd,
+		size_t lead)
+{
+	bool vol = md->options & PTL_MD_VOLATILE;
 	const void *src;
 
-	if (cmd->length == 0 || cmd->length > SPINNIC_ATOMIC_OPERAND ||
-	    md->start == 0 || (md->options & PTL_IOVEC))
+	if (cmd->length == 0 || lead + cmd->length > SPINNIC_ATOMIC_OPERAND)
 		return;
+	if (md->options & PTL_IOVEC) {
+		/* the NIC walks the entries itself unless asked to copy */
+		if (vol && iov_gather(md, cmd->local_offset,
+				      cmd->operand + lead, cmd->length) == 0)
+			cmd->flags = SPINNIC_CMD_F_INLINE;
+		return;
+	}
 	src = (const void *)(uintptr_t)(md->start + cmd->local_offset);
-	if (shim_in_region(src, cmd->length))
+	if (!vol && (md->start == 0 || shim_in_region(src, cmd->length)))
 		return;
-	memcpy(cmd->operand, src, cmd->length);
+	memcpy(cmd->operand + lead, src, cmd->length);
 	cmd->flags = SPINNIC_CMD_F_INLINE;
 }
 
@@ -114,7 +142,7 @@ data_op(uint16_t op, ptl_handle_md_t md_handle, ptl_size_t local_offset,
 	if (rc != 0)
 		return rc;
 	if (op == SPINNIC_CMD_PUT)
-		put_inline(md, &cmd);
+		shim_cmd_inline(md, &cmd, 0);
 	return shim_cmd_post(&cmd);
 }
 

@@ -82,7 +82,7 @@ trig_atomic(uint16_t op, ptl_handle_md_t put_md, ptl_size_t put_offset,
 				 length, ack_req, target_id, pt_index,
 				 match_bits, remote_offset, user_ptr,
 				 hdr_data, operand, operation, datatype,
-				 &cmd);
+				 &cmd, NULL);
 
 	return rc != 0 ? rc : shim_trig_post(&cmd, trig_ct_handle, threshold);
 }

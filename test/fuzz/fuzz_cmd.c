@@ -105,11 +105,10 @@ check_cmd(const struct cmd_env *ce, const struct ptl_cmd *c)
 	/* streaming and processed puts (lib/portals/cmd.c) */
 	FZ_CHECK(c->flags == 0 || (c->op == SPINNIC_CMD_SPUT_STREAM &&
 				   c->flags == SPINNIC_CMD_F_EOM) ||
-		 (c->op == SPINNIC_CMD_PUT &&
+		 ((c->op == SPINNIC_CMD_PUT || ptl_cmd_atomic(c->op)) &&
 		  c->flags == SPINNIC_CMD_F_INLINE &&
-		  c->length <= SPINNIC_ATOMIC_OPERAND &&
-		  c->stream == 0 && c->msg_length == 0 && c->count == 0 &&
-		  !(c->md_options & SPINNIC_PTL_IOVEC)));
+		  c->operand_len + c->length <= SPINNIC_ATOMIC_OPERAND &&
+		  c->stream == 0 && c->msg_length == 0 && c->count == 0));
 	if (c->op == SPINNIC_CMD_SPUT_START || c->op == SPINNIC_CMD_SPUT_STREAM)
 		FZ_CHECK(c->stream < SPINNIC_SPUT_MAX);
 	if (c->op == SPINNIC_CMD_SPUT_START)

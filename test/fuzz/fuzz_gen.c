@@ -548,6 +548,30 @@ cmd_atomic(uint16_t op, uint32_t ni, uint32_t md, uint32_t get_md,
 	out_put(&c, sizeof(c));
 }
 
+/* An atomic whose values (after @p lead bytes of compare value) travel in
+ * the command (SPINNIC_CMD_F_INLINE) */
+static void
+cmd_atomic_inline(uint16_t op, uint32_t ni, uint32_t md, uint32_t get_md,
+		  uint64_t len, uint8_t aop, uint8_t atype)
+{
+	struct spinnic_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	c.flags = SPINNIC_CMD_F_INLINE;
+	c.ni = ni;
+	c.md = md;
+	c.length = len;
+	c.target.nid = FZ_PEER_NID;
+	c.target.pid = FZ_PEER_PID;
+	c.match_bits = 0x42;
+	c.get_md = op == SPINNIC_CMD_ATOMIC ? 0 : get_md;
+	c.atomic_op = aop;
+	c.atomic_type = atype;
+	memset(c.operand, 0x11, sizeof(c.operand));
+	out_put(&c, sizeof(c));
+}
+
 /* TRIG (trigger CT, threshold) followed by its operation */
 static void
 cmd_trig(uint32_t ni, uint32_t ct, uint64_t threshold)
@@ -689,13 +713,19 @@ gen_cmd(void)
 	out_u(1, 1);
 	cmd_put(SPINNIC_CMD_GET, o.ni, md[0], 0, 16);
 	out_write("cmd", "04-head-jump");
-	/* inline puts: good, too long, not a put */
+	/* inline puts and atomics: good, too long, not a put */
 	out_reset();
-	out_u(4 | (2 << 4), 1);
+	out_u(7 | (2 << 4), 1);
 	cmd_inline(SPINNIC_CMD_PUT, o.ni, md[0], 8, 8);
 	cmd_inline(SPINNIC_CMD_PUT, o.ni, md[0], 0, SPINNIC_ATOMIC_OPERAND);
 	cmd_inline(SPINNIC_CMD_PUT, o.ni, md[0], 0, SPINNIC_ATOMIC_OPERAND + 1);
 	cmd_inline(SPINNIC_CMD_GET, o.ni, md[1], 0, 8);
+	cmd_atomic_inline(SPINNIC_CMD_ATOMIC, o.ni, md[0], 0, 8,
+			  SPINNIC_PTL_SUM, SPINNIC_PTL_INT64_T);
+	cmd_atomic_inline(SPINNIC_CMD_SWAP, o.ni, md[0], md[1], 16,
+			  SPINNIC_PTL_CSWAP, SPINNIC_PTL_DOUBLE_COMPLEX);
+	cmd_atomic_inline(SPINNIC_CMD_SWAP, o.ni, md[0], md[1], 32,
+			  SPINNIC_PTL_CSWAP, SPINNIC_PTL_LONG_DOUBLE_COMPLEX);
 	out_write("cmd", "11-inline");
 	/* streaming and processed puts, good then bad */
 	out_reset();

@@ -9,6 +9,11 @@
  *    put packet to it is counted in wb_pkts;
  *  - one put in four lands on a page the target unmapped: those fail
  *    (ACK with a failure) and only those; every other byte is checked.
+ *  - PTL_MD_VOLATILE (max_volatile_size bytes): the buffer is the
+ *    caller's again when PtlPut, PtlAtomic or PtlSwap returns, in the
+ *    region, in malloc'd memory and through an iovec MD: rewritten at once,
+ *    the target still gets the bytes of the call; one byte more is
+ *    PTL_ARG_INVALID.
  * Again over the lossy link (itest_outside_lossy): resends of inline puts
  * come from the copy kept in the window entry.
  * The clients are forked children linked with libspinnic (kid.c).
@@ -22,6 +27,7 @@
 #include <unistd.h>
 
 #include <portals4.h>
+#include <spin.h>
 
 #include "harness.h"
 #include "kid.h"
@@ -104,6 +110,147 @@ target_main(struct kid *self, void *arg)
 
 /* ---- the initiator (node 0) --------------------------------------------- */
 
+/* Wait until @p ct counts @p want. @return 0 or 1 */
+static int
+ct_reach(struct kid *self, ptl_handle_ct_t ct, ptl_size_t want)
+{
+	ptl_ct_event_t ev;
+
+	KCHECK(self, PtlCTWait(ct, want, &ev) == PTL_OK && ev.failure == 0,
+	       "PtlCTWait %llu: success %llu failure %llu",
+	       (unsigned long long)want, (unsigned long long)ev.success,
+	       (unsigned long long)ev.failure);
+	return 0;
+}
+
+/* A volatile MD over @p buf (@p iov_n > 0: an iovec MD of that many
+ * entries at @p buf) */
+static int
+vol_md(struct kid_ni *n, void *buf, ptl_size_t len, unsigned iov_n,
+       ptl_handle_md_t *mdh)
+{
+	ptl_md_t md;
+
+	memset(&md, 0, sizeof(md));
+	md.start = buf;
+	md.length = iov_n > 0 ? iov_n : len;
+	md.eq_handle = PTL_EQ_NONE;
+	md.ct_handle = PTL_CT_NONE;
+	md.options = PTL_MD_VOLATILE | (iov_n > 0 ? PTL_IOVEC : 0);
+	return PtlMDBind(n->ni, &md, mdh) == PTL_OK ? 0 : -1;
+}
+
+/* PTL_MD_VOLATILE: puts and atomics to this client's own ME, the source
+ * rewritten as soon as the call returns */
+static int
+volatile_checks(struct kid *self, struct kid_ni *n)
+{
+	uint8_t *reg = spin_host_alloc(64), *heap = malloc(64);
+	/* the landing ME and the atomics' MD in the region: node 0 makes
+	 * no process_vm call for them (checked at the end) */
+	int64_t *land = spin_host_alloc(64);
+	int64_t *opnd = spin_host_alloc(2 * sizeof(int64_t));
+	const ptl_size_t vmax = n->lim.max_volatile_size;
+	/* the iovec array in the region too (the NIC loads it at bind) */
+	ptl_iovec_t *iov = spin_host_alloc(2 * sizeof(*iov));
+	ptl_handle_md_t mdh;
+	ptl_handle_ct_t ct;
+	ptl_handle_me_t meh;
+	ptl_size_t got = 0;
+	ptl_me_t me;
+	unsigned k;
+
+	KCHECK(self, reg && heap && land && opnd && iov, "memory");
+	KCHECK(self, vmax >= 8 && vmax <= 32, "max_volatile_size %llu",
+	       (unsigned long long)vmax);
+	KCHECK(self, PtlCTAlloc(n->ni, &ct) == PTL_OK, "PtlCTAlloc");
+	memset(&me, 0, sizeof(me));
+	me.start = land;
+	me.length = 64;
+	me.ct_handle = ct;
+	me.uid = PTL_UID_ANY;
+	me.options = PTL_ME_OP_PUT | PTL_ME_OP_GET |
+		     PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_COMM_DISABLE |
+		     PTL_ME_EVENT_CT_COMM;
+	me.match_id.phys.nid = PTL_NID_ANY;
+	me.match_id.phys.pid = PTL_PID_ANY;
+	me.match_bits = MATCH + 1;
+	KCHECK(self, PtlMEAppend(n->ni, n->pt, &me, PTL_PRIORITY_LIST, NULL,
+				 &meh) == PTL_OK, "PtlMEAppend");
+	/* puts from the region, from malloc'd memory, through an iovec */
+	for (k = 0; k < 3; k++) {
+		uint8_t *src = k == 0 ? reg : heap;
+		unsigned i;
+
+		for (i = 0; i < vmax; i++)
+			src[i] = (uint8_t)(0x40 + k * 16 + i);
+		iov[0].iov_base = src;
+		iov[0].iov_len = vmax / 2;
+		iov[1].iov_base = src + vmax / 2;
+		iov[1].iov_len = vmax - vmax / 2;
+		KCHECK(self, (k == 2 ? vol_md(n, iov, 0, 2, &mdh) :
+			      vol_md(n, src, 64, 0, &mdh)) == 0, "MD %u", k);
+		memset(land, 0, 64);
+		KCHECK(self, PtlPut(mdh, 0, vmax + 1, PTL_NO_ACK_REQ, n->id,
+				    n->pt, MATCH + 1, 0, NULL, 0) ==
+		       PTL_ARG_INVALID, "a volatile put over %llu B taken",
+		       (unsigned long long)vmax);
+		KCHECK(self, PtlPut(mdh, 0, vmax, PTL_NO_ACK_REQ, n->id,
+				    n->pt, MATCH + 1, 0, NULL, 0) == PTL_OK,
+		       "volatile PtlPut %u", k);
+		memset(src, 0xee, vmax); /* the caller's again */
+		if (ct_reach(self, ct, ++got) != 0)
+			return 1;
+		for (i = 0; i < vmax; i++)
+			KCHECK(self, ((uint8_t *)land)[i] ==
+			       (uint8_t)(0x40 + k * 16 + i),
+			       "volatile put %u: byte %u is %#x", k, i,
+			       ((uint8_t *)land)[i]);
+		PtlMDRelease(mdh);
+	}
+	/* an atomic and a compare-and-swap: volatile in the region too */
+	KCHECK(self, vol_md(n, opnd, 2 * sizeof(int64_t), 0, &mdh) == 0,
+	       "atomic MD");
+	land[0] = 10;
+	opnd[0] = 5;
+	KCHECK(self, PtlAtomic(mdh, 0, sizeof(int64_t), PTL_NO_ACK_REQ,
+			       n->id, n->pt, MATCH + 1, 0, NULL, 0, PTL_SUM,
+			       PTL_INT64_T) == PTL_OK, "volatile PtlAtomic");
+	opnd[0] = 1000;
+	if (ct_reach(self, ct, ++got) != 0)
+		return 1;
+	KCHECK(self, land[0] == 15, "volatile atomic: %lld, want 15",
+	       (long long)land[0]);
+	{
+		int64_t cmp = 15;
+
+		opnd[0] = 77;
+		KCHECK(self, PtlSwap(mdh, sizeof(int64_t), mdh, 0,
+				     sizeof(int64_t), n->id, n->pt,
+				     MATCH + 1, 0, NULL, 0, &cmp, PTL_CSWAP,
+				     PTL_INT64_T) == PTL_OK,
+		       "volatile PtlSwap");
+		opnd[0] = 99;
+		if (ct_reach(self, ct, ++got) != 0)
+			return 1;
+		/* the old value comes back into the MD: wait for it */
+		for (k = 0; k < 100000 && opnd[1] != 15; k++)
+			usleep(10);
+		KCHECK(self, land[0] == 77 && opnd[1] == 15,
+		       "volatile CSWAP: target %lld (want 77), old %lld",
+		       (long long)land[0], (long long)opnd[1]);
+	}
+	PtlMDRelease(mdh);
+	PtlMEUnlink(meh);
+	PtlCTFree(ct);
+	spin_host_free(reg);
+	spin_host_free(iov);
+	free(heap);
+	spin_host_free(land);
+	spin_host_free(opnd);
+	return 0;
+}
+
 static int
 initiator_main(struct kid *self, void *arg)
 {
@@ -168,6 +315,8 @@ initiator_main(struct kid *self, void *arg)
 		}
 		done++;
 	}
+	if (volatile_checks(self, &n) != 0)
+		return 1;
 	kid_say(self, "acks ok=%u fail=%u", ok, fail);
 	PtlMDRelease(mdh);
 	free(src);
