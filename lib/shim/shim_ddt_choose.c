@@ -132,9 +132,28 @@ cheapest_nic(const struct shim_ddt_costs *c, const struct shim_ddt_feat *f,
 }
 
 void
+shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns)
+{
+	if (!(ns >= 0.0) || ns > 1e12)
+		return; /* NaN, negative or absurd: not a time */
+	*ewma_p = *n_p == 0 ? ns :
+		*ewma_p + SHIM_DDT_EWMA_ALPHA * (ns - *ewma_p);
+	if (*n_p < UINT32_MAX)
+		(*n_p)++;
+}
+
+void
 shim_ddt_choose(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 		const struct shim_ddt_feat *f, bool ready,
 		struct shim_ddt_choice *ch_p)
+{
+	shim_ddt_choose_obs(ch, c, f, NULL, ready, ch_p);
+}
+
+void
+shim_ddt_choose_obs(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
+		    const struct shim_ddt_feat *f, const struct shim_ddt_obs *o,
+		    bool ready, struct shim_ddt_choice *ch_p)
 {
 	double tn, th;
 
@@ -156,6 +175,12 @@ shim_ddt_choose(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 	} else {
 		ch_p->nic = cheapest_nic(c, f, &tn);
 		th = shim_ddt_predict(c, SPIN_TYPE_HOST, f);
+		/* measured beats predicted once there are enough samples */
+		if (o != NULL && o->n_host >= SHIM_DDT_OBS_MIN)
+			th = o->host_ns;
+		if (o != NULL && o->n_nic >= SHIM_DDT_OBS_MIN &&
+		    ch_p->nic != SPIN_TYPE_HOST)
+			tn = o->nic_ns;
 		/* no host cost in the table: the host path cannot be judged,
 		 * so the NIC wins when offered */
 		ch_p->prepare = ch_p->nic != SPIN_TYPE_HOST &&
