@@ -698,6 +698,8 @@ prep_block_ns(void)
 /* ---- the real NIC ---------------------------------------------------------- */
 
 #define CALIB_CAP (128u << 10)
+/* a message not received in this time fails its point */
+#define CALIB_EV_TIMEOUT_NS 2000000000ull
 
 int
 shim_calib_nic_open(ptl_handle_ni_t ni, struct shim_calib_nic *n)
@@ -829,8 +831,16 @@ shim_calib_measure_nic(void *arg, enum spin_type_strategy s, int64_t blk,
 		spin_typed_recv_cancel(r);
 		return -EIO;
 	}
+	/* busy-polled: a futex wake-up would add tens of µs of noise */
 	for (;;) {
-		rc = PtlEQWait(n->eq, &ev);
+		rc = PtlEQGet(n->eq, &ev);
+		if (rc == PTL_EQ_EMPTY) {
+			if (now_ns() - a > CALIB_EV_TIMEOUT_NS) {
+				spin_typed_recv_cancel(r);
+				return -ETIMEDOUT;
+			}
+			continue;
+		}
 		if (rc != PTL_OK && rc != PTL_EQ_DROPPED)
 			return -EIO;
 		if (rc == PTL_OK && ev.type == PTL_EVENT_PUT &&
