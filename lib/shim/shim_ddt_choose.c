@@ -131,15 +131,16 @@ cheapest_nic(const struct shim_ddt_costs *c, const struct shim_ddt_feat *f,
 	return best;
 }
 
-void
+bool
 shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns)
 {
 	if (!(ns >= 0.0) || ns > 1e12)
-		return; /* NaN, negative or absurd: not a time */
+		return false; /* NaN, negative or absurd: not a time */
 	*ewma_p = *n_p == 0 ? ns :
 		*ewma_p + SHIM_DDT_EWMA_ALPHA * (ns - *ewma_p);
 	if (*n_p < UINT32_MAX)
 		(*n_p)++;
+	return true;
 }
 
 void

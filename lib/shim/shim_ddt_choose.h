@@ -96,8 +96,10 @@ struct shim_ddt_obs {
 };
 
 /** Fold sample @p ns into EWMA @p *ewma_p of @p *n_p samples (the first
- *  sample is taken as is; later ones with SHIM_DDT_EWMA_ALPHA). */
-void shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns);
+ *  sample is taken as is; later ones with SHIM_DDT_EWMA_ALPHA).
+ *  @return false when @p ns is not a time (NaN, negative, over 1000 s):
+ *  ignored */
+bool shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns);
 
 /** shim_ddt_choose() with measured times: in AWARE mode with a table, an
  *  estimate of SHIM_DDT_OBS_MIN samples or more replaces the table's

@@ -832,12 +832,15 @@ shim_lc_stats_get(struct shim_lc_stats *s_p)
 void
 shim_lc_observe(struct shim_lc_entry *e, bool nic, double ns)
 {
+	bool ok;
+
 	pthread_mutex_lock(&lc.lock);
 	if (nic)
-		shim_ddt_obs_add(&e->obs.nic_ns, &e->obs.n_nic, ns);
+		ok = shim_ddt_obs_add(&e->obs.nic_ns, &e->obs.n_nic, ns);
 	else
-		shim_ddt_obs_add(&e->obs.host_ns, &e->obs.n_host, ns);
-	lc.st.observed++;
+		ok = shim_ddt_obs_add(&e->obs.host_ns, &e->obs.n_host, ns);
+	if (ok)
+		lc.st.observed++;
 	pthread_mutex_unlock(&lc.lock);
 }
 
@@ -858,12 +861,10 @@ shim_lc_observe_unpack(struct shim_lc_entry *e, double unpack_ns)
 	model = shim_ddt_predict(c, SPIN_TYPE_HOST, &e->feat);
 	part = c->unpack_byte_ns * (double)e->feat.size +
 		c->unpack_block_ns * (double)e->feat.nblocks;
-	if (model >= 0.0) {
-		shim_ddt_obs_add(&e->obs.host_ns, &e->obs.n_host,
-				 (model > part ? model - part : 0.0) +
-				 unpack_ns);
+	if (model >= 0.0 &&
+	    shim_ddt_obs_add(&e->obs.host_ns, &e->obs.n_host,
+			     (model > part ? model - part : 0.0) + unpack_ns))
 		lc.st.observed++;
-	}
 	pthread_mutex_unlock(&lc.lock);
 }
 
