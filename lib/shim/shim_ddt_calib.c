@@ -2,7 +2,7 @@
 /*
  * Layout-aware typed receives: calibration of the `aware` cost table.
  * Self-sends through the real NIC (every strategy on four vector layouts,
- * interleaved, medians), fitted to the per-message, per-byte and
+ * interleaved, lower quartiles), fitted to the per-message, per-byte and
  * per-block costs of struct shim_ddt_cost; a text cache file per machine
  * and spinnic setting, read back as hostile input (every field checked)
  * and written atomically.
@@ -500,7 +500,11 @@ static const struct {
 	[L_C] = { 64, 1024, true },
 	[L_D] = { 64, 1024, false },
 };
-#define CALIB_REPS 5
+/* Timed messages per point; the point is their lower quartile: on a CPU
+ * shared with spinnic's lcore and other processes, interference only adds
+ * time, and the median of a few samples moved the fitted per-block costs
+ * by 10x between runs under load (differences of medians). */
+#define CALIB_REPS 8
 
 /* Strategies measured, host first (the table is useless without it). */
 static const enum spin_type_strategy meas_strats[] = {
@@ -515,7 +519,7 @@ clamp0(double v)
 	return isfinite(v) && v > 0.0 ? v : 0.0;
 }
 
-/* Fit strategy s from its medians t[L_A..L_D] (negative: not measured). */
+/* Fit strategy s from its points t[L_A..L_D] (negative: not measured). */
 static void
 fit_one(enum spin_type_strategy s, const double *t, uint32_t payload,
 	uint32_t nhpu, struct shim_ddt_cost *k)
@@ -561,7 +565,7 @@ int
 shim_calib_run(shim_calib_measure_fn fn, void *arg, uint32_t payload,
 	       uint32_t nhpu, struct shim_calib *c_p)
 {
-	double med[NMEAS][L_COUNT], smp[CALIB_REPS];
+	double med[NMEAS][L_COUNT], smp[NMEAS][CALIB_REPS];
 	uint64_t t0 = now_ns(), budget = SHIM_CALIB_BUDGET_MS * 1000000ull;
 	bool over = false;
 	size_t i;
@@ -578,29 +582,39 @@ shim_calib_run(shim_calib_measure_fn fn, void *arg, uint32_t payload,
 		for (l = 0; l < L_COUNT; l++)
 			med[i][l] = -1.0;
 	for (l = 0; l < L_COUNT && !over; l++) {
-		for (i = 0; i < NMEAS && !over; i++) {
-			double x;
-			int n = 0;
+		bool ok[NMEAS];
+		int n[NMEAS];
 
-			/* one untimed message first: the object is
-			 * uploaded, caches are warm */
-			if (fn(arg, meas_strats[i], layouts[l].blk,
-			       layouts[l].nblocks, layouts[l].in_region,
-			       &x) != 0)
-				continue;
-			for (r = 0; r < CALIB_REPS; r++) {
-				if (fn(arg, meas_strats[i], layouts[l].blk,
-				       layouts[l].nblocks,
-				       layouts[l].in_region, &x) != 0)
-					break;
-				smp[n++] = x;
-			}
-			if (n == CALIB_REPS) {
-				qsort(smp, (size_t)n, sizeof(double), dbl_cmp);
-				med[i][l] = smp[n / 2];
+		/* one untimed message per strategy first: the object is
+		 * uploaded, caches are warm */
+		for (i = 0; i < NMEAS; i++) {
+			double x;
+
+			n[i] = 0;
+			ok[i] = fn(arg, meas_strats[i], layouts[l].blk,
+				   layouts[l].nblocks, layouts[l].in_region,
+				   &x) == 0;
+		}
+		/* interleaved: a burst of interference hits every strategy
+		 * of a layout alike */
+		for (r = 0; r < CALIB_REPS && !over; r++) {
+			for (i = 0; i < NMEAS; i++) {
+				if (!ok[i])
+					continue;
+				ok[i] = fn(arg, meas_strats[i],
+					   layouts[l].blk, layouts[l].nblocks,
+					   layouts[l].in_region,
+					   &smp[i][r]) == 0;
+				n[i]++;
 			}
 			over = now_ns() - t0 > budget;
 		}
+		for (i = 0; i < NMEAS; i++)
+			if (ok[i] && n[i] == CALIB_REPS) {
+				qsort(smp[i], CALIB_REPS, sizeof(double),
+				      dbl_cmp);
+				med[i][l] = smp[i][CALIB_REPS / 4];
+			}
 	}
 	for (i = 0; i < NMEAS; i++)
 		fit_one(meas_strats[i], med[i], payload, nhpu,
@@ -617,7 +631,8 @@ shim_calib_run(shim_calib_measure_fn fn, void *arg, uint32_t payload,
 	return 0;
 }
 
-/* Time f on a vector of nblocks blocks of blk bytes (median of 5). */
+/* Time an unpack (or a flattening) of a vector of nblocks blocks of blk
+ * bytes (lower quartile of CALIB_REPS). */
 static int
 time_unpack(int64_t blk, int64_t nblocks, bool flatten, double *ns_p)
 {
@@ -656,7 +671,7 @@ time_unpack(int64_t blk, int64_t nblocks, bool flatten, double *ns_p)
 			smp[r] = (double)(now_ns() - a);
 	}
 	qsort(smp, CALIB_REPS, sizeof(double), dbl_cmp);
-	*ns_p = smp[CALIB_REPS / 2];
+	*ns_p = smp[CALIB_REPS / 4];
 out:
 	free(iov);
 	free(src);
@@ -701,6 +716,30 @@ prep_block_ns(void)
 /* a message not received in this time fails its point */
 #define CALIB_EV_TIMEOUT_NS 2000000000ull
 
+/* A PT for the self-sends from the top of the NI's table: an application
+ * allocating fixed low indices while the calibration runs does not find
+ * one taken (PTL_PT_ANY would take the lowest free). */
+static int
+calib_pt_alloc(struct shim_calib_nic *n)
+{
+	const struct shim_ni *sni = shim_to_ni(n->ni, NULL);
+	ptl_pt_index_t top, i;
+	int rc = PTL_PT_FULL;
+
+	if (sni == NULL)
+		return PTL_ARG_INVALID;
+	top = (ptl_pt_index_t)sni->limits.max_pt_index;
+	for (i = 0; i < 16 && i <= top; i++) {
+		rc = PtlPTAlloc(n->ni, 0, n->eq, top - i, &n->pt);
+		if (rc == PTL_OK)
+			return rc;
+		n->pt = PTL_PT_ANY;
+		if (rc != PTL_PT_IN_USE)
+			break;
+	}
+	return rc;
+}
+
 int
 shim_calib_nic_open(ptl_handle_ni_t ni, struct shim_calib_nic *n)
 {
@@ -725,7 +764,7 @@ shim_calib_nic_open(ptl_handle_ni_t ni, struct shim_calib_nic *n)
 	if (rc == PTL_OK)
 		rc = PtlEQAlloc(ni, 64, &n->eq);
 	if (rc == PTL_OK)
-		rc = PtlPTAlloc(ni, 0, n->eq, PTL_PT_ANY, &n->pt);
+		rc = calib_pt_alloc(n);
 	if (rc != PTL_OK)
 		goto fail;
 	memset(&md, 0, sizeof(md));
