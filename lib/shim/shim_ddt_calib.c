@@ -505,6 +505,7 @@ static const struct {
  * time, and the median of a few samples moved the fitted per-block costs
  * by 10x between runs under load (differences of medians). */
 #define CALIB_REPS 8
+#define CALIB_MIN_REPS 3
 
 /* Strategies measured, host first (the table is useless without it). */
 static const enum spin_type_strategy meas_strats[] = {
@@ -567,7 +568,6 @@ shim_calib_run(shim_calib_measure_fn fn, void *arg, uint32_t payload,
 {
 	double med[NMEAS][L_COUNT], smp[NMEAS][CALIB_REPS];
 	uint64_t t0 = now_ns(), budget = SHIM_CALIB_BUDGET_MS * 1000000ull;
-	bool over = false;
 	size_t i;
 	int l, r;
 
@@ -581,7 +581,11 @@ shim_calib_run(shim_calib_measure_fn fn, void *arg, uint32_t payload,
 	for (i = 0; i < NMEAS; i++)
 		for (l = 0; l < L_COUNT; l++)
 			med[i][l] = -1.0;
-	for (l = 0; l < L_COUNT && !over; l++) {
+	for (l = 0; l < L_COUNT; l++) {
+		/* each layout has its share of the budget; at least
+		 * CALIB_MIN_REPS rounds are taken whatever it costs (a slow
+		 * build, a loaded machine), fewer points would not fit */
+		uint64_t until = t0 + budget * (uint64_t)(l + 1) / L_COUNT;
 		bool ok[NMEAS];
 		int n[NMEAS];
 
@@ -597,7 +601,9 @@ shim_calib_run(shim_calib_measure_fn fn, void *arg, uint32_t payload,
 		}
 		/* interleaved: a burst of interference hits every strategy
 		 * of a layout alike */
-		for (r = 0; r < CALIB_REPS && !over; r++) {
+		for (r = 0; r < CALIB_REPS; r++) {
+			if (r >= CALIB_MIN_REPS && now_ns() > until)
+				break;
 			for (i = 0; i < NMEAS; i++) {
 				if (!ok[i])
 					continue;
@@ -607,13 +613,12 @@ shim_calib_run(shim_calib_measure_fn fn, void *arg, uint32_t payload,
 					   &smp[i][r]) == 0;
 				n[i]++;
 			}
-			over = now_ns() - t0 > budget;
 		}
 		for (i = 0; i < NMEAS; i++)
-			if (ok[i] && n[i] == CALIB_REPS) {
-				qsort(smp[i], CALIB_REPS, sizeof(double),
+			if (ok[i] && n[i] >= CALIB_MIN_REPS) {
+				qsort(smp[i], (size_t)n[i], sizeof(double),
 				      dbl_cmp);
-				med[i][l] = smp[i][CALIB_REPS / 4];
+				med[i][l] = smp[i][n[i] / 4];
 			}
 	}
 	for (i = 0; i < NMEAS; i++)

@@ -23,7 +23,8 @@
  * variable one (ns per byte, block or packet); beyond is corrupt. */
 #define SHIM_CALIB_MSG_MAX 1e8
 #define SHIM_CALIB_UNIT_MAX 1e6
-/* Wall-clock budget of one measurement (ms). */
+/* Wall-clock budget of one measurement (ms): rounds beyond the third of
+ * a layout stop at its share. */
 #define SHIM_CALIB_BUDGET_MS 250
 
 /* A calibration: the cost table and what it was measured for. */
@@ -93,7 +94,8 @@ typedef int (*shim_calib_measure_fn)(void *arg, enum spin_type_strategy s,
 				     bool in_region, double *ns_p);
 
 /** Measure the table through @p fn (the real NIC, or a test's model) and
- *  fit it; strategies not measured within the budget stay invalid.
+ *  fit it: per layout 3 to 8 interleaved rounds (more while its share of
+ *  SHIM_CALIB_BUDGET_MS lasts), a strategy that fails stays invalid.
  *  @return 0; -EIO (the host path could not be measured) */
 int shim_calib_run(shim_calib_measure_fn fn, void *arg, uint32_t payload,
 		   uint32_t nhpu, struct shim_calib *c_p);
