@@ -94,6 +94,7 @@ struct cl {
 	uint8_t *src, *dst;
 	uint64_t match;
 	long nic_recvs;   /* aware receives that took a NIC strategy */
+	long by_strat[SPIN_TYPE_COUNT]; /* aware receives per strategy */
 };
 
 static int
@@ -147,8 +148,14 @@ cl_recv(struct cl *c, int v, struct spin_type_offload *off,
 					  &r);
 	if (rc != PTL_OK)
 		return -EIO;
-	if (v == V_AWARE && spin_typed_recv_strategy(r) != SPIN_TYPE_HOST)
-		c->nic_recvs++;
+	if (v == V_AWARE) {
+		enum spin_type_strategy s = spin_typed_recv_strategy(r);
+
+		if (s != SPIN_TYPE_HOST)
+			c->nic_recvs++;
+		if ((unsigned)s < SPIN_TYPE_COUNT)
+			c->by_strat[s]++;
+	}
 	if (PtlPut(c->md, 0, MSG_BYTES, PTL_NO_ACK_REQ, c->self, c->pt,
 		   me.match_bits, 0, NULL, 0) != PTL_OK)
 		return -EIO;
@@ -213,12 +220,14 @@ cl_point(struct cl *c, int v, int64_t blk, long uses, unsigned k,
 
 /* The child: calibrate (waits for the table), then every point. Writes
  * reps * NPOINTS * V_COUNT times, then the aware NIC share per point,
- * then the calibration's ms and whether it has a table. */
+ * the calibration's ms and whether it has a table, then per point the NIC
+ * strategy aware used most (SPIN_TYPE_HOST: none). */
+#define NEXTRA (2 * NPOINTS + 2)
 static int
 client_run(int fd)
 {
 	size_t nres = (size_t)lcfg.reps * NPOINTS * V_COUNT;
-	double *res = calloc(nres + NPOINTS + 2, sizeof(double));
+	double *res = calloc(nres + NEXTRA, sizeof(double));
 	struct shim_calib cal;
 	unsigned k = 1;
 	struct cl c;
@@ -240,6 +249,8 @@ client_run(int fd)
 		for (size_t p = 0; rc == 0 && p < NPOINTS; p++) {
 			long before = c.nic_recvs;
 
+			if (r == 0)
+				memset(c.by_strat, 0, sizeof(c.by_strat));
 			for (int j = 0; rc == 0 && j < V_COUNT; j++) {
 				/* rotated per repetition and point */
 				int v = (int)((j + r + (long)p) % V_COUNT);
@@ -251,12 +262,23 @@ client_run(int fd)
 			}
 			res[nres + p] += (double)(c.nic_recvs - before) /
 				(double)(points[p].uses * lcfg.reps);
+			if (r == 0) {
+				int best = SPIN_TYPE_HOST;
+
+				for (int s = SPIN_TYPE_IOVEC; s < SPIN_TYPE_COUNT;
+				     s++)
+					if (c.by_strat[s] > c.by_strat[best] ||
+					    (best == SPIN_TYPE_HOST &&
+					     c.by_strat[s] > 0))
+						best = s;
+				res[nres + NPOINTS + 2 + p] = best;
+			}
 		}
 	res[nres + NPOINTS] = cal.calib_ms;
 	res[nres + NPOINTS + 1] = cal.costs.s[SPIN_TYPE_HOST].valid ? 1 : 0;
 	if (rc == 0)
-		rc = bench_io_all(fd, res, (nres + NPOINTS + 2) *
-				  sizeof(double), true);
+		rc = bench_io_all(fd, res, (nres + NEXTRA) * sizeof(double),
+				  true);
 	free(res);
 	return rc;
 }
@@ -274,6 +296,7 @@ static const struct bench_col cols[] = {
 	{ "aware_vs_host", BENCH_COL_NUM, 2 },
 	{ "aware_vs_static", BENCH_COL_NUM, 2 },
 	{ "aware_nic_share", BENCH_COL_NUM, 2 },
+	{ "aware_nic", BENCH_COL_STR, 0 },
 };
 
 static int
@@ -289,7 +312,7 @@ layout_run(const struct bench_opts *o)
 	pid_t child;
 
 	(void)o;
-	res = calloc(nres + NPOINTS + 2, sizeof(double));
+	res = calloc(nres + NEXTRA, sizeof(double));
 	col = calloc((size_t)lcfg.reps, sizeof(double));
 	if (res == NULL || col == NULL) {
 		rc = -ENOMEM;
@@ -327,7 +350,7 @@ layout_run(const struct bench_opts *o)
 	}
 	close(pfd[1]);
 	pfd[1] = -1;
-	rc = bench_io_all(pfd[0], res, (nres + NPOINTS + 2) * sizeof(double),
+	rc = bench_io_all(pfd[0], res, (nres + NEXTRA) * sizeof(double),
 			  false);
 	if (rc < 0)
 		kill(child, SIGKILL);
@@ -367,6 +390,8 @@ layout_run(const struct bench_opts *o)
 		bench_table_set_num(tab, "aware_vs_static",
 				    m[V_AWARE] / m[V_STATIC]);
 		bench_table_set_num(tab, "aware_nic_share", res[nres + p]);
+		bench_table_set_str(tab, "aware_nic", spin_type_strategy_name(
+			(enum spin_type_strategy)res[nres + NPOINTS + 2 + p]));
 	}
 	rc = bench_table_emit(tab, o);
 	printf("# spinnic --virtual 2 --idle-sleep-us 0 (2 HPUs), one client "

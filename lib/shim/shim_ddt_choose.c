@@ -111,22 +111,29 @@ cheapest_nic(const struct shim_ddt_costs *c, const struct shim_ddt_feat *f,
 		SPIN_TYPE_RO_CP, SPIN_TYPE_RW_CP,
 	};
 	enum spin_type_strategy best = SPIN_TYPE_HOST;
-	double t, bt = -1.0;
+	double t[sizeof(cand) / sizeof(cand[0])], bt = -1.0;
 	size_t i;
 
 	for (i = 0; i < sizeof(cand) / sizeof(cand[0]); i++) {
+		t[i] = -1.0;
 		/* the specialized handlers know vectors and indexed blocks */
 		if (cand[i] == SPIN_TYPE_SPECIALIZED &&
 		    f->cls != DDT_CLASS_VECTOR &&
 		    f->cls != DDT_CLASS_INDEXED_BLOCK)
 			continue;
-		t = shim_ddt_predict(c, cand[i], f);
-		/* ties keep the earlier, simpler strategy */
-		if (t >= 0.0 && (bt < 0.0 || t < bt)) {
-			bt = t;
-			best = cand[i];
-		}
+		t[i] = shim_ddt_predict(c, cand[i], f);
+		if (t[i] >= 0.0 && (bt < 0.0 || t[i] < bt))
+			bt = t[i];
 	}
+	/* the earliest (simplest) strategy within the hysteresis of the
+	 * cheapest: a calibration's noise between strategies of nearly equal
+	 * cost does not pick the more complex one */
+	for (i = 0; bt >= 0.0 && i < sizeof(cand) / sizeof(cand[0]); i++)
+		if (t[i] >= 0.0 && t[i] <= bt * (1.0 + SHIM_DDT_HYST)) {
+			best = cand[i];
+			bt = t[i];
+			break;
+		}
 	*t_p = bt;
 	return best;
 }

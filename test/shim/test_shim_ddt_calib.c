@@ -467,6 +467,38 @@ test_choose_calibrated(void **state)
 	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
 }
 
+/* The NIC candidate: the simplest strategy within the hysteresis of the
+ * cheapest, so noise between nearly equal strategies does not pick the
+ * more complex one. */
+static void
+test_candidate(void **state)
+{
+	struct shim_calib c = sample_calib();
+	struct shim_ddt_feat big = vfeat(4096, 64, true);
+	struct shim_ddt_choice ch;
+	double ts;
+
+	(void)state;
+	c.costs.s[SPIN_TYPE_RW_CP].valid = false;
+	c.costs.s[SPIN_TYPE_IOVEC] = c.costs.s[SPIN_TYPE_SPECIALIZED];
+	ts = shim_ddt_predict(&c.costs, SPIN_TYPE_SPECIALIZED, &big);
+	/* iovec 5% cheaper: specialized stays */
+	c.costs.s[SPIN_TYPE_IOVEC].msg_ns -= 0.05 * ts;
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &c.costs, &big, true, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_SPECIALIZED);
+	/* 20% cheaper: iovec */
+	c.costs.s[SPIN_TYPE_IOVEC].msg_ns -= 0.15 * ts;
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &c.costs, &big, true, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_IOVEC);
+	/* a general layout has no specialized candidate */
+	big.cls = DDT_CLASS_GENERAL;
+	c.costs.s[SPIN_TYPE_IOVEC].msg_ns += 0.2 * ts;
+	c.costs.s[SPIN_TYPE_HPU_LOCAL] = c.costs.s[SPIN_TYPE_IOVEC];
+	c.costs.s[SPIN_TYPE_HPU_LOCAL].msg_ns -= 0.5 * ts;
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &c.costs, &big, true, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_HPU_LOCAL);
+}
+
 static void
 test_ewma(void **state)
 {
@@ -498,6 +530,7 @@ main(void)
 		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_unpack),
 		cmocka_unit_test(test_choose_calibrated),
+		cmocka_unit_test(test_candidate),
 		cmocka_unit_test(test_ewma),
 	};
 
