@@ -660,6 +660,7 @@ do_attach(struct spinnic_ctrl *c, struct spinnic_node *node,
 	__atomic_store_n(&node->clients[id.pid], pc, __ATOMIC_RELEASE);
 	rep->u.attach.id = id;
 	rep->u.attach.payload_size = node->payload;
+	rep->u.attach.nhpu = node->sn->cfg.hpus;
 	rep->u.attach.nic_mem_total = node->sn->cfg.nic_mem;
 	rep->status = SPINNIC_PTL_OK;
 	SPINNIC_LOG(INFO, "node %u: client pid %d uid %u attached: Portals id %u.%u, region %" PRIu64 " bytes",

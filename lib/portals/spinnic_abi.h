@@ -98,7 +98,7 @@ struct spinnic_ctrl_attach {
 	/* reply */
 	struct spinnic_pid id;   /**< physical id granted */
 	uint32_t payload_size;   /**< NIC packet payload bytes */
-	uint32_t pad;
+	uint32_t nhpu;           /**< HPUs of this node (ABI 5; was pad) */
 	uint64_t nic_mem_total;  /**< NIC memory capacity of this node */
 };
 

@@ -294,6 +294,7 @@ shim_ctrl_attach(ptl_pid_t pid)
 	}
 	shim_g.id = msg.u.attach.id;
 	shim_g.payload_size = msg.u.attach.payload_size;
+	shim_g.nhpu = msg.u.attach.nhpu;
 	shim_g.nic_mem_total = msg.u.attach.nic_mem_total;
 	return 0;
 }

@@ -121,6 +121,8 @@ struct shim_lc_stats {
 	uint64_t hits, misses, entries, bytes;
 	uint64_t prep_queued, prep_done, prep_failed, evicted;
 	uint64_t host_choices, nic_choices, host_while_preparing;
+	uint64_t explores;           /* posts sent the other way on purpose */
+	uint64_t observed;           /* refinement samples taken */
 };
 
 /** Find or create the entry of (ni, t, count), decide this post, and take
@@ -139,5 +141,17 @@ void shim_lc_drain(void);
  *  uses one: those stay) */
 int shim_lc_flush(ptl_handle_ni_t ni);
 void shim_lc_stats_get(struct shim_lc_stats *s_p);
+/** Refinement: one measured receive time of entry @p e by the host path
+ *  or its NIC candidate (@p nic). Samples that are not times are
+ *  ignored. */
+void shim_lc_observe(struct shim_lc_entry *e, bool nic, double ns);
+/** Refinement from a host-path completion: @p unpack_ns measured by
+ *  spin_typed_recv_complete() replaces the table's unpack part of the
+ *  host prediction (aware chooser with a table only). */
+void shim_lc_observe_unpack(struct shim_lc_entry *e, double unpack_ns);
+struct shim_calib;
+/** Whether the aware table is the calibration's (copied to @p c_p when
+ *  not NULL). */
+bool shim_lc_calibrated(struct shim_calib *c_p);
 
 #endif

@@ -111,30 +111,57 @@ cheapest_nic(const struct shim_ddt_costs *c, const struct shim_ddt_feat *f,
 		SPIN_TYPE_RO_CP, SPIN_TYPE_RW_CP,
 	};
 	enum spin_type_strategy best = SPIN_TYPE_HOST;
-	double t, bt = -1.0;
+	double t[sizeof(cand) / sizeof(cand[0])], bt = -1.0;
 	size_t i;
 
 	for (i = 0; i < sizeof(cand) / sizeof(cand[0]); i++) {
+		t[i] = -1.0;
 		/* the specialized handlers know vectors and indexed blocks */
 		if (cand[i] == SPIN_TYPE_SPECIALIZED &&
 		    f->cls != DDT_CLASS_VECTOR &&
 		    f->cls != DDT_CLASS_INDEXED_BLOCK)
 			continue;
-		t = shim_ddt_predict(c, cand[i], f);
-		/* ties keep the earlier, simpler strategy */
-		if (t >= 0.0 && (bt < 0.0 || t < bt)) {
-			bt = t;
-			best = cand[i];
-		}
+		t[i] = shim_ddt_predict(c, cand[i], f);
+		if (t[i] >= 0.0 && (bt < 0.0 || t[i] < bt))
+			bt = t[i];
 	}
+	/* the earliest (simplest) strategy within the hysteresis of the
+	 * cheapest: a calibration's noise between strategies of nearly equal
+	 * cost does not pick the more complex one */
+	for (i = 0; bt >= 0.0 && i < sizeof(cand) / sizeof(cand[0]); i++)
+		if (t[i] >= 0.0 && t[i] <= bt * (1.0 + SHIM_DDT_HYST)) {
+			best = cand[i];
+			bt = t[i];
+			break;
+		}
 	*t_p = bt;
 	return best;
+}
+
+bool
+shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns)
+{
+	if (!(ns >= 0.0) || ns > 1e12)
+		return false; /* NaN, negative or absurd: not a time */
+	*ewma_p = *n_p == 0 ? ns :
+		*ewma_p + SHIM_DDT_EWMA_ALPHA * (ns - *ewma_p);
+	if (*n_p < UINT32_MAX)
+		(*n_p)++;
+	return true;
 }
 
 void
 shim_ddt_choose(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 		const struct shim_ddt_feat *f, bool ready,
 		struct shim_ddt_choice *ch_p)
+{
+	shim_ddt_choose_obs(ch, c, f, NULL, ready, ch_p);
+}
+
+void
+shim_ddt_choose_obs(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
+		    const struct shim_ddt_feat *f, const struct shim_ddt_obs *o,
+		    bool ready, struct shim_ddt_choice *ch_p)
 {
 	double tn, th;
 
@@ -156,6 +183,12 @@ shim_ddt_choose(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 	} else {
 		ch_p->nic = cheapest_nic(c, f, &tn);
 		th = shim_ddt_predict(c, SPIN_TYPE_HOST, f);
+		/* measured beats predicted once there are enough samples */
+		if (o != NULL && o->n_host >= SHIM_DDT_OBS_MIN)
+			th = o->host_ns;
+		if (o != NULL && o->n_nic >= SHIM_DDT_OBS_MIN &&
+		    ch_p->nic != SPIN_TYPE_HOST)
+			tn = o->nic_ns;
 		/* no host cost in the table: the host path cannot be judged,
 		 * so the NIC wins when offered */
 		ch_p->prepare = ch_p->nic != SPIN_TYPE_HOST &&

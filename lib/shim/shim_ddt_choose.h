@@ -59,6 +59,9 @@ struct shim_ddt_cost {
 struct shim_ddt_costs {
 	struct shim_ddt_cost s[SPIN_TYPE_COUNT];
 	uint32_t nhpu;       /* HPUs of the NIC (0 taken as 1) */
+	/* the client's unpack inside s[SPIN_TYPE_HOST] (ns per byte, per
+	 * block): a measured unpack replaces it in a host-path sample */
+	double unpack_byte_ns, unpack_block_ns;
 };
 
 /* The decision for one post. */
@@ -80,6 +83,32 @@ int shim_ddt_feat_get(const struct ddt_type *t, int64_t count,
 double shim_ddt_predict(const struct shim_ddt_costs *c,
 			enum spin_type_strategy s,
 			const struct shim_ddt_feat *f);
+
+/* Online refinement: measured times of one layout's receives, per path
+ * (exponentially weighted, shim_ddt_lc.c). An estimate with fewer than
+ * SHIM_DDT_OBS_MIN samples is not used: the table predicts. */
+#define SHIM_DDT_OBS_MIN 3
+#define SHIM_DDT_EWMA_ALPHA 0.25
+struct shim_ddt_obs {
+	double host_ns, nic_ns;  /* EWMA of the host path and of the NIC
+				    candidate */
+	uint32_t n_host, n_nic;  /* samples behind them */
+};
+
+/** Fold sample @p ns into EWMA @p *ewma_p of @p *n_p samples (the first
+ *  sample is taken as is; later ones with SHIM_DDT_EWMA_ALPHA).
+ *  @return false when @p ns is not a time (NaN, negative, over 1000 s):
+ *  ignored */
+bool shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns);
+
+/** shim_ddt_choose() with measured times: in AWARE mode with a table, an
+ *  estimate of SHIM_DDT_OBS_MIN samples or more replaces the table's
+ *  prediction of its path. @p o may be NULL. */
+void shim_ddt_choose_obs(enum shim_ddt_chooser ch,
+			 const struct shim_ddt_costs *c,
+			 const struct shim_ddt_feat *f,
+			 const struct shim_ddt_obs *o, bool ready,
+			 struct shim_ddt_choice *ch_p);
 
 /** Decide one post. @p c may be NULL (no table: AWARE acts as
  *  THRESHOLD); @p ready says whether the layout's NIC candidate is

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "shim_ddt.h"
+#include "shim_ddt_calib.h"
 
 #define LC_BUCKETS 256u
 #define LC_MAX_ENTRIES 256u
@@ -20,6 +21,16 @@
 #define LC_RETRY_USES 64u
 /* serialized types up to this size are hashed from the stack */
 #define LC_SER_STACK 2048
+/* exploration: every so many uses of a prepared entry take the path not
+ * chosen, so that its estimate follows the machine (at most 1/64 of the
+ * posts of a layout) */
+#define LC_EXPLORE 64u
+
+/* SPINNIC_DDT_CALIB */
+enum { CALIB_AUTO, CALIB_OFF, CALIB_FORCE };
+/* Calibration of the aware table: none wanted, wanted (the thread runs
+ * it), running, done (a table or none). */
+enum { CAL_NONE, CAL_WANTED, CAL_RUNNING, CAL_DONE };
 
 enum lc_state { LC_NEW, LC_QUEUED, LC_PREPARING, LC_READY, LC_FAILED };
 
@@ -40,6 +51,7 @@ struct shim_lc_entry {
 	struct spin_type_offload *off;     /* NIC object (READY or sync) */
 	uint64_t bytes;                    /* host bytes of off's arguments */
 	uint64_t uses, uses_host, uses_nic, retry_at;
+	struct shim_ddt_obs obs;           /* measured times (refinement) */
 };
 
 static int real_build(ptl_handle_ni_t ni, const struct ddt_type *t,
@@ -70,6 +82,12 @@ static struct {
 	bool thread_on, stop;
 	pthread_t thread;
 	struct shim_lc_stats st;
+	/* calibration: lc.cfg.costs points at calib.costs once done */
+	int calib_mode;
+	int calib_state;
+	ptl_handle_ni_t calib_ni;
+	struct shim_calib calib;
+	char calib_path[512];         /* "" : no cache file */
 } lc = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.work = PTHREAD_COND_INITIALIZER,
@@ -126,6 +144,66 @@ config_env(void)
 	lc.cfg.inline_prep = v != NULL && strcmp(v, "0") == 0;
 	lc.ops = real_ops;
 	lc.configured = true;
+	v = getenv("SPINNIC_DDT_CALIB");
+	if (v == NULL || *v == '\0' || strcmp(v, "auto") == 0) {
+		lc.calib_mode = CALIB_AUTO;
+	} else if (strcmp(v, "off") == 0) {
+		lc.calib_mode = CALIB_OFF;
+	} else if (strcmp(v, "force") == 0) {
+		lc.calib_mode = CALIB_FORCE;
+	} else {
+		SHIM_ERR("SPINNIC_DDT_CALIB=%s: expected auto, off or force", v);
+		lc.cfg_err = -EINVAL;
+		lc.calib_mode = CALIB_OFF;
+	}
+	/* only the aware chooser has a table to calibrate */
+	lc.calib_state = lc.cfg.chooser == SHIM_CHOOSER_AWARE &&
+		lc.cfg.forced == SPIN_TYPE_AUTO &&
+		lc.calib_mode != CALIB_OFF ? CAL_NONE : CAL_DONE;
+}
+
+/* The calibration job (lc.lock not held): measure through the NIC, save,
+ * publish the table. On failure the aware chooser keeps the threshold
+ * rule. */
+static void
+calib_job(ptl_handle_ni_t ni)
+{
+	struct shim_calib c;
+	int rc;
+
+	rc = shim_calib_measure_all(ni, shim_g.payload_size, shim_g.nhpu, &c);
+	if (rc == 0) {
+		c.key = shim_calib_key(shim_g.payload_size, shim_g.nhpu,
+				       shim_g.nic_mem_total);
+		if (lc.calib_path[0] != '\0')
+			shim_calib_save(lc.calib_path, &c);
+		SHIM_DBG("typed receives: calibrated in %.1f ms", c.calib_ms);
+	} else {
+		SHIM_ERR("typed receives: calibration through the NIC failed; "
+			 "paper 001's rule decides");
+	}
+	pthread_mutex_lock(&lc.lock);
+	if (rc == 0) {
+		lc.calib = c;
+		lc.cfg.costs = &lc.calib.costs;
+	}
+	lc.calib_state = CAL_DONE;
+	lc.preparing--;
+	pthread_cond_broadcast(&lc.idle);
+	pthread_mutex_unlock(&lc.lock);
+}
+
+/* Take the calibration job if it is wanted (lc.lock held). @return
+ * whether it is the caller's to run */
+static bool
+calib_take(ptl_handle_ni_t *ni_p)
+{
+	if (lc.calib_state != CAL_WANTED)
+		return false;
+	lc.calib_state = CAL_RUNNING;
+	lc.preparing++;
+	*ni_p = lc.calib_ni;
+	return true;
 }
 
 /* FNV-1a */
@@ -325,8 +403,17 @@ prep_thread(void *arg)
 	struct shim_lc_entry *e, *d;
 
 	(void)arg;
+	ptl_handle_ni_t ni;
+
 	pthread_mutex_lock(&lc.lock);
 	while (!lc.stop) {
+		if (calib_take(&ni)) {
+			/* first: preparations after it use its table */
+			pthread_mutex_unlock(&lc.lock);
+			calib_job(ni);
+			pthread_mutex_lock(&lc.lock);
+			continue;
+		}
 		d = lc.dead;
 		lc.dead = NULL;
 		e = queue_pop();
@@ -385,9 +472,15 @@ static void
 inline_run(void)
 {
 	struct shim_lc_entry *e, *d;
+	ptl_handle_ni_t ni;
 
 	for (;;) {
 		pthread_mutex_lock(&lc.lock);
+		if (calib_take(&ni)) {
+			pthread_mutex_unlock(&lc.lock);
+			calib_job(ni);
+			continue;
+		}
 		d = lc.dead;
 		lc.dead = NULL;
 		e = queue_pop();
@@ -490,8 +583,22 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 		return;
 	}
 	f.in_region = in_region;
-	shim_ddt_choose((enum shim_ddt_chooser)lc.cfg.chooser, lc.cfg.costs,
-			&f, e->state == LC_READY, &ch);
+	shim_ddt_choose_obs((enum shim_ddt_chooser)lc.cfg.chooser,
+			    lc.cfg.costs, &f, &e->obs, e->state == LC_READY,
+			    &ch);
+	/* a table that came after the entry (calibration) may name another
+	 * candidate: taken while nothing is built */
+	if (!e->sync && e->off == NULL && ch.nic != SPIN_TYPE_HOST &&
+	    (e->state == LC_NEW || e->state == LC_FAILED))
+		e->nic = ch.nic;
+	if (lc.cfg.costs != NULL && lc.cfg.chooser == SHIM_CHOOSER_AWARE &&
+	    e->state == LC_READY && e->uses % LC_EXPLORE == 0 &&
+	    e->off != NULL && e->off->strat == e->nic) {
+		/* exploration: the other path, to keep its estimate */
+		ch.strat = ch.strat == SPIN_TYPE_HOST ? e->nic :
+			SPIN_TYPE_HOST;
+		lc.st.explores++;
+	}
 	u->strat = ch.strat;
 	o = e->off;
 	if (ch.strat != SPIN_TYPE_HOST && ch.strat != SPIN_TYPE_CONTIG &&
@@ -528,6 +635,34 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 	lc.st.host_choices++;
 }
 
+/* The first aware post: the cache file if it is valid (a few µs),
+ * else the calibration is handed to the thread (lc.lock not held;
+ * calib_state RUNNING keeps other posts out). */
+static void
+calib_start(ptl_handle_ni_t ni)
+{
+	uint64_t key = shim_calib_key(shim_g.payload_size, shim_g.nhpu,
+				      shim_g.nic_mem_total);
+	struct shim_calib c;
+	bool have = false;
+
+	if (shim_calib_path(key, lc.calib_path, sizeof(lc.calib_path)) != 0)
+		lc.calib_path[0] = '\0';
+	if (lc.calib_mode != CALIB_FORCE && lc.calib_path[0] != '\0')
+		have = shim_calib_load(lc.calib_path, key, &c) == 0;
+	pthread_mutex_lock(&lc.lock);
+	if (have) {
+		lc.calib = c;
+		lc.cfg.costs = &lc.calib.costs;
+		lc.calib_state = CAL_DONE;
+	} else {
+		lc.calib_ni = ni;
+		lc.calib_state = CAL_WANTED;
+		work_signal();
+	}
+	pthread_mutex_unlock(&lc.lock);
+}
+
 int
 shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
 		const void *buf, struct shim_lc_use *u_p)
@@ -546,8 +681,14 @@ shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
 	pthread_mutex_lock(&lc.lock);
 	if (!lc.configured)
 		config_env();
-	cfg = lc.cfg;
 	rc = lc.cfg_err;
+	if (rc == 0 && lc.calib_state == CAL_NONE) {
+		lc.calib_state = CAL_RUNNING; /* this thread looks for a file */
+		pthread_mutex_unlock(&lc.lock);
+		calib_start(ni);
+		pthread_mutex_lock(&lc.lock);
+	}
+	cfg = lc.cfg;
 	pthread_mutex_unlock(&lc.lock);
 	if (rc != 0)
 		return rc;
@@ -607,7 +748,8 @@ shim_lc_drain(void)
 		inline_run();
 		return;
 	}
-	while (lc.q_head != NULL || lc.preparing > 0 || lc.dead != NULL) {
+	while (lc.q_head != NULL || lc.preparing > 0 || lc.dead != NULL ||
+	       lc.calib_state == CAL_WANTED) {
 		pthread_cond_signal(&lc.work);
 		pthread_cond_wait(&lc.idle, &lc.lock);
 	}
@@ -670,6 +812,8 @@ shim_lc_configure(const struct shim_lc_config *c)
 	memset(&lc.st, 0, sizeof(lc.st));
 	lc.configured = c != NULL;
 	lc.cfg_err = 0;
+	/* an injected configuration brings its table (or none) */
+	lc.calib_state = CAL_DONE;
 	if (c != NULL) {
 		lc.cfg = *c;
 		lc.ops = c->ops != NULL ? *c->ops : real_ops;
@@ -683,4 +827,56 @@ shim_lc_stats_get(struct shim_lc_stats *s_p)
 	pthread_mutex_lock(&lc.lock);
 	*s_p = lc.st;
 	pthread_mutex_unlock(&lc.lock);
+}
+
+void
+shim_lc_observe(struct shim_lc_entry *e, bool nic, double ns)
+{
+	bool ok;
+
+	pthread_mutex_lock(&lc.lock);
+	if (nic)
+		ok = shim_ddt_obs_add(&e->obs.nic_ns, &e->obs.n_nic, ns);
+	else
+		ok = shim_ddt_obs_add(&e->obs.host_ns, &e->obs.n_host, ns);
+	if (ok)
+		lc.st.observed++;
+	pthread_mutex_unlock(&lc.lock);
+}
+
+void
+shim_lc_observe_unpack(struct shim_lc_entry *e, double unpack_ns)
+{
+	const struct shim_ddt_costs *c;
+	double model, part;
+
+	pthread_mutex_lock(&lc.lock);
+	c = lc.cfg.costs;
+	if (c == NULL || lc.cfg.chooser != SHIM_CHOOSER_AWARE) {
+		pthread_mutex_unlock(&lc.lock);
+		return;
+	}
+	/* the table's host path with its unpack part replaced by the
+	 * measured one: the rest (NIC copy to staging) is not seen here */
+	model = shim_ddt_predict(c, SPIN_TYPE_HOST, &e->feat);
+	part = c->unpack_byte_ns * (double)e->feat.size +
+		c->unpack_block_ns * (double)e->feat.nblocks;
+	if (model >= 0.0 &&
+	    shim_ddt_obs_add(&e->obs.host_ns, &e->obs.n_host,
+			     (model > part ? model - part : 0.0) + unpack_ns))
+		lc.st.observed++;
+	pthread_mutex_unlock(&lc.lock);
+}
+
+bool
+shim_lc_calibrated(struct shim_calib *c_p)
+{
+	bool ok;
+
+	pthread_mutex_lock(&lc.lock);
+	ok = lc.cfg.costs == &lc.calib.costs;
+	if (ok && c_p != NULL)
+		*c_p = lc.calib;
+	pthread_mutex_unlock(&lc.lock);
+	return ok;
 }

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "shim_ddt.h"
 
@@ -30,6 +31,8 @@ struct spin_typed_recv {
 	uint8_t *stage;            /* HOST: staging buffer */
 	bool stage_region;         /* stage from spin_host_alloc() */
 	void *user_ptr;
+	struct shim_lc_entry *lce; /* spin_me_append_ddt() by the host path:
+				      its unpack time refines the entry */
 };
 
 /* Add one to a counter of shim_type_st: atomic, so that a post or a
@@ -217,12 +220,15 @@ spin_me_append_ddt(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 		recv_done(r);
 		return shim_ptl(rc);
 	}
-	if (r->strat == SPIN_TYPE_HOST && u.off->strat == SPIN_TYPE_HOST)
+	if (r->strat == SPIN_TYPE_HOST && u.off->strat == SPIN_TYPE_HOST) {
 		TYPE_COUNT(host);
-	else if (r->strat == SPIN_TYPE_HOST)
+		/* the entry stays while this receive holds its reference */
+		r->lce = u.e;
+	} else if (r->strat == SPIN_TYPE_HOST) {
 		TYPE_COUNT(fallbacks);
-	else
+	} else {
 		TYPE_COUNT(offloaded);
+	}
 	*r_p = r;
 	return PTL_OK;
 }
@@ -288,7 +294,21 @@ spin_typed_recv_complete(struct spin_typed_recv *r, const ptl_event_t *ev,
 		return PTL_ARG_INVALID;
 	if (user_ptr_p != NULL)
 		*user_ptr_p = r->user_ptr;
-	rc = recv_finish(r, ev);
+	if (r->lce != NULL && ev->type == PTL_EVENT_PUT &&
+	    ev->ni_fail_type == PTL_NI_OK) {
+		struct timespec a, b;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		rc = recv_finish(r, ev);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		if (rc == 0 && ev->mlength == (ptl_size_t)r->off->size)
+			shim_lc_observe_unpack(r->lce,
+					       (double)(b.tv_sec - a.tv_sec) *
+					       1e9 + (double)(b.tv_nsec -
+							      a.tv_nsec));
+	} else {
+		rc = recv_finish(r, ev);
+	}
 	if (rc != 0)
 		TYPE_COUNT(errors);
 	recv_done(r);

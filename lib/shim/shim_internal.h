@@ -176,6 +176,7 @@ struct shim_state {
 	int slice_ms;              /* longest futex sleep of a wait */
 	struct spinnic_pid id;
 	uint32_t payload_size;
+	uint32_t nhpu;             /* HPUs of the node (attach reply) */
 	uint64_t nic_mem_total;
 	/* command ring producer */
 	pthread_mutex_t cmd_lock;

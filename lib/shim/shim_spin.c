@@ -232,6 +232,7 @@ spin_nic_info(ptl_handle_ni_t ni_handle, struct spin_nic_info *info_p)
 	info_p->id.phys.pid = shim_g.id.pid;
 	info_p->payload_size = shim_g.payload_size;
 	info_p->nic_mem_total = shim_g.nic_mem_total;
+	info_p->nhpu = shim_g.nhpu;
 	info_p->region_size = shim_g.region.size;
 	info_p->heap_size = shim_g.region.heap_size;
 	return PTL_OK;

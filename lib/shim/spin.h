@@ -64,6 +64,7 @@ struct spin_nic_info {
 	uint64_t nic_mem_total; /**< NIC memory capacity of the node */
 	uint64_t region_size;   /**< bytes of the host region */
 	uint64_t heap_size;     /**< bytes of its allocator arena */
+	uint32_t nhpu;          /**< HPUs of the node (spinnic --hpus) */
 };
 
 /**

@@ -47,6 +47,8 @@
 
 #include "ddt_gen.h"
 #include "harness.h"
+#include "shim_ddt.h"
+#include "shim_ddt_calib.h"
 
 #define GUARD 64
 #define EV_TIMEOUT_MS 20000
@@ -909,6 +911,8 @@ static int
 part_aware(void)
 {
 	unsetenv("SPINNIC_DDT_CHOOSER");
+	/* without a table aware is the threshold rule: deterministic */
+	setenv("SPINNIC_DDT_CALIB", "off", 1);
 	return layout_aware();
 }
 
@@ -957,6 +961,153 @@ part_forced(void)
 	       "forced iovec not taken");
 	CPTL(spin_type_cache_flush(n.ni));
 	tcase_free(&c);
+	node_down(&n);
+	return 0;
+}
+
+/* The calibration file of parts calib and calib_reuse. */
+static char calib_path[300];
+
+/* Random layouts at three use counts through the aware chooser, every
+ * receive byte-exact; @return the strategies' uses */
+static void
+aware_random(struct node *n, uint64_t *seed, uint64_t *match,
+	     unsigned *nic_p)
+{
+	static const unsigned uses[] = { 1, 10, 40 };
+	struct tcase c;
+	unsigned k, i;
+
+	for (k = 0; k < 9; k++) {
+		struct ddt_type *t = ddt_gen_random(seed, 4, 32 << 10);
+		char what[300];
+
+		if (t == NULL)
+			continue;
+		CCHECK(ddt_commit(t) == 0, "commit");
+		tcase_make(&c, t, ddt_size(t) > 0 && ddt_size(t) < 4096 ?
+			   4096 / ddt_size(t) : 1, seed);
+		ddt_print(t, what, sizeof(what));
+		for (i = 0; i < uses[k % 3]; i++) {
+			struct shim_lc_stats a, b;
+			enum spin_type_strategy s;
+
+			shim_lc_stats_get(&a);
+			s = recv_ddt(n, &c, (*match)++, (int)(i & 1), what);
+			shim_lc_stats_get(&b);
+			/* a miss (a layout new to the cache) goes host or,
+			 * contiguous, to a plain entry */
+			if (b.misses > a.misses)
+				CCHECK(s == SPIN_TYPE_HOST ||
+				       s == SPIN_TYPE_CONTIG,
+				       "%s: first use %s", what,
+				       spin_type_strategy_name(s));
+			if (s != SPIN_TYPE_HOST && s != SPIN_TYPE_CONTIG)
+				(*nic_p)++;
+		}
+		tcase_free(&c);
+	}
+}
+
+/* The first aware post of a process with no cache file: the calibration
+ * runs through the NIC on the preparation thread (the posts go on by
+ * paper 001's rule meanwhile), reports the NIC's HPU count and writes
+ * the file; receives are byte-exact before and after. */
+static int
+part_calib(void)
+{
+	uint64_t seed = 0xca1, match = 1 << 23;
+	struct shim_calib_stats cs;
+	struct spin_nic_info info;
+	struct shim_calib c;
+	unsigned nic = 0;
+	struct node n;
+	int i;
+
+	unsetenv("SPINNIC_DDT_CHOOSER");
+	unsetenv("SPINNIC_DDT_STRATEGY");
+	setenv("SPINNIC_DDT_CALIB", "auto", 1);
+	setenv("SPINNIC_DDT_CALIB_FILE", calib_path, 1);
+	unlink(calib_path);
+	node_up(&n);
+	CPTL(spin_nic_info(n.ni, &info));
+	CCHECK(info.nhpu == 2, "spin_nic_info: %u HPUs, spinnic has 2",
+	       info.nhpu);
+	aware_random(&n, &seed, &match, &nic);
+	/* the calibration is bounded: 250 ms of measuring, a few seconds
+	 * on a loaded machine */
+	for (i = 0; i < 3000 && !shim_lc_calibrated(&c); i++)
+		usleep(10000);
+	shim_calib_stats_get(&cs);
+	CCHECK(shim_lc_calibrated(&c), "no calibration after 30 s "
+	       "(measured %" PRIu64 ", failed %" PRIu64 ")", cs.measured,
+	       cs.measure_failed);
+	CCHECK(cs.measured == 1 && cs.saved == 1 && cs.loaded == 0,
+	       "measured %" PRIu64 " saved %" PRIu64 " loaded %" PRIu64,
+	       cs.measured, cs.saved, cs.loaded);
+	CCHECK(c.costs.nhpu == 2 && c.payload == info.payload_size,
+	       "calibrated for %u HPUs, %u B payload", c.costs.nhpu,
+	       c.payload);
+	CCHECK(c.costs.s[SPIN_TYPE_HOST].valid, "no host cost");
+	fprintf(stderr, "itest_offload: calibrated in %.1f ms: host %.0f ns "
+		"+ %.3f ns/B + %.1f ns/block; specialized %s %.0f + %.3f + "
+		"%.1f; iovec %s %.0f + %.3f + %.1f\n", c.calib_ms,
+		c.costs.s[SPIN_TYPE_HOST].msg_ns,
+		c.costs.s[SPIN_TYPE_HOST].byte_ns,
+		c.costs.s[SPIN_TYPE_HOST].block_ns,
+		c.costs.s[SPIN_TYPE_SPECIALIZED].valid ? "ok" : "n/a",
+		c.costs.s[SPIN_TYPE_SPECIALIZED].msg_ns,
+		c.costs.s[SPIN_TYPE_SPECIALIZED].byte_ns,
+		c.costs.s[SPIN_TYPE_SPECIALIZED].block_ns,
+		c.costs.s[SPIN_TYPE_IOVEC].valid ? "ok" : "n/a",
+		c.costs.s[SPIN_TYPE_IOVEC].msg_ns,
+		c.costs.s[SPIN_TYPE_IOVEC].byte_ns,
+		c.costs.s[SPIN_TYPE_IOVEC].block_ns);
+	/* with the table: the same receives, byte-exact */
+	aware_random(&n, &seed, &match, &nic);
+	CPTL(spin_type_cache_flush(n.ni));
+	node_down(&n);
+	CCHECK(access(calib_path, R_OK) == 0, "%s: not written", calib_path);
+	return 0;
+}
+
+/* A second process finds the file: no measurement; a corrupt file is
+ * ignored with one warning and measured again. */
+static int
+part_calib_reuse(void)
+{
+	uint64_t seed = 0xca2, match = 1 << 24;
+	struct shim_calib_stats cs;
+	struct shim_calib c;
+	unsigned nic = 0;
+	struct node n;
+	FILE *f;
+	int i;
+
+	unsetenv("SPINNIC_DDT_CHOOSER");
+	setenv("SPINNIC_DDT_CALIB", "auto", 1);
+	setenv("SPINNIC_DDT_CALIB_FILE", calib_path, 1);
+	node_up(&n);
+	aware_random(&n, &seed, &match, &nic);
+	shim_calib_stats_get(&cs);
+	CCHECK(shim_lc_calibrated(&c) && cs.loaded == 1 && cs.measured == 0,
+	       "the cache file was not used (loaded %" PRIu64 ", measured %"
+	       PRIu64 ")", cs.loaded, cs.measured);
+	CPTL(spin_type_cache_flush(n.ni));
+	/* corrupt it; a new configuration reads it again */
+	f = fopen(calib_path, "r+");
+	CCHECK(f != NULL, "%s: %s", calib_path, strerror(errno));
+	fputs("spinnic-ddt-calib 99\n", f);
+	fclose(f);
+	shim_lc_configure(NULL);
+	aware_random(&n, &seed, &match, &nic);
+	for (i = 0; i < 3000 && !shim_lc_calibrated(NULL); i++)
+		usleep(10000);
+	shim_calib_stats_get(&cs);
+	CCHECK(cs.rejected == 1 && cs.reject[SHIM_CALIB_E_VERSION] == 1 &&
+	       cs.measured == 1, "corrupt file: rejected %" PRIu64
+	       " measured %" PRIu64, cs.rejected, cs.measured);
+	CPTL(spin_type_cache_flush(n.ni));
 	node_down(&n);
 	return 0;
 }
@@ -1034,6 +1185,12 @@ main(void)
 	run_client("layout-aware receives (threshold)", part_threshold, 60);
 	run_client("layout-aware receives (static)", part_static, 60);
 	run_client("layout-aware receives (forced)", part_forced, 60);
+	snprintf(calib_path, sizeof(calib_path), "%s/ddt-calib",
+		 itest_dir());
+	run_client("calibration through the NIC, its cache file", part_calib,
+		   120);
+	run_client("calibration file reused, a corrupt one refused",
+		   part_calib_reuse, 120);
 	itest_spinnic_finish();
 	itest_expect_no_drops();
 	return 0;

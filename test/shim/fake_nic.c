@@ -96,6 +96,7 @@ serve(struct fake_nic *f, struct spinnic_ctrl_msg *m, int fd)
 		m->u.attach.id.pid = m->u.attach.want_pid == SPINNIC_HANDLE_NONE ?
 			FAKE_PID : m->u.attach.want_pid;
 		m->u.attach.payload_size = 2048;
+		m->u.attach.nhpu = 2;
 		m->u.attach.nic_mem_total = 1u << 20;
 		break;
 	case SPINNIC_CTRL_NI_INIT:

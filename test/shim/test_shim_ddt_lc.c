@@ -369,6 +369,63 @@ test_two_threads_while_preparing(void **state)
 	ddt_free(b);
 }
 
+/* One post and its completion; the entry it used. */
+static enum spin_type_strategy
+post_e(const struct ddt_type *t, struct shim_lc_entry **e_p)
+{
+	struct shim_lc_use u;
+
+	assert_int_equal(shim_lc_acquire(NI, t, 1, buf, &u), 0);
+	__atomic_fetch_sub(&u.off->posted, 1, __ATOMIC_ACQ_REL);
+	*e_p = u.e;
+	return u.strat;
+}
+
+/* Online refinement: measured host times below the table's NIC
+ * prediction bring the host back after SHIM_DDT_OBS_MIN samples, measured
+ * NIC times take it away again; a prepared entry explores the other path
+ * once every 64 uses. */
+static void
+test_refine_and_explore(void **state)
+{
+	struct ddt_type *big = vec(256, 4096);
+	struct shim_lc_entry *e;
+	struct shim_lc_stats st;
+	unsigned i, nic = 0, host = 0;
+
+	(void)state;
+	configure(SHIM_CHOOSER_AWARE, true, 16);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_HOST);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_SPECIALIZED);
+	for (i = 0; i < SHIM_DDT_OBS_MIN - 1; i++)
+		shim_lc_observe(e, false, 100.0);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_SPECIALIZED);
+	shim_lc_observe(e, false, 100.0);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_HOST);
+	for (i = 0; i < SHIM_DDT_OBS_MIN; i++)
+		shim_lc_observe(e, true, 10.0);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_SPECIALIZED);
+	/* not times: ignored */
+	shim_lc_observe(e, true, -5.0);
+	/* a host completion's unpack time (the table has no unpack part:
+	 * the sample is the table's host time plus it) */
+	shim_lc_observe_unpack(e, 0.0);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.observed, 2 * SHIM_DDT_OBS_MIN + 1);
+	/* uses 6..133: two of them (64 and 128) go the other way */
+	for (i = 0; i < 128; i++) {
+		if (post_e(big, &e) == SPIN_TYPE_HOST)
+			host++;
+		else
+			nic++;
+	}
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.explores, 2);
+	assert_int_equal(host, 2);
+	assert_int_equal(nic, 126);
+	ddt_free(big);
+}
+
 int
 main(void)
 {
@@ -383,6 +440,7 @@ main(void)
 		cmocka_unit_test_teardown(test_static_and_contig, teardown),
 		cmocka_unit_test_teardown(test_two_threads_while_preparing,
 					  teardown),
+		cmocka_unit_test_teardown(test_refine_and_explore, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -135,6 +135,8 @@ test_attach(void **state)
 	assert_int_equal(info.payload_size, 2048);
 	assert_int_equal(info.nic_mem_total, 1u << 20);
 	assert_int_equal(info.region_size, 4u << 20);
+	/* the HPU count comes from the attach reply (ABI 5) */
+	assert_int_equal(info.nhpu, 2);
 
 	/* same options again: same NI, reference counted, no new request */
 	assert_int_equal(PtlNIInit(0, PTL_NI_MATCHING | PTL_NI_PHYSICAL,
