@@ -192,6 +192,12 @@ ptl_me_check_perms(const struct ptl_me *me, uint8_t wire_op, uint32_t uid)
 	if ((need_put && !(me->options & SPINNIC_PTL_ME_OP_PUT)) ||
 	    (need_get && !(me->options & SPINNIC_PTL_ME_OP_GET)))
 		return -EPERM;
+	/* PTL_ME_AUTH_USE_JID: the field is a job id, and every process
+	 * of spinnic has none (PTL_JID_NONE, 0): only JID_ANY and NONE let
+	 * anyone in */
+	if (me->options & SPINNIC_PTL_ME_AUTH_USE_JID)
+		return me->uid == SPINNIC_PTL_UID_ANY || me->uid == 0 ? 0 :
+			-EACCES;
 	if (me->uid != SPINNIC_PTL_UID_ANY && me->uid != uid)
 		return -EACCES;
 	return 0;

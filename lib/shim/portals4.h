@@ -294,6 +294,15 @@ typedef struct {
  *  rlength of each unexpected header it claims when appended (without it:
  *  not at all); capped at its length, unlinked below min_free. */
 #define PTL_ME_LOCAL_INC_UH_RLENGTH (1u << 19)
+/** Extensions of BXI's Portals (overflow entries only for puts at or
+ *  above its hardware rendezvous size, or below it; a locally managed
+ *  entry stopped by an unexpected header), which code written for BXI
+ *  passes: defined 0, as BXI's own compatibility header does for other
+ *  Portals implementations: spinnic has no hardware rendezvous, so they
+ *  ask for nothing (doc/NOTES.md "Portals 4 conformance"). */
+#define PTL_ME_OV_RDV_PUT_ONLY 0u
+#define PTL_ME_OV_RDV_PUT_DISABLE 0u
+#define PTL_ME_MANAGE_LOCAL_STOP_IF_UH 0u
 /** Every ptl_me_t option bit. */
 #define PTL_ME_OPTIONS_MASK (((PTL_ME_LOCAL_INC_UH_RLENGTH << 1) - 1) | \
 			     PTL_IOVEC)

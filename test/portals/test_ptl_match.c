@@ -547,6 +547,42 @@ t_status(struct t_env *e, uint32_t reg)
 	return r.u.status.value;
 }
 
+/* PTL_ME_AUTH_USE_JID: the uid field is a job id; spinnic's processes
+ * have none (PTL_JID_NONE): an entry for job 5 takes nobody, not even
+ * uid 5; one for JID_NONE or JID_ANY takes anyone */
+static void
+test_auth_jid(void **state)
+{
+	static const uint32_t jids[] = { 5, 0, SPINNIC_PTL_UID_ANY };
+	struct spinnic_pkt h;
+	struct ptl_match m;
+	struct t_env e;
+	struct t_me me;
+	unsigned i;
+
+	(void)state;
+	t_env_setup(&e);
+	for (i = 0; i < 3; i++) {
+		t_me_default(&me);
+		me.options |= SPINNIC_PTL_ME_AUTH_USE_JID;
+		me.uid = jids[i];
+		me.match_bits = 10 + i;
+		t_me_append(&e, &me);
+		t_hdr(&e, &h, 10 + i, 8);
+		h.uid = 5;
+		if (i == 0) {
+			assert_int_equal(ptl_nic_match(e.nic, &h, &m),
+					 -EACCES);
+			assert_int_equal(m.ni_fail,
+					 SPINNIC_PTL_NI_PERM_VIOLATION);
+		} else {
+			assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+			ptl_match_release(e.nic, &m);
+		}
+	}
+	t_env_teardown(&e);
+}
+
 static void
 test_permissions(void **state)
 {
@@ -1221,6 +1257,7 @@ main(void)
 		cmocka_unit_test(test_use_once),
 		cmocka_unit_test(test_truncate),
 		cmocka_unit_test(test_inc_uh_rlength),
+		cmocka_unit_test(test_auth_jid),
 		cmocka_unit_test(test_manage_local_min_free),
 		cmocka_unit_test(test_unexpected_search),
 		cmocka_unit_test(test_priority_append_hits_unexpected),

@@ -50,6 +50,9 @@ static_assert(PTL_MD_OPTIONS_MASK == MD_BITS, "MD mask");
 	PTL_ME_EVENT_CT_OVERFLOW | PTL_ME_EVENT_CT_BYTES | \
 	PTL_ME_AUTH_USE_JID | PTL_ME_LOCAL_INC_UH_RLENGTH | PTL_IOVEC)
 static_assert(PTL_ME_OPTIONS_MASK == ME_BITS, "ME mask");
+/* BXI's extensions compile, and ask for nothing */
+static_assert((PTL_ME_OV_RDV_PUT_ONLY | PTL_ME_OV_RDV_PUT_DISABLE |
+	       PTL_ME_MANAGE_LOCAL_STOP_IF_UH) == 0, "BXI names");
 static_assert((PTL_LE_OPTIONS_MASK & ~PTL_ME_OPTIONS_MASK) == 0 &&
 	      (PTL_LE_OPTIONS_MASK & PTL_LE_EVENT_CT_BYTES) != 0 &&
 	      (PTL_LE_OPTIONS_MASK & PTL_ME_MANAGE_LOCAL) == 0, "LE mask");
