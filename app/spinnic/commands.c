@@ -245,6 +245,76 @@ put_packet(struct spinnic_engine *eng, struct out_op *op, uint32_t len,
 	return m;
 }
 
+/*
+ * Up to @p budget packets of a put whose bytes lie in client memory
+ * outside its region: built first, their payloads read with one
+ * process_vm_readv (ptl_host_readv), then sent in order (a system call per
+ * packet otherwise: doc/NOTES.md "Message rate"). @return packets sent;
+ * *fallback_p set when the read failed, for the packet-by-packet path to
+ * find which packet's memory is bad
+ */
+static unsigned
+put_batch(struct spinnic_engine *eng, struct out_op *op, unsigned budget,
+	  bool *fallback_p)
+{
+	struct spinnic_node *node = eng->node;
+	const struct ptl_cmd *cmd = &op->cmd;
+	struct ptl_host_iov iov[ENG_PUT_BATCH];
+	struct rte_mbuf *ms[ENG_PUT_BATCH];
+	uint64_t off = op->off;
+	unsigned k = 0, n, i;
+	/* no more than the window takes now: none read in vain */
+	unsigned max = rel_tx_window_free(eng, cmd->target.nid,
+					  RTE_MIN(budget, ENG_PUT_BATCH));
+
+	while (k < max && off < cmd->length) {
+		uint32_t len = (uint32_t)RTE_MIN(cmd->length - off,
+						 (uint64_t)node->payload);
+		struct spinnic_pkt p;
+		uint8_t *pay;
+
+		eng_pkt_from_cmd(cmd, ptl_client_id(op->c), op->msg_id, &p);
+		spinnic_wire_pkt_seg(&p, off, len);
+		ms[k] = eng_build(node, &p, &pay);
+		if (ms[k] == NULL) {
+			eng->tx.stats.no_mbuf++;
+			break;
+		}
+		iov[k].addr = cmd->local_addr + off;
+		iov[k].buf = pay;
+		iov[k].len = len;
+		off += len;
+		k++;
+	}
+	if (k > 0 && ptl_host_readv(op->c, iov, k) != 0) {
+		for (i = 0; i < k; i++)
+			rte_pktmbuf_free(ms[i]);
+		*fallback_p = true;
+		return 0;
+	}
+	for (i = 0; i < k; i++) {
+		struct rel_src src = {
+			.c = op->c,
+			.addr = iov[i].addr,
+			.send_id = op->off + iov[i].len == cmd->length ?
+				op->msg_id : 0,
+		};
+
+		if (!rel_tx_room(eng, cmd->target.nid) ||
+		    rel_tx_send(eng, ms[i], cmd->target.nid, &src) != 0)
+			break;
+		eng->tx.stats.data_pkts++;
+		op->off += iov[i].len;
+	}
+	n = i;
+	/* built and read but no room left: built again next time */
+	for (; i < k; i++)
+		rte_pktmbuf_free(ms[i]);
+	if (op->off == cmd->length)
+		op->active = false;
+	return n;
+}
+
 /* Build up to @p budget packets of a put. @return packets built */
 static unsigned
 put_progress(struct spinnic_engine *eng, struct out_op *op, unsigned budget)
@@ -252,8 +322,20 @@ put_progress(struct spinnic_engine *eng, struct out_op *op, unsigned budget)
 	struct spinnic_node *node = eng->node;
 	const struct ptl_cmd *cmd = &op->cmd;
 	unsigned n = 0;
+	bool fallback = false;
 	int rc;
 
+	/* several packets from outside the region: one read for a batch */
+	if (op->pay == NULL && budget > 1 &&
+	    !(cmd->flags & SPINNIC_CMD_F_INLINE) &&
+	    !(cmd->md_options & SPINNIC_PTL_IOVEC) &&
+	    cmd->length - op->off > node->payload &&
+	    ptl_host_ptr(op->c, cmd->local_addr + op->off,
+			 cmd->length - op->off) == NULL) {
+		n = put_batch(eng, op, budget, &fallback);
+		if (!fallback)
+			return n;
+	}
 	while (n < budget && rel_tx_room(eng, cmd->target.nid)) {
 		uint32_t len = (uint32_t)RTE_MIN(cmd->length - op->off,
 						 (uint64_t)node->payload);

@@ -68,6 +68,9 @@ struct out_op;
 /** Packets (or commands) one client's command ring may take of a visit
  *  (commands.c eng_commands_poll) before the next client's turn. */
 #define ENG_CMD_QUANTUM 32u
+/** Packets of a put from outside the client's region whose payloads one
+ *  process_vm_readv reads (commands.c put_batch). */
+#define ENG_PUT_BATCH 32u
 /** A get from this node's own clients up to this size is answered from a
  *  copy taken when it matched, and its GET event posted then, before the
  *  REPLY (doc/NOTES.md "A get to oneself"). */
@@ -667,6 +670,10 @@ int rel_tx_send(struct spinnic_engine *eng, struct rte_mbuf *m,
 		uint32_t dst_nid, const struct rel_src *src);
 /** Room to send one more data packet to @p dst_nid now. */
 bool rel_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid);
+/** Data packets of the window to @p dst_nid still free (up to @p max):
+ *  as many rel_tx_send calls may succeed, room in the TX queue allowing. */
+unsigned rel_tx_window_free(const struct spinnic_engine *eng,
+			    uint32_t dst_nid, unsigned max);
 /** Sequence, keep for retransmission and seal a frame.
  *  @return 0, -ENOSPC window full or no peer slot free */
 int rel_track(struct spinnic_engine *eng, struct rte_mbuf *m,

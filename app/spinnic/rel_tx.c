@@ -607,6 +607,24 @@ rel_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid)
 	return eng_tx_hold_room(eng, dst_nid) && win_room(eng, dst_nid, 1);
 }
 
+unsigned
+rel_tx_window_free(const struct spinnic_engine *eng, uint32_t dst_nid,
+		   unsigned max)
+{
+	unsigned i, used;
+
+	for (i = 0; i < eng->tx.n_peers; i++) {
+		const struct rel_tx *t = eng->tx.peers[i];
+
+		if (t->nid != dst_nid)
+			continue;
+		used = t->next - t->base;
+		return used >= REL_WIN - REL_RESERVE ? 0 :
+			RTE_MIN(max, REL_WIN - REL_RESERVE - used);
+	}
+	return max;
+}
+
 void
 rel_tx_forget(struct spinnic_engine *eng, const struct ptl_client *pc,
 	      const void *refill_arg)
