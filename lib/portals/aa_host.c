@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Active Access on client memory (doc/NOTES.md "Active Access"): the
+ * control operations that create logs and mark pages, and the accesses a
+ * remote initiator makes through the NIC (puts, get replies, atomics,
+ * handler DMAs), checked page piece by page piece against the client's
+ * marks and logged. A client with no marks costs one flag load.
+ */
+#include <stdlib.h>
+
+#include "ptl_internal.h"
+
+#define LOG_IDX_BITS 8u
+
+static bool
+aa_on(const struct ptl_client *c)
+{
+	return __atomic_load_n(&c->aa.on, __ATOMIC_ACQUIRE) != 0;
+}
+
+static uint32_t
+log_handle(const struct ptl_aa_log *lg, uint32_t idx)
+{
+	return (lg->gen & 0xffffffu) << LOG_IDX_BITS | idx;
+}
+
+/* aa.lock held: the live log a handle names, or NULL */
+static struct ptl_aa_log *
+log_get(struct ptl_client *c, uint32_t h)
+{
+	uint32_t idx = h & ((1u << LOG_IDX_BITS) - 1);
+	struct ptl_aa_log *lg;
+
+	if (h == SPINNIC_HANDLE_NONE || idx >= SPINNIC_AA_LOGS_MAX)
+		return NULL;
+	lg = &c->aa.logs[idx];
+	if (!lg->used || log_handle(lg, idx) != h)
+		return NULL;
+	return lg;
+}
+
+/* ---- control (nic->lock held) ---- */
+
+static bool
+rings_overlap(const struct ptl_client *c, uint64_t off, uint64_t bytes)
+{
+	uint32_t i;
+
+	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
+		const struct ptl_aa_log *lg = &c->aa.logs[i];
+		uint64_t o;
+
+		if (!lg->used)
+			continue;
+		o = (uint64_t)((const uint8_t *)lg->ring - c->region);
+		if (off < o + sizeof(*lg->ring) + lg->size && o < off + bytes)
+			return true;
+	}
+	return false;
+}
+
+static int
+aa_log_create(struct ptl_nic *nic, struct ptl_client *c,
+	      struct spinnic_ctrl_aa *r)
+{
+	uint64_t bytes = sizeof(struct spinnic_aa_ring) + r->size;
+	struct ptl_aa_log *lg;
+	uint32_t i;
+
+	if ((r->flags & ~SPINNIC_AA_LOG_DROP) != 0 ||
+	    r->size < SPINNIC_AA_RING_MIN || r->size > SPINNIC_AA_RING_MAX ||
+	    !ptl_is_pow2(r->size) || r->ring_off % 64 != 0 ||
+	    r->ring_off < sizeof(struct spinnic_region_hdr) ||
+	    !ptl_range_ok(r->ring_off, bytes, c->size) ||
+	    rings_overlap(c, r->ring_off, bytes))
+		return SPINNIC_PTL_ARG_INVALID;
+	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++)
+		if (!c->aa.logs[i].used)
+			break;
+	if (i == SPINNIC_AA_LOGS_MAX)
+		return SPINNIC_PTL_NO_SPACE;
+	lg = &c->aa.logs[i];
+	ptl_lock(&c->aa.lock);
+	ptl_aa_log_init(lg, c->region + r->ring_off, r->size);
+	lg->flags = r->flags;
+	lg->used = true;
+	ptl_unlock(&c->aa.lock);
+	r->log = log_handle(lg, i);
+	PTL_STAT(nic, aa_logs_live);
+	return SPINNIC_PTL_OK;
+}
+
+static int
+aa_log_free(struct ptl_nic *nic, struct ptl_client *c,
+	    struct spinnic_ctrl_aa *r)
+{
+	struct ptl_aa_log *lg;
+	int st = SPINNIC_PTL_OK;
+
+	ptl_lock(&c->aa.lock);
+	lg = log_get(c, r->log);
+	if (lg == NULL) {
+		st = SPINNIC_PTL_ARG_INVALID;
+	} else if (ptl_aa_table_uses_log(&c->aa.t, r->log)) {
+		st = SPINNIC_PTL_IN_USE;
+	} else {
+		lg->used = false;
+		lg->gen++;
+		lg->ring = NULL;
+		PTL_STAT_ADD(nic, aa_logs_live, -1ull);
+	}
+	ptl_unlock(&c->aa.lock);
+	return st;
+}
+
+static int
+aa_assoc(struct ptl_client *c, struct spinnic_ctrl_aa *r)
+{
+	const uint32_t logging = SPINNIC_AA_WL | SPINNIC_AA_WLD |
+				 SPINNIC_AA_RL | SPINNIC_AA_RLD;
+	uint32_t log = r->log;
+	int rc, st = SPINNIC_PTL_OK;
+
+	if ((r->bits & ~SPINNIC_AA_BITS) != 0)
+		return SPINNIC_PTL_ARG_INVALID;
+	ptl_lock(&c->aa.lock);
+	if (log != SPINNIC_HANDLE_NONE && log_get(c, log) == NULL) {
+		st = SPINNIC_PTL_ARG_INVALID;     /* not a live log of ours */
+	} else if ((r->bits & logging) != 0 && log == SPINNIC_HANDLE_NONE) {
+		st = SPINNIC_PTL_ARG_INVALID;     /* logging needs a log */
+	} else {
+		if ((r->bits & logging) == 0)
+			log = SPINNIC_HANDLE_NONE;
+		rc = ptl_aa_table_set(&c->aa.t, r->addr, r->len, r->bits, log);
+		st = ptl_errno_to_status(rc);
+		__atomic_store_n(&c->aa.on, c->aa.t.n > 0 ? 1u : 0u,
+				 __ATOMIC_RELEASE);
+	}
+	ptl_unlock(&c->aa.lock);
+	return st;
+}
+
+int
+ptl_ctrl_aa(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
+	    struct spinnic_ctrl_aa *r)
+{
+	if (op != SPINNIC_CTRL_AA_LOG_FREE && ptl_ni_get(c, r->ni) == NULL)
+		return SPINNIC_PTL_ARG_INVALID;
+	switch (op) {
+	case SPINNIC_CTRL_AA_LOG_CREATE:
+		return aa_log_create(nic, c, r);
+	case SPINNIC_CTRL_AA_LOG_FREE:
+		return aa_log_free(nic, c, r);
+	case SPINNIC_CTRL_AA_ASSOC:
+		return aa_assoc(c, r);
+	default:
+		return SPINNIC_PTL_ARG_INVALID;
+	}
+}
+
+void
+ptl_aa_client_fini(struct ptl_client *c)
+{
+	uint32_t i;
+
+	ptl_lock(&c->aa.lock);
+	__atomic_store_n(&c->aa.on, 0, __ATOMIC_RELEASE);
+	ptl_aa_table_clear(&c->aa.t);
+	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
+		if (c->aa.logs[i].used) {
+			c->aa.logs[i].used = false;
+			PTL_STAT_ADD(c->nic, aa_logs_live, -1ull);
+		}
+	}
+	ptl_unlock(&c->aa.lock);
+}
+
+/* ---- accesses on behalf of a remote initiator ---- */
+
+/* aa.lock held: one record; @return 0 or why it was lost */
+static int
+aa_record(struct ptl_client *c, uint32_t log, const struct ptl_aa_verdict *v,
+	  uint32_t bits, uint64_t addr, const void *buf, uint64_t n,
+	  const struct ptl_aa_src *s, uint64_t msg_off)
+{
+	struct ptl_aa_log *lg = log_get(c, log);
+	struct spinnic_aa_rec h = { 0 };
+	bool was_err;
+	int rc;
+
+	if (lg == NULL) {
+		PTL_STAT(c->nic, aa_lost);
+		return -ENOENT;
+	}
+	h.kind = v->kind;
+	h.flags = (uint16_t)((v->redirected ? SPINNIC_AA_F_REDIRECTED : 0) |
+			     (s->handler ? SPINNIC_AA_F_HANDLER : 0));
+	h.len = v->data ? (uint32_t)n : 0;
+	h.mode = bits;
+	h.addr = addr;
+	h.src_nid = s->nid;
+	h.src_pid = s->pid;
+	h.msg_id = s->msg_id;
+	h.msg_off = msg_off;
+	h.hdr_data = s->hdr_data;
+	was_err = lg->err;
+	rc = ptl_aa_log_append(lg, &h, buf);
+	if (rc == 0) {
+		PTL_STAT(c->nic, aa_records);
+		return 0;
+	}
+	PTL_STAT(c->nic, aa_lost);
+	if (!was_err && lg->err) {
+		PTL_STAT(c->nic, aa_log_err);
+		PTL_LOG(NOTICE, "client pid %u: access log %#x stopped: invalid "
+			"consumer index", c->pid, log);
+	}
+	return rc;
+}
+
+/*
+ * [addr, addr + len) of one contiguous client range: unmarked runs copied
+ * as ptl_host_read/write would, marked pages piece by piece by the rule.
+ * Pieces are independent (as an IOMMU's transactions): a blocked piece
+ * leaves memory untouched and the others still happen.
+ * @return 0; -EPERM a piece was blocked; -ENOSPC a redirected piece was
+ *   lost (its log was its only destination); host errors as
+ *   ptl_host_write (the access stops there)
+ */
+static int
+aa_range(struct ptl_client *c, uint64_t addr, uint8_t *buf, uint64_t len,
+	 bool write, const struct ptl_aa_src *s, uint64_t msg_off)
+{
+	int rc = 0, res = 0;
+
+	if (addr + len < addr)
+		return -EFAULT;
+	ptl_lock(&c->aa.lock);
+	while (len > 0) {
+		uint64_t end, n, page_end;
+		struct ptl_aa_verdict v;
+		uint32_t log, bits;
+
+		bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
+		if (bits == PTL_AA_DEFAULT && log == SPINNIC_HANDLE_NONE) {
+			n = end - addr < len ? end - addr : len;
+			rc = write ? ptl_host_write(c, addr, buf, n) :
+				     ptl_host_read(c, addr, buf, n);
+			if (rc != 0)
+				break;
+		} else {
+			page_end = (addr | (SPINNIC_AA_PAGE - 1)) + 1;
+			n = page_end - addr < len ? page_end - addr : len;
+			ptl_aa_rule(bits, write, &v);
+			if (v.mem) {
+				rc = write ? ptl_host_write(c, addr, buf, n) :
+					     ptl_host_read(c, addr, buf, n);
+				if (rc != 0)
+					break;
+			}
+			if (v.kind != 0 &&
+			    aa_record(c, log, &v, bits, addr, buf, n, s,
+				      msg_off) != 0 && v.redirected && res == 0)
+				res = -ENOSPC;
+			if (v.fail) {
+				PTL_STAT(c->nic, aa_blocked);
+				if (res == 0)
+					res = -EPERM;
+			}
+			if (v.redirected)
+				PTL_STAT(c->nic, aa_redirected);
+		}
+		addr += n;
+		buf += n;
+		len -= n;
+		msg_off += n;
+	}
+	ptl_unlock(&c->aa.lock);
+	return rc != 0 ? rc : res;
+}
+
+int
+ptl_host_access_remote(struct ptl_client *c, uint64_t addr, void *buf,
+		       uint64_t len, bool write, const struct ptl_aa_src *s)
+{
+	if (!aa_on(c))
+		return write ? ptl_host_write(c, addr, buf, len) :
+			       ptl_host_read(c, addr, buf, len);
+	return aa_range(c, addr, buf, len, write, s, s->msg_off);
+}
+
+bool
+ptl_host_marked(struct ptl_client *c, uint64_t addr, uint64_t len)
+{
+	uint64_t end;
+	uint32_t log, bits;
+	bool marked;
+
+	if (!aa_on(c) || len == 0)
+		return false;
+	ptl_lock(&c->aa.lock);
+	bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
+	marked = bits != PTL_AA_DEFAULT || log != SPINNIC_HANDLE_NONE ||
+		 end - addr < len;
+	ptl_unlock(&c->aa.lock);
+	return marked;
+}
+
+/* A match's [off, off + len) as contiguous client ranges (iovec MEs: per
+ * entry), each through aa_range. */
+static int
+match_walk(const struct ptl_match *mt, uint64_t off, uint8_t *buf,
+	   uint64_t len, bool write, const struct ptl_aa_src *s)
+{
+	const struct ptl_iovs *v = mt->iov;
+	uint64_t at = mt->local_offset + off, msg_off = off;
+	int rc, res = 0;
+	uint32_t i;
+
+	if (v == NULL)
+		return aa_range(mt->c, mt->start + off, buf, len, write, s, off);
+	for (i = 0; i < v->n && len > 0; i++) {
+		uint64_t take;
+
+		if (at >= v->ent[i].len) {
+			at -= v->ent[i].len;
+			continue;
+		}
+		take = v->ent[i].len - at < len ? v->ent[i].len - at : len;
+		rc = aa_range(mt->c, v->ent[i].addr + at, buf, take, write, s,
+			      msg_off);
+		if (rc == -EPERM || rc == -ENOSPC) {
+			if (res == 0)
+				res = rc;
+		} else if (rc != 0) {
+			return rc;
+		}
+		buf += take;
+		len -= take;
+		msg_off += take;
+		at = 0;
+	}
+	return len > 0 ? -ERANGE : res;
+}
+
+static void
+match_src(const struct ptl_match *mt, bool write, struct ptl_aa_src *s_p)
+{
+	memset(s_p, 0, sizeof(*s_p));
+	s_p->nid = mt->initiator.nid;
+	s_p->pid = mt->initiator.pid;
+	s_p->msg_id = mt->msg_id;
+	s_p->hdr_data = write ? mt->hdr_data : 0;
+}
+
+int
+ptl_match_access_remote(const struct ptl_match *mt, uint64_t off, void *buf,
+			uint64_t len, bool write)
+{
+	struct ptl_aa_src s;
+
+	if (!aa_on(mt->c))
+		return ptl_match_access(mt, off, buf, len, write);
+	match_src(mt, write, &s);
+	return match_walk(mt, off, buf, len, write, &s);
+}
+
+/*
+ * A check without data (gets before their first reply packet, atomics
+ * before they apply): every page piece of [0, len) by the rule, records
+ * only for the refused ones (GET_BLOCKED, PUT_BLOCKED) and, for atomics,
+ * one ATOMIC record per logged page piece.
+ */
+static int
+check_range(struct ptl_client *c, uint64_t addr, uint64_t len, bool write,
+	    bool atomic, const struct ptl_aa_src *s, uint64_t msg_off)
+{
+	int res = 0;
+
+	if (addr + len < addr)
+		return -EFAULT;
+	ptl_lock(&c->aa.lock);
+	while (len > 0) {
+		uint64_t end, n, page_end;
+		struct ptl_aa_verdict v, r;
+		uint32_t log, bits;
+
+		bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
+		if (bits == PTL_AA_DEFAULT && log == SPINNIC_HANDLE_NONE) {
+			n = end - addr < len ? end - addr : len;
+			goto next;
+		}
+		page_end = (addr | (SPINNIC_AA_PAGE - 1)) + 1;
+		n = page_end - addr < len ? page_end - addr : len;
+		ptl_aa_rule(bits, write, &v);
+		if (atomic && !v.fail) {
+			/* a fetching atomic reads too; redirecting one is
+			 * refused (its old values cannot come from a log) */
+			ptl_aa_rule(bits, false, &r);
+			if (v.redirected || (s->fetch && r.fail)) {
+				v.fail = true;
+				v.kind = 0;
+			} else if (v.kind != 0 || (s->fetch && r.kind != 0)) {
+				v.kind = SPINNIC_AA_ATOMIC;
+				v.data = false;
+			}
+		} else if (!v.fail) {
+			v.kind = 0; /* logged when the data moves */
+		}
+		if (v.kind != 0)
+			aa_record(c, log, &v, bits, addr, NULL, n, s, msg_off);
+		if (v.fail) {
+			PTL_STAT(c->nic, aa_blocked);
+			res = -EPERM;
+		}
+next:
+		addr += n;
+		len -= n;
+		msg_off += n;
+	}
+	ptl_unlock(&c->aa.lock);
+	return res;
+}
+
+int
+ptl_match_check_remote(const struct ptl_match *mt, uint64_t len, bool write,
+		       bool fetch)
+{
+	const struct ptl_iovs *v = mt->iov;
+	uint64_t at = mt->local_offset, msg_off = 0;
+	struct ptl_aa_src s;
+	int res = 0;
+	uint32_t i;
+
+	if (!aa_on(mt->c))
+		return 0;
+	match_src(mt, write, &s);
+	s.fetch = fetch;
+	if (v == NULL)
+		return check_range(mt->c, mt->start, len, write, write, &s, 0);
+	for (i = 0; i < v->n && len > 0; i++) {
+		uint64_t take;
+
+		if (at >= v->ent[i].len) {
+			at -= v->ent[i].len;
+			continue;
+		}
+		take = v->ent[i].len - at < len ? v->ent[i].len - at : len;
+		if (check_range(mt->c, v->ent[i].addr + at, take, write, write,
+				&s, msg_off) != 0)
+			res = -EPERM;
+		len -= take;
+		msg_off += take;
+		at = 0;
+	}
+	return res;
+}
