@@ -13,22 +13,32 @@
 
 #include "engine.h"
 
+/* A marked page is never handed out directly: handlers then fall back
+ * to per-DMA calls, which Active Access checks and logs. */
 static void *
 host_direct(void *host, uint64_t addr, size_t len)
 {
+	if (ptl_host_marked(host, addr, len))
+		return NULL;
 	return ptl_host_ptr(host, addr, len);
 }
+
+static const struct ptl_aa_src handler_src = {
+	.nid = UINT32_MAX, .pid = UINT32_MAX, .handler = true,
+};
 
 static int
 host_dma_write(void *host, uint64_t addr, const void *src, size_t len)
 {
-	return ptl_host_write(host, addr, src, len);
+	return ptl_host_access_remote(host, addr, (void *)(uintptr_t)src, len,
+				      true, &handler_src);
 }
 
 static int
 host_dma_read(void *host, uint64_t addr, void *dst, size_t len)
 {
-	return ptl_host_read(host, addr, dst, len);
+	return ptl_host_access_remote(host, addr, dst, len, false,
+				      &handler_src);
 }
 
 static int

@@ -160,7 +160,8 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 			if (j->kept)
 				memcpy(pay, j->data + j->off, len);
 			rc = len == 0 || j->kept ? 0 :
-				ptl_match_access(mt, j->off, pay, len, false);
+				ptl_match_access_remote(mt, j->off, pay, len,
+							false);
 			if (rc != 0) {
 				/* target memory gone: the initiator times out
 				 * on the missing bytes; the target learns */
