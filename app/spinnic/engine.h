@@ -368,6 +368,11 @@ struct reply_job {
 	bool kept;                      /**< the reply is data[] (the old
 					     values of an atomic: never read
 					     again from the ME) */
+	bool aa_flush;                  /**< an active flush not answered
+					     yet: waits for aa_log's consumer
+					     to reach aa_mark */
+	uint32_t aa_log;
+	uint64_t aa_mark;
 	uint8_t data[];                 /**< kept: match.mlength bytes */
 };
 

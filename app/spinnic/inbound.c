@@ -680,6 +680,8 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 		return RX_DONE;
 	}
 	eng->rx.stats.gets_served++;
+	j->aa_flush = ptl_match_flush_mark(&j->match, j->match.mlength,
+					   &j->aa_log, &j->aa_mark);
 	j->ni_kind = p->ni;
 	j->op = SPINNIC_WIRE_OP_GET;
 	/* free count checked above; single producer */

@@ -115,7 +115,7 @@ static unsigned
 replies_poll(struct spinnic_engine *eng, unsigned budget)
 {
 	struct spinnic_node *node = eng->node;
-	struct reply_job *j;
+	struct reply_job *j, *parked = NULL;
 	unsigned n = 0;
 
 	jobs_take(eng);
@@ -125,6 +125,21 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 		if (j->abandon) {
 			job_end(eng, j, SPINNIC_PTL_NI_UNDELIVERABLE);
 			continue;
+		}
+		if (j->aa_flush) {
+			if (!ptl_aa_flush_done(mt->c, j->aa_log, j->aa_mark)) {
+				/* an active flush waits for its consumer:
+				 * to the tail, the others go on */
+				if (j == parked || j->next == NULL)
+					break;
+				if (parked == NULL)
+					parked = j;
+				job_unlink(eng, j);
+				eng->tx.job_tail->next = j;
+				eng->tx.job_tail = j;
+				continue;
+			}
+			j->aa_flush = false;
 		}
 		if (!rel_tx_room(eng, mt->initiator.nid))
 			break;

@@ -117,7 +117,8 @@ static int
 aa_assoc(struct ptl_client *c, struct spinnic_ctrl_aa *r)
 {
 	const uint32_t logging = SPINNIC_AA_WL | SPINNIC_AA_WLD |
-				 SPINNIC_AA_RL | SPINNIC_AA_RLD;
+				 SPINNIC_AA_RL | SPINNIC_AA_RLD |
+				 SPINNIC_AA_FLUSH;
 	uint32_t log = r->log;
 	int rc, st = SPINNIC_PTL_OK;
 
@@ -454,4 +455,58 @@ ptl_match_check_remote(const struct ptl_match *mt, uint64_t len, bool write,
 		at = 0;
 	}
 	return res;
+}
+
+/* ---- active flush ---- */
+
+bool
+ptl_match_flush_mark(const struct ptl_match *mt, uint64_t len,
+		     uint32_t *log_p, uint64_t *mark_p)
+{
+	struct ptl_client *c = mt->c;
+	uint64_t addr = mt->start, end;
+	struct ptl_aa_log *lg;
+	uint32_t bits, log;
+	bool found = false;
+
+	/* flushing pages are looked for in contiguous MEs only */
+	if (!aa_on(c) || mt->iov != NULL || addr + len < addr)
+		return false;
+	ptl_lock(&c->aa.lock);
+	while (len > 0 && !found) {
+		uint64_t n;
+
+		bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
+		n = end - addr < len ? end - addr : len;
+		if ((bits & SPINNIC_AA_FLUSH) && (lg = log_get(c, log)) != NULL) {
+			*log_p = log;
+			*mark_p = lg->prod;
+			found = true;
+		}
+		addr += n;
+		len -= n;
+	}
+	ptl_unlock(&c->aa.lock);
+	return found;
+}
+
+bool
+ptl_aa_flush_done(struct ptl_client *c, uint32_t log, uint64_t mark)
+{
+	struct ptl_aa_log *lg;
+	bool done = true;
+	uint64_t cons;
+
+	ptl_lock(&c->aa.lock);
+	lg = log_get(c, log);
+	if (lg != NULL && !lg->err) {
+		/* the client's word, read once: beyond prod it is corrupt
+		 * (the next record stops the log), answer now */
+		cons = __atomic_load_n(&lg->ring->cons, __ATOMIC_ACQUIRE);
+		done = cons >= mark || cons > lg->prod;
+	}
+	ptl_unlock(&c->aa.lock);
+	if (done)
+		PTL_STAT(c->nic, aa_flushes);
+	return done;
 }

@@ -135,6 +135,7 @@ struct ptl_nic_stats {
 	uint64_t aa_redirected;    /**< write pieces sent to a log only */
 	uint64_t aa_log_err;       /**< logs stopped by an invalid cons */
 	uint64_t aa_logs_live;     /**< gauge: access logs of live clients */
+	uint64_t aa_flushes;       /**< active flushes answered */
 };
 
 /**
@@ -476,6 +477,23 @@ int ptl_match_check_remote(const struct ptl_match *mt, uint64_t len,
 int ptl_host_access_remote(struct ptl_client *c, uint64_t addr, void *buf,
 			   uint64_t len, bool write,
 			   const struct ptl_aa_src *s);
+
+/**
+ * A get's active flush (SPINNIC_AA_FLUSH): when the first len bytes of the
+ * match hold a flushing page, note its log and the log's write position
+ * now (every earlier packet of the initiator has arrived: in-order
+ * matching), to answer once the consumer got there.
+ * @param log_p, mark_p filled when it does
+ * @return true when the get is a flush
+ */
+bool ptl_match_flush_mark(const struct ptl_match *mt, uint64_t len,
+			  uint32_t *log_p, uint64_t *mark_p);
+
+/**
+ * @return true when the log's consumer reached mark (or the log is gone
+ *   or stopped: nothing more will come); counted in aa_flushes then
+ */
+bool ptl_aa_flush_done(struct ptl_client *c, uint32_t log, uint64_t mark);
 
 /**
  * @return true when [addr, addr + len) holds a marked page (direct

@@ -254,7 +254,10 @@ static_assert(sizeof(struct spinnic_ctrl_msg) == SPINNIC_CTRL_MSG_SIZE,
 #define SPINNIC_AA_WLD 0x08u /**< log metadata and data of writes */
 #define SPINNIC_AA_RL  0x10u /**< log metadata of reads */
 #define SPINNIC_AA_RLD 0x20u /**< log metadata and data of reads */
-#define SPINNIC_AA_BITS 0x3fu
+#define SPINNIC_AA_FLUSH 0x80u /**< flushing page of its log: a get of it
+				    is answered once the log is consumed
+				    past the get's arrival */
+#define SPINNIC_AA_BITS 0xbfu
 /** Log flag: a full log loses the record and counts it (the only mode
  *  of this version: back-pressure is not implemented yet). */
 #define SPINNIC_AA_LOG_DROP 0x1u

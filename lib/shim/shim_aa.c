@@ -336,3 +336,56 @@ spin_aa_log_dump(spin_handle_aalog_t log, void *buf, size_t len,
 		*len_p = all;
 	return PTL_OK;
 }
+
+int
+spin_aa_flush(ptl_handle_ni_t ni_handle, ptl_process_t target,
+	      ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+	      ptl_size_t remote_offset, uint64_t *val_p, int timeout_ms)
+{
+	uint64_t *buf;
+	ptl_handle_eq_t eq;
+	ptl_handle_md_t md;
+	ptl_event_t ev;
+	ptl_md_t d;
+	unsigned which;
+	int rc;
+
+	SHIM_ENTER();
+	buf = shim_heap_alloc(64);
+	if (buf == NULL)
+		return PTL_NO_SPACE;
+	rc = PtlEQAlloc(ni_handle, 4, &eq);
+	if (rc != PTL_OK)
+		goto out_buf;
+	memset(&d, 0, sizeof(d));
+	d.start = buf;
+	d.length = sizeof(*buf);
+	d.options = PTL_MD_EVENT_SEND_DISABLE;
+	d.eq_handle = eq;
+	d.ct_handle = PTL_CT_NONE;
+	rc = PtlMDBind(ni_handle, &d, &md);
+	if (rc != PTL_OK)
+		goto out_eq;
+	*buf = 0;
+	rc = PtlGet(md, 0, sizeof(*buf), target, pt_index, match_bits,
+		    remote_offset, NULL);
+	if (rc != PTL_OK)
+		goto out_md;
+	do {
+		rc = PtlEQPoll(&eq, 1, timeout_ms < 0 ? PTL_TIME_FOREVER :
+			       (ptl_time_t)timeout_ms, &ev, &which);
+	} while (rc == PTL_OK && ev.type != PTL_EVENT_REPLY);
+	if (rc == PTL_EQ_EMPTY)
+		return rc; /* still in flight: MD, EQ and buffer stay */
+	if (rc == PTL_OK && ev.ni_fail_type != PTL_NI_OK)
+		rc = PTL_FAIL;
+	if (rc == PTL_OK && val_p != NULL)
+		*val_p = *buf;
+out_md:
+	PtlMDRelease(md);
+out_eq:
+	PtlEQFree(eq);
+out_buf:
+	shim_heap_free(buf);
+	return rc;
+}

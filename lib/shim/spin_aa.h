@@ -35,6 +35,9 @@ typedef ptl_handle_any_t spin_handle_aalog_t;
 			       redirected, memory untouched) */
 #define SPIN_AA_RL  0x10u /**< log metadata of reads */
 #define SPIN_AA_RLD 0x20u /**< log metadata and the data returned */
+#define SPIN_AA_FLUSH 0x80u /**< flushing page of its log (needs R): a get
+				 of it is answered once the log was consumed
+				 past the get's arrival (spin_aa_flush) */
 
 /** Log flag: a full log loses records and counts them (the only mode of
  *  this version; back-pressure is not implemented yet). */
@@ -147,6 +150,28 @@ int spin_aa_log_status(spin_handle_aalog_t log,
  */
 int spin_aa_log_dump(spin_handle_aalog_t log, void *buf, size_t len,
 		     size_t *len_p);
+
+/**
+ * Active flush (paper 004 §3.6): returns once the target has consumed
+ * its log past every access this process sent it before the call —
+ * an 8-byte get of the target's flushing page (an ME over a page marked
+ * SPIN_AA_R | SPIN_AA_FLUSH, bound to the log), through a private MD and
+ * EQ, waited for. The target NIC answers it when the log's consumer
+ * index reached the log's write position at the get's arrival; earlier
+ * packets of this process have all arrived by then (in-order matching).
+ * Accesses still in sPIN handlers at the target are not waited for.
+ * @param ni_handle the NI to send on
+ * @param target, pt_index, match_bits, remote_offset the flushing page's ME
+ * @param val_p receives the page's first 8 bytes as read after the
+ *   consumer got there (e.g. a processed count it keeps there); may be NULL
+ * @param timeout_ms give up after this long (< 0: wait forever)
+ * @return PTL_OK; PTL_EQ_EMPTY timed out (the get stays in flight until
+ *   answered; its EQ and MD are then leaked); PTL_FAIL the get failed
+ *   (no match, refused); PTL_ARG_INVALID; PTL_NO_SPACE; PTL_NO_INIT
+ */
+int spin_aa_flush(ptl_handle_ni_t ni_handle, ptl_process_t target,
+		  ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+		  ptl_size_t remote_offset, uint64_t *val_p, int timeout_ms);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,9 @@
  * numbers) changes nothing for the target; hostile marking arguments are
  * refused; a log named by pages cannot be freed; a target killed with
  * unconsumed records in its log leaves nothing behind
- * (itest_expect_no_leaks, aa_logs_live included).
+ * (itest_expect_no_leaks, aa_logs_live included). Active flush: 1000
+ * redirected puts without acks to a slow consumer, then spin_aa_flush
+ * returns the consumer's processed count kept on the flushing page: 1000.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,6 +28,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <portals4.h>
 #include <spin.h>
@@ -530,6 +533,157 @@ other_main(struct kid *self, void *arg)
 	return 0;
 }
 
+/* ---- active flush ----------------------------------------------------------- */
+
+#define NFLUSH 1000u
+
+struct flush_ctx {
+	uint8_t *buf;
+	uint64_t count;
+	unsigned bad;
+};
+
+static int
+on_flush_rec(void *arg, const struct spin_aa_rec *r)
+{
+	struct flush_ctx *f = arg;
+
+	if (r->kind != SPIN_AA_PUT_DATA || r->flags != SPIN_AA_F_REDIRECTED ||
+	    r->len != 8 || r->addr != f->buf)
+		f->bad++;
+	f->count++;
+	/* what the flush returns: records processed */
+	__atomic_store_n((uint64_t *)(f->buf + PG), f->count, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* A slow consumer: page 0 redirects puts into the log, page 1 is the
+ * log's flushing page holding the processed count. */
+static int
+flush_target_main(struct kid *self, void *arg)
+{
+	struct flush_ctx f = { 0 };
+	spin_handle_aalog_t log;
+	ptl_handle_me_t meh;
+	struct kid_ni n;
+	char line[64];
+	uint8_t *raw;
+	ptl_me_t me;
+	unsigned got;
+
+	(void)arg;
+	if (kid_ni_open(self, &n, 64) != 0)
+		return 1;
+	raw = spin_host_alloc(3 * PG);
+	KCHECK(self, raw != NULL, "alloc");
+	f.buf = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
+	memset(f.buf, 0, 2 * PG);
+	KCHECK(self, spin_aa_log_create(n.ni, LOG_SIZE, SPIN_AA_LOG_DROP,
+					&log) == PTL_OK, "log");
+	KCHECK(self, spin_aa_assoc(n.ni, f.buf, PG, A_R | A_WLD, log) == PTL_OK,
+	       "assoc redirect");
+	KCHECK(self, spin_aa_assoc(n.ni, f.buf + PG, PG, A_R | SPIN_AA_FLUSH,
+				   log) == PTL_OK, "assoc flush");
+	memset(&me, 0, sizeof(me));
+	me.start = f.buf;
+	me.length = 2 * PG;
+	me.ct_handle = PTL_CT_NONE;
+	me.uid = PTL_UID_ANY;
+	me.options = PTL_ME_OP_PUT | PTL_ME_OP_GET |
+		     PTL_ME_EVENT_SUCCESS_DISABLE;
+	me.match_id.phys.nid = PTL_NID_ANY;
+	me.match_id.phys.pid = PTL_PID_ANY;
+	me.match_bits = MATCH;
+	KCHECK(self, PtlMEAppend(n.ni, n.pt, &me, PTL_PRIORITY_LIST, NULL,
+				 &meh) == PTL_OK, "PtlMEAppend");
+	kid_say(self, "ready %u %u %u", n.id.phys.nid, n.id.phys.pid, n.pt);
+	/* 8 records per millisecond at most, until told */
+	while (kid_line(self, line, sizeof(line), 1) != 0)
+		spin_aa_log_poll(log, on_flush_rec, &f, 8, &got);
+	KCHECK(self, strcmp(line, "done") == 0, "line %s", line);
+	KCHECK(self, f.bad == 0, "%u bad records", f.bad);
+	PtlMEUnlink(meh);
+	KCHECK(self, spin_aa_assoc(n.ni, f.buf, 2 * PG, A_W | A_R,
+				   SPIN_AA_LOG_NONE) == PTL_OK, "unmark");
+	KCHECK(self, spin_aa_log_free(log) == PTL_OK, "log free");
+	kid_ni_close(&n);
+	kid_say(self, "ok count=%" PRIu64, f.count);
+	return 0;
+}
+
+/* NFLUSH 8-byte puts without acks, then spin_aa_flush: it must see every
+ * one of them processed. */
+static int
+flush_ini_main(struct kid *self, void *arg)
+{
+	const struct ini_arg *ia = arg;
+	ptl_process_t t = { .phys = { ia->nid, ia->pid } };
+	uint8_t *loc = spin_host_alloc(64);
+	struct timespec t0, t1;
+	ptl_handle_md_t md;
+	struct kid_ni n;
+	uint64_t val = 0;
+	ptl_event_t ev;
+	unsigned i;
+	ptl_md_t d;
+	int rc;
+
+	KCHECK(self, loc != NULL, "alloc");
+	if (kid_ni_open(self, &n, 4096) != 0)
+		return 1;
+	memset(&d, 0, sizeof(d));
+	d.start = loc;
+	d.length = 64;
+	d.eq_handle = n.eq;
+	d.ct_handle = PTL_CT_NONE;
+	d.options = PTL_MD_EVENT_SEND_DISABLE;
+	KCHECK(self, PtlMDBind(n.ni, &d, &md) == PTL_OK, "PtlMDBind");
+	for (i = 0; i < NFLUSH; i++) {
+		memcpy(loc, &i, sizeof(i));
+		do {
+			rc = PtlPut(md, 0, 8, PTL_NO_ACK_REQ, t, ia->pt, MATCH,
+				    0, NULL, 0);
+		} while (rc == PTL_NO_SPACE);
+		KCHECK(self, rc == PTL_OK, "put %u: %d", i, rc);
+		while (PtlEQGet(n.eq, &ev) == PTL_OK)
+			;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = spin_aa_flush(n.ni, t, ia->pt, MATCH, PG, &val, 30000);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	KCHECK(self, rc == PTL_OK, "flush: %d", rc);
+	KCHECK(self, val == NFLUSH, "flush saw %" PRIu64 " processed, want %u",
+	       val, NFLUSH);
+	PtlMDRelease(md);
+	kid_ni_close(&n);
+	kid_say(self, "ok flush_us=%ld",
+		(long)((t1.tv_sec - t0.tv_sec) * 1000000 +
+		       (t1.tv_nsec - t0.tv_nsec) / 1000));
+	return 0;
+}
+
+static void
+run_flush(void)
+{
+	struct ini_arg ia;
+	struct kid tk, ik;
+	char line[256];
+
+	kid_start(&tk, "aa-flush-target", 1, false, flush_target_main, NULL);
+	kid_expect(&tk, "ready", line, sizeof(line));
+	ITEST_CHECK(sscanf(line, "ready %u %u %u", &ia.nid, &ia.pid,
+			   &ia.pt) == 3, "target line %s", line);
+	kid_start(&ik, "aa-flush-initiator", 0, false, flush_ini_main, &ia);
+	kid_expect(&ik, "ok", line, sizeof(line));
+	printf("itest_aa: active flush after %u redirected puts: %s\n", NFLUSH,
+	       line);
+	kid_end(&ik);
+	kid_tell(&tk, "done");
+	kid_expect(&tk, "ok", line, sizeof(line));
+	ITEST_CHECK(strcmp(line, "ok count=1000") == 0, "target %s", line);
+	kid_end(&tk);
+}
+
 /* ---- the test ----------------------------------------------------------------- */
 
 static unsigned long
@@ -622,16 +776,19 @@ main(void)
 	want += run(true);
 	want += run(false);
 	run_killed();
+	run_flush();
 	itest_spinnic_finish();
 	itest_expect_no_leaks();
 	/* exactly once at the NIC too: every record it wrote was one the
-	 * targets expected (20 more for the killed one's puts) */
+	 * targets expected (20 more for the killed one's puts, NFLUSH for
+	 * the flush's) */
 	logged = itest_counter(1, "aa_records");
 	faults = itest_counter(0, "faults") + itest_counter(1, "faults");
-	fprintf(stderr, "itest_aa: %lld records logged, %lu expected + 20; "
+	want += 20 + NFLUSH;
+	fprintf(stderr, "itest_aa: %lld records logged, %lu expected; "
 		"%lld faults injected\n", logged, want, faults);
-	ITEST_CHECK(logged == (long long)want + 20, "records logged %lld, "
-		    "want %lu", logged, want + 20);
+	ITEST_CHECK(logged == (long long)want, "records logged %lld, want %lu",
+		    logged, want);
 	end = getenv("SPINNIC_ITEST_FAULTS");
 	ITEST_CHECK(end == NULL || faults > 0, "no fault was injected");
 	return 0;
