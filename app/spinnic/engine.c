@@ -243,7 +243,7 @@ const char *const eng_drop_names[ENG_DROP_MAX] = {
 	"drop_no_mem", "drop_spin", "drop_unknown_op", "drop_host",
 	"drop_rel_dup", "drop_rel_epoch", "drop_rel_beyond",
 	"drop_park_full", "drop_unsequenced", "drop_bad_cookie",
-	"drop_peers_full", "drop_table_share",
+	"drop_peers_full", "drop_aa_full", "drop_table_share",
 };
 
 void

@@ -200,6 +200,8 @@ enum eng_drop {
 				   request of a peer with a session */
 	ENG_DROP_BAD_COOKIE, /**< a challenge answer we did not ask for */
 	ENG_DROP_PEERS_FULL, /**< a verified peer found no receive slot */
+	ENG_DROP_AA_FULL,    /**< an Active Access log has no room for the
+				  packet's records (back-pressure: resent) */
 	ENG_DROP_TABLE_SHARE, /**< new message over its source's share of the
 				   message table (ENG_MSGS_UNSEQ_MAX,
 				   ENG_MSGS_NID_MAX) */

@@ -35,7 +35,7 @@ eng_in_drop(struct spinnic_engine *eng, struct rte_mbuf *m, enum eng_drop why)
 {
 	/* short of a slot or memory now: not acknowledged, so resent */
 	if (why == ENG_DROP_TABLE_FULL || why == ENG_DROP_TABLE_SHARE ||
-	    why == ENG_DROP_NO_MEM)
+	    why == ENG_DROP_NO_MEM || why == ENG_DROP_AA_FULL)
 		eng->rx.transient = true;
 	eng->rx.stats.drop[why]++;
 	eng->node->rx.drops++;
@@ -501,6 +501,12 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		rc = ptl_match_access_remote(&e->match, p->offset,
 					     (void *)(uintptr_t)p->payload, n,
 					     true);
+		if (rc == -EAGAIN) {
+			/* a full log that back-pressures: nothing applied,
+			 * the packet not acknowledged, so resent */
+			eng_in_drop(eng, m, ENG_DROP_AA_FULL);
+			return RX_DONE;
+		}
 		if (rc != 0) {
 			eng->rx.stats.drop[ENG_DROP_HOST]++;
 			if (e->s.fail == SPINNIC_PTL_NI_OK)

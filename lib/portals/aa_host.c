@@ -11,6 +11,8 @@
 #include "ptl_internal.h"
 
 #define LOG_IDX_BITS 8u
+#define AA_MIN3(a, b, c) ((a) < (b) ? ((a) < (c) ? (a) : (c)) : \
+			   ((b) < (c) ? (b) : (c)))
 
 static bool
 aa_on(const struct ptl_client *c)
@@ -220,6 +222,59 @@ aa_record(struct ptl_client *c, uint32_t log, const struct ptl_aa_verdict *v,
 }
 
 /*
+ * aa.lock held: would every record of [addr, addr + len) fit in its log?
+ * Logs that drop, are stopped, or could not take the records even empty
+ * (never blocks for ever) say yes; the append decides there.
+ */
+static bool
+aa_fits(struct ptl_client *c, uint64_t addr, uint64_t len, bool write)
+{
+	uint64_t pos[SPINNIC_AA_LOGS_MAX];
+	uint32_t i, used = 0;
+
+	while (len > 0) {
+		uint64_t end, n, page_end, need, room_at;
+		struct ptl_aa_verdict v;
+		struct ptl_aa_log *lg;
+		uint32_t log, bits;
+
+		bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
+		page_end = (addr | (SPINNIC_AA_PAGE - 1)) + 1;
+		n = AA_MIN3(end - addr, page_end - addr, len);
+		ptl_aa_rule(bits, write, &v);
+		lg = v.kind != 0 ? log_get(c, log) : NULL;
+		if (lg != NULL && !(lg->flags & SPINNIC_AA_LOG_DROP) && !lg->err) {
+			i = (uint32_t)(lg - c->aa.logs);
+			if (!(used & (1u << i))) {
+				used |= 1u << i;
+				pos[i] = lg->prod;
+			}
+			need = sizeof(struct spinnic_aa_rec) +
+			       (v.data ? (n + 63) / 64 * 64 : 0);
+			room_at = lg->size - (pos[i] & (lg->size - 1));
+			if (room_at < need)
+				pos[i] += room_at; /* a PAD first */
+			pos[i] += need;
+		}
+		addr += n;
+		len -= n;
+	}
+	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
+		struct ptl_aa_log *lg = &c->aa.logs[i];
+		uint64_t cons;
+
+		if (!(used & (1u << i)))
+			continue;
+		cons = __atomic_load_n(&lg->ring->cons, __ATOMIC_ACQUIRE);
+		if (cons > lg->prod || lg->prod - cons > lg->size)
+			continue; /* corrupt: the append stops the log */
+		if (pos[i] - cons > lg->size && pos[i] - lg->prod <= lg->size)
+			return false;
+	}
+	return true;
+}
+
+/*
  * [addr, addr + len) of one contiguous client range: unmarked runs copied
  * as ptl_host_read/write would, marked pages piece by piece by the rule.
  * Pieces are independent (as an IOMMU's transactions): a blocked piece
@@ -237,6 +292,11 @@ aa_range(struct ptl_client *c, uint64_t addr, uint8_t *buf, uint64_t len,
 	if (addr + len < addr)
 		return -EFAULT;
 	ptl_lock(&c->aa.lock);
+	if (s->may_block && !aa_fits(c, addr, len, write)) {
+		ptl_unlock(&c->aa.lock);
+		PTL_STAT(c->nic, aa_backpressure);
+		return -EAGAIN;
+	}
 	while (len > 0) {
 		uint64_t end, n, page_end;
 		struct ptl_aa_verdict v;
@@ -363,6 +423,9 @@ ptl_match_access_remote(const struct ptl_match *mt, uint64_t off, void *buf,
 	if (!aa_on(mt->c))
 		return ptl_match_access(mt, off, buf, len, write);
 	match_src(mt, write, &s);
+	/* a put packet can come again; whole only in a contiguous ME (an
+	 * iovec ME's entries are checked one by one) */
+	s.may_block = write && mt->iov == NULL;
 	return match_walk(mt, off, buf, len, write, &s);
 }
 

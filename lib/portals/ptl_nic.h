@@ -136,6 +136,7 @@ struct ptl_nic_stats {
 	uint64_t aa_log_err;       /**< logs stopped by an invalid cons */
 	uint64_t aa_logs_live;     /**< gauge: access logs of live clients */
 	uint64_t aa_flushes;       /**< active flushes answered */
+	uint64_t aa_backpressure;  /**< put packets refused for a full log */
 };
 
 /**
@@ -440,6 +441,8 @@ struct ptl_aa_src {
 				 the message */
 	uint64_t hdr_data;
 	bool handler;       /**< an sPIN handler's DMA */
+	bool may_block;     /**< internal: a put packet, refused whole when a
+				 back-pressuring log lacks room */
 	bool fetch;         /**< internal: a fetching atomic */
 };
 
@@ -452,7 +455,9 @@ struct ptl_aa_src {
  * ptl_host_read, not this).
  * @return 0; -EPERM a page piece was refused (memory untouched there, the
  *   rest done: PTL_NI_PERM_VIOLATION); -ENOSPC a redirected piece was
- *   lost to a full log (PTL_NI_DROPPED); as ptl_match_access
+ *   lost to a full log (PTL_NI_DROPPED); -EAGAIN (writes only) a log
+ *   without SPINNIC_AA_LOG_DROP lacks room for the records: nothing was
+ *   done, the packet must come again; as ptl_match_access
  */
 int ptl_match_access_remote(const struct ptl_match *mt, uint64_t off,
 			    void *buf, uint64_t len, bool write);

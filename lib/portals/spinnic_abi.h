@@ -258,8 +258,9 @@ static_assert(sizeof(struct spinnic_ctrl_msg) == SPINNIC_CTRL_MSG_SIZE,
 				    is answered once the log is consumed
 				    past the get's arrival */
 #define SPINNIC_AA_BITS 0xbfu
-/** Log flag: a full log loses the record and counts it (the only mode
- *  of this version: back-pressure is not implemented yet). */
+/** Log flag: a full log loses the record and counts it. Without it a
+ *  put packet whose records do not fit is refused unacknowledged, so
+ *  reliable delivery resends it (back-pressure; other accesses drop). */
 #define SPINNIC_AA_LOG_DROP 0x1u
 /** Access logs per client. */
 #define SPINNIC_AA_LOGS_MAX 16u

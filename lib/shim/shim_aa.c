@@ -69,7 +69,7 @@ spin_aa_log_create(ptl_handle_ni_t ni_handle, size_t size, unsigned flags,
 
 	SHIM_ENTER();
 	ni = shim_to_ni(ni_handle, &slot);
-	if (ni == NULL || log_p == NULL || flags != SPIN_AA_LOG_DROP ||
+	if (ni == NULL || log_p == NULL || (flags & ~SPIN_AA_LOG_DROP) != 0 ||
 	    size < SPINNIC_AA_RING_MIN || size > SPINNIC_AA_RING_MAX ||
 	    (size & (size - 1)) != 0)
 		return PTL_ARG_INVALID;

@@ -39,8 +39,10 @@ typedef ptl_handle_any_t spin_handle_aalog_t;
 				 of it is answered once the log was consumed
 				 past the get's arrival (spin_aa_flush) */
 
-/** Log flag: a full log loses records and counts them (the only mode of
- *  this version; back-pressure is not implemented yet). */
+/** Log flag: a full log loses records and counts them. Default (0):
+ *  back-pressure — a put packet whose records do not fit is not
+ *  acknowledged and comes again (reliable delivery), nothing lost; get
+ *  replies, atomics and handler DMAs still lose and count. */
 #define SPIN_AA_LOG_DROP 0x1u
 
 /** Record kinds (struct spin_aa_rec.kind). */
@@ -92,7 +94,7 @@ struct spin_aa_log_status {
  * writes records into.
  * @param ni_handle an initialized NI
  * @param size  ring bytes, a power of two from 16 KiB to 64 MiB
- * @param flags SPIN_AA_LOG_DROP (required for now)
+ * @param flags 0 (back-pressure) or SPIN_AA_LOG_DROP
  * @param log_p receives the handle
  * @return PTL_OK; PTL_ARG_INVALID (NI, size, flags, log_p);
  *   PTL_NO_SPACE (region heap, or 16 logs per client); PTL_NO_INIT

@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <portals4.h>
 #include <spin.h>
@@ -684,6 +685,171 @@ run_flush(void)
 	kid_end(&tk);
 }
 
+/* ---- full logs: back-pressure and drop ----------------------------------------- */
+
+#define NBP 1000u
+#define BP_RING 16384u /* 128 records of 8 bytes */
+
+struct bp_arg {
+	bool drop;
+	unsigned nid, pid, pt;  /* the initiator's target */
+};
+
+static int
+on_bp_rec(void *arg, const struct spin_aa_rec *r)
+{
+	unsigned *count = arg;
+
+	(*count) += r->kind == SPIN_AA_PUT_DATA && r->len == 8;
+	return 0;
+}
+
+/* A target whose 16 KiB log is not consumed until told "consume". */
+static int
+bp_target_main(struct kid *self, void *arg)
+{
+	const struct bp_arg *ba = arg;
+	struct spin_aa_log_status st;
+	spin_handle_aalog_t log;
+	ptl_handle_me_t meh;
+	unsigned count = 0, got;
+	struct kid_ni n;
+	char line[64];
+	uint8_t *raw, *buf;
+	ptl_me_t me;
+
+	if (kid_ni_open(self, &n, 64) != 0)
+		return 1;
+	raw = spin_host_alloc(2 * PG);
+	KCHECK(self, raw != NULL, "alloc");
+	buf = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
+	KCHECK(self, spin_aa_log_create(n.ni, BP_RING,
+					ba->drop ? SPIN_AA_LOG_DROP : 0,
+					&log) == PTL_OK, "log");
+	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, A_R | A_WLD, log) == PTL_OK,
+	       "assoc");
+	memset(&me, 0, sizeof(me));
+	me.start = buf;
+	me.length = PG;
+	me.ct_handle = PTL_CT_NONE;
+	me.uid = PTL_UID_ANY;
+	me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_SUCCESS_DISABLE;
+	me.match_id.phys.nid = PTL_NID_ANY;
+	me.match_id.phys.pid = PTL_PID_ANY;
+	me.match_bits = MATCH;
+	KCHECK(self, PtlMEAppend(n.ni, n.pt, &me, PTL_PRIORITY_LIST, NULL,
+				 &meh) == PTL_OK, "PtlMEAppend");
+	kid_say(self, "ready %u %u %u", n.id.phys.nid, n.id.phys.pid, n.pt);
+	KCHECK(self, kid_line(self, line, sizeof(line), 60000) == 0 &&
+	       strcmp(line, "consume") == 0, "no consume line");
+	while (kid_line(self, line, sizeof(line), 1) != 0)
+		while (spin_aa_log_poll(log, on_bp_rec, &count, 64, &got) ==
+		       PTL_OK)
+			;
+	KCHECK(self, strcmp(line, "done") == 0, "line %s", line);
+	while (spin_aa_log_poll(log, on_bp_rec, &count, 64, &got) == PTL_OK)
+		;
+	KCHECK(self, spin_aa_log_status(log, &st) == PTL_OK, "status");
+	PtlMEUnlink(meh);
+	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, A_W | A_R,
+				   SPIN_AA_LOG_NONE) == PTL_OK, "unmark");
+	KCHECK(self, spin_aa_log_free(log) == PTL_OK, "log free");
+	kid_ni_close(&n);
+	kid_say(self, "ok count=%u lost=%" PRIu64, count, st.lost);
+	return 0;
+}
+
+/* NBP 8-byte puts with acks; counts the acks that say DROPPED. */
+static int
+bp_ini_main(struct kid *self, void *arg)
+{
+	const struct bp_arg *ba = arg;
+	ptl_process_t t = { .phys = { ba->nid, ba->pid } };
+	uint8_t *loc = spin_host_alloc(64);
+	unsigned i, acks = 0, dropped = 0, bad = 0, which;
+	ptl_handle_md_t md;
+	struct kid_ni n;
+	ptl_event_t ev;
+	ptl_md_t d;
+	int rc;
+
+	KCHECK(self, loc != NULL, "alloc");
+	if (kid_ni_open(self, &n, 4096) != 0)
+		return 1;
+	memset(&d, 0, sizeof(d));
+	d.start = loc;
+	d.length = 64;
+	d.eq_handle = n.eq;
+	d.ct_handle = PTL_CT_NONE;
+	d.options = PTL_MD_EVENT_SEND_DISABLE;
+	KCHECK(self, PtlMDBind(n.ni, &d, &md) == PTL_OK, "PtlMDBind");
+	for (i = 0; i < NBP || acks < NBP;) {
+		if (i < NBP) {
+			rc = PtlPut(md, 0, 8, PTL_ACK_REQ, t, ba->pt, MATCH, 0,
+				    NULL, 0);
+			KCHECK(self, rc == PTL_OK || rc == PTL_NO_SPACE,
+			       "put %u: %d", i, rc);
+			i += rc == PTL_OK;
+		}
+		rc = PtlEQPoll(&n.eq, 1, i < NBP ? 0 : 30000, &ev, &which);
+		if (i == NBP)
+			KCHECK(self, rc == PTL_OK, "ack %u: none", acks);
+		if (rc != PTL_OK || ev.type != PTL_EVENT_ACK)
+			continue;
+		acks++;
+		dropped += ev.ni_fail_type == PTL_NI_DROPPED;
+		bad += ev.ni_fail_type != PTL_NI_OK &&
+		       ev.ni_fail_type != PTL_NI_DROPPED;
+	}
+	KCHECK(self, bad == 0, "%u acks failed otherwise", bad);
+	PtlMDRelease(md);
+	kid_ni_close(&n);
+	kid_say(self, "ok dropped=%u", dropped);
+	return 0;
+}
+
+static void
+run_full(bool drop)
+{
+	struct bp_arg ba = { .drop = drop };
+	unsigned count, dropped;
+	unsigned long long lost;
+	struct kid tk, ik;
+	char line[256];
+
+	kid_start(&tk, "aa-bp-target", 1, false, bp_target_main, &ba);
+	kid_expect(&tk, "ready", line, sizeof(line));
+	ITEST_CHECK(sscanf(line, "ready %u %u %u", &ba.nid, &ba.pid,
+			   &ba.pt) == 3, "target line %s", line);
+	kid_start(&ik, "aa-bp-initiator", 0, false, bp_ini_main, &ba);
+	if (drop) {
+		/* every put answered while nobody consumes */
+		kid_expect(&ik, "ok", line, sizeof(line));
+		kid_tell(&tk, "consume");
+	} else {
+		/* the puts wait for the consumer, which starts late */
+		usleep(200000);
+		kid_tell(&tk, "consume");
+		kid_expect(&ik, "ok", line, sizeof(line));
+	}
+	ITEST_CHECK(sscanf(line, "ok dropped=%u", &dropped) == 1, "%s", line);
+	kid_end(&ik);
+	kid_tell(&tk, "done");
+	kid_expect(&tk, "ok", line, sizeof(line));
+	ITEST_CHECK(sscanf(line, "ok count=%u lost=%llu", &count, &lost) == 2,
+		    "%s", line);
+	kid_end(&tk);
+	printf("itest_aa: full log, %s: %u processed, %llu lost, %u puts "
+	       "DROPPED\n", drop ? "drop" : "back-pressure", count, lost,
+	       dropped);
+	if (drop)
+		ITEST_CHECK(count == BP_RING / 128 && lost == NBP - count &&
+			    dropped == lost, "drop: exact loss");
+	else
+		ITEST_CHECK(count == NBP && lost == 0 && dropped == 0,
+			    "back-pressure: nothing lost");
+}
+
 /* ---- the test ----------------------------------------------------------------- */
 
 static unsigned long
@@ -777,6 +943,8 @@ main(void)
 	want += run(false);
 	run_killed();
 	run_flush();
+	run_full(false);
+	run_full(true);
 	itest_spinnic_finish();
 	itest_expect_no_leaks();
 	/* exactly once at the NIC too: every record it wrote was one the
@@ -784,12 +952,15 @@ main(void)
 	 * the flush's) */
 	logged = itest_counter(1, "aa_records");
 	faults = itest_counter(0, "faults") + itest_counter(1, "faults");
-	want += 20 + NFLUSH;
+	want += 20 + NFLUSH + NBP + BP_RING / 128;
 	fprintf(stderr, "itest_aa: %lld records logged, %lu expected; "
 		"%lld faults injected\n", logged, want, faults);
 	ITEST_CHECK(logged == (long long)want, "records logged %lld, want %lu",
 		    logged, want);
 	end = getenv("SPINNIC_ITEST_FAULTS");
 	ITEST_CHECK(end == NULL || faults > 0, "no fault was injected");
+	ITEST_CHECK(itest_counter(1, "aa_backpressure") > 0 &&
+		    itest_counter(1, "drop_aa_full") > 0,
+		    "the paused consumer held no put back");
 	return 0;
 }

@@ -443,6 +443,64 @@ test_remote_write(void **state)
 	t_env_teardown(&e);
 }
 
+/* A back-pressuring log (no DROP flag) refuses a whole write it cannot
+ * log: nothing written, nothing logged; after consuming, it goes. */
+static void
+test_backpressure(void **state)
+{
+	struct spinnic_ctrl_aa a = { 0 };
+	struct ptl_aa_src src = { .nid = 3, .pid = 4, .may_block = true };
+	struct spinnic_aa_ring *hdr;
+	uint8_t buf[64], zero[64] = { 0 };
+	struct ptl_nic_stats s;
+	struct parsed out[300];
+	uint64_t pg, cons = 0;
+	uint32_t log, seq = 1, i;
+	struct t_env e;
+
+	(void)state;
+	t_env_setup(&e);
+	a.ni = e.ni;
+	a.ring_off = RING_OFF;
+	a.size = SPINNIC_AA_RING_MIN;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_OK);
+	log = a.log;
+	hdr = (struct spinnic_aa_ring *)(e.region + RING_OFF);
+	pg = t_addr(&e, PAGES_OFF);
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, SPINNIC_AA_PAGE, R | WLD,
+			       log), 0);
+	memset(buf, 0x5c, sizeof(buf));
+	/* 128-byte records: 128 fill the 16 KiB ring */
+	for (i = 0; i < 128; i++)
+		assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true,
+							&src), 0);
+	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
+			 -EAGAIN);
+	assert_int_equal(hdr->lost, 0);
+	assert_int_equal(hdr->prod, SPINNIC_AA_RING_MIN);
+	assert_memory_equal(e.region + PAGES_OFF, zero, sizeof(zero));
+	/* without may_block (a get reply, a handler DMA) it is lost */
+	src.may_block = false;
+	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
+			 -ENOSPC);
+	assert_int_equal(hdr->lost, 1);
+	src.may_block = true;
+	assert_int_equal(parse(e.region + RING_OFF, &cons, &seq, out, 300),
+			 128);
+	__atomic_store_n(&hdr->cons, cons, __ATOMIC_RELEASE);
+	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
+			 0);
+	ptl_nic_stats_get(e.nic, &s);
+	assert_int_equal(s.aa_backpressure, 1);
+	/* a corrupt cons never blocks: the append stops the log */
+	hdr->cons = hdr->prod + 64;
+	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
+			 -ENOSPC);
+	assert_int_equal(hdr->err, 1);
+	t_env_teardown(&e);
+}
+
 int
 main(void)
 {
@@ -452,6 +510,7 @@ main(void)
 		cmocka_unit_test(test_ring),
 		cmocka_unit_test(test_ctrl),
 		cmocka_unit_test(test_remote_write),
+		cmocka_unit_test(test_backpressure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
