@@ -56,6 +56,7 @@ extern const struct bench_cmd bench_ckpt_cmd;
 extern const struct bench_cmd bench_auth_cmd;
 extern const struct bench_cmd bench_rate_cmd;
 extern const struct bench_cmd bench_trig_cmd;
+extern const struct bench_cmd bench_aa_cmd;
 
 /* ---- a real spinnic (bench_latency.c; latency, auth) ---------------- */
 

@@ -20,6 +20,18 @@ aa_on(const struct ptl_client *c)
 	return __atomic_load_n(&c->aa.on, __ATOMIC_ACQUIRE) != 0;
 }
 
+/* May [addr, addr + len) touch a marked page? (no lock: the bounds are
+ * set under aa.lock before the control reply, so an access that starts
+ * after a mark's reply sees them) */
+static bool
+aa_hits(const struct ptl_client *c, uint64_t addr, uint64_t len)
+{
+	if (!aa_on(c))
+		return false;
+	return addr < __atomic_load_n(&c->aa.hi, __ATOMIC_ACQUIRE) &&
+	       addr + len > __atomic_load_n(&c->aa.lo, __ATOMIC_ACQUIRE);
+}
+
 static uint32_t
 log_handle(const struct ptl_aa_log *lg, uint32_t idx)
 {
@@ -136,6 +148,11 @@ aa_assoc(struct ptl_client *c, struct spinnic_ctrl_aa *r)
 			log = SPINNIC_HANDLE_NONE;
 		rc = ptl_aa_table_set(&c->aa.t, r->addr, r->len, r->bits, log);
 		st = ptl_errno_to_status(rc);
+		__atomic_store_n(&c->aa.lo, c->aa.t.n > 0 ? c->aa.t.r[0].start :
+				 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->aa.hi, c->aa.t.n > 0 ?
+				 c->aa.t.r[c->aa.t.n - 1].end : 0,
+				 __ATOMIC_RELEASE);
 		__atomic_store_n(&c->aa.on, c->aa.t.n > 0 ? 1u : 0u,
 				 __ATOMIC_RELEASE);
 	}
@@ -168,6 +185,8 @@ ptl_aa_client_fini(struct ptl_client *c)
 
 	ptl_lock(&c->aa.lock);
 	__atomic_store_n(&c->aa.on, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->aa.lo, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->aa.hi, 0, __ATOMIC_RELAXED);
 	ptl_aa_table_clear(&c->aa.t);
 	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
 		if (c->aa.logs[i].used) {
@@ -344,7 +363,7 @@ int
 ptl_host_access_remote(struct ptl_client *c, uint64_t addr, void *buf,
 		       uint64_t len, bool write, const struct ptl_aa_src *s)
 {
-	if (!aa_on(c))
+	if (!aa_hits(c, addr, len))
 		return write ? ptl_host_write(c, addr, buf, len) :
 			       ptl_host_read(c, addr, buf, len);
 	return aa_range(c, addr, buf, len, write, s, s->msg_off);
@@ -357,7 +376,7 @@ ptl_host_marked(struct ptl_client *c, uint64_t addr, uint64_t len)
 	uint32_t log, bits;
 	bool marked;
 
-	if (!aa_on(c) || len == 0)
+	if (len == 0 || !aa_hits(c, addr, len))
 		return false;
 	ptl_lock(&c->aa.lock);
 	bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
@@ -420,7 +439,8 @@ ptl_match_access_remote(const struct ptl_match *mt, uint64_t off, void *buf,
 {
 	struct ptl_aa_src s;
 
-	if (!aa_on(mt->c))
+	if (!aa_on(mt->c) ||
+	    (mt->iov == NULL && !aa_hits(mt->c, mt->start + off, len)))
 		return ptl_match_access(mt, off, buf, len, write);
 	match_src(mt, write, &s);
 	/* a put packet can come again; whole only in a contiguous ME (an
@@ -496,7 +516,7 @@ ptl_match_check_remote(const struct ptl_match *mt, uint64_t len, bool write,
 	int res = 0;
 	uint32_t i;
 
-	if (!aa_on(mt->c))
+	if (!aa_on(mt->c) || (v == NULL && !aa_hits(mt->c, mt->start, len)))
 		return 0;
 	match_src(mt, write, &s);
 	s.fetch = fetch;
@@ -533,7 +553,7 @@ ptl_match_flush_mark(const struct ptl_match *mt, uint64_t len,
 	bool found = false;
 
 	/* flushing pages are looked for in contiguous MEs only */
-	if (!aa_on(c) || mt->iov != NULL || addr + len < addr)
+	if (mt->iov != NULL || addr + len < addr || !aa_hits(c, addr, len))
 		return false;
 	ptl_lock(&c->aa.lock);
 	while (len > 0 && !found) {

@@ -231,6 +231,8 @@ struct ptl_ni {
 struct ptl_aa {
 	ptl_lock_t lock;      /* table and logs; held over a marked access */
 	uint32_t on;          /* atomic: the table holds a range */
+	uint64_t lo, hi;      /* atomic: [first start, last end) of the
+				 table: accesses outside skip the lock */
 	struct ptl_aa_table t;
 	struct ptl_aa_log logs[SPINNIC_AA_LOGS_MAX];
 };
