@@ -107,6 +107,7 @@ struct aa_client {
 static int
 client_open(struct aa_client *c)
 {
+	struct spin_aa_log_desc d = { 0 };
 	ptl_ni_limits_t lim;
 	ptl_handle_me_t h;
 	uint8_t *raw, *src;
@@ -121,7 +122,8 @@ client_open(struct aa_client *c)
 	CHECK_PTL(PtlEQAlloc(c->ni, 64, &c->eq));
 	CHECK_PTL(PtlPTAlloc(c->ni, 0, c->eq, PTL_PT_ANY, &c->pt));
 	CHECK_PTL(PtlCTAlloc(c->ni, &c->ct));
-	CHECK_PTL(spin_aa_log_create(c->ni, LOG_BYTES, 0, &c->log));
+	d.size = LOG_BYTES;
+	CHECK_PTL(spin_aa_log_create(c->ni, &d, &c->log));
 	raw = spin_host_alloc(5 * PG);
 	src = spin_host_alloc(64);
 	if (raw == NULL || src == NULL) {

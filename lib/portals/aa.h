@@ -80,6 +80,8 @@ struct ptl_aa_log {
 	uint64_t lost;
 	uint64_t records;
 	uint32_t seq;      /* last seq written */
+	uint32_t notify_every;
+	uint32_t since;    /* records since the last wake */
 	uint32_t flags;
 	uint32_t gen;
 	bool used;

@@ -6,7 +6,11 @@
  * handler DMAs), checked page piece by page piece against the client's
  * marks and logged. A client with no marks costs one flag load.
  */
+#include <limits.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 
 #include "ptl_internal.h"
 
@@ -97,6 +101,8 @@ aa_log_create(struct ptl_nic *nic, struct ptl_client *c,
 	ptl_lock(&c->aa.lock);
 	ptl_aa_log_init(lg, c->region + r->ring_off, r->size);
 	lg->flags = r->flags;
+	lg->notify_every = r->notify_every == 0 ? 1 : r->notify_every;
+	lg->since = 0;
 	lg->used = true;
 	ptl_unlock(&c->aa.lock);
 	r->log = log_handle(lg, i);
@@ -199,6 +205,22 @@ ptl_aa_client_fini(struct ptl_client *c)
 
 /* ---- accesses on behalf of a remote initiator ---- */
 
+/* aa.lock held: wake the log's sleepers, if any. prod was published
+ * before; the client raises waiters before it reads prod (both sides
+ * fence): one of the two sees the other. */
+static void
+log_notify(struct ptl_client *c, struct ptl_aa_log *lg)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&lg->ring->waiters, __ATOMIC_RELAXED) == 0)
+		return;
+	lg->since = 0;
+	__atomic_fetch_add(&lg->ring->futex, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &lg->ring->futex, FUTEX_WAKE, INT_MAX, NULL, NULL,
+		0);
+	PTL_STAT(c->nic, futex_wakes);
+}
+
 /* aa.lock held: one record; @return 0 or why it was lost */
 static int
 aa_record(struct ptl_client *c, uint32_t log, const struct ptl_aa_verdict *v,
@@ -229,6 +251,8 @@ aa_record(struct ptl_client *c, uint32_t log, const struct ptl_aa_verdict *v,
 	rc = ptl_aa_log_append(lg, &h, buf);
 	if (rc == 0) {
 		PTL_STAT(c->nic, aa_records);
+		if (++lg->since >= lg->notify_every)
+			log_notify(c, lg);
 		return 0;
 	}
 	PTL_STAT(c->nic, aa_lost);

@@ -215,6 +215,9 @@ struct spinnic_ctrl_aa {
 	uint32_t bits;      /**< ASSOC: SPINNIC_AA_* page bits */
 	uint64_t addr;      /**< ASSOC: client address, page-aligned */
 	uint64_t len;       /**< ASSOC: bytes, a multiple of the page */
+	uint32_t notify_every; /**< LOG_CREATE: wake futex sleepers after
+				    this many records (0: 1) */
+	uint32_t pad;
 };
 
 struct spinnic_ctrl_msg {
@@ -293,7 +296,9 @@ struct spinnic_aa_ring {
 	uint32_t err;      /**< 16, NIC: 1 = cons was invalid, log stopped */
 	uint32_t version;  /**< 20, NIC: 1 */
 	uint64_t size;     /**< 24, NIC: ring bytes */
-	uint8_t pad0[64 - 32];
+	uint32_t futex;    /**< 32, NIC: bumped at every wake */
+	uint32_t waiters;  /**< 36, client: > 0 while a thread sleeps */
+	uint8_t pad0[64 - 40];
 	uint64_t cons;     /**< 64, client: bytes consumed (monotonic) */
 	uint8_t pad1[128 - 72];
 };

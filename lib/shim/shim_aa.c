@@ -57,18 +57,23 @@ aa_get(spin_handle_aalog_t h)
 }
 
 int
-spin_aa_log_create(ptl_handle_ni_t ni_handle, size_t size, unsigned flags,
-		   spin_handle_aalog_t *log_p)
+spin_aa_log_create(ptl_handle_ni_t ni_handle,
+		   const struct spin_aa_log_desc *d, spin_handle_aalog_t *log_p)
 {
 	struct spinnic_ctrl_msg msg;
 	struct spinnic_aa_ring *ring;
 	struct shim_ni *ni;
 	struct aa_log *lg = NULL;
-	unsigned slot, i;
+	unsigned slot, i, flags;
+	size_t size;
 	int rc;
 
 	SHIM_ENTER();
 	ni = shim_to_ni(ni_handle, &slot);
+	if (d == NULL)
+		return PTL_ARG_INVALID;
+	size = d->size;
+	flags = d->flags;
 	if (ni == NULL || log_p == NULL || (flags & ~SPIN_AA_LOG_DROP) != 0 ||
 	    size < SPINNIC_AA_RING_MIN || size > SPINNIC_AA_RING_MAX ||
 	    (size & (size - 1)) != 0)
@@ -97,6 +102,7 @@ spin_aa_log_create(ptl_handle_ni_t ni_handle, size_t size, unsigned flags,
 	msg.u.aa.ring_off = shim_region_off(ring);
 	msg.u.aa.size = size;
 	msg.u.aa.flags = flags;
+	msg.u.aa.notify_every = d->notify_every;
 	rc = shim_ctrl_call(&msg);
 	pthread_mutex_lock(&logs_lock);
 	if (rc != 0) {
@@ -293,6 +299,48 @@ spin_aa_log_poll(spin_handle_aalog_t log, spin_aa_fn fn, void *arg,
 	if (st == PTL_OK && n == 0)
 		st = PTL_EQ_EMPTY;
 	return st;
+}
+
+int
+spin_aa_log_wait(spin_handle_aalog_t log, int timeout_ms)
+{
+	uint64_t end = timeout_ms < 0 ? UINT64_MAX :
+		shim_now_ms() + (uint64_t)timeout_ms;
+	struct spinnic_aa_ring *ring;
+	struct aa_log *lg;
+	uint64_t cons;
+	uint32_t val;
+	bool ready;
+
+	SHIM_ENTER();
+	lg = aa_lock_log(log);
+	if (lg == NULL)
+		return PTL_ARG_INVALID;
+	/* not held while asleep (pollers go on); a log freed meanwhile
+	 * leaves region heap memory: sleeping on it is harmless */
+	ring = lg->ring;
+	cons = lg->cons;
+	pthread_mutex_unlock(&lg->lock);
+	for (;;) {
+		uint64_t now = shim_now_ms();
+
+		if (__atomic_load_n(&ring->err, __ATOMIC_RELAXED))
+			return PTL_FAIL;
+		__atomic_fetch_add(&ring->waiters, 1, __ATOMIC_SEQ_CST);
+		val = __atomic_load_n(&ring->futex, __ATOMIC_ACQUIRE);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		ready = __atomic_load_n(&ring->prod, __ATOMIC_ACQUIRE) != cons;
+		if (!ready && now < end)
+			shim_futex_wait(&ring->futex, val,
+					end - now > 1000 ? 1000 :
+					(int)(end - now));
+		__atomic_fetch_sub(&ring->waiters, 1, __ATOMIC_RELEASE);
+		ready = __atomic_load_n(&ring->prod, __ATOMIC_ACQUIRE) != cons;
+		if (ready || __atomic_load_n(&ring->futex, __ATOMIC_ACQUIRE) !=
+		    val || shim_now_ms() >= end)
+			break;
+	}
+	return ready ? PTL_OK : PTL_EQ_EMPTY;
 }
 
 int

@@ -89,18 +89,40 @@ struct spin_aa_log_status {
 	uint32_t pad;
 };
 
+/** What spin_aa_log_create() makes. */
+struct spin_aa_log_desc {
+	size_t size;            /**< ring bytes, a power of two from 16 KiB
+				     to 64 MiB */
+	unsigned flags;         /**< 0 (back-pressure) or SPIN_AA_LOG_DROP */
+	unsigned notify_every;  /**< spin_aa_log_wait() sleepers are woken
+				     once this many records accumulated
+				     (0: 1) */
+};
+
 /**
  * Create an access log: a ring in the client's region that the NIC
  * writes records into.
  * @param ni_handle an initialized NI
- * @param size  ring bytes, a power of two from 16 KiB to 64 MiB
- * @param flags 0 (back-pressure) or SPIN_AA_LOG_DROP
+ * @param d     size, flags, notification
  * @param log_p receives the handle
- * @return PTL_OK; PTL_ARG_INVALID (NI, size, flags, log_p);
+ * @return PTL_OK; PTL_ARG_INVALID (NI, d, size, flags, log_p);
  *   PTL_NO_SPACE (region heap, or 16 logs per client); PTL_NO_INIT
  */
-int spin_aa_log_create(ptl_handle_ni_t ni_handle, size_t size,
-		       unsigned flags, spin_handle_aalog_t *log_p);
+int spin_aa_log_create(ptl_handle_ni_t ni_handle,
+		       const struct spin_aa_log_desc *d,
+		       spin_handle_aalog_t *log_p);
+
+/**
+ * Sleep until the log has a record to poll (the paper's interrupt
+ * scheme): the NIC wakes sleepers (futex on the ring header) once
+ * notify_every records accumulated since its last wake; returns at once
+ * when a record is there already.
+ * @param timeout_ms at most this long (< 0: no limit)
+ * @return PTL_OK (a record is there); PTL_EQ_EMPTY (timed out, or woken
+ *   with fewer than notify_every records and none to poll);
+ *   PTL_ARG_INVALID; PTL_FAIL the log was stopped; PTL_NO_INIT
+ */
+int spin_aa_log_wait(spin_handle_aalog_t log, int timeout_ms);
 
 /**
  * Free a log no page names any more.

@@ -87,6 +87,16 @@ struct cs {
 	unsigned a;       /* index into acc */
 };
 
+static int
+aa_log_new(ptl_handle_ni_t ni, size_t size, unsigned flags,
+	   unsigned notify_every, spin_handle_aalog_t *log_p)
+{
+	struct spin_aa_log_desc d = { .size = size, .flags = flags,
+				      .notify_every = notify_every };
+
+	return spin_aa_log_create(ni, &d, log_p);
+}
+
 static struct cs
 case_of(unsigned i)
 {
@@ -326,8 +336,8 @@ target_main(struct kid *self, void *arg)
 		       "posix_memalign");
 		buf = raw;
 	}
-	KCHECK(self, spin_aa_log_create(n.ni, LOG_SIZE, SPIN_AA_LOG_DROP,
-					&log) == PTL_OK, "spin_aa_log_create");
+	KCHECK(self, aa_log_new(n.ni, LOG_SIZE, SPIN_AA_LOG_DROP, 0,
+				&log) == PTL_OK, "spin_aa_log_create");
 	memset(&me, 0, sizeof(me));
 	me.start = buf;
 	me.length = NPG * PG;
@@ -415,8 +425,8 @@ doomed_main(struct kid *self, void *arg)
 	if (kid_ni_open(self, &n, 1024) != 0)
 		return 1;
 	KCHECK(self, posix_memalign((void **)&buf, PG, PG) == 0, "alloc");
-	KCHECK(self, spin_aa_log_create(n.ni, 1u << 16, SPIN_AA_LOG_DROP,
-					&log) == PTL_OK, "log");
+	KCHECK(self, aa_log_new(n.ni, 1u << 16, SPIN_AA_LOG_DROP, 0,
+				&log) == PTL_OK, "log");
 	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, A_R | A_WLD, log) == PTL_OK,
 	       "assoc");
 	memset(&me, 0, sizeof(me));
@@ -580,8 +590,8 @@ flush_target_main(struct kid *self, void *arg)
 	KCHECK(self, raw != NULL, "alloc");
 	f.buf = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
 	memset(f.buf, 0, 2 * PG);
-	KCHECK(self, spin_aa_log_create(n.ni, LOG_SIZE, SPIN_AA_LOG_DROP,
-					&log) == PTL_OK, "log");
+	KCHECK(self, aa_log_new(n.ni, LOG_SIZE, SPIN_AA_LOG_DROP, 0,
+				&log) == PTL_OK, "log");
 	KCHECK(self, spin_aa_assoc(n.ni, f.buf, PG, A_R | A_WLD, log) == PTL_OK,
 	       "assoc redirect");
 	KCHECK(self, spin_aa_assoc(n.ni, f.buf + PG, PG, A_R | SPIN_AA_FLUSH,
@@ -732,9 +742,9 @@ bp_target_main(struct kid *self, void *arg)
 	raw = spin_host_alloc(2 * PG);
 	KCHECK(self, raw != NULL, "alloc");
 	buf = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
-	KCHECK(self, spin_aa_log_create(n.ni, BP_RING,
-					ba->drop ? SPIN_AA_LOG_DROP : 0,
-					&log) == PTL_OK, "log");
+	KCHECK(self, aa_log_new(n.ni, BP_RING,
+				ba->drop ? SPIN_AA_LOG_DROP : 0, 0,
+				&log) == PTL_OK, "log");
 	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, A_R | A_WLD, log) == PTL_OK,
 	       "assoc");
 	memset(&me, 0, sizeof(me));
@@ -905,7 +915,7 @@ oracle_target_main(struct kid *self, void *arg)
 	buf = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
 	for (j = 0; j < NPG * PG; j++)
 		buf[j] = (uint8_t)(j * 7 + 3);
-	KCHECK(self, spin_aa_log_create(n.ni, 1u << 16, 0, &log) == PTL_OK,
+	KCHECK(self, aa_log_new(n.ni, 1u << 16, 0, 0, &log) == PTL_OK,
 	       "log");
 	for (p = 0; p < NPG; p++)
 		KCHECK(self, spin_aa_assoc(n.ni, buf + p * PG, PG,
@@ -1110,7 +1120,7 @@ sd_target_main(struct kid *self, void *arg)
 	reg = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
 	memset(reg, 1, SD_PAGES * PG);
 	memset(mal, 1, SD_PAGES * PG);
-	KCHECK(self, spin_aa_log_create(n.ni, 1u << 16, 0, &log) == PTL_OK,
+	KCHECK(self, aa_log_new(n.ni, 1u << 16, 0, 0, &log) == PTL_OK,
 	       "log");
 	for (k = 0; k < 2; k++) {
 		uint8_t *b = k == 0 ? reg : mal;
@@ -1248,6 +1258,137 @@ run_soft_dirty(void)
 	return nrec;
 }
 
+/* ---- notification: spin_aa_log_wait, woken every 10 records ------------------- */
+
+#define NNOTIFY 100u
+
+static int
+notify_target_main(struct kid *self, void *arg)
+{
+	unsigned count = 0, returns = 0, got;
+	struct timespec t0, t1;
+	spin_handle_aalog_t log;
+	ptl_handle_me_t meh;
+	uint8_t hdr[64];
+	struct kid_ni n;
+	uint32_t wakes;
+	uint8_t *raw, *buf;
+	ptl_me_t me;
+	long ms;
+	int rc;
+
+	(void)arg;
+	if (kid_ni_open(self, &n, 64) != 0)
+		return 1;
+	raw = spin_host_alloc(2 * PG);
+	KCHECK(self, raw != NULL, "alloc");
+	buf = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
+	KCHECK(self, aa_log_new(n.ni, 1u << 16, 0, 10, &log) == PTL_OK, "log");
+	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, A_R | A_WLD, log) == PTL_OK,
+	       "assoc");
+	/* nothing there: the wait times out */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = spin_aa_log_wait(log, 50);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	KCHECK(self, rc == PTL_EQ_EMPTY && ms >= 45, "empty wait: %d after "
+	       "%ld ms", rc, ms);
+	memset(&me, 0, sizeof(me));
+	me.start = buf;
+	me.length = PG;
+	me.ct_handle = PTL_CT_NONE;
+	me.uid = PTL_UID_ANY;
+	me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_SUCCESS_DISABLE;
+	me.match_id.phys.nid = PTL_NID_ANY;
+	me.match_id.phys.pid = PTL_PID_ANY;
+	me.match_bits = MATCH;
+	KCHECK(self, PtlMEAppend(n.ni, n.pt, &me, PTL_PRIORITY_LIST, NULL,
+				 &meh) == PTL_OK, "PtlMEAppend");
+	kid_say(self, "ready %u %u %u", n.id.phys.nid, n.id.phys.pid, n.pt);
+	while (count < NNOTIFY) {
+		rc = spin_aa_log_wait(log, 10000);
+		KCHECK(self, rc == PTL_OK || rc == PTL_EQ_EMPTY,
+		       "wait: %d after %u records", rc, count);
+		returns++;
+		while (spin_aa_log_poll(log, on_count, &count, 64, &got) ==
+		       PTL_OK)
+			;
+	}
+	KCHECK(self, spin_aa_log_dump(log, hdr, sizeof(hdr), NULL) == PTL_OK,
+	       "dump");
+	memcpy(&wakes, hdr + 32, sizeof(wakes)); /* the futex word */
+	PtlMEUnlink(meh);
+	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, A_W | A_R,
+				   SPIN_AA_LOG_NONE) == PTL_OK, "unmark");
+	KCHECK(self, spin_aa_log_free(log) == PTL_OK, "log free");
+	kid_ni_close(&n);
+	kid_say(self, "ok count=%u returns=%u wakes=%u", count, returns,
+		wakes);
+	return 0;
+}
+
+/* NNOTIFY 8-byte puts, each waiting for its ack. */
+static int
+notify_ini_main(struct kid *self, void *arg)
+{
+	const struct ini_arg *ia = arg;
+	ptl_process_t t = { .phys = { ia->nid, ia->pid } };
+	uint8_t *loc = spin_host_alloc(64);
+	ptl_handle_md_t md;
+	struct kid_ni n;
+	unsigned i, which;
+	ptl_md_t d;
+
+	KCHECK(self, loc != NULL, "alloc");
+	if (kid_ni_open(self, &n, 64) != 0)
+		return 1;
+	memset(&d, 0, sizeof(d));
+	d.start = loc;
+	d.length = 64;
+	d.eq_handle = n.eq;
+	d.ct_handle = PTL_CT_NONE;
+	d.options = PTL_MD_EVENT_SEND_DISABLE;
+	KCHECK(self, PtlMDBind(n.ni, &d, &md) == PTL_OK, "PtlMDBind");
+	for (i = 0; i < NNOTIFY; i++) {
+		ptl_event_t ev;
+
+		KCHECK(self, PtlPut(md, 0, 8, PTL_ACK_REQ, t, ia->pt, MATCH, 0,
+				    NULL, 0) == PTL_OK, "put");
+		KCHECK(self, PtlEQPoll(&n.eq, 1, 20000, &ev, &which) ==
+		       PTL_OK && ev.ni_fail_type == PTL_NI_OK, "ack %u", i);
+	}
+	PtlMDRelease(md);
+	kid_ni_close(&n);
+	kid_say(self, "ok");
+	return 0;
+}
+
+static void
+run_notify(void)
+{
+	unsigned count, returns, wakes;
+	struct ini_arg ia;
+	struct kid tk, ik;
+	char line[256];
+
+	kid_start(&tk, "aa-notify-target", 1, false, notify_target_main,
+		  NULL);
+	kid_expect(&tk, "ready", line, sizeof(line));
+	ITEST_CHECK(sscanf(line, "ready %u %u %u", &ia.nid, &ia.pid,
+			   &ia.pt) == 3, "target line %s", line);
+	kid_start(&ik, "aa-notify-initiator", 0, false, notify_ini_main, &ia);
+	kid_expect(&ik, "ok", line, sizeof(line));
+	kid_end(&ik);
+	kid_expect(&tk, "ok", line, sizeof(line));
+	kid_end(&tk);
+	ITEST_CHECK(sscanf(line, "ok count=%u returns=%u wakes=%u", &count,
+			   &returns, &wakes) == 3, "%s", line);
+	printf("itest_aa: %u records with notify_every 10: %u NIC wakes, %u "
+	       "waits returned\n", count, wakes, returns);
+	ITEST_CHECK(count == NNOTIFY && wakes >= 1 && wakes <= NNOTIFY / 10,
+		    "wakes %u for %u records", wakes, count);
+}
+
 /* ---- the test ----------------------------------------------------------------- */
 
 static unsigned long
@@ -1345,6 +1486,8 @@ main(void)
 	run_full(true);
 	want += run_oracle();
 	want += run_soft_dirty();
+	run_notify();
+	want += NNOTIFY;
 	itest_spinnic_finish();
 	itest_expect_no_leaks();
 	/* exactly once at the NIC too: every record it wrote was one the
