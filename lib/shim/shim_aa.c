@@ -123,6 +123,26 @@ spin_aa_log_create(ptl_handle_ni_t ni_handle,
 	return PTL_OK;
 }
 
+void
+shim_aa_forget(void)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&logs_lock);
+	for (i = 0; i < LOGS_MAX; i++) {
+		struct aa_log *lg = &logs[i];
+
+		if (!lg->used || lg->ring == NULL)
+			continue;
+		shim_heap_free(lg->ring);
+		lg->ring = NULL;
+		lg->used = false;
+		lg->gen++;
+		pthread_mutex_destroy(&lg->lock);
+	}
+	pthread_mutex_unlock(&logs_lock);
+}
+
 int
 spin_aa_log_free(spin_handle_aalog_t log)
 {

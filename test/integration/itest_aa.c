@@ -404,8 +404,14 @@ target_main(struct kid *self, void *arg)
 				   SPIN_AA_LOG_NONE) == PTL_OK, "unmark");
 	KCHECK(self, spin_aa_log_free(log) == PTL_OK, "log free");
 	KCHECK(self, spin_aa_log_free(log) == PTL_ARG_INVALID, "double free");
+	/* a log left to PtlFini: gone with the detach, its handle too */
+	KCHECK(self, aa_log_new(n.ni, LOG_SIZE, 0, 0, &log) == PTL_OK, "log");
 	PtlMEUnlink(meh);
 	kid_ni_close(&n);
+	KCHECK(self, PtlInit() == PTL_OK, "PtlInit again");
+	KCHECK(self, spin_aa_log_status(log, &st) == PTL_ARG_INVALID,
+	       "a log outlived PtlFini");
+	PtlFini();
 	kid_say(self, "ok records=%lu", records_seen);
 	return 0;
 }
