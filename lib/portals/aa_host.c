@@ -24,16 +24,55 @@ aa_on(const struct ptl_client *c)
 	return __atomic_load_n(&c->aa.on, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* May [addr, addr + len) touch a marked page? (no lock: the bounds are
- * set under aa.lock before the control reply, so an access that starts
- * after a mark's reply sees them) */
+/* May [addr, addr + len) touch a marked page? (no lock: the bounds and
+ * the region's page map are set under aa.lock before the control reply,
+ * so an access that starts after a mark's reply sees them) */
 static bool
 aa_hits(const struct ptl_client *c, uint64_t addr, uint64_t len)
 {
+	const uint8_t *map;
+	uint64_t p, last;
+
 	if (!aa_on(c))
 		return false;
-	return addr < __atomic_load_n(&c->aa.hi, __ATOMIC_ACQUIRE) &&
-	       addr + len > __atomic_load_n(&c->aa.lo, __ATOMIC_ACQUIRE);
+	if (addr >= __atomic_load_n(&c->aa.hi, __ATOMIC_ACQUIRE) ||
+	    addr + len <= __atomic_load_n(&c->aa.lo, __ATOMIC_ACQUIRE))
+		return false;
+	map = __atomic_load_n(&c->aa.rmap, __ATOMIC_ACQUIRE);
+	if (map == NULL || len == 0 || addr < c->base_va ||
+	    !ptl_range_ok(addr - c->base_va, len, c->size))
+		return true; /* outside the region: the table decides */
+	last = (addr - c->base_va + len - 1) / SPINNIC_AA_PAGE;
+	for (p = (addr - c->base_va) / SPINNIC_AA_PAGE; p <= last; p++)
+		if (__atomic_load_n(&map[p], __ATOMIC_RELAXED) != 0)
+			return true;
+	return false;
+}
+
+/* aa.lock held: the region page map over [addr, addr + len) after a
+ * mark (allocated at the first; without it accesses take the lock) */
+static void
+rmap_update(struct ptl_client *c, uint64_t addr, uint64_t len, bool marked)
+{
+	uint64_t lo, hi, p;
+
+	if (c->aa.rmap == NULL) {
+		uint8_t *m;
+
+		if (c->base_va % SPINNIC_AA_PAGE != 0)
+			return;
+		m = calloc(c->size / SPINNIC_AA_PAGE + 1, 1);
+		if (m == NULL)
+			return;
+		__atomic_store_n(&c->aa.rmap, m, __ATOMIC_RELEASE);
+	}
+	lo = addr > c->base_va ? addr : c->base_va;
+	hi = addr + len < c->base_va + c->size ? addr + len :
+	     c->base_va + c->size;
+	for (p = lo; p < hi; p += SPINNIC_AA_PAGE)
+		__atomic_store_n(&c->aa.rmap[(p - c->base_va) /
+					     SPINNIC_AA_PAGE],
+				 marked ? 1 : 0, __ATOMIC_RELEASE);
 }
 
 static uint32_t
@@ -154,6 +193,10 @@ aa_assoc(struct ptl_client *c, struct spinnic_ctrl_aa *r)
 			log = SPINNIC_HANDLE_NONE;
 		rc = ptl_aa_table_set(&c->aa.t, r->addr, r->len, r->bits, log);
 		st = ptl_errno_to_status(rc);
+		if (rc == 0)
+			rmap_update(c, r->addr, r->len,
+				    r->bits != PTL_AA_DEFAULT ||
+				    log != SPINNIC_HANDLE_NONE);
 		__atomic_store_n(&c->aa.lo, c->aa.t.n > 0 ? c->aa.t.r[0].start :
 				 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&c->aa.hi, c->aa.t.n > 0 ?
@@ -194,6 +237,8 @@ ptl_aa_client_fini(struct ptl_client *c)
 	__atomic_store_n(&c->aa.lo, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->aa.hi, 0, __ATOMIC_RELAXED);
 	ptl_aa_table_clear(&c->aa.t);
+	free(c->aa.rmap);
+	c->aa.rmap = NULL;
 	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
 		if (c->aa.logs[i].used) {
 			c->aa.logs[i].used = false;

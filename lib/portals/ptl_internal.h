@@ -233,6 +233,8 @@ struct ptl_aa {
 	uint32_t on;          /* atomic: the table holds a range */
 	uint64_t lo, hi;      /* atomic: [first start, last end) of the
 				 table: accesses outside skip the lock */
+	uint8_t *rmap;        /* one byte per region page, 1: marked (read
+				 without the lock; freed with the client) */
 	struct ptl_aa_table t;
 	struct ptl_aa_log logs[SPINNIC_AA_LOGS_MAX];
 };

@@ -440,6 +440,16 @@ test_remote_write(void **state)
 	/* direct pointers are refused over marked pages only */
 	assert_true(ptl_host_marked(e.c, pg + P - 1, 2));
 	assert_false(ptl_host_marked(e.c, pg + 3 * P, P));
+	/* an unmarked page between marked ones: the region page map says
+	 * so without the lock; unmarking clears it */
+	assert_int_equal(assoc(&e, e.c, e.ni, pg + 5 * P, P, W | R | WL, log),
+			 0);
+	assert_false(ptl_host_marked(e.c, pg + 4 * P, 8));
+	assert_true(ptl_host_marked(e.c, pg + 4 * P + 4000, 200));
+	assert_int_equal(assoc(&e, e.c, e.ni, pg + 5 * P, P, W | R,
+			       SPINNIC_HANDLE_NONE), 0);
+	assert_false(ptl_host_marked(e.c, pg + 4 * P + 4000, 200));
+	assert_true(ptl_host_marked(e.c, pg + 2 * P, 1));
 	t_env_teardown(&e);
 }
 
