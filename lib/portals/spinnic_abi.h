@@ -286,8 +286,8 @@ enum spinnic_aa_kind {
 };
 /** Record flags. */
 #define SPINNIC_AA_F_REDIRECTED 0x1u /**< memory untouched, data here */
-#define SPINNIC_AA_F_HANDLER    0x2u /**< an sPIN handler's DMA (no
-					  initiator: src is ~0) */
+#define SPINNIC_AA_F_HANDLER    0x2u /**< an sPIN handler's DMA (msg_off:
+					  the offset in the ME window) */
 
 /** Ring header at ring_off; records follow at ring_off + 128. */
 struct spinnic_aa_ring {

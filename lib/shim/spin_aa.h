@@ -57,7 +57,8 @@ enum spin_aa_kind {
 };
 /** Record flags. */
 #define SPIN_AA_F_REDIRECTED 0x1u /**< memory untouched: data only here */
-#define SPIN_AA_F_HANDLER    0x2u /**< an sPIN handler's DMA */
+#define SPIN_AA_F_HANDLER    0x2u /**< an sPIN handler's DMA (msg_off:
+				       the offset in the ME window) */
 
 /** One access of one page piece, as spin_aa_log_poll() delivers it. */
 struct spin_aa_rec {
@@ -66,7 +67,7 @@ struct spin_aa_rec {
 	uint32_t len;         /**< bytes at data (0 for metadata records) */
 	uint32_t mode;        /**< the page's bits at the access */
 	void *addr;           /**< address of the piece's first byte */
-	ptl_process_t initiator; /**< physical nid/pid (~0 for handlers) */
+	ptl_process_t initiator; /**< physical nid/pid */
 	uint64_t msg_id;      /**< initiator's message id */
 	uint64_t msg_off;     /**< offset of the piece in its message */
 	uint64_t hdr_data;    /**< the put's header data */

@@ -1410,8 +1410,9 @@ on_handler_rec(void *arg, const struct spin_aa_rec *r)
 	uint64_t off = (uint64_t)((uint8_t *)r->addr - h->buf), k;
 
 	h->n++;
-	if (!(r->flags & SPIN_AA_F_HANDLER) ||
-	    r->initiator.phys.nid != UINT32_MAX)
+	/* the message's initiator (node 0) and the offset in the window */
+	if (!(r->flags & SPIN_AA_F_HANDLER) || r->initiator.phys.nid != 0 ||
+	    r->msg_off != off)
 		h->bad++;
 	if (r->kind == SPIN_AA_PUT_META && off < PG && r->len == 0)
 		h->meta++;
