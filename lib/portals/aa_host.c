@@ -550,9 +550,12 @@ check_range(struct ptl_client *c, uint64_t addr, uint64_t len, bool write,
 			/* a fetching atomic reads too; redirecting one is
 			 * refused (its old values cannot come from a log) */
 			ptl_aa_rule(bits, false, &r);
-			if (v.redirected || (s->fetch && r.fail)) {
+			if (v.redirected) {
 				v.fail = true;
 				v.kind = 0;
+			} else if (s->fetch && r.fail) {
+				v.fail = true;
+				v.kind = r.kind; /* GET_BLOCKED with RL/RLD */
 			} else if (v.kind != 0 || (s->fetch && r.kind != 0)) {
 				v.kind = SPINNIC_AA_ATOMIC;
 				v.data = false;
