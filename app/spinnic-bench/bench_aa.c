@@ -261,8 +261,9 @@ client_child(double *out, void *arg)
 	return 0;
 }
 
-static int
-in_child(double *out, size_t n, long round)
+int
+bench_aa_child(int (*fn)(double *out, void *arg), void *arg, double *out,
+	       size_t n, const char *what)
 {
 	int pfd[2], st, rc;
 	pid_t child;
@@ -282,7 +283,7 @@ in_child(double *out, size_t n, long round)
 		signal(SIGTERM, SIG_DFL);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(pfd[0]);
-		rc = client_child(out, &round);
+		rc = fn(out, arg);
 		if (rc == 0 && write(pfd[1], out, n * sizeof(double)) !=
 		    (ssize_t)(n * sizeof(double)))
 			rc = -EIO;
@@ -296,7 +297,7 @@ in_child(double *out, size_t n, long round)
 	if (waitpid(child, &st, 0) != child || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) != 0) {
 		if (rc == 0)
-			bench_err("aa client failed (status 0x%x)", st);
+			bench_err("%s failed (status 0x%x)", what, st);
 		rc = -EIO;
 	}
 	return rc;
@@ -338,7 +339,7 @@ aa_run(const struct bench_opts *o)
 		ncpus = bench_clients_off_lcore();
 		snprintf(sock, sizeof(sock), "%s/node0.sock", nic.dir);
 		setenv("SPINNIC_SOCKET", sock, 1);
-		rc = in_child(buf, n, r);
+		rc = bench_aa_child(client_child, &r, buf, n, "aa client");
 		bench_spinnic_stop(&nic, NULL);
 		if (rc < 0)
 			goto out;

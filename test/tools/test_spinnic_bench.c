@@ -90,6 +90,7 @@ test_help(void **state)
 	assert_non_null(strstr(r->out, "\n  rate "));
 	assert_non_null(strstr(r->out, "\n  trig "));
 	assert_non_null(strstr(r->out, "\n  aa-overhead "));
+	assert_non_null(strstr(r->out, "\n  dht "));
 	/* wire mode says what "wire" is */
 	run(r, "apps", "--help", NULL);
 	assert_int_equal(r->status, 0);
@@ -568,6 +569,50 @@ test_aa_overhead(void **state)
 	}
 	assert_string_equal(c->f[0][c_r], "1.000");
 	assert_string_equal(c->f[0][c_lr], "1.000");
+	free(c);
+	free(r);
+}
+
+/* dht: one row per collision rate, both rates positive, the ratio theirs */
+static void
+test_dht(void **state)
+{
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_c, c_r, c_a, c_q;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "dht", "--inserts", "100", "--rounds", "1", "--samples", "1",
+	    "--collisions", "0,50", "--csv", path("dht.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench dht failed (%d): %s", r->status, r->err);
+	assert_non_null(strstr(r->out, "\n# thousand inserts/s"));
+	csv_read(c, path("dht.csv"));
+	c_c = col(c->hdr, c->nh, "collisions");
+	c_r = col(c->hdr, c->nh, "rma_kips");
+	c_a = col(c->hdr, c->nh, "aa_kips");
+	c_q = col(c->hdr, c->nh, "aa_over_rma");
+	assert_true(c_c >= 0 && c_r >= 0 && c_a >= 0 && c_q >= 0);
+	assert_int_equal(c->rows, 2);
+	assert_string_equal(c->f[0][c_c], "0");
+	assert_string_equal(c->f[1][c_c], "50");
+	for (int i = 0; i < 2; i++) {
+		double rma = atof(c->f[i][c_r]), aa = atof(c->f[i][c_a]);
+
+		assert_true(rma > 0 && aa > 0);
+		assert_true(fabs(atof(c->f[i][c_q]) - aa / rma) <
+			    0.01 * aa / rma + 0.01);
+	}
+	run(r, "dht", "--collisions", "5,x", NULL);
+	assert_int_not_equal(r->status, 0);
 	free(c);
 	free(r);
 }
@@ -1123,6 +1168,7 @@ main(void)
 		cmocka_unit_test(test_rate),
 		cmocka_unit_test(test_trig),
 		cmocka_unit_test(test_aa_overhead),
+		cmocka_unit_test(test_dht),
 		cmocka_unit_test(test_nic_bad_input),
 		cmocka_unit_test(test_apps),
 		cmocka_unit_test(test_scaling),
