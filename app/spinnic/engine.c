@@ -296,6 +296,7 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "no_mbuf", o->no_mbuf);
 	stat_put(&l, "ops_full", o->ops_full);
 	stat_put(&l, "read_faults", o->read_faults);
+	stat_put(&l, "aa_reply_waits", o->aa_waits);
 	stat_put(&l, "unreachable", o->unreachable);
 	stat_put(&l, "out_detach_drops", o->detach_drops);
 	stat_put(&l, "tacks_sent", in->tacks_sent);

@@ -251,6 +251,8 @@ struct eng_out_stats {
 	uint64_t no_mbuf;       /**< builds postponed: pool empty */
 	uint64_t ops_full;      /**< commands postponed: op table full */
 	uint64_t read_faults;   /**< host reads that failed (op failed) */
+	uint64_t aa_waits;      /**< reply packets postponed: an Active
+				     Access log without room */
 	uint64_t unreachable;   /**< packets for a nid no queue reaches */
 	uint64_t detach_drops;  /**< commands/replies dropped on detach */
 	uint64_t rel_full;      /**< builds postponed: peer window full */

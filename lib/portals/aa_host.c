@@ -512,9 +512,10 @@ ptl_match_access_remote(const struct ptl_match *mt, uint64_t off, void *buf,
 	    (mt->iov == NULL && !aa_hits(mt->c, mt->start + off, len)))
 		return ptl_match_access(mt, off, buf, len, write);
 	match_src(mt, write, &s);
-	/* a put packet can come again; whole only in a contiguous ME (an
-	 * iovec ME's entries are checked one by one) */
-	s.may_block = write && mt->iov == NULL;
+	/* a put packet can come again, a reply packet be read again;
+	 * whole only in a contiguous ME (an iovec ME's entries are checked
+	 * one by one) */
+	s.may_block = mt->iov == NULL;
 	return match_walk(mt, off, buf, len, write, &s);
 }
 

@@ -455,9 +455,10 @@ struct ptl_aa_src {
  * ptl_host_read, not this).
  * @return 0; -EPERM a page piece was refused (memory untouched there, the
  *   rest done: PTL_NI_PERM_VIOLATION); -ENOSPC a redirected piece was
- *   lost to a full log (PTL_NI_DROPPED); -EAGAIN (writes only) a log
+ *   lost to a full log (PTL_NI_DROPPED); -EAGAIN (contiguous MEs) a log
  *   without SPINNIC_AA_LOG_DROP lacks room for the records: nothing was
- *   done, the packet must come again; as ptl_match_access
+ *   done, the packet must come again (a put) or be read again later (a
+ *   reply); as ptl_match_access
  */
 int ptl_match_access_remote(const struct ptl_match *mt, uint64_t off,
 			    void *buf, uint64_t len, bool write);

@@ -710,6 +710,7 @@ run_flush(void)
 
 struct bp_arg {
 	bool drop;
+	bool get;               /* gets of an R|RLD page, not puts */
 	unsigned nid, pid, pt;  /* the initiator's target */
 };
 
@@ -718,7 +719,8 @@ on_bp_rec(void *arg, const struct spin_aa_rec *r)
 {
 	unsigned *count = arg;
 
-	(*count) += r->kind == SPIN_AA_PUT_DATA && r->len == 8;
+	(*count) += (r->kind == SPIN_AA_PUT_DATA ||
+		     r->kind == SPIN_AA_GET_DATA) && r->len == 8;
 	return 0;
 }
 
@@ -752,14 +754,15 @@ bp_target_main(struct kid *self, void *arg)
 	KCHECK(self, aa_log_new(n.ni, BP_RING,
 				ba->drop ? SPIN_AA_LOG_DROP : 0, 0,
 				&log) == PTL_OK, "log");
-	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, A_R | A_WLD, log) == PTL_OK,
-	       "assoc");
+	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, ba->get ? A_R | A_RLD :
+				   A_R | A_WLD, log) == PTL_OK, "assoc");
 	memset(&me, 0, sizeof(me));
 	me.start = buf;
 	me.length = PG;
 	me.ct_handle = PTL_CT_NONE;
 	me.uid = PTL_UID_ANY;
-	me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_SUCCESS_DISABLE;
+	me.options = PTL_ME_OP_PUT | PTL_ME_OP_GET |
+		     PTL_ME_EVENT_SUCCESS_DISABLE;
 	me.match_id.phys.nid = PTL_NID_ANY;
 	me.match_id.phys.pid = PTL_PID_ANY;
 	me.match_bits = MATCH;
@@ -811,8 +814,10 @@ bp_ini_main(struct kid *self, void *arg)
 	KCHECK(self, PtlMDBind(n.ni, &d, &md) == PTL_OK, "PtlMDBind");
 	for (i = 0; i < NBP || acks < NBP;) {
 		if (i < NBP) {
-			rc = PtlPut(md, 0, 8, PTL_ACK_REQ, t, ba->pt, MATCH, 0,
-				    NULL, 0);
+			rc = ba->get ? PtlGet(md, 8, 8, t, ba->pt, MATCH, 0,
+					      NULL) :
+				PtlPut(md, 0, 8, PTL_ACK_REQ, t, ba->pt, MATCH,
+				       0, NULL, 0);
 			KCHECK(self, rc == PTL_OK || rc == PTL_NO_SPACE,
 			       "put %u: %d", i, rc);
 			i += rc == PTL_OK;
@@ -820,7 +825,8 @@ bp_ini_main(struct kid *self, void *arg)
 		rc = PtlEQPoll(&n.eq, 1, i < NBP ? 0 : 30000, &ev, &which);
 		if (i == NBP)
 			KCHECK(self, rc == PTL_OK, "ack %u: none", acks);
-		if (rc != PTL_OK || ev.type != PTL_EVENT_ACK)
+		if (rc != PTL_OK ||
+		    ev.type != (ba->get ? PTL_EVENT_REPLY : PTL_EVENT_ACK))
 			continue;
 		acks++;
 		dropped += ev.ni_fail_type == PTL_NI_DROPPED;
@@ -835,9 +841,9 @@ bp_ini_main(struct kid *self, void *arg)
 }
 
 static void
-run_full(bool drop)
+run_full(bool drop, bool get)
 {
-	struct bp_arg ba = { .drop = drop };
+	struct bp_arg ba = { .drop = drop, .get = get };
 	unsigned count, dropped;
 	unsigned long long lost;
 	struct kid tk, ik;
@@ -865,12 +871,12 @@ run_full(bool drop)
 	ITEST_CHECK(sscanf(line, "ok count=%u lost=%llu", &count, &lost) == 2,
 		    "%s", line);
 	kid_end(&tk);
-	printf("itest_aa: full log, %s: %u processed, %llu lost, %u puts "
-	       "DROPPED\n", drop ? "drop" : "back-pressure", count, lost,
-	       dropped);
+	printf("itest_aa: full log of %s, %s: %u processed, %llu lost, %u "
+	       "DROPPED\n", get ? "gets" : "puts",
+	       drop ? "drop" : "back-pressure", count, lost, dropped);
 	if (drop)
 		ITEST_CHECK(count == BP_RING / 128 && lost == NBP - count &&
-			    dropped == lost, "drop: exact loss");
+			    dropped == (get ? 0 : lost), "drop: exact loss");
 	else
 		ITEST_CHECK(count == NBP && lost == 0 && dropped == 0,
 			    "back-pressure: nothing lost");
@@ -1688,8 +1694,10 @@ main(void)
 	want += run(false);
 	run_killed();
 	run_flush();
-	run_full(false);
-	run_full(true);
+	run_full(false, false);
+	run_full(true, false);
+	run_full(false, true);
+	run_full(true, true);
 	want += run_oracle();
 	want += run_soft_dirty();
 	run_notify();
@@ -1702,7 +1710,7 @@ main(void)
 	 * the flush's) */
 	logged = itest_counter(1, "aa_records");
 	faults = itest_counter(0, "faults") + itest_counter(1, "faults");
-	want += 20 + NFLUSH + NBP + BP_RING / 128;
+	want += 20 + NFLUSH + 2 * (NBP + BP_RING / 128);
 	fprintf(stderr, "itest_aa: %lld records logged, %lu expected; "
 		"%lld faults injected\n", logged, want, faults);
 	ITEST_CHECK(logged == (long long)want, "records logged %lld, want %lu",
@@ -1710,7 +1718,8 @@ main(void)
 	end = getenv("SPINNIC_ITEST_FAULTS");
 	ITEST_CHECK(end == NULL || faults > 0, "no fault was injected");
 	ITEST_CHECK(itest_counter(1, "aa_backpressure") > 0 &&
-		    itest_counter(1, "drop_aa_full") > 0,
-		    "the paused consumer held no put back");
+		    itest_counter(1, "drop_aa_full") > 0 &&
+		    itest_counter(1, "aa_reply_waits") > 0,
+		    "the paused consumer held no put or get back");
 	return 0;
 }
