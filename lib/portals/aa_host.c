@@ -49,30 +49,43 @@ aa_hits(const struct ptl_client *c, uint64_t addr, uint64_t len)
 	return false;
 }
 
-/* aa.lock held: the region page map over [addr, addr + len) after a
- * mark (allocated at the first; without it accesses take the lock) */
+/* aa.lock held: [addr, addr + len) in the region page map */
 static void
-rmap_update(struct ptl_client *c, uint64_t addr, uint64_t len, bool marked)
+rmap_set(uint8_t *map, const struct ptl_client *c, uint64_t addr,
+	 uint64_t len, bool marked)
 {
 	uint64_t lo, hi, p;
 
-	if (c->aa.rmap == NULL) {
-		uint8_t *m;
-
-		if (c->base_va % SPINNIC_AA_PAGE != 0)
-			return;
-		m = calloc(c->size / SPINNIC_AA_PAGE + 1, 1);
-		if (m == NULL)
-			return;
-		__atomic_store_n(&c->aa.rmap, m, __ATOMIC_RELEASE);
-	}
 	lo = addr > c->base_va ? addr : c->base_va;
 	hi = addr + len < c->base_va + c->size ? addr + len :
 	     c->base_va + c->size;
 	for (p = lo; p < hi; p += SPINNIC_AA_PAGE)
-		__atomic_store_n(&c->aa.rmap[(p - c->base_va) /
-					     SPINNIC_AA_PAGE],
+		__atomic_store_n(&map[(p - c->base_va) / SPINNIC_AA_PAGE],
 				 marked ? 1 : 0, __ATOMIC_RELEASE);
+}
+
+/* aa.lock held, the table already changed: the region page map after a
+ * mark of [addr, addr + len). Made at the first mark from the whole
+ * table; without it (no memory) accesses in the bounds take the lock. */
+static void
+rmap_update(struct ptl_client *c, uint64_t addr, uint64_t len, bool marked)
+{
+	uint8_t *m;
+	uint32_t i;
+
+	if (c->aa.rmap != NULL) {
+		rmap_set(c->aa.rmap, c, addr, len, marked);
+		return;
+	}
+	if (c->base_va % SPINNIC_AA_PAGE != 0)
+		return;
+	m = calloc(c->size / SPINNIC_AA_PAGE + 1, 1);
+	if (m == NULL)
+		return;
+	for (i = 0; i < c->aa.t.n; i++)
+		rmap_set(m, c, c->aa.t.r[i].start,
+			 c->aa.t.r[i].end - c->aa.t.r[i].start, true);
+	__atomic_store_n(&c->aa.rmap, m, __ATOMIC_RELEASE);
 }
 
 static uint32_t
