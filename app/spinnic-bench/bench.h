@@ -57,6 +57,12 @@ extern const struct bench_cmd bench_auth_cmd;
 extern const struct bench_cmd bench_rate_cmd;
 extern const struct bench_cmd bench_trig_cmd;
 extern const struct bench_cmd bench_layout_cmd;
+extern const struct bench_cmd bench_aa_cmd;
+extern const struct bench_cmd bench_dht_cmd;
+/** Run @p fn in a forked child (SIGKILLed with us) that sends back @p n
+ *  doubles; bench_aa.c. @return 0 or a negative errno (said) */
+int bench_aa_child(int (*fn)(double *out, void *arg), void *arg, double *out,
+		   size_t n, const char *what);
 
 /* ---- a real spinnic (bench_latency.c; latency, auth) ---------------- */
 

@@ -24,6 +24,8 @@ static const struct bench_cmd *const bench_cmds[] = {
 	&bench_rate_cmd,
 	&bench_trig_cmd,
 	&bench_layout_cmd,
+	&bench_aa_cmd,
+	&bench_dht_cmd,
 };
 
 #define N_CMDS (sizeof(bench_cmds) / sizeof(bench_cmds[0]))

@@ -243,7 +243,7 @@ const char *const eng_drop_names[ENG_DROP_MAX] = {
 	"drop_no_mem", "drop_spin", "drop_unknown_op", "drop_host",
 	"drop_rel_dup", "drop_rel_epoch", "drop_rel_beyond",
 	"drop_park_full", "drop_unsequenced", "drop_bad_cookie",
-	"drop_peers_full", "drop_table_share",
+	"drop_peers_full", "drop_aa_full", "drop_table_share",
 };
 
 void
@@ -298,6 +298,7 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "no_mbuf", o->no_mbuf);
 	stat_put(&l, "ops_full", o->ops_full);
 	stat_put(&l, "read_faults", o->read_faults);
+	stat_put(&l, "aa_reply_waits", o->aa_waits);
 	stat_put(&l, "unreachable", o->unreachable);
 	stat_put(&l, "out_detach_drops", o->detach_drops);
 	stat_put(&l, "tacks_sent", in->tacks_sent);

@@ -213,6 +213,8 @@ enum eng_drop {
 				   request of a peer with a session */
 	ENG_DROP_BAD_COOKIE, /**< a challenge answer we did not ask for */
 	ENG_DROP_PEERS_FULL, /**< a verified peer found no receive slot */
+	ENG_DROP_AA_FULL,    /**< an Active Access log has no room for the
+				  packet's records (back-pressure: resent) */
 	ENG_DROP_TABLE_SHARE, /**< new message over its source's share of the
 				   message table (ENG_MSGS_UNSEQ_MAX,
 				   ENG_MSGS_NID_MAX) */
@@ -265,6 +267,8 @@ struct eng_out_stats {
 	uint64_t no_mbuf;       /**< builds postponed: pool empty */
 	uint64_t ops_full;      /**< commands postponed: op table full */
 	uint64_t read_faults;   /**< host reads that failed (op failed) */
+	uint64_t aa_waits;      /**< reply packets postponed: an Active
+				     Access log without room */
 	uint64_t unreachable;   /**< packets for a nid no queue reaches */
 	uint64_t detach_drops;  /**< commands/replies dropped on detach */
 	uint64_t rel_full;      /**< builds postponed: peer window full */
@@ -388,6 +392,11 @@ struct reply_job {
 					     values of an atomic, a get to
 					     this node: never read again
 					     from the ME) */
+	bool aa_flush;                  /**< an active flush not answered
+					     yet: waits for aa_log's consumer
+					     to reach aa_mark */
+	uint32_t aa_log;
+	uint64_t aa_mark;
 	uint8_t data[];                 /**< kept: match.mlength bytes */
 };
 

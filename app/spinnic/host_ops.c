@@ -13,12 +13,18 @@
 
 #include "engine.h"
 
+/* A marked page is never handed out directly: handlers then fall back
+ * to per-DMA calls, which Active Access checks and logs. */
 static void *
 host_direct(void *host, uint64_t addr, size_t len)
 {
+	if (ptl_host_marked(host, addr, len))
+		return NULL;
 	return ptl_host_ptr(host, addr, len);
 }
 
+/* Without a message: an outbound job reading its own client's MD, a
+ * local access (Active Access marks do not apply). */
 static int
 host_dma_write(void *host, uint64_t addr, const void *src, size_t len)
 {
@@ -29,6 +35,41 @@ static int
 host_dma_read(void *host, uint64_t addr, void *dst, size_t len)
 {
 	return ptl_host_read(host, addr, dst, len);
+}
+
+/* A message's handler DMA: Active Access records name its initiator and
+ * the offset in the ME window (the message offset for contiguous MEs). */
+static void
+handler_src_of(const struct in_msg *e, uint64_t addr, struct ptl_aa_src *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->nid = e->match.initiator.nid;
+	s->pid = e->match.initiator.pid;
+	s->msg_id = e->match.msg_id;
+	s->msg_off = addr >= e->match.start ? addr - e->match.start : 0;
+	s->hdr_data = e->match.hdr_data;
+	s->handler = true;
+}
+
+static int
+host_dma_write_msg(void *host, void *app_msg, uint64_t addr, const void *src,
+		   size_t len)
+{
+	struct ptl_aa_src s;
+
+	handler_src_of(app_msg, addr, &s);
+	return ptl_host_access_remote(host, addr, (void *)(uintptr_t)src, len,
+				      true, &s);
+}
+
+static int
+host_dma_read_msg(void *host, void *app_msg, uint64_t addr, void *dst,
+		  size_t len)
+{
+	struct ptl_aa_src s;
+
+	handler_src_of(app_msg, addr, &s);
+	return ptl_host_access_remote(host, addr, dst, len, false, &s);
 }
 
 static int
@@ -114,6 +155,8 @@ const struct spin_host_ops spinnic_engine_host_ops = {
 	.direct = host_direct,
 	.dma_write = host_dma_write,
 	.dma_read = host_dma_read,
+	.dma_write_msg = host_dma_write_msg,
+	.dma_read_msg = host_dma_read_msg,
 	.ct_inc = host_ct_inc,
 	.put_from_nic = host_put_from_nic,
 	.put_from_host = host_put_from_host,

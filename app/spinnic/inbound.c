@@ -35,7 +35,7 @@ eng_in_drop(struct spinnic_engine *eng, struct rte_mbuf *m, enum eng_drop why)
 {
 	/* short of a slot or memory now: not acknowledged, so resent */
 	if (why == ENG_DROP_TABLE_FULL || why == ENG_DROP_TABLE_SHARE ||
-	    why == ENG_DROP_NO_MEM)
+	    why == ENG_DROP_NO_MEM || why == ENG_DROP_AA_FULL)
 		eng->rx.transient = true;
 	eng->rx.stats.drop[why]++;
 	eng->node->rx.drops++;
@@ -489,6 +489,17 @@ msg_spin_start(struct spinnic_engine *eng, struct in_msg *e,
 	return RX_DONE;
 }
 
+/* The failure a remote access's error reports to the initiator. */
+static uint8_t
+aa_fail(int rc)
+{
+	if (rc == -EPERM)
+		return SPINNIC_PTL_NI_PERM_VIOLATION; /* a marked page refused */
+	if (rc == -ENOSPC)
+		return SPINNIC_PTL_NI_DROPPED; /* redirected into a full log */
+	return SPINNIC_PTL_NI_SEGV;
+}
+
 static enum rx_res
 rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 	const struct spinnic_pkt *p, uint64_t now)
@@ -578,7 +589,10 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 					       e->match.mlength - p->offset);
 		uint64_t addr = e->match.start + p->offset;
 
-		if (ptl_host_ptr(e->match.c, addr, n) == NULL) {
+		/* a client with Active Access marks: each packet checked
+		 * and logged on its own (ptl_match_access_remote) */
+		if (ptl_host_ptr(e->match.c, addr, n) == NULL &&
+		    !ptl_aa_active(e->match.c)) {
 			spinnic_seen_set(&e->s.link.seen, idx);
 			e->s.got += p->pay_len;
 			wb_stage(eng, e, m, p->payload, addr, n,
@@ -591,11 +605,20 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		uint64_t n = RTE_MIN((uint64_t)p->pay_len,
 				     e->match.mlength - p->offset);
 
-		rc = ptl_match_access(&e->match, p->offset,
-				      (void *)(uintptr_t)p->payload, n, true);
+		/* duplicates are gone: marked pages log this packet once */
+		rc = ptl_match_access_remote(&e->match, p->offset,
+					     (void *)(uintptr_t)p->payload, n,
+					     true);
+		if (rc == -EAGAIN) {
+			/* a full log that back-pressures: nothing applied,
+			 * the packet not acknowledged, so resent */
+			eng_in_drop(eng, m, ENG_DROP_AA_FULL);
+			return RX_DONE;
+		}
 		if (rc != 0) {
 			eng->rx.stats.drop[ENG_DROP_HOST]++;
-			e->s.fail = SPINNIC_PTL_NI_SEGV;
+			if (e->s.fail == SPINNIC_PTL_NI_OK)
+				e->s.fail = aa_fail(rc);
 		} else {
 			eng->rx.stats.bytes_np += n;
 		}
@@ -692,10 +715,13 @@ rx_atomic(struct spinnic_engine *eng, struct rte_mbuf *m,
 		eng_in_drop(eng, m, ENG_DROP_NO_MEM);
 		return RX_DONE;
 	}
-	fail = ptl_match_atomic(&e->match, p->atomic_op, p->atomic_type,
-				q.payload, lead != 0 ? p->payload : NULL, mlen,
-				fetch ? j->data : NULL) == 0 ?
-		SPINNIC_PTL_NI_OK : SPINNIC_PTL_NI_SEGV;
+	if (ptl_match_check_remote(&e->match, mlen, true, fetch) != 0)
+		fail = SPINNIC_PTL_NI_PERM_VIOLATION; /* a marked page refused */
+	else
+		fail = ptl_match_atomic(&e->match, p->atomic_op, p->atomic_type,
+					q.payload, lead != 0 ? p->payload : NULL,
+					mlen, fetch ? j->data : NULL) == 0 ?
+			SPINNIC_PTL_NI_OK : SPINNIC_PTL_NI_SEGV;
 	if (fail != SPINNIC_PTL_NI_OK)
 		eng->rx.stats.drop[ENG_DROP_HOST]++;
 	eng->rx.stats.atomics++;
@@ -739,7 +765,10 @@ get_keep(struct spinnic_engine *eng, struct reply_job *j)
 	uint64_t mlen = j->match.mlength;
 	struct reply_job *k;
 
-	if (mlen > ENG_GET_KEEP_MAX)
+	/* an active flush waits on the client; marked memory is read and
+	 * logged packet by packet when the reply is built */
+	if (mlen > ENG_GET_KEEP_MAX || j->aa_flush ||
+	    ptl_aa_active(j->match.c))
 		return j;
 	k = realloc(j, sizeof(*j) + mlen);
 	if (k == NULL)
@@ -787,7 +816,20 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 		return RX_DONE;
 	}
 	eng->node->rx.matches++;
+	if (ptl_match_check_remote(&j->match, j->match.mlength, false,
+				   false) != 0) {
+		/* a marked page with R=0: nothing of the window is sent */
+		ack_send(eng, p, SPINNIC_PTL_NI_PERM_VIOLATION, 0, true);
+		ptl_match_complete(eng->node->nic, &j->match,
+				   SPINNIC_PTL_NI_PERM_VIOLATION);
+		free(j);
+		eng->rx.stats.drop[ENG_DROP_HOST]++;
+		rte_pktmbuf_free(m);
+		return RX_DONE;
+	}
 	eng->rx.stats.gets_served++;
+	j->aa_flush = ptl_match_flush_mark(&j->match, j->match.mlength,
+					   &j->aa_log, &j->aa_mark);
 	j->ni_kind = p->ni;
 	j->op = SPINNIC_WIRE_OP_GET;
 	j->src = ptl_client_id(j->match.c);

@@ -111,12 +111,30 @@ jobs_take(struct spinnic_engine *eng)
 	}
 }
 
+/* The head job waits for an Active Access consumer (a flush, or a log
+ * without room): to the tail, the others go on. @return false when the
+ * jobs left all wait (stop for this round) */
+static bool
+job_park(struct spinnic_engine *eng, struct reply_job *j,
+	 struct reply_job **parked_p)
+{
+	if (j == *parked_p || j->next == NULL)
+		return false;
+	if (*parked_p == NULL)
+		*parked_p = j;
+	job_unlink(eng, j);
+	eng->tx.job_tail->next = j;
+	eng->tx.job_tail = j;
+	return true;
+}
+
 static unsigned
 replies_poll(struct spinnic_engine *eng, unsigned budget)
 {
 	struct spinnic_node *node = eng->node;
-	struct reply_job *j;
+	struct reply_job *j, *parked = NULL;
 	unsigned n = 0;
+	bool wait;
 
 	jobs_take(eng);
 	while ((j = eng->tx.job_head) != NULL && n < budget) {
@@ -126,8 +144,17 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 			job_end(eng, j, SPINNIC_PTL_NI_UNDELIVERABLE);
 			continue;
 		}
+		if (j->aa_flush) {
+			if (!ptl_aa_flush_done(mt->c, j->aa_log, j->aa_mark)) {
+				if (!job_park(eng, j, &parked))
+					break;
+				continue;
+			}
+			j->aa_flush = false;
+		}
 		if (!rel_tx_room(eng, mt->initiator.nid))
 			break;
+		wait = false;
 		do {
 			uint64_t left = mt->mlength - j->off;
 			uint32_t len = (uint32_t)RTE_MIN(left,
@@ -160,7 +187,16 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 			if (j->kept)
 				memcpy(pay, j->data + j->off, len);
 			rc = len == 0 || j->kept ? 0 :
-				ptl_match_access(mt, j->off, pay, len, false);
+				ptl_match_access_remote(mt, j->off, pay, len,
+							false);
+			if (rc == -EAGAIN) {
+				/* its records do not fit a log that
+				 * back-pressures: read again later */
+				rte_pktmbuf_free(m);
+				eng->tx.stats.aa_waits++;
+				wait = true;
+				break;
+			}
 			if (rc != 0) {
 				/* target memory gone: the initiator times out
 				 * on the missing bytes; the target learns */
@@ -199,6 +235,11 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 				break;
 			j->off += len;
 		} while (n < budget && rel_tx_room(eng, mt->initiator.nid));
+		if (wait) {
+			if (!job_park(eng, j, &parked))
+				break;
+			continue;
+		}
 		if (eng->tx.job_head == j)
 			break;
 	}

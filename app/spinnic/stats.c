@@ -37,10 +37,11 @@ live_print(struct spinnic_node *node, FILE *f)
 		spin_rt_nicmem_stats(node->rt, &nm);
 		spin_rt_stats(node->rt, &rs);
 	}
-	fprintf(f, "  live: clients_live %" PRIu64 " regions_live %" PRIu64 " region_bytes %" PRIu64 " mes_live %" PRIu64 " nic_mem_used %" PRIu64 " ctxs_live %u blobs_live %u mbufs_in_use %u\n",
+	fprintf(f, "  live: clients_live %" PRIu64 " regions_live %" PRIu64 " region_bytes %" PRIu64 " mes_live %" PRIu64 " nic_mem_used %" PRIu64 " ctxs_live %u blobs_live %u mbufs_in_use %u aa_logs_live %" PRIu64 "\n",
 		ps.clients_live, ps.regions_live, ps.region_bytes,
 		ps.mes_live, nm.used, rs.ctxs_live, rs.blobs_live,
-		node->pool != NULL ? rte_mempool_in_use_count(node->pool) : 0);
+		node->pool != NULL ? rte_mempool_in_use_count(node->pool) : 0,
+		ps.aa_logs_live);
 }
 
 static void

@@ -17,7 +17,9 @@ static const char *const stats_names[] = {
 	"detached", "bad_region", "inflight_dropped", "clients_live",
 	"regions_live", "region_bytes", "mes_live", "drop_too_long",
 	"trig_armed", "trig_fired", "trig_cancelled", "trig_refused",
-	"trig_retried", "trig_me_gone",
+	"trig_retried", "trig_me_gone", "aa_records", "aa_lost",
+	"aa_blocked", "aa_redirected", "aa_log_err", "aa_logs_live",
+	"aa_flushes", "aa_backpressure",
 };
 _Static_assert(sizeof(stats_names) / sizeof(stats_names[0]) ==
 	       sizeof(struct ptl_nic_stats) / sizeof(uint64_t),
@@ -353,6 +355,7 @@ ptl_client_put(struct ptl_client *c)
 	nic = c->nic;
 	for (k = 0; k < SPINNIC_WIRE_NI_KINDS; k++)
 		ptl_ni_free_arrays(&c->ni[k]);
+	ptl_aa_client_fini(c);
 	if (c->release != NULL)
 		c->release(c->release_arg, c->region, c->size);
 	PTL_STAT_ADD(nic, region_bytes, -(uint64_t)c->size);

@@ -57,6 +57,11 @@ ptl_nic_ctrl(struct ptl_nic *nic, struct ptl_client *c,
 		case SPINNIC_CTRL_NI_STATUS:
 			st = ptl_ctrl_status(c, &m.u.status);
 			break;
+		case SPINNIC_CTRL_AA_LOG_CREATE:
+		case SPINNIC_CTRL_AA_LOG_FREE:
+		case SPINNIC_CTRL_AA_ASSOC:
+			st = ptl_ctrl_aa(nic, c, m.op, &m.u.aa);
+			break;
 		case SPINNIC_CTRL_ME_APPEND:
 		case SPINNIC_CTRL_ME_UNLINK:
 		case SPINNIC_CTRL_ME_SEARCH:

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ptl_nic.h"
+#include "aa.h"
 
 #define PTL_NONE SPINNIC_HANDLE_NONE
 #define PTL_NIL UINT32_MAX /* end of an index-linked list */
@@ -226,6 +227,18 @@ struct ptl_ni {
 	struct ptl_trig_pool trig;
 };
 
+/* Active Access state of a client (aa_host.c). */
+struct ptl_aa {
+	ptl_lock_t lock;      /* table and logs; held over a marked access */
+	uint32_t on;          /* atomic: the table holds a range */
+	uint64_t lo, hi;      /* atomic: [first start, last end) of the
+				 table: accesses outside skip the lock */
+	uint8_t *rmap;        /* one byte per region page, 1: marked (read
+				 without the lock; freed with the client) */
+	struct ptl_aa_table t;
+	struct ptl_aa_log logs[SPINNIC_AA_LOGS_MAX];
+};
+
 struct ptl_client {
 	struct ptl_nic *nic;
 	uint32_t refs;        /* atomic */
@@ -242,6 +255,7 @@ struct ptl_client {
 	struct ptl_ni ni[SPINNIC_WIRE_NI_KINDS];
 	void (*release)(void *arg, void *region, size_t size);
 	void *release_arg;
+	struct ptl_aa aa;
 };
 
 struct ptl_op {
@@ -299,6 +313,12 @@ int ptl_ctrl_pt(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 		struct spinnic_ctrl_pt *r);
 int ptl_ctrl_md(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 		struct spinnic_ctrl_md *r);
+
+/* aa_host.c (caller holds nic->lock) */
+int ptl_ctrl_aa(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
+		struct spinnic_ctrl_aa *r);
+/* last reference: the client's marks and logs go */
+void ptl_aa_client_fini(struct ptl_client *c);
 
 /* eq.c / ct.c */
 int ptl_ctrl_eq(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,

@@ -128,6 +128,15 @@ struct ptl_nic_stats {
 	uint64_t trig_retried;     /**< a fired one waited (busy lock, no room) */
 	uint64_t trig_me_gone;     /**< ME_APPEND/ME_UNLINK found no such
 				        entry (unlinked, consumed, NI gone) */
+	/* Active Access (doc/NOTES.md "Active Access") */
+	uint64_t aa_records;       /**< records written to access logs */
+	uint64_t aa_lost;          /**< records lost: log full or stopped */
+	uint64_t aa_blocked;       /**< page pieces refused (W=0 / R=0) */
+	uint64_t aa_redirected;    /**< write pieces sent to a log only */
+	uint64_t aa_log_err;       /**< logs stopped by an invalid cons */
+	uint64_t aa_logs_live;     /**< gauge: access logs of live clients */
+	uint64_t aa_flushes;       /**< active flushes answered */
+	uint64_t aa_backpressure;  /**< put packets refused for a full log */
 };
 
 /**
@@ -421,6 +430,89 @@ void ptl_match_complete(struct ptl_nic *nic, struct ptl_match *mt,
  */
 int ptl_match_access(const struct ptl_match *mt, uint64_t off, void *buf,
 		     uint64_t len, bool write);
+
+/* ---- Active Access (aa_host.c; doc/NOTES.md "Active Access") ---- */
+
+/** Who makes a remote access, for its log records. */
+struct ptl_aa_src {
+	uint32_t nid, pid;  /**< initiator (~0 for a handler's DMA) */
+	uint64_t msg_id;
+	uint64_t msg_off;   /**< ptl_host_access_remote: offset of addr in
+				 the message */
+	uint64_t hdr_data;
+	bool handler;       /**< an sPIN handler's DMA */
+	bool may_block;     /**< internal: a put packet, refused whole when a
+				 back-pressuring log lacks room */
+	bool fetch;         /**< internal: a fetching atomic */
+};
+
+/**
+ * ptl_match_access for an access on behalf of the remote initiator (a put
+ * packet's payload, a get reply's first read): the target client's page
+ * marks apply and accesses to logged pages are recorded. A client with no
+ * marks: exactly ptl_match_access. Call it once per packet, after
+ * duplicates were dropped (a retransmission re-reads with
+ * ptl_host_read, not this).
+ * @return 0; -EPERM a page piece was refused (memory untouched there, the
+ *   rest done: PTL_NI_PERM_VIOLATION); -ENOSPC a redirected piece was
+ *   lost to a full log (PTL_NI_DROPPED); -EAGAIN (contiguous MEs) a log
+ *   without SPINNIC_AA_LOG_DROP lacks room for the records: nothing was
+ *   done, the packet must come again (a put) or be read again later (a
+ *   reply); as ptl_match_access
+ */
+int ptl_match_access_remote(const struct ptl_match *mt, uint64_t off,
+			    void *buf, uint64_t len, bool write);
+
+/**
+ * Check the first len bytes of a match before a get's reply or an
+ * atomic: refused page pieces are recorded (GET_BLOCKED / PUT_BLOCKED)
+ * and, for atomics (write true), logged pages get an ATOMIC record;
+ * an atomic to a redirecting page (W=0, WLD=1) is refused.
+ * @param write true for an atomic, false for a get
+ * @param fetch a fetching atomic (it reads as well)
+ * @return 0, -EPERM (refused: nothing may happen)
+ */
+int ptl_match_check_remote(const struct ptl_match *mt, uint64_t len,
+			   bool write, bool fetch);
+
+/**
+ * ptl_host_write/read for a remote access not tied to a match (an sPIN
+ * handler's DMA): marks apply as in ptl_match_access_remote.
+ * @return as ptl_match_access_remote
+ */
+int ptl_host_access_remote(struct ptl_client *c, uint64_t addr, void *buf,
+			   uint64_t len, bool write,
+			   const struct ptl_aa_src *s);
+
+/**
+ * A get's active flush (SPINNIC_AA_FLUSH): when the first len bytes of the
+ * match hold a flushing page, note its log and the log's write position
+ * now (every earlier packet of the initiator has arrived: in-order
+ * matching), to answer once the consumer got there.
+ * @param log_p, mark_p filled when it does
+ * @return true when the get is a flush
+ */
+bool ptl_match_flush_mark(const struct ptl_match *mt, uint64_t len,
+			  uint32_t *log_p, uint64_t *mark_p);
+
+/**
+ * @return true when the log's consumer reached mark (or the log is gone
+ *   or stopped: nothing more will come); counted in aa_flushes then
+ */
+bool ptl_aa_flush_done(struct ptl_client *c, uint32_t log, uint64_t mark);
+
+/**
+ * Whether @p c has Active Access marks at all: its remote accesses then
+ * go through ptl_match_access_remote one by one, never a shortcut that
+ * writes or reads its memory otherwise (batched writes, a kept self-get).
+ */
+bool ptl_aa_active(const struct ptl_client *c);
+
+/**
+ * @return true when [addr, addr + len) holds a marked page (direct
+ *   pointers must not be handed out over it)
+ */
+bool ptl_host_marked(struct ptl_client *c, uint64_t addr, uint64_t len);
 
 /**
  * ptl_host_atomic on a match's data: on an iovec ME entry by entry, every

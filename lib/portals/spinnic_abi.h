@@ -50,6 +50,9 @@ enum spinnic_ctrl_op {
 	SPINNIC_CTRL_NICMEM_WRITE,
 	SPINNIC_CTRL_NICMEM_FREE,
 	SPINNIC_CTRL_NI_STATUS,     /* read a status register (PtlNIStatus) */
+	SPINNIC_CTRL_AA_LOG_CREATE, /* Active Access: an access log ring */
+	SPINNIC_CTRL_AA_LOG_FREE,
+	SPINNIC_CTRL_AA_ASSOC,      /* Active Access: mark pages */
 	SPINNIC_CTRL_OP_MAX,
 };
 
@@ -195,6 +198,28 @@ struct spinnic_ctrl_status {
 	uint64_t value;     /**< reply */
 };
 
+/**
+ * Active Access (doc/NOTES.md "Active Access"): AA_LOG_CREATE {ni,
+ * ring_off, size, flags} -> log; AA_LOG_FREE {log}; AA_ASSOC {ni, addr,
+ * len, bits, log}: pages of the client's own address space, effective for
+ * accesses that start after the reply.
+ */
+struct spinnic_ctrl_aa {
+	uint32_t ni;
+	uint32_t log;       /**< reply of LOG_CREATE; argument of the others
+				 (SPINNIC_HANDLE_NONE: no log) */
+	uint64_t ring_off;  /**< LOG_CREATE: region offset of struct
+				 spinnic_aa_ring, 64-aligned */
+	uint64_t size;      /**< LOG_CREATE: ring bytes after the header */
+	uint32_t flags;     /**< LOG_CREATE: SPINNIC_AA_LOG_* */
+	uint32_t bits;      /**< ASSOC: SPINNIC_AA_* page bits */
+	uint64_t addr;      /**< ASSOC: client address, page-aligned */
+	uint64_t len;       /**< ASSOC: bytes, a multiple of the page */
+	uint32_t notify_every; /**< LOG_CREATE: wake futex sleepers after
+				    this many records (0: 1) */
+	uint32_t pad;
+};
+
 struct spinnic_ctrl_msg {
 	uint32_t version;   /**< SPINNIC_ABI_VERSION */
 	uint16_t op;        /**< enum spinnic_ctrl_op */
@@ -212,11 +237,89 @@ struct spinnic_ctrl_msg {
 		struct spinnic_ctrl_ctx ctx;
 		struct spinnic_ctrl_nicmem nicmem;
 		struct spinnic_ctrl_status status;
+		struct spinnic_ctrl_aa aa;
 		uint8_t raw[SPINNIC_CTRL_MSG_SIZE - 16];
 	} u;
 };
 static_assert(sizeof(struct spinnic_ctrl_msg) == SPINNIC_CTRL_MSG_SIZE,
 	      "control message is fixed-size");
+
+/* ---------------------------------------------------------------------- */
+/* Active Access logs (doc/NOTES.md "Active Access": the byte layout).     */
+/* ---------------------------------------------------------------------- */
+
+/** Emulated IOMMU page: marks cover whole pages of this size. */
+#define SPINNIC_AA_PAGE 4096u
+/** Page bits (the paper's PTE bits). Unmarked pages are W|R. */
+#define SPINNIC_AA_W   0x01u /**< writes reach memory */
+#define SPINNIC_AA_R   0x02u /**< reads return memory */
+#define SPINNIC_AA_WL  0x04u /**< log metadata of writes */
+#define SPINNIC_AA_WLD 0x08u /**< log metadata and data of writes */
+#define SPINNIC_AA_RL  0x10u /**< log metadata of reads */
+#define SPINNIC_AA_RLD 0x20u /**< log metadata and data of reads */
+#define SPINNIC_AA_FLUSH 0x80u /**< flushing page of its log: a get of it
+				    is answered once the log is consumed
+				    past the get's arrival */
+#define SPINNIC_AA_BITS 0xbfu
+/** Log flag: a full log loses the record and counts it. Without it a
+ *  put packet whose records do not fit is refused unacknowledged, so
+ *  reliable delivery resends it (back-pressure; other accesses drop). */
+#define SPINNIC_AA_LOG_DROP 0x1u
+/** Access logs per client. */
+#define SPINNIC_AA_LOGS_MAX 16u
+/** Marked ranges per client (a range: consecutive pages, same bits). */
+#define SPINNIC_AA_RANGES_MAX 1024u
+/** Ring bytes: a power of two in [MIN, MAX]. */
+#define SPINNIC_AA_RING_MIN 16384ull /* a page record is at most half */
+#define SPINNIC_AA_RING_MAX (64ull << 20)
+
+/** Record kinds. */
+enum spinnic_aa_kind {
+	SPINNIC_AA_PUT_META = 1,    /**< a write, metadata only */
+	SPINNIC_AA_PUT_DATA = 2,    /**< a write and its bytes */
+	SPINNIC_AA_GET_META = 3,    /**< a read, metadata only */
+	SPINNIC_AA_GET_DATA = 4,    /**< a read and the bytes returned */
+	SPINNIC_AA_PUT_BLOCKED = 5, /**< a refused write (W=0, WL=1) */
+	SPINNIC_AA_GET_BLOCKED = 6, /**< a refused read (R=0, RL=1) */
+	SPINNIC_AA_ATOMIC = 7,      /**< a Portals atomic, metadata only */
+	SPINNIC_AA_PAD = 15,        /**< filler up to the ring's end */
+};
+/** Record flags. */
+#define SPINNIC_AA_F_REDIRECTED 0x1u /**< memory untouched, data here */
+#define SPINNIC_AA_F_HANDLER    0x2u /**< an sPIN handler's DMA (msg_off:
+					  the offset in the ME window) */
+
+/** Ring header at ring_off; records follow at ring_off + 128. */
+struct spinnic_aa_ring {
+	uint64_t prod;     /**< 0, NIC: bytes written (monotonic) */
+	uint64_t lost;     /**< 8, NIC: records not logged */
+	uint32_t err;      /**< 16, NIC: 1 = cons was invalid, log stopped */
+	uint32_t version;  /**< 20, NIC: 1 */
+	uint64_t size;     /**< 24, NIC: ring bytes */
+	uint32_t futex;    /**< 32, NIC: bumped at every wake */
+	uint32_t waiters;  /**< 36, client: > 0 while a thread sleeps */
+	uint8_t pad0[64 - 40];
+	uint64_t cons;     /**< 64, client: bytes consumed (monotonic) */
+	uint8_t pad1[128 - 72];
+};
+static_assert(sizeof(struct spinnic_aa_ring) == 128, "AA ring header");
+
+/** One record: 64 bytes, then len data bytes padded to 64. */
+struct spinnic_aa_rec {
+	uint32_t seq;      /**< commit word, stored last: 1 + index (mod
+			        2^32, 0 skipped) */
+	uint16_t kind;     /**< enum spinnic_aa_kind */
+	uint16_t flags;    /**< SPINNIC_AA_F_* */
+	uint32_t len;      /**< data bytes (PAD: bytes after this header) */
+	uint32_t mode;     /**< the page's bits at the access */
+	uint64_t addr;     /**< client address of the piece's first byte */
+	uint32_t src_nid, src_pid; /**< initiator */
+	uint64_t msg_id;   /**< initiator's message id */
+	uint64_t msg_off;  /**< the piece's offset in its message */
+	uint64_t hdr_data; /**< the put's header data (0 for gets) */
+	uint64_t ts_ns;    /**< CLOCK_MONOTONIC when logged */
+};
+static_assert(sizeof(struct spinnic_aa_rec) == 64, "AA record");
 
 /* ---------------------------------------------------------------------- */
 /* Host region: created by the client (memfd, sealed against shrinking).   */

@@ -313,4 +313,6 @@ shim_ctrl_detach(void)
 	close(shim_g.fd);
 	shim_g.fd = -1;
 	shim_g.dead = 0;
+	/* the NIC dropped this process's access logs with it */
+	shim_aa_forget();
 }

@@ -342,6 +342,9 @@ void shim_ctrl_detach(void);
  * dead); -EPROTO (a status that is no PTL_* code).
  */
 int shim_ctrl_call(struct spinnic_ctrl_msg *msg);
+/** After a detach: forget every access log (their rings go back to the
+ *  heap, their handles name nothing). shim_aa.c */
+void shim_aa_forget(void);
 /** Whether the NIC hung up (checks the socket without blocking). */
 bool shim_ctrl_gone(void);
 

@@ -74,6 +74,29 @@ win_map(struct spin_exec *x)
 	return x->win_map;
 }
 
+/* The host's copy, told the message when it wants to know. */
+static int
+host_write(struct spin_exec *x, uint64_t addr, const void *src, size_t len)
+{
+	const struct spin_host_ops *ops = &x->rt->ops;
+
+	if (ops->dma_write_msg != NULL && x->m != NULL)
+		return ops->dma_write_msg(x->host, x->m->app_msg, addr, src,
+					  len);
+	return ops->dma_write(x->host, addr, src, len);
+}
+
+static int
+host_read(struct spin_exec *x, uint64_t addr, void *dst, size_t len)
+{
+	const struct spin_host_ops *ops = &x->rt->ops;
+
+	if (ops->dma_read_msg != NULL && x->m != NULL)
+		return ops->dma_read_msg(x->host, x->m->app_msg, addr, dst,
+					 len);
+	return ops->dma_read(x->host, addr, dst, len);
+}
+
 int
 spin_dma_write_win(struct spin_exec *x, uint64_t win_off, const void *src,
 		   size_t len, unsigned flags)
@@ -98,7 +121,7 @@ spin_dma_write_win(struct spin_exec *x, uint64_t win_off, const void *src,
 			ops->direct(x->host, addr, len) : NULL;
 		if (dst != NULL)
 			memcpy(dst, src, len);
-		else if (ops->dma_write(x->host, addr, src, len) != 0)
+		else if (host_write(x, addr, src, len) != 0)
 			return dma_fail(x);
 	}
 	x->hpu->st.dma_ops++;
@@ -246,7 +269,7 @@ spin_dma_from_host(struct spin_hctx *h, uint64_t win_off, void *dst,
 			ops->direct(x->host, addr, len) : NULL;
 		if (src != NULL)
 			memcpy(dst, src, len);
-		else if (ops->dma_read(x->host, addr, dst, len) != 0)
+		else if (host_read(x, addr, dst, len) != 0)
 			return dma_fail(x);
 	}
 	x->hpu->st.dma_ops++;

@@ -127,6 +127,13 @@ struct spin_host_ops {
 			 size_t len);
 	/** Copy from the client. Mandatory. @return 0 or a negative errno */
 	int (*dma_read)(void *host, uint64_t addr, void *dst, size_t len);
+	/** Optional: dma_write/dma_read of a message's handler, told which
+	 *  message (Active Access logs the access with its initiator); used
+	 *  instead of them when set. @return 0 or a negative errno */
+	int (*dma_write_msg)(void *host, void *app_msg, uint64_t addr,
+			     const void *src, size_t len);
+	int (*dma_read_msg)(void *host, void *app_msg, uint64_t addr,
+			    void *dst, size_t len);
 	/** Increment the ME's counter. May be NULL (-ENOTSUP). */
 	int (*ct_inc)(void *host, void *app_msg, uint64_t n);
 	/** Handler put of NIC bytes. May be NULL (-ENOTSUP). */

@@ -453,6 +453,41 @@ gen_ctrl(void)
 	ctrl_rec(SPINNIC_CTRL_MD_BIND, &m);
 	out_write("ctrl", "03-iovec");
 	fz_env_fini(&ge);
+
+	/* Active Access: a log, marks bound to it (one redirecting, one
+	 * logging reads), a refused free; left to client teardown */
+	if (fz_env_init(&ge) != 0)
+		die("env");
+	out_reset();
+	gseq = 0;
+	memset(&m, 0, sizeof(m));
+	m.u.ni.options = SPINNIC_PTL_NI_MATCHING | SPINNIC_PTL_NI_PHYSICAL;
+	ctrl_rec(SPINNIC_CTRL_NI_INIT, &m);
+	ni = m.u.ni.ni;
+	memset(&m, 0, sizeof(m));
+	m.u.aa.ni = ni;
+	m.u.aa.log = SPINNIC_HANDLE_NONE;
+	m.u.aa.ring_off = FZ_CT_OFF + 32u * 1024;
+	m.u.aa.size = SPINNIC_AA_RING_MIN;
+	m.u.aa.flags = SPINNIC_AA_LOG_DROP;
+	ctrl_rec(SPINNIC_CTRL_AA_LOG_CREATE, &m);
+	eq = m.u.aa.log;
+	memset(&m, 0, sizeof(m));
+	m.u.aa.ni = ni;
+	m.u.aa.log = eq;
+	m.u.aa.addr = fz_addr(FZ_BUF_OFF);
+	m.u.aa.len = 2 * SPINNIC_AA_PAGE;
+	m.u.aa.bits = SPINNIC_AA_R | SPINNIC_AA_WL | SPINNIC_AA_WLD;
+	ctrl_rec(SPINNIC_CTRL_AA_ASSOC, &m);
+	m.u.aa.addr = fz_addr(FZ_BUF_OFF) + SPINNIC_AA_PAGE;
+	m.u.aa.len = SPINNIC_AA_PAGE;
+	m.u.aa.bits = SPINNIC_AA_W | SPINNIC_AA_R | SPINNIC_AA_RLD;
+	ctrl_rec(SPINNIC_CTRL_AA_ASSOC, &m);
+	memset(&m, 0, sizeof(m));
+	m.u.aa.log = eq;
+	ctrl_rec(SPINNIC_CTRL_AA_LOG_FREE, &m);
+	out_write("ctrl", "04-aa");
+	fz_env_fini(&ge);
 }
 
 /* ---- command ring --------------------------------------------------- */

@@ -935,6 +935,7 @@ itest_expect_no_leaks(void)
 	static const char *const names[] = {
 		"clients_live", "regions_live", "region_bytes", "mes_live",
 		"nic_mem_used", "ctxs_live", "blobs_live", "mbufs_in_use",
+		"aa_logs_live",
 	};
 	unsigned node, i;
 

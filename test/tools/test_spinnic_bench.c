@@ -89,6 +89,8 @@ test_help(void **state)
 	assert_non_null(strstr(r->out, "\n  ckpt "));
 	assert_non_null(strstr(r->out, "\n  rate "));
 	assert_non_null(strstr(r->out, "\n  trig "));
+	assert_non_null(strstr(r->out, "\n  aa-overhead "));
+	assert_non_null(strstr(r->out, "\n  dht "));
 	/* wire mode says what "wire" is */
 	run(r, "apps", "--help", NULL);
 	assert_int_equal(r->status, 0);
@@ -522,6 +524,96 @@ test_rate(void **state)
 		if (i % 7 == 0)
 			assert_string_equal(c->f[i][c_r8], "1.000");
 	}
+	free(c);
+	free(r);
+}
+
+/* aa-overhead: six rows in order, every rate and time positive, the
+ * "none" row the reference (ratios 1) */
+static void
+test_aa_overhead(void **state)
+{
+	static const char *const marks[] = { "none", "elsewhere", "around",
+					     "wl", "wld", "redirect" };
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_mk, c_m, c_r, c_us, c_lr;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "aa-overhead", "--ops", "200", "--lat-ops", "20", "--window",
+	    "16", "--rounds", "1", "--samples", "1", "--csv", path("aa.csv"),
+	    NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench aa-overhead failed (%d): %s", r->status,
+			 r->err);
+	assert_non_null(strstr(r->out, "\n# 8-byte puts of one client"));
+	csv_read(c, path("aa.csv"));
+	c_mk = col(c->hdr, c->nh, "marks");
+	c_m = col(c->hdr, c->nh, "mops");
+	c_r = col(c->hdr, c->nh, "ratio_none");
+	c_us = col(c->hdr, c->nh, "us_per_put");
+	c_lr = col(c->hdr, c->nh, "lat_ratio_none");
+	assert_true(c_mk >= 0 && c_m >= 0 && c_r >= 0 && c_us >= 0 &&
+		    c_lr >= 0);
+	assert_int_equal(c->rows, 6);
+	for (int i = 0; i < 6; i++) {
+		assert_string_equal(c->f[i][c_mk], marks[i]);
+		assert_true(atof(c->f[i][c_m]) > 0 && atof(c->f[i][c_us]) > 0);
+	}
+	assert_string_equal(c->f[0][c_r], "1.000");
+	assert_string_equal(c->f[0][c_lr], "1.000");
+	free(c);
+	free(r);
+}
+
+/* dht: one row per collision rate, both rates positive, the ratio theirs */
+static void
+test_dht(void **state)
+{
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_c, c_r, c_a, c_q;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "dht", "--inserts", "100", "--rounds", "1", "--samples", "1",
+	    "--collisions", "0,50", "--csv", path("dht.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench dht failed (%d): %s", r->status, r->err);
+	assert_non_null(strstr(r->out, "\n# thousand inserts/s"));
+	csv_read(c, path("dht.csv"));
+	c_c = col(c->hdr, c->nh, "collisions");
+	c_r = col(c->hdr, c->nh, "rma_kips");
+	c_a = col(c->hdr, c->nh, "aa_kips");
+	c_q = col(c->hdr, c->nh, "aa_over_rma");
+	assert_true(c_c >= 0 && c_r >= 0 && c_a >= 0 && c_q >= 0);
+	assert_int_equal(c->rows, 2);
+	assert_string_equal(c->f[0][c_c], "0");
+	assert_string_equal(c->f[1][c_c], "50");
+	for (int i = 0; i < 2; i++) {
+		double rma = atof(c->f[i][c_r]), aa = atof(c->f[i][c_a]);
+
+		assert_true(rma > 0 && aa > 0);
+		assert_true(fabs(atof(c->f[i][c_q]) - aa / rma) <
+			    0.01 * aa / rma + 0.01);
+	}
+	run(r, "dht", "--collisions", "5,x", NULL);
+	assert_int_not_equal(r->status, 0);
 	free(c);
 	free(r);
 }
@@ -1076,6 +1168,8 @@ main(void)
 		cmocka_unit_test(test_auth),
 		cmocka_unit_test(test_rate),
 		cmocka_unit_test(test_trig),
+		cmocka_unit_test(test_aa_overhead),
+		cmocka_unit_test(test_dht),
 		cmocka_unit_test(test_nic_bad_input),
 		cmocka_unit_test(test_apps),
 		cmocka_unit_test(test_scaling),

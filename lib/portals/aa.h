@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Active Access (paper 004; doc/NOTES.md "Active Access"): the pure parts,
+ * libc only — a client's page table (sorted ranges of marked pages), the
+ * rule that turns a page's bits into what an access does, and the writer
+ * of an access log ring. aa_host.c applies them to client memory.
+ */
+#ifndef PTL_AA_H
+#define PTL_AA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "spinnic_abi.h"
+
+/** Bits of an unmarked page. */
+#define PTL_AA_DEFAULT (SPINNIC_AA_W | SPINNIC_AA_R)
+
+/** Consecutive pages [start, end) with the same bits and log. */
+struct ptl_aa_range {
+	uint64_t start, end;
+	uint32_t bits;
+	uint32_t log;   /* log index, or SPINNIC_HANDLE_NONE */
+};
+
+/** A client's page table: sorted, non-overlapping, never default. */
+struct ptl_aa_table {
+	struct ptl_aa_range *r;
+	uint32_t n;
+};
+
+/** What one access does to one page piece. */
+struct ptl_aa_verdict {
+	bool mem;          /* memory is read or written */
+	bool fail;         /* the access fails (PERM_VIOLATION) */
+	bool redirected;   /* a write whose bytes go to the log instead */
+	bool data;         /* the record carries the bytes */
+	uint16_t kind;     /* enum spinnic_aa_kind, 0: no record */
+};
+
+/**
+ * The rule matrix (doc/NOTES.md "Active Access", bit table).
+ * @param bits  a page's SPINNIC_AA_* bits
+ * @param write true for a put (or atomic), false for a get
+ * @param v_p   filled
+ */
+void ptl_aa_rule(uint32_t bits, bool write, struct ptl_aa_verdict *v_p);
+
+/**
+ * Set the bits and log of every page of [addr, addr + len), replacing
+ * what was there; default bits with no log remove the marks.
+ * @return 0; -EINVAL bad range (unaligned, empty, wrapping, above
+ *   2^56); -ENOSPC more than SPINNIC_AA_RANGES_MAX ranges (table
+ *   unchanged); -ENOMEM
+ */
+int ptl_aa_table_set(struct ptl_aa_table *t, uint64_t addr, uint64_t len,
+		     uint32_t bits, uint32_t log);
+
+/**
+ * The bits of the page holding addr.
+ * @param end_p the end of the run of pages with these bits and log
+ *   (UINT64_MAX past the last range)
+ * @param log_p the run's log
+ * @return its bits (PTL_AA_DEFAULT when unmarked)
+ */
+uint32_t ptl_aa_table_find(const struct ptl_aa_table *t, uint64_t addr,
+			   uint64_t *end_p, uint32_t *log_p);
+
+/** @return true when a range of the table names log */
+bool ptl_aa_table_uses_log(const struct ptl_aa_table *t, uint32_t log);
+
+/** Free the table's ranges (it is empty after). */
+void ptl_aa_table_clear(struct ptl_aa_table *t);
+
+/** The NIC's side of one access log; the ring is in the client region. */
+struct ptl_aa_log {
+	struct spinnic_aa_ring *ring;  /* header; records follow */
+	uint64_t size;     /* ring bytes, power of two */
+	uint64_t prod;     /* NIC-private: never read back from the ring */
+	uint64_t lost;
+	uint64_t records;
+	uint32_t seq;      /* last seq written */
+	uint32_t notify_every;
+	uint32_t since;    /* records since the last wake */
+	uint32_t flags;
+	uint32_t gen;
+	bool used;
+	bool err;
+};
+
+/**
+ * Start a log over ring memory (header + size bytes): zeroes the header
+ * and writes version and size; the ring bytes are not touched.
+ * @return 0; -EINVAL size not a power of two in range
+ */
+int ptl_aa_log_init(struct ptl_aa_log *lg, void *mem, uint64_t size);
+
+/**
+ * Append one record: data (len bytes of h->len) first, then the header,
+ * the seq word last with release order; a PAD record first when the
+ * record would cross the ring's end. Single producer (caller's lock).
+ * The client's cons is read once and checked: cons <= prod,
+ * prod - cons <= size, 64-aligned, else the log stops (err).
+ * @param h     the header; seq is set here
+ * @param data  h->len bytes, or NULL for none (h->len 0)
+ * @return 0; -ENOSPC log full (lost counted); -EPIPE log stopped (cons
+ *   was invalid, lost counted); -EINVAL record larger than the ring
+ */
+int ptl_aa_log_append(struct ptl_aa_log *lg, struct spinnic_aa_rec *h,
+		      const void *data);
+
+#endif

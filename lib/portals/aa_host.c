@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Active Access on client memory (doc/NOTES.md "Active Access"): the
+ * control operations that create logs and mark pages, and the accesses a
+ * remote initiator makes through the NIC (puts, get replies, atomics,
+ * handler DMAs), checked page piece by page piece against the client's
+ * marks and logged. A client with no marks costs one flag load.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+
+#include "ptl_internal.h"
+
+#define LOG_IDX_BITS 8u
+#define AA_MIN3(a, b, c) ((a) < (b) ? ((a) < (c) ? (a) : (c)) : \
+			   ((b) < (c) ? (b) : (c)))
+
+static bool
+aa_on(const struct ptl_client *c)
+{
+	return __atomic_load_n(&c->aa.on, __ATOMIC_ACQUIRE) != 0;
+}
+
+bool
+ptl_aa_active(const struct ptl_client *c)
+{
+	return c != NULL && aa_on(c);
+}
+
+/* May [addr, addr + len) touch a marked page? (no lock: the bounds and
+ * the region's page map are set under aa.lock before the control reply,
+ * so an access that starts after a mark's reply sees them) */
+static bool
+aa_hits(const struct ptl_client *c, uint64_t addr, uint64_t len)
+{
+	const uint8_t *map;
+	uint64_t p, last;
+
+	if (!aa_on(c))
+		return false;
+	if (addr >= __atomic_load_n(&c->aa.hi, __ATOMIC_ACQUIRE) ||
+	    addr + len <= __atomic_load_n(&c->aa.lo, __ATOMIC_ACQUIRE))
+		return false;
+	map = __atomic_load_n(&c->aa.rmap, __ATOMIC_ACQUIRE);
+	if (map == NULL || len == 0 || addr < c->base_va ||
+	    !ptl_range_ok(addr - c->base_va, len, c->size))
+		return true; /* outside the region: the table decides */
+	last = (addr - c->base_va + len - 1) / SPINNIC_AA_PAGE;
+	for (p = (addr - c->base_va) / SPINNIC_AA_PAGE; p <= last; p++)
+		if (__atomic_load_n(&map[p], __ATOMIC_RELAXED) != 0)
+			return true;
+	return false;
+}
+
+/* aa.lock held: [addr, addr + len) in the region page map */
+static void
+rmap_set(uint8_t *map, const struct ptl_client *c, uint64_t addr,
+	 uint64_t len, bool marked)
+{
+	uint64_t lo, hi, p;
+
+	lo = addr > c->base_va ? addr : c->base_va;
+	hi = addr + len < c->base_va + c->size ? addr + len :
+	     c->base_va + c->size;
+	for (p = lo; p < hi; p += SPINNIC_AA_PAGE)
+		__atomic_store_n(&map[(p - c->base_va) / SPINNIC_AA_PAGE],
+				 marked ? 1 : 0, __ATOMIC_RELEASE);
+}
+
+/* aa.lock held, the table already changed: the region page map after a
+ * mark of [addr, addr + len). Made at the first mark from the whole
+ * table; without it (no memory) accesses in the bounds take the lock. */
+static void
+rmap_update(struct ptl_client *c, uint64_t addr, uint64_t len, bool marked)
+{
+	uint8_t *m;
+	uint32_t i;
+
+	if (c->aa.rmap != NULL) {
+		rmap_set(c->aa.rmap, c, addr, len, marked);
+		return;
+	}
+	if (c->base_va % SPINNIC_AA_PAGE != 0)
+		return;
+	m = calloc(c->size / SPINNIC_AA_PAGE + 1, 1);
+	if (m == NULL)
+		return;
+	for (i = 0; i < c->aa.t.n; i++)
+		rmap_set(m, c, c->aa.t.r[i].start,
+			 c->aa.t.r[i].end - c->aa.t.r[i].start, true);
+	__atomic_store_n(&c->aa.rmap, m, __ATOMIC_RELEASE);
+}
+
+static uint32_t
+log_handle(const struct ptl_aa_log *lg, uint32_t idx)
+{
+	return (lg->gen & 0xffffffu) << LOG_IDX_BITS | idx;
+}
+
+/* aa.lock held: the live log a handle names, or NULL */
+static struct ptl_aa_log *
+log_get(struct ptl_client *c, uint32_t h)
+{
+	uint32_t idx = h & ((1u << LOG_IDX_BITS) - 1);
+	struct ptl_aa_log *lg;
+
+	if (h == SPINNIC_HANDLE_NONE || idx >= SPINNIC_AA_LOGS_MAX)
+		return NULL;
+	lg = &c->aa.logs[idx];
+	if (!lg->used || log_handle(lg, idx) != h)
+		return NULL;
+	return lg;
+}
+
+/* ---- control (nic->lock held) ---- */
+
+static bool
+rings_overlap(const struct ptl_client *c, uint64_t off, uint64_t bytes)
+{
+	uint32_t i;
+
+	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
+		const struct ptl_aa_log *lg = &c->aa.logs[i];
+		uint64_t o;
+
+		if (!lg->used)
+			continue;
+		o = (uint64_t)((const uint8_t *)lg->ring - c->region);
+		if (off < o + sizeof(*lg->ring) + lg->size && o < off + bytes)
+			return true;
+	}
+	return false;
+}
+
+static int
+aa_log_create(struct ptl_nic *nic, struct ptl_client *c,
+	      struct spinnic_ctrl_aa *r)
+{
+	uint64_t bytes = sizeof(struct spinnic_aa_ring) + r->size;
+	struct ptl_aa_log *lg;
+	uint32_t i;
+
+	if ((r->flags & ~SPINNIC_AA_LOG_DROP) != 0 ||
+	    r->size < SPINNIC_AA_RING_MIN || r->size > SPINNIC_AA_RING_MAX ||
+	    !ptl_is_pow2(r->size) || r->ring_off % 64 != 0 ||
+	    r->ring_off < sizeof(struct spinnic_region_hdr) ||
+	    !ptl_range_ok(r->ring_off, bytes, c->size) ||
+	    rings_overlap(c, r->ring_off, bytes))
+		return SPINNIC_PTL_ARG_INVALID;
+	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++)
+		if (!c->aa.logs[i].used)
+			break;
+	if (i == SPINNIC_AA_LOGS_MAX)
+		return SPINNIC_PTL_NO_SPACE;
+	lg = &c->aa.logs[i];
+	ptl_lock(&c->aa.lock);
+	ptl_aa_log_init(lg, c->region + r->ring_off, r->size);
+	lg->flags = r->flags;
+	lg->notify_every = r->notify_every == 0 ? 1 : r->notify_every;
+	lg->since = 0;
+	lg->used = true;
+	ptl_unlock(&c->aa.lock);
+	r->log = log_handle(lg, i);
+	PTL_STAT(nic, aa_logs_live);
+	return SPINNIC_PTL_OK;
+}
+
+static int
+aa_log_free(struct ptl_nic *nic, struct ptl_client *c,
+	    struct spinnic_ctrl_aa *r)
+{
+	struct ptl_aa_log *lg;
+	int st = SPINNIC_PTL_OK;
+
+	ptl_lock(&c->aa.lock);
+	lg = log_get(c, r->log);
+	if (lg == NULL) {
+		st = SPINNIC_PTL_ARG_INVALID;
+	} else if (ptl_aa_table_uses_log(&c->aa.t, r->log)) {
+		st = SPINNIC_PTL_IN_USE;
+	} else {
+		lg->used = false;
+		lg->gen++;
+		lg->ring = NULL;
+		PTL_STAT_ADD(nic, aa_logs_live, -1ull);
+	}
+	ptl_unlock(&c->aa.lock);
+	return st;
+}
+
+static int
+aa_assoc(struct ptl_client *c, struct spinnic_ctrl_aa *r)
+{
+	const uint32_t logging = SPINNIC_AA_WL | SPINNIC_AA_WLD |
+				 SPINNIC_AA_RL | SPINNIC_AA_RLD |
+				 SPINNIC_AA_FLUSH;
+	uint32_t log = r->log;
+	int rc, st = SPINNIC_PTL_OK;
+
+	if ((r->bits & ~SPINNIC_AA_BITS) != 0)
+		return SPINNIC_PTL_ARG_INVALID;
+	ptl_lock(&c->aa.lock);
+	if (log != SPINNIC_HANDLE_NONE && log_get(c, log) == NULL) {
+		st = SPINNIC_PTL_ARG_INVALID;     /* not a live log of ours */
+	} else if ((r->bits & logging) != 0 && log == SPINNIC_HANDLE_NONE) {
+		st = SPINNIC_PTL_ARG_INVALID;     /* logging needs a log */
+	} else {
+		if ((r->bits & logging) == 0)
+			log = SPINNIC_HANDLE_NONE;
+		rc = ptl_aa_table_set(&c->aa.t, r->addr, r->len, r->bits, log);
+		st = ptl_errno_to_status(rc);
+		if (rc == 0)
+			rmap_update(c, r->addr, r->len,
+				    r->bits != PTL_AA_DEFAULT ||
+				    log != SPINNIC_HANDLE_NONE);
+		__atomic_store_n(&c->aa.lo, c->aa.t.n > 0 ? c->aa.t.r[0].start :
+				 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->aa.hi, c->aa.t.n > 0 ?
+				 c->aa.t.r[c->aa.t.n - 1].end : 0,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&c->aa.on, c->aa.t.n > 0 ? 1u : 0u,
+				 __ATOMIC_RELEASE);
+	}
+	ptl_unlock(&c->aa.lock);
+	return st;
+}
+
+int
+ptl_ctrl_aa(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
+	    struct spinnic_ctrl_aa *r)
+{
+	if (op != SPINNIC_CTRL_AA_LOG_FREE && ptl_ni_get(c, r->ni) == NULL)
+		return SPINNIC_PTL_ARG_INVALID;
+	switch (op) {
+	case SPINNIC_CTRL_AA_LOG_CREATE:
+		return aa_log_create(nic, c, r);
+	case SPINNIC_CTRL_AA_LOG_FREE:
+		return aa_log_free(nic, c, r);
+	case SPINNIC_CTRL_AA_ASSOC:
+		return aa_assoc(c, r);
+	default:
+		return SPINNIC_PTL_ARG_INVALID;
+	}
+}
+
+void
+ptl_aa_client_fini(struct ptl_client *c)
+{
+	uint32_t i;
+
+	ptl_lock(&c->aa.lock);
+	__atomic_store_n(&c->aa.on, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->aa.lo, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->aa.hi, 0, __ATOMIC_RELAXED);
+	ptl_aa_table_clear(&c->aa.t);
+	free(c->aa.rmap);
+	c->aa.rmap = NULL;
+	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
+		if (c->aa.logs[i].used) {
+			c->aa.logs[i].used = false;
+			PTL_STAT_ADD(c->nic, aa_logs_live, -1ull);
+		}
+	}
+	ptl_unlock(&c->aa.lock);
+}
+
+/* ---- accesses on behalf of a remote initiator ---- */
+
+/* aa.lock held: wake the log's sleepers, if any. prod was published
+ * before; the client raises waiters before it reads prod (both sides
+ * fence): one of the two sees the other. */
+static void
+log_notify(struct ptl_client *c, struct ptl_aa_log *lg)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&lg->ring->waiters, __ATOMIC_RELAXED) == 0)
+		return;
+	lg->since = 0;
+	__atomic_fetch_add(&lg->ring->futex, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &lg->ring->futex, FUTEX_WAKE, INT_MAX, NULL, NULL,
+		0);
+	PTL_STAT(c->nic, futex_wakes);
+}
+
+/* aa.lock held: one record; @return 0 or why it was lost */
+static int
+aa_record(struct ptl_client *c, uint32_t log, const struct ptl_aa_verdict *v,
+	  uint32_t bits, uint64_t addr, const void *buf, uint64_t n,
+	  const struct ptl_aa_src *s, uint64_t msg_off)
+{
+	struct ptl_aa_log *lg = log_get(c, log);
+	struct spinnic_aa_rec h = { 0 };
+	bool was_err;
+	int rc;
+
+	if (lg == NULL) {
+		PTL_STAT(c->nic, aa_lost);
+		return -ENOENT;
+	}
+	h.kind = v->kind;
+	h.flags = (uint16_t)((v->redirected ? SPINNIC_AA_F_REDIRECTED : 0) |
+			     (s->handler ? SPINNIC_AA_F_HANDLER : 0));
+	h.len = v->data ? (uint32_t)n : 0;
+	h.mode = bits;
+	h.addr = addr;
+	h.src_nid = s->nid;
+	h.src_pid = s->pid;
+	h.msg_id = s->msg_id;
+	h.msg_off = msg_off;
+	h.hdr_data = s->hdr_data;
+	was_err = lg->err;
+	rc = ptl_aa_log_append(lg, &h, buf);
+	if (rc == 0) {
+		PTL_STAT(c->nic, aa_records);
+		if (++lg->since >= lg->notify_every)
+			log_notify(c, lg);
+		return 0;
+	}
+	PTL_STAT(c->nic, aa_lost);
+	if (!was_err && lg->err) {
+		PTL_STAT(c->nic, aa_log_err);
+		PTL_LOG(NOTICE, "client pid %u: access log %#x stopped: invalid "
+			"consumer index", c->pid, log);
+	}
+	return rc;
+}
+
+/*
+ * aa.lock held: would every record of [addr, addr + len) fit in its log?
+ * Logs that drop, are stopped, or could not take the records even empty
+ * (never blocks for ever) say yes; the append decides there.
+ */
+static bool
+aa_fits(struct ptl_client *c, uint64_t addr, uint64_t len, bool write)
+{
+	uint64_t pos[SPINNIC_AA_LOGS_MAX];
+	uint32_t i, used = 0;
+
+	while (len > 0) {
+		uint64_t end, n, page_end, need, room_at;
+		struct ptl_aa_verdict v;
+		struct ptl_aa_log *lg;
+		uint32_t log, bits;
+
+		bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
+		page_end = (addr | (SPINNIC_AA_PAGE - 1)) + 1;
+		n = AA_MIN3(end - addr, page_end - addr, len);
+		ptl_aa_rule(bits, write, &v);
+		lg = v.kind != 0 ? log_get(c, log) : NULL;
+		if (lg != NULL && !(lg->flags & SPINNIC_AA_LOG_DROP) && !lg->err) {
+			i = (uint32_t)(lg - c->aa.logs);
+			if (!(used & (1u << i))) {
+				used |= 1u << i;
+				pos[i] = lg->prod;
+			}
+			need = sizeof(struct spinnic_aa_rec) +
+			       (v.data ? (n + 63) / 64 * 64 : 0);
+			room_at = lg->size - (pos[i] & (lg->size - 1));
+			if (room_at < need)
+				pos[i] += room_at; /* a PAD first */
+			pos[i] += need;
+		}
+		addr += n;
+		len -= n;
+	}
+	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
+		struct ptl_aa_log *lg = &c->aa.logs[i];
+		uint64_t cons;
+
+		if (!(used & (1u << i)))
+			continue;
+		cons = __atomic_load_n(&lg->ring->cons, __ATOMIC_ACQUIRE);
+		if (cons > lg->prod || lg->prod - cons > lg->size)
+			continue; /* corrupt: the append stops the log */
+		if (pos[i] - cons > lg->size && pos[i] - lg->prod <= lg->size)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * [addr, addr + len) of one contiguous client range: unmarked runs copied
+ * as ptl_host_read/write would, marked pages piece by piece by the rule.
+ * Pieces are independent (as an IOMMU's transactions): a blocked piece
+ * leaves memory untouched and the others still happen.
+ * @return 0; -EPERM a piece was blocked; -ENOSPC a redirected piece was
+ *   lost (its log was its only destination); host errors as
+ *   ptl_host_write (the access stops there)
+ */
+static int
+aa_range(struct ptl_client *c, uint64_t addr, uint8_t *buf, uint64_t len,
+	 bool write, const struct ptl_aa_src *s, uint64_t msg_off)
+{
+	int rc = 0, res = 0;
+
+	if (addr + len < addr)
+		return -EFAULT;
+	ptl_lock(&c->aa.lock);
+	if (s->may_block && !aa_fits(c, addr, len, write)) {
+		ptl_unlock(&c->aa.lock);
+		PTL_STAT(c->nic, aa_backpressure);
+		return -EAGAIN;
+	}
+	while (len > 0) {
+		uint64_t end, n, page_end;
+		struct ptl_aa_verdict v;
+		uint32_t log, bits;
+
+		bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
+		if (bits == PTL_AA_DEFAULT && log == SPINNIC_HANDLE_NONE) {
+			n = end - addr < len ? end - addr : len;
+			rc = write ? ptl_host_write(c, addr, buf, n) :
+				     ptl_host_read(c, addr, buf, n);
+			if (rc != 0)
+				break;
+		} else {
+			page_end = (addr | (SPINNIC_AA_PAGE - 1)) + 1;
+			n = page_end - addr < len ? page_end - addr : len;
+			ptl_aa_rule(bits, write, &v);
+			if (v.mem) {
+				rc = write ? ptl_host_write(c, addr, buf, n) :
+					     ptl_host_read(c, addr, buf, n);
+				if (rc != 0)
+					break;
+			}
+			if (v.kind != 0 &&
+			    aa_record(c, log, &v, bits, addr, buf, n, s,
+				      msg_off) != 0 && v.redirected && res == 0)
+				res = -ENOSPC;
+			if (v.fail) {
+				PTL_STAT(c->nic, aa_blocked);
+				if (res == 0)
+					res = -EPERM;
+			}
+			if (v.redirected)
+				PTL_STAT(c->nic, aa_redirected);
+		}
+		addr += n;
+		buf += n;
+		len -= n;
+		msg_off += n;
+	}
+	ptl_unlock(&c->aa.lock);
+	return rc != 0 ? rc : res;
+}
+
+int
+ptl_host_access_remote(struct ptl_client *c, uint64_t addr, void *buf,
+		       uint64_t len, bool write, const struct ptl_aa_src *s)
+{
+	if (!aa_hits(c, addr, len))
+		return write ? ptl_host_write(c, addr, buf, len) :
+			       ptl_host_read(c, addr, buf, len);
+	return aa_range(c, addr, buf, len, write, s, s->msg_off);
+}
+
+bool
+ptl_host_marked(struct ptl_client *c, uint64_t addr, uint64_t len)
+{
+	uint64_t end;
+	uint32_t log, bits;
+	bool marked;
+
+	if (len == 0 || !aa_hits(c, addr, len))
+		return false;
+	ptl_lock(&c->aa.lock);
+	bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
+	marked = bits != PTL_AA_DEFAULT || log != SPINNIC_HANDLE_NONE ||
+		 end - addr < len;
+	ptl_unlock(&c->aa.lock);
+	return marked;
+}
+
+/* A match's [off, off + len) as contiguous client ranges (iovec MEs: per
+ * entry), each through aa_range. */
+static int
+match_walk(const struct ptl_match *mt, uint64_t off, uint8_t *buf,
+	   uint64_t len, bool write, const struct ptl_aa_src *s)
+{
+	const struct ptl_iovs *v = mt->iov;
+	uint64_t at = mt->local_offset + off, msg_off = off;
+	int rc, res = 0;
+	uint32_t i;
+
+	if (v == NULL)
+		return aa_range(mt->c, mt->start + off, buf, len, write, s, off);
+	for (i = 0; i < v->n && len > 0; i++) {
+		uint64_t take;
+
+		if (at >= v->ent[i].len) {
+			at -= v->ent[i].len;
+			continue;
+		}
+		take = v->ent[i].len - at < len ? v->ent[i].len - at : len;
+		rc = aa_range(mt->c, v->ent[i].addr + at, buf, take, write, s,
+			      msg_off);
+		if (rc == -EPERM || rc == -ENOSPC) {
+			if (res == 0)
+				res = rc;
+		} else if (rc != 0) {
+			return rc;
+		}
+		buf += take;
+		len -= take;
+		msg_off += take;
+		at = 0;
+	}
+	return len > 0 ? -ERANGE : res;
+}
+
+static void
+match_src(const struct ptl_match *mt, bool write, struct ptl_aa_src *s_p)
+{
+	memset(s_p, 0, sizeof(*s_p));
+	s_p->nid = mt->initiator.nid;
+	s_p->pid = mt->initiator.pid;
+	s_p->msg_id = mt->msg_id;
+	s_p->hdr_data = write ? mt->hdr_data : 0;
+}
+
+int
+ptl_match_access_remote(const struct ptl_match *mt, uint64_t off, void *buf,
+			uint64_t len, bool write)
+{
+	struct ptl_aa_src s;
+
+	if (!aa_on(mt->c) ||
+	    (mt->iov == NULL && !aa_hits(mt->c, mt->start + off, len)))
+		return ptl_match_access(mt, off, buf, len, write);
+	match_src(mt, write, &s);
+	/* a put packet can come again, a reply packet be read again;
+	 * whole only in a contiguous ME (an iovec ME's entries are checked
+	 * one by one) */
+	s.may_block = mt->iov == NULL;
+	return match_walk(mt, off, buf, len, write, &s);
+}
+
+/*
+ * A check without data (gets before their first reply packet, atomics
+ * before they apply): every page piece of [0, len) by the rule, records
+ * only for the refused ones (GET_BLOCKED, PUT_BLOCKED) and, for atomics,
+ * one ATOMIC record per logged page piece.
+ */
+static int
+check_range(struct ptl_client *c, uint64_t addr, uint64_t len, bool write,
+	    bool atomic, const struct ptl_aa_src *s, uint64_t msg_off)
+{
+	int res = 0;
+
+	if (addr + len < addr)
+		return -EFAULT;
+	ptl_lock(&c->aa.lock);
+	while (len > 0) {
+		uint64_t end, n, page_end;
+		struct ptl_aa_verdict v, r;
+		uint32_t log, bits;
+
+		bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
+		if (bits == PTL_AA_DEFAULT && log == SPINNIC_HANDLE_NONE) {
+			n = end - addr < len ? end - addr : len;
+			goto next;
+		}
+		page_end = (addr | (SPINNIC_AA_PAGE - 1)) + 1;
+		n = page_end - addr < len ? page_end - addr : len;
+		ptl_aa_rule(bits, write, &v);
+		if (atomic && !v.fail) {
+			/* a fetching atomic reads too; redirecting one is
+			 * refused (its old values cannot come from a log) */
+			ptl_aa_rule(bits, false, &r);
+			if (v.redirected) {
+				v.fail = true;
+				v.kind = 0;
+			} else if (s->fetch && r.fail) {
+				v.fail = true;
+				v.kind = r.kind; /* GET_BLOCKED with RL/RLD */
+			} else if (v.kind != 0 || (s->fetch && r.kind != 0)) {
+				v.kind = SPINNIC_AA_ATOMIC;
+				v.data = false;
+			}
+		} else if (!v.fail) {
+			v.kind = 0; /* logged when the data moves */
+		}
+		if (v.kind != 0)
+			aa_record(c, log, &v, bits, addr, NULL, n, s, msg_off);
+		if (v.fail) {
+			PTL_STAT(c->nic, aa_blocked);
+			res = -EPERM;
+		}
+next:
+		addr += n;
+		len -= n;
+		msg_off += n;
+	}
+	ptl_unlock(&c->aa.lock);
+	return res;
+}
+
+int
+ptl_match_check_remote(const struct ptl_match *mt, uint64_t len, bool write,
+		       bool fetch)
+{
+	const struct ptl_iovs *v = mt->iov;
+	uint64_t at = mt->local_offset, msg_off = 0;
+	struct ptl_aa_src s;
+	int res = 0;
+	uint32_t i;
+
+	if (!aa_on(mt->c) || (v == NULL && !aa_hits(mt->c, mt->start, len)))
+		return 0;
+	match_src(mt, write, &s);
+	s.fetch = fetch;
+	if (v == NULL)
+		return check_range(mt->c, mt->start, len, write, write, &s, 0);
+	for (i = 0; i < v->n && len > 0; i++) {
+		uint64_t take;
+
+		if (at >= v->ent[i].len) {
+			at -= v->ent[i].len;
+			continue;
+		}
+		take = v->ent[i].len - at < len ? v->ent[i].len - at : len;
+		if (check_range(mt->c, v->ent[i].addr + at, take, write, write,
+				&s, msg_off) != 0)
+			res = -EPERM;
+		len -= take;
+		msg_off += take;
+		at = 0;
+	}
+	return res;
+}
+
+/* ---- active flush ---- */
+
+bool
+ptl_match_flush_mark(const struct ptl_match *mt, uint64_t len,
+		     uint32_t *log_p, uint64_t *mark_p)
+{
+	struct ptl_client *c = mt->c;
+	uint64_t addr = mt->start, end;
+	struct ptl_aa_log *lg;
+	uint32_t bits, log;
+	bool found = false;
+
+	/* flushing pages are looked for in contiguous MEs only */
+	if (mt->iov != NULL || addr + len < addr || !aa_hits(c, addr, len))
+		return false;
+	ptl_lock(&c->aa.lock);
+	while (len > 0 && !found) {
+		uint64_t n;
+
+		bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
+		n = end - addr < len ? end - addr : len;
+		if ((bits & SPINNIC_AA_FLUSH) && (lg = log_get(c, log)) != NULL) {
+			*log_p = log;
+			*mark_p = lg->prod;
+			found = true;
+		}
+		addr += n;
+		len -= n;
+	}
+	ptl_unlock(&c->aa.lock);
+	return found;
+}
+
+bool
+ptl_aa_flush_done(struct ptl_client *c, uint32_t log, uint64_t mark)
+{
+	struct ptl_aa_log *lg;
+	bool done = true;
+	uint64_t cons;
+
+	ptl_lock(&c->aa.lock);
+	lg = log_get(c, log);
+	if (lg != NULL && !lg->err) {
+		/* the client's word, read once: beyond prod it is corrupt
+		 * (the next record stops the log), answer now */
+		cons = __atomic_load_n(&lg->ring->cons, __ATOMIC_ACQUIRE);
+		done = cons >= mark || cons > lg->prod;
+	}
+	ptl_unlock(&c->aa.lock);
+	if (done)
+		PTL_STAT(c->nic, aa_flushes);
+	return done;
+}

@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Active Access, lib/portals (aa.c, aa_host.c): the rule matrix against a
+ * literal table for every bit combination; the page table (overlapping
+ * marks split, equal neighbours merged, hostile ranges refused, the range
+ * limit); the log ring (records parsed from the documented layout, PAD at
+ * the wrap, full log counted, an invalid consumer index stops only that
+ * log, nothing written outside the ring); the control operations (bad
+ * arguments, another client's log, a log in use); a remote write across
+ * four pages of four modes (memory and records exactly).
+ */
+#include "ptl_test.h"
+#include "aa.h"
+
+#define W SPINNIC_AA_W
+#define R SPINNIC_AA_R
+#define WL SPINNIC_AA_WL
+#define WLD SPINNIC_AA_WLD
+#define RL SPINNIC_AA_RL
+#define RLD SPINNIC_AA_RLD
+
+/* {bit, log bit, data bit, mem, fail, redirected, data, kind} */
+static const unsigned write_table[8][8] = {
+	{ 0, 0, 0, 0, 1, 0, 0, 0 },
+	{ 0, 0, 1, 0, 0, 1, 1, SPINNIC_AA_PUT_DATA },
+	{ 0, 1, 0, 0, 1, 0, 0, SPINNIC_AA_PUT_BLOCKED },
+	{ 0, 1, 1, 0, 0, 1, 1, SPINNIC_AA_PUT_DATA },
+	{ 1, 0, 0, 1, 0, 0, 0, 0 },
+	{ 1, 0, 1, 1, 0, 0, 1, SPINNIC_AA_PUT_DATA },
+	{ 1, 1, 0, 1, 0, 0, 0, SPINNIC_AA_PUT_META },
+	{ 1, 1, 1, 1, 0, 0, 1, SPINNIC_AA_PUT_DATA },
+};
+static const unsigned read_table[8][8] = {
+	{ 0, 0, 0, 0, 1, 0, 0, 0 },
+	{ 0, 0, 1, 0, 1, 0, 0, SPINNIC_AA_GET_BLOCKED },
+	{ 0, 1, 0, 0, 1, 0, 0, SPINNIC_AA_GET_BLOCKED },
+	{ 0, 1, 1, 0, 1, 0, 0, SPINNIC_AA_GET_BLOCKED },
+	{ 1, 0, 0, 1, 0, 0, 0, 0 },
+	{ 1, 0, 1, 1, 0, 0, 1, SPINNIC_AA_GET_DATA },
+	{ 1, 1, 0, 1, 0, 0, 0, SPINNIC_AA_GET_META },
+	{ 1, 1, 1, 1, 0, 0, 1, SPINNIC_AA_GET_DATA },
+};
+
+static void
+test_rule_matrix(void **state)
+{
+	uint32_t bits;
+
+	(void)state;
+	/* all 64 combinations: a write depends on W, WL, WLD only, a read
+	 * on R, RL, RLD only */
+	for (bits = 0; bits <= SPINNIC_AA_BITS; bits++) {
+		unsigned wi = ((bits & W) ? 4 : 0) | ((bits & WL) ? 2 : 0) |
+			      ((bits & WLD) ? 1 : 0);
+		unsigned ri = ((bits & R) ? 4 : 0) | ((bits & RL) ? 2 : 0) |
+			      ((bits & RLD) ? 1 : 0);
+		const unsigned *w = write_table[wi], *r = read_table[ri];
+		struct ptl_aa_verdict v;
+
+		ptl_aa_rule(bits, true, &v);
+		assert_int_equal(v.mem, w[3]);
+		assert_int_equal(v.fail, w[4]);
+		assert_int_equal(v.redirected, w[5]);
+		assert_int_equal(v.data, w[6]);
+		assert_int_equal(v.kind, w[7]);
+		ptl_aa_rule(bits, false, &v);
+		assert_int_equal(v.mem, r[3]);
+		assert_int_equal(v.fail, r[4]);
+		assert_int_equal(v.redirected, r[5]);
+		assert_int_equal(v.data, r[6]);
+		assert_int_equal(v.kind, r[7]);
+	}
+}
+
+static uint32_t
+find(const struct ptl_aa_table *t, uint64_t a, uint64_t *end_p)
+{
+	uint32_t log;
+
+	return ptl_aa_table_find(t, a, end_p, &log);
+}
+
+static void
+test_table(void **state)
+{
+	const uint64_t P = SPINNIC_AA_PAGE, B = 1ull << 30;
+	struct ptl_aa_table t = { 0 };
+	uint64_t end;
+	uint32_t i;
+
+	(void)state;
+	/* hostile ranges */
+	assert_int_equal(ptl_aa_table_set(&t, B + 1, P, W, 7), -EINVAL);
+	assert_int_equal(ptl_aa_table_set(&t, B, P + 1, W, 7), -EINVAL);
+	assert_int_equal(ptl_aa_table_set(&t, B, 0, W, 7), -EINVAL);
+	assert_int_equal(ptl_aa_table_set(&t, UINT64_MAX - P + 1, 2 * P, W, 7),
+			 -EINVAL);
+	assert_int_equal(ptl_aa_table_set(&t, 1ull << 56, P, W, 7), -EINVAL);
+	assert_int_equal(ptl_aa_table_set(&t, B, P, 0x40, 7), -EINVAL);
+	assert_int_equal(t.n, 0);
+	assert_int_equal(find(&t, B, &end), PTL_AA_DEFAULT);
+	assert_true(end == UINT64_MAX);
+
+	/* [B, B+8P) WL, then [B+2P, B+4P) redirect inside it: split in 3 */
+	assert_int_equal(ptl_aa_table_set(&t, B, 8 * P, W | R | WL, 1), 0);
+	assert_int_equal(ptl_aa_table_set(&t, B + 2 * P, 2 * P, R | WLD, 1), 0);
+	assert_int_equal(t.n, 3);
+	assert_int_equal(find(&t, B + P + 5, &end), W | R | WL);
+	assert_true(end == B + 2 * P);
+	assert_int_equal(find(&t, B + 3 * P, &end), R | WLD);
+	assert_true(end == B + 4 * P);
+	assert_int_equal(find(&t, B + 7 * P, &end), W | R | WL);
+	assert_true(end == B + 8 * P);
+	assert_int_equal(find(&t, B - 1, &end), PTL_AA_DEFAULT);
+	assert_true(end == B);
+	/* overlapping the middle's right edge and beyond the end */
+	assert_int_equal(ptl_aa_table_set(&t, B + 3 * P, 7 * P, R, 2), 0);
+	assert_int_equal(find(&t, B + 2 * P, &end), R | WLD);
+	assert_true(end == B + 3 * P);
+	assert_int_equal(find(&t, B + 9 * P, &end), R);
+	assert_true(end == B + 10 * P);
+	/* same bits back over the middle merge with the first range */
+	assert_int_equal(ptl_aa_table_set(&t, B + 2 * P, P, W | R | WL, 1), 0);
+	assert_int_equal(t.n, 2);
+	assert_int_equal(find(&t, B, &end), W | R | WL);
+	assert_true(end == B + 3 * P);
+	assert_true(ptl_aa_table_uses_log(&t, 1));
+	assert_false(ptl_aa_table_uses_log(&t, 3));
+	/* unmarking everything empties the table */
+	assert_int_equal(ptl_aa_table_set(&t, B - P, 20 * P, PTL_AA_DEFAULT,
+					  SPINNIC_HANDLE_NONE), 0);
+	assert_int_equal(t.n, 0);
+
+	/* the range limit: every other page, then one more refused */
+	for (i = 0; i < SPINNIC_AA_RANGES_MAX; i++)
+		assert_int_equal(ptl_aa_table_set(&t, B + 2 * i * P, P, W, 1),
+				 0);
+	assert_int_equal(ptl_aa_table_set(&t, B + 2 * i * P, P, W, 1),
+			 -ENOSPC);
+	assert_int_equal(t.n, SPINNIC_AA_RANGES_MAX);
+	/* a huge mark over all of them: one range */
+	assert_int_equal(ptl_aa_table_set(&t, 0, 1ull << 40, R, 1), 0);
+	assert_int_equal(t.n, 1);
+	ptl_aa_table_clear(&t);
+}
+
+/* ---- ring: parsed from the documented layout only ---- */
+
+struct parsed {
+	uint16_t kind, flags;
+	uint32_t len, mode, seq;
+	uint64_t addr, msg_off;
+	const uint8_t *data;
+};
+
+/* Read records at consumer position *cons of a ring (header at mem):
+ * 64-byte headers, u32 seq at 0, u16 kind at 4, u16 flags at 6, u32 len
+ * at 8, u32 mode at 12, u64 addr at 16, u64 msg_off at 40. */
+static unsigned
+parse(const uint8_t *mem, uint64_t *cons, uint32_t *seq, struct parsed *out,
+      unsigned max)
+{
+	uint64_t prod, size;
+	unsigned n = 0;
+
+	memcpy(&prod, mem + 0, 8);
+	memcpy(&size, mem + 24, 8);
+	while (*cons < prod && n < max) {
+		const uint8_t *h = mem + 128 + (*cons % size);
+		struct parsed p;
+
+		memcpy(&p.seq, h, 4);
+		memcpy(&p.kind, h + 4, 2);
+		memcpy(&p.flags, h + 6, 2);
+		memcpy(&p.len, h + 8, 4);
+		memcpy(&p.mode, h + 12, 4);
+		memcpy(&p.addr, h + 16, 8);
+		memcpy(&p.msg_off, h + 40, 8);
+		p.data = h + 64;
+		assert_int_equal(p.seq, *seq);
+		(*seq)++;
+		*cons += 64 + (p.len + 63) / 64 * 64;
+		if (p.kind == SPINNIC_AA_PAD)
+			continue;
+		out[n++] = p;
+	}
+	return n;
+}
+
+static void
+test_ring(void **state)
+{
+	const uint64_t size = SPINNIC_AA_RING_MIN, canary = 4096;
+	uint8_t *mem = malloc(canary + 128 + size + canary), *ring, data[5000];
+	struct spinnic_aa_ring *hdr;
+	struct ptl_aa_log lg = { 0 };
+	struct spinnic_aa_rec h;
+	struct parsed out[8];
+	uint64_t cons = 0, i;
+	uint32_t seq = 1;
+
+	(void)state;
+	assert_non_null(mem);
+	memset(mem, 0xa5, canary + 128 + size + canary);
+	ring = mem + canary;
+	hdr = (struct spinnic_aa_ring *)ring;
+	assert_int_equal(ptl_aa_log_init(&lg, ring, size + 1), -EINVAL);
+	assert_int_equal(ptl_aa_log_init(&lg, ring, 8192), -EINVAL);
+	assert_int_equal(ptl_aa_log_init(&lg, ring, size), 0);
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)i;
+
+	/* 5000 bytes: 64 + 5056 = 5120 per record; three fit (15360) */
+	memset(&h, 0, sizeof(h));
+	h.kind = SPINNIC_AA_PUT_DATA;
+	h.len = sizeof(data);
+	for (i = 0; i < 3; i++) {
+		h.msg_off = i;
+		assert_int_equal(ptl_aa_log_append(&lg, &h, data), 0);
+	}
+	/* full: a PAD of 1024 and 5120 more do not fit */
+	h.msg_off = 3;
+	assert_int_equal(ptl_aa_log_append(&lg, &h, data), -ENOSPC);
+	assert_int_equal(hdr->lost, 1);
+	assert_int_equal(parse(ring, &cons, &seq, out, 8), 3);
+	assert_int_equal(out[0].len, sizeof(data));
+	assert_memory_equal(out[0].data, data, sizeof(data));
+	assert_int_equal(out[2].msg_off, 2);
+	__atomic_store_n(&hdr->cons, cons, __ATOMIC_RELEASE);
+	/* room now: PAD to the end, the record at ring offset 0 */
+	assert_int_equal(ptl_aa_log_append(&lg, &h, data), 0);
+	assert_int_equal(parse(ring, &cons, &seq, out, 8), 1);
+	assert_int_equal(out[0].msg_off, 3);
+	assert_memory_equal(out[0].data, data, sizeof(data));
+	assert_int_equal(hdr->prod, 15360 + 1024 + 5120);
+	assert_int_equal(seq, 6); /* 4 records and a PAD */
+	__atomic_store_n(&hdr->cons, cons, __ATOMIC_RELEASE);
+
+	/* the client corrupts cons: the log stops, nothing written */
+	hdr->cons = hdr->prod + 64;
+	h.len = 0;
+	assert_int_equal(ptl_aa_log_append(&lg, &h, NULL), -EPIPE);
+	assert_int_equal(hdr->err, 1);
+	hdr->cons = cons; /* too late: stopped for good */
+	assert_int_equal(ptl_aa_log_append(&lg, &h, NULL), -EPIPE);
+	assert_int_equal(hdr->lost, 3);
+	/* the canaries around header and ring */
+	for (i = 0; i < canary; i++) {
+		assert_int_equal(mem[i], 0xa5);
+		assert_int_equal(ring[128 + size + i], 0xa5);
+	}
+	free(mem);
+}
+
+/* ---- control and a remote write ---- */
+
+#define RING_OFF (512u * 1024)
+#define PAGES_OFF (768u * 1024)
+
+static int
+aa_ctrl(struct t_env *e, struct ptl_client *c, uint16_t op,
+	struct spinnic_ctrl_aa *a)
+{
+	struct spinnic_ctrl_msg m;
+	int st;
+
+	memset(&m, 0, sizeof(m));
+	m.u.aa = *a;
+	st = t_ctrl(e, c, op, &m);
+	*a = m.u.aa;
+	return st;
+}
+
+static uint32_t
+log_create(struct t_env *e, struct ptl_client *c, uint32_t ni, uint64_t off)
+{
+	struct spinnic_ctrl_aa a = { .ni = ni, .ring_off = off,
+				     .size = SPINNIC_AA_RING_MIN,
+				     .flags = SPINNIC_AA_LOG_DROP };
+
+	assert_int_equal(aa_ctrl(e, c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_OK);
+	return a.log;
+}
+
+static int
+assoc(struct t_env *e, struct ptl_client *c, uint32_t ni, uint64_t addr,
+      uint64_t len, uint32_t bits, uint32_t log)
+{
+	struct spinnic_ctrl_aa a = { .ni = ni, .addr = addr, .len = len,
+				     .bits = bits, .log = log };
+
+	return aa_ctrl(e, c, SPINNIC_CTRL_AA_ASSOC, &a);
+}
+
+static void
+test_ctrl(void **state)
+{
+	struct spinnic_ctrl_aa a;
+	struct ptl_nic_stats s;
+	struct ptl_client *b;
+	struct t_env e;
+	uint32_t log, ni_b;
+	uint8_t *rb;
+
+	(void)state;
+	t_env_setup(&e);
+	/* bad logs: size, alignment, outside the region, flags, NI */
+	a = (struct spinnic_ctrl_aa){ .ni = e.ni, .ring_off = RING_OFF,
+				      .size = 4096, .flags = 1 };
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.size = SPINNIC_AA_RING_MIN;
+	a.ring_off = RING_OFF + 8;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.ring_off = T_REGION_SIZE - 4096;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.ring_off = UINT64_MAX - 63;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.ring_off = RING_OFF;
+	a.flags = 0x80;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.flags = 1;
+	a.ni = 0x12345;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	log = log_create(&e, e.c, e.ni, RING_OFF);
+	/* a second ring over the first one */
+	a = (struct spinnic_ctrl_aa){ .ni = e.ni, .ring_off = RING_OFF + 4096,
+				      .size = SPINNIC_AA_RING_MIN, .flags = 1 };
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	/* marks: logging bits need a log; a bogus log; bad bits */
+	assert_int_equal(assoc(&e, e.c, e.ni, t_addr(&e, PAGES_OFF), 4096, WL,
+			       SPINNIC_HANDLE_NONE), SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(assoc(&e, e.c, e.ni, t_addr(&e, PAGES_OFF), 4096, WL,
+			       log + 0x100), SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(assoc(&e, e.c, e.ni, t_addr(&e, PAGES_OFF), 4096,
+			       0x100, log), SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(assoc(&e, e.c, e.ni, t_addr(&e, PAGES_OFF) + 1, 4096,
+			       W, log), SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(assoc(&e, e.c, e.ni, t_addr(&e, PAGES_OFF), 4096,
+			       W | WL, log), SPINNIC_PTL_OK);
+
+	/* client B names A's log, and frees it: refused */
+	rb = t_region_new();
+	assert_int_equal(ptl_client_attach(e.nic, rb, T_REGION_SIZE,
+					   (uint64_t)(uintptr_t)rb, getpid(),
+					   getuid(), SPINNIC_PTL_PID_ANY, &b),
+			 0);
+	ptl_client_set_release(b, t_region_unmap, NULL);
+	ni_b = t_ni_init(&e, b, SPINNIC_PTL_NI_MATCHING |
+			 SPINNIC_PTL_NI_PHYSICAL);
+	assert_int_equal(assoc(&e, b, ni_b, (uint64_t)(uintptr_t)rb + PAGES_OFF,
+			       4096, WL, log), SPINNIC_PTL_ARG_INVALID);
+	a = (struct spinnic_ctrl_aa){ .log = log };
+	assert_int_equal(aa_ctrl(&e, b, SPINNIC_CTRL_AA_LOG_FREE, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	/* B's marks on A's addresses are B's own table: A is unaffected */
+	assert_int_equal(assoc(&e, b, ni_b, t_addr(&e, PAGES_OFF + 4096), 4096,
+			       0, SPINNIC_HANDLE_NONE), SPINNIC_PTL_OK);
+	assert_false(ptl_host_marked(e.c, t_addr(&e, PAGES_OFF + 4096), 4096));
+	assert_true(ptl_host_marked(b, t_addr(&e, PAGES_OFF + 4096), 4096));
+
+	/* A's log is in use until its page is unmarked */
+	a = (struct spinnic_ctrl_aa){ .log = log };
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_FREE, &a),
+			 SPINNIC_PTL_IN_USE);
+	assert_int_equal(assoc(&e, e.c, e.ni, t_addr(&e, PAGES_OFF), 4096,
+			       W | R, SPINNIC_HANDLE_NONE), SPINNIC_PTL_OK);
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_FREE, &a),
+			 SPINNIC_PTL_OK);
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_FREE, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	/* B leaves with a log and marks: nothing stays */
+	log_create(&e, b, ni_b, RING_OFF);
+	ptl_client_detach(e.nic, b);
+	ptl_nic_stats_get(e.nic, &s);
+	assert_int_equal(s.aa_logs_live, 0);
+	t_env_teardown(&e);
+}
+
+static void
+test_remote_write(void **state)
+{
+	const uint64_t P = SPINNIC_AA_PAGE;
+	struct ptl_aa_src src = { .nid = 3, .pid = 4, .msg_id = 99 };
+	uint8_t buf[3 * 4096], got[3 * 4096], zero[4096] = { 0 };
+	struct ptl_nic_stats s;
+	struct parsed out[8];
+	uint64_t pg, cons = 0;
+	uint32_t log, seq = 1, i;
+	struct t_env e;
+
+	(void)state;
+	t_env_setup(&e);
+	log = log_create(&e, e.c, e.ni, RING_OFF);
+	pg = t_addr(&e, PAGES_OFF);
+	/* P0 written + logged, P1 redirected, P2 refused + logged, P3 plain */
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, P, W | R | WL, log), 0);
+	assert_int_equal(assoc(&e, e.c, e.ni, pg + P, P, R | WLD, log), 0);
+	assert_int_equal(assoc(&e, e.c, e.ni, pg + 2 * P, P, R | WL, log), 0);
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 7 + 1);
+	src.msg_off = 0;
+	assert_int_equal(ptl_host_access_remote(e.c, pg + 1024, buf,
+						sizeof(buf), true, &src),
+			 -EPERM);
+	assert_memory_equal(e.region + PAGES_OFF + 1024, buf, 3072);
+	assert_memory_equal(e.region + PAGES_OFF + P, zero, P);
+	assert_memory_equal(e.region + PAGES_OFF + 2 * P, zero, P);
+	assert_memory_equal(e.region + PAGES_OFF + 3 * P, buf + 3072 + 2 * P,
+			    1024);
+	assert_int_equal(parse(e.region + RING_OFF, &cons, &seq, out, 8), 3);
+	assert_int_equal(out[0].kind, SPINNIC_AA_PUT_META);
+	assert_true(out[0].addr == pg + 1024);
+	assert_int_equal(out[0].len, 0);
+	assert_int_equal(out[0].msg_off, 0);
+	assert_int_equal(out[1].kind, SPINNIC_AA_PUT_DATA);
+	assert_int_equal(out[1].flags, SPINNIC_AA_F_REDIRECTED);
+	assert_true(out[1].addr == pg + P);
+	assert_int_equal(out[1].len, P);
+	assert_int_equal(out[1].msg_off, 3072);
+	assert_memory_equal(out[1].data, buf + 3072, P);
+	assert_int_equal(out[2].kind, SPINNIC_AA_PUT_BLOCKED);
+	assert_int_equal(out[2].mode, R | WL);
+	assert_int_equal(out[2].msg_off, 3072 + P);
+	/* a read of the same range: P2 readable, nothing logged (no RL) */
+	assert_int_equal(ptl_host_access_remote(e.c, pg + 1024, got,
+						sizeof(got), false, &src), 0);
+	assert_int_equal(parse(e.region + RING_OFF, &cons, &seq, out, 8), 0);
+	ptl_nic_stats_get(e.nic, &s);
+	assert_int_equal(s.aa_records, 3);
+	assert_int_equal(s.aa_blocked, 1);
+	assert_int_equal(s.aa_redirected, 1);
+	/* direct pointers are refused over marked pages only */
+	assert_true(ptl_host_marked(e.c, pg + P - 1, 2));
+	assert_false(ptl_host_marked(e.c, pg + 3 * P, P));
+	/* an unmarked page between marked ones: the region page map says
+	 * so without the lock; unmarking clears it */
+	assert_int_equal(assoc(&e, e.c, e.ni, pg + 5 * P, P, W | R | WL, log),
+			 0);
+	assert_false(ptl_host_marked(e.c, pg + 4 * P, 8));
+	assert_true(ptl_host_marked(e.c, pg + 4 * P + 4000, 200));
+	assert_int_equal(assoc(&e, e.c, e.ni, pg + 5 * P, P, W | R,
+			       SPINNIC_HANDLE_NONE), 0);
+	assert_false(ptl_host_marked(e.c, pg + 4 * P + 4000, 200));
+	assert_true(ptl_host_marked(e.c, pg + 2 * P, 1));
+	t_env_teardown(&e);
+}
+
+/* A back-pressuring log (no DROP flag) refuses a whole write it cannot
+ * log: nothing written, nothing logged; after consuming, it goes. */
+static void
+test_backpressure(void **state)
+{
+	struct spinnic_ctrl_aa a = { 0 };
+	struct ptl_aa_src src = { .nid = 3, .pid = 4, .may_block = true };
+	struct spinnic_aa_ring *hdr;
+	uint8_t buf[64], zero[64] = { 0 };
+	struct ptl_nic_stats s;
+	struct parsed out[300];
+	uint64_t pg, cons = 0;
+	uint32_t log, seq = 1, i;
+	struct t_env e;
+
+	(void)state;
+	t_env_setup(&e);
+	a.ni = e.ni;
+	a.ring_off = RING_OFF;
+	a.size = SPINNIC_AA_RING_MIN;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_OK);
+	log = a.log;
+	hdr = (struct spinnic_aa_ring *)(e.region + RING_OFF);
+	pg = t_addr(&e, PAGES_OFF);
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, SPINNIC_AA_PAGE, R | WLD,
+			       log), 0);
+	memset(buf, 0x5c, sizeof(buf));
+	/* 128-byte records: 128 fill the 16 KiB ring */
+	for (i = 0; i < 128; i++)
+		assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true,
+							&src), 0);
+	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
+			 -EAGAIN);
+	assert_int_equal(hdr->lost, 0);
+	assert_int_equal(hdr->prod, SPINNIC_AA_RING_MIN);
+	assert_memory_equal(e.region + PAGES_OFF, zero, sizeof(zero));
+	/* without may_block (a get reply, a handler DMA) it is lost */
+	src.may_block = false;
+	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
+			 -ENOSPC);
+	assert_int_equal(hdr->lost, 1);
+	src.may_block = true;
+	assert_int_equal(parse(e.region + RING_OFF, &cons, &seq, out, 300),
+			 128);
+	__atomic_store_n(&hdr->cons, cons, __ATOMIC_RELEASE);
+	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
+			 0);
+	ptl_nic_stats_get(e.nic, &s);
+	assert_int_equal(s.aa_backpressure, 1);
+	/* a corrupt cons never blocks: the append stops the log */
+	hdr->cons = hdr->prod + 64;
+	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
+			 -ENOSPC);
+	assert_int_equal(hdr->err, 1);
+	t_env_teardown(&e);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rule_matrix),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_ring),
+		cmocka_unit_test(test_ctrl),
+		cmocka_unit_test(test_remote_write),
+		cmocka_unit_test(test_backpressure),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
