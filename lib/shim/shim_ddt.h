@@ -97,6 +97,20 @@ struct shim_lc_use {
 	spin_handle_ctx_t ctx;         /* !need_load: the context to post */
 };
 
+/* One decision of a post, as the layout cache saw it (the replay oracle
+ * of test_shim_ddt_lc reads these). */
+struct shim_lc_trace {
+	uint64_t id;                   /* the entry: 1, 2, ... by creation */
+	uint64_t uses;                 /* this post counted */
+	struct shim_ddt_feat feat;     /* in_region: this post's buffer */
+	struct shim_ddt_obs obs;       /* measured times before the post */
+	bool ready;                    /* NIC candidate prepared, before */
+	struct shim_ddt_choice choice; /* shim_ddt_choose_obs()'s answer */
+	bool queued;                   /* this post queued the preparation */
+	bool explored;                 /* sent the other way on purpose */
+	enum spin_type_strategy strat; /* what the post used */
+};
+
 /* How the cache prepares and releases NIC objects (tests replace them). */
 struct shim_lc_ops {
 	int (*build)(ptl_handle_ni_t ni, const struct ddt_type *t,
@@ -115,6 +129,13 @@ struct shim_lc_config {
 	bool inline_prep;            /* no thread: shim_lc_drain() or the
 					next post prepares */
 	const struct shim_lc_ops *ops; /* NULL: the real ones */
+	int gate;                    /* enum shim_ddt_gate (aware) */
+	/* predicted preparation of a NIC object (ns: fixed, per block of an
+	 * iovec list), for SHIM_GATE_RENT; 0: unknown */
+	double prep_msg_ns, prep_block_ns;
+	/* called with every decision of a post (lc.lock held; tests) */
+	void (*trace)(const struct shim_lc_trace *t, void *arg);
+	void *trace_arg;
 };
 
 struct shim_lc_stats {
@@ -142,13 +163,10 @@ void shim_lc_drain(void);
 int shim_lc_flush(ptl_handle_ni_t ni);
 void shim_lc_stats_get(struct shim_lc_stats *s_p);
 /** Refinement: one measured receive time of entry @p e by the host path
- *  or its NIC candidate (@p nic). Samples that are not times are
- *  ignored. */
+ *  or its NIC candidate (@p nic): spin_typed_recv_complete() gives the
+ *  time from the post to the data in place (host: unpack included).
+ *  Samples that are not times are ignored. */
 void shim_lc_observe(struct shim_lc_entry *e, bool nic, double ns);
-/** Refinement from a host-path completion: @p unpack_ns measured by
- *  spin_typed_recv_complete() replaces the table's unpack part of the
- *  host prediction (aware chooser with a table only). */
-void shim_lc_observe_unpack(struct shim_lc_entry *e, double unpack_ns);
 struct shim_calib;
 /** Whether the aware table is the calibration's (copied to @p c_p when
  *  not NULL). */

@@ -165,6 +165,7 @@ shim_ddt_choose_obs(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 {
 	double tn, th;
 
+	ch_p->t_host = ch_p->t_nic = -1.0;
 	if (f->size == 0 || f->cls == DDT_CLASS_CONTIG) {
 		/* a plain entry on the data: nothing to prepare or unpack */
 		ch_p->nic = ch_p->strat = SPIN_TYPE_CONTIG;
@@ -193,8 +194,44 @@ shim_ddt_choose_obs(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 		 * so the NIC wins when offered */
 		ch_p->prepare = ch_p->nic != SPIN_TYPE_HOST &&
 			(th < 0.0 || tn * (1.0 + SHIM_DDT_HYST) < th);
+		ch_p->t_host = th;
+		ch_p->t_nic = ch_p->nic != SPIN_TYPE_HOST ? tn : -1.0;
 	}
 	ch_p->strat = ch_p->prepare && ready ? ch_p->nic : SPIN_TYPE_HOST;
+}
+
+bool
+shim_ddt_gate_open(enum shim_ddt_chooser ch, enum shim_ddt_gate g,
+		   const struct shim_ddt_choice *c, uint64_t uses,
+		   double prep_ns)
+{
+	double gain;
+
+	if (!c->prepare)
+		return false;
+	if (ch != SHIM_CHOOSER_AWARE || g == SHIM_GATE_EAGER)
+		return true;
+	if (uses < SHIM_DDT_PREP_USES)
+		return false;
+	if (g != SHIM_GATE_RENT || !(prep_ns > 0.0) || c->t_host < 0.0 ||
+	    c->t_nic < 0.0)
+		return true;
+	/* ski rental: a layout used u times is expected to be used about u
+	 * more times; prepare once that many uses repay the preparation */
+	gain = c->t_host - c->t_nic;
+	return gain > 0.0 && (double)uses * gain >= prep_ns;
+}
+
+int
+shim_ddt_gate_parse(const char *v)
+{
+	if (v == NULL || *v == '\0' || strcmp(v, "second") == 0)
+		return SHIM_GATE_SECOND;
+	if (strcmp(v, "eager") == 0)
+		return SHIM_GATE_EAGER;
+	if (strcmp(v, "rent") == 0)
+		return SHIM_GATE_RENT;
+	return -EINVAL;
 }
 
 int

@@ -60,7 +60,8 @@ struct shim_ddt_costs {
 	struct shim_ddt_cost s[SPIN_TYPE_COUNT];
 	uint32_t nhpu;       /* HPUs of the NIC (0 taken as 1) */
 	/* the client's unpack inside s[SPIN_TYPE_HOST] (ns per byte, per
-	 * block): a measured unpack replaces it in a host-path sample */
+	 * block; measured and kept in the cache file, not used by the
+	 * decision: the refinement times whole receives) */
 	double unpack_byte_ns, unpack_block_ns;
 };
 
@@ -70,7 +71,24 @@ struct shim_ddt_choice {
 					  (CONTIG: nothing to prepare) */
 	bool prepare;                  /* worth preparing nic */
 	enum spin_type_strategy strat; /* what this post uses */
+	/* AWARE with a table: the host and NIC times compared (measured or
+	 * predicted ns; negative: none); otherwise both -1 */
+	double t_host, t_nic;
 };
+
+/* When the aware chooser queues the preparation of a layout whose NIC
+ * candidate is worth it (SPINNIC_DDT_GATE). Algorithm 1 (THRESHOLD)
+ * queues at the first use whatever the gate. */
+enum shim_ddt_gate {
+	SHIM_GATE_SECOND = 0, /* from the layout's second use (default): a
+				 layout used once never pays preparation */
+	SHIM_GATE_EAGER,      /* at the first use (the second slice) */
+	SHIM_GATE_RENT,       /* from the second use, once uses x predicted
+				 gain per message covers the preparation */
+};
+
+/* The use from which SHIM_GATE_SECOND and SHIM_GATE_RENT prepare. */
+#define SHIM_DDT_PREP_USES 2
 
 /** Features of @p count elements of committed @p t for packets of
  *  @p payload bytes. @return 0; -EINVAL; -ENOMEM */
@@ -116,6 +134,20 @@ void shim_ddt_choose_obs(enum shim_ddt_chooser ch,
 void shim_ddt_choose(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 		     const struct shim_ddt_feat *f, bool ready,
 		     struct shim_ddt_choice *ch_p);
+
+/** Whether to queue the preparation of a layout now, at its @p uses-th
+ *  use (this post counted), given the decision @p c of this post (only
+ *  when c->prepare). THRESHOLD and STATIC: always (Algorithm 1). AWARE:
+ *  by gate @p g; SHIM_GATE_RENT compares uses * (c->t_host - c->t_nic)
+ *  with @p prep_ns, the predicted preparation cost (0 or less: unknown,
+ *  the gate is SHIM_GATE_SECOND's). Pure. */
+bool shim_ddt_gate_open(enum shim_ddt_chooser ch, enum shim_ddt_gate g,
+			const struct shim_ddt_choice *c, uint64_t uses,
+			double prep_ns);
+
+/** SPINNIC_DDT_GATE: second (unset), eager, rent.
+ *  @return the gate or -EINVAL */
+int shim_ddt_gate_parse(const char *v);
 
 /** SPINNIC_DDT_CHOOSER: aware (unset), static, threshold.
  *  @return the chooser or -EINVAL */

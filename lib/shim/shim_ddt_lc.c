@@ -39,6 +39,7 @@ struct shim_lc_entry {
 	struct shim_lc_entry *prev, *next; /* LRU, most recent first */
 	struct shim_lc_entry *qnext;       /* preparation queue, dead list */
 	ptl_handle_ni_t ni;
+	uint64_t id;                       /* by creation (trace) */
 	uint64_t hash;
 	int64_t count;
 	struct ddt_type *t;                /* referenced */
@@ -82,6 +83,7 @@ static struct {
 	bool thread_on, stop;
 	pthread_t thread;
 	struct shim_lc_stats st;
+	uint64_t next_id;
 	/* calibration: lc.cfg.costs points at calib.costs once done */
 	int calib_mode;
 	int calib_state;
@@ -126,6 +128,7 @@ config_env(void)
 {
 	const char *v = getenv("SPINNIC_DDT_CHOOSER");
 	int ch = shim_ddt_chooser_parse(v), forced = shim_type_strategy_env();
+	int gate;
 
 	memset(&lc.cfg, 0, sizeof(lc.cfg));
 	lc.cfg_err = 0;
@@ -137,6 +140,14 @@ config_env(void)
 	if (forced < 0)
 		lc.cfg_err = forced;
 	lc.cfg.chooser = ch < 0 ? SHIM_CHOOSER_AWARE : ch;
+	v = getenv("SPINNIC_DDT_GATE");
+	gate = shim_ddt_gate_parse(v);
+	if (gate < 0) {
+		SHIM_ERR("SPINNIC_DDT_GATE=%s: expected second, eager or rent",
+			 v);
+		lc.cfg_err = gate;
+	}
+	lc.cfg.gate = gate < 0 ? SHIM_GATE_SECOND : gate;
 	lc.cfg.forced = forced < 0 ? SPIN_TYPE_AUTO : forced;
 	lc.cfg.max_entries = LC_MAX_ENTRIES;
 	lc.cfg.max_bytes = LC_MAX_BYTES;
@@ -162,6 +173,16 @@ config_env(void)
 		lc.calib_mode != CALIB_OFF ? CAL_NONE : CAL_DONE;
 }
 
+/* Make c the aware table (lc.lock held). */
+static void
+calib_publish(const struct shim_calib *c)
+{
+	lc.calib = *c;
+	lc.cfg.costs = &lc.calib.costs;
+	lc.cfg.prep_msg_ns = c->prep_msg_ns;
+	lc.cfg.prep_block_ns = c->prep_block_ns;
+}
+
 /* The calibration job (lc.lock not held): measure through the NIC, save,
  * publish the table. On failure the aware chooser keeps the threshold
  * rule. */
@@ -183,10 +204,8 @@ calib_job(ptl_handle_ni_t ni)
 			 "paper 001's rule decides");
 	}
 	pthread_mutex_lock(&lc.lock);
-	if (rc == 0) {
-		lc.calib = c;
-		lc.cfg.costs = &lc.calib.costs;
-	}
+	if (rc == 0)
+		calib_publish(&c);
 	lc.calib_state = CAL_DONE;
 	lc.preparing--;
 	pthread_cond_broadcast(&lc.idle);
@@ -448,6 +467,8 @@ work_signal(void)
 			return;
 		}
 		lc.thread_on = true;
+		/* told apart in perf and top */
+		pthread_setname_np(lc.thread, "spinnic-ddtprep");
 	}
 	pthread_cond_signal(&lc.work);
 }
@@ -561,14 +582,27 @@ entry_create(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
 	return 0;
 }
 
+/* Predicted preparation of e's NIC candidate, ns (0: unknown). */
+static double
+entry_prep_ns(const struct shim_lc_entry *e)
+{
+	double ns = lc.cfg.prep_msg_ns;
+
+	if (e->nic == SPIN_TYPE_IOVEC)
+		ns += lc.cfg.prep_block_ns * (double)e->feat.nblocks;
+	return ns;
+}
+
 /* Decide a post on entry e and take the posted reference (lc.lock
  * held). */
 static void
 entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 {
 	struct shim_ddt_feat f = e->feat;
+	struct shim_lc_trace tr;
 	struct shim_ddt_choice ch;
 	struct spin_type_offload *o;
+	bool explored = false, queued = false;
 
 	e->uses++;
 	u->e = e;
@@ -586,6 +620,15 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 	shim_ddt_choose_obs((enum shim_ddt_chooser)lc.cfg.chooser,
 			    lc.cfg.costs, &f, &e->obs, e->state == LC_READY,
 			    &ch);
+	if (lc.cfg.trace != NULL) {
+		memset(&tr, 0, sizeof(tr));
+		tr.id = e->id;
+		tr.uses = e->uses;
+		tr.feat = f;
+		tr.obs = e->obs;
+		tr.ready = e->state == LC_READY;
+		tr.choice = ch;
+	}
 	/* a table that came after the entry (calibration) may name another
 	 * candidate: taken while nothing is built */
 	if (!e->sync && e->off == NULL && ch.nic != SPIN_TYPE_HOST &&
@@ -598,6 +641,7 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 		ch.strat = ch.strat == SPIN_TYPE_HOST ? e->nic :
 			SPIN_TYPE_HOST;
 		lc.st.explores++;
+		explored = true;
 	}
 	u->strat = ch.strat;
 	o = e->off;
@@ -616,16 +660,23 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 			u->off = o;
 			e->uses_nic++;
 			lc.st.nic_choices++;
-			return;
+			goto trace;
 		}
 		/* NIC memory taken back (LRU): load again in the
 		 * background */
 		if (e->state == LC_READY)
 			queue_push(e);
 	}
-	if (ch.prepare && (e->state == LC_NEW ||
-			   (e->state == LC_FAILED && e->uses >= e->retry_at)))
+	/* a layout used once never pays: by default the preparation is
+	 * queued from the second use (SPINNIC_DDT_GATE) */
+	if ((e->state == LC_NEW ||
+	     (e->state == LC_FAILED && e->uses >= e->retry_at)) &&
+	    shim_ddt_gate_open((enum shim_ddt_chooser)lc.cfg.chooser,
+			       (enum shim_ddt_gate)lc.cfg.gate, &ch, e->uses,
+			       entry_prep_ns(e))) {
 		queue_push(e);
+		queued = true;
+	}
 	if (e->state == LC_QUEUED || e->state == LC_PREPARING)
 		lc.st.host_while_preparing++;
 	u->off = e->host;
@@ -633,6 +684,13 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 	__atomic_fetch_add(&e->host->posted, 1, __ATOMIC_ACQ_REL);
 	e->uses_host++;
 	lc.st.host_choices++;
+trace:
+	if (lc.cfg.trace != NULL) {
+		tr.explored = explored;
+		tr.queued = queued;
+		tr.strat = u->strat;
+		lc.cfg.trace(&tr, lc.cfg.trace_arg);
+	}
 }
 
 /* The first aware post: the cache file if it is valid (a few µs),
@@ -652,8 +710,7 @@ calib_start(ptl_handle_ni_t ni)
 		have = shim_calib_load(lc.calib_path, key, &c) == 0;
 	pthread_mutex_lock(&lc.lock);
 	if (have) {
-		lc.calib = c;
-		lc.cfg.costs = &lc.calib.costs;
+		calib_publish(&c);
 		lc.calib_state = CAL_DONE;
 	} else {
 		lc.calib_ni = ni;
@@ -711,6 +768,7 @@ shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
 		e->hnext = lc.bucket[h % LC_BUCKETS];
 		lc.bucket[h % LC_BUCKETS] = e;
 		lru_push(e);
+		e->id = ++lc.next_id;
 		lc.st.entries++;
 		lc.st.bytes += e->bytes;
 		lc.st.misses++;
@@ -810,6 +868,7 @@ shim_lc_configure(const struct shim_lc_config *c)
 	dead_free(e);
 	pthread_mutex_lock(&lc.lock);
 	memset(&lc.st, 0, sizeof(lc.st));
+	lc.next_id = 0;
 	lc.configured = c != NULL;
 	lc.cfg_err = 0;
 	/* an injected configuration brings its table (or none) */
@@ -840,30 +899,6 @@ shim_lc_observe(struct shim_lc_entry *e, bool nic, double ns)
 	else
 		ok = shim_ddt_obs_add(&e->obs.host_ns, &e->obs.n_host, ns);
 	if (ok)
-		lc.st.observed++;
-	pthread_mutex_unlock(&lc.lock);
-}
-
-void
-shim_lc_observe_unpack(struct shim_lc_entry *e, double unpack_ns)
-{
-	const struct shim_ddt_costs *c;
-	double model, part;
-
-	pthread_mutex_lock(&lc.lock);
-	c = lc.cfg.costs;
-	if (c == NULL || lc.cfg.chooser != SHIM_CHOOSER_AWARE) {
-		pthread_mutex_unlock(&lc.lock);
-		return;
-	}
-	/* the table's host path with its unpack part replaced by the
-	 * measured one: the rest (NIC copy to staging) is not seen here */
-	model = shim_ddt_predict(c, SPIN_TYPE_HOST, &e->feat);
-	part = c->unpack_byte_ns * (double)e->feat.size +
-		c->unpack_block_ns * (double)e->feat.nblocks;
-	if (model >= 0.0 &&
-	    shim_ddt_obs_add(&e->obs.host_ns, &e->obs.n_host,
-			     (model > part ? model - part : 0.0) + unpack_ns))
 		lc.st.observed++;
 	pthread_mutex_unlock(&lc.lock);
 }
