@@ -193,6 +193,51 @@ test_hysteresis(void **state)
 	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
 }
 
+/* When a worthwhile preparation is queued: Algorithm 1 at the first use
+ * whatever the gate; aware from the second use (second, rent) or the
+ * first (eager); rent once uses x gain covers the preparation. */
+static void
+test_gate(void **state)
+{
+	struct shim_ddt_choice c = {
+		.nic = SPIN_TYPE_SPECIALIZED, .prepare = true,
+		.strat = SPIN_TYPE_HOST, .t_host = 1000.0, .t_nic = 600.0,
+	};
+
+	(void)state;
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_THRESHOLD,
+				       SHIM_GATE_SECOND, &c, 1, 0.0));
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_STATIC, SHIM_GATE_RENT,
+				       &c, 1, 1e9));
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_EAGER,
+				       &c, 1, 1e9));
+	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_SECOND,
+					&c, 1, 0.0));
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_SECOND,
+				       &c, 2, 1e9));
+	/* gain 400 ns per message, preparation 2000 ns: from use 5 */
+	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
+					&c, 1, 2000.0));
+	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
+					&c, 4, 2000.0));
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
+				       &c, 5, 2000.0));
+	/* unknown preparation cost: the second use */
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
+				       &c, 2, 0.0));
+	/* not worth it: never */
+	c.prepare = false;
+	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_THRESHOLD,
+					SHIM_GATE_EAGER, &c, 9, 0.0));
+	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_EAGER,
+					&c, 9, 0.0));
+	assert_int_equal(shim_ddt_gate_parse(NULL), SHIM_GATE_SECOND);
+	assert_int_equal(shim_ddt_gate_parse("second"), SHIM_GATE_SECOND);
+	assert_int_equal(shim_ddt_gate_parse("eager"), SHIM_GATE_EAGER);
+	assert_int_equal(shim_ddt_gate_parse("rent"), SHIM_GATE_RENT);
+	assert_int_equal(shim_ddt_gate_parse("2"), -EINVAL);
+}
+
 static void
 test_parse(void **state)
 {
@@ -215,6 +260,7 @@ main(void)
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_aware),
 		cmocka_unit_test(test_hysteresis),
+		cmocka_unit_test(test_gate),
 		cmocka_unit_test(test_parse),
 	};
 
