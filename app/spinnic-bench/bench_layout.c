@@ -218,11 +218,76 @@ cl_point(struct cl *c, int v, int64_t blk, long uses, unsigned k,
 	return rc;
 }
 
-/* The child: calibrate (waits for the table), then every point. Writes
- * reps * NPOINTS * V_COUNT times, then the aware NIC share per point,
- * the calibration's ms and whether it has a table, then per point the NIC
- * strategy aware used most (SPIN_TYPE_HOST: none). */
-#define NEXTRA (2 * NPOINTS + 2)
+/* Posts timed by decide_cost(). */
+#define DECIDE_HITS 20000
+#define DECIDE_MISSES 200
+
+/* The cache's own cost per post, without a receive: a hit (one layout,
+ * prepared after its first uses) and a miss (a fresh layout: hash,
+ * features, host object, decision), against what the host variant pays
+ * per layout (spin_type_offload(HOST) and its release). ns into d[0..2].
+ * @return 0 or -EIO */
+static int
+decide_cost(struct cl *c, unsigned *k, double *d)
+{
+	struct ddt_type *t[DECIDE_MISSES];
+	struct spin_type_offload *off;
+	struct shim_lc_use u;
+	double a, miss = 0.0, obj = 0.0;
+	int rc = 0, i;
+
+	t[0] = fresh_layout(4096, (*k)++);
+	if (t[0] == NULL)
+		return -EIO;
+	/* two uses queue its preparation; let it finish */
+	for (i = 0; rc == 0 && i < 2; i++)
+		rc = cl_recv(c, V_AWARE, NULL, t[0]);
+	shim_lc_drain();
+	a = bench_now();
+	for (i = 0; rc == 0 && i < DECIDE_HITS; i++) {
+		rc = shim_lc_acquire(c->ni, t[0], 1, c->dst, &u);
+		if (rc == 0)
+			__atomic_fetch_sub(&u.off->posted, 1,
+					   __ATOMIC_ACQ_REL);
+	}
+	d[0] = (bench_now() - a) * 1e9 / DECIDE_HITS;
+	ddt_free(t[0]);
+	for (i = 0; i < DECIDE_MISSES; i++)
+		t[i] = fresh_layout(4096, (*k)++);
+	for (i = 0; rc == 0 && i < DECIDE_MISSES; i++) {
+		if (t[i] == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		a = bench_now();
+		rc = spin_type_offload(c->ni, t[i], 1, SPIN_TYPE_HOST, &off) ==
+			PTL_OK ? 0 : -EIO;
+		if (rc == 0)
+			spin_type_offload_free(off);
+		obj += bench_now() - a;
+		a = bench_now();
+		if (rc == 0)
+			rc = shim_lc_acquire(c->ni, t[i], 1, c->dst, &u);
+		miss += bench_now() - a;
+		if (rc == 0)
+			__atomic_fetch_sub(&u.off->posted, 1,
+					   __ATOMIC_ACQ_REL);
+	}
+	d[1] = miss * 1e9 / DECIDE_MISSES;
+	d[2] = obj * 1e9 / DECIDE_MISSES;
+	for (i = 0; i < DECIDE_MISSES; i++)
+		ddt_free(t[i]);
+	if (spin_type_cache_flush(c->ni) != PTL_OK && rc == 0)
+		rc = -EIO;
+	return rc != 0 ? -EIO : 0;
+}
+
+/* The child: calibrate (waits for the table), then every point, then the
+ * decision cost. Writes reps * NPOINTS * V_COUNT times, then the aware
+ * NIC share per point, the calibration's ms and whether it has a table,
+ * then per point the NIC strategy aware used most (SPIN_TYPE_HOST: none),
+ * then decide_cost()'s three figures. */
+#define NEXTRA (2 * NPOINTS + 5)
 static int
 client_run(int fd)
 {
@@ -276,6 +341,8 @@ client_run(int fd)
 		}
 	res[nres + NPOINTS] = cal.calib_ms;
 	res[nres + NPOINTS + 1] = cal.costs.s[SPIN_TYPE_HOST].valid ? 1 : 0;
+	if (rc == 0)
+		rc = decide_cost(&c, &k, &res[nres + 2 * NPOINTS + 2]);
 	if (rc == 0)
 		rc = bench_io_all(fd, res, (nres + NEXTRA) * sizeof(double),
 				  true);
@@ -404,6 +471,13 @@ layout_run(const struct bench_opts *o)
 	       vnames[0], vnames[1], vnames[2],
 	       res[nres + NPOINTS + 1] > 0 ? "measured" : "NOT available",
 	       res[nres + NPOINTS]);
+	printf("# layout cache per post, no receive: hit %.0f ns (%d posts "
+	       "of one prepared layout), miss %.0f ns (%d fresh layouts: "
+	       "hash, features, host object, decision; the host variant's "
+	       "own object per layout %.0f ns)\n",
+	       res[nres + 2 * NPOINTS + 2], DECIDE_HITS,
+	       res[nres + 2 * NPOINTS + 3], DECIDE_MISSES,
+	       res[nres + 2 * NPOINTS + 4]);
 out:
 	for (int i = 0; i < 2; i++)
 		if (pfd[i] >= 0)
