@@ -196,6 +196,14 @@ shim_ddt_choose_obs(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 			(th < 0.0 || tn * (1.0 + SHIM_DDT_HYST) < th);
 		ch_p->t_host = th;
 		ch_p->t_nic = ch_p->nic != SPIN_TYPE_HOST ? tn : -1.0;
+		/* on the NIC already: leave only for a host (1 + h) times
+		 * faster, so that a NIC a few percent faster keeps it */
+		if (o != NULL && o->on_nic && ready &&
+		    ch_p->nic != SPIN_TYPE_HOST && th >= 0.0 &&
+		    !(th * (1.0 + SHIM_DDT_HYST) < tn)) {
+			ch_p->strat = ch_p->nic;
+			return;
+		}
 	}
 	ch_p->strat = ch_p->prepare && ready ? ch_p->nic : SPIN_TYPE_HOST;
 }

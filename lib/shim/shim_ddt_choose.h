@@ -111,6 +111,10 @@ struct shim_ddt_obs {
 	double host_ns, nic_ns;  /* EWMA of the host path and of the NIC
 				    candidate */
 	uint32_t n_host, n_nic;  /* samples behind them */
+	bool on_nic;             /* the layout's last decision was its NIC
+				    candidate: it stays there until the
+				    host is (1 + SHIM_DDT_HYST) times
+				    faster (two-sided hysteresis) */
 };
 
 /** Fold sample @p ns into EWMA @p *ewma_p of @p *n_p samples (the first

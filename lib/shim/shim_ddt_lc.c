@@ -25,6 +25,9 @@
  * chosen, so that its estimate follows the machine (at most 1/64 of the
  * posts of a layout) */
 #define LC_EXPLORE 64u
+/* dropped entries are released by the thread once so many are waiting
+ * (or with other work): a miss that evicts does not wake it each time */
+#define LC_DEAD_BATCH 16u
 
 /* SPINNIC_DDT_CALIB */
 enum { CALIB_AUTO, CALIB_OFF, CALIB_FORCE };
@@ -79,6 +82,7 @@ static struct {
 	struct shim_lc_entry *lru_head, *lru_tail;
 	struct shim_lc_entry *q_head, *q_tail;
 	struct shim_lc_entry *dead;
+	unsigned ndead;               /* entries on dead since it was taken */
 	unsigned preparing;
 	bool thread_on, stop;
 	pthread_t thread;
@@ -319,6 +323,7 @@ entry_drop(struct shim_lc_entry *e)
 	lc.st.bytes -= e->bytes;
 	e->qnext = lc.dead;
 	lc.dead = e;
+	lc.ndead++;
 }
 
 /* Drop idle entries from the LRU tail while over the bounds (lc.lock
@@ -435,6 +440,7 @@ prep_thread(void *arg)
 		}
 		d = lc.dead;
 		lc.dead = NULL;
+		lc.ndead = 0;
 		e = queue_pop();
 		if (d == NULL && e == NULL) {
 			pthread_cond_wait(&lc.work, &lc.lock);
@@ -504,6 +510,7 @@ inline_run(void)
 		}
 		d = lc.dead;
 		lc.dead = NULL;
+		lc.ndead = 0;
 		e = queue_pop();
 		pthread_mutex_unlock(&lc.lock);
 		if (d == NULL && e == NULL)
@@ -629,6 +636,8 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 		tr.ready = e->state == LC_READY;
 		tr.choice = ch;
 	}
+	/* the side chosen, before exploration or a fallback */
+	e->obs.on_nic = ch.strat != SPIN_TYPE_HOST;
 	/* a table that came after the entry (calibration) may name another
 	 * candidate: taken while nothing is built */
 	if (!e->sync && e->off == NULL && ch.nic != SPIN_TYPE_HOST &&
@@ -783,13 +792,15 @@ shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
 		 * post path like a dropped entry */
 		n->qnext = lc.dead;
 		lc.dead = n;
+		lc.ndead++;
 	}
 	entries_trim();
 	d = NULL;
 	if (lc.dead != NULL && lc.cfg.inline_prep) {
 		d = lc.dead;
 		lc.dead = NULL;
-	} else if (lc.dead != NULL) {
+		lc.ndead = 0;
+	} else if (lc.ndead >= LC_DEAD_BATCH) {
 		work_signal();
 	}
 	pthread_mutex_unlock(&lc.lock);
@@ -835,6 +846,7 @@ shim_lc_flush(ptl_handle_ni_t ni)
 		}
 	e = lc.dead;
 	lc.dead = NULL;
+	lc.ndead = 0;
 	pthread_mutex_unlock(&lc.lock);
 	dead_free(e);
 	return rc;
@@ -864,6 +876,7 @@ shim_lc_configure(const struct shim_lc_config *c)
 		}
 	e = lc.dead;
 	lc.dead = NULL;
+	lc.ndead = 0;
 	pthread_mutex_unlock(&lc.lock);
 	dead_free(e);
 	pthread_mutex_lock(&lc.lock);

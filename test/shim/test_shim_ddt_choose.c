@@ -180,6 +180,7 @@ test_hysteresis(void **state)
 {
 	struct shim_ddt_costs c = {.nhpu = 1};
 	struct shim_ddt_feat f = feat(DDT_CLASS_VECTOR, 100000, 10, true);
+	struct shim_ddt_obs o = {0};
 	struct shim_ddt_choice ch;
 
 	(void)state;
@@ -190,6 +191,25 @@ test_hysteresis(void **state)
 	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
 	c.s[SPIN_TYPE_SPECIALIZED].byte_ns = 0.85;
 	shim_ddt_choose(SHIM_CHOOSER_AWARE, &c, &f, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	/* both ways: a layout on the NIC stays there while the host is not
+	 * 10% faster (NIC 5% slower), leaves when it is (15%) */
+	o.on_nic = true;
+	c.s[SPIN_TYPE_SPECIALIZED].byte_ns = 1.05;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	assert_false(ch.prepare);
+	/* not prepared: nothing to stay on */
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, false, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	c.s[SPIN_TYPE_SPECIALIZED].byte_ns = 1.15;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	/* the threshold rule ignores costs and the side: l > T, prepared */
+	shim_ddt_choose_obs(SHIM_CHOOSER_THRESHOLD, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	o.on_nic = false;
+	shim_ddt_choose_obs(SHIM_CHOOSER_THRESHOLD, &c, &f, &o, true, &ch);
 	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
 }
 

@@ -545,7 +545,7 @@ test_nic_samples_flip(void **state)
  * the registration thread when l > T; a hit goes HA when l > T and the
  * layout is registered); AWARE is the rule of doc/NOTES.md (cost model,
  * simplest candidate within 10% of the cheapest, measured times after 3
- * samples, 10% hysteresis, gate, exploration every 64th use). The
+ * samples, 10% hysteresis both ways, gate, exploration every 64th use). The
  * preparation is inline: what a post queued is ready at the next post. */
 
 #define ORC_STEPS 600
@@ -576,7 +576,7 @@ static const struct shim_ddt_costs orc_table = {
 struct orc_layout {
 	int64_t n, bl;              /* vector of n blocks of bl bytes */
 	/* the oracle's own state */
-	bool queued, ready;
+	bool queued, ready, on_nic;
 	uint64_t uses;
 	double ew[2];               /* host, NIC */
 	unsigned nw[2];
@@ -650,7 +650,10 @@ orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
 	if (L->nw[1] >= 3)
 		tn = L->ew[1];
 	worth = tn * 1.1 < th;
-	*s_p = worth && L->ready ? cand : SPIN_TYPE_HOST;
+	/* hysteresis both ways: on the NIC, leave for a host 10% faster */
+	*s_p = L->ready && (worth || (L->on_nic && !(th * 1.1 < tn))) ?
+		cand : SPIN_TYPE_HOST;
+	L->on_nic = *s_p != SPIN_TYPE_HOST;
 	if (L->ready && L->uses % 64 == 0) {
 		*s_p = *s_p == SPIN_TYPE_HOST ? cand : SPIN_TYPE_HOST;
 		*x_p = true;
