@@ -143,8 +143,24 @@ shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns)
 {
 	if (!(ns >= 0.0) || ns > 1e12)
 		return false; /* NaN, negative or absurd: not a time */
-	*ewma_p = *n_p == 0 ? ns :
-		*ewma_p + SHIM_DDT_EWMA_ALPHA * (ns - *ewma_p);
+	if (*n_p == 0) {
+		*ewma_p = ns;
+	} else if (*n_p < SHIM_DDT_OBS_MIN) {
+		/* interference on a shared CPU only adds time: the least of
+		 * the first samples starts the estimate */
+		if (ns < *ewma_p)
+			*ewma_p = ns;
+	} else {
+		/* one preempted receive (10 ms among 40 us ones, seen in
+		 * spinnic-bench layout) moves the estimate by at most
+		 * alpha x (CLIP - 1); a lasting change still gets through,
+		 * a few samples later */
+		if (ns > *ewma_p * SHIM_DDT_OBS_CLIP)
+			ns = *ewma_p * SHIM_DDT_OBS_CLIP;
+		else if (ns < *ewma_p / SHIM_DDT_OBS_CLIP)
+			ns = *ewma_p / SHIM_DDT_OBS_CLIP;
+		*ewma_p += SHIM_DDT_EWMA_ALPHA * (ns - *ewma_p);
+	}
 	if (*n_p < UINT32_MAX)
 		(*n_p)++;
 	return true;
@@ -182,7 +198,14 @@ shim_ddt_choose_obs(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 		ch_p->nic = class_rule(f->cls);
 		ch_p->prepare = f->blk_mean > SHIM_DDT_T;
 	} else {
-		ch_p->nic = cheapest_nic(c, f, &tn);
+		if (o != NULL && o->built != SPIN_TYPE_AUTO &&
+		    (unsigned)o->built < SPIN_TYPE_COUNT) {
+			/* an object is built: only it can be posted */
+			tn = shim_ddt_predict(c, o->built, f);
+			ch_p->nic = tn >= 0.0 ? o->built : SPIN_TYPE_HOST;
+		} else {
+			ch_p->nic = cheapest_nic(c, f, &tn);
+		}
 		th = shim_ddt_predict(c, SPIN_TYPE_HOST, f);
 		/* measured beats predicted once there are enough samples */
 		if (o != NULL && o->n_host >= SHIM_DDT_OBS_MIN)

@@ -107,6 +107,9 @@ double shim_ddt_predict(const struct shim_ddt_costs *c,
  * SHIM_DDT_OBS_MIN samples is not used: the table predicts. */
 #define SHIM_DDT_OBS_MIN 3
 #define SHIM_DDT_EWMA_ALPHA 0.25
+/* A sample beyond CLIP times the estimate (or below 1/CLIP of it) counts
+ * as that bound. */
+#define SHIM_DDT_OBS_CLIP 2.0
 struct shim_ddt_obs {
 	double host_ns, nic_ns;  /* EWMA of the host path and of the NIC
 				    candidate */
@@ -115,10 +118,16 @@ struct shim_ddt_obs {
 				    candidate: it stays there until the
 				    host is (1 + SHIM_DDT_HYST) times
 				    faster (two-sided hysteresis) */
+	enum spin_type_strategy built; /* SPIN_TYPE_AUTO: nothing built or
+				    being built, the candidate is chosen
+				    per post; else the layout's NIC object,
+				    which is then the candidate */
 };
 
-/** Fold sample @p ns into EWMA @p *ewma_p of @p *n_p samples (the first
- *  sample is taken as is; later ones with SHIM_DDT_EWMA_ALPHA).
+/** Fold sample @p ns into estimate @p *ewma_p of @p *n_p samples: the
+ *  least of the first SHIM_DDT_OBS_MIN samples, then an EWMA
+ *  (SHIM_DDT_EWMA_ALPHA) of samples clipped to [1/CLIP, CLIP] times the
+ *  estimate (SHIM_DDT_OBS_CLIP).
  *  @return false when @p ns is not a time (NaN, negative, over 1000 s):
  *  ignored */
 bool shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns);

@@ -8,6 +8,8 @@
  * the shim (started at the first need) prepares it (Algorithm 2).
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +128,25 @@ real_release(struct spin_type_offload *off)
 			 "still posted");
 }
 
+/* SPINNIC_DDT_TRACE: one line per decision (lc.lock held: a debugging
+ * aid that costs the post a formatted write). */
+static void
+trace_file(const struct shim_lc_trace *t, void *arg)
+{
+	fprintf((FILE *)arg,
+		"id %" PRIu64 " use %" PRIu64 " cls %d size %" PRId64
+		" blocks %" PRId64 " l %.1f pkts %" PRId64 " region %d"
+		" ready %d host %.0f/%u nic %.0f/%u on_nic %d cand %s"
+		" prepare %d t_host %.0f t_nic %.0f queued %d explored %d"
+		" -> %s\n", t->id, t->uses, (int)t->feat.cls, t->feat.size,
+		t->feat.nblocks, t->feat.blk_mean, t->feat.npkts,
+		t->feat.in_region, t->ready, t->obs.host_ns, t->obs.n_host,
+		t->obs.nic_ns, t->obs.n_nic, t->obs.on_nic,
+		spin_type_strategy_name(t->choice.nic), t->choice.prepare,
+		t->choice.t_host, t->choice.t_nic, t->queued, t->explored,
+		spin_type_strategy_name(t->strat));
+}
+
 /* Configuration from the environment (lc.lock held). */
 static void
 config_env(void)
@@ -155,6 +176,19 @@ config_env(void)
 	lc.cfg.forced = forced < 0 ? SPIN_TYPE_AUTO : forced;
 	lc.cfg.max_entries = LC_MAX_ENTRIES;
 	lc.cfg.max_bytes = LC_MAX_BYTES;
+	v = getenv("SPINNIC_DDT_TRACE");
+	if (v != NULL && *v != '\0') {
+		FILE *f = fopen(v, "ae");
+
+		if (f == NULL) {
+			SHIM_ERR("SPINNIC_DDT_TRACE=%s: %s", v,
+				 strerror(errno));
+		} else {
+			setvbuf(f, NULL, _IOLBF, 0);
+			lc.cfg.trace = trace_file;
+			lc.cfg.trace_arg = f;
+		}
+	}
 	v = getenv("SPINNIC_DDT_PREP_THREAD");
 	lc.cfg.inline_prep = v != NULL && strcmp(v, "0") == 0;
 	lc.ops = real_ops;
@@ -624,6 +658,10 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 		return;
 	}
 	f.in_region = in_region;
+	/* the candidate is chosen again only while nothing is built */
+	e->obs.built = e->off == NULL &&
+		(e->state == LC_NEW || e->state == LC_FAILED) ?
+		SPIN_TYPE_AUTO : e->nic;
 	shim_ddt_choose_obs((enum shim_ddt_chooser)lc.cfg.chooser,
 			    lc.cfg.costs, &f, &e->obs, e->state == LC_READY,
 			    &ch);

@@ -213,6 +213,35 @@ test_hysteresis(void **state)
 	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
 }
 
+/* Once a layout's NIC object is built, it is the candidate: a post whose
+ * buffer would make another strategy the cheapest compares the host with
+ * the built one (it cannot post another). */
+static void
+test_built_candidate(void **state)
+{
+	struct shim_ddt_costs c = {.nhpu = 1};
+	struct shim_ddt_feat f = feat(DDT_CLASS_VECTOR, 100000, 10, true);
+	struct shim_ddt_obs o = {0};
+	struct shim_ddt_choice ch;
+
+	(void)state;
+	c.s[SPIN_TYPE_HOST] = (struct shim_ddt_cost){true, 0, 1.0, 0, 0, 0};
+	c.s[SPIN_TYPE_SPECIALIZED] = (struct shim_ddt_cost){true, 0, 0.5, 0,
+		0, 0};
+	c.s[SPIN_TYPE_IOVEC] = (struct shim_ddt_cost){true, 0, 0.3, 0, 0, 0};
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_IOVEC);
+	o.built = SPIN_TYPE_SPECIALIZED;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_SPECIALIZED);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	assert_true(ch.t_nic == 50000.0);
+	/* built but not in the table: nothing to compare, the host */
+	c.s[SPIN_TYPE_SPECIALIZED].valid = false;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+}
+
 /* When a worthwhile preparation is queued: Algorithm 1 at the first use
  * whatever the gate; aware from the second use (second, rent) or the
  * first (eager); rent once uses x gain covers the preparation. */
@@ -280,6 +309,7 @@ main(void)
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_aware),
 		cmocka_unit_test(test_hysteresis),
+		cmocka_unit_test(test_built_candidate),
 		cmocka_unit_test(test_gate),
 		cmocka_unit_test(test_parse),
 	};

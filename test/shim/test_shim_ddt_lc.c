@@ -577,6 +577,7 @@ struct orc_layout {
 	int64_t n, bl;              /* vector of n blocks of bl bytes */
 	/* the oracle's own state */
 	bool queued, ready, on_nic;
+	enum spin_type_strategy cand; /* fixed once queued */
 	uint64_t uses;
 	double ew[2];               /* host, NIC */
 	unsigned nw[2];
@@ -646,6 +647,11 @@ orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
 			tn = t[i];
 			break;
 		}
+	/* queued or prepared: its object is the candidate */
+	if (L->queued || L->ready) {
+		cand = L->cand;
+		tn = orc_pred(cand, L, in_region);
+	}
 	th = L->nw[0] >= 3 ? L->ew[0] : orc_pred(SPIN_TYPE_HOST, L, in_region);
 	if (L->nw[1] >= 3)
 		tn = L->ew[1];
@@ -663,13 +669,21 @@ orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
 			L->uses < 2 ? false :
 			gate == SHIM_GATE_SECOND || prep_ns <= 0.0 ? true :
 			(double)L->uses * (th - tn) >= prep_ns;
+	if (*q_p)
+		L->cand = cand;
 }
 
 static void
 orc_sample(struct orc_layout *L, int nic, double ns)
 {
-	L->ew[nic] = L->nw[nic] == 0 ? ns : L->ew[nic] + 0.25 * (ns -
-								 L->ew[nic]);
+	double *e = &L->ew[nic], x = ns;
+
+	/* the least of the first 3, then an EWMA of samples clipped to
+	 * [e / 2, 2 e] */
+	if (L->nw[nic] == 0 || (L->nw[nic] < 3 && ns < *e))
+		*e = ns;
+	else if (L->nw[nic] >= 3)
+		*e += 0.25 * (fmin(fmax(x, *e / 2.0), 2.0 * *e) - *e);
 	L->nw[nic]++;
 	shim_lc_observe(L->e, nic != 0, ns);
 }
@@ -718,11 +732,16 @@ orc_run(int chooser, int gate, double prep_ns)
 		if (orc_tr[i].strat != want || orc_tr[i].queued != q ||
 		    orc_tr[i].explored != x)
 			fail_msg("step %u layout %u use %" PRIu64 ": cache %s "
-				 "queued %d explored %d, oracle %s %d %d", i,
-				 k, o->uses,
+				 "queued %d explored %d (host %.1f/%u nic "
+				 "%.1f/%u on_nic %d), oracle %s %d %d (host "
+				 "%.1f/%u nic %.1f/%u)", i, k, o->uses,
 				 spin_type_strategy_name(orc_tr[i].strat),
 				 orc_tr[i].queued, orc_tr[i].explored,
-				 spin_type_strategy_name(want), q, x);
+				 orc_tr[i].obs.host_ns, orc_tr[i].obs.n_host,
+				 orc_tr[i].obs.nic_ns, orc_tr[i].obs.n_nic,
+				 orc_tr[i].obs.on_nic,
+				 spin_type_strategy_name(want), q, x,
+				 o->ew[0], o->nw[0], o->ew[1], o->nw[1]);
 		nq += q;
 		nx += x;
 		nnic += want != SPIN_TYPE_HOST;
@@ -730,8 +749,11 @@ orc_run(int chooser, int gate, double prep_ns)
 		if (chooser == SHIM_CHOOSER_AWARE && orc_rand(8) == 0) {
 			double base = orc_pred(SPIN_TYPE_HOST, o, true);
 
+			/* 0.5 to 1.5 times the host's prediction, and now
+			 * and then 10 times (a preempted receive) */
 			orc_sample(o, (int)orc_rand(2),
-				   base * (0.5 + (double)orc_rand(100) / 100.0));
+				   base * (orc_rand(10) == 0 ? 10.0 : 0.5 +
+					   (double)orc_rand(100) / 100.0));
 			nobs++;
 		}
 	}
