@@ -545,7 +545,8 @@ test_nic_samples_flip(void **state)
  * the registration thread when l > T; a hit goes HA when l > T and the
  * layout is registered); AWARE is the rule of doc/NOTES.md (cost model,
  * simplest candidate within 10% of the cheapest, measured times after 3
- * samples, 10% hysteresis both ways, gate, exploration every 64th use). The
+ * samples, 10% hysteresis both ways, gate, exploration every 64th use or
+ * every 8th while the estimates are within 25%). The
  * preparation is inline: what a post queued is ready at the next post. */
 
 #define ORC_STEPS 600
@@ -660,7 +661,8 @@ orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
 	*s_p = L->ready && (worth || (L->on_nic && !(th * 1.1 < tn))) ?
 		cand : SPIN_TYPE_HOST;
 	L->on_nic = *s_p != SPIN_TYPE_HOST;
-	if (L->ready && L->uses % 64 == 0) {
+	/* every 64th use, every 8th while the two are within 25% */
+	if (L->ready && L->uses % (fabs(th - tn) < 0.25 * th ? 8 : 64) == 0) {
 		*s_p = *s_p == SPIN_TYPE_HOST ? cand : SPIN_TYPE_HOST;
 		*x_p = true;
 	}
