@@ -148,8 +148,8 @@ struct shim_lc_stats {
 
 /** Find or create the entry of (ni, t, count), decide this post, and take
  *  a posted reference on the object to post with. Never waits for a
- *  preparation. @return 0; -EINVAL (bad SPINNIC_DDT_CHOOSER or
- *  SPINNIC_DDT_STRATEGY, layout too large); -ENOMEM */
+ *  preparation. @return 0; -EINVAL (bad SPINNIC_DDT_CHOOSER,
+ *  SPINNIC_DDT_GATE or SPINNIC_DDT_STRATEGY, layout too large); -ENOMEM */
 int shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t,
 		    int64_t count, const void *buf, struct shim_lc_use *u_p);
 /** Replace the configuration (tests); the cache must hold no posted
