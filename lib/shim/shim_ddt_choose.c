@@ -227,8 +227,28 @@ shim_ddt_choose_obs(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 			ch_p->strat = ch_p->nic;
 			return;
 		}
+		/* a close call the NIC has not been measured on: the table
+		 * is not precise enough to decide it (seen: host predicted
+		 * 9% faster, measured 10% slower), so prepare the NIC and
+		 * measure it on its first receives */
+		if (!ch_p->prepare && o != NULL &&
+		    o->n_nic < SHIM_DDT_OBS_MIN && shim_ddt_close(ch_p)) {
+			ch_p->prepare = true;
+			ch_p->strat = ready ? ch_p->nic : SPIN_TYPE_HOST;
+			return;
+		}
 	}
 	ch_p->strat = ch_p->prepare && ready ? ch_p->nic : SPIN_TYPE_HOST;
+}
+
+bool
+shim_ddt_close(const struct shim_ddt_choice *c)
+{
+	double d = c->t_host - c->t_nic;
+
+	return c->nic != SPIN_TYPE_HOST && c->t_host > 0.0 &&
+		c->t_nic >= 0.0 && (d < 0.0 ? -d : d) < SHIM_DDT_CLOSE *
+		c->t_host;
 }
 
 bool

@@ -21,6 +21,9 @@
 /* Hysteresis: the NIC must be predicted (1 + h) times faster. */
 #define SHIM_DDT_HYST 0.10
 
+/* A close call: host and NIC times within this share of the host's. */
+#define SHIM_DDT_CLOSE 0.25
+
 /* Which rule decides (SPINNIC_DDT_CHOOSER). */
 enum shim_ddt_chooser {
 	SHIM_CHOOSER_AWARE = 0, /* cost table; without one, THRESHOLD */
@@ -134,7 +137,11 @@ bool shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns);
 
 /** shim_ddt_choose() with measured times: in AWARE mode with a table, an
  *  estimate of SHIM_DDT_OBS_MIN samples or more replaces the table's
- *  prediction of its path. @p o may be NULL. */
+ *  prediction of its path; a layout on its NIC candidate (o->on_nic)
+ *  stays there until the host is (1 + SHIM_DDT_HYST) times faster; a
+ *  close call whose NIC side has fewer than SHIM_DDT_OBS_MIN samples is
+ *  prepared, and posted to the NIC once ready, to be measured. @p o may
+ *  be NULL. */
 void shim_ddt_choose_obs(enum shim_ddt_chooser ch,
 			 const struct shim_ddt_costs *c,
 			 const struct shim_ddt_feat *f,
@@ -147,6 +154,10 @@ void shim_ddt_choose_obs(enum shim_ddt_chooser ch,
 void shim_ddt_choose(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 		     const struct shim_ddt_feat *f, bool ready,
 		     struct shim_ddt_choice *ch_p);
+
+/** Whether decision @p c was a close call (AWARE with a table: both
+ *  times known and within SHIM_DDT_CLOSE of the host's). */
+bool shim_ddt_close(const struct shim_ddt_choice *c);
 
 /** Whether to queue the preparation of a layout now, at its @p uses-th
  *  use (this post counted), given the decision @p c of this post (only

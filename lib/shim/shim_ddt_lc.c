@@ -27,11 +27,10 @@
  * chosen, so that its estimate follows the machine (at most 1/64 of the
  * posts of a layout) */
 #define LC_EXPLORE 64u
-/* ... and every so many while the two estimates are within LC_CLOSE of
- * the host's: there the decision turns on a few percent, and the path
- * not taken must not be judged on a stale sample */
+/* ... and every so many in a close call (shim_ddt_close()): there the
+ * decision turns on a few percent, and the path not taken must not be
+ * judged on a stale sample */
 #define LC_EXPLORE_CLOSE 8u
-#define LC_CLOSE 0.25
 /* dropped entries are released by the thread once so many are waiting
  * (or with other work): a miss that evicts does not wake it each time */
 #define LC_DEAD_BATCH 16u
@@ -643,11 +642,7 @@ entry_prep_ns(const struct shim_lc_entry *e)
 static unsigned
 explore_every(const struct shim_ddt_choice *ch)
 {
-	double d = ch->t_host - ch->t_nic;
-
-	return ch->t_host > 0.0 && ch->t_nic > 0.0 &&
-		(d < 0.0 ? -d : d) < LC_CLOSE * ch->t_host ?
-		LC_EXPLORE_CLOSE : LC_EXPLORE;
+	return shim_ddt_close(ch) ? LC_EXPLORE_CLOSE : LC_EXPLORE;
 }
 
 /* Decide a post on entry e and take the posted reference (lc.lock

@@ -203,7 +203,34 @@ test_hysteresis(void **state)
 	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, false, &ch);
 	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
 	c.s[SPIN_TYPE_SPECIALIZED].byte_ns = 1.15;
+	o.nic_ns = 115000.0; /* measured as predicted */
+	o.n_nic = SHIM_DDT_OBS_MIN;
 	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	assert_false(ch.prepare);
+	/* a close call (within 25%) the NIC has no measure of: prepared,
+	 * and posted to the NIC once ready, to be measured */
+	o.on_nic = false;
+	o.n_nic = 0;
+	c.s[SPIN_TYPE_SPECIALIZED].byte_ns = 1.05;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, false, &ch);
+	assert_true(ch.prepare);
+	assert_true(shim_ddt_close(&ch));
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	/* measured (5% slower): the host, not worth preparing */
+	o.nic_ns = 105000.0;
+	o.n_nic = SHIM_DDT_OBS_MIN;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	assert_false(ch.prepare);
+	/* not close (30%): nothing to measure */
+	o.n_nic = 0;
+	c.s[SPIN_TYPE_SPECIALIZED].byte_ns = 1.3;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_false(shim_ddt_close(&ch));
+	assert_false(ch.prepare);
 	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
 	/* the threshold rule ignores costs and the side: l > T, prepared */
 	shim_ddt_choose_obs(SHIM_CHOOSER_THRESHOLD, &c, &f, &o, true, &ch);

@@ -550,7 +550,7 @@ test_nic_samples_flip(void **state)
  * preparation is inline: what a post queued is ready at the next post. */
 
 #define ORC_STEPS 600
-#define ORC_LAYOUTS 6
+#define ORC_LAYOUTS 7
 
 static struct shim_lc_trace orc_tr[ORC_STEPS];
 static unsigned orc_n;
@@ -623,7 +623,7 @@ orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
 	};
 	double l = (double)L->bl, th, tn = -1.0, best = -1.0, t[2];
 	enum spin_type_strategy cand = SPIN_TYPE_HOST;
-	bool worth;
+	bool worth, close, stay;
 	int i;
 
 	*q_p = *x_p = false;
@@ -657,12 +657,16 @@ orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
 	if (L->nw[1] >= 3)
 		tn = L->ew[1];
 	worth = tn * 1.1 < th;
+	close = fabs(th - tn) < 0.25 * th;
 	/* hysteresis both ways: on the NIC, leave for a host 10% faster */
-	*s_p = L->ready && (worth || (L->on_nic && !(th * 1.1 < tn))) ?
-		cand : SPIN_TYPE_HOST;
+	stay = L->on_nic && !(th * 1.1 < tn);
+	/* a close call with no measure of the NIC: prepare it, measure it */
+	if (!worth && !stay && close && L->nw[1] < 3)
+		worth = stay = true;
+	*s_p = L->ready && (worth || stay) ? cand : SPIN_TYPE_HOST;
 	L->on_nic = *s_p != SPIN_TYPE_HOST;
-	/* every 64th use, every 8th while the two are within 25% */
-	if (L->ready && L->uses % (fabs(th - tn) < 0.25 * th ? 8 : 64) == 0) {
+	/* every 64th use, every 8th in a close call */
+	if (L->ready && L->uses % (close ? 8 : 64) == 0) {
 		*s_p = *s_p == SPIN_TYPE_HOST ? cand : SPIN_TYPE_HOST;
 		*x_p = true;
 	}
@@ -696,6 +700,8 @@ orc_run(int chooser, int gate, double prep_ns)
 	struct orc_layout L[ORC_LAYOUTS] = {
 		{256, 4096}, {2, 1024}, {64, 2056}, {64, 2048}, {4096, 8},
 		{16, 16384},
+		/* a close call: host 4072 ns, iovec 4331 */
+		{24, 256},
 	};
 	struct ddt_type *t[ORC_LAYOUTS];
 	char *heap = malloc(16);
