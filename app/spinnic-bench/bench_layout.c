@@ -11,6 +11,8 @@
  *   static  the class rule prepared at the layout's first use (upload on
  *           the post path), kept for its later uses, freed after them
  *   aware   spin_me_append_ddt() with the calibrated aware chooser
+ *   threshold  spin_me_append_ddt() with paper 001's Algorithm 1 (T = 2
+ *           KiB; the layout cache reconfigured between the two, untimed)
  * Every repetition uses a layout not seen before (a vector with a stride of
  * its own), received `uses` times: the per-receive time amortizes the
  * preparation over the uses (Fig. 10). Axes: uses 1, 10, 100 at 64 B and
@@ -36,8 +38,10 @@
 #include "shim_ddt.h"
 #include "shim_ddt_calib.h"
 
-enum { V_HOST, V_STATIC, V_AWARE, V_COUNT };
-static const char *const vnames[V_COUNT] = { "host", "static", "aware" };
+enum { V_HOST, V_STATIC, V_AWARE, V_THRESHOLD, V_COUNT };
+static const char *const vnames[V_COUNT] = {
+	"host", "static", "aware", "threshold",
+};
 
 /* The points: (axis, block bytes, uses). */
 struct point {
@@ -140,7 +144,7 @@ cl_recv(struct cl *c, int v, struct spin_type_offload *off,
 	me.match_id.phys.nid = PTL_NID_ANY;
 	me.match_id.phys.pid = PTL_PID_ANY;
 	me.match_bits = ++c->match;
-	if (v == V_AWARE)
+	if (v == V_AWARE || v == V_THRESHOLD)
 		rc = spin_me_append_ddt(c->ni, c->pt, &me, t, 1, c->dst, NULL,
 					&r);
 	else
@@ -205,7 +209,7 @@ cl_point(struct cl *c, int v, int64_t blk, long uses, unsigned k,
 	a = bench_now();
 	/* host: the staging object costs nothing to prepare, but it is
 	 * made per layout like the others */
-	if (v != V_AWARE &&
+	if (v != V_AWARE && v != V_THRESHOLD &&
 	    spin_type_offload(c->ni, t, 1, v == V_HOST ? SPIN_TYPE_HOST :
 			      SPIN_TYPE_AUTO, &off) != PTL_OK)
 		rc = -EIO;
@@ -290,6 +294,28 @@ decide_cost(struct cl *c, unsigned *k, double *d)
 	return rc != 0 ? -EIO : 0;
 }
 
+/* The layout cache's chooser for variant v (aware: the configuration the
+ * library read and calibrated, *aw; threshold: Algorithm 1, real
+ * preparation). Reconfiguring drops the cache's entries: untimed, and
+ * every point uses fresh layouts anyway. */
+static void
+chooser_set(int v, const struct shim_lc_config *aw, int *cur)
+{
+	struct shim_lc_config th;
+
+	if ((v != V_AWARE && v != V_THRESHOLD) || v == *cur)
+		return;
+	if (v == V_AWARE) {
+		shim_lc_configure(aw);
+	} else {
+		th = *aw;
+		th.chooser = SHIM_CHOOSER_THRESHOLD;
+		th.costs = NULL;
+		shim_lc_configure(&th);
+	}
+	*cur = v;
+}
+
 /* The child: calibrate (waits for the table), then every point, then the
  * decision cost. Writes reps * NPOINTS * V_COUNT times, then the aware
  * NIC share per point, the calibration's ms and whether it has a table,
@@ -301,11 +327,12 @@ client_run(int fd)
 {
 	size_t nres = (size_t)lcfg.reps * NPOINTS * V_COUNT;
 	double *res = calloc(nres + NEXTRA, sizeof(double));
+	struct shim_lc_config aw;
 	struct shim_calib cal;
+	int rc, i, cur = V_AWARE;
 	unsigned k = 1;
 	struct cl c;
 	double us;
-	int rc, i;
 
 	if (res == NULL)
 		return -ENOMEM;
@@ -318,6 +345,7 @@ client_run(int fd)
 		usleep(10000);
 	if (rc == 0 && !shim_lc_calibrated(&cal))
 		memset(&cal, 0, sizeof(cal));
+	shim_lc_config_get(&aw);
 	for (long r = 0; rc == 0 && r < lcfg.reps; r++)
 		for (size_t p = 0; rc == 0 && p < NPOINTS; p++) {
 			long before = c.nic_recvs;
@@ -328,6 +356,7 @@ client_run(int fd)
 				/* rotated per repetition and point */
 				int v = (int)((j + r + (long)p) % V_COUNT);
 
+				chooser_set(v, &aw, &cur);
 				rc = cl_point(&c, v, points[p].blk,
 					      points[p].uses, k++, &us);
 				res[((size_t)r * NPOINTS + p) * V_COUNT +
@@ -347,6 +376,7 @@ client_run(int fd)
 				res[nres + NPOINTS + 2 + p] = best;
 			}
 		}
+	chooser_set(V_AWARE, &aw, &cur);
 	res[nres + NPOINTS] = cal.calib_ms;
 	res[nres + NPOINTS + 1] = cal.costs.s[SPIN_TYPE_HOST].valid ? 1 : 0;
 	if (rc == 0)
@@ -367,8 +397,10 @@ static const struct bench_col cols[] = {
 	{ "host_us", BENCH_COL_NUM, 1 },
 	{ "static_us", BENCH_COL_NUM, 1 },
 	{ "aware_us", BENCH_COL_NUM, 1 },
+	{ "threshold_us", BENCH_COL_NUM, 1 },
 	{ "static_vs_host", BENCH_COL_NUM, 2 },
 	{ "aware_vs_host", BENCH_COL_NUM, 2 },
+	{ "threshold_vs_host", BENCH_COL_NUM, 2 },
 	{ "aware_vs_static", BENCH_COL_NUM, 2 },
 	{ "aware_nic_share", BENCH_COL_NUM, 2 },
 	{ "aware_nic", BENCH_COL_STR, 0 },
@@ -458,10 +490,13 @@ layout_run(const struct bench_opts *o)
 		bench_table_set_num(tab, "host_us", m[V_HOST]);
 		bench_table_set_num(tab, "static_us", m[V_STATIC]);
 		bench_table_set_num(tab, "aware_us", m[V_AWARE]);
+		bench_table_set_num(tab, "threshold_us", m[V_THRESHOLD]);
 		bench_table_set_num(tab, "static_vs_host",
 				    m[V_STATIC] / m[V_HOST]);
 		bench_table_set_num(tab, "aware_vs_host",
 				    m[V_AWARE] / m[V_HOST]);
+		bench_table_set_num(tab, "threshold_vs_host",
+				    m[V_THRESHOLD] / m[V_HOST]);
 		bench_table_set_num(tab, "aware_vs_static",
 				    m[V_AWARE] / m[V_STATIC]);
 		bench_table_set_num(tab, "aware_nic_share", res[nres + p]);
@@ -473,10 +508,10 @@ layout_run(const struct bench_opts *o)
 	       "on %d CPU(s) off the lcore receiving %d KiB vectors from "
 	       "itself; per receive: post to completion, µs, median of %ld "
 	       "repetitions, each a fresh layout used `uses` times by each "
-	       "variant (%s, %s, %s in rotated order); *_vs_host = time / "
-	       "host time (below 1: faster than host); calibration %s in "
+	       "variant (%s, %s, %s, %s in rotated order); *_vs_host = time "
+	       "/ host time (below 1: faster than host); calibration %s in "
 	       "%.1f ms\n", ncpus, MSG_BYTES >> 10, lcfg.reps,
-	       vnames[0], vnames[1], vnames[2],
+	       vnames[0], vnames[1], vnames[2], vnames[3],
 	       res[nres + NPOINTS + 1] > 0 ? "measured" : "NOT available",
 	       res[nres + NPOINTS]);
 	printf("# layout cache per post, no receive, medians: hit %.0f ns "
@@ -499,9 +534,9 @@ out:
 
 const struct bench_cmd bench_layout_cmd = {
 	.name = "layout",
-	.summary = "layout-aware typed receives (paper 001): host, static "
-		   "and aware per receive against uses of a layout and block "
-		   "size",
+	.summary = "layout-aware typed receives (paper 001): host, static, "
+		   "aware and threshold per receive against uses of a layout "
+		   "and block size",
 	.opts = layout_opts,
 	.opt = layout_opt,
 	.run = layout_run,

@@ -152,8 +152,10 @@ struct shim_lc_stats {
  *  SPINNIC_DDT_GATE or SPINNIC_DDT_STRATEGY, layout too large); -ENOMEM */
 int shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t,
 		    int64_t count, const void *buf, struct shim_lc_use *u_p);
-/** Replace the configuration (tests); the cache must hold no posted
- *  receive. NULL: from the environment again at the next post. */
+/** Replace the configuration (tests, benchmarks); the cache must hold no
+ *  posted receive; its entries are dropped, its counters zeroed; a
+ *  started preparation thread stays unless @p c is NULL or inline.
+ *  NULL: from the environment again at the next post. */
 void shim_lc_configure(const struct shim_lc_config *c);
 /** Run what is queued: inline mode prepares now, thread mode waits until
  *  the thread is idle. Dropped entries are released. */
@@ -162,6 +164,10 @@ void shim_lc_drain(void);
  *  uses one: those stay) */
 int shim_lc_flush(ptl_handle_ni_t ni);
 void shim_lc_stats_get(struct shim_lc_stats *s_p);
+/** The configuration in force (from the environment once the first post
+ *  read it, with the calibration's table once published), to hand back
+ *  to shim_lc_configure() later (benchmarks switching choosers). */
+void shim_lc_config_get(struct shim_lc_config *c_p);
 /** Refinement: one measured receive time of entry @p e by the host path
  *  or its NIC candidate (@p nic): spin_typed_recv_complete() gives the
  *  time from the post to the data in place (host: unpack included).

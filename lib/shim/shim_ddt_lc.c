@@ -909,7 +909,10 @@ shim_lc_configure(const struct shim_lc_config *c)
 
 	shim_lc_drain();
 	pthread_mutex_lock(&lc.lock);
-	if (lc.thread_on) {
+	/* a started thread stays for a configuration that uses one (it is
+	 * idle after the drain): a benchmark switching choosers does not
+	 * start it again on a timed post */
+	if (lc.thread_on && (c == NULL || c->inline_prep)) {
 		lc.stop = true;
 		pthread_cond_broadcast(&lc.work);
 		pthread_mutex_unlock(&lc.lock);
@@ -939,6 +942,14 @@ shim_lc_configure(const struct shim_lc_config *c)
 		lc.cfg = *c;
 		lc.ops = c->ops != NULL ? *c->ops : real_ops;
 	}
+	pthread_mutex_unlock(&lc.lock);
+}
+
+void
+shim_lc_config_get(struct shim_lc_config *c_p)
+{
+	pthread_mutex_lock(&lc.lock);
+	*c_p = lc.cfg;
 	pthread_mutex_unlock(&lc.lock);
 }
 
