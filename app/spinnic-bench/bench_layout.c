@@ -11,6 +11,8 @@
  *   static  the class rule prepared at the layout's first use (upload on
  *           the post path), kept for its later uses, freed after them
  *   aware   spin_me_append_ddt() with the calibrated aware chooser
+ *   threshold  spin_me_append_ddt() with paper 001's Algorithm 1 (T = 2
+ *           KiB; the layout cache reconfigured between the two, untimed)
  * Every repetition uses a layout not seen before (a vector with a stride of
  * its own), received `uses` times: the per-receive time amortizes the
  * preparation over the uses (Fig. 10). Axes: uses 1, 10, 100 at 64 B and
@@ -36,8 +38,10 @@
 #include "shim_ddt.h"
 #include "shim_ddt_calib.h"
 
-enum { V_HOST, V_STATIC, V_AWARE, V_COUNT };
-static const char *const vnames[V_COUNT] = { "host", "static", "aware" };
+enum { V_HOST, V_STATIC, V_AWARE, V_THRESHOLD, V_COUNT };
+static const char *const vnames[V_COUNT] = {
+	"host", "static", "aware", "threshold",
+};
 
 /* The points: (axis, block bytes, uses). */
 struct point {
@@ -140,7 +144,7 @@ cl_recv(struct cl *c, int v, struct spin_type_offload *off,
 	me.match_id.phys.nid = PTL_NID_ANY;
 	me.match_id.phys.pid = PTL_PID_ANY;
 	me.match_bits = ++c->match;
-	if (v == V_AWARE)
+	if (v == V_AWARE || v == V_THRESHOLD)
 		rc = spin_me_append_ddt(c->ni, c->pt, &me, t, 1, c->dst, NULL,
 					&r);
 	else
@@ -205,7 +209,7 @@ cl_point(struct cl *c, int v, int64_t blk, long uses, unsigned k,
 	a = bench_now();
 	/* host: the staging object costs nothing to prepare, but it is
 	 * made per layout like the others */
-	if (v != V_AWARE &&
+	if (v != V_AWARE && v != V_THRESHOLD &&
 	    spin_type_offload(c->ni, t, 1, v == V_HOST ? SPIN_TYPE_HOST :
 			      SPIN_TYPE_AUTO, &off) != PTL_OK)
 		rc = -EIO;
@@ -218,21 +222,117 @@ cl_point(struct cl *c, int v, int64_t blk, long uses, unsigned k,
 	return rc;
 }
 
-/* The child: calibrate (waits for the table), then every point. Writes
- * reps * NPOINTS * V_COUNT times, then the aware NIC share per point,
- * the calibration's ms and whether it has a table, then per point the NIC
- * strategy aware used most (SPIN_TYPE_HOST: none). */
-#define NEXTRA (2 * NPOINTS + 2)
+/* Posts timed by decide_cost(): hits in batches, each miss alone;
+ * medians (a preemption on the shared CPUs hits one sample). */
+#define DECIDE_BATCHES 200
+#define DECIDE_BATCH 100
+#define DECIDE_MISSES 200
+
+/* The cache's own cost per post, without a receive: a hit (one layout,
+ * prepared after its first uses) and a miss (a fresh layout: hash,
+ * features, host object, decision), against what the host variant pays
+ * per layout (spin_type_offload(HOST) and its release). ns into d[0..2].
+ * @return 0 or -EIO */
+static int
+decide_cost(struct cl *c, unsigned *k, double *d)
+{
+	struct ddt_type *t[DECIDE_MISSES];
+	double hit[DECIDE_BATCHES], miss[DECIDE_MISSES], obj[DECIDE_MISSES];
+	struct spin_type_offload *off;
+	struct shim_lc_use u;
+	double a;
+	int rc = 0, i, j;
+
+	t[0] = fresh_layout(4096, (*k)++);
+	if (t[0] == NULL)
+		return -EIO;
+	/* two uses queue its preparation; let it finish */
+	for (i = 0; rc == 0 && i < 2; i++)
+		rc = cl_recv(c, V_AWARE, NULL, t[0]);
+	shim_lc_drain();
+	for (i = 0; rc == 0 && i < DECIDE_BATCHES; i++) {
+		a = bench_now();
+		for (j = 0; rc == 0 && j < DECIDE_BATCH; j++) {
+			rc = shim_lc_acquire(c->ni, t[0], 1, c->dst, &u);
+			if (rc == 0)
+				__atomic_fetch_sub(&u.off->posted, 1,
+						   __ATOMIC_ACQ_REL);
+		}
+		hit[i] = (bench_now() - a) * 1e9 / DECIDE_BATCH;
+	}
+	ddt_free(t[0]);
+	for (i = 0; i < DECIDE_MISSES; i++)
+		t[i] = fresh_layout(4096, (*k)++);
+	for (i = 0; rc == 0 && i < DECIDE_MISSES; i++) {
+		if (t[i] == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		a = bench_now();
+		rc = spin_type_offload(c->ni, t[i], 1, SPIN_TYPE_HOST, &off) ==
+			PTL_OK ? 0 : -EIO;
+		if (rc == 0)
+			spin_type_offload_free(off);
+		obj[i] = (bench_now() - a) * 1e9;
+		a = bench_now();
+		if (rc == 0)
+			rc = shim_lc_acquire(c->ni, t[i], 1, c->dst, &u);
+		miss[i] = (bench_now() - a) * 1e9;
+		if (rc == 0)
+			__atomic_fetch_sub(&u.off->posted, 1,
+					   __ATOMIC_ACQ_REL);
+	}
+	if (rc == 0) {
+		d[0] = bench_median(hit, DECIDE_BATCHES);
+		d[1] = bench_median(miss, DECIDE_MISSES);
+		d[2] = bench_median(obj, DECIDE_MISSES);
+	}
+	for (i = 0; i < DECIDE_MISSES; i++)
+		ddt_free(t[i]);
+	if (spin_type_cache_flush(c->ni) != PTL_OK && rc == 0)
+		rc = -EIO;
+	return rc != 0 ? -EIO : 0;
+}
+
+/* The layout cache's chooser for variant v (aware: the configuration the
+ * library read and calibrated, *aw; threshold: Algorithm 1, real
+ * preparation). Reconfiguring drops the cache's entries: untimed, and
+ * every point uses fresh layouts anyway. */
+static void
+chooser_set(int v, const struct shim_lc_config *aw, int *cur)
+{
+	struct shim_lc_config th;
+
+	if ((v != V_AWARE && v != V_THRESHOLD) || v == *cur)
+		return;
+	if (v == V_AWARE) {
+		shim_lc_configure(aw);
+	} else {
+		th = *aw;
+		th.chooser = SHIM_CHOOSER_THRESHOLD;
+		th.costs = NULL;
+		shim_lc_configure(&th);
+	}
+	*cur = v;
+}
+
+/* The child: calibrate (waits for the table), then every point, then the
+ * decision cost. Writes reps * NPOINTS * V_COUNT times, then the aware
+ * NIC share per point, the calibration's ms and whether it has a table,
+ * then per point the NIC strategy aware used most (SPIN_TYPE_HOST: none),
+ * then decide_cost()'s three figures. */
+#define NEXTRA (2 * NPOINTS + 5)
 static int
 client_run(int fd)
 {
 	size_t nres = (size_t)lcfg.reps * NPOINTS * V_COUNT;
 	double *res = calloc(nres + NEXTRA, sizeof(double));
+	struct shim_lc_config aw;
 	struct shim_calib cal;
+	int rc, i, cur = V_AWARE;
 	unsigned k = 1;
 	struct cl c;
 	double us;
-	int rc, i;
 
 	if (res == NULL)
 		return -ENOMEM;
@@ -245,6 +345,7 @@ client_run(int fd)
 		usleep(10000);
 	if (rc == 0 && !shim_lc_calibrated(&cal))
 		memset(&cal, 0, sizeof(cal));
+	shim_lc_config_get(&aw);
 	for (long r = 0; rc == 0 && r < lcfg.reps; r++)
 		for (size_t p = 0; rc == 0 && p < NPOINTS; p++) {
 			long before = c.nic_recvs;
@@ -255,6 +356,7 @@ client_run(int fd)
 				/* rotated per repetition and point */
 				int v = (int)((j + r + (long)p) % V_COUNT);
 
+				chooser_set(v, &aw, &cur);
 				rc = cl_point(&c, v, points[p].blk,
 					      points[p].uses, k++, &us);
 				res[((size_t)r * NPOINTS + p) * V_COUNT +
@@ -274,8 +376,11 @@ client_run(int fd)
 				res[nres + NPOINTS + 2 + p] = best;
 			}
 		}
+	chooser_set(V_AWARE, &aw, &cur);
 	res[nres + NPOINTS] = cal.calib_ms;
 	res[nres + NPOINTS + 1] = cal.costs.s[SPIN_TYPE_HOST].valid ? 1 : 0;
+	if (rc == 0)
+		rc = decide_cost(&c, &k, &res[nres + 2 * NPOINTS + 2]);
 	if (rc == 0)
 		rc = bench_io_all(fd, res, (nres + NEXTRA) * sizeof(double),
 				  true);
@@ -292,8 +397,10 @@ static const struct bench_col cols[] = {
 	{ "host_us", BENCH_COL_NUM, 1 },
 	{ "static_us", BENCH_COL_NUM, 1 },
 	{ "aware_us", BENCH_COL_NUM, 1 },
+	{ "threshold_us", BENCH_COL_NUM, 1 },
 	{ "static_vs_host", BENCH_COL_NUM, 2 },
 	{ "aware_vs_host", BENCH_COL_NUM, 2 },
+	{ "threshold_vs_host", BENCH_COL_NUM, 2 },
 	{ "aware_vs_static", BENCH_COL_NUM, 2 },
 	{ "aware_nic_share", BENCH_COL_NUM, 2 },
 	{ "aware_nic", BENCH_COL_STR, 0 },
@@ -383,10 +490,13 @@ layout_run(const struct bench_opts *o)
 		bench_table_set_num(tab, "host_us", m[V_HOST]);
 		bench_table_set_num(tab, "static_us", m[V_STATIC]);
 		bench_table_set_num(tab, "aware_us", m[V_AWARE]);
+		bench_table_set_num(tab, "threshold_us", m[V_THRESHOLD]);
 		bench_table_set_num(tab, "static_vs_host",
 				    m[V_STATIC] / m[V_HOST]);
 		bench_table_set_num(tab, "aware_vs_host",
 				    m[V_AWARE] / m[V_HOST]);
+		bench_table_set_num(tab, "threshold_vs_host",
+				    m[V_THRESHOLD] / m[V_HOST]);
 		bench_table_set_num(tab, "aware_vs_static",
 				    m[V_AWARE] / m[V_STATIC]);
 		bench_table_set_num(tab, "aware_nic_share", res[nres + p]);
@@ -398,12 +508,19 @@ layout_run(const struct bench_opts *o)
 	       "on %d CPU(s) off the lcore receiving %d KiB vectors from "
 	       "itself; per receive: post to completion, µs, median of %ld "
 	       "repetitions, each a fresh layout used `uses` times by each "
-	       "variant (%s, %s, %s in rotated order); *_vs_host = time / "
-	       "host time (below 1: faster than host); calibration %s in "
+	       "variant (%s, %s, %s, %s in rotated order); *_vs_host = time "
+	       "/ host time (below 1: faster than host); calibration %s in "
 	       "%.1f ms\n", ncpus, MSG_BYTES >> 10, lcfg.reps,
-	       vnames[0], vnames[1], vnames[2],
+	       vnames[0], vnames[1], vnames[2], vnames[3],
 	       res[nres + NPOINTS + 1] > 0 ? "measured" : "NOT available",
 	       res[nres + NPOINTS]);
+	printf("# layout cache per post, no receive, medians: hit %.0f ns "
+	       "(%d batches of %d posts of one prepared layout), miss %.0f ns "
+	       "(%d fresh layouts: hash, features, host object, decision; "
+	       "the host variant's own object per layout %.0f ns)\n",
+	       res[nres + 2 * NPOINTS + 2], DECIDE_BATCHES, DECIDE_BATCH,
+	       res[nres + 2 * NPOINTS + 3], DECIDE_MISSES,
+	       res[nres + 2 * NPOINTS + 4]);
 out:
 	for (int i = 0; i < 2; i++)
 		if (pfd[i] >= 0)
@@ -417,9 +534,9 @@ out:
 
 const struct bench_cmd bench_layout_cmd = {
 	.name = "layout",
-	.summary = "layout-aware typed receives (paper 001): host, static "
-		   "and aware per receive against uses of a layout and block "
-		   "size",
+	.summary = "layout-aware typed receives (paper 001): host, static, "
+		   "aware and threshold per receive against uses of a layout "
+		   "and block size",
 	.opts = layout_opts,
 	.opt = layout_opt,
 	.run = layout_run,

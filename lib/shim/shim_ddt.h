@@ -97,6 +97,20 @@ struct shim_lc_use {
 	spin_handle_ctx_t ctx;         /* !need_load: the context to post */
 };
 
+/* One decision of a post, as the layout cache saw it (the replay oracle
+ * of test_shim_ddt_lc reads these). */
+struct shim_lc_trace {
+	uint64_t id;                   /* the entry: 1, 2, ... by creation */
+	uint64_t uses;                 /* this post counted */
+	struct shim_ddt_feat feat;     /* in_region: this post's buffer */
+	struct shim_ddt_obs obs;       /* measured times before the post */
+	bool ready;                    /* NIC candidate prepared, before */
+	struct shim_ddt_choice choice; /* shim_ddt_choose_obs()'s answer */
+	bool queued;                   /* this post queued the preparation */
+	bool explored;                 /* sent the other way on purpose */
+	enum spin_type_strategy strat; /* what the post used */
+};
+
 /* How the cache prepares and releases NIC objects (tests replace them). */
 struct shim_lc_ops {
 	int (*build)(ptl_handle_ni_t ni, const struct ddt_type *t,
@@ -115,6 +129,13 @@ struct shim_lc_config {
 	bool inline_prep;            /* no thread: shim_lc_drain() or the
 					next post prepares */
 	const struct shim_lc_ops *ops; /* NULL: the real ones */
+	int gate;                    /* enum shim_ddt_gate (aware) */
+	/* predicted preparation of a NIC object (ns: fixed, per block of an
+	 * iovec list), for SHIM_GATE_RENT; 0: unknown */
+	double prep_msg_ns, prep_block_ns;
+	/* called with every decision of a post (lc.lock held; tests) */
+	void (*trace)(const struct shim_lc_trace *t, void *arg);
+	void *trace_arg;
 };
 
 struct shim_lc_stats {
@@ -127,12 +148,14 @@ struct shim_lc_stats {
 
 /** Find or create the entry of (ni, t, count), decide this post, and take
  *  a posted reference on the object to post with. Never waits for a
- *  preparation. @return 0; -EINVAL (bad SPINNIC_DDT_CHOOSER or
- *  SPINNIC_DDT_STRATEGY, layout too large); -ENOMEM */
+ *  preparation. @return 0; -EINVAL (bad SPINNIC_DDT_CHOOSER,
+ *  SPINNIC_DDT_GATE or SPINNIC_DDT_STRATEGY, layout too large); -ENOMEM */
 int shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t,
 		    int64_t count, const void *buf, struct shim_lc_use *u_p);
-/** Replace the configuration (tests); the cache must hold no posted
- *  receive. NULL: from the environment again at the next post. */
+/** Replace the configuration (tests, benchmarks); the cache must hold no
+ *  posted receive; its entries are dropped, its counters zeroed; a
+ *  started preparation thread stays unless @p c is NULL or inline.
+ *  NULL: from the environment again at the next post. */
 void shim_lc_configure(const struct shim_lc_config *c);
 /** Run what is queued: inline mode prepares now, thread mode waits until
  *  the thread is idle. Dropped entries are released. */
@@ -141,14 +164,15 @@ void shim_lc_drain(void);
  *  uses one: those stay) */
 int shim_lc_flush(ptl_handle_ni_t ni);
 void shim_lc_stats_get(struct shim_lc_stats *s_p);
+/** The configuration in force (from the environment once the first post
+ *  read it, with the calibration's table once published), to hand back
+ *  to shim_lc_configure() later (benchmarks switching choosers). */
+void shim_lc_config_get(struct shim_lc_config *c_p);
 /** Refinement: one measured receive time of entry @p e by the host path
- *  or its NIC candidate (@p nic). Samples that are not times are
- *  ignored. */
+ *  or its NIC candidate (@p nic): spin_typed_recv_complete() gives the
+ *  time from the post to the data in place (host: unpack included).
+ *  Samples that are not times are ignored. */
 void shim_lc_observe(struct shim_lc_entry *e, bool nic, double ns);
-/** Refinement from a host-path completion: @p unpack_ns measured by
- *  spin_typed_recv_complete() replaces the table's unpack part of the
- *  host prediction (aware chooser with a table only). */
-void shim_lc_observe_unpack(struct shim_lc_entry *e, double unpack_ns);
 struct shim_calib;
 /** Whether the aware table is the calibration's (copied to @p c_p when
  *  not NULL). */

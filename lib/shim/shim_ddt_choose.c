@@ -143,8 +143,24 @@ shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns)
 {
 	if (!(ns >= 0.0) || ns > 1e12)
 		return false; /* NaN, negative or absurd: not a time */
-	*ewma_p = *n_p == 0 ? ns :
-		*ewma_p + SHIM_DDT_EWMA_ALPHA * (ns - *ewma_p);
+	if (*n_p == 0) {
+		*ewma_p = ns;
+	} else if (*n_p < SHIM_DDT_OBS_MIN) {
+		/* interference on a shared CPU only adds time: the least of
+		 * the first samples starts the estimate */
+		if (ns < *ewma_p)
+			*ewma_p = ns;
+	} else {
+		/* one preempted receive (10 ms among 40 us ones, seen in
+		 * spinnic-bench layout) moves the estimate by at most
+		 * alpha x (CLIP - 1); a lasting change still gets through,
+		 * a few samples later */
+		if (ns > *ewma_p * SHIM_DDT_OBS_CLIP)
+			ns = *ewma_p * SHIM_DDT_OBS_CLIP;
+		else if (ns < *ewma_p / SHIM_DDT_OBS_CLIP)
+			ns = *ewma_p / SHIM_DDT_OBS_CLIP;
+		*ewma_p += SHIM_DDT_EWMA_ALPHA * (ns - *ewma_p);
+	}
 	if (*n_p < UINT32_MAX)
 		(*n_p)++;
 	return true;
@@ -165,6 +181,7 @@ shim_ddt_choose_obs(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 {
 	double tn, th;
 
+	ch_p->t_host = ch_p->t_nic = -1.0;
 	if (f->size == 0 || f->cls == DDT_CLASS_CONTIG) {
 		/* a plain entry on the data: nothing to prepare or unpack */
 		ch_p->nic = ch_p->strat = SPIN_TYPE_CONTIG;
@@ -181,7 +198,14 @@ shim_ddt_choose_obs(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 		ch_p->nic = class_rule(f->cls);
 		ch_p->prepare = f->blk_mean > SHIM_DDT_T;
 	} else {
-		ch_p->nic = cheapest_nic(c, f, &tn);
+		if (o != NULL && o->built != SPIN_TYPE_AUTO &&
+		    (unsigned)o->built < SPIN_TYPE_COUNT) {
+			/* an object is built: only it can be posted */
+			tn = shim_ddt_predict(c, o->built, f);
+			ch_p->nic = tn >= 0.0 ? o->built : SPIN_TYPE_HOST;
+		} else {
+			ch_p->nic = cheapest_nic(c, f, &tn);
+		}
 		th = shim_ddt_predict(c, SPIN_TYPE_HOST, f);
 		/* measured beats predicted once there are enough samples */
 		if (o != NULL && o->n_host >= SHIM_DDT_OBS_MIN)
@@ -193,8 +217,72 @@ shim_ddt_choose_obs(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 		 * so the NIC wins when offered */
 		ch_p->prepare = ch_p->nic != SPIN_TYPE_HOST &&
 			(th < 0.0 || tn * (1.0 + SHIM_DDT_HYST) < th);
+		ch_p->t_host = th;
+		ch_p->t_nic = ch_p->nic != SPIN_TYPE_HOST ? tn : -1.0;
+		/* on the NIC already: leave only for a host (1 + h) times
+		 * faster, so that a NIC a few percent faster keeps it */
+		if (o != NULL && o->on_nic && ready &&
+		    ch_p->nic != SPIN_TYPE_HOST && th >= 0.0 &&
+		    !(th * (1.0 + SHIM_DDT_HYST) < tn)) {
+			ch_p->strat = ch_p->nic;
+			return;
+		}
+		/* a close call the NIC has not been measured on: the table
+		 * is not precise enough to decide it (seen: host predicted
+		 * 9% faster, measured 10% slower), so prepare the NIC and
+		 * measure it on its first receives */
+		if (!ch_p->prepare && o != NULL &&
+		    o->n_nic < SHIM_DDT_OBS_MIN && shim_ddt_close(ch_p)) {
+			ch_p->prepare = true;
+			ch_p->strat = ready ? ch_p->nic : SPIN_TYPE_HOST;
+			return;
+		}
 	}
 	ch_p->strat = ch_p->prepare && ready ? ch_p->nic : SPIN_TYPE_HOST;
+}
+
+bool
+shim_ddt_close(const struct shim_ddt_choice *c)
+{
+	double d = c->t_host - c->t_nic;
+
+	return c->nic != SPIN_TYPE_HOST && c->t_host > 0.0 &&
+		c->t_nic >= 0.0 && (d < 0.0 ? -d : d) < SHIM_DDT_CLOSE *
+		c->t_host;
+}
+
+bool
+shim_ddt_gate_open(enum shim_ddt_chooser ch, enum shim_ddt_gate g,
+		   const struct shim_ddt_choice *c, uint64_t uses,
+		   double prep_ns)
+{
+	double gain;
+
+	if (!c->prepare)
+		return false;
+	if (ch != SHIM_CHOOSER_AWARE || g == SHIM_GATE_EAGER)
+		return true;
+	if (uses < SHIM_DDT_PREP_USES)
+		return false;
+	if (g != SHIM_GATE_RENT || !(prep_ns > 0.0) || c->t_host < 0.0 ||
+	    c->t_nic < 0.0)
+		return true;
+	/* ski rental: a layout used u times is expected to be used about u
+	 * more times; prepare once that many uses repay the preparation */
+	gain = c->t_host - c->t_nic;
+	return gain > 0.0 && (double)uses * gain >= prep_ns;
+}
+
+int
+shim_ddt_gate_parse(const char *v)
+{
+	if (v == NULL || *v == '\0' || strcmp(v, "second") == 0)
+		return SHIM_GATE_SECOND;
+	if (strcmp(v, "eager") == 0)
+		return SHIM_GATE_EAGER;
+	if (strcmp(v, "rent") == 0)
+		return SHIM_GATE_RENT;
+	return -EINVAL;
 }
 
 int

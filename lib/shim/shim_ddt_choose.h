@@ -21,6 +21,9 @@
 /* Hysteresis: the NIC must be predicted (1 + h) times faster. */
 #define SHIM_DDT_HYST 0.10
 
+/* A close call: host and NIC times within this share of the host's. */
+#define SHIM_DDT_CLOSE 0.25
+
 /* Which rule decides (SPINNIC_DDT_CHOOSER). */
 enum shim_ddt_chooser {
 	SHIM_CHOOSER_AWARE = 0, /* cost table; without one, THRESHOLD */
@@ -60,7 +63,8 @@ struct shim_ddt_costs {
 	struct shim_ddt_cost s[SPIN_TYPE_COUNT];
 	uint32_t nhpu;       /* HPUs of the NIC (0 taken as 1) */
 	/* the client's unpack inside s[SPIN_TYPE_HOST] (ns per byte, per
-	 * block): a measured unpack replaces it in a host-path sample */
+	 * block; measured and kept in the cache file, not used by the
+	 * decision: the refinement times whole receives) */
 	double unpack_byte_ns, unpack_block_ns;
 };
 
@@ -70,7 +74,24 @@ struct shim_ddt_choice {
 					  (CONTIG: nothing to prepare) */
 	bool prepare;                  /* worth preparing nic */
 	enum spin_type_strategy strat; /* what this post uses */
+	/* AWARE with a table: the host and NIC times compared (measured or
+	 * predicted ns; negative: none); otherwise both -1 */
+	double t_host, t_nic;
 };
+
+/* When the aware chooser queues the preparation of a layout whose NIC
+ * candidate is worth it (SPINNIC_DDT_GATE). Algorithm 1 (THRESHOLD)
+ * queues at the first use whatever the gate. */
+enum shim_ddt_gate {
+	SHIM_GATE_SECOND = 0, /* from the layout's second use (default): a
+				 layout used once never pays preparation */
+	SHIM_GATE_EAGER,      /* at the first use (the second slice) */
+	SHIM_GATE_RENT,       /* from the second use, once uses x predicted
+				 gain per message covers the preparation */
+};
+
+/* The use from which SHIM_GATE_SECOND and SHIM_GATE_RENT prepare. */
+#define SHIM_DDT_PREP_USES 2
 
 /** Features of @p count elements of committed @p t for packets of
  *  @p payload bytes. @return 0; -EINVAL; -ENOMEM */
@@ -89,21 +110,38 @@ double shim_ddt_predict(const struct shim_ddt_costs *c,
  * SHIM_DDT_OBS_MIN samples is not used: the table predicts. */
 #define SHIM_DDT_OBS_MIN 3
 #define SHIM_DDT_EWMA_ALPHA 0.25
+/* A sample beyond CLIP times the estimate (or below 1/CLIP of it) counts
+ * as that bound. */
+#define SHIM_DDT_OBS_CLIP 2.0
 struct shim_ddt_obs {
 	double host_ns, nic_ns;  /* EWMA of the host path and of the NIC
 				    candidate */
 	uint32_t n_host, n_nic;  /* samples behind them */
+	bool on_nic;             /* the layout's last decision was its NIC
+				    candidate: it stays there until the
+				    host is (1 + SHIM_DDT_HYST) times
+				    faster (two-sided hysteresis) */
+	enum spin_type_strategy built; /* SPIN_TYPE_AUTO: nothing built or
+				    being built, the candidate is chosen
+				    per post; else the layout's NIC object,
+				    which is then the candidate */
 };
 
-/** Fold sample @p ns into EWMA @p *ewma_p of @p *n_p samples (the first
- *  sample is taken as is; later ones with SHIM_DDT_EWMA_ALPHA).
+/** Fold sample @p ns into estimate @p *ewma_p of @p *n_p samples: the
+ *  least of the first SHIM_DDT_OBS_MIN samples, then an EWMA
+ *  (SHIM_DDT_EWMA_ALPHA) of samples clipped to [1/CLIP, CLIP] times the
+ *  estimate (SHIM_DDT_OBS_CLIP).
  *  @return false when @p ns is not a time (NaN, negative, over 1000 s):
  *  ignored */
 bool shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns);
 
 /** shim_ddt_choose() with measured times: in AWARE mode with a table, an
  *  estimate of SHIM_DDT_OBS_MIN samples or more replaces the table's
- *  prediction of its path. @p o may be NULL. */
+ *  prediction of its path; a layout on its NIC candidate (o->on_nic)
+ *  stays there until the host is (1 + SHIM_DDT_HYST) times faster; a
+ *  close call whose NIC side has fewer than SHIM_DDT_OBS_MIN samples is
+ *  prepared, and posted to the NIC once ready, to be measured. @p o may
+ *  be NULL. */
 void shim_ddt_choose_obs(enum shim_ddt_chooser ch,
 			 const struct shim_ddt_costs *c,
 			 const struct shim_ddt_feat *f,
@@ -116,6 +154,24 @@ void shim_ddt_choose_obs(enum shim_ddt_chooser ch,
 void shim_ddt_choose(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 		     const struct shim_ddt_feat *f, bool ready,
 		     struct shim_ddt_choice *ch_p);
+
+/** Whether decision @p c was a close call (AWARE with a table: both
+ *  times known and within SHIM_DDT_CLOSE of the host's). */
+bool shim_ddt_close(const struct shim_ddt_choice *c);
+
+/** Whether to queue the preparation of a layout now, at its @p uses-th
+ *  use (this post counted), given the decision @p c of this post (only
+ *  when c->prepare). THRESHOLD and STATIC: always (Algorithm 1). AWARE:
+ *  by gate @p g; SHIM_GATE_RENT compares uses * (c->t_host - c->t_nic)
+ *  with @p prep_ns, the predicted preparation cost (0 or less: unknown,
+ *  the gate is SHIM_GATE_SECOND's). Pure. */
+bool shim_ddt_gate_open(enum shim_ddt_chooser ch, enum shim_ddt_gate g,
+			const struct shim_ddt_choice *c, uint64_t uses,
+			double prep_ns);
+
+/** SPINNIC_DDT_GATE: second (unset), eager, rent.
+ *  @return the gate or -EINVAL */
+int shim_ddt_gate_parse(const char *v);
 
 /** SPINNIC_DDT_CHOOSER: aware (unset), static, threshold.
  *  @return the chooser or -EINVAL */

@@ -8,6 +8,8 @@
  * the shim (started at the first need) prepares it (Algorithm 2).
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +27,13 @@
  * chosen, so that its estimate follows the machine (at most 1/64 of the
  * posts of a layout) */
 #define LC_EXPLORE 64u
+/* ... and every so many in a close call (shim_ddt_close()): there the
+ * decision turns on a few percent, and the path not taken must not be
+ * judged on a stale sample */
+#define LC_EXPLORE_CLOSE 8u
+/* dropped entries are released by the thread once so many are waiting
+ * (or with other work): a miss that evicts does not wake it each time */
+#define LC_DEAD_BATCH 16u
 
 /* SPINNIC_DDT_CALIB */
 enum { CALIB_AUTO, CALIB_OFF, CALIB_FORCE };
@@ -39,6 +48,7 @@ struct shim_lc_entry {
 	struct shim_lc_entry *prev, *next; /* LRU, most recent first */
 	struct shim_lc_entry *qnext;       /* preparation queue, dead list */
 	ptl_handle_ni_t ni;
+	uint64_t id;                       /* by creation (trace) */
 	uint64_t hash;
 	int64_t count;
 	struct ddt_type *t;                /* referenced */
@@ -78,10 +88,12 @@ static struct {
 	struct shim_lc_entry *lru_head, *lru_tail;
 	struct shim_lc_entry *q_head, *q_tail;
 	struct shim_lc_entry *dead;
+	unsigned ndead;               /* entries on dead since it was taken */
 	unsigned preparing;
 	bool thread_on, stop;
 	pthread_t thread;
 	struct shim_lc_stats st;
+	uint64_t next_id;
 	/* calibration: lc.cfg.costs points at calib.costs once done */
 	int calib_mode;
 	int calib_state;
@@ -120,12 +132,32 @@ real_release(struct spin_type_offload *off)
 			 "still posted");
 }
 
+/* SPINNIC_DDT_TRACE: one line per decision (lc.lock held: a debugging
+ * aid that costs the post a formatted write). */
+static void
+trace_file(const struct shim_lc_trace *t, void *arg)
+{
+	fprintf((FILE *)arg,
+		"id %" PRIu64 " use %" PRIu64 " cls %d size %" PRId64
+		" blocks %" PRId64 " l %.1f pkts %" PRId64 " region %d"
+		" ready %d host %.0f/%u nic %.0f/%u on_nic %d cand %s"
+		" prepare %d t_host %.0f t_nic %.0f queued %d explored %d"
+		" -> %s\n", t->id, t->uses, (int)t->feat.cls, t->feat.size,
+		t->feat.nblocks, t->feat.blk_mean, t->feat.npkts,
+		t->feat.in_region, t->ready, t->obs.host_ns, t->obs.n_host,
+		t->obs.nic_ns, t->obs.n_nic, t->obs.on_nic,
+		spin_type_strategy_name(t->choice.nic), t->choice.prepare,
+		t->choice.t_host, t->choice.t_nic, t->queued, t->explored,
+		spin_type_strategy_name(t->strat));
+}
+
 /* Configuration from the environment (lc.lock held). */
 static void
 config_env(void)
 {
 	const char *v = getenv("SPINNIC_DDT_CHOOSER");
 	int ch = shim_ddt_chooser_parse(v), forced = shim_type_strategy_env();
+	int gate;
 
 	memset(&lc.cfg, 0, sizeof(lc.cfg));
 	lc.cfg_err = 0;
@@ -137,9 +169,30 @@ config_env(void)
 	if (forced < 0)
 		lc.cfg_err = forced;
 	lc.cfg.chooser = ch < 0 ? SHIM_CHOOSER_AWARE : ch;
+	v = getenv("SPINNIC_DDT_GATE");
+	gate = shim_ddt_gate_parse(v);
+	if (gate < 0) {
+		SHIM_ERR("SPINNIC_DDT_GATE=%s: expected second, eager or rent",
+			 v);
+		lc.cfg_err = gate;
+	}
+	lc.cfg.gate = gate < 0 ? SHIM_GATE_SECOND : gate;
 	lc.cfg.forced = forced < 0 ? SPIN_TYPE_AUTO : forced;
 	lc.cfg.max_entries = LC_MAX_ENTRIES;
 	lc.cfg.max_bytes = LC_MAX_BYTES;
+	v = getenv("SPINNIC_DDT_TRACE");
+	if (v != NULL && *v != '\0') {
+		FILE *f = fopen(v, "ae");
+
+		if (f == NULL) {
+			SHIM_ERR("SPINNIC_DDT_TRACE=%s: %s", v,
+				 strerror(errno));
+		} else {
+			setvbuf(f, NULL, _IOLBF, 0);
+			lc.cfg.trace = trace_file;
+			lc.cfg.trace_arg = f;
+		}
+	}
 	v = getenv("SPINNIC_DDT_PREP_THREAD");
 	lc.cfg.inline_prep = v != NULL && strcmp(v, "0") == 0;
 	lc.ops = real_ops;
@@ -160,6 +213,16 @@ config_env(void)
 	lc.calib_state = lc.cfg.chooser == SHIM_CHOOSER_AWARE &&
 		lc.cfg.forced == SPIN_TYPE_AUTO &&
 		lc.calib_mode != CALIB_OFF ? CAL_NONE : CAL_DONE;
+}
+
+/* Make c the aware table (lc.lock held). */
+static void
+calib_publish(const struct shim_calib *c)
+{
+	lc.calib = *c;
+	lc.cfg.costs = &lc.calib.costs;
+	lc.cfg.prep_msg_ns = c->prep_msg_ns;
+	lc.cfg.prep_block_ns = c->prep_block_ns;
 }
 
 /* The calibration job (lc.lock not held): measure through the NIC, save,
@@ -183,10 +246,8 @@ calib_job(ptl_handle_ni_t ni)
 			 "paper 001's rule decides");
 	}
 	pthread_mutex_lock(&lc.lock);
-	if (rc == 0) {
-		lc.calib = c;
-		lc.cfg.costs = &lc.calib.costs;
-	}
+	if (rc == 0)
+		calib_publish(&c);
 	lc.calib_state = CAL_DONE;
 	lc.preparing--;
 	pthread_cond_broadcast(&lc.idle);
@@ -300,6 +361,7 @@ entry_drop(struct shim_lc_entry *e)
 	lc.st.bytes -= e->bytes;
 	e->qnext = lc.dead;
 	lc.dead = e;
+	lc.ndead++;
 }
 
 /* Drop idle entries from the LRU tail while over the bounds (lc.lock
@@ -416,6 +478,7 @@ prep_thread(void *arg)
 		}
 		d = lc.dead;
 		lc.dead = NULL;
+		lc.ndead = 0;
 		e = queue_pop();
 		if (d == NULL && e == NULL) {
 			pthread_cond_wait(&lc.work, &lc.lock);
@@ -448,6 +511,8 @@ work_signal(void)
 			return;
 		}
 		lc.thread_on = true;
+		/* told apart in perf and top */
+		pthread_setname_np(lc.thread, "spinnic-ddtprep");
 	}
 	pthread_cond_signal(&lc.work);
 }
@@ -483,6 +548,7 @@ inline_run(void)
 		}
 		d = lc.dead;
 		lc.dead = NULL;
+		lc.ndead = 0;
 		e = queue_pop();
 		pthread_mutex_unlock(&lc.lock);
 		if (d == NULL && e == NULL)
@@ -561,14 +627,34 @@ entry_create(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
 	return 0;
 }
 
+/* Predicted preparation of e's NIC candidate, ns (0: unknown). */
+static double
+entry_prep_ns(const struct shim_lc_entry *e)
+{
+	double ns = lc.cfg.prep_msg_ns;
+
+	if (e->nic == SPIN_TYPE_IOVEC)
+		ns += lc.cfg.prep_block_ns * (double)e->feat.nblocks;
+	return ns;
+}
+
+/* Exploration period of a prepared entry by the decision's estimates. */
+static unsigned
+explore_every(const struct shim_ddt_choice *ch)
+{
+	return shim_ddt_close(ch) ? LC_EXPLORE_CLOSE : LC_EXPLORE;
+}
+
 /* Decide a post on entry e and take the posted reference (lc.lock
  * held). */
 static void
 entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 {
 	struct shim_ddt_feat f = e->feat;
+	struct shim_lc_trace tr;
 	struct shim_ddt_choice ch;
 	struct spin_type_offload *o;
+	bool explored = false, queued = false;
 
 	e->uses++;
 	u->e = e;
@@ -583,21 +669,37 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 		return;
 	}
 	f.in_region = in_region;
+	/* the candidate is chosen again only while nothing is built */
+	e->obs.built = e->off == NULL &&
+		(e->state == LC_NEW || e->state == LC_FAILED) ?
+		SPIN_TYPE_AUTO : e->nic;
 	shim_ddt_choose_obs((enum shim_ddt_chooser)lc.cfg.chooser,
 			    lc.cfg.costs, &f, &e->obs, e->state == LC_READY,
 			    &ch);
+	if (lc.cfg.trace != NULL) {
+		memset(&tr, 0, sizeof(tr));
+		tr.id = e->id;
+		tr.uses = e->uses;
+		tr.feat = f;
+		tr.obs = e->obs;
+		tr.ready = e->state == LC_READY;
+		tr.choice = ch;
+	}
+	/* the side chosen, before exploration or a fallback */
+	e->obs.on_nic = ch.strat != SPIN_TYPE_HOST;
 	/* a table that came after the entry (calibration) may name another
 	 * candidate: taken while nothing is built */
 	if (!e->sync && e->off == NULL && ch.nic != SPIN_TYPE_HOST &&
 	    (e->state == LC_NEW || e->state == LC_FAILED))
 		e->nic = ch.nic;
 	if (lc.cfg.costs != NULL && lc.cfg.chooser == SHIM_CHOOSER_AWARE &&
-	    e->state == LC_READY && e->uses % LC_EXPLORE == 0 &&
+	    e->state == LC_READY && e->uses % explore_every(&ch) == 0 &&
 	    e->off != NULL && e->off->strat == e->nic) {
 		/* exploration: the other path, to keep its estimate */
 		ch.strat = ch.strat == SPIN_TYPE_HOST ? e->nic :
 			SPIN_TYPE_HOST;
 		lc.st.explores++;
+		explored = true;
 	}
 	u->strat = ch.strat;
 	o = e->off;
@@ -616,16 +718,23 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 			u->off = o;
 			e->uses_nic++;
 			lc.st.nic_choices++;
-			return;
+			goto trace;
 		}
 		/* NIC memory taken back (LRU): load again in the
 		 * background */
 		if (e->state == LC_READY)
 			queue_push(e);
 	}
-	if (ch.prepare && (e->state == LC_NEW ||
-			   (e->state == LC_FAILED && e->uses >= e->retry_at)))
+	/* a layout used once never pays: by default the preparation is
+	 * queued from the second use (SPINNIC_DDT_GATE) */
+	if ((e->state == LC_NEW ||
+	     (e->state == LC_FAILED && e->uses >= e->retry_at)) &&
+	    shim_ddt_gate_open((enum shim_ddt_chooser)lc.cfg.chooser,
+			       (enum shim_ddt_gate)lc.cfg.gate, &ch, e->uses,
+			       entry_prep_ns(e))) {
 		queue_push(e);
+		queued = true;
+	}
 	if (e->state == LC_QUEUED || e->state == LC_PREPARING)
 		lc.st.host_while_preparing++;
 	u->off = e->host;
@@ -633,6 +742,13 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 	__atomic_fetch_add(&e->host->posted, 1, __ATOMIC_ACQ_REL);
 	e->uses_host++;
 	lc.st.host_choices++;
+trace:
+	if (lc.cfg.trace != NULL) {
+		tr.explored = explored;
+		tr.queued = queued;
+		tr.strat = u->strat;
+		lc.cfg.trace(&tr, lc.cfg.trace_arg);
+	}
 }
 
 /* The first aware post: the cache file if it is valid (a few µs),
@@ -652,8 +768,7 @@ calib_start(ptl_handle_ni_t ni)
 		have = shim_calib_load(lc.calib_path, key, &c) == 0;
 	pthread_mutex_lock(&lc.lock);
 	if (have) {
-		lc.calib = c;
-		lc.cfg.costs = &lc.calib.costs;
+		calib_publish(&c);
 		lc.calib_state = CAL_DONE;
 	} else {
 		lc.calib_ni = ni;
@@ -711,6 +826,7 @@ shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
 		e->hnext = lc.bucket[h % LC_BUCKETS];
 		lc.bucket[h % LC_BUCKETS] = e;
 		lru_push(e);
+		e->id = ++lc.next_id;
 		lc.st.entries++;
 		lc.st.bytes += e->bytes;
 		lc.st.misses++;
@@ -725,13 +841,15 @@ shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
 		 * post path like a dropped entry */
 		n->qnext = lc.dead;
 		lc.dead = n;
+		lc.ndead++;
 	}
 	entries_trim();
 	d = NULL;
 	if (lc.dead != NULL && lc.cfg.inline_prep) {
 		d = lc.dead;
 		lc.dead = NULL;
-	} else if (lc.dead != NULL) {
+		lc.ndead = 0;
+	} else if (lc.ndead >= LC_DEAD_BATCH) {
 		work_signal();
 	}
 	pthread_mutex_unlock(&lc.lock);
@@ -777,6 +895,7 @@ shim_lc_flush(ptl_handle_ni_t ni)
 		}
 	e = lc.dead;
 	lc.dead = NULL;
+	lc.ndead = 0;
 	pthread_mutex_unlock(&lc.lock);
 	dead_free(e);
 	return rc;
@@ -790,7 +909,10 @@ shim_lc_configure(const struct shim_lc_config *c)
 
 	shim_lc_drain();
 	pthread_mutex_lock(&lc.lock);
-	if (lc.thread_on) {
+	/* a started thread stays for a configuration that uses one (it is
+	 * idle after the drain): a benchmark switching choosers does not
+	 * start it again on a timed post */
+	if (lc.thread_on && (c == NULL || c->inline_prep)) {
 		lc.stop = true;
 		pthread_cond_broadcast(&lc.work);
 		pthread_mutex_unlock(&lc.lock);
@@ -806,10 +928,12 @@ shim_lc_configure(const struct shim_lc_config *c)
 		}
 	e = lc.dead;
 	lc.dead = NULL;
+	lc.ndead = 0;
 	pthread_mutex_unlock(&lc.lock);
 	dead_free(e);
 	pthread_mutex_lock(&lc.lock);
 	memset(&lc.st, 0, sizeof(lc.st));
+	lc.next_id = 0;
 	lc.configured = c != NULL;
 	lc.cfg_err = 0;
 	/* an injected configuration brings its table (or none) */
@@ -818,6 +942,14 @@ shim_lc_configure(const struct shim_lc_config *c)
 		lc.cfg = *c;
 		lc.ops = c->ops != NULL ? *c->ops : real_ops;
 	}
+	pthread_mutex_unlock(&lc.lock);
+}
+
+void
+shim_lc_config_get(struct shim_lc_config *c_p)
+{
+	pthread_mutex_lock(&lc.lock);
+	*c_p = lc.cfg;
 	pthread_mutex_unlock(&lc.lock);
 }
 
@@ -840,30 +972,6 @@ shim_lc_observe(struct shim_lc_entry *e, bool nic, double ns)
 	else
 		ok = shim_ddt_obs_add(&e->obs.host_ns, &e->obs.n_host, ns);
 	if (ok)
-		lc.st.observed++;
-	pthread_mutex_unlock(&lc.lock);
-}
-
-void
-shim_lc_observe_unpack(struct shim_lc_entry *e, double unpack_ns)
-{
-	const struct shim_ddt_costs *c;
-	double model, part;
-
-	pthread_mutex_lock(&lc.lock);
-	c = lc.cfg.costs;
-	if (c == NULL || lc.cfg.chooser != SHIM_CHOOSER_AWARE) {
-		pthread_mutex_unlock(&lc.lock);
-		return;
-	}
-	/* the table's host path with its unpack part replaced by the
-	 * measured one: the rest (NIC copy to staging) is not seen here */
-	model = shim_ddt_predict(c, SPIN_TYPE_HOST, &e->feat);
-	part = c->unpack_byte_ns * (double)e->feat.size +
-		c->unpack_block_ns * (double)e->feat.nblocks;
-	if (model >= 0.0 &&
-	    shim_ddt_obs_add(&e->obs.host_ns, &e->obs.n_host,
-			     (model > part ? model - part : 0.0) + unpack_ns))
 		lc.st.observed++;
 	pthread_mutex_unlock(&lc.lock);
 }

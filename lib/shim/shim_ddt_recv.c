@@ -31,9 +31,20 @@ struct spin_typed_recv {
 	uint8_t *stage;            /* HOST: staging buffer */
 	bool stage_region;         /* stage from spin_host_alloc() */
 	void *user_ptr;
-	struct shim_lc_entry *lce; /* spin_me_append_ddt() by the host path:
-				      its unpack time refines the entry */
+	struct shim_lc_entry *lce; /* spin_me_append_ddt() by the host path
+				      or the entry's NIC candidate: its
+				      time refines the entry */
+	uint64_t post_ns;          /* lce: CLOCK_MONOTONIC at the post */
 };
+
+static uint64_t
+recv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* Add one to a counter of shim_type_st: atomic, so that a post or a
  * completion never waits for shim_type_lock, which an upload holds. */
@@ -183,9 +194,11 @@ spin_me_append_ddt(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	struct spin_typed_recv *r;
 	struct shim_lc_use u;
 	struct shim_ni *ni;
+	uint64_t t0;
 	int rc;
 
 	SHIM_ENTER();
+	t0 = recv_now_ns();
 	ni = shim_to_ni(ni_handle, NULL);
 	if (ni == NULL || me == NULL || t == NULL || r_p == NULL ||
 	    count < 0 || !ddt_is_committed(t) ||
@@ -228,7 +241,12 @@ spin_me_append_ddt(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 		TYPE_COUNT(fallbacks);
 	} else {
 		TYPE_COUNT(offloaded);
+		/* the layout's NIC candidate (not a static or forced one,
+		 * which no estimate decides) */
+		if (!u.need_load && r->strat != SPIN_TYPE_CONTIG)
+			r->lce = u.e;
 	}
+	r->post_ns = t0;
 	*r_p = r;
 	return PTL_OK;
 }
@@ -296,16 +314,12 @@ spin_typed_recv_complete(struct spin_typed_recv *r, const ptl_event_t *ev,
 		*user_ptr_p = r->user_ptr;
 	if (r->lce != NULL && ev->type == PTL_EVENT_PUT &&
 	    ev->ni_fail_type == PTL_NI_OK) {
-		struct timespec a, b;
-
-		clock_gettime(CLOCK_MONOTONIC, &a);
+		/* refinement: post to data in place, as the application
+		 * sees it, on either path (the host's unpack included) */
 		rc = recv_finish(r, ev);
-		clock_gettime(CLOCK_MONOTONIC, &b);
 		if (rc == 0 && ev->mlength == (ptl_size_t)r->off->size)
-			shim_lc_observe_unpack(r->lce,
-					       (double)(b.tv_sec - a.tv_sec) *
-					       1e9 + (double)(b.tv_nsec -
-							      a.tv_nsec));
+			shim_lc_observe(r->lce, r->strat != SPIN_TYPE_HOST,
+					(double)(recv_now_ns() - r->post_ns));
 	} else {
 		rc = recv_finish(r, ev);
 	}

@@ -854,6 +854,7 @@ static int
 layout_aware(void)
 {
 	uint64_t seed = 0x1a4, match = 1 << 20, nhost = 0, i;
+	struct shim_lc_stats st0, st1;
 	struct tcase big, again, small, c;
 	enum spin_type_strategy s;
 	struct node n;
@@ -864,6 +865,7 @@ layout_aware(void)
 		   &seed);
 	tcase_make(&small, ddt_parse("vector(4000,2,4)[int32]", NULL), 1,
 		   &seed);
+	shim_lc_stats_get(&st0);
 	CCHECK(recv_ddt(&n, &big, match++, 1, "first use") == SPIN_TYPE_HOST,
 	       "the first use of a layout is not host-based");
 	for (i = 0; i < 2000; i++) {
@@ -881,6 +883,11 @@ layout_aware(void)
 		   &seed);
 	CCHECK(recv_ddt(&n, &again, match++, 1, "equal type") ==
 	       SPIN_TYPE_SPECIALIZED, "an equal type created anew missed");
+	/* refinement: every one of those receives, host or NIC, timed */
+	shim_lc_stats_get(&st1);
+	CCHECK(st1.observed - st0.observed == nhost + 3, "%" PRIu64
+	       " refinement samples for %" PRIu64 " receives",
+	       st1.observed - st0.observed, nhost + 3);
 	for (k = 0; k < 3; k++)
 		CCHECK(recv_ddt(&n, &small, match++, k & 1, "8-byte blocks") ==
 		       SPIN_TYPE_HOST, "8-byte blocks left the host");

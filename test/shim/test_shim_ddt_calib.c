@@ -508,14 +508,35 @@ test_ewma(void **state)
 	(void)state;
 	shim_ddt_obs_add(&e, &n, 1000.0);
 	assert_true(e == 1000.0 && n == 1);
+	/* warm-up: the least of the first SHIM_DDT_OBS_MIN */
 	shim_ddt_obs_add(&e, &n, 2000.0);
-	assert_true(fabs(e - (1000.0 + SHIM_DDT_EWMA_ALPHA * 1000.0)) < 1e-9);
-	assert_int_equal(n, 2);
+	assert_true(e == 1000.0 && n == 2);
+	shim_ddt_obs_add(&e, &n, 800.0);
+	assert_true(e == 800.0 && n == 3);
+	/* then an EWMA */
+	shim_ddt_obs_add(&e, &n, 1200.0);
+	assert_true(fabs(e - (800.0 + SHIM_DDT_EWMA_ALPHA * 400.0)) < 1e-9);
+	assert_int_equal(n, 4);
+	/* an outlier counts as CLIP times the estimate, and so does one
+	 * below 1/CLIP */
+	e = 1000.0;
+	shim_ddt_obs_add(&e, &n, 1e7);
+	assert_true(fabs(e - (1000.0 + SHIM_DDT_EWMA_ALPHA * 1000.0 *
+			      (SHIM_DDT_OBS_CLIP - 1.0))) < 1e-9);
+	e = 1000.0;
+	shim_ddt_obs_add(&e, &n, 0.0);
+	assert_true(fabs(e - (1000.0 + SHIM_DDT_EWMA_ALPHA * 1000.0 *
+			      (1.0 / SHIM_DDT_OBS_CLIP - 1.0))) < 1e-9);
+	/* a lasting change gets through */
+	for (int i = 0; i < 20; i++)
+		shim_ddt_obs_add(&e, &n, 8000.0);
+	assert_true(e > 7000.0);
+	assert_int_equal(n, 6 + 20);
 	/* not times: ignored */
 	shim_ddt_obs_add(&e, &n, NAN);
 	shim_ddt_obs_add(&e, &n, -1.0);
 	shim_ddt_obs_add(&e, &n, INFINITY);
-	assert_int_equal(n, 2);
+	assert_int_equal(n, 26);
 }
 
 int

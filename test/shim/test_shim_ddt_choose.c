@@ -180,6 +180,7 @@ test_hysteresis(void **state)
 {
 	struct shim_ddt_costs c = {.nhpu = 1};
 	struct shim_ddt_feat f = feat(DDT_CLASS_VECTOR, 100000, 10, true);
+	struct shim_ddt_obs o = {0};
 	struct shim_ddt_choice ch;
 
 	(void)state;
@@ -191,6 +192,126 @@ test_hysteresis(void **state)
 	c.s[SPIN_TYPE_SPECIALIZED].byte_ns = 0.85;
 	shim_ddt_choose(SHIM_CHOOSER_AWARE, &c, &f, true, &ch);
 	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	/* both ways: a layout on the NIC stays there while the host is not
+	 * 10% faster (NIC 5% slower), leaves when it is (15%) */
+	o.on_nic = true;
+	c.s[SPIN_TYPE_SPECIALIZED].byte_ns = 1.05;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	assert_false(ch.prepare);
+	/* not prepared: nothing to stay on */
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, false, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	c.s[SPIN_TYPE_SPECIALIZED].byte_ns = 1.15;
+	o.nic_ns = 115000.0; /* measured as predicted */
+	o.n_nic = SHIM_DDT_OBS_MIN;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	assert_false(ch.prepare);
+	/* a close call (within 25%) the NIC has no measure of: prepared,
+	 * and posted to the NIC once ready, to be measured */
+	o.on_nic = false;
+	o.n_nic = 0;
+	c.s[SPIN_TYPE_SPECIALIZED].byte_ns = 1.05;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, false, &ch);
+	assert_true(ch.prepare);
+	assert_true(shim_ddt_close(&ch));
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	/* measured (5% slower): the host, not worth preparing */
+	o.nic_ns = 105000.0;
+	o.n_nic = SHIM_DDT_OBS_MIN;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	assert_false(ch.prepare);
+	/* not close (30%): nothing to measure */
+	o.n_nic = 0;
+	c.s[SPIN_TYPE_SPECIALIZED].byte_ns = 1.3;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_false(shim_ddt_close(&ch));
+	assert_false(ch.prepare);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+	/* the threshold rule ignores costs and the side: l > T, prepared */
+	shim_ddt_choose_obs(SHIM_CHOOSER_THRESHOLD, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	o.on_nic = false;
+	shim_ddt_choose_obs(SHIM_CHOOSER_THRESHOLD, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+}
+
+/* Once a layout's NIC object is built, it is the candidate: a post whose
+ * buffer would make another strategy the cheapest compares the host with
+ * the built one (it cannot post another). */
+static void
+test_built_candidate(void **state)
+{
+	struct shim_ddt_costs c = {.nhpu = 1};
+	struct shim_ddt_feat f = feat(DDT_CLASS_VECTOR, 100000, 10, true);
+	struct shim_ddt_obs o = {0};
+	struct shim_ddt_choice ch;
+
+	(void)state;
+	c.s[SPIN_TYPE_HOST] = (struct shim_ddt_cost){true, 0, 1.0, 0, 0, 0};
+	c.s[SPIN_TYPE_SPECIALIZED] = (struct shim_ddt_cost){true, 0, 0.5, 0,
+		0, 0};
+	c.s[SPIN_TYPE_IOVEC] = (struct shim_ddt_cost){true, 0, 0.3, 0, 0, 0};
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_IOVEC);
+	o.built = SPIN_TYPE_SPECIALIZED;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_SPECIALIZED);
+	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
+	assert_true(ch.t_nic == 50000.0);
+	/* built but not in the table: nothing to compare, the host */
+	c.s[SPIN_TYPE_SPECIALIZED].valid = false;
+	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
+	assert_int_equal(ch.strat, SPIN_TYPE_HOST);
+}
+
+/* When a worthwhile preparation is queued: Algorithm 1 at the first use
+ * whatever the gate; aware from the second use (second, rent) or the
+ * first (eager); rent once uses x gain covers the preparation. */
+static void
+test_gate(void **state)
+{
+	struct shim_ddt_choice c = {
+		.nic = SPIN_TYPE_SPECIALIZED, .prepare = true,
+		.strat = SPIN_TYPE_HOST, .t_host = 1000.0, .t_nic = 600.0,
+	};
+
+	(void)state;
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_THRESHOLD,
+				       SHIM_GATE_SECOND, &c, 1, 0.0));
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_STATIC, SHIM_GATE_RENT,
+				       &c, 1, 1e9));
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_EAGER,
+				       &c, 1, 1e9));
+	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_SECOND,
+					&c, 1, 0.0));
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_SECOND,
+				       &c, 2, 1e9));
+	/* gain 400 ns per message, preparation 2000 ns: from use 5 */
+	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
+					&c, 1, 2000.0));
+	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
+					&c, 4, 2000.0));
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
+				       &c, 5, 2000.0));
+	/* unknown preparation cost: the second use */
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
+				       &c, 2, 0.0));
+	/* not worth it: never */
+	c.prepare = false;
+	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_THRESHOLD,
+					SHIM_GATE_EAGER, &c, 9, 0.0));
+	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_EAGER,
+					&c, 9, 0.0));
+	assert_int_equal(shim_ddt_gate_parse(NULL), SHIM_GATE_SECOND);
+	assert_int_equal(shim_ddt_gate_parse("second"), SHIM_GATE_SECOND);
+	assert_int_equal(shim_ddt_gate_parse("eager"), SHIM_GATE_EAGER);
+	assert_int_equal(shim_ddt_gate_parse("rent"), SHIM_GATE_RENT);
+	assert_int_equal(shim_ddt_gate_parse("2"), -EINVAL);
 }
 
 static void
@@ -215,6 +336,8 @@ main(void)
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_aware),
 		cmocka_unit_test(test_hysteresis),
+		cmocka_unit_test(test_built_candidate),
+		cmocka_unit_test(test_gate),
 		cmocka_unit_test(test_parse),
 	};
 

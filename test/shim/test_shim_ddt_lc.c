@@ -4,6 +4,8 @@
  * preparation, equal types, bounds, failures, and two threads posting one
  * layout while the preparation thread works on it. */
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -77,14 +79,18 @@ static const struct shim_ddt_costs table = {
 
 static char buf[64];
 
-/* buf stands for the host region */
+/* buf stands for the host region; the cache with the fake preparation,
+ * table tab, gate g and preparation cost prep_ns */
 static void
-configure(int chooser, bool inline_prep, unsigned max_entries)
+configure_full(int chooser, bool inline_prep, unsigned max_entries,
+	       const struct shim_ddt_costs *tab, int g, double prep_ns,
+	       void (*trace)(const struct shim_lc_trace *, void *))
 {
 	struct shim_lc_config c = {
-		.chooser = chooser, .forced = SPIN_TYPE_AUTO, .costs = &table,
+		.chooser = chooser, .forced = SPIN_TYPE_AUTO, .costs = tab,
 		.max_entries = max_entries, .max_bytes = 1 << 20,
 		.inline_prep = inline_prep, .ops = &fake_ops,
+		.gate = g, .prep_msg_ns = prep_ns, .trace = trace,
 	};
 
 	shim_lc_configure(&c);
@@ -93,6 +99,14 @@ configure(int chooser, bool inline_prep, unsigned max_entries)
 	shim_g.payload_size = 4096;
 	shim_g.region.base = (uint8_t *)buf;
 	shim_g.region.size = sizeof(buf);
+}
+
+/* the first slices' gate: prepared from the first use */
+static void
+configure(int chooser, bool inline_prep, unsigned max_entries)
+{
+	configure_full(chooser, inline_prep, max_entries, &table,
+		       SHIM_GATE_EAGER, 0.0, NULL);
 }
 
 static int
@@ -407,11 +421,9 @@ test_refine_and_explore(void **state)
 	assert_int_equal(post_e(big, &e), SPIN_TYPE_SPECIALIZED);
 	/* not times: ignored */
 	shim_lc_observe(e, true, -5.0);
-	/* a host completion's unpack time (the table has no unpack part:
-	 * the sample is the table's host time plus it) */
-	shim_lc_observe_unpack(e, 0.0);
+	shim_lc_observe(e, false, NAN);
 	shim_lc_stats_get(&st);
-	assert_int_equal(st.observed, 2 * SHIM_DDT_OBS_MIN + 1);
+	assert_int_equal(st.observed, 2 * SHIM_DDT_OBS_MIN);
 	/* uses 6..133: two of them (64 and 128) go the other way */
 	for (i = 0; i < 128; i++) {
 		if (post_e(big, &e) == SPIN_TYPE_HOST)
@@ -424,6 +436,362 @@ test_refine_and_explore(void **state)
 	assert_int_equal(host, 2);
 	assert_int_equal(nic, 126);
 	ddt_free(big);
+}
+
+/* The default gate: a layout's first use queues nothing (no build, no
+ * load: a layout used once never pays), the second queues it, the third
+ * finds it prepared (inline mode). Algorithm 1 still queues at the
+ * first use. */
+static void
+test_gate_second(void **state)
+{
+	struct ddt_type *big = vec(256, 4096), *above = vec(64, 2056);
+	struct shim_lc_stats st;
+
+	(void)state;
+	configure_full(SHIM_CHOOSER_AWARE, true, 16, &table,
+		       SHIM_GATE_SECOND, 0.0, NULL);
+	assert_int_equal(post(big, 1), SPIN_TYPE_HOST);
+	shim_lc_drain();
+	assert_int_equal(builds, 0);
+	assert_int_equal(loads, 0);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.prep_queued, 0);
+	assert_int_equal(post(big, 1), SPIN_TYPE_HOST);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.prep_queued, 1);
+	assert_int_equal(post(big, 1), SPIN_TYPE_SPECIALIZED);
+	assert_int_equal(builds, 1);
+	configure_full(SHIM_CHOOSER_THRESHOLD, true, 16, &table,
+		       SHIM_GATE_SECOND, 0.0, NULL);
+	assert_int_equal(post(above, 1), SPIN_TYPE_HOST);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.prep_queued, 1);
+	assert_int_equal(post(above, 1), SPIN_TYPE_SPECIALIZED);
+	ddt_free(big);
+	ddt_free(above);
+}
+
+/* SHIM_GATE_RENT: the table's gain for 1 MiB in 4 KiB blocks is
+ * 525288 - 57557 = 467731 ns per message; a preparation of 2e6 ns is
+ * paid back by 5 uses (4 x gain < 2e6 <= 5 x gain): queued at use 5,
+ * used at 6. Measured times change the gain. */
+static void
+test_gate_rent(void **state)
+{
+	struct ddt_type *big = vec(256, 4096);
+	struct shim_lc_entry *e;
+	struct shim_lc_stats st;
+	int i;
+
+	(void)state;
+	configure_full(SHIM_CHOOSER_AWARE, true, 16, &table, SHIM_GATE_RENT,
+		       2e6, NULL);
+	for (i = 1; i <= 5; i++)
+		assert_int_equal(post(big, 1), SPIN_TYPE_HOST);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.prep_queued, 1);
+	assert_int_equal(post(big, 1), SPIN_TYPE_SPECIALIZED);
+	/* the host measured at 600000 ns: gain 542443, paid by use 4 */
+	configure_full(SHIM_CHOOSER_AWARE, true, 16, &table, SHIM_GATE_RENT,
+		       2e6, NULL);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_HOST);
+	for (i = 0; i < SHIM_DDT_OBS_MIN; i++)
+		shim_lc_observe(e, false, 600000.0);
+	for (i = 2; i <= 4; i++)
+		assert_int_equal(post(big, 1), SPIN_TYPE_HOST);
+	assert_int_equal(post(big, 1), SPIN_TYPE_SPECIALIZED);
+	ddt_free(big);
+}
+
+/* NIC-side timings: a prepared layout on the NIC goes back to the host
+ * once SHIM_DDT_OBS_MIN whole-receive times of the NIC say it is slower
+ * than the host (predicted 525288 ns), and to the NIC again when host
+ * times say the host is slower still. */
+static void
+test_nic_samples_flip(void **state)
+{
+	struct ddt_type *big = vec(256, 4096);
+	struct shim_lc_entry *e;
+	int i;
+
+	(void)state;
+	configure(SHIM_CHOOSER_AWARE, true, 16);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_HOST);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_SPECIALIZED);
+	for (i = 0; i < SHIM_DDT_OBS_MIN - 1; i++) {
+		shim_lc_observe(e, true, 900000.0);
+		assert_int_equal(post_e(big, &e), SPIN_TYPE_SPECIALIZED);
+	}
+	/* within the hysteresis of the host: still the host */
+	shim_lc_observe(e, true, 900000.0);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_HOST);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_HOST);
+	/* the host measured at 980000: 900000 x 1.1 is not below it */
+	for (i = 0; i < SHIM_DDT_OBS_MIN; i++)
+		shim_lc_observe(e, false, 980000.0);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_HOST);
+	for (i = 0; i < 8; i++)
+		shim_lc_observe(e, false, 2e6);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_SPECIALIZED);
+	ddt_free(big);
+}
+
+/* ---- replay oracle -------------------------------------------------------
+ * The decisions of a scripted sequence of posts are recorded through the
+ * trace hook and replayed here by rules written from the documents, not
+ * from shim_ddt_choose.c: THRESHOLD is paper 001's Algorithm 1 as in
+ * shared/papers/notes/notes-001_004.md §1.2 (a miss goes host and wakes
+ * the registration thread when l > T; a hit goes HA when l > T and the
+ * layout is registered); AWARE is the rule of doc/NOTES.md (cost model,
+ * simplest candidate within 10% of the cheapest, measured times after 3
+ * samples, 10% hysteresis both ways, gate, exploration every 64th use or
+ * every 8th while the estimates are within 25%). The
+ * preparation is inline: what a post queued is ready at the next post. */
+
+#define ORC_STEPS 600
+#define ORC_LAYOUTS 7
+
+static struct shim_lc_trace orc_tr[ORC_STEPS];
+static unsigned orc_n;
+
+static void
+orc_record(const struct shim_lc_trace *t, void *arg)
+{
+	(void)arg;
+	assert_true(orc_n < ORC_STEPS);
+	orc_tr[orc_n++] = *t;
+}
+
+/* Specialized and iovec nearly equal for large blocks (iovec a little
+ * cheaper: the simplest within 10%, specialized, is the candidate). */
+static const struct shim_ddt_costs orc_table = {
+	.nhpu = 2,
+	.s = {
+		[SPIN_TYPE_HOST] = {true, 1000, 0.5, 0, 0, 0},
+		[SPIN_TYPE_SPECIALIZED] = {true, 5000, 0.1, 1, 0, 5000},
+		[SPIN_TYPE_IOVEC] = {true, 4000, 0.1, 2, 0, 5000},
+	},
+};
+
+struct orc_layout {
+	int64_t n, bl;              /* vector of n blocks of bl bytes */
+	/* the oracle's own state */
+	bool queued, ready, on_nic;
+	enum spin_type_strategy cand; /* fixed once queued */
+	uint64_t uses;
+	double ew[2];               /* host, NIC */
+	unsigned nw[2];
+	struct shim_lc_entry *e;    /* to inject samples */
+};
+
+static uint64_t orc_rng = 0x9e3779b97f4a7c15ull;
+
+static unsigned
+orc_rand(unsigned n)
+{
+	orc_rng ^= orc_rng << 13;
+	orc_rng ^= orc_rng >> 7;
+	orc_rng ^= orc_rng << 17;
+	return (unsigned)(orc_rng % n);
+}
+
+static double
+orc_pred(enum spin_type_strategy s, const struct orc_layout *L,
+	 bool in_region)
+{
+	const struct shim_ddt_cost *k = &orc_table.s[s];
+	double size = (double)(L->n * L->bl), nb = (double)L->n;
+	double npk = ceil(size / 4096.0), p = 1.0, w;
+
+	w = k->byte_ns * size + k->block_ns * nb + k->pkt_ns * npk +
+		(in_region ? 0.0 : k->out_block_ns * nb);
+	if (s != SPIN_TYPE_HOST)
+		p = npk < 2.0 ? npk : 2.0;
+	return k->msg_ns + w / p;
+}
+
+/* One post by the documented rule: the strategy, whether it queued the
+ * preparation, whether it explored. */
+static void
+orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
+	   bool in_region, enum spin_type_strategy *s_p, bool *q_p,
+	   bool *x_p)
+{
+	static const enum spin_type_strategy order[] = {
+		SPIN_TYPE_SPECIALIZED, SPIN_TYPE_IOVEC,
+	};
+	double l = (double)L->bl, th, tn = -1.0, best = -1.0, t[2];
+	enum spin_type_strategy cand = SPIN_TYPE_HOST;
+	bool worth, close, stay;
+	int i;
+
+	*q_p = *x_p = false;
+	L->uses++;
+	if (chooser == SHIM_CHOOSER_THRESHOLD) {
+		/* Algorithm 1: T = 2048, HA = the class rule (vector:
+		 * specialized) */
+		*s_p = l > 2048.0 && L->ready ? SPIN_TYPE_SPECIALIZED :
+			SPIN_TYPE_HOST;
+		if (L->uses == 1 && l > 2048.0)
+			*q_p = true;
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		t[i] = orc_pred(order[i], L, in_region);
+		if (best < 0.0 || t[i] < best)
+			best = t[i];
+	}
+	for (i = 0; i < 2; i++)
+		if (t[i] <= best * 1.1) {
+			cand = order[i];
+			tn = t[i];
+			break;
+		}
+	/* queued or prepared: its object is the candidate */
+	if (L->queued || L->ready) {
+		cand = L->cand;
+		tn = orc_pred(cand, L, in_region);
+	}
+	th = L->nw[0] >= 3 ? L->ew[0] : orc_pred(SPIN_TYPE_HOST, L, in_region);
+	if (L->nw[1] >= 3)
+		tn = L->ew[1];
+	worth = tn * 1.1 < th;
+	close = fabs(th - tn) < 0.25 * th;
+	/* hysteresis both ways: on the NIC, leave for a host 10% faster */
+	stay = L->on_nic && !(th * 1.1 < tn);
+	/* a close call with no measure of the NIC: prepare it, measure it */
+	if (!worth && !stay && close && L->nw[1] < 3)
+		worth = stay = true;
+	*s_p = L->ready && (worth || stay) ? cand : SPIN_TYPE_HOST;
+	L->on_nic = *s_p != SPIN_TYPE_HOST;
+	/* every 64th use, every 8th in a close call */
+	if (L->ready && L->uses % (close ? 8 : 64) == 0) {
+		*s_p = *s_p == SPIN_TYPE_HOST ? cand : SPIN_TYPE_HOST;
+		*x_p = true;
+	}
+	if (worth && !L->queued && !L->ready)
+		*q_p = gate == SHIM_GATE_EAGER ? true :
+			L->uses < 2 ? false :
+			gate == SHIM_GATE_SECOND || prep_ns <= 0.0 ? true :
+			(double)L->uses * (th - tn) >= prep_ns;
+	if (*q_p)
+		L->cand = cand;
+}
+
+static void
+orc_sample(struct orc_layout *L, int nic, double ns)
+{
+	double *e = &L->ew[nic], x = ns;
+
+	/* the least of the first 3, then an EWMA of samples clipped to
+	 * [e / 2, 2 e] */
+	if (L->nw[nic] == 0 || (L->nw[nic] < 3 && ns < *e))
+		*e = ns;
+	else if (L->nw[nic] >= 3)
+		*e += 0.25 * (fmin(fmax(x, *e / 2.0), 2.0 * *e) - *e);
+	L->nw[nic]++;
+	shim_lc_observe(L->e, nic != 0, ns);
+}
+
+static void
+orc_run(int chooser, int gate, double prep_ns)
+{
+	struct orc_layout L[ORC_LAYOUTS] = {
+		{256, 4096}, {2, 1024}, {64, 2056}, {64, 2048}, {4096, 8},
+		{16, 16384},
+		/* a close call: host 4072 ns, iovec 4331 */
+		{24, 256},
+	};
+	struct ddt_type *t[ORC_LAYOUTS];
+	char *heap = malloc(16);
+	struct shim_lc_use u;
+	enum spin_type_strategy want;
+	bool q, x, in_region;
+	unsigned i, k, nq = 0, nx = 0, nnic = 0, nobs = 0;
+
+	assert_non_null(heap);
+	for (k = 0; k < ORC_LAYOUTS; k++)
+		t[k] = vec(L[k].n, L[k].bl);
+	configure_full(chooser, true, 16, &orc_table, gate, prep_ns,
+		       orc_record);
+	orc_n = 0;
+	for (i = 0; i < ORC_STEPS; i++) {
+		struct orc_layout *o = &L[k = orc_rand(ORC_LAYOUTS)];
+
+		in_region = orc_rand(5) != 0;
+		/* inline preparation: what was queued is ready now */
+		for (unsigned j = 0; j < ORC_LAYOUTS; j++)
+			if (L[j].queued) {
+				L[j].queued = false;
+				L[j].ready = true;
+			}
+		orc_decide(chooser, gate, prep_ns, o, in_region, &want, &q,
+			   &x);
+		assert_int_equal(shim_lc_acquire(NI, t[k], 1,
+						 in_region ? buf : heap, &u),
+				 0);
+		__atomic_fetch_sub(&u.off->posted, 1, __ATOMIC_ACQ_REL);
+		o->e = u.e;
+		o->queued = o->queued || q;
+		assert_int_equal(orc_n, i + 1);
+		assert_int_equal(orc_tr[i].uses, o->uses);
+		assert_int_equal(orc_tr[i].ready, o->ready);
+		if (orc_tr[i].strat != want || orc_tr[i].queued != q ||
+		    orc_tr[i].explored != x)
+			fail_msg("step %u layout %u use %" PRIu64 ": cache %s "
+				 "queued %d explored %d (host %.1f/%u nic "
+				 "%.1f/%u on_nic %d), oracle %s %d %d (host "
+				 "%.1f/%u nic %.1f/%u)", i, k, o->uses,
+				 spin_type_strategy_name(orc_tr[i].strat),
+				 orc_tr[i].queued, orc_tr[i].explored,
+				 orc_tr[i].obs.host_ns, orc_tr[i].obs.n_host,
+				 orc_tr[i].obs.nic_ns, orc_tr[i].obs.n_nic,
+				 orc_tr[i].obs.on_nic,
+				 spin_type_strategy_name(want), q, x,
+				 o->ew[0], o->nw[0], o->ew[1], o->nw[1]);
+		nq += q;
+		nx += x;
+		nnic += want != SPIN_TYPE_HOST;
+		/* injected times now and then (aware reads them) */
+		if (chooser == SHIM_CHOOSER_AWARE && orc_rand(8) == 0) {
+			double base = orc_pred(SPIN_TYPE_HOST, o, true);
+
+			/* 0.5 to 1.5 times the host's prediction, and now
+			 * and then 10 times (a preempted receive) */
+			orc_sample(o, (int)orc_rand(2),
+				   base * (orc_rand(10) == 0 ? 10.0 : 0.5 +
+					   (double)orc_rand(100) / 100.0));
+			nobs++;
+		}
+	}
+	/* the script reached what it is for */
+	assert_true(nq >= 2);
+	assert_true(nnic > 0);
+	if (chooser == SHIM_CHOOSER_AWARE)
+		assert_true(nx > 0 && nobs > 0);
+	print_message("oracle chooser %d gate %d: %u posts, %u queued, %u by "
+		      "the NIC, %u explored, %u samples\n", chooser, gate,
+		      ORC_STEPS, nq, nnic, nx, nobs);
+	for (k = 0; k < ORC_LAYOUTS; k++)
+		ddt_free(t[k]);
+	free(heap);
+}
+
+static void
+test_oracle_threshold(void **state)
+{
+	(void)state;
+	orc_run(SHIM_CHOOSER_THRESHOLD, SHIM_GATE_SECOND, 0.0);
+}
+
+static void
+test_oracle_aware(void **state)
+{
+	(void)state;
+	orc_run(SHIM_CHOOSER_AWARE, SHIM_GATE_SECOND, 0.0);
+	orc_run(SHIM_CHOOSER_AWARE, SHIM_GATE_EAGER, 0.0);
+	orc_run(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT, 3e6);
 }
 
 int
@@ -441,6 +809,11 @@ main(void)
 		cmocka_unit_test_teardown(test_two_threads_while_preparing,
 					  teardown),
 		cmocka_unit_test_teardown(test_refine_and_explore, teardown),
+		cmocka_unit_test_teardown(test_gate_second, teardown),
+		cmocka_unit_test_teardown(test_gate_rent, teardown),
+		cmocka_unit_test_teardown(test_nic_samples_flip, teardown),
+		cmocka_unit_test_teardown(test_oracle_threshold, teardown),
+		cmocka_unit_test_teardown(test_oracle_aware, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
