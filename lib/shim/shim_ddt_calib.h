@@ -15,8 +15,11 @@
 #include "portals4.h"
 #include "shim_ddt_choose.h"
 
-/* Format of the cache file (first line "spinnic-ddt-calib 1"). */
-#define SHIM_CALIB_VERSION 1u
+/* Format of the cache file (first line "spinnic-ddt-calib 2"). Version 2:
+ * a strategy's per-message cost includes the receive's post (version 1
+ * timed from the put); the version is in the file's name and key, so a
+ * version-1 file is not read. */
+#define SHIM_CALIB_VERSION 2u
 /* A cache file longer than this is foreign. */
 #define SHIM_CALIB_FILE_MAX 4096u
 /* Largest accepted value of a fixed cost (ns per message) and of a
@@ -74,8 +77,8 @@ enum shim_calib_err shim_calib_parse(const char *buf, size_t len,
 int shim_calib_format(const struct shim_calib *c, char *buf, size_t len);
 
 /** The cache file for @p key: $SPINNIC_DDT_CALIB_FILE, else
- *  $XDG_CACHE_HOME/spinnic/ddt-calib-v1-KEY, else
- *  $HOME/.cache/spinnic/ddt-calib-v1-KEY. @return 0; -ENAMETOOLONG;
+ *  $XDG_CACHE_HOME/spinnic/ddt-calib-v2-KEY, else
+ *  $HOME/.cache/spinnic/ddt-calib-v2-KEY. @return 0; -ENAMETOOLONG;
  *  -ENOENT (no HOME) */
 int shim_calib_path(uint64_t key, char *buf, size_t len);
 
