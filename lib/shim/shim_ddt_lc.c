@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shim_ddt.h"
 #include "shim_ddt_calib.h"
@@ -133,22 +134,44 @@ real_release(struct spin_type_offload *off)
 }
 
 /* SPINNIC_DDT_TRACE: one line per decision (lc.lock held: a debugging
- * aid that costs the post a formatted write). */
+ * aid that costs the post a formatted write). The format is documented in
+ * doc/NOTES.md ("The trace file") and read by test/tools/ddt_trace_replay.py:
+ * change both with it. Times are %.17g, exact when read back. */
+static const char *const chooser_names[] = { "aware", "static", "threshold" };
+static const char *const gate_names[] = { "second", "eager", "rent" };
+static const char *const state_names[] = {
+	"new", "queued", "preparing", "ready", "failed",
+};
+
 static void
 trace_file(const struct shim_lc_trace *t, void *arg)
 {
+	unsigned ch = (unsigned)lc.cfg.chooser, g = (unsigned)lc.cfg.gate;
+	unsigned st = (unsigned)t->state;
+
 	fprintf((FILE *)arg,
-		"id %" PRIu64 " use %" PRIu64 " cls %d size %" PRId64
-		" blocks %" PRId64 " l %.1f pkts %" PRId64 " region %d"
-		" ready %d host %.0f/%u nic %.0f/%u on_nic %d cand %s"
-		" prepare %d t_host %.0f t_nic %.0f queued %d explored %d"
-		" -> %s\n", t->id, t->uses, (int)t->feat.cls, t->feat.size,
-		t->feat.nblocks, t->feat.blk_mean, t->feat.npkts,
-		t->feat.in_region, t->ready, t->obs.host_ns, t->obs.n_host,
-		t->obs.nic_ns, t->obs.n_nic, t->obs.on_nic,
+		"id %" PRIu64 " use %" PRIu64 " ch %s gate %s table %d"
+		" state %s cls %s size %" PRId64 " blocks %" PRId64
+		" l %.17g pkts %" PRId64 " region %d ready %d"
+		" host %.17g/%u nic %.17g/%u on_nic %d built %s cand %s"
+		" prepare %d t_host %.17g t_nic %.17g prep %.17g queued %d"
+		" explored %d fallback %d -> %s\n", t->id, t->uses,
+		ch < 3 ? chooser_names[ch] : "?", g < 3 ? gate_names[g] : "?",
+		t->table, st < 5 ? state_names[st] : "?",
+		ddt_class_name(t->feat.cls), t->feat.size, t->feat.nblocks,
+		t->feat.blk_mean, t->feat.npkts, t->feat.in_region, t->ready,
+		t->obs.host_ns, t->obs.n_host, t->obs.nic_ns, t->obs.n_nic,
+		t->obs.on_nic, spin_type_strategy_name(t->obs.built),
 		spin_type_strategy_name(t->choice.nic), t->choice.prepare,
-		t->choice.t_host, t->choice.t_nic, t->queued, t->explored,
-		spin_type_strategy_name(t->strat));
+		t->choice.t_host, t->choice.t_nic, t->prep_ns, t->queued,
+		t->explored, t->fallback, spin_type_strategy_name(t->strat));
+}
+
+/* The trace file's first line from this process: ids restart with it. */
+static void
+trace_header(FILE *f)
+{
+	fprintf(f, "# spinnic-ddt-trace 2 pid %ld\n", (long)getpid());
 }
 
 /* Configuration from the environment (lc.lock held). */
@@ -189,6 +212,7 @@ config_env(void)
 				 strerror(errno));
 		} else {
 			setvbuf(f, NULL, _IOLBF, 0);
+			trace_header(f);
 			lc.cfg.trace = trace_file;
 			lc.cfg.trace_arg = f;
 		}
@@ -683,6 +707,9 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 		tr.feat = f;
 		tr.obs = e->obs;
 		tr.ready = e->state == LC_READY;
+		tr.state = (int)e->state;
+		tr.table = lc.cfg.costs != NULL;
+		tr.prep_ns = entry_prep_ns(e);
 		tr.choice = ch;
 	}
 	/* the side chosen, before exploration or a fallback */
@@ -725,6 +752,8 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 		if (e->state == LC_READY)
 			queue_push(e);
 	}
+	tr.fallback = ch.strat != SPIN_TYPE_HOST &&
+		ch.strat != SPIN_TYPE_CONTIG;
 	/* a layout used once never pays: by default the preparation is
 	 * queued from the second use (SPINNIC_DDT_GATE) */
 	if ((e->state == LC_NEW ||
