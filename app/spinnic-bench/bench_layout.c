@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,25 +45,29 @@
 #include <portals4.h>
 #include <spin.h>
 
+#include "apps.h"
 #include "bench.h"
 #include "shim_ddt.h"
 #include "shim_ddt_calib.h"
 
 enum {
 	V_HOST, V_STATIC, V_AWARE, V_THRESHOLD, V_NIC_U, V_IOVEC_U, V_IOVEC_C,
-	V_PLAIN, V_COUNT
+	V_PLAIN, V_SPEC_C, V_HPUL_C, V_ROCP_C, V_RWCP_C, V_COUNT
 };
 static const char *const vnames[V_COUNT] = {
 	"host", "static", "aware", "threshold", "nic_uncached",
-	"iovec_uncached", "iovec_cached", "plain",
+	"iovec_uncached", "iovec_cached", "plain", "specialized", "hpu_local",
+	"ro_cp", "rw_cp",
 };
 #define VM(v) (1u << (v))
 
 /* The points: (axis, block bytes, blocks (0: a 64 KiB message), uses). */
 struct point {
-	const char *axis;
+	const char *axis;    /* Fig. 13: the catalog row (apps.h) */
 	int64_t blk, count;
 	long uses;
+	const struct bench_app *app;
+	int64_t bytes;       /* Fig. 13: the message (blk: mean block) */
 };
 static const struct point points10[] = {
 	{ "uses", 64, 0, 1 }, { "uses", 64, 0, 10 }, { "uses", 64, 0, 100 },
@@ -106,6 +111,10 @@ struct figure {
 	int base;        /* the ratios' denominator */
 	bool median;     /* a point is the median receive of its uses, not
 			    their mean (nothing to amortize: Fig. 12) */
+	bool apps;       /* points: the application catalog (Fig. 13); the
+			    layout cache is flushed after every aware and
+			    threshold point (untimed): a type cannot be
+			    made fresh */
 };
 #define NP(a) (a), (sizeof(a) / sizeof((a)[0]))
 static const struct figure figures[] = {
@@ -116,15 +125,23 @@ static const struct figure figures[] = {
 	  V_HOST },
 	{ "3", NP(points3), VM(V_HOST) | VM(V_STATIC) | VM(V_AWARE) |
 	  VM(V_NIC_U), V_HOST },
-	{ "12", NP(points12), VM(V_PLAIN) | VM(V_AWARE), V_PLAIN, true },
+	{ "12", NP(points12), VM(V_PLAIN) | VM(V_AWARE), V_PLAIN, true, false },
+	{ "13", NULL, 0, VM(V_HOST) | VM(V_STATIC) | VM(V_AWARE) |
+	  VM(V_THRESHOLD) | VM(V_IOVEC_C) | VM(V_SPEC_C) | VM(V_HPUL_C) |
+	  VM(V_ROCP_C) | VM(V_RWCP_C), V_HOST, false, true },
 };
+/* Fig. 13's points, from the catalog (filled before the client forks) */
+#define APPS_MAX 64
+static struct point points13[APPS_MAX];
+/* uses of an application type (an exchange per iteration) */
+#define APPS_USES 50
 /* receives of a point kept for its median (Fig. 12) */
 #define MAX_USES_MEDIAN 1000
 #define MSG_BYTES (64 << 10)
 /* the largest message (Fig. 9b: 64 x 4 KiB) */
 #define SRC_BYTES (256 << 10)
 /* the window of a layout: 2x the message plus the stride steps */
-#define DST_BYTES (16u << 20)
+#define DST_BYTES (32u << 20)
 /* fresh layouts' stride steps wrap after so many (by then the layout
  * cache, 256 entries, has long dropped the first) */
 #define FRESH_WRAP 1024u
@@ -133,6 +150,8 @@ static struct {
 	long reps;
 	const char *spinnic;
 	const struct figure *fig;
+	const struct point *pts;  /* the figure's points */
+	size_t npts;
 } lcfg = { .reps = 5, .fig = &figures[0] };
 
 static const struct bench_cmd_opt layout_opts[] = {
@@ -140,7 +159,8 @@ static const struct bench_cmd_opt layout_opts[] = {
 		      "(default 5)" },
 	{ "figure", 1, "paper 001's figure: 10 (uses and block size, "
 		       "default), 9 (element count; 11 in its 4 KiB rows), 3 "
-		       "(block x uses grid) or 12 (contiguous)" },
+		       "(block x uses grid), 12 (contiguous) or 13 (the "
+		       "application types of `apps`, 50 uses each)" },
 	{ "spinnic", 1, "spinnic binary (default: <build>/app/spinnic/spinnic "
 			"beside spinnic-bench)" },
 	{ NULL, 0, NULL },
@@ -164,7 +184,7 @@ layout_opt(const char *name, const char *arg)
 				lcfg.fig = &figures[i];
 				return 0;
 			}
-		bench_err("--figure %s: expected 10, 9, 3 or 12", arg);
+		bench_err("--figure %s: expected 10, 9, 3, 12 or 13", arg);
 		return -EINVAL;
 	}
 	return bench_opt_num(name, arg, nums, 1) == 0 ? 0 : -EINVAL;
@@ -176,6 +196,46 @@ pt_count(const struct point *p)
 	return p->count > 0 ? p->count : MSG_BYTES / p->blk;
 }
 
+static int64_t
+pt_bytes(const struct point *p)
+{
+	return p->app != NULL ? p->bytes : pt_count(p) * p->blk;
+}
+
+/* The figure's points into lcfg (Fig. 13: one per catalog row, its
+ * blocks, mean block and bytes). @return 0 or a negative errno */
+static int
+fig_points(void)
+{
+	const struct figure *fg = lcfg.fig;
+	size_t n = 0;
+
+	if (!fg->apps) {
+		lcfg.pts = fg->pts;
+		lcfg.npts = fg->npts;
+		return 0;
+	}
+	for (const struct bench_app *a = bench_apps;
+	     a->name != NULL && n < APPS_MAX; a++) {
+		struct ddt_type *t;
+		int64_t nb;
+		int rc = bench_app_type(a, &t, NULL);
+
+		if (rc < 0)
+			return rc;
+		nb = ddt_count_blocks(t, 1);
+		points13[n] = (struct point){
+			a->name, nb > 0 ? ddt_size(t) / nb : 0, nb > 0 ? nb : 1,
+			APPS_USES, a, ddt_size(t),
+		};
+		ddt_free(t);
+		n++;
+	}
+	lcfg.pts = points13;
+	lcfg.npts = n;
+	return 0;
+}
+
 /* ---- the client ---------------------------------------------------------- */
 
 struct cl {
@@ -185,6 +245,7 @@ struct cl {
 	ptl_pt_index_t pt;
 	ptl_process_t self;
 	uint8_t *src, *dst;
+	uint8_t *buf;     /* the receive's buffer (origin) in dst */
 	uint64_t match;
 	long nic_recvs;   /* aware receives that took a NIC strategy */
 	long by_strat[SPIN_TYPE_COUNT]; /* aware receives per strategy */
@@ -244,10 +305,10 @@ cl_recv(struct cl *c, int v, struct spin_type_offload *off,
 		rc = PtlMEAppend(c->ni, c->pt, &me, PTL_PRIORITY_LIST, c,
 				 &meh);
 	} else if (v == V_AWARE || v == V_THRESHOLD) {
-		rc = spin_me_append_ddt(c->ni, c->pt, &me, t, 1, c->dst, NULL,
+		rc = spin_me_append_ddt(c->ni, c->pt, &me, t, 1, c->buf, NULL,
 					&r);
 	} else {
-		rc = spin_me_append_typed(c->ni, c->pt, &me, off, c->dst, NULL,
+		rc = spin_me_append_typed(c->ni, c->pt, &me, off, c->buf, NULL,
 					  &r);
 	}
 	if (rc != PTL_OK)
@@ -321,10 +382,25 @@ cl_object(struct cl *c, int v, const struct ddt_type *t,
 	case V_IOVEC_C:
 		s = SPIN_TYPE_IOVEC;
 		break;
+	case V_SPEC_C:
+		s = SPIN_TYPE_SPECIALIZED;
+		break;
+	case V_HPUL_C:
+		s = SPIN_TYPE_HPU_LOCAL;
+		break;
+	case V_ROCP_C:
+		s = SPIN_TYPE_RO_CP;
+		break;
+	case V_RWCP_C:
+		s = SPIN_TYPE_RW_CP;
+		break;
 	default:
 		return 0;
 	}
-	return spin_type_offload(c->ni, t, 1, s, off_p) == PTL_OK ? 0 : -EIO;
+	/* a strategy that cannot express the layout (specialized for a
+	 * general type): not available, the point says so */
+	return spin_type_offload(c->ni, t, 1, s, off_p) == PTL_OK ? 0 :
+		-ENOTSUP;
 }
 
 /* uses receives of one fresh layout by variant v: µs per receive. The
@@ -335,12 +411,28 @@ cl_point(struct cl *c, int v, const struct point *pt, unsigned k,
 	 double *us_p)
 {
 	struct spin_type_offload *off = NULL;
-	int64_t n = pt_count(pt), bytes = n * pt->blk;
-	struct ddt_type *t = fresh_layout(pt->blk, n, k);
+	int64_t n = pt_count(pt), bytes = n * pt->blk, lo;
+	struct ddt_type *t = NULL;
 	bool per_use = v == V_NIC_U || v == V_IOVEC_U;
 	double a, one[MAX_USES_MEDIAN];
 	int rc = 0;
 
+	c->buf = c->dst;
+	if (pt->app != NULL) {
+		/* an application type: its own window, placed in dst */
+		if (bench_app_type(pt->app, &t, NULL) < 0)
+			return -EINVAL;
+		bytes = ddt_size(t);
+		lo = ddt_true_lb(t);
+		if (bytes > SRC_BYTES || bytes <= 0 || (lo < 0 ? -lo : 0) +
+		    lo + ddt_true_extent(t) > (int64_t)DST_BYTES) {
+			ddt_free(t);
+			return -E2BIG;
+		}
+		c->buf = c->dst + (lo < 0 ? -lo : 0);
+	} else {
+		t = fresh_layout(pt->blk, n, k);
+	}
 	if (t == NULL)
 		return -ENOMEM;
 	a = bench_now();
@@ -361,12 +453,21 @@ cl_point(struct cl *c, int v, const struct point *pt, unsigned k,
 			one[u] = (bench_now() - b) * 1e6;
 	}
 	*us_p = (bench_now() - a) * 1e6 / (double)pt->uses;
+	if (rc == -ENOTSUP || rc == -E2BIG) {
+		*us_p = NAN;
+		rc = 0;
+	}
 	if (rc == 0 && lcfg.fig->median)
 		*us_p = bench_median(one, (int)(pt->uses < MAX_USES_MEDIAN ?
 						pt->uses : MAX_USES_MEDIAN));
 	if (off != NULL)
 		spin_type_offload_free(off);
 	ddt_free(t);
+	/* the cache keeps no prepared application type for the next point
+	 * (untimed; waits for a preparation in progress) */
+	if (rc == 0 && lcfg.fig->apps && (v == V_AWARE || v == V_THRESHOLD) &&
+	    spin_type_cache_flush(c->ni) != PTL_OK)
+		rc = -EIO;
 	return rc;
 }
 
@@ -486,8 +587,7 @@ static int
 client_run(int fd)
 {
 	static const struct point warm = { "warm", 4096, 0, 1 };
-	const struct figure *fg = lcfg.fig;
-	size_t np = fg->npts, nres = (size_t)lcfg.reps * np * V_COUNT;
+	size_t np = lcfg.npts, nres = (size_t)lcfg.reps * np * V_COUNT;
 	double *res = calloc(nres + NEXTRA(np), sizeof(double));
 	struct shim_lc_config aw;
 	struct shim_calib cal;
@@ -519,12 +619,12 @@ client_run(int fd)
 				int v = vs[(j + r + (long)p) % nv];
 
 				chooser_set(v, &aw, &cur);
-				rc = cl_point(&c, v, &fg->pts[p], k++, &us);
+				rc = cl_point(&c, v, &lcfg.pts[p], k++, &us);
 				res[((size_t)r * np + p) * V_COUNT +
 				    (size_t)v] = us;
 			}
 			res[nres + p] += (double)(c.nic_recvs - before) /
-				(double)(fg->pts[p].uses * lcfg.reps);
+				(double)(lcfg.pts[p].uses * lcfg.reps);
 			if (r == 0) {
 				int best = SPIN_TYPE_HOST;
 
@@ -607,7 +707,6 @@ static int
 layout_run(const struct bench_opts *o)
 {
 	const struct figure *fg = lcfg.fig;
-	size_t np = fg->npts, nres = (size_t)lcfg.reps * np * V_COUNT;
 	struct bench_spinnic nic = { .pid = -1 };
 	const char *extra[] = { NULL };
 	struct bench_table *tab = NULL;
@@ -615,8 +714,14 @@ layout_run(const struct bench_opts *o)
 	double *res = NULL, *col = NULL;
 	char sock[400], calib[400], name[64];
 	int pfd[2] = { -1, -1 }, rc, st, ncpus, vs[V_COUNT], nv, ncols;
+	size_t np, nres;
 	pid_t child;
 
+	rc = fig_points();
+	if (rc < 0)
+		return rc;
+	np = lcfg.npts;
+	nres = (size_t)lcfg.reps * np * V_COUNT;
 	nv = fig_variants(vs);
 	res = calloc(nres + NEXTRA(np), sizeof(double));
 	col = calloc((size_t)lcfg.reps, sizeof(double));
@@ -673,19 +778,24 @@ layout_run(const struct bench_opts *o)
 		goto out;
 	}
 	for (size_t p = 0; p < np; p++) {
-		const struct point *pt = &fg->pts[p];
+		const struct point *pt = &lcfg.pts[p];
 		double m[V_COUNT], best = 0.0;
 		int bv = -1;
 
 		for (int j = 0; j < nv; j++) {
 			int v = vs[j];
 
-			for (long r = 0; r < lcfg.reps; r++)
+			m[v] = 0.0;
+			for (long r = 0; r < lcfg.reps; r++) {
 				col[r] = res[((size_t)r * np + p) * V_COUNT +
 					     (size_t)v];
-			m[v] = bench_median(col, (int)lcfg.reps);
+				if (isnan(col[r]))
+					m[v] = NAN; /* not available */
+			}
+			if (!isnan(m[v]))
+				m[v] = bench_median(col, (int)lcfg.reps);
 			/* the best fixed variant: not a chooser */
-			if (v != V_AWARE && v != V_THRESHOLD &&
+			if (!isnan(m[v]) && v != V_AWARE && v != V_THRESHOLD &&
 			    (bv < 0 || m[v] < best)) {
 				best = m[v];
 				bv = v;
@@ -697,11 +807,13 @@ layout_run(const struct bench_opts *o)
 		bench_table_set_str(tab, "axis", pt->axis);
 		bench_table_set_int(tab, "block_b", pt->blk);
 		bench_table_set_int(tab, "count", pt_count(pt));
-		bench_table_set_int(tab, "msg_b", pt_count(pt) * pt->blk);
+		bench_table_set_int(tab, "msg_b", pt_bytes(pt));
 		bench_table_set_int(tab, "uses", pt->uses);
 		for (int j = 0; j < nv; j++) {
 			int v = vs[j];
 
+			if (isnan(m[v]) || isnan(m[fg->base]))
+				continue; /* '-': not available */
 			snprintf(name, sizeof(name), "%s_us", vnames[v]);
 			bench_table_set_num(tab, name, m[v]);
 			if (v == fg->base)
@@ -710,10 +822,10 @@ layout_run(const struct bench_opts *o)
 				 vnames[fg->base]);
 			bench_table_set_num(tab, name, m[v] / m[fg->base]);
 		}
-		if (fg->vmask & VM(V_STATIC))
+		if ((fg->vmask & VM(V_STATIC)) && !isnan(m[V_STATIC]))
 			bench_table_set_num(tab, "aware_vs_static",
 					    m[V_AWARE] / m[V_STATIC]);
-		if (fg->base != V_PLAIN) {
+		if (fg->base != V_PLAIN && bv >= 0) {
 			bench_table_set_num(tab, "aware_vs_best",
 					    m[V_AWARE] / best);
 			bench_table_set_str(tab, "best", vnames[bv]);

@@ -1181,6 +1181,25 @@ test_layout(void **state)
 	assert_int_equal(c->rows, 3);
 	for (int i = 0; i < c->rows; i++)
 		assert_true(atof(c->f[i][c_r]) > 0);
+	/* Fig. 13: a row per application type, the chooser against host
+	 * and the best fixed strategy of the same run; specialized only
+	 * where the layout is regular ('-' otherwise) */
+	layout_csv(c, "13", "layout13.csv");
+	c_r = col(c->hdr, c->nh, "aware_vs_host");
+	c_best = col(c->hdr, c->nh, "best");
+	c_h = col(c->hdr, c->nh, "specialized_us");
+	assert_true(c_r >= 0 && c_best >= 0 && c_h >= 0 &&
+		    col(c->hdr, c->nh, "rw_cp_vs_host") >= 0 &&
+		    col(c->hdr, c->nh, "aware_vs_best") >= 0);
+	assert_int_equal(c->rows, 16);
+	for (int i = 0; i < c->rows; i++) {
+		assert_true(atof(c->f[i][c_r]) > 0);
+		assert_true(strcmp(c->f[i][c_best], "aware") != 0);
+		if (strcmp(c->f[i][0], "comb_x") == 0)
+			assert_string_equal(c->f[i][c_h], "");
+		if (strcmp(c->f[i][0], "nas_mg_y") == 0)
+			assert_true(atof(c->f[i][c_h]) > 0);
+	}
 	free(c);
 }
 
