@@ -1023,6 +1023,10 @@ shim_lc_configure(const struct shim_lc_config *c)
 	if (c != NULL) {
 		lc.cfg = *c;
 		lc.ops = c->ops != NULL ? *c->ops : real_ops;
+		/* ids start again: a trace file says so (found by
+		 * ddt_trace_replay.py on a benchmark's trace) */
+		if (lc.cfg.trace == trace_file && lc.cfg.trace_arg != NULL)
+			trace_header(lc.cfg.trace_arg);
 	}
 	pthread_mutex_unlock(&lc.lock);
 }
