@@ -1085,6 +1085,13 @@ part_calib(void)
 		c.costs.s[SPIN_TYPE_IOVEC].msg_ns,
 		c.costs.s[SPIN_TYPE_IOVEC].byte_ns,
 		c.costs.s[SPIN_TYPE_IOVEC].block_ns);
+	fprintf(stderr, "itest_offload: a general layout's extra per block: "
+		"host %.1f, iovec %.1f, hpu-local %.1f, ro-cp %.1f, rw-cp %.1f "
+		"ns\n", c.costs.s[SPIN_TYPE_HOST].gen_block_ns,
+		c.costs.s[SPIN_TYPE_IOVEC].gen_block_ns,
+		c.costs.s[SPIN_TYPE_HPU_LOCAL].gen_block_ns,
+		c.costs.s[SPIN_TYPE_RO_CP].gen_block_ns,
+		c.costs.s[SPIN_TYPE_RW_CP].gen_block_ns);
 	/* with the table: the same receives, byte-exact */
 	aware_random(&n, &seed, &match, &nic);
 	CPTL(spin_type_cache_flush(n.ni));
