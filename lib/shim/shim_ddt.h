@@ -108,6 +108,14 @@ struct shim_lc_trace {
 	struct shim_ddt_choice choice; /* shim_ddt_choose_obs()'s answer */
 	bool queued;                   /* this post queued the preparation */
 	bool explored;                 /* sent the other way on purpose */
+	bool fallback;                 /* the decision named the NIC object,
+					  not loaded or its upload holding
+					  the lock: posted host-based */
+	int state;                     /* the entry's state before the post
+					  (0 new, 1 queued, 2 preparing,
+					  3 ready, 4 failed) */
+	bool table;                    /* a cost table was in use */
+	double prep_ns;                /* predicted preparation (rent gate) */
 	enum spin_type_strategy strat; /* what the post used */
 };
 

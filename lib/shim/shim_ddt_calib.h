@@ -15,8 +15,12 @@
 #include "portals4.h"
 #include "shim_ddt_choose.h"
 
-/* Format of the cache file (first line "spinnic-ddt-calib 1"). */
-#define SHIM_CALIB_VERSION 1u
+/* Format of the cache file (first line "spinnic-ddt-calib 3"). Version 2:
+ * a strategy's per-message cost includes the receive's post (version 1
+ * timed from the put); version 3: a general layout's extra cost per block
+ * (gen_block_ns). The version is in the file's name and key, so an older
+ * file is not read. */
+#define SHIM_CALIB_VERSION 3u
 /* A cache file longer than this is foreign. */
 #define SHIM_CALIB_FILE_MAX 4096u
 /* Largest accepted value of a fixed cost (ns per message) and of a
@@ -74,8 +78,8 @@ enum shim_calib_err shim_calib_parse(const char *buf, size_t len,
 int shim_calib_format(const struct shim_calib *c, char *buf, size_t len);
 
 /** The cache file for @p key: $SPINNIC_DDT_CALIB_FILE, else
- *  $XDG_CACHE_HOME/spinnic/ddt-calib-v1-KEY, else
- *  $HOME/.cache/spinnic/ddt-calib-v1-KEY. @return 0; -ENAMETOOLONG;
+ *  $XDG_CACHE_HOME/spinnic/ddt-calib-v3-KEY, else
+ *  $HOME/.cache/spinnic/ddt-calib-v3-KEY. @return 0; -ENAMETOOLONG;
  *  -ENOENT (no HOME) */
 int shim_calib_path(uint64_t key, char *buf, size_t len);
 
@@ -87,11 +91,13 @@ int shim_calib_load(const char *path, uint64_t key, struct shim_calib *c_p);
  *  fsync, rename), creating the folder. @return 0 or a negative errno */
 int shim_calib_save(const char *path, const struct shim_calib *c);
 
-/* One measured point: median ns of a message of a vector layout of
- * nblocks blocks of blk bytes received by strategy s. */
+/* One measured point: ns of a message of a layout of nblocks blocks of
+ * blk bytes (a vector; general: an hindexed of blocks blk - 8 and blk + 8
+ * long in turn, gaps of blk) received by strategy s. */
 typedef int (*shim_calib_measure_fn)(void *arg, enum spin_type_strategy s,
 				     int64_t blk, int64_t nblocks,
-				     bool in_region, double *ns_p);
+				     bool in_region, bool general,
+				     double *ns_p);
 
 /** Measure the table through @p fn (the real NIC, or a test's model) and
  *  fit it: per layout 3 to 8 interleaved rounds (more while its share of
@@ -112,6 +118,7 @@ struct shim_calib_nic {
 	size_t cap;                    /* bytes of each */
 	struct ddt_type *t;            /* the current layout ... */
 	int64_t blk, nblocks;          /* ... of nblocks blocks of blk bytes */
+	bool general;                  /* ... an irregular one */
 	struct spin_type_offload *off[SPIN_TYPE_COUNT];
 	bool fresh[SPIN_TYPE_COUNT];   /* off[s] posted once (uploaded) */
 	double prep_min_ns;            /* cheapest build + upload seen */
@@ -125,7 +132,7 @@ void shim_calib_nic_close(struct shim_calib_nic *n);
  *  struct shim_calib_nic): one post, one self-put, its completion. */
 int shim_calib_measure_nic(void *arg, enum spin_type_strategy s,
 			   int64_t blk, int64_t nblocks, bool in_region,
-			   double *ns_p);
+			   bool general, double *ns_p);
 
 /** The whole calibration on @p ni: shim_calib_run() through the NIC,
  *  then the host unpack and the preparation costs in-process.

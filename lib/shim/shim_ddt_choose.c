@@ -83,6 +83,8 @@ shim_ddt_predict(const struct shim_ddt_costs *c, enum spin_type_strategy s,
 		k->pkt_ns * (double)f->npkts;
 	if (!f->in_region)
 		work += k->out_block_ns * (double)f->nblocks;
+	if (f->cls == DDT_CLASS_GENERAL)
+		work += k->gen_block_ns * (double)f->nblocks;
 	if (strat_is_nic(s)) {
 		par = c->nhpu > 0 ? (double)c->nhpu : 1.0;
 		if ((double)f->npkts < par)

@@ -49,12 +49,16 @@ struct shim_ddt_feat {
 
 /* Predicted cost of one message by one strategy (ns):
  * msg + (byte * size + block * nblocks + pkt * npkts
+ *        + gen_block * nblocks when the layout is general
  *        + out_block * nblocks when the buffer is outside the region) / p,
  * p = min(nhpu, npkts) for a NIC strategy (packets are handled in
  * parallel), 1 for the host path. */
 struct shim_ddt_cost {
 	bool valid;          /* offered at all */
 	double msg_ns, byte_ns, block_ns, pkt_ns, out_block_ns;
+	/* more per block of a general layout (irregular blocks: dataloops
+	 * instead of a stride), added to block_ns for DDT_CLASS_GENERAL */
+	double gen_block_ns;
 };
 
 /* A cost table: [SPIN_TYPE_HOST] the host path (staging receive and

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shim_ddt.h"
 #include "shim_ddt_calib.h"
@@ -31,6 +32,12 @@
  * decision turns on a few percent, and the path not taken must not be
  * judged on a stale sample */
 #define LC_EXPLORE_CLOSE 8u
+/* hashes of recently posted type objects (direct-mapped by address): the
+ * hash serializes the whole type, O(blocks) for an indexed one (1.5 ms a
+ * post for specfem3d_oc's 32222 blocks in spinnic-bench layout --figure
+ * 13, where a vector's is 0.2 us), and an MPI library posts the same
+ * object every iteration */
+#define LC_MEMO 16u
 /* dropped entries are released by the thread once so many are waiting
  * (or with other work): a miss that evicts does not wake it each time */
 #define LC_DEAD_BATCH 16u
@@ -100,6 +107,13 @@ static struct {
 	ptl_handle_ni_t calib_ni;
 	struct shim_calib calib;
 	char calib_path[512];         /* "" : no cache file */
+	/* type_hash() of (t, count); t referenced, so that its address
+	 * is not reused while it is here */
+	struct lc_memo {
+		struct ddt_type *t;
+		int64_t count;
+		uint64_t h;
+	} memo[LC_MEMO];
 } lc = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.work = PTHREAD_COND_INITIALIZER,
@@ -133,22 +147,44 @@ real_release(struct spin_type_offload *off)
 }
 
 /* SPINNIC_DDT_TRACE: one line per decision (lc.lock held: a debugging
- * aid that costs the post a formatted write). */
+ * aid that costs the post a formatted write). The format is documented in
+ * doc/NOTES.md ("The trace file") and read by test/tools/ddt_trace_replay.py:
+ * change both with it. Times are %.17g, exact when read back. */
+static const char *const chooser_names[] = { "aware", "static", "threshold" };
+static const char *const gate_names[] = { "second", "eager", "rent" };
+static const char *const state_names[] = {
+	"new", "queued", "preparing", "ready", "failed",
+};
+
 static void
 trace_file(const struct shim_lc_trace *t, void *arg)
 {
+	unsigned ch = (unsigned)lc.cfg.chooser, g = (unsigned)lc.cfg.gate;
+	unsigned st = (unsigned)t->state;
+
 	fprintf((FILE *)arg,
-		"id %" PRIu64 " use %" PRIu64 " cls %d size %" PRId64
-		" blocks %" PRId64 " l %.1f pkts %" PRId64 " region %d"
-		" ready %d host %.0f/%u nic %.0f/%u on_nic %d cand %s"
-		" prepare %d t_host %.0f t_nic %.0f queued %d explored %d"
-		" -> %s\n", t->id, t->uses, (int)t->feat.cls, t->feat.size,
-		t->feat.nblocks, t->feat.blk_mean, t->feat.npkts,
-		t->feat.in_region, t->ready, t->obs.host_ns, t->obs.n_host,
-		t->obs.nic_ns, t->obs.n_nic, t->obs.on_nic,
+		"id %" PRIu64 " use %" PRIu64 " ch %s gate %s table %d"
+		" state %s cls %s size %" PRId64 " blocks %" PRId64
+		" l %.17g pkts %" PRId64 " region %d ready %d"
+		" host %.17g/%u nic %.17g/%u on_nic %d built %s cand %s"
+		" prepare %d t_host %.17g t_nic %.17g prep %.17g queued %d"
+		" explored %d fallback %d -> %s\n", t->id, t->uses,
+		ch < 3 ? chooser_names[ch] : "?", g < 3 ? gate_names[g] : "?",
+		t->table, st < 5 ? state_names[st] : "?",
+		ddt_class_name(t->feat.cls), t->feat.size, t->feat.nblocks,
+		t->feat.blk_mean, t->feat.npkts, t->feat.in_region, t->ready,
+		t->obs.host_ns, t->obs.n_host, t->obs.nic_ns, t->obs.n_nic,
+		t->obs.on_nic, spin_type_strategy_name(t->obs.built),
 		spin_type_strategy_name(t->choice.nic), t->choice.prepare,
-		t->choice.t_host, t->choice.t_nic, t->queued, t->explored,
-		spin_type_strategy_name(t->strat));
+		t->choice.t_host, t->choice.t_nic, t->prep_ns, t->queued,
+		t->explored, t->fallback, spin_type_strategy_name(t->strat));
+}
+
+/* The trace file's first line from this process: ids restart with it. */
+static void
+trace_header(FILE *f)
+{
+	fprintf(f, "# spinnic-ddt-trace 2 pid %ld\n", (long)getpid());
 }
 
 /* Configuration from the environment (lc.lock held). */
@@ -189,6 +225,7 @@ config_env(void)
 				 strerror(errno));
 		} else {
 			setvbuf(f, NULL, _IOLBF, 0);
+			trace_header(f);
 			lc.cfg.trace = trace_file;
 			lc.cfg.trace_arg = f;
 		}
@@ -683,6 +720,9 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 		tr.feat = f;
 		tr.obs = e->obs;
 		tr.ready = e->state == LC_READY;
+		tr.state = (int)e->state;
+		tr.table = lc.cfg.costs != NULL;
+		tr.prep_ns = entry_prep_ns(e);
 		tr.choice = ch;
 	}
 	/* the side chosen, before exploration or a fallback */
@@ -725,6 +765,8 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 		if (e->state == LC_READY)
 			queue_push(e);
 	}
+	tr.fallback = ch.strat != SPIN_TYPE_HOST &&
+		ch.strat != SPIN_TYPE_CONTIG;
 	/* a layout used once never pays: by default the preparation is
 	 * queued from the second use (SPINNIC_DDT_GATE) */
 	if ((e->state == LC_NEW ||
@@ -786,14 +828,18 @@ shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
 	bool in_region = rg->base != NULL && (const uint8_t *)buf >= rg->base &&
 		(const uint8_t *)buf < rg->base + rg->size;
 	struct shim_lc_entry *e, *n = NULL, *d;
+	struct lc_memo *m = &lc.memo[(((uintptr_t)t >> 4) ^
+				      (uint64_t)count) % LC_MEMO];
+	struct ddt_type *old = NULL;
 	struct shim_lc_config cfg;
-	uint64_t h;
+	bool memo_hit;
+	uint64_t h = 0;
 	int rc;
 
-	rc = type_hash(t, count, &h);
-	if (rc != 0)
-		return rc;
 	pthread_mutex_lock(&lc.lock);
+	memo_hit = m->t == t && m->count == count;
+	if (memo_hit)
+		h = m->h;
 	if (!lc.configured)
 		config_env();
 	rc = lc.cfg_err;
@@ -807,6 +853,11 @@ shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
 	pthread_mutex_unlock(&lc.lock);
 	if (rc != 0)
 		return rc;
+	if (!memo_hit) {
+		rc = type_hash(t, count, &h);
+		if (rc != 0)
+			return rc;
+	}
 	if (cfg.inline_prep)
 		inline_run();
 	for (;;) {
@@ -836,6 +887,12 @@ shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
 		lc.st.hits++;
 	}
 	entry_use(e, in_region, u_p);
+	if (!memo_hit && m->t != t) {
+		old = m->t;
+		m->t = ddt_ref((struct ddt_type *)(uintptr_t)t);
+		m->count = count;
+		m->h = h;
+	}
 	if (n != NULL) {
 		/* another thread created it meanwhile: released off the
 		 * post path like a dropped entry */
@@ -854,7 +911,26 @@ shim_lc_acquire(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
 	}
 	pthread_mutex_unlock(&lc.lock);
 	dead_free(d);
+	ddt_free(old);
 	return 0;
+}
+
+/* Drop the hash memo's references (lc.lock held); @return the types to
+ * ddt_free() after it, into @p out (LC_MEMO slots) */
+static void
+memo_clear(struct ddt_type **out)
+{
+	for (unsigned i = 0; i < LC_MEMO; i++) {
+		out[i] = lc.memo[i].t;
+		lc.memo[i].t = NULL;
+	}
+}
+
+static void
+memo_free(struct ddt_type **v)
+{
+	for (unsigned i = 0; i < LC_MEMO; i++)
+		ddt_free(v[i]);
 }
 
 void
@@ -877,12 +953,14 @@ shim_lc_drain(void)
 int
 shim_lc_flush(ptl_handle_ni_t ni)
 {
+	struct ddt_type *mv[LC_MEMO];
 	struct shim_lc_entry *e, *n;
 	unsigned i;
 	int rc = 0;
 
 	shim_lc_drain();
 	pthread_mutex_lock(&lc.lock);
+	memo_clear(mv);
 	for (i = 0; i < LC_BUCKETS; i++)
 		for (e = lc.bucket[i]; e != NULL; e = n) {
 			n = e->hnext;
@@ -898,17 +976,20 @@ shim_lc_flush(ptl_handle_ni_t ni)
 	lc.ndead = 0;
 	pthread_mutex_unlock(&lc.lock);
 	dead_free(e);
+	memo_free(mv);
 	return rc;
 }
 
 void
 shim_lc_configure(const struct shim_lc_config *c)
 {
+	struct ddt_type *mv[LC_MEMO];
 	struct shim_lc_entry *e, *n;
 	unsigned i;
 
 	shim_lc_drain();
 	pthread_mutex_lock(&lc.lock);
+	memo_clear(mv);
 	/* a started thread stays for a configuration that uses one (it is
 	 * idle after the drain): a benchmark switching choosers does not
 	 * start it again on a timed post */
@@ -931,6 +1012,7 @@ shim_lc_configure(const struct shim_lc_config *c)
 	lc.ndead = 0;
 	pthread_mutex_unlock(&lc.lock);
 	dead_free(e);
+	memo_free(mv);
 	pthread_mutex_lock(&lc.lock);
 	memset(&lc.st, 0, sizeof(lc.st));
 	lc.next_id = 0;
@@ -941,6 +1023,10 @@ shim_lc_configure(const struct shim_lc_config *c)
 	if (c != NULL) {
 		lc.cfg = *c;
 		lc.ops = c->ops != NULL ? *c->ops : real_ops;
+		/* ids start again: a trace file says so (found by
+		 * ddt_trace_replay.py on a benchmark's trace) */
+		if (lc.cfg.trace == trace_file && lc.cfg.trace_arg != NULL)
+			trace_header(lc.cfg.trace_arg);
 	}
 	pthread_mutex_unlock(&lc.lock);
 }

@@ -913,10 +913,23 @@ layout_aware(void)
 	return 0;
 }
 
+/* SPINNIC_DDT_TRACE into the test's folder (the client, before its first
+ * post: the cache reads it then) */
+static void
+trace_to(const char *name)
+{
+	char p[400];
+
+	snprintf(p, sizeof(p), "%s/%s", itest_dir(), name);
+	unlink(p);
+	setenv("SPINNIC_DDT_TRACE", p, 1);
+}
+
 /* the default chooser (aware: no cost table yet, paper 001's rule) */
 static int
 part_aware(void)
 {
+	trace_to("trace-aware-nocalib");
 	unsetenv("SPINNIC_DDT_CHOOSER");
 	/* without a table aware is the threshold rule: deterministic */
 	setenv("SPINNIC_DDT_CALIB", "off", 1);
@@ -926,6 +939,7 @@ part_aware(void)
 static int
 part_threshold(void)
 {
+	trace_to("trace-threshold");
 	setenv("SPINNIC_DDT_CHOOSER", "threshold", 1);
 	return layout_aware();
 }
@@ -1035,6 +1049,7 @@ part_calib(void)
 	unsetenv("SPINNIC_DDT_STRATEGY");
 	setenv("SPINNIC_DDT_CALIB", "auto", 1);
 	setenv("SPINNIC_DDT_CALIB_FILE", calib_path, 1);
+	trace_to("trace-aware");
 	unlink(calib_path);
 	node_up(&n);
 	CPTL(spin_nic_info(n.ni, &info));
@@ -1070,6 +1085,13 @@ part_calib(void)
 		c.costs.s[SPIN_TYPE_IOVEC].msg_ns,
 		c.costs.s[SPIN_TYPE_IOVEC].byte_ns,
 		c.costs.s[SPIN_TYPE_IOVEC].block_ns);
+	fprintf(stderr, "itest_offload: a general layout's extra per block: "
+		"host %.1f, iovec %.1f, hpu-local %.1f, ro-cp %.1f, rw-cp %.1f "
+		"ns\n", c.costs.s[SPIN_TYPE_HOST].gen_block_ns,
+		c.costs.s[SPIN_TYPE_IOVEC].gen_block_ns,
+		c.costs.s[SPIN_TYPE_HPU_LOCAL].gen_block_ns,
+		c.costs.s[SPIN_TYPE_RO_CP].gen_block_ns,
+		c.costs.s[SPIN_TYPE_RW_CP].gen_block_ns);
 	/* with the table: the same receives, byte-exact */
 	aware_random(&n, &seed, &match, &nic);
 	CPTL(spin_type_cache_flush(n.ni));
@@ -1117,6 +1139,56 @@ part_calib_reuse(void)
 	CPTL(spin_type_cache_flush(n.ni));
 	node_down(&n);
 	return 0;
+}
+
+/* The outside-written check of the decisions: test/tools/ddt_trace_replay.py
+ * (Python, from notes-001_004 §1.2 and doc/NOTES.md, nothing from the C
+ * tree) replays the trace of a real run and must agree with every line;
+ * a copy with one decision changed must fail (1), a malformed one be
+ * refused (2). Skipped, and said, without python3. */
+static void
+trace_replay(const char *name, unsigned min_lines)
+{
+	const char *src = getenv("SPINNIC_SOURCE_DIR");
+	const char *d = itest_dir();
+	char cmd[2400];
+	int st;
+
+	if (src == NULL)
+		itest_fail("SPINNIC_SOURCE_DIR is not set (run through meson "
+			   "test)");
+	snprintf(cmd, sizeof(cmd), "command -v python3 >/dev/null || exit 77; "
+		 "python3 '%s/test/tools/ddt_trace_replay.py' --min-lines %u "
+		 "'%s/%s' >&2", src, min_lines, d, name);
+	st = system(cmd);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+		fprintf(stderr, "itest_offload: no python3: the replay of %s "
+			"was skipped\n", name);
+		return;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		itest_fail("ddt_trace_replay.py %s: status %#x", name, st);
+	/* the first host decision of a first use made a NIC one */
+	snprintf(cmd, sizeof(cmd), "sed '0,/ use 1 \\(.*\\) -> host$/"
+		 "s// use 1 \\1 -> rw-cp/' '%s/%s' > '%s/%s.bad' && "
+		 "! cmp -s '%s/%s' '%s/%s.bad' && python3 "
+		 "'%s/test/tools/ddt_trace_replay.py' --quiet '%s/%s.bad' "
+		 "2>/dev/null", d, name, d, name, d, name, d, name, src, d,
+		 name);
+	st = system(cmd);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 1)
+		itest_fail("ddt_trace_replay.py accepted a changed decision in "
+			   "%s (status %#x)", name, st);
+	snprintf(cmd, sizeof(cmd), "cp '%s/%s' '%s/%s.bad' && echo 'id 1 "
+		 "use' >> '%s/%s.bad' && python3 "
+		 "'%s/test/tools/ddt_trace_replay.py' --quiet '%s/%s.bad' "
+		 "2>/dev/null", d, name, d, name, d, name, src, d, name);
+	st = system(cmd);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 2)
+		itest_fail("ddt_trace_replay.py accepted a malformed %s "
+			   "(status %#x)", name, st);
+	fprintf(stderr, "itest_offload: %s replayed by ddt_trace_replay.py, a "
+		"changed decision and a malformed line refused\n", name);
 }
 
 /* ---- the test process ---------------------------------------------------- */
@@ -1199,6 +1271,9 @@ main(void)
 	run_client("calibration file reused, a corrupt one refused",
 		   part_calib_reuse, 120);
 	itest_spinnic_finish();
+	trace_replay("trace-aware-nocalib", 20);
+	trace_replay("trace-threshold", 20);
+	trace_replay("trace-aware", 20);
 	itest_expect_no_drops();
 	return 0;
 }

@@ -1060,6 +1060,10 @@ test_new_bad_input(void **state)
 		{ "trig", "--iters", "15", "--block", "10", NULL },
 		{ "trig", "--chain", "0", NULL },
 		{ "trig", "--spinnic", "/nonexistent/spinnic", NULL },
+		{ "layout", "--figure", "7", NULL },
+		{ "layout", "--figure", "", NULL },
+		{ "layout", "--lreps", "0", NULL },
+		{ "layout", "--spinnic", "/nonexistent/spinnic", NULL },
 	};
 	struct tool_result *r = malloc(sizeof(*r));
 
@@ -1082,6 +1086,123 @@ test_new_bad_input(void **state)
  * every subcommand: a directory, a missing directory, a path below a
  * regular file.
  */
+/* layout (paper 001's figures): --figure 9 has a row per element count
+ * with every variant's time and its ratio to host from the same run
+ * (checked against the times), Fig. 11's cached/uncached ratios and the
+ * best fixed variant; --figure 12 compares a plain ME with the chooser on
+ * contiguous receives. Behaviour only, never timing. */
+static void
+layout_csv(struct csv *c, const char *fig, const char *file)
+{
+	struct tool_result *r = malloc(sizeof(*r));
+
+	assert_non_null(r);
+	run(r, "layout", "--figure", fig, "--lreps", "1", "--csv", path(file),
+	    NULL);
+	if (lacks_resources(r)) {
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench layout --figure %s failed (%d): %s", fig,
+			 r->status, r->err);
+	assert_non_null(strstr(r->out, "# figure "));
+	assert_non_null(strstr(r->out, "calibration measured"));
+	csv_read(c, path(file));
+	free(r);
+}
+
+static void
+test_layout(void **state)
+{
+	static const char *const v9[] = {
+		"static", "aware", "threshold", "nic_uncached",
+		"iovec_uncached", "iovec_cached",
+	};
+	static const int64_t blk9[] = { 8, 8, 8, 64, 64, 4096, 4096, 4096,
+					4096 };
+	struct csv *c = malloc(sizeof(*c));
+	char name[64];
+	int c_b, c_n, c_m, c_h, c_u, c_best, c_ic, c_iu, c_r;
+
+	(void)state;
+	assert_non_null(c);
+	layout_csv(c, "9", "layout9.csv");
+	c_b = col(c->hdr, c->nh, "block_b");
+	c_n = col(c->hdr, c->nh, "count");
+	c_m = col(c->hdr, c->nh, "msg_b");
+	c_u = col(c->hdr, c->nh, "uses");
+	c_h = col(c->hdr, c->nh, "host_us");
+	c_best = col(c->hdr, c->nh, "best");
+	c_r = col(c->hdr, c->nh, "iovec_cached_vs_uncached");
+	c_ic = col(c->hdr, c->nh, "iovec_cached_us");
+	c_iu = col(c->hdr, c->nh, "iovec_uncached_us");
+	assert_true(c_b >= 0 && c_n >= 0 && c_m >= 0 && c_u >= 0 &&
+		    c_h >= 0 && c_best >= 0 && c_r >= 0 && c_ic >= 0 &&
+		    c_iu >= 0);
+	assert_true(col(c->hdr, c->nh, "aware_vs_best") >= 0);
+	assert_true(col(c->hdr, c->nh, "static_vs_nic_uncached") >= 0);
+	assert_int_equal(c->rows, 9);
+	for (int i = 0; i < c->rows; i++) {
+		double h = atof(c->f[i][c_h]);
+
+		assert_int_equal(atoll(c->f[i][c_b]), blk9[i]);
+		assert_int_equal(atoll(c->f[i][c_m]),
+				 atoll(c->f[i][c_b]) * atoll(c->f[i][c_n]));
+		assert_int_equal(atoll(c->f[i][c_u]), 100);
+		assert_true(h > 0);
+		for (size_t v = 0; v < sizeof(v9) / sizeof(v9[0]); v++) {
+			int cu, cr;
+			double t, q;
+
+			snprintf(name, sizeof(name), "%s_us", v9[v]);
+			cu = col(c->hdr, c->nh, name);
+			snprintf(name, sizeof(name), "%s_vs_host", v9[v]);
+			cr = col(c->hdr, c->nh, name);
+			assert_true(cu >= 0 && cr >= 0);
+			t = atof(c->f[i][cu]);
+			q = atof(c->f[i][cr]);
+			assert_true(t > 0);
+			/* the ratio is of this run's two times (rounded) */
+			assert_true(fabs(q - t / h) <= 0.01 + 0.002 * q);
+		}
+		assert_true(fabs(atof(c->f[i][c_r]) - atof(c->f[i][c_ic]) /
+				 atof(c->f[i][c_iu])) <= 0.01 +
+			    0.002 * atof(c->f[i][c_r]));
+		assert_true(strcmp(c->f[i][c_best], "aware") != 0 &&
+			    strcmp(c->f[i][c_best], "threshold") != 0);
+	}
+	layout_csv(c, "12", "layout12.csv");
+	c_r = col(c->hdr, c->nh, "aware_vs_plain");
+	assert_true(c_r >= 0 && col(c->hdr, c->nh, "plain_us") >= 0 &&
+		    col(c->hdr, c->nh, "aware_us") >= 0);
+	assert_int_equal(col(c->hdr, c->nh, "host_us"), -1);
+	assert_int_equal(c->rows, 3);
+	for (int i = 0; i < c->rows; i++)
+		assert_true(atof(c->f[i][c_r]) > 0);
+	/* Fig. 13: a row per application type, the chooser against host
+	 * and the best fixed strategy of the same run; specialized only
+	 * where the layout is regular ('-' otherwise) */
+	layout_csv(c, "13", "layout13.csv");
+	c_r = col(c->hdr, c->nh, "aware_vs_host");
+	c_best = col(c->hdr, c->nh, "best");
+	c_h = col(c->hdr, c->nh, "specialized_us");
+	assert_true(c_r >= 0 && c_best >= 0 && c_h >= 0 &&
+		    col(c->hdr, c->nh, "rw_cp_vs_host") >= 0 &&
+		    col(c->hdr, c->nh, "aware_vs_best") >= 0);
+	assert_int_equal(c->rows, 16);
+	for (int i = 0; i < c->rows; i++) {
+		assert_true(atof(c->f[i][c_r]) > 0);
+		assert_true(strcmp(c->f[i][c_best], "aware") != 0);
+		if (strcmp(c->f[i][0], "comb_x") == 0)
+			assert_string_equal(c->f[i][c_h], "");
+		if (strcmp(c->f[i][0], "nas_mg_y") == 0)
+			assert_true(atof(c->f[i][c_h]) > 0);
+	}
+	free(c);
+}
+
 static void
 test_csv_unwritable(void **state)
 {
@@ -1175,6 +1296,7 @@ main(void)
 		cmocka_unit_test(test_scaling),
 		cmocka_unit_test(test_ckpt),
 		cmocka_unit_test(test_new_bad_input),
+		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_csv_unwritable),
 	};
 
