@@ -337,6 +337,7 @@ bench_nic_create(unsigned nhpu, uint32_t payload)
 	conf.nic_mem = 64ull << 20;
 	conf.nhpu = nhpu;
 	conf.pkt_payload = payload;
+	conf.handler_time_every = bench_time_every();
 	conf.ops = &nic_host_ops;
 	conf.families = spin_handler_families;
 	n->rt = spin_rt_create(&conf);

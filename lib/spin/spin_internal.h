@@ -288,6 +288,7 @@ struct spin_oacc {
 struct spin_hpu {
 	struct spin_hpu_stats st;
 	struct spin_fstat *fst;     /* this HPU's counters of each family */
+	uint32_t time_rnd;          /* xorshift32 state: payload timing */
 	struct spin_batch b;
 	struct spin_oacc oa;
 } __rte_cache_aligned;
@@ -360,6 +361,8 @@ struct spin_rt {
 	 * nhpu * nfam, HPU h's at h * nfam (hpu[h].fst) */
 	unsigned nfam;
 	uint64_t budget_cyc;        /* conf.handler_budget_ns; UINT64_MAX off */
+	uint32_t time_mask;         /* a payload call is timed when the HPU's
+				       xorshift & time_mask is 0; 0: every one */
 	uint64_t tsc_hz;
 	struct spin_fstat *fstat;
 	struct spin_flog *flog;     /* nfam */
