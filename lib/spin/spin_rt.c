@@ -799,14 +799,23 @@ count_call_untimed(struct spin_exec *x, unsigned rc)
 	struct spin_hpu *hpu = x->hpu;
 	struct spin_fstat *f = &hpu->fst[x->ctx->fam_idx];
 	struct spin_batch *b = spin_batch_for(x->rt, hpu, x->m);
+	uint64_t to = x->dma_bytes, from = x->dma_from;
 
 	f->k[SPIN_HK_PAYLOAD].rc[rc]++;
-	f->dma_to += x->dma_bytes;
-	f->dma_from += x->dma_from;
 	b->hk[SPIN_HK_PAYLOAD].rc[rc]++;
 	b->kmask |= 1u << SPIN_HK_PAYLOAD;
-	b->h_dma_to += x->dma_bytes;
-	b->h_dma_from += x->dma_from;
+	/*
+	 * Scalar loads, one per field: the handler's DMAs just stored each
+	 * with its own 8-byte store, and one 16-byte load of both (what the
+	 * compiler makes of the two sums) cannot be forwarded from them
+	 * (a store-forwarding stall, ~10% of a 2 KiB packet's time here).
+	 */
+	f->dma_to += to;
+	b->h_dma_to += to;
+	if (unlikely(from != 0)) {
+		f->dma_from += from;
+		b->h_dma_from += from;
+	}
 }
 
 /*
