@@ -81,14 +81,20 @@ spin_hacc_flush(struct spin_hacc *dst, struct spin_hacc *a)
 			SPIN_ATOMIC_ADD(&dst->rc[i], a->rc[i]);
 			a->rc[i] = 0;
 		}
-	SPIN_ATOMIC_ADD(&dst->cycles, a->cycles);
-	a->cycles = 0;
-	cur = SPIN_LOAD(&dst->max);
-	while (a->max > cur &&
-	       !__atomic_compare_exchange_n(&dst->max, &cur, a->max, true,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-	a->max = 0;
+	/* untimed calls only (sampled timing): no duration to add */
+	if (a->cycles != 0) {
+		SPIN_ATOMIC_ADD(&dst->cycles, a->cycles);
+		a->cycles = 0;
+	}
+	if (a->max != 0) {
+		cur = SPIN_LOAD(&dst->max);
+		while (a->max > cur &&
+		       !__atomic_compare_exchange_n(&dst->max, &cur, a->max,
+						    true, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED))
+			;
+		a->max = 0;
+	}
 	if (a->over != 0) {
 		SPIN_ATOMIC_ADD(&dst->over, a->over);
 		a->over = 0;
