@@ -647,7 +647,9 @@ bench_nic_run(struct bench_nic *n, uint32_t ctx, void *win, uint64_t win_len,
 			break;
 		}
 		i += k;
-		spin_hpu_poll(n->rt, 0, RX_BURST);
+		/* HPU 0's share of the burst: the main thread is also the
+		 * inbound engine, and the other HPUs take the rest */
+		spin_hpu_poll(n->rt, 0, RTE_MAX(k / n->nhpu, 1u));
 	}
 	if (wait_done(n) < 0) {
 		bench_err("message not done after %.0f s", RUN_TIMEOUT_S);
