@@ -363,6 +363,7 @@ test_sampled(void **state)
 	};
 	const struct spin_hkind_stats *k;
 	struct spin_handler_stats cs;
+	struct spin_hpu_stats hs;
 	struct test_host h;
 	struct spin_rt *rt;
 	uint64_t sum = 0;
@@ -397,6 +398,23 @@ test_sampled(void **state)
 		}
 		assert_true(k->cycles > 0);
 		assert_true(spin_hkind_quantile(k, 0.5) > 0);
+		/* the untimed calls reach the family's and HPUs' counters */
+		assert_int_equal(spin_rt_family_stats(rt, F_CHECKSUM, &cs), 0);
+		assert_int_equal(cs.kind[SPIN_HK_PAYLOAD].calls, 400);
+		assert_int_equal(cs.kind[SPIN_HK_PAYLOAD].rc[SPIN_SUCCESS], 400);
+		assert_int_equal(cs.dma_bytes_to, 40 * (1000 + 32));
+		memset(&hs, 0, sizeof(hs));
+		for (b = 0; b < 2; b++) {
+			struct spin_hpu_stats one;
+
+			assert_int_equal(spin_hpu_stats(rt, b, &one), 0);
+			hs.pay += one.pay;
+			hs.hers += one.hers;
+			hs.rc[SPIN_SUCCESS] += one.rc[SPIN_SUCCESS];
+		}
+		assert_int_equal(hs.pay, 400);
+		assert_int_equal(hs.hers, 480);
+		assert_int_equal(hs.rc[SPIN_SUCCESS], 480);
 		test_host_fini(&h);
 		spin_rt_destroy(rt);
 	}
