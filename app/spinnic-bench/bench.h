@@ -93,6 +93,15 @@ int bench_clients_off_lcore(void);
 /** The @p pct percentile of @p n sorted values. */
 double bench_percentile(const double *sorted, long n, double pct);
 
+/**
+ * The in-process NIC's payload handler timing (spin_rt_conf
+ * handler_time_every): SPINNIC_BENCH_TIME_EVERY when set to a number of
+ * 0 to 2^20, else BENCH_TIME_EVERY (the handler statistics are not read
+ * here; 1 times every packet, as the runtime did before sampling).
+ */
+uint32_t bench_time_every(void);
+#define BENCH_TIME_EVERY 64u
+
 /** Print a one-line error "spinnic-bench: ..." on stderr. */
 void bench_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

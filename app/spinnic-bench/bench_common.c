@@ -27,6 +27,25 @@ bench_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+uint32_t
+bench_time_every(void)
+{
+	const char *e = getenv("SPINNIC_BENCH_TIME_EVERY");
+	unsigned long v;
+	char *end;
+
+	if (e == NULL || *e == '\0')
+		return BENCH_TIME_EVERY;
+	errno = 0;
+	v = strtoul(e, &end, 10);
+	if (errno != 0 || *end != '\0' || v > (1ul << 20)) {
+		bench_err("SPINNIC_BENCH_TIME_EVERY=%s: not 0 to 2^20, using %u",
+			  e, BENCH_TIME_EVERY);
+		return BENCH_TIME_EVERY;
+	}
+	return (uint32_t)v;
+}
+
 /* ---- timing ------------------------------------------------------------ */
 
 double

@@ -212,6 +212,7 @@ bench_wire_create(unsigned nhpu, uint32_t payload)
 	conf.nic_mem = 64ull << 20;
 	conf.nhpu = nhpu;
 	conf.pkt_payload = payload;
+	conf.handler_time_every = bench_time_every();
 	conf.ops = &wire_host_ops;
 	conf.families = spin_handler_families;
 	w->rt = spin_rt_create(&conf);

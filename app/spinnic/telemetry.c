@@ -594,8 +594,8 @@ hstats_dict(const struct spin_handler_family *fam,
 			rte_tel_data_add_dict_u64(d, key, h->rc[r]);
 		}
 		snprintf(key, sizeof(key), "%s_mean_ns", kn);
-		rte_tel_data_add_dict_u64(d, key, h->calls != 0 ?
-			spin_cycles_to_ns(h->cycles / h->calls) : 0);
+		rte_tel_data_add_dict_u64(d, key, h->timed != 0 ?
+			spin_cycles_to_ns(h->cycles / h->timed) : 0);
 		snprintf(key, sizeof(key), "%s_p99_ns", kn);
 		rte_tel_data_add_dict_u64(d, key,
 			spin_cycles_to_ns(spin_hkind_quantile(h, 0.99)));

@@ -613,6 +613,23 @@ static inline void op_block(const struct ddt_prog *pg, const struct ddt_op *o,
 	}
 }
 
+/*
+ * a / d for 0 <= a, 0 < d, the divisions of resuming a range: a quotient
+ * of 0 (an offset within the first element, repetition or block) needs
+ * none, a power of two is a shift, and 32-bit operands a 32-bit divide;
+ * a 64-bit idiv per level was 5% of a 2 KiB packet of 256 B blocks.
+ */
+static inline int64_t prog_div(int64_t a, int64_t d)
+{
+	if (a < d)
+		return 0;
+	if ((d & (d - 1)) == 0)
+		return a >> __builtin_ctzll((uint64_t)d);
+	if ((uint64_t)a <= UINT32_MAX)
+		return (int64_t)((uint32_t)a / (uint32_t)d);
+	return a / d;
+}
+
 /* block holding packed offset x of a repetition */
 static int64_t op_find(const struct ddt_prog *pg, const struct ddt_op *o,
 		       int64_t x)
@@ -621,7 +638,7 @@ static int64_t op_find(const struct ddt_prog *pg, const struct ddt_op *o,
 	int64_t lo = 0, hi = o->n - 1;
 
 	if (o->kind != DDT_OP_IDXV)
-		return x / o->bl;
+		return prog_div(x, o->bl);
 	pre = pg->arr + o->arr + 2 * o->n;
 	while (lo < hi) {
 		int64_t mid = lo + (hi - lo + 1) / 2;
@@ -668,7 +685,7 @@ static void op_piece(const struct ddt_prog *pg, const struct ddt_op *o,
 	if (len == 0)
 		return;
 	if (o->kind != DDT_OP_IDXV) {
-		nb = len / o->bl;
+		nb = prog_div(len, o->bl);
 	} else {
 		const int64_t *pre = pg->arr + o->arr + 2 * o->n;
 		int64_t x0 = pre[k];
@@ -785,13 +802,14 @@ int64_t ddt_prog_range(const struct ddt_prog *pg, int64_t first, int64_t last,
 		       uint8_t *typed, uint8_t *p, bool unpack,
 		       const struct ddt_bounds *bd)
 {
-	int64_t e = first / pg->size, r = first - e * pg->size;
+	int64_t e = prog_div(first, pg->size), r = first - e * pg->size;
 	int64_t o = prog_find(pg, r);
 
 	while (first < last) {
 		const struct ddt_op *op = &pg->ops[o];
 		int64_t within = r - pg->pre[o];
-		int64_t q = within / op->rsize, x = within - q * op->rsize;
+		int64_t q = prog_div(within, op->rsize);
+		int64_t x = within - q * op->rsize;
 		int64_t n = op->rsize - x;
 		int64_t torg = e * pg->extent + op->off + q * op->stride2;
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_cycles.h>
 #include <rte_malloc.h>
 
@@ -41,8 +42,14 @@ spin_hstats_init(struct spin_rt *rt)
 		spin_hstats_fini(rt);
 		return -ENOMEM;
 	}
-	for (i = 0; i < rt->conf.nhpu; i++)
+	/* a budget needs every duration */
+	rt->time_mask = rt->budget_cyc != UINT64_MAX ||
+		rt->conf.handler_time_every <= 1 ? 0 :
+		rte_align32pow2(rt->conf.handler_time_every) - 1;
+	for (i = 0; i < rt->conf.nhpu; i++) {
 		rt->hpu[i].fst = &rt->fstat[(size_t)i * rt->nfam];
+		rt->hpu[i].time_rnd = 0x9e3779b9u * (i + 1) | 1u;
+	}
 	return 0;
 }
 
@@ -74,14 +81,20 @@ spin_hacc_flush(struct spin_hacc *dst, struct spin_hacc *a)
 			SPIN_ATOMIC_ADD(&dst->rc[i], a->rc[i]);
 			a->rc[i] = 0;
 		}
-	SPIN_ATOMIC_ADD(&dst->cycles, a->cycles);
-	a->cycles = 0;
-	cur = SPIN_LOAD(&dst->max);
-	while (a->max > cur &&
-	       !__atomic_compare_exchange_n(&dst->max, &cur, a->max, true,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-	a->max = 0;
+	/* untimed calls only (sampled timing): no duration to add */
+	if (a->cycles != 0) {
+		SPIN_ATOMIC_ADD(&dst->cycles, a->cycles);
+		a->cycles = 0;
+	}
+	if (a->max != 0) {
+		cur = SPIN_LOAD(&dst->max);
+		while (a->max > cur &&
+		       !__atomic_compare_exchange_n(&dst->max, &cur, a->max,
+						    true, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED))
+			;
+		a->max = 0;
+	}
 	if (a->over != 0) {
 		SPIN_ATOMIC_ADD(&dst->over, a->over);
 		a->over = 0;
@@ -179,12 +192,12 @@ spin_hkind_quantile(const struct spin_hkind_stats *k, double q)
 	uint64_t target, cum = 0, lo, hi, v;
 	unsigned b;
 
-	if (k->calls == 0 || !(q > 0.0))
+	if (k->timed == 0 || !(q > 0.0))
 		return 0;
 	if (q > 1.0)
 		q = 1.0;
-	target = (uint64_t)((double)k->calls * q);
-	if ((double)target < (double)k->calls * q)
+	target = (uint64_t)((double)k->timed * q);
+	if ((double)target < (double)k->timed * q)
 		target++;
 	for (b = 0; b < SPIN_HSTAT_BUCKETS; b++) {
 		if (k->hist[b] != 0 && cum + k->hist[b] >= target)
@@ -239,8 +252,12 @@ hkind_add(struct spin_hkind_stats *k, const struct spin_hacc *a)
 	if (mx > k->max_cycles)
 		k->max_cycles = mx;
 	k->over_budget += SPIN_LOAD(&a->over);
-	for (i = 0; i < SPIN_HSTAT_BUCKETS; i++)
-		k->hist[i] += SPIN_LOAD(&a->hist[i]);
+	for (i = 0; i < SPIN_HSTAT_BUCKETS; i++) {
+		uint64_t v = SPIN_LOAD(&a->hist[i]);
+
+		k->hist[i] += v;
+		k->timed += v;
+	}
 }
 
 static void
@@ -393,7 +410,8 @@ spin_rt_handler_stats_print(struct spin_rt *rt, FILE *f)
 				"\n", spin_hkind_name(k), h->calls,
 				h->rc[SPIN_SUCCESS], h->rc[SPIN_DROP],
 				h->rc[SPIN_PROCEED], h->rc[SPIN_ERROR],
-				spin_cycles_to_ns(h->cycles / h->calls),
+				h->timed == 0 ? 0 :
+				spin_cycles_to_ns(h->cycles / h->timed),
 				spin_cycles_to_ns(spin_hkind_quantile(h, 0.99)),
 				spin_cycles_to_ns(h->max_cycles),
 				h->over_budget);

@@ -210,14 +210,16 @@ struct spin_msg_int {
 	/* log2 of pkt_payload, delta_p, nv where a power of two, else
 	 * SPIN_NOT_POW2: per-packet divisions become shifts */
 	uint8_t pp_log2, dp_log2, nv_log2;
-	/* inbound thread only */
-	uint64_t bytes_in;
+	/* inbound thread only, written per burst: apart from what the
+	 * HPUs read per packet above */
+	uint64_t bytes_in __rte_cache_aligned;
 	uint32_t npkts_in;
 	bool arrival_held;      /* the "more bytes to come" reference */
-	/* shared */
+	/* shared: read by every payload HER, written rarely; apart from
+	 * `pending`, which the inbound thread and each HPU's batch update */
+	uint32_t flags __rte_cache_aligned; /* atomic SPIN_MF_* */
 	uint32_t pending __rte_cache_aligned; /* atomic: arrival + HERs +
 						vHPUs active + DMAs */
-	uint32_t flags;         /* atomic SPIN_MF_* */
 	rte_spinlock_t lock;    /* hdr_done, pend list */
 	bool hdr_done;
 	struct spin_her *pend_head, *pend_tail;
@@ -288,6 +290,7 @@ struct spin_oacc {
 struct spin_hpu {
 	struct spin_hpu_stats st;
 	struct spin_fstat *fst;     /* this HPU's counters of each family */
+	uint32_t time_rnd;          /* xorshift32 state: payload timing */
 	struct spin_batch b;
 	struct spin_oacc oa;
 } __rte_cache_aligned;
@@ -298,6 +301,10 @@ static_assert(sizeof(struct spin_vhpu) == RTE_CACHE_LINE_SIZE,
 	      "one vHPU per cache line");
 static_assert(offsetof(struct spin_msg_int, pending) % RTE_CACHE_LINE_SIZE
 	      == 0, "shared message fields apart from the read-only ones");
+static_assert(offsetof(struct spin_msg_int, flags) % RTE_CACHE_LINE_SIZE
+	      == 0 && offsetof(struct spin_msg_int, bytes_in) %
+	      RTE_CACHE_LINE_SIZE == 0,
+	      "per-packet reads apart from the per-burst writes");
 
 /* what a handler call runs in; h first so container_of is trivial */
 struct spin_exec {
@@ -360,6 +367,8 @@ struct spin_rt {
 	 * nhpu * nfam, HPU h's at h * nfam (hpu[h].fst) */
 	unsigned nfam;
 	uint64_t budget_cyc;        /* conf.handler_budget_ns; UINT64_MAX off */
+	uint32_t time_mask;         /* a payload call is timed when the HPU's
+				       xorshift & time_mask is 0; 0: every one */
 	uint64_t tsc_hz;
 	struct spin_fstat *fstat;
 	struct spin_flog *flog;     /* nfam */

@@ -179,6 +179,14 @@ struct spin_rt_conf {
 	/** Trace ring of each context: its last handler_trace invocations
 	 *  (spin_rt_ctx_trace()); 0: no trace, at most SPIN_TRACE_MAX */
 	unsigned handler_trace;
+	/** Payload handler timing: each HPU times about one payload
+	 *  invocation in handler_time_every (rounded up to a power of two,
+	 *  picked at random so that no packet position of a message is
+	 *  favoured); the others are counted but not timed (no rte_rdtsc()).
+	 *  0 or 1: every invocation. Header, completion and outbound
+	 *  handlers are always timed, and so is every invocation while a
+	 *  budget is set or for a context with a trace. At most 2^20. */
+	uint32_t handler_time_every;
 };
 
 /** Most entries of a context's trace ring (spin_rt_conf.handler_trace). */
@@ -549,7 +557,8 @@ void spin_rt_stats_print(struct spin_rt *rt, FILE *f);
 
 /*
  * Every handler invocation is timed (rte_rdtsc() before and after the
- * callback: wall time on the HPU, DMAs the handler issued included) and
+ * callback: wall time on the HPU, DMAs the handler issued included;
+ * payload handlers possibly one in conf.handler_time_every) and
  * counted per family (by position in conf.families) and per context,
  * by kind and outcome. Per family: counters of each HPU, written by it
  * alone, summed on read. Per context: the HPU adds its counts with
@@ -578,8 +587,11 @@ struct spin_hkind_stats {
 	/** by outcome (enum spin_rc); a SPIN_SUCCESS with a DMA rejected or
 	 *  failed counts as SPIN_ERROR, any other return value too */
 	uint64_t rc[4];
-	uint64_t cycles;          /**< TSC cycles in the handlers, total */
-	uint64_t max_cycles;      /**< the longest invocation */
+	/** invocations timed: sum of hist[]; calls unless payload timing
+	 *  is sampled (spin_rt_conf.handler_time_every) */
+	uint64_t timed;
+	uint64_t cycles;          /**< TSC cycles in the timed invocations */
+	uint64_t max_cycles;      /**< the longest timed invocation */
 	uint64_t over_budget;     /**< longer than conf.handler_budget_ns */
 	uint64_t hist[SPIN_HSTAT_BUCKETS]; /**< invocations by log2 cycles */
 };

@@ -251,7 +251,8 @@ check_kind(const struct spin_handler_stats *s, unsigned kind, uint64_t ok,
 	assert_int_equal(k->calls, ok + drop + proceed + error);
 	for (b = 0; b < SPIN_HSTAT_BUCKETS; b++)
 		sum += k->hist[b];
-	assert_int_equal(sum, k->calls);
+	assert_int_equal(sum, k->timed);
+	assert_int_equal(k->timed, k->calls); /* every call timed here */
 	if (k->calls == 0) {
 		assert_int_equal(k->cycles, 0);
 		assert_int_equal(k->max_cycles, 0);
@@ -346,6 +347,85 @@ test_counts(void **state)
 }
 
 /* outcomes by kind, DMA both ways, rejects, put errors */
+/*
+ * Sampled payload timing (handler_time_every 8): every invocation
+ * counted, about one payload invocation in 8 timed (the histogram holds
+ * the timed ones), header and completion all timed; with a budget, or
+ * with a trace, every one is timed again; more than 2^20 refused.
+ */
+static void
+test_sampled(void **state)
+{
+	struct spin_rt_conf c = {
+		.nic_mem = 1 << 20, .nhpu = 2, .max_ctxs = 16,
+		.max_owners = 4, .pkt_payload = 100, .ops = &ops,
+		.families = fams, .handler_time_every = 8,
+	};
+	const struct spin_hkind_stats *k;
+	struct spin_handler_stats cs;
+	struct spin_hpu_stats hs;
+	struct test_host h;
+	struct spin_rt *rt;
+	uint64_t sum = 0;
+	unsigned i, b, pass;
+	uint32_t a;
+
+	RTE_SET_USED(state);
+	for (pass = 0; pass < 3; pass++) {
+		c.handler_budget_ns = pass == 1 ? 1000000000ull : 0;
+		c.handler_trace = pass == 2 ? 16 : 0;
+		rt = spin_rt_create(&c);
+		assert_non_null(rt);
+		a = csum_ctx(rt);
+		test_host_init(&h, 1000 + 32, 1);
+		for (i = 0; i < 40; i++)
+			run_msg(rt, a, &h, 1000, i, 0, i);
+		assert_int_equal(spin_rt_ctx_handler_stats(rt, a, &cs), 0);
+		assert_int_equal(cs.kind[SPIN_HK_HEADER].timed, 40);
+		assert_int_equal(cs.kind[SPIN_HK_COMPLETION].timed, 40);
+		k = &cs.kind[SPIN_HK_PAYLOAD];
+		assert_int_equal(k->rc[SPIN_SUCCESS], 400);
+		assert_int_equal(k->calls, 400);
+		assert_int_equal(cs.dma_bytes_to, 40 * (1000 + 32));
+		for (b = 0, sum = 0; b < SPIN_HSTAT_BUCKETS; b++)
+			sum += k->hist[b];
+		assert_int_equal(sum, k->timed);
+		if (pass == 0) {
+			/* 400 draws of 1 in 8: 50 expected */
+			assert_true(k->timed >= 20 && k->timed <= 100);
+		} else {
+			assert_int_equal(k->timed, 400);
+		}
+		assert_true(k->cycles > 0);
+		assert_true(spin_hkind_quantile(k, 0.5) > 0);
+		/* the untimed calls reach the family's and HPUs' counters */
+		assert_int_equal(spin_rt_family_stats(rt, F_CHECKSUM, &cs), 0);
+		assert_int_equal(cs.kind[SPIN_HK_PAYLOAD].calls, 400);
+		assert_int_equal(cs.kind[SPIN_HK_PAYLOAD].rc[SPIN_SUCCESS], 400);
+		assert_int_equal(cs.dma_bytes_to, 40 * (1000 + 32));
+		memset(&hs, 0, sizeof(hs));
+		for (b = 0; b < 2; b++) {
+			struct spin_hpu_stats one;
+
+			assert_int_equal(spin_hpu_stats(rt, b, &one), 0);
+			hs.pay += one.pay;
+			hs.hers += one.hers;
+			hs.rc[SPIN_SUCCESS] += one.rc[SPIN_SUCCESS];
+		}
+		assert_int_equal(hs.pay, 400);
+		assert_int_equal(hs.hers, 480);
+		assert_int_equal(hs.rc[SPIN_SUCCESS], 480);
+		test_host_fini(&h);
+		spin_rt_destroy(rt);
+	}
+	assert_int_equal(test_pkts_live, 0);
+	c.handler_time_every = (1u << 20) + 1;
+	c.handler_budget_ns = 0;
+	c.handler_trace = 0;
+	assert_null(spin_rt_create(&c));
+	assert_int_equal(errno, EINVAL);
+}
+
 static void
 test_outcomes(void **state)
 {
@@ -779,6 +859,7 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_sampled),
 		cmocka_unit_test(test_outcomes),
 		cmocka_unit_test(test_over_budget),
 		cmocka_unit_test(test_trace),
