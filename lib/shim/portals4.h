@@ -62,7 +62,8 @@
  *   SPINNIC_REGION_SIZE     host region bytes (k/M/G suffixes), default
  *                           64M, rounded up to 2 MiB
  *   SPINNIC_HUGEPAGES=0     do not try hugepages for the region
- *   SPINNIC_CTRL_TIMEOUT_MS longest wait for a control reply (5000)
+ *   SPINNIC_CTRL_TIMEOUT_MS longest wait for a control reply (60000; a
+ *                           notice on stderr after 5000)
  *   SPINNIC_WAIT_SLICE_MS   longest single futex sleep of a wait (10)
  *   SPINNIC_LOG=debug       say on stderr why a call returned an error
  *

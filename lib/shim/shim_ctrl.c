@@ -17,7 +17,12 @@
 
 #include "shim_internal.h"
 
-#define CTRL_TIMEOUT_MS 5000
+/* A control reply may be slow when other processes hold the CPUs (a
+ * detach waits for the lcores to finish a round); spinnic gone is seen at
+ * once (hang-up). So the wait is long, with a notice when it passes
+ * CTRL_NOTICE_MS (doc/NOTES.md "Control timeouts"). */
+#define CTRL_TIMEOUT_MS 60000
+#define CTRL_NOTICE_MS 5000
 
 static const char *
 ctrl_path(char *buf, size_t len)
@@ -100,13 +105,32 @@ ctrl_recv(struct spinnic_ctrl_msg *msg)
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = cm.buf, .msg_controllen = sizeof(cm.buf),
 	};
+	uint64_t t0 = shim_now_ms();
+	bool told = false;
 	ssize_t n;
 
-	do
+	for (;;) {
+		uint64_t waited;
+
 		n = recvmsg(shim_g.fd, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+		if (n >= 0 || (errno != EINTR && errno != EAGAIN))
+			break;
+		if (errno == EINTR)
+			continue;
+		/* a slice (SO_RCVTIMEO) passed: spinnic is slow or hung */
+		waited = shim_now_ms() - t0;
+		if (waited >= (uint64_t)shim_g.timeout_ms)
+			return -ETIMEDOUT;
+		if (!told) {
+			SHIM_ERR("spinnic has not answered a control request "
+				 "for %llu ms (busy CPUs?); waiting up to %d ms "
+				 "(SPINNIC_CTRL_TIMEOUT_MS)",
+				 (unsigned long long)waited, shim_g.timeout_ms);
+			told = true;
+		}
+	}
 	if (n < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		return -errno;
 	if (n == 0)
 		return -ECONNRESET;
 	/* spinnic never sends fds; close any so they cannot leak */
@@ -223,8 +247,19 @@ ctrl_connect(void)
 	shim_g.timeout_ms = ctrl_timeout_ms();
 	tv.tv_sec = shim_g.timeout_ms / 1000;
 	tv.tv_usec = (shim_g.timeout_ms % 1000) * 1000;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0) {
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0) {
+		int err = errno;
+
+		SHIM_ERR("setsockopt: %s", strerror(err));
+		close(fd);
+		return -err;
+	}
+	/* receives wake every notice slice (ctrl_recv counts to the end) */
+	if (shim_g.timeout_ms > CTRL_NOTICE_MS) {
+		tv.tv_sec = CTRL_NOTICE_MS / 1000;
+		tv.tv_usec = 0;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
 		int err = errno;
 
 		SHIM_ERR("setsockopt: %s", strerror(err));

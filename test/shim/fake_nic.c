@@ -228,6 +228,8 @@ serve_one(struct fake_nic *f)
 			close(fd);
 		return 0;
 	}
+	if (m.op == f->delay_op)
+		usleep(f->delay_ms * 1000u);
 	serve(f, &m, fd);
 	if (fd >= 0)
 		close(fd);
@@ -269,6 +271,7 @@ fake_nic_start(struct fake_nic *f, enum fake_mode mode)
 	f->lfd = f->cfd = -1;
 	f->mode = mode;
 	f->hangup_op = -1;
+	f->delay_op = -1;
 	pthread_mutex_init(&f->lock, NULL);
 	snprintf(f->dir, sizeof(f->dir), "/tmp/spinnic-shim-XXXXXX");
 	if (mkdtemp(f->dir) == NULL)

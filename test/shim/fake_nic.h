@@ -43,6 +43,8 @@ struct fake_nic {
 	/* canned behaviour */
 	int status[SPINNIC_CTRL_OP_MAX]; /* reply status per op */
 	int hangup_op;                   /* close when this op arrives */
+	int delay_op;                    /* answer this op ... */
+	unsigned delay_ms;               /* ... this late (a slow spinnic) */
 	uint32_t next_id;
 	/* objects the client gave the NIC */
 	uint64_t eq_off[FAKE_MAX_OBJ];

@@ -165,6 +165,33 @@ test_silent_nic(void **state)
 	fake_nic_stop(&f);
 }
 
+/* A slow spinnic (busy CPUs) is waited for past the notice: one line on
+ * stderr, and the call succeeds (the connection is not given up) */
+static void
+test_slow_nic(void **state)
+{
+	struct fake_nic f;
+	ptl_handle_ni_t ni;
+	const char *msg;
+	int rc;
+
+	(void)state;
+	assert_int_equal(fake_nic_start(&f, FAKE_ANSWER), 0);
+	f.delay_op = SPINNIC_CTRL_ATTACH;
+	f.delay_ms = 5500;
+	assert_int_equal(PtlInit(), PTL_OK);
+	stderr_capture();
+	rc = PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL,
+		       PTL_PID_ANY, NULL, NULL, &ni);
+	msg = stderr_release();
+	assert_int_equal(rc, PTL_OK);
+	assert_int_equal(count_lines(msg), 1);
+	assert_non_null(strstr(msg, "has not answered"));
+	PtlNIFini(ni);
+	PtlFini();
+	fake_nic_stop(&f);
+}
+
 static void
 test_hangup_at_attach(void **state)
 {
@@ -207,6 +234,7 @@ main(void)
 		cmocka_unit_test(test_default_path),
 		cmocka_unit_test(test_nobody_listens),
 		cmocka_unit_test(test_silent_nic),
+		cmocka_unit_test(test_slow_nic),
 		cmocka_unit_test(test_hangup_at_attach),
 		cmocka_unit_test(test_retry_after_failure),
 	};
