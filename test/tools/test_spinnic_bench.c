@@ -574,13 +574,14 @@ test_aa_overhead(void **state)
 	free(r);
 }
 
-/* dht: one row per collision rate, both rates positive, the ratio theirs */
+/* dht: one row per collision rate, every rate positive (rma, aa by
+ * polling, by futex, by access handler), the ratios theirs */
 static void
 test_dht(void **state)
 {
 	struct tool_result *r = malloc(sizeof(*r));
 	struct csv *c = malloc(sizeof(*c));
-	int c_c, c_r, c_a, c_q;
+	int c_c, c_r, c_a, c_q, c_f, c_h, c_fq, c_hq;
 
 	(void)state;
 	assert_non_null(r);
@@ -605,12 +606,22 @@ test_dht(void **state)
 	assert_int_equal(c->rows, 2);
 	assert_string_equal(c->f[0][c_c], "0");
 	assert_string_equal(c->f[1][c_c], "50");
+	c_f = col(c->hdr, c->nh, "aa_futex_kips");
+	c_h = col(c->hdr, c->nh, "aa_handler_kips");
+	c_fq = col(c->hdr, c->nh, "futex_over_rma");
+	c_hq = col(c->hdr, c->nh, "handler_over_rma");
+	assert_true(c_f >= 0 && c_h >= 0 && c_fq >= 0 && c_hq >= 0);
 	for (int i = 0; i < 2; i++) {
 		double rma = atof(c->f[i][c_r]), aa = atof(c->f[i][c_a]);
+		double fu = atof(c->f[i][c_f]), hd = atof(c->f[i][c_h]);
 
-		assert_true(rma > 0 && aa > 0);
+		assert_true(rma > 0 && aa > 0 && fu > 0 && hd > 0);
 		assert_true(fabs(atof(c->f[i][c_q]) - aa / rma) <
 			    0.01 * aa / rma + 0.01);
+		assert_true(fabs(atof(c->f[i][c_fq]) - fu / rma) <
+			    0.01 * fu / rma + 0.01);
+		assert_true(fabs(atof(c->f[i][c_hq]) - hd / rma) <
+			    0.01 * hd / rma + 0.01);
 	}
 	run(r, "dht", "--collisions", "5,x", NULL);
 	assert_int_not_equal(r->status, 0);
