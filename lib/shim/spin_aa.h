@@ -123,8 +123,11 @@ struct spin_aa_log_desc {
  * @param ni_handle an initialized NI
  * @param d     size, flags, notification
  * @param log_p receives the handle
- * @return PTL_OK; PTL_ARG_INVALID (NI, d, size, flags, log_p);
- *   PTL_NO_SPACE (region heap, or 16 logs per client); PTL_NO_INIT
+ * @return PTL_OK; PTL_ARG_INVALID (NI, d, size, flags, log_p,
+ *   notify_us; SPIN_AA_LOG_HANDLER: not a context of this NI, its family
+ *   has no access handler, an empty or wrapping window);
+ *   PTL_NO_SPACE (region heap, or 16 logs per client, or 64 clients of
+ *   the NIC with logs it serves: access handlers, notify_us); PTL_NO_INIT
  */
 int spin_aa_log_create(ptl_handle_ni_t ni_handle,
 		       const struct spin_aa_log_desc *d,
@@ -139,7 +142,8 @@ int spin_aa_log_create(ptl_handle_ni_t ni_handle,
  * @param timeout_ms at most this long (< 0: no limit)
  * @return PTL_OK (a record is there); PTL_EQ_EMPTY (timed out, or woken
  *   with fewer than notify_every records and none to poll);
- *   PTL_ARG_INVALID; PTL_FAIL the log was stopped; PTL_NO_INIT
+ *   PTL_ARG_INVALID (also a log consumed on the NIC,
+ *   SPIN_AA_LOG_HANDLER); PTL_FAIL the log was stopped; PTL_NO_INIT
  */
 int spin_aa_log_wait(spin_handle_aalog_t log, int timeout_ms);
 
@@ -171,7 +175,8 @@ int spin_aa_assoc(ptl_handle_ni_t ni_handle, void *addr, size_t len,
  * Never blocks. Any thread; calls on one log are serialized.
  * @param n_p receives the records consumed (may be NULL)
  * @return PTL_OK (also when none); PTL_EQ_EMPTY when no record was
- *   ready; PTL_ARG_INVALID (log, fn); PTL_FAIL the ring is corrupt or the
+ *   ready; PTL_ARG_INVALID (log, fn; a log consumed on the NIC,
+ *   SPIN_AA_LOG_HANDLER); PTL_FAIL the ring is corrupt or the
  *   NIC stopped the log (spin_aa_log_status); PTL_NO_INIT
  */
 int spin_aa_log_poll(spin_handle_aalog_t log, spin_aa_fn fn, void *arg,
