@@ -1194,10 +1194,13 @@ spin_rt_access_run(struct spin_rt *rt, unsigned hpu_id, uint32_t owner,
 	if (c == NULL)
 		return -ENOENT;
 	if (!__atomic_load_n(&c->o.live, __ATOMIC_ACQUIRE) ||
-	    c->o.owner != owner || c->fam->access == NULL) {
-		rc = c->fam->access == NULL ? 1 : 0;
+	    c->o.owner != owner) {
 		spin_ctx_unref(rt, c);
-		return rc ? -ENOTSUP : -ENOENT;
+		return -ENOENT;         /* gone, or not the caller's */
+	}
+	if (c->fam->access == NULL) {
+		spin_ctx_unref(rt, c);
+		return -ENOTSUP;
 	}
 	exec_setup(&x, rt, c, NULL, host, win_addr, win_len, NULL, hpu, hpu_id,
 		   SPIN_VHPU_NONE);
