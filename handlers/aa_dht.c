@@ -4,7 +4,9 @@
  * Listing 3's local_insert) run on the NIC: the access handler of a log
  * bound to the context takes each redirected put of a key to a table
  * slot and inserts it with 8-byte host atomics (CAS, fetch-add, swap)
- * and DMAs; arguments and layout in spin_handler_args.h.
+ * and DMAs; arguments and layout in spin_handler_args.h. The payload
+ * handler does the same insert for an active message (key as payload,
+ * slot as header data) on an ME carrying the context.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -87,8 +89,32 @@ dht_access(const struct spin_access *r, struct spin_hctx *h)
 	return rc == 0 ? SPIN_SUCCESS : SPIN_ERROR;
 }
 
+/*
+ * The same insert as an active message (the paper's other baseline): a
+ * put of the 8-byte key to an ME with an aa_dht context, the slot in its
+ * header data; the payload handler inserts, nothing reaches the window
+ * by the non-processing path.
+ */
+static int
+dht_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
+{
+	const struct spin_aa_dht_args *a = spin_hctx_args(h);
+	uint64_t key, pos = pkt->info->hdr_data;
+	int rc = -EINVAL;
+
+	if (pkt->len == 8 && pkt->offset == 0 && pos < a->nslot) {
+		memcpy(&key, pkt->payload, 8);
+		rc = key != 0 ? dht_insert(a, h, pos, key) : -EINVAL;
+	}
+	if (a->processed_off != SPIN_AA_NO_WORD &&
+	    spin_host_fetch_add(h, a->processed_off, 1, NULL) != 0)
+		return SPIN_ERROR;
+	return rc == 0 ? SPIN_SUCCESS : SPIN_ERROR;
+}
+
 const struct spin_handler_family spin_handlers_aa_dht = {
 	.name = "aa_dht",
+	.payload = dht_payload,
 	.init = dht_init,
 	.access = dht_access,
 };

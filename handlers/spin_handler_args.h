@@ -231,7 +231,10 @@ static_assert(sizeof(struct spin_aa_count_args) == 40, "aa_count args");
  * swapped to cell + 1 and the old head DMAed to the cell's next (chains
  * are 1-based cell numbers, 0 ends). A full heap counts in the word at
  * overflow_off instead. Then processed_off += 1 (as aa_count). Keys are
- * never 0. Every offset is a window offset, 8-aligned.
+ * never 0. Every offset is a window offset, 8-aligned. On an ME, the
+ * context's payload handler does the same insert for an active message:
+ * an 8-byte put of the key, the slot as header data (the ME window is
+ * the volume).
  */
 struct spin_aa_dht_args {
 	uint32_t version;     /**< SPIN_AA_DHT_ARGS_VERSION */

@@ -23,11 +23,14 @@
  *        NIC's access handler inserts with 8-byte host atomics (its own
  *        layout, spin_handler_args.h); the client waits for the
  *        handler's processed count
+ *   am   active messages: a put of the key per insert to an ME carrying
+ *        an "aa_dht" context, the slot as header data: its payload
+ *        handler inserts with the same host atomics (no marks, no log)
  * Every volume is checked after every sample: every element once.
- * Active messages (a handler per insert message) are not a row yet.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -70,8 +73,8 @@ struct hvol {
 	uint64_t next_free, overflow, processed;
 };
 
-#define NROWS 4                    /* rma, aa, aa_futex, aa_handler */
-enum { ROW_RMA, ROW_AA, ROW_FUTEX, ROW_HANDLER };
+#define NROWS 5             /* rma, aa, aa_futex, aa_handler, am */
+enum { ROW_RMA, ROW_AA, ROW_FUTEX, ROW_HANDLER, ROW_AM };
 
 static const long coll_default[] = { 0, 5, 25, 50 };
 
@@ -144,6 +147,7 @@ struct dht {
 	spin_handle_aalog_t hlog;  /* aa_handler: consumed on the NIC */
 	spin_handle_ctx_t hctx;
 	struct hvol *hv;
+	struct hvol *av;        /* am: the active messages' volume */
 	struct vol *v;
 	uint64_t *loc;          /* operands and results; from 8: the keys
 				   the aa puts send */
@@ -238,6 +242,18 @@ dht_open(struct dht *d)
 	me.length = sizeof(struct hvol);
 	me.match_bits = MATCH + 1;
 	CHECK_PTL(PtlMEAppend(d->ni, d->pt, &me, PTL_PRIORITY_LIST, NULL, &h));
+	/* am: the same family's payload handler on an ME over another volume */
+	raw = spin_host_alloc(sizeof(struct hvol) + PG);
+	if (raw == NULL) {
+		bench_err("dht client: out of region memory");
+		return -ENOMEM;
+	}
+	d->av = (struct hvol *)(((uintptr_t)raw + PG - 1) &
+				~(uintptr_t)(PG - 1));
+	me.start = d->av;
+	me.match_bits = MATCH + 2;
+	CHECK_PTL(spin_me_append(d->ni, d->pt, &me, PTL_PRIORITY_LIST, d->hctx,
+				 NULL, &h));
 	memset(&md, 0, sizeof(md));
 	md.start = d->loc;
 	md.length = (MAX_INS + 8) * 8;
@@ -407,11 +423,10 @@ futex_thread(void *arg)
 	return NULL;
 }
 
-/* aa_handler: every key once in the handler's volume */
+/* aa_handler, am: every key once in the handler's volume */
 static int
-hvol_check(const struct dht *d)
+hvol_check(const struct hvol *v)
 {
-	const struct hvol *v = d->hv;
 	uint64_t n = 0;
 
 	for (uint32_t s = 0; s < NSLOT; s++) {
@@ -463,7 +478,38 @@ sample_handler(struct dht *d, long pct, unsigned seed)
 	if (spin_aa_assoc(d->ni, d->hv->table, sizeof(d->hv->table),
 			  SPIN_AA_W | SPIN_AA_R, SPIN_AA_LOG_NONE) != PTL_OK)
 		return -1;
-	return hvol_check(d) < 0 ? -1 : (double)dcfg.inserts / t;
+	return hvol_check(d->hv) < 0 ? -1 : (double)dcfg.inserts / t;
+}
+
+/* am: one active message per insert; done when the handler counted all */
+static double
+sample_am(struct dht *d, long pct, unsigned seed)
+{
+	uint64_t *proc = &d->av->processed;
+	double t0, t;
+	long i;
+
+	positions(d, pct, seed);
+	memset(d->av, 0, sizeof(*d->av));
+	t0 = bench_now();
+	for (i = 0; i < dcfg.inserts; i++) {
+		d->loc[8 + i] = (uint64_t)i + 1;
+		while (PtlPut(d->md, (ptl_size_t)(8 + i) * 8, 8,
+			      PTL_NO_ACK_REQ, d->self, d->pt, MATCH + 2, 0,
+			      NULL, d->pos[i]) == PTL_NO_SPACE)
+			sched_yield();
+	}
+	while (__atomic_load_n(proc, __ATOMIC_ACQUIRE) <
+	       (uint64_t)dcfg.inserts) {
+		if (bench_now() - t0 > WAIT_MS / 1000.0) {
+			bench_err("dht client: active messages processed %"
+				  PRIu64 " of %ld", *proc, dcfg.inserts);
+			return -1;
+		}
+		sched_yield();
+	}
+	t = bench_now() - t0;
+	return hvol_check(d->av) < 0 ? -1 : (double)dcfg.inserts / t;
 }
 
 static double
@@ -597,6 +643,8 @@ client_child(double *out, void *arg)
 							   s * 10 + c + 1);
 				double r = a == ROW_FUTEX ?
 					sample_futex(&d, dcfg.coll[c], seed) :
+					a == ROW_AM ?
+					sample_am(&d, dcfg.coll[c], seed) :
 					a == ROW_HANDLER ?
 					sample_handler(&d, dcfg.coll[c], seed) :
 					sample(&d, a == ROW_AA, dcfg.coll[c],
@@ -623,9 +671,11 @@ dht_run(const struct bench_opts *o)
 		{ "aa_kips", BENCH_COL_NUM, 1 },
 		{ "aa_futex_kips", BENCH_COL_NUM, 1 },
 		{ "aa_handler_kips", BENCH_COL_NUM, 1 },
+		{ "am_kips", BENCH_COL_NUM, 1 },
 		{ "aa_over_rma", BENCH_COL_NUM, 2 },
 		{ "futex_over_rma", BENCH_COL_NUM, 2 },
 		{ "handler_over_rma", BENCH_COL_NUM, 2 },
+		{ "aa_over_am", BENCH_COL_NUM, 2 },
 	};
 	long per = dcfg.samples * dcfg.rounds;
 	size_t n;
@@ -697,6 +747,12 @@ dht_run(const struct bench_opts *o)
 				    rma > 0 ? m[ROW_FUTEX] / rma : 0);
 		bench_table_set_num(tab, "handler_over_rma",
 				    rma > 0 ? m[ROW_HANDLER] / rma : 0);
+		bench_table_set_num(tab, "am_kips", m[ROW_AM] / 1e3);
+		/* the best AA consumer against active messages */
+		bench_table_set_num(tab, "aa_over_am", m[ROW_AM] > 0 ?
+				    fmax(aa, fmax(m[ROW_FUTEX],
+						  m[ROW_HANDLER])) /
+				    m[ROW_AM] : 0);
 	}
 	rc = bench_table_emit(tab, o);
 	printf("# thousand inserts/s, medians of %ld samples of %ld inserts "
@@ -705,7 +761,10 @@ dht_run(const struct bench_opts *o)
 	       "insert, the log drained every %ld puts; aa_futex = the same "
 	       "puts, a second thread woken every 10 records (or 200 us) "
 	       "inserts; aa_handler = the same puts, the aa_dht access "
-	       "handler inserts on the NIC with host atomics; one client "
+	       "handler inserts on the NIC with host atomics; am = one "
+	       "active message per insert (an 8-byte put to an ME whose "
+	       "aa_dht payload handler inserts); aa_over_am = the best aa "
+	       "row over am; one client "
 	       "inserting into its own volume through spinnic --virtual 2 "
 	       "--idle-sleep-us 0; rows interleaved; every sample's volume "
 	       "checked\n", per,

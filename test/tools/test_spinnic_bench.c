@@ -590,13 +590,14 @@ ratio_ok(double q, double a, double b)
 }
 
 /* dht: one row per collision rate, every rate positive (rma, aa by
- * polling, by futex, by access handler), the ratios theirs */
+ * polling, by futex, by access handler, active messages), the ratios
+ * theirs */
 static void
 test_dht(void **state)
 {
 	struct tool_result *r = malloc(sizeof(*r));
 	struct csv *c = malloc(sizeof(*c));
-	int c_c, c_r, c_a, c_q, c_f, c_h, c_fq, c_hq;
+	int c_c, c_r, c_a, c_q, c_f, c_h, c_fq, c_hq, c_am, c_aq;
 
 	(void)state;
 	assert_non_null(r);
@@ -626,11 +627,16 @@ test_dht(void **state)
 	c_fq = col(c->hdr, c->nh, "futex_over_rma");
 	c_hq = col(c->hdr, c->nh, "handler_over_rma");
 	assert_true(c_f >= 0 && c_h >= 0 && c_fq >= 0 && c_hq >= 0);
+	c_am = col(c->hdr, c->nh, "am_kips");
+	c_aq = col(c->hdr, c->nh, "aa_over_am");
+	assert_true(c_am >= 0 && c_aq >= 0);
 	for (int i = 0; i < 2; i++) {
 		double rma = atof(c->f[i][c_r]), aa = atof(c->f[i][c_a]);
 		double fu = atof(c->f[i][c_f]), hd = atof(c->f[i][c_h]);
 
-		assert_true(rma > 0 && aa > 0 && fu > 0 && hd > 0);
+		assert_true(rma > 0 && aa > 0 && fu > 0 && hd > 0 &&
+			    atof(c->f[i][c_am]) > 0 &&
+			    atof(c->f[i][c_aq]) > 0);
 		assert_true(ratio_ok(atof(c->f[i][c_q]), aa, rma));
 		assert_true(ratio_ok(atof(c->f[i][c_fq]), fu, rma));
 		assert_true(ratio_ok(atof(c->f[i][c_hq]), hd, rma));
