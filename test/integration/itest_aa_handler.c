@@ -19,7 +19,9 @@
  *    wakes a sleeping consumer for one record well before its 1 s sleep
  *    slice would (aa_timer_wakes);
  *  - hostile arguments: a context without an access handler, another
- *    client's handle, no window; polling a NIC-consumed log is refused.
+ *    client's handle, no window; polling a NIC-consumed log is refused;
+ *  - a message's handler (aa_dht as an active message) cannot reach a
+ *    marked page with a host atomic: the message fails, no key lands.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -45,6 +47,7 @@
 #define MATCH 0xaa4ull
 #define MATCH_FD 0xaa5ull       /* flush page of the dht log */
 #define MATCH_FC 0xaa6ull       /* flush page of the count log */
+#define MATCH_AM 0xaa7ull       /* an aa_dht active-message ME */
 
 /* the owner's volume, in pages from its base */
 #define P_TABLE 0u              /* 2 pages: NSLOT keys, R|WLD */
@@ -186,7 +189,7 @@ owner_main(struct kid *self, void *arg)
 	struct spin_aa_log_desc ld = { .size = 1u << 20 };
 	spin_handle_ctx_t cdht, ccnt, ccsum;
 	spin_handle_aalog_t ldht, lcnt, ltim, lbad;
-	ptl_handle_me_t meh[3];
+	ptl_handle_me_t meh[4];
 	struct timespec t0;
 	struct kid_ni n;
 	uint64_t chained, ms, w;
@@ -287,6 +290,19 @@ owner_main(struct kid *self, void *arg)
 		KCHECK(self, PtlMEAppend(n.ni, n.pt, &me, PTL_PRIORITY_LIST,
 					 NULL, &meh[k]) == PTL_OK, "append");
 	}
+	/* an active-message ME over the same volume: its payload handler's
+	 * host atomics must not reach the marked table */
+	memset(&me, 0, sizeof(me));
+	me.start = b;
+	me.length = NPAGES * PG;
+	me.ct_handle = PTL_CT_NONE;
+	me.uid = PTL_UID_ANY;
+	me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_SUCCESS_DISABLE;
+	me.match_id.phys.nid = PTL_NID_ANY;
+	me.match_id.phys.pid = PTL_PID_ANY;
+	me.match_bits = MATCH_AM;
+	KCHECK(self, spin_me_append(n.ni, n.pt, &me, PTL_PRIORITY_LIST, cdht,
+				    NULL, &meh[3]) == PTL_OK, "append am");
 	kid_say(self, "ready %u %u %u", n.id.phys.nid, n.id.phys.pid, n.pt);
 
 	/* the timed wake: one record, notify_every 1000 */
@@ -319,7 +335,7 @@ owner_main(struct kid *self, void *arg)
 		KCHECK(self, w == NINS * (NCNT / 4), "page %u: %" PRIu64
 		       " reads counted, want %u", k, w, NINS * (NCNT / 4));
 	}
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < 4; k++)
 		PtlMEUnlink(meh[k]);
 	KCHECK(self, spin_aa_assoc(n.ni, b, NPAGES * PG, SPIN_AA_W | SPIN_AA_R,
 				   SPIN_AA_LOG_NONE) == PTL_OK, "unmark");
@@ -413,6 +429,20 @@ ins_main(struct kid *self, void *arg)
 				   30000) == PTL_OK, "flush count");
 	KCHECK(self, done >= 2 * NCNT, "count flush saw %" PRIu64
 	       " processed", done);
+	/* an active message whose handler's host CAS hits the marked table:
+	 * refused, the message fails, no key lands */
+	if (ia->ins == 0) {
+		loc[NKEY + 2] = 0xdeadull;
+		KCHECK(self, PtlPut(md, (NKEY + 2) * 8, 8, PTL_ACK_REQ, t,
+				    ia->pt, MATCH_AM, 0, NULL, 5) == PTL_OK,
+		       "am put");
+		do {
+			KCHECK(self, PtlEQPoll(&n.eq, 1, 20000, &ev, &which) ==
+			       PTL_OK, "no am ack");
+		} while (ev.type != PTL_EVENT_ACK);
+		KCHECK(self, ev.ni_fail_type != PTL_NI_OK,
+		       "a handler's host atomic reached a marked page");
+	}
 	PtlMDRelease(md);
 	kid_ni_close(&n);
 	kid_say(self, "ok");
