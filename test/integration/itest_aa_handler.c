@@ -14,7 +14,9 @@
  *    page by the handler's host fetch-adds on counter words that the
  *    inserters hit with Portals atomics (SUM) at the same time: every
  *    count exact (the two kinds of atomics are atomic against each
- *    other), every record handled exactly once (aa_handled);
+ *    other), every record handled exactly once (aa_handled); the same
+ *    with the counters and the flushing page in malloc'd memory (the
+ *    bounce path of both kinds of atomics);
  *  - the timed wake: a log with notify_every 1000 and notify_us 2000
  *    wakes a sleeping consumer for one record well before its 1 s sleep
  *    slice would (aa_timer_wakes);
@@ -48,6 +50,8 @@
 #define MATCH_FD 0xaa5ull       /* flush page of the dht log */
 #define MATCH_FC 0xaa6ull       /* flush page of the count log */
 #define MATCH_AM 0xaa7ull       /* an aa_dht active-message ME */
+#define MATCH_M 0xaa8ull        /* the malloc'd counters */
+#define MATCH_MF 0xaa9ull       /* their flushing page (malloc'd too) */
 
 /* the owner's volume, in pages from its base */
 #define P_TABLE 0u              /* 2 pages: NSLOT keys, R|WLD */
@@ -59,7 +63,8 @@
 #define P_CNT 26u               /* counters: 4 writes, 4 reads */
 #define P_FLUSH_C 27u           /* R|FLUSH: processed count of aa_count */
 #define P_TIMER 28u             /* W|R|WL, a host-consumed timed log */
-#define NPAGES 29u
+#define P_COUNT2 29u            /* W|R|WL, counted into malloc'd memory */
+#define NPAGES 30u
 
 static_assert(NHEAP * 16 <= 16 * PG, "heap pages");
 
@@ -187,9 +192,10 @@ owner_main(struct kid *self, void *arg)
 	};
 	struct spin_ctx_desc cd = { 0 };
 	struct spin_aa_log_desc ld = { .size = 1u << 20 };
-	spin_handle_ctx_t cdht, ccnt, ccsum;
-	spin_handle_aalog_t ldht, lcnt, ltim, lbad;
-	ptl_handle_me_t meh[4];
+	spin_handle_ctx_t cdht, ccnt, ccsum, ccnt2;
+	spin_handle_aalog_t ldht, lcnt, ltim, lbad, lm;
+	ptl_handle_me_t meh[6];
+	uint8_t *mraw, *mm;
 	struct timespec t0;
 	struct kid_ni n;
 	uint64_t chained, ms, w;
@@ -263,6 +269,34 @@ owner_main(struct kid *self, void *arg)
 	KCHECK(self, spin_aa_log_create(n.ni, &ld, &ltim) == PTL_OK,
 	       "timed log");
 
+	/* malloc'd memory: counters and flushing page outside the region,
+	 * reached by the handler's host atomics and by Portals atomics
+	 * through the same bounce path */
+	mraw = malloc(4 * PG);
+	KCHECK(self, mraw != NULL, "malloc");
+	mm = (uint8_t *)(((uintptr_t)mraw + PG - 1) & ~(uintptr_t)(PG - 1));
+	memset(mm, 0, 2 * PG);
+	KCHECK(self, !spin_host_contains(mm, 2 * PG), "malloc'd in region");
+	{
+		struct spin_aa_count_args c2 = {
+			.version = SPIN_AA_COUNT_ARGS_VERSION,
+			.base = (uintptr_t)b + P_COUNT2 * PG, .npages = 1,
+			.counters_off = 0, .processed_off = PG,
+		};
+
+		cd.family = "aa_count";
+		cd.args = &c2;
+		cd.args_len = sizeof(c2);
+		KCHECK(self, spin_ctx_install(n.ni, &cd, &ccnt2) == PTL_OK,
+		       "ctx count2");
+	}
+	ld = (struct spin_aa_log_desc){ .size = 1u << 16,
+					 .flags = SPIN_AA_LOG_HANDLER,
+					 .ctx = ccnt2, .win_addr = mm,
+					 .win_len = 2 * PG };
+	KCHECK(self, spin_aa_log_create(n.ni, &ld, &lm) == PTL_OK,
+	       "malloc'd window log");
+
 	KCHECK(self, spin_aa_assoc(n.ni, b + P_TABLE * PG, 2 * PG,
 				   SPIN_AA_R | SPIN_AA_WLD, ldht) == PTL_OK &&
 	       spin_aa_assoc(n.ni, b + P_FLUSH_D * PG, PG,
@@ -274,7 +308,12 @@ owner_main(struct kid *self, void *arg)
 			     SPIN_AA_R | SPIN_AA_FLUSH, lcnt) == PTL_OK &&
 	       spin_aa_assoc(n.ni, b + P_TIMER * PG, PG,
 			     SPIN_AA_W | SPIN_AA_R | SPIN_AA_WL, ltim) ==
-	       PTL_OK, "assoc");
+	       PTL_OK &&
+	       spin_aa_assoc(n.ni, b + P_COUNT2 * PG, PG,
+			     SPIN_AA_W | SPIN_AA_R | SPIN_AA_WL, lm) ==
+	       PTL_OK &&
+	       spin_aa_assoc(n.ni, mm + PG, PG, SPIN_AA_R | SPIN_AA_FLUSH,
+			     lm) == PTL_OK, "assoc");
 	for (k = 0; k < 3; k++) {
 		memset(&me, 0, sizeof(me));
 		me.start = k == 0 ? b : b + (k == 1 ? P_FLUSH_D : P_FLUSH_C) *
@@ -303,6 +342,16 @@ owner_main(struct kid *self, void *arg)
 	me.match_bits = MATCH_AM;
 	KCHECK(self, spin_me_append(n.ni, n.pt, &me, PTL_PRIORITY_LIST, cdht,
 				    NULL, &meh[3]) == PTL_OK, "append am");
+	for (k = 4; k < 6; k++) {
+		me.start = k == 4 ? mm : mm + PG;
+		me.length = k == 4 ? 2 * PG : 8;
+		me.options = PTL_ME_OP_PUT | PTL_ME_OP_GET |
+			     PTL_ME_EVENT_SUCCESS_DISABLE;
+		me.match_bits = k == 4 ? MATCH_M : MATCH_MF;
+		KCHECK(self, PtlMEAppend(n.ni, n.pt, &me, PTL_PRIORITY_LIST,
+					 NULL, &meh[k]) == PTL_OK,
+		       "append malloc'd");
+	}
 	kid_say(self, "ready %u %u %u", n.id.phys.nid, n.id.phys.pid, n.pt);
 
 	/* the timed wake: one record, notify_every 1000 */
@@ -335,10 +384,20 @@ owner_main(struct kid *self, void *arg)
 		KCHECK(self, w == NINS * (NCNT / 4), "page %u: %" PRIu64
 		       " reads counted, want %u", k, w, NINS * (NCNT / 4));
 	}
-	for (k = 0; k < 4; k++)
+	w = __atomic_load_n((uint64_t *)mm, __ATOMIC_ACQUIRE);
+	KCHECK(self, w == NINS * 2 * NCNT, "malloc'd counter %" PRIu64
+	       ", want %u", w, NINS * 2 * NCNT);
+	w = __atomic_load_n((uint64_t *)(mm + PG), __ATOMIC_ACQUIRE);
+	KCHECK(self, w == NINS * NCNT, "malloc'd processed %" PRIu64, w);
+	for (k = 0; k < 6; k++)
 		PtlMEUnlink(meh[k]);
 	KCHECK(self, spin_aa_assoc(n.ni, b, NPAGES * PG, SPIN_AA_W | SPIN_AA_R,
-				   SPIN_AA_LOG_NONE) == PTL_OK, "unmark");
+				   SPIN_AA_LOG_NONE) == PTL_OK &&
+	       spin_aa_assoc(n.ni, mm, 2 * PG, SPIN_AA_W | SPIN_AA_R,
+			     SPIN_AA_LOG_NONE) == PTL_OK, "unmark");
+	KCHECK(self, spin_aa_log_free(lm) == PTL_OK &&
+	       spin_ctx_free(ccnt2) == PTL_OK, "malloc'd log free");
+	free(mraw);
 	KCHECK(self, spin_aa_log_free(ldht) == PTL_OK &&
 	       spin_aa_log_free(lcnt) == PTL_OK &&
 	       spin_aa_log_free(ltim) == PTL_OK, "log free");
@@ -412,6 +471,19 @@ ins_main(struct kid *self, void *arg)
 				    (P_COUNT + i / (NKEY / NCNT) % 4) * PG, NULL);
 		} while (rc == PTL_NO_SPACE);
 		KCHECK(self, rc == PTL_OK, "get %u: %d", i, rc);
+		/* the malloc'd counters: a counted put, a Portals atomic */
+		do {
+			rc = PtlPut(md, i * 8, 8, PTL_NO_ACK_REQ, t, ia->pt,
+				    MATCH, P_COUNT2 * PG + 64 * ia->ins, NULL,
+				    0);
+		} while (rc == PTL_NO_SPACE);
+		KCHECK(self, rc == PTL_OK, "count2 put %u: %d", i, rc);
+		do {
+			rc = PtlAtomic(md, NKEY * 8, 8, PTL_NO_ACK_REQ, t,
+				       ia->pt, MATCH_M, 0, NULL, 0, PTL_SUM,
+				       PTL_UINT64_T);
+		} while (rc == PTL_NO_SPACE);
+		KCHECK(self, rc == PTL_OK, "malloc'd atomic %u: %d", i, rc);
 	}
 	while (replies < NCNT) {
 		KCHECK(self, PtlEQPoll(&n.eq, 1, 20000, &ev, &which) == PTL_OK,
@@ -428,6 +500,10 @@ ins_main(struct kid *self, void *arg)
 	KCHECK(self, spin_aa_flush(n.ni, t, ia->pt, MATCH_FC, 0, &done,
 				   30000) == PTL_OK, "flush count");
 	KCHECK(self, done >= 2 * NCNT, "count flush saw %" PRIu64
+	       " processed", done);
+	KCHECK(self, spin_aa_flush(n.ni, t, ia->pt, MATCH_MF, 0, &done,
+				   30000) == PTL_OK, "flush malloc'd");
+	KCHECK(self, done >= NCNT, "malloc'd flush saw %" PRIu64
 	       " processed", done);
 	/* an active message whose handler's host CAS hits the marked table:
 	 * refused, the message fails, no key lands */
@@ -518,15 +594,15 @@ main(void)
 	kid_tell(&ok, "check");
 	kid_expect(&ok, "ok", line, sizeof(line));
 	printf("itest_aa_handler: %u keys, %u counted accesses: %s\n", NHEAP,
-	       NINS * 3 * NCNT, line);
+	       NINS * 5 * NCNT, line);
 	kid_end(&ok);
 	itest_spinnic_finish();
 	/* every record handled once: NKEY inserts, NCNT puts and NCNT gets
 	 * per inserter (lost or duplicated packets make none more) */
 	handled = itest_counter(1, "aa_handled");
-	ITEST_CHECK(handled == (long long)(NINS * (NKEY + 2 * NCNT)),
+	ITEST_CHECK(handled == (long long)(NINS * (NKEY + 3 * NCNT)),
 		    "aa_handled %lld, want %u", handled,
-		    NINS * (NKEY + 2 * NCNT));
+		    NINS * (NKEY + 3 * NCNT));
 	ITEST_CHECK(itest_counter(1, "aa_timer_wakes") >= 1,
 		    "no timed wake counted");
 	itest_expect_no_leaks();
