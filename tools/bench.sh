@@ -6,7 +6,8 @@
 # Short settings by default (a few repetitions, every byte verified where
 # the subcommand can); BENCH_ARGS_<cmd>="..." in the environment replaces
 # them for one subcommand (e.g. BENCH_ARGS_ddt="--reps 20 --verify",
-# BENCH_ARGS_scaling="--hpus 1,2,4,8,16" on a 16-core machine).
+# BENCH_ARGS_scaling="--hpus 1,2,4,8,16" on a 16-core machine; a '-' of
+# the name is spelled '_': BENCH_ARGS_aa_count).
 # Subcommands so far: ddt (plot_ddt.gp), unpack (paper 000 Fig. 8, preloaded
 # NIC; plot_unpack.gp: throughput per strategy vs block size with the copy
 # limit), latency (Fig. 2: starts its own spinnic --virtual 2 beside the
@@ -74,7 +75,9 @@ short_args() {
 
 status=0
 for cmd in $cmds; do
-	eval "extra=\${BENCH_ARGS_$cmd-\$(short_args $cmd)}"
+	# BENCH_ARGS_<cmd>, '-' spelled '_' (aa-overhead: BENCH_ARGS_aa_overhead)
+	var=$(printf '%s' "$cmd" | tr -c 'A-Za-z0-9_' '_')
+	eval "extra=\${BENCH_ARGS_$var-\$(short_args $cmd)}"
 	echo "== spinnic-bench $cmd $extra"
 	# shellcheck disable=SC2086 # extra is a word list on purpose
 	{

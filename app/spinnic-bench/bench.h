@@ -59,6 +59,10 @@ extern const struct bench_cmd bench_trig_cmd;
 extern const struct bench_cmd bench_layout_cmd;
 extern const struct bench_cmd bench_aa_cmd;
 extern const struct bench_cmd bench_dht_cmd;
+extern const struct bench_cmd bench_aa_count_cmd;
+extern const struct bench_cmd bench_aa_getlog_cmd;
+extern const struct bench_cmd bench_aa_ickpt_cmd;
+extern const struct bench_cmd bench_aa_flush_cmd;
 /** Run @p fn in a forked child (SIGKILLed with us) that sends back @p n
  *  doubles; bench_aa.c. @return 0 or a negative errno (said) */
 int bench_aa_child(int (*fn)(double *out, void *arg), void *arg, double *out,

@@ -15,10 +15,24 @@
  *        R|WLD (redirected into the access log); the client drains its
  *        log every --batch puts and runs the same insert locally; done
  *        when every insert is processed
- * Both volumes are checked after every sample: every element once.
+ *   aa_futex  the same puts; a second thread of the client sleeps on the
+ *        log (spin_aa_log_wait: a futex wake every 10 records, as the
+ *        paper's interrupt scheme, or 200 µs after the first) and runs
+ *        the insert
+ *   aa_handler  the same puts to a log bound to an "aa_dht" context: the
+ *        NIC's access handler inserts with 8-byte host atomics (its own
+ *        layout, spin_handler_args.h); the client waits for the
+ *        handler's processed count
+ *   am   active messages: a put of the key per insert to an ME carrying
+ *        an "aa_dht" context, the slot as header data: its payload
+ *        handler inserts with the same host atomics (no marks, no log)
+ * Every volume is checked after every sample: every element once.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +42,7 @@
 #include <spin_aa.h>
 
 #include "bench.h"
+#include "spin_handler_args.h"
 
 #define PG SPIN_AA_PAGE
 #define NSLOT 8192u
@@ -47,6 +62,19 @@ struct vol {
 	uint64_t next_free;
 	uint64_t last_ptr[NSLOT];  /* 1 + last cell of the slot's chain */
 };
+
+/* The volume of the aa_dht handler (struct spin_aa_dht_args), one ME
+ * of its own: keys, chain heads, cells {key, next}, counters; the table
+ * page-aligned for the marks. */
+struct hvol {
+	uint64_t table[NSLOT];
+	uint64_t head[NSLOT];
+	uint64_t heap[MAX_INS][2];
+	uint64_t next_free, overflow, processed;
+};
+
+#define NROWS 5             /* rma, aa, aa_futex, aa_handler, am */
+enum { ROW_RMA, ROW_AA, ROW_FUTEX, ROW_HANDLER, ROW_AM };
 
 static const long coll_default[] = { 0, 5, 25, 50 };
 
@@ -115,11 +143,17 @@ struct dht {
 	ptl_pt_index_t pt;
 	ptl_process_t self;
 	spin_handle_aalog_t log;
+	spin_handle_aalog_t flog;  /* aa_futex: the thread's log */
+	spin_handle_aalog_t hlog;  /* aa_handler: consumed on the NIC */
+	spin_handle_ctx_t hctx;
+	struct hvol *hv;
+	struct hvol *av;        /* am: the active messages' volume */
 	struct vol *v;
 	uint64_t *loc;          /* operands and results; from 8: the keys
 				   the aa puts send */
 	uint32_t pos[MAX_INS];  /* each insert's slot */
-	uint64_t processed;
+	uint64_t processed;     /* atomic (aa_futex: the thread's) */
+	bool stop;              /* aa_futex: the thread leaves */
 };
 
 #define CHECK_PTL(call) do { \
@@ -169,6 +203,57 @@ dht_open(struct dht *d)
 		     PTL_ME_EVENT_SUCCESS_DISABLE | PTL_ME_EVENT_LINK_DISABLE |
 		     PTL_ME_EVENT_UNLINK_DISABLE;
 	CHECK_PTL(PtlMEAppend(d->ni, d->pt, &me, PTL_PRIORITY_LIST, NULL, &h));
+	/* aa_futex: a log with the paper's interrupt every 10 records */
+	ld.notify_every = 10;
+	ld.notify_us = 200;
+	CHECK_PTL(spin_aa_log_create(d->ni, &ld, &d->flog));
+	/* aa_handler: the aa_dht family over its own volume */
+	raw = spin_host_alloc(sizeof(struct hvol) + PG);
+	if (raw == NULL) {
+		bench_err("dht client: out of region memory");
+		return -ENOMEM;
+	}
+	d->hv = (struct hvol *)(((uintptr_t)raw + PG - 1) &
+				~(uintptr_t)(PG - 1));
+	{
+		struct spin_aa_dht_args da = {
+			.version = SPIN_AA_DHT_ARGS_VERSION, .nslot = NSLOT,
+			.table_off = offsetof(struct hvol, table),
+			.head_off = offsetof(struct hvol, head),
+			.nheap = MAX_INS,
+			.heap_off = offsetof(struct hvol, heap),
+			.next_free_off = offsetof(struct hvol, next_free),
+			.overflow_off = offsetof(struct hvol, overflow),
+			.processed_off = offsetof(struct hvol, processed),
+		};
+		struct spin_ctx_desc cd = { .family = "aa_dht", .args = &da,
+					    .args_len = sizeof(da) };
+
+		CHECK_PTL(spin_ctx_install(d->ni, &cd, &d->hctx));
+	}
+	ld.notify_every = 0;
+	ld.notify_us = 0;
+	ld.flags = SPIN_AA_LOG_HANDLER;
+	ld.ctx = d->hctx;
+	ld.win_addr = d->hv;
+	ld.win_len = sizeof(struct hvol);
+	CHECK_PTL(spin_aa_log_create(d->ni, &ld, &d->hlog));
+	me.start = d->hv;
+	me.length = sizeof(struct hvol);
+	me.match_bits = MATCH + 1;
+	CHECK_PTL(PtlMEAppend(d->ni, d->pt, &me, PTL_PRIORITY_LIST, NULL, &h));
+	/* am: the same family's payload handler on an ME over another volume */
+	raw = spin_host_alloc(sizeof(struct hvol) + PG);
+	if (raw == NULL) {
+		bench_err("dht client: out of region memory");
+		return -ENOMEM;
+	}
+	d->av = (struct hvol *)(((uintptr_t)raw + PG - 1) &
+				~(uintptr_t)(PG - 1));
+	me.start = d->av;
+	me.match_bits = MATCH + 2;
+	CHECK_PTL(spin_me_append(d->ni, d->pt, &me, PTL_PRIORITY_LIST, d->hctx,
+				 NULL, &h));
 	memset(&md, 0, sizeof(md));
 	md.start = d->loc;
 	md.length = (MAX_INS + 8) * 8;
@@ -301,19 +386,172 @@ on_rec(void *arg, const struct spin_aa_rec *r)
 		return 0;
 	memcpy(&key, r->data, 8);
 	local_insert(d->v, key, (uint32_t)(off / sizeof(struct elem)));
-	d->processed++;
+	__atomic_fetch_add(&d->processed, 1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+static int
+aa_drain_log(struct dht *d, spin_handle_aalog_t log)
+{
+	unsigned n;
+	int rc;
+
+	while ((rc = spin_aa_log_poll(log, on_rec, d, 256, &n)) == PTL_OK)
+		;
+	return rc == PTL_EQ_EMPTY ? 0 : -1;
 }
 
 static int
 aa_drain(struct dht *d)
 {
-	unsigned n;
-	int rc;
+	return aa_drain_log(d, d->log);
+}
 
-	while ((rc = spin_aa_log_poll(d->log, on_rec, d, 256, &n)) == PTL_OK)
-		;
-	return rc == PTL_EQ_EMPTY ? 0 : -1;
+static int vol_check(const struct dht *d);
+
+/* aa_futex: the consumer thread, asleep on the log between wakes */
+static void *
+futex_thread(void *arg)
+{
+	struct dht *d = arg;
+
+	while (!__atomic_load_n(&d->stop, __ATOMIC_ACQUIRE)) {
+		if (aa_drain_log(d, d->flog) < 0)
+			break;
+		spin_aa_log_wait(d->flog, 20);
+	}
+	return NULL;
+}
+
+/* aa_handler, am: every key once in the handler's volume */
+static int
+hvol_check(const struct hvol *v)
+{
+	uint64_t n = 0;
+
+	for (uint32_t s = 0; s < NSLOT; s++) {
+		uint64_t c;
+
+		n += v->table[s] != 0;
+		for (c = v->head[s]; c != 0 && c <= MAX_INS && n <= MAX_INS;
+		     c = v->heap[c - 1][1])
+			n++;
+	}
+	if (n != (uint64_t)dcfg.inserts || v->overflow != 0) {
+		bench_err("dht client: handler volume: %" PRIu64 " elements, "
+			  "want %ld", n, dcfg.inserts);
+		return -1;
+	}
+	return 0;
+}
+
+static double
+sample_handler(struct dht *d, long pct, unsigned seed)
+{
+	uint64_t *proc = &d->hv->processed;
+	double t0, t;
+	long i;
+
+	positions(d, pct, seed);
+	memset(d->hv, 0, sizeof(*d->hv));
+	if (spin_aa_assoc(d->ni, d->hv->table, sizeof(d->hv->table),
+			  SPIN_AA_R | SPIN_AA_WLD, d->hlog) != PTL_OK)
+		return -1;
+	t0 = bench_now();
+	for (i = 0; i < dcfg.inserts; i++) {
+		d->loc[8 + i] = (uint64_t)i + 1;
+		while (PtlPut(d->md, (ptl_size_t)(8 + i) * 8, 8,
+			      PTL_NO_ACK_REQ, d->self, d->pt, MATCH + 1,
+			      d->pos[i] * 8, NULL, 0) == PTL_NO_SPACE)
+			sched_yield();
+	}
+	while (__atomic_load_n(proc, __ATOMIC_ACQUIRE) <
+	       (uint64_t)dcfg.inserts) {
+		if (bench_now() - t0 > WAIT_MS / 1000.0) {
+			bench_err("dht client: handler processed %" PRIu64
+				  " of %ld", *proc, dcfg.inserts);
+			return -1;
+		}
+		sched_yield();
+	}
+	t = bench_now() - t0;
+	if (spin_aa_assoc(d->ni, d->hv->table, sizeof(d->hv->table),
+			  SPIN_AA_W | SPIN_AA_R, SPIN_AA_LOG_NONE) != PTL_OK)
+		return -1;
+	return hvol_check(d->hv) < 0 ? -1 : (double)dcfg.inserts / t;
+}
+
+/* am: one active message per insert; done when the handler counted all */
+static double
+sample_am(struct dht *d, long pct, unsigned seed)
+{
+	uint64_t *proc = &d->av->processed;
+	double t0, t;
+	long i;
+
+	positions(d, pct, seed);
+	memset(d->av, 0, sizeof(*d->av));
+	t0 = bench_now();
+	for (i = 0; i < dcfg.inserts; i++) {
+		d->loc[8 + i] = (uint64_t)i + 1;
+		while (PtlPut(d->md, (ptl_size_t)(8 + i) * 8, 8,
+			      PTL_NO_ACK_REQ, d->self, d->pt, MATCH + 2, 0,
+			      NULL, d->pos[i]) == PTL_NO_SPACE)
+			sched_yield();
+	}
+	while (__atomic_load_n(proc, __ATOMIC_ACQUIRE) <
+	       (uint64_t)dcfg.inserts) {
+		if (bench_now() - t0 > WAIT_MS / 1000.0) {
+			bench_err("dht client: active messages processed %"
+				  PRIu64 " of %ld", *proc, dcfg.inserts);
+			return -1;
+		}
+		sched_yield();
+	}
+	t = bench_now() - t0;
+	return hvol_check(d->av) < 0 ? -1 : (double)dcfg.inserts / t;
+}
+
+static double
+sample_futex(struct dht *d, long pct, unsigned seed)
+{
+	pthread_t th;
+	double t0, t;
+	long i;
+
+	positions(d, pct, seed);
+	memset(d->v, 0, sizeof(*d->v));
+	if (spin_aa_assoc(d->ni, d->v->slot, sizeof(d->v->slot),
+			  SPIN_AA_R | SPIN_AA_WLD, d->flog) != PTL_OK)
+		return -1;
+	__atomic_store_n(&d->processed, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&d->stop, false, __ATOMIC_RELEASE);
+	if (pthread_create(&th, NULL, futex_thread, d) != 0)
+		return -1;
+	t0 = bench_now();
+	for (i = 0; i < dcfg.inserts; i++) {
+		d->loc[8 + i] = (uint64_t)i + 1;
+		while (PtlPut(d->md, (ptl_size_t)(8 + i) * 8, 8,
+			      PTL_NO_ACK_REQ, d->self, d->pt, MATCH,
+			      OFF(d->v->slot[d->pos[i]].elem), NULL, 0) ==
+		       PTL_NO_SPACE)
+			sched_yield();
+	}
+	while (__atomic_load_n(&d->processed, __ATOMIC_ACQUIRE) <
+	       (uint64_t)dcfg.inserts && bench_now() - t0 <= WAIT_MS / 1000.0)
+		sched_yield();
+	t = bench_now() - t0;
+	__atomic_store_n(&d->stop, true, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	if (d->processed < (uint64_t)dcfg.inserts) {
+		bench_err("dht client: futex thread processed %" PRIu64
+			  " of %ld", d->processed, dcfg.inserts);
+		return -1;
+	}
+	if (spin_aa_assoc(d->ni, d->v->slot, sizeof(d->v->slot),
+			  SPIN_AA_W | SPIN_AA_R, SPIN_AA_LOG_NONE) != PTL_OK)
+		return -1;
+	return vol_check(d) < 0 ? -1 : (double)dcfg.inserts / t;
 }
 
 /* Every key once: slots and chains hold dcfg.inserts elements. */
@@ -388,7 +626,7 @@ sample(struct dht *d, bool aa, long pct, unsigned seed)
 	return vol_check(d) < 0 ? -1 : (double)dcfg.inserts / t;
 }
 
-/* out[((s * ncoll) + c) * 2 + {0 rma, 1 aa}] */
+/* out[((s * ncoll) + c) * NROWS + ROW_*]; the rows interleaved */
 static int
 client_child(double *out, void *arg)
 {
@@ -399,15 +637,22 @@ client_child(double *out, void *arg)
 		return -EIO;
 	for (long s = 0; s < dcfg.samples; s++)
 		for (int c = 0; c < dcfg.ncoll; c++)
-			for (int k = 0; k < 2; k++) {
-				int a = (int)((k + s + round) % 2);
-				double r = sample(&d, a == 1, dcfg.coll[c],
-						  (unsigned)(round * 1000 + s *
-							     10 + c + 1));
+			for (int k = 0; k < NROWS; k++) {
+				int a = (int)((k + s + round) % NROWS);
+				unsigned seed = (unsigned)(round * 1000 +
+							   s * 10 + c + 1);
+				double r = a == ROW_FUTEX ?
+					sample_futex(&d, dcfg.coll[c], seed) :
+					a == ROW_AM ?
+					sample_am(&d, dcfg.coll[c], seed) :
+					a == ROW_HANDLER ?
+					sample_handler(&d, dcfg.coll[c], seed) :
+					sample(&d, a == ROW_AA, dcfg.coll[c],
+					       seed);
 
 				if (r <= 0)
 					return -EIO;
-				out[(s * dcfg.ncoll + c) * 2 + a] = r;
+				out[(s * dcfg.ncoll + c) * NROWS + a] = r;
 			}
 	PtlNIFini(d.ni);
 	PtlFini();
@@ -424,7 +669,13 @@ dht_run(const struct bench_opts *o)
 		{ "samples", BENCH_COL_INT, 0 },
 		{ "rma_kips", BENCH_COL_NUM, 1 },
 		{ "aa_kips", BENCH_COL_NUM, 1 },
+		{ "aa_futex_kips", BENCH_COL_NUM, 1 },
+		{ "aa_handler_kips", BENCH_COL_NUM, 1 },
+		{ "am_kips", BENCH_COL_NUM, 1 },
 		{ "aa_over_rma", BENCH_COL_NUM, 2 },
+		{ "futex_over_rma", BENCH_COL_NUM, 2 },
+		{ "handler_over_rma", BENCH_COL_NUM, 2 },
+		{ "aa_over_am", BENCH_COL_NUM, 2 },
 	};
 	long per = dcfg.samples * dcfg.rounds;
 	size_t n;
@@ -438,8 +689,8 @@ dht_run(const struct bench_opts *o)
 		dcfg.ncoll = 4;
 		memcpy(dcfg.coll, coll_default, sizeof(coll_default));
 	}
-	n = (size_t)dcfg.samples * (size_t)dcfg.ncoll * 2;
-	all = calloc((size_t)per * (size_t)dcfg.ncoll * 2, sizeof(double));
+	n = (size_t)dcfg.samples * (size_t)dcfg.ncoll * NROWS;
+	all = calloc((size_t)per * (size_t)dcfg.ncoll * NROWS, sizeof(double));
 	buf = calloc(n, sizeof(double));
 	if (all == NULL || buf == NULL) {
 		rc = -ENOMEM;
@@ -459,11 +710,12 @@ dht_run(const struct bench_opts *o)
 			goto out;
 		for (long s = 0; s < dcfg.samples; s++)
 			for (int c = 0; c < dcfg.ncoll; c++)
-				for (int k = 0; k < 2; k++)
-					all[((size_t)c * 2 + (size_t)k) *
+				for (int k = 0; k < NROWS; k++)
+					all[((size_t)c * NROWS + (size_t)k) *
 					    (size_t)per + (size_t)(r * dcfg.samples +
 								    s)] =
-						buf[(s * dcfg.ncoll + c) * 2 + k];
+						buf[(s * dcfg.ncoll + c) * NROWS +
+						    k];
 	}
 	tab = bench_table_create(cols, (int)(sizeof(cols) / sizeof(cols[0])));
 	if (tab == NULL) {
@@ -471,10 +723,14 @@ dht_run(const struct bench_opts *o)
 		goto out;
 	}
 	for (int c = 0; c < dcfg.ncoll; c++) {
-		double rma = bench_median(all + (size_t)c * 2 * (size_t)per,
-					  (int)per);
-		double aa = bench_median(all + ((size_t)c * 2 + 1) *
-					 (size_t)per, (int)per);
+		double m[NROWS], rma, aa;
+
+		for (int k = 0; k < NROWS; k++)
+			m[k] = bench_median(all + ((size_t)c * NROWS +
+						   (size_t)k) * (size_t)per,
+					    (int)per);
+		rma = m[ROW_RMA];
+		aa = m[ROW_AA];
 
 		rc = bench_table_row(tab);
 		if (rc < 0)
@@ -483,15 +739,35 @@ dht_run(const struct bench_opts *o)
 		bench_table_set_int(tab, "samples", per);
 		bench_table_set_num(tab, "rma_kips", rma / 1e3);
 		bench_table_set_num(tab, "aa_kips", aa / 1e3);
+		bench_table_set_num(tab, "aa_futex_kips", m[ROW_FUTEX] / 1e3);
+		bench_table_set_num(tab, "aa_handler_kips",
+				    m[ROW_HANDLER] / 1e3);
 		bench_table_set_num(tab, "aa_over_rma", rma > 0 ? aa / rma : 0);
+		bench_table_set_num(tab, "futex_over_rma",
+				    rma > 0 ? m[ROW_FUTEX] / rma : 0);
+		bench_table_set_num(tab, "handler_over_rma",
+				    rma > 0 ? m[ROW_HANDLER] / rma : 0);
+		bench_table_set_num(tab, "am_kips", m[ROW_AM] / 1e3);
+		/* the best AA consumer against active messages */
+		bench_table_set_num(tab, "aa_over_am", m[ROW_AM] > 0 ?
+				    fmax(aa, fmax(m[ROW_FUTEX],
+						  m[ROW_HANDLER])) /
+				    m[ROW_AM] : 0);
 	}
 	rc = bench_table_emit(tab, o);
 	printf("# thousand inserts/s, medians of %ld samples of %ld inserts "
 	       "(%ld rounds): rma = Listing 2 with Portals atomics, every "
 	       "operation waited for; aa = Listing 3, one redirected put per "
-	       "insert, the log drained every %ld puts; one client inserting "
-	       "into its own volume through spinnic --virtual 2 "
-	       "--idle-sleep-us 0; every sample's volume checked\n", per,
+	       "insert, the log drained every %ld puts; aa_futex = the same "
+	       "puts, a second thread woken every 10 records (or 200 us) "
+	       "inserts; aa_handler = the same puts, the aa_dht access "
+	       "handler inserts on the NIC with host atomics; am = one "
+	       "active message per insert (an 8-byte put to an ME whose "
+	       "aa_dht payload handler inserts); aa_over_am = the best aa "
+	       "row over am; one client "
+	       "inserting into its own volume through spinnic --virtual 2 "
+	       "--idle-sleep-us 0; rows interleaved; every sample's volume "
+	       "checked\n", per,
 	       dcfg.inserts, dcfg.rounds, dcfg.batch);
 out:
 	bench_table_free(tab);

@@ -26,6 +26,10 @@ static const struct bench_cmd *const bench_cmds[] = {
 	&bench_layout_cmd,
 	&bench_aa_cmd,
 	&bench_dht_cmd,
+	&bench_aa_count_cmd,
+	&bench_aa_getlog_cmd,
+	&bench_aa_ickpt_cmd,
+	&bench_aa_flush_cmd,
 };
 
 #define N_CMDS (sizeof(bench_cmds) / sizeof(bench_cmds[0]))

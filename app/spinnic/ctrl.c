@@ -807,6 +807,15 @@ request_run(struct spinnic_ctrl *c, unsigned ni, unsigned ci, int fd)
 		}
 		/* fall through */
 	default:
+		/* an access log consumed on the NIC: a live context of this
+		 * client whose family has an access handler */
+		if (req->op == SPINNIC_CTRL_AA_LOG_CREATE &&
+		    (req->u.aa.flags & SPINNIC_AA_LOG_HANDLER) &&
+		    spin_rt_ctx_access_ok(node->rt, cc->cl.pid,
+					  req->u.aa.ctx) != 0) {
+			rep.status = SPINNIC_PTL_ARG_INVALID;
+			break;
+		}
 		rc = ptl_nic_ctrl(node->nic, cc->cl.pc, req, &rep);
 		if (rc != 0)
 			rep.status = errno_status(rc);

@@ -72,6 +72,62 @@ host_dma_read_msg(void *host, void *app_msg, uint64_t addr, void *dst,
 	return ptl_host_access_remote(host, addr, dst, len, false, &s);
 }
 
+/*
+ * A handler's 8-byte host atomic (spin_host_fetch_add/swap/cas): a
+ * Portals atomic on uint64, so the same mechanism as the NIC's Portals
+ * atomics on that word (CPU atomics on region memory, the bounce lock on
+ * malloc'd memory). A message's handler never reaches a marked page this
+ * way (no record could say what it did); an access handler works for the
+ * log's owner, where marks do not apply.
+ */
+static int
+host_atomic64(void *host, void *app_msg, uint64_t addr, unsigned op,
+	      uint64_t v, uint64_t cmp, uint64_t *old_p)
+{
+	static const unsigned ptl_op[] = {
+		[SPIN_HOST_ATOMIC_FADD] = SPINNIC_PTL_SUM,
+		[SPIN_HOST_ATOMIC_SWAP] = SPINNIC_PTL_SWAP,
+		[SPIN_HOST_ATOMIC_CAS] = SPINNIC_PTL_CSWAP,
+	};
+
+	if (op > SPIN_HOST_ATOMIC_CAS)
+		return -EINVAL;
+	if (app_msg != NULL && ptl_host_marked(host, addr, sizeof(v)))
+		return -EACCES;
+	return ptl_host_atomic(host, addr, ptl_op[op], SPINNIC_PTL_UINT64_T,
+			       &v, op == SPIN_HOST_ATOMIC_CAS ? &cmp : NULL,
+			       sizeof(v), old_p);
+}
+
+/* An Active Access record consumed on the NIC (ptl_aa_poll from an HPU
+ * thread): the context's access handler, on that HPU. */
+int
+spinnic_aa_access(void *arg, struct ptl_client *c, uint32_t ctx,
+		  uint64_t win_addr, uint64_t win_len,
+		  const struct spinnic_aa_rec *rec, const void *data)
+{
+	const struct spinnic_task *t = arg;
+	struct spin_access a = {
+		.kind = rec->kind,
+		.flags = rec->flags,
+		.len = rec->len,
+		.mode = rec->mode,
+		.src_nid = rec->src_nid,
+		.src_pid = rec->src_pid,
+		.addr = rec->addr,
+		.win_off = rec->addr >= win_addr &&
+			   rec->addr - win_addr < win_len ?
+			   rec->addr - win_addr : UINT64_MAX,
+		.msg_id = rec->msg_id,
+		.msg_off = rec->msg_off,
+		.hdr_data = rec->hdr_data,
+		.data = rec->len != 0 ? data : NULL,
+	};
+
+	return spin_rt_access_run(t->node->rt, t->hpu, ptl_client_id(c).pid,
+				  ctx, c, win_addr, win_len, &a);
+}
+
 static int
 host_ct_inc(void *host, void *app_msg, uint64_t n)
 {
@@ -157,6 +213,7 @@ const struct spin_host_ops spinnic_engine_host_ops = {
 	.dma_read = host_dma_read,
 	.dma_write_msg = host_dma_write_msg,
 	.dma_read_msg = host_dma_read_msg,
+	.atomic64 = host_atomic64,
 	.ct_inc = host_ct_inc,
 	.put_from_nic = host_put_from_nic,
 	.put_from_host = host_put_from_host,

@@ -20,6 +20,7 @@
 #include <rte_lcore.h>
 #include <rte_pause.h>
 
+#include "ptl_nic.h"
 #include "spinnic.h"
 #include "spin_rt.h"
 
@@ -169,7 +170,11 @@ task_poll(const struct spinnic_task *t)
 	case SPINNIC_ROLE_OUTBOUND:
 		return spinnic_outbound_poll(t->node);
 	case SPINNIC_ROLE_HPU:
-		return spin_hpu_poll(t->node->rt, t->hpu, HPU_BUDGET);
+		/* and Active Access logs the NIC serves (timers, access
+		 * handlers): one load when there are none */
+		return spin_hpu_poll(t->node->rt, t->hpu, HPU_BUDGET) +
+		       ptl_aa_poll(t->node->nic, spinnic_aa_access,
+				   (void *)(uintptr_t)t, HPU_BUDGET);
 	default:
 		return 0;
 	}

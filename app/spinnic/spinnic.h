@@ -387,6 +387,15 @@ struct spinnic {
 struct spin_host_ops;
 extern const struct spin_host_ops spinnic_engine_host_ops;
 
+/**
+ * ptl_aa_access_fn of the HPU tasks (host_ops.c): run an Active Access
+ * record's access handler on the HPU of task @p arg (a struct
+ * spinnic_task).
+ */
+int spinnic_aa_access(void *arg, struct ptl_client *c, uint32_t ctx,
+		      uint64_t win_addr, uint64_t win_len,
+		      const struct spinnic_aa_rec *rec, const void *data);
+
 /** HER slots of each node's runtime (spin_rt_conf.max_hers); the mbuf
  *  pool is sized to hold this many packets in flight on HPUs. */
 #define SPINNIC_MAX_HERS 8192u

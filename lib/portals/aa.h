@@ -86,6 +86,15 @@ struct ptl_aa_log {
 	uint32_t gen;
 	bool used;
 	bool err;
+	/* notification after T: ns after the first record not woken for */
+	uint64_t notify_ns;
+	uint64_t first_ns;
+	/* consumed on the NIC by an access handler (ctx != NONE) */
+	uint32_t ctx;
+	uint32_t cseq;     /* last seq consumed */
+	uint64_t ccons;    /* bytes consumed (NIC-private) */
+	uint64_t win_addr, win_len;
+	bool cbusy;        /* a poller is consuming it */
 };
 
 /**

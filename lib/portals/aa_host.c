@@ -7,6 +7,8 @@
  * marks and logged. A client with no marks costs one flag load.
  */
 #include <limits.h>
+#include <string.h>
+#include <time.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <linux/futex.h>
@@ -115,6 +117,56 @@ log_get(struct ptl_client *c, uint32_t h)
 	return lg;
 }
 
+/* ---- the NIC's own service of logs (ptl_aa_poll) ---- */
+
+static bool
+log_watched(const struct ptl_aa_log *lg)
+{
+	return lg->ctx != SPINNIC_HANDLE_NONE || lg->notify_ns != 0;
+}
+
+/* the client gains a served log: its pid joins the watch list */
+static int
+watch_add(struct ptl_nic *nic, struct ptl_client *c)
+{
+	int rc = 0;
+
+	ptl_lock(&nic->aa_wlock);
+	if (c->aa.watched == 0) {
+		if (nic->aa_wn == SPINNIC_AA_WATCH_MAX) {
+			rc = -ENOSPC;
+			goto out;
+		}
+		nic->aa_wpid[nic->aa_wn] = c->pid;
+		nic->aa_wcl[nic->aa_wn] = c;
+		__atomic_store_n(&nic->aa_wn, nic->aa_wn + 1, __ATOMIC_RELEASE);
+	}
+	c->aa.watched++;
+out:
+	ptl_unlock(&nic->aa_wlock);
+	return rc;
+}
+
+static void
+watch_del(struct ptl_nic *nic, struct ptl_client *c)
+{
+	uint32_t i;
+
+	ptl_lock(&nic->aa_wlock);
+	if (c->aa.watched > 0 && --c->aa.watched == 0) {
+		for (i = 0; i < nic->aa_wn; i++)
+			if (nic->aa_wcl[i] == c)
+				break;
+		if (i < nic->aa_wn) {
+			nic->aa_wpid[i] = nic->aa_wpid[nic->aa_wn - 1];
+			nic->aa_wcl[i] = nic->aa_wcl[nic->aa_wn - 1];
+			__atomic_store_n(&nic->aa_wn, nic->aa_wn - 1,
+					 __ATOMIC_RELEASE);
+		}
+	}
+	ptl_unlock(&nic->aa_wlock);
+}
+
 /* ---- control (nic->lock held) ---- */
 
 static bool
@@ -139,11 +191,16 @@ static int
 aa_log_create(struct ptl_nic *nic, struct ptl_client *c,
 	      struct spinnic_ctrl_aa *r)
 {
+	const bool hnd = (r->flags & SPINNIC_AA_LOG_HANDLER) != 0;
 	uint64_t bytes = sizeof(struct spinnic_aa_ring) + r->size;
 	struct ptl_aa_log *lg;
 	uint32_t i;
 
-	if ((r->flags & ~SPINNIC_AA_LOG_DROP) != 0 ||
+	if ((r->flags & ~(SPINNIC_AA_LOG_DROP | SPINNIC_AA_LOG_HANDLER)) != 0 ||
+	    r->notify_us > SPINNIC_AA_NOTIFY_US_MAX ||
+	    (hnd && (r->ctx == SPINNIC_HANDLE_NONE ||
+	     (r->len == 0 || r->addr + r->len < r->addr ||
+	      r->addr + r->len > (1ull << 56)))) ||
 	    r->size < SPINNIC_AA_RING_MIN || r->size > SPINNIC_AA_RING_MAX ||
 	    !ptl_is_pow2(r->size) || r->ring_off % 64 != 0 ||
 	    r->ring_off < sizeof(struct spinnic_region_hdr) ||
@@ -156,11 +213,21 @@ aa_log_create(struct ptl_nic *nic, struct ptl_client *c,
 	if (i == SPINNIC_AA_LOGS_MAX)
 		return SPINNIC_PTL_NO_SPACE;
 	lg = &c->aa.logs[i];
+	if ((hnd || r->notify_us != 0) && watch_add(nic, c) != 0)
+		return SPINNIC_PTL_NO_SPACE;
 	ptl_lock(&c->aa.lock);
 	ptl_aa_log_init(lg, c->region + r->ring_off, r->size);
-	lg->flags = r->flags;
+	lg->flags = r->flags & SPINNIC_AA_LOG_DROP;
 	lg->notify_every = r->notify_every == 0 ? 1 : r->notify_every;
 	lg->since = 0;
+	lg->notify_ns = (uint64_t)r->notify_us * 1000u;
+	lg->first_ns = 0;
+	lg->ctx = hnd ? r->ctx : SPINNIC_HANDLE_NONE;
+	lg->cseq = 0;
+	lg->ccons = 0;
+	lg->win_addr = hnd ? r->addr : 0;
+	lg->win_len = hnd ? r->len : 0;
+	lg->cbusy = false;
 	lg->used = true;
 	ptl_unlock(&c->aa.lock);
 	r->log = log_handle(lg, i);
@@ -174,6 +241,7 @@ aa_log_free(struct ptl_nic *nic, struct ptl_client *c,
 {
 	struct ptl_aa_log *lg;
 	int st = SPINNIC_PTL_OK;
+	bool watched = false;
 
 	ptl_lock(&c->aa.lock);
 	lg = log_get(c, r->log);
@@ -182,12 +250,15 @@ aa_log_free(struct ptl_nic *nic, struct ptl_client *c,
 	} else if (ptl_aa_table_uses_log(&c->aa.t, r->log)) {
 		st = SPINNIC_PTL_IN_USE;
 	} else {
+		watched = log_watched(lg);
 		lg->used = false;
 		lg->gen++;
 		lg->ring = NULL;
 		PTL_STAT_ADD(nic, aa_logs_live, -1ull);
 	}
 	ptl_unlock(&c->aa.lock);
+	if (watched)
+		watch_del(nic, c);
 	return st;
 }
 
@@ -261,13 +332,29 @@ ptl_aa_client_fini(struct ptl_client *c)
 	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
 		if (c->aa.logs[i].used) {
 			c->aa.logs[i].used = false;
+			c->aa.logs[i].gen++;
 			PTL_STAT_ADD(c->nic, aa_logs_live, -1ull);
 		}
 	}
 	ptl_unlock(&c->aa.lock);
+	/* every log went: the pid leaves the watch list */
+	ptl_lock(&c->nic->aa_wlock);
+	if (c->aa.watched > 0)
+		c->aa.watched = 1;
+	ptl_unlock(&c->nic->aa_wlock);
+	watch_del(c->nic, c);
 }
 
 /* ---- accesses on behalf of a remote initiator ---- */
+
+static uint64_t
+aa_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* aa.lock held: wake the log's sleepers, if any. prod was published
  * before; the client raises waiters before it reads prod (both sides
@@ -315,6 +402,8 @@ aa_record(struct ptl_client *c, uint32_t log, const struct ptl_aa_verdict *v,
 	rc = ptl_aa_log_append(lg, &h, buf);
 	if (rc == 0) {
 		PTL_STAT(c->nic, aa_records);
+		if (lg->since == 0 && lg->notify_ns != 0)
+			lg->first_ns = aa_now_ns();
 		if (++lg->since >= lg->notify_every)
 			log_notify(c, lg);
 		return 0;
@@ -684,4 +773,147 @@ ptl_aa_flush_done(struct ptl_client *c, uint32_t log, uint64_t mark)
 	if (done)
 		PTL_STAT(c->nic, aa_flushes);
 	return done;
+}
+
+/* ---- the NIC's own service: timed wakes, access handlers ---- */
+
+/*
+ * Consume up to @p budget records of log @p i on the NIC: the records
+ * between the NIC's consumer position and prod were committed by the
+ * NIC before prod moved, but the ring lies in the client's memory, so
+ * each header is copied out and checked (seq, kind, length, inside the
+ * ring) and the data copied to NIC memory before the handler sees it; a
+ * ring the client scribbled on stops the log as a corrupt cons does.
+ */
+static unsigned
+log_consume(struct ptl_client *c, uint32_t i, ptl_aa_access_fn fn,
+	    void *arg, unsigned budget)
+{
+	static __thread uint8_t data[SPINNIC_AA_PAGE];
+	struct ptl_aa_log *lg = &c->aa.logs[i];
+	struct spinnic_aa_ring *ring;
+	uint64_t prod, ccons, size, wa, wl;
+	uint32_t gen, ctx, cseq, next;
+	unsigned n = 0;
+	bool bad = false;
+
+	ptl_lock(&c->aa.lock);
+	if (!lg->used || lg->ctx == SPINNIC_HANDLE_NONE || lg->err ||
+	    lg->cbusy || lg->ccons == lg->prod) {
+		ptl_unlock(&c->aa.lock);
+		return 0;
+	}
+	ring = lg->ring;
+	prod = lg->prod;
+	ccons = lg->ccons;
+	cseq = lg->cseq;
+	size = lg->size;
+	gen = lg->gen;
+	ctx = lg->ctx;
+	wa = lg->win_addr;
+	wl = lg->win_len;
+	lg->cbusy = true;
+	ptl_unlock(&c->aa.lock);
+
+	while (ccons < prod && n < budget) {
+		const uint8_t *base = (const uint8_t *)(ring + 1);
+		uint64_t off = ccons & (size - 1), bytes;
+		struct spinnic_aa_rec h;
+
+		memcpy(&h, base + off, sizeof(h));
+		next = cseq + 1 == 0 ? 1 : cseq + 1;
+		bytes = sizeof(h) + (((uint64_t)h.len + 63) & ~63ull);
+		if (h.seq != next || bytes > size - off ||
+		    (h.kind == SPINNIC_AA_PAD ? off + bytes != size :
+		     (h.kind < SPINNIC_AA_PUT_META ||
+		      h.kind > SPINNIC_AA_ATOMIC || h.len > sizeof(data)))) {
+			bad = true;
+			break;
+		}
+		if (h.kind != SPINNIC_AA_PAD) {
+			memcpy(data, base + off + sizeof(h), h.len);
+			fn(arg, c, ctx, wa, wl, &h, data);
+			PTL_STAT(c->nic, aa_handled);
+			n++;
+		}
+		cseq = next;
+		ccons += bytes;
+		/* the space is free and a flush may answer */
+		__atomic_store_n(&ring->cons, ccons, __ATOMIC_RELEASE);
+	}
+
+	ptl_lock(&c->aa.lock);
+	if (lg->used && lg->gen == gen) {
+		lg->ccons = ccons;
+		lg->cseq = cseq;
+		lg->cbusy = false;
+		if (bad && !lg->err) {
+			lg->err = true;
+			__atomic_store_n(&ring->err, 1u, __ATOMIC_RELEASE);
+			PTL_STAT(c->nic, aa_log_err);
+			PTL_LOG(NOTICE, "client pid %u: access log %#x stopped: "
+				"its ring was overwritten", c->pid,
+				log_handle(lg, i));
+		}
+	}
+	ptl_unlock(&c->aa.lock);
+	return n;
+}
+
+/* aa.lock held: wake the sleepers of a log whose notify_us passed */
+static unsigned
+log_timer(struct ptl_client *c, struct ptl_aa_log *lg, uint64_t now)
+{
+	if (lg->notify_ns == 0 || lg->since == 0 ||
+	    now - lg->first_ns < lg->notify_ns)
+		return 0;
+	if (__atomic_load_n(&lg->ring->waiters, __ATOMIC_RELAXED) == 0)
+		return 0;
+	log_notify(c, lg);
+	PTL_STAT(c->nic, aa_timer_wakes);
+	return 1;
+}
+
+unsigned
+ptl_aa_poll(struct ptl_nic *nic, ptl_aa_access_fn fn, void *arg,
+	    unsigned budget)
+{
+	uint32_t pids[SPINNIC_AA_WATCH_MAX];
+	struct ptl_client *cls[SPINNIC_AA_WATCH_MAX];
+	uint32_t nw, k, i;
+	unsigned n = 0;
+	uint64_t now;
+
+	if (__atomic_load_n(&nic->aa_wn, __ATOMIC_ACQUIRE) == 0)
+		return 0;
+	if (__atomic_exchange_n(&nic->aa_poll_busy, 1, __ATOMIC_ACQUIRE))
+		return 0;
+	ptl_lock(&nic->aa_wlock);
+	nw = nic->aa_wn;
+	memcpy(pids, nic->aa_wpid, nw * sizeof(pids[0]));
+	memcpy(cls, nic->aa_wcl, nw * sizeof(cls[0]));
+	ptl_unlock(&nic->aa_wlock);
+	now = aa_now_ns();
+	for (k = 0; k < nw && n < budget; k++) {
+		struct ptl_client *c = ptl_client_lookup(nic, pids[k]);
+
+		/* the pid's client now, and still the one watched */
+		if (c == NULL || c != cls[k] || !ptl_client_is_alive(c)) {
+			ptl_client_put(c);
+			continue;
+		}
+		for (i = 0; i < SPINNIC_AA_LOGS_MAX && n < budget; i++) {
+			struct ptl_aa_log *lg = &c->aa.logs[i];
+
+			ptl_lock(&c->aa.lock);
+			if (lg->used)
+				n += log_timer(c, lg, now);
+			ptl_unlock(&c->aa.lock);
+			if (fn != NULL)
+				n += log_consume(c, i, fn, arg, budget - n);
+		}
+		ptl_client_put(c);
+	}
+	__atomic_store_n(&nic->aa_poll_busy, 0, __ATOMIC_RELEASE);
+	return n;
 }

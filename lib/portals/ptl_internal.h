@@ -237,6 +237,7 @@ struct ptl_aa {
 				 without the lock; freed with the client) */
 	struct ptl_aa_table t;
 	struct ptl_aa_log logs[SPINNIC_AA_LOGS_MAX];
+	uint32_t watched;     /* logs the NIC serves (nic->aa_watch) */
 };
 
 struct ptl_client {
@@ -281,6 +282,14 @@ struct ptl_nic {
 	uint64_t op_key;      /* random: message ids are not guessable */
 	ptl_originate_fn originate; /* fired triggered data operations */
 	void *originate_arg;
+	/* Active Access: clients with logs the NIC serves itself (access
+	 * handlers, notify_us), by pid; aa_poll_busy: one poller at a time */
+	ptl_lock_t aa_wlock;
+	uint32_t aa_wn;       /* atomic */
+	uint32_t aa_wpid[SPINNIC_AA_WATCH_MAX];
+	struct ptl_client *aa_wcl[SPINNIC_AA_WATCH_MAX]; /* identity only:
+				 removed before the client is freed */
+	uint32_t aa_poll_busy;
 	struct ptl_nic_stats stats;
 };
 

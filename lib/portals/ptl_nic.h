@@ -137,6 +137,8 @@ struct ptl_nic_stats {
 	uint64_t aa_logs_live;     /**< gauge: access logs of live clients */
 	uint64_t aa_flushes;       /**< active flushes answered */
 	uint64_t aa_backpressure;  /**< put packets refused for a full log */
+	uint64_t aa_handled;       /**< records consumed by access handlers */
+	uint64_t aa_timer_wakes;   /**< log wakes after notify_us */
 };
 
 /**
@@ -500,6 +502,34 @@ bool ptl_match_flush_mark(const struct ptl_match *mt, uint64_t len,
  *   or stopped: nothing more will come); counted in aa_flushes then
  */
 bool ptl_aa_flush_done(struct ptl_client *c, uint32_t log, uint64_t mark);
+
+/**
+ * Run one Active Access record on the NIC: the access handler of context
+ * @p ctx of client @p c over window [win_addr, +win_len). @p rec was
+ * copied out of the ring and checked; @p data holds rec->len bytes.
+ * @return the handler's SPIN_* code, or a negative errno (context gone)
+ */
+typedef int (*ptl_aa_access_fn)(void *arg, struct ptl_client *c,
+				uint32_t ctx, uint64_t win_addr,
+				uint64_t win_len,
+				const struct spinnic_aa_rec *rec,
+				const void *data);
+
+/**
+ * The NIC's own service of access logs, called by the HPU threads each
+ * round: wakes the sleepers of logs whose notify_us passed since their
+ * first record not woken for, and consumes up to @p budget records of
+ * logs bound to an execution context, in log order, calling @p fn for
+ * each (the consumer index advances once it returned). One caller at a
+ * time (others return 0 at once); no client with such logs: one load.
+ * @param nic the NIC
+ * @param fn  runs a record (NULL: only the timers)
+ * @param arg passed to fn
+ * @param budget most records consumed
+ * @return records consumed plus wakes done
+ */
+unsigned ptl_aa_poll(struct ptl_nic *nic, ptl_aa_access_fn fn, void *arg,
+		     unsigned budget);
 
 /**
  * Whether @p c has Active Access marks at all: its remote accesses then

@@ -200,8 +200,8 @@ struct spinnic_ctrl_status {
 
 /**
  * Active Access (doc/NOTES.md "Active Access"): AA_LOG_CREATE {ni,
- * ring_off, size, flags} -> log; AA_LOG_FREE {log}; AA_ASSOC {ni, addr,
- * len, bits, log}: pages of the client's own address space, effective for
+ * ring_off, size, flags, notify_every, notify_us, ctx, addr, len} ->
+ * log; AA_LOG_FREE {log}; AA_ASSOC {ni, addr, len, bits, log}: pages of the client's own address space, effective for
  * accesses that start after the reply.
  */
 struct spinnic_ctrl_aa {
@@ -217,6 +217,14 @@ struct spinnic_ctrl_aa {
 	uint64_t len;       /**< ASSOC: bytes, a multiple of the page */
 	uint32_t notify_every; /**< LOG_CREATE: wake futex sleepers after
 				    this many records (0: 1) */
+	uint32_t notify_us; /**< LOG_CREATE: ... or this many µs after the
+				 first record not yet woken for (0: never;
+				 at most SPINNIC_AA_NOTIFY_US_MAX) */
+	uint32_t ctx;       /**< LOG_CREATE with SPINNIC_AA_LOG_HANDLER:
+				 an execution context of the client whose
+				 family's access handler consumes the log
+				 on the NIC, over the window [addr, addr +
+				 len) */
 	uint32_t pad;
 };
 
@@ -265,6 +273,14 @@ static_assert(sizeof(struct spinnic_ctrl_msg) == SPINNIC_CTRL_MSG_SIZE,
  *  put packet whose records do not fit is refused unacknowledged, so
  *  reliable delivery resends it (back-pressure; other accesses drop). */
 #define SPINNIC_AA_LOG_DROP 0x1u
+/** Log flag: consumed on the NIC by the access handler of context `ctx`
+ *  over the window [addr, addr + len) (without it ctx, addr, len are
+ *  ignored). */
+#define SPINNIC_AA_LOG_HANDLER 0x2u
+/** Largest notify_us of a log (one second). */
+#define SPINNIC_AA_NOTIFY_US_MAX 1000000u
+/** Clients with logs the NIC serves itself (access handlers, notify_us). */
+#define SPINNIC_AA_WATCH_MAX 64u
 /** Access logs per client. */
 #define SPINNIC_AA_LOGS_MAX 16u
 /** Marked ranges per client (a range: consecutive pages, same bits). */

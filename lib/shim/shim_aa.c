@@ -31,6 +31,7 @@ struct aa_log {
 	uint64_t cons;     /* ours; published to ring->cons */
 	uint32_t seq;      /* seq of the next record */
 	bool corrupt;
+	bool nic;          /* consumed on the NIC (SPIN_AA_LOG_HANDLER) */
 	pthread_mutex_t lock;  /* one poller at a time */
 };
 
@@ -62,7 +63,8 @@ spin_aa_log_create(ptl_handle_ni_t ni_handle,
 {
 	struct spinnic_ctrl_msg msg;
 	struct spinnic_aa_ring *ring;
-	struct shim_ni *ni;
+	struct shim_ni *ni, *cni = NULL;
+	struct shim_obj *ctx = NULL;
 	struct aa_log *lg = NULL;
 	unsigned slot, i, flags;
 	size_t size;
@@ -74,10 +76,17 @@ spin_aa_log_create(ptl_handle_ni_t ni_handle,
 		return PTL_ARG_INVALID;
 	size = d->size;
 	flags = d->flags;
-	if (ni == NULL || log_p == NULL || (flags & ~SPIN_AA_LOG_DROP) != 0 ||
+	if (ni == NULL || log_p == NULL ||
+	    (flags & ~(SPIN_AA_LOG_DROP | SPIN_AA_LOG_HANDLER)) != 0 ||
 	    size < SPINNIC_AA_RING_MIN || size > SPINNIC_AA_RING_MAX ||
-	    (size & (size - 1)) != 0)
+	    (size & (size - 1)) != 0 || d->notify_us > SPINNIC_AA_NOTIFY_US_MAX)
 		return PTL_ARG_INVALID;
+	if (flags & SPIN_AA_LOG_HANDLER) {
+		ctx = shim_to_ctx(d->ctx, &cni);
+		if (ctx == NULL || cni != ni || d->win_len == 0 ||
+		    (uintptr_t)d->win_addr + d->win_len < (uintptr_t)d->win_addr)
+			return PTL_ARG_INVALID;
+	}
 	ring = shim_heap_alloc(sizeof(*ring) + size);
 	if (ring == NULL)
 		return PTL_NO_SPACE;
@@ -101,8 +110,16 @@ spin_aa_log_create(ptl_handle_ni_t ni_handle,
 	msg.u.aa.log = SPINNIC_HANDLE_NONE;
 	msg.u.aa.ring_off = shim_region_off(ring);
 	msg.u.aa.size = size;
-	msg.u.aa.flags = flags;
+	msg.u.aa.flags = (flags & SPIN_AA_LOG_DROP) |
+			 (ctx != NULL ? SPINNIC_AA_LOG_HANDLER : 0);
 	msg.u.aa.notify_every = d->notify_every;
+	msg.u.aa.notify_us = d->notify_us;
+	msg.u.aa.ctx = SPINNIC_HANDLE_NONE;
+	if (ctx != NULL) {
+		msg.u.aa.ctx = ctx->nic_id;
+		msg.u.aa.addr = (uintptr_t)d->win_addr;
+		msg.u.aa.len = d->win_len;
+	}
 	rc = shim_ctrl_call(&msg);
 	pthread_mutex_lock(&logs_lock);
 	if (rc != 0) {
@@ -117,6 +134,7 @@ spin_aa_log_create(ptl_handle_ni_t ni_handle,
 	lg->cons = 0;
 	lg->seq = 1;
 	lg->corrupt = false;
+	lg->nic = ctx != NULL;
 	pthread_mutex_init(&lg->lock, NULL);
 	*log_p = aa_handle(lg);
 	pthread_mutex_unlock(&logs_lock);
@@ -261,6 +279,10 @@ spin_aa_log_poll(spin_handle_aalog_t log, spin_aa_fn fn, void *arg,
 	lg = aa_lock_log(log);
 	if (lg == NULL)
 		return PTL_ARG_INVALID;
+	if (lg->nic) {  /* the NIC's handler consumes it */
+		pthread_mutex_unlock(&lg->lock);
+		return PTL_ARG_INVALID;
+	}
 	if (lg->corrupt || __atomic_load_n(&lg->ring->err, __ATOMIC_RELAXED)) {
 		pthread_mutex_unlock(&lg->lock);
 		return PTL_FAIL;
@@ -336,6 +358,10 @@ spin_aa_log_wait(spin_handle_aalog_t log, int timeout_ms)
 	lg = aa_lock_log(log);
 	if (lg == NULL)
 		return PTL_ARG_INVALID;
+	if (lg->nic) {
+		pthread_mutex_unlock(&lg->lock);
+		return PTL_ARG_INVALID;
+	}
 	/* not held while asleep (pollers go on); a log freed meanwhile
 	 * leaves region heap memory: sleeping on it is harmless */
 	ring = lg->ring;
@@ -376,7 +402,9 @@ spin_aa_log_status(spin_handle_aalog_t log, struct spin_aa_log_status *st_p)
 		return PTL_ARG_INVALID;
 	memset(st_p, 0, sizeof(*st_p));
 	st_p->prod = __atomic_load_n(&lg->ring->prod, __ATOMIC_ACQUIRE);
-	st_p->cons = lg->cons;
+	/* a log the NIC consumes: its index is the NIC's */
+	st_p->cons = lg->nic ? __atomic_load_n(&lg->ring->cons,
+					       __ATOMIC_ACQUIRE) : lg->cons;
 	st_p->lost = __atomic_load_n(&lg->ring->lost, __ATOMIC_RELAXED);
 	st_p->err = __atomic_load_n(&lg->ring->err, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&lg->lock);

@@ -44,6 +44,14 @@ typedef ptl_handle_any_t spin_handle_aalog_t;
  *  acknowledged and comes again (reliable delivery), nothing lost; get
  *  replies, atomics and handler DMAs still lose and count. */
 #define SPIN_AA_LOG_DROP 0x1u
+/** Log flag: the log is consumed on the NIC, record by record, by the
+ *  `access` handler of the execution context desc.ctx (the paper's
+ *  dedicated hardware thread; spin_handler.h spin_access_fn) over the
+ *  window [desc.win_addr, + desc.win_len) of the caller's memory; the
+ *  client does not poll it (spin_aa_log_poll and spin_aa_log_wait refuse
+ *  it) and an active flush answers once the handler returned for every
+ *  record before it. */
+#define SPIN_AA_LOG_HANDLER 0x2u
 
 /** Record kinds (struct spin_aa_rec.kind). */
 enum spin_aa_kind {
@@ -94,10 +102,19 @@ struct spin_aa_log_status {
 struct spin_aa_log_desc {
 	size_t size;            /**< ring bytes, a power of two from 16 KiB
 				     to 64 MiB */
-	unsigned flags;         /**< 0 (back-pressure) or SPIN_AA_LOG_DROP */
+	unsigned flags;         /**< 0 (back-pressure) or SPIN_AA_LOG_DROP,
+				     and SPIN_AA_LOG_HANDLER */
 	unsigned notify_every;  /**< spin_aa_log_wait() sleepers are woken
 				     once this many records accumulated
 				     (0: 1) */
+	unsigned notify_us;     /**< ... or once this many µs passed since
+				     the first record they were not woken
+				     for (0: never; at most 1000000) */
+	ptl_handle_any_t ctx;   /**< SPIN_AA_LOG_HANDLER: the context (a
+				     spin_handle_ctx_t of spin.h) */
+	void *win_addr;         /**< SPIN_AA_LOG_HANDLER: the handler's
+				     window (any memory of the caller) */
+	size_t win_len;         /**< ... and its length (> 0) */
 };
 
 /**
@@ -106,8 +123,11 @@ struct spin_aa_log_desc {
  * @param ni_handle an initialized NI
  * @param d     size, flags, notification
  * @param log_p receives the handle
- * @return PTL_OK; PTL_ARG_INVALID (NI, d, size, flags, log_p);
- *   PTL_NO_SPACE (region heap, or 16 logs per client); PTL_NO_INIT
+ * @return PTL_OK; PTL_ARG_INVALID (NI, d, size, flags, log_p,
+ *   notify_us; SPIN_AA_LOG_HANDLER: not a context of this NI, its family
+ *   has no access handler, an empty or wrapping window);
+ *   PTL_NO_SPACE (region heap, or 16 logs per client, or 64 clients of
+ *   the NIC with logs it serves: access handlers, notify_us); PTL_NO_INIT
  */
 int spin_aa_log_create(ptl_handle_ni_t ni_handle,
 		       const struct spin_aa_log_desc *d,
@@ -116,12 +136,14 @@ int spin_aa_log_create(ptl_handle_ni_t ni_handle,
 /**
  * Sleep until the log has a record to poll (the paper's interrupt
  * scheme): the NIC wakes sleepers (futex on the ring header) once
- * notify_every records accumulated since its last wake; returns at once
- * when a record is there already.
+ * notify_every records accumulated since its last wake, or notify_us
+ * after the first of them (checked by the NIC's HPU threads each round);
+ * returns at once when a record is there already.
  * @param timeout_ms at most this long (< 0: no limit)
  * @return PTL_OK (a record is there); PTL_EQ_EMPTY (timed out, or woken
  *   with fewer than notify_every records and none to poll);
- *   PTL_ARG_INVALID; PTL_FAIL the log was stopped; PTL_NO_INIT
+ *   PTL_ARG_INVALID (also a log consumed on the NIC,
+ *   SPIN_AA_LOG_HANDLER); PTL_FAIL the log was stopped; PTL_NO_INIT
  */
 int spin_aa_log_wait(spin_handle_aalog_t log, int timeout_ms);
 
@@ -153,7 +175,8 @@ int spin_aa_assoc(ptl_handle_ni_t ni_handle, void *addr, size_t len,
  * Never blocks. Any thread; calls on one log are serialized.
  * @param n_p receives the records consumed (may be NULL)
  * @return PTL_OK (also when none); PTL_EQ_EMPTY when no record was
- *   ready; PTL_ARG_INVALID (log, fn); PTL_FAIL the ring is corrupt or the
+ *   ready; PTL_ARG_INVALID (log, fn; a log consumed on the NIC,
+ *   SPIN_AA_LOG_HANDLER); PTL_FAIL the ring is corrupt or the
  *   NIC stopped the log (spin_aa_log_status); PTL_NO_INIT
  */
 int spin_aa_log_poll(spin_handle_aalog_t log, spin_aa_fn fn, void *arg,

@@ -148,8 +148,8 @@ spin_family_check(const struct spin_handler_family *f, const char **why_p)
 			goto out;
 		}
 	if (f->header == NULL && f->payload == NULL &&
-	    f->completion == NULL && f->outbound == NULL)
-		why = "no handler (header, payload, completion and outbound all NULL)";
+	    f->completion == NULL && f->outbound == NULL && f->access == NULL)
+		why = "no handler (header, payload, completion, outbound and access all NULL)";
 out:
 	if (why != NULL && why_p != NULL)
 		*why_p = why;
@@ -382,6 +382,21 @@ spin_rt_ctx_get(struct spin_rt *rt, uint32_t owner, uint32_t handle)
 		rc = -EPERM;
 	if (rc != 0)
 		spin_ctx_unref(rt, c);
+	return rc;
+}
+
+int
+spin_rt_ctx_access_ok(struct spin_rt *rt, uint32_t owner, uint32_t handle)
+{
+	struct spin_ctx *c;
+	int rc = spin_rt_ctx_get(rt, owner, handle);
+
+	if (rc != 0)
+		return rc;
+	c = ctx_slot(rt, handle);
+	if (c->fam->access == NULL)
+		rc = -ENOTSUP;
+	spin_ctx_unref(rt, c);
 	return rc;
 }
 

@@ -105,7 +105,7 @@ spin_dma_write_win(struct spin_exec *x, uint64_t win_off, const void *src,
 	uint64_t addr;
 	void *dst;
 
-	if (unlikely(x->m == NULL))
+	if (unlikely(x->m == NULL && !x->access))
 		return dma_refuse(x, -EPERM); /* a sender's MD: read-only */
 	if (!win_ok(x, win_off, len))
 		return dma_reject(x);
@@ -369,6 +369,65 @@ spin_nic_cas(struct spin_hctx *h, uint64_t state_off, uint64_t expected,
 	if (old_p != NULL)
 		*old_p = expected;
 	return ok ? 0 : -EAGAIN;
+}
+
+/*
+ * 8-byte atomics on the host window: the host does them (atomic64), so
+ * they take the same path as Portals atomics on the same word (CPU
+ * atomics on region memory, the bounce lock on malloc'd memory).
+ */
+static int
+host_atomic(struct spin_hctx *h, uint64_t win_off, unsigned op, uint64_t v,
+	    uint64_t cmp, uint64_t *old_p)
+{
+	struct spin_exec *x = spin_exec_of(h);
+	const struct spin_host_ops *ops = &x->rt->ops;
+	uint64_t addr, old = 0;
+	int rc;
+
+	if (unlikely(x->m == NULL && !x->access))
+		return dma_refuse(x, -EPERM);
+	addr = x->h.win_addr + win_off;
+	if (!win_ok(x, win_off, sizeof(uint64_t)) || (addr & 7) != 0)
+		return dma_reject(x);
+	if (ops->atomic64 == NULL)
+		return -ENOTSUP;
+	rc = ops->atomic64(x->host, x->m != NULL ? x->m->app_msg : NULL, addr,
+			   op, v, cmp, &old);
+	if (rc == -EACCES)
+		return dma_refuse(x, -EACCES);
+	if (rc != 0)
+		return dma_fail(x);
+	x->hpu->st.dma_ops++;
+	x->hpu->st.dma_bytes_to += sizeof(uint64_t);
+	x->dma_bytes += sizeof(uint64_t);
+	if (old_p != NULL)
+		*old_p = old;
+	if (op == SPIN_HOST_ATOMIC_CAS && old != cmp)
+		return -EAGAIN;
+	return 0;
+}
+
+int
+spin_host_fetch_add(struct spin_hctx *h, uint64_t win_off, uint64_t v,
+		    uint64_t *old_p)
+{
+	return host_atomic(h, win_off, SPIN_HOST_ATOMIC_FADD, v, 0, old_p);
+}
+
+int
+spin_host_swap(struct spin_hctx *h, uint64_t win_off, uint64_t v,
+	       uint64_t *old_p)
+{
+	return host_atomic(h, win_off, SPIN_HOST_ATOMIC_SWAP, v, 0, old_p);
+}
+
+int
+spin_host_cas(struct spin_hctx *h, uint64_t win_off, uint64_t expected,
+	      uint64_t desired, uint64_t *old_p)
+{
+	return host_atomic(h, win_off, SPIN_HOST_ATOMIC_CAS, desired, expected,
+			   old_p);
 }
 
 void *

@@ -27,7 +27,8 @@
  *    on any HPU. Its host window is the initiator's memory descriptor,
  *    read-only: spin_dma_from_host() reads it, every call that would
  *    write the host or send is refused (-EPERM / -ENOTSUP).
- * Any callback may be NULL, but not all four; without a payload handler
+ * (and access(rec, h), below: an Active Access log's records.)
+ * Any callback may be NULL, but not all of them; without a payload handler
  * every packet takes the non-processing path (copied to the window at its
  * message offset).
  *
@@ -415,6 +416,60 @@ void spin_dma_account(struct spin_hctx *h, uint64_t bytes, uint64_t ops,
 int spin_dma_from_host(struct spin_hctx *h, uint64_t win_off, void *dst,
 		       size_t len);
 
+/**
+ * Atomically add @p v to the 8-byte word of the host window at @p win_off
+ * (a PCIe FetchAdd). Atomic against Portals atomics on the same word and
+ * against the other spin_host_* calls: region memory is updated with the
+ * CPU's atomic instructions (so the client's own __atomic operations on
+ * the word are coherent with it too), malloc'd memory under the same lock
+ * the NIC's Portals atomics take there (not coherent with the client's
+ * CPU; doc/NOTES.md "Active Access", handler atomics). From a message's
+ * handler, a word on a page marked for Active Access is refused
+ * (-EACCES): the marks decide what remote initiators do there, and an
+ * atomic has no record to leave. From an `access` handler the word is
+ * the log owner's own (no marks apply).
+ *
+ * @param h handler context
+ * @param win_off offset in the window, a multiple of 8 (and the client
+ *   address win_addr + win_off 8-aligned)
+ * @param v addend (wraps modulo 2^64)
+ * @param old_p if not NULL, receives the value before the addition
+ * @return 0; -ERANGE outside the window or not 8-aligned (rejected,
+ *   counted, message error); -EACCES a marked page (message handlers);
+ *   -EIO the host memory is gone; -EPERM from an outbound handler.
+ */
+int spin_host_fetch_add(struct spin_hctx *h, uint64_t win_off, uint64_t v,
+			uint64_t *old_p);
+
+/**
+ * Atomically replace the 8-byte word of the host window at @p win_off by
+ * @p v (a PCIe Swap); atomic as spin_host_fetch_add().
+ *
+ * @param h handler context
+ * @param win_off offset in the window, a multiple of 8
+ * @param v the new value
+ * @param old_p if not NULL, receives the value replaced
+ * @return as spin_host_fetch_add().
+ */
+int spin_host_swap(struct spin_hctx *h, uint64_t win_off, uint64_t v,
+		   uint64_t *old_p);
+
+/**
+ * Atomically replace the 8-byte word of the host window at @p win_off by
+ * @p desired if it equals @p expected (a PCIe CAS); atomic as
+ * spin_host_fetch_add().
+ *
+ * @param h handler context
+ * @param win_off offset in the window, a multiple of 8
+ * @param expected value to find
+ * @param desired value to store
+ * @param old_p if not NULL, receives the value found
+ * @return 0 swapped; -EAGAIN not swapped (*old_p set); otherwise as
+ *   spin_host_fetch_add().
+ */
+int spin_host_cas(struct spin_hctx *h, uint64_t win_off, uint64_t expected,
+		  uint64_t desired, uint64_t *old_p);
+
 /** Target of a put issued by a handler. */
 struct spin_put_req {
 	uint32_t nid, pid;       /**< target process */
@@ -549,6 +604,41 @@ typedef int (*spin_outbound_fn)(const struct spin_out_pkt *pkt,
 				struct spin_hctx *h);
 
 /**
+ * One record of an Active Access log consumed on the NIC (doc/NOTES.md
+ * "Active Access": a log created with an execution context whose family
+ * has an `access` handler). The fields are the record's (struct
+ * spinnic_aa_rec of the byte layout), checked by the NIC before the call.
+ */
+struct spin_access {
+	uint16_t kind;       /**< 1 PUT_META ... 7 ATOMIC (never PAD) */
+	uint16_t flags;      /**< bit 0 REDIRECTED, bit 1 HANDLER */
+	uint32_t len;        /**< bytes at @c data (0 without data) */
+	uint32_t mode;       /**< the page's bits at the access */
+	uint32_t src_nid, src_pid; /**< the initiator */
+	uint32_t pad;
+	uint64_t addr;       /**< client address of the piece */
+	uint64_t win_off;    /**< addr - window start; UINT64_MAX outside */
+	uint64_t msg_id, msg_off, hdr_data;
+	uint64_t pos;        /**< the record's byte position in its log */
+	const uint8_t *data; /**< len bytes in NIC memory, valid during the
+				  call */
+};
+
+/**
+ * Access handler: once per record of a log bound to the context, in log
+ * order (one record at a time per log), on an HPU. Its window is the one
+ * given when the log was created. No message: spin_put_*() and
+ * spin_ct_inc() return -ENOTSUP; the DMA and spin_host_* calls reach the
+ * window (the log owner's memory, no marks apply).
+ * @param a the record
+ * @param h handler context
+ * @return SPIN_SUCCESS; anything else is counted (the record is consumed
+ *   all the same)
+ */
+typedef int (*spin_access_fn)(const struct spin_access *a,
+			      struct spin_hctx *h);
+
+/**
  * Bytes of a handler family name, including the terminating NUL (the
  * same as SPIN_HANDLER_NAME_MAX of the client header spin.h, and the
  * wire's SPINNIC_HANDLER_NAME).
@@ -560,7 +650,7 @@ typedef int (*spin_outbound_fn)(const struct spin_out_pkt *pkt,
  * table. Checked when spinnic starts (spin_rt_create() for the built-in
  * table, --handlers for a plugin's): name set, shorter than
  * SPIN_HANDLER_NAME_MAX, printable ASCII without spaces, unique; at least
- * one of header, payload, completion and outbound set. The structure and
+ * one of header, payload, completion, outbound and access set. The structure and
  * the name must stay valid while spinnic runs (static storage).
  */
 struct spin_handler_family {
@@ -588,6 +678,12 @@ struct spin_handler_family {
 	 * or a rejected or failed DMA, fails it.
 	 */
 	spin_outbound_fn outbound;
+	/**
+	 * Active Access consumer (handler ABI 2): run per record of a log
+	 * created with a context of this family (see spin_access_fn). May
+	 * be NULL: such a context cannot be bound to a log.
+	 */
+	spin_access_fn access;
 };
 
 /**
@@ -608,7 +704,7 @@ extern const struct spin_handler_family *const spin_handler_families[];
  * built against the same version (spinnic --handlers refuses it with one
  * line otherwise). Raised on any incompatible change.
  */
-#define SPIN_HANDLER_ABI_VERSION 1u
+#define SPIN_HANDLER_ABI_VERSION 2u
 
 /** Most families one plugin may define. */
 #define SPIN_HANDLER_PLUGIN_FAMILIES_MAX 64u

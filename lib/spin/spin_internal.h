@@ -317,6 +317,8 @@ struct spin_exec {
 	struct spin_hpu *hpu;
 	uint32_t nblobs;
 	uint32_t blobs[SPIN_HCTX_MAX_BLOBS];
+	bool access;            /* an access handler: no message, but the
+				   window is writable */
 	bool err;               /* a DMA of this call failed or was rejected */
 	int dma_err;            /* the first such DMA's error (outbound jobs) */
 	/* summed here, added to the message and context once per call */

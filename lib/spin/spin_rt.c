@@ -724,6 +724,7 @@ exec_setup(struct spin_exec *x, struct spin_rt *rt, struct spin_ctx *c,
 	x->host = host;
 	x->hpu = hpu;
 	x->nblobs = 0;
+	x->access = false;
 	x->err = false;
 	x->dma_err = 0;
 	x->dma_events = 0;
@@ -1237,6 +1238,44 @@ run_out(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		hpu->st.out_failures++;
 	else
 		hpu->st.out_bytes += j->len;
+}
+
+int
+spin_rt_access_run(struct spin_rt *rt, unsigned hpu_id, uint32_t owner,
+		   uint32_t handle, void *host, uint64_t win_addr,
+		   uint64_t win_len, const struct spin_access *a)
+{
+	struct spin_hpu *hpu;
+	struct spin_exec x;
+	struct spin_ctx *c;
+	unsigned rc;
+
+	if (hpu_id >= rt->conf.nhpu)
+		return -EINVAL;
+	hpu = &rt->hpu[hpu_id];
+	c = spin_ctx_ref(rt, handle);
+	if (c == NULL)
+		return -ENOENT;
+	if (!__atomic_load_n(&c->o.live, __ATOMIC_ACQUIRE) ||
+	    c->o.owner != owner) {
+		spin_ctx_unref(rt, c);
+		return -ENOENT;         /* gone, or not the caller's */
+	}
+	if (c->fam->access == NULL) {
+		spin_ctx_unref(rt, c);
+		return -ENOTSUP;
+	}
+	exec_setup(&x, rt, c, NULL, host, win_addr, win_len, NULL, hpu, hpu_id,
+		   SPIN_VHPU_NONE);
+	x.access = true;
+	rc = rc_index(c->fam->access(a, &x.h));
+	if (x.err && rc == SPIN_SUCCESS)
+		rc = SPIN_ERROR;
+	spin_exec_release(&x);
+	hpu->st.rc[rc]++;
+	hpu->st.hers++;
+	spin_ctx_unref(rt, c);
+	return (int)rc;
 }
 
 /* Run up to @p budget outbound jobs; hand them back in bursts. */

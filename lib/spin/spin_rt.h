@@ -134,6 +134,13 @@ struct spin_host_ops {
 			     const void *src, size_t len);
 	int (*dma_read_msg)(void *host, void *app_msg, uint64_t addr,
 			    void *dst, size_t len);
+	/** Optional (NULL: spin_host_* return -ENOTSUP): an 8-byte atomic
+	 *  on the client word at @p addr (8-aligned), for a message's
+	 *  handler (@p app_msg) or an access handler (@p app_msg NULL).
+	 *  @p op: SPIN_HOST_ATOMIC_*; @p cmp for CAS. *old_p receives the
+	 *  value before. @return 0 or a negative errno (-EACCES refused) */
+	int (*atomic64)(void *host, void *app_msg, uint64_t addr, unsigned op,
+			uint64_t v, uint64_t cmp, uint64_t *old_p);
 	/** Increment the ME's counter. May be NULL (-ENOTSUP). */
 	int (*ct_inc)(void *host, void *app_msg, uint64_t n);
 	/** Handler put of NIC bytes. May be NULL (-ENOTSUP). */
@@ -152,6 +159,13 @@ struct spin_host_ops {
 	/** Optional: release @p n packets at once (HPUs batch releases);
 	 *  NULL: pkt_release for each. */
 	void (*pkt_release_burst)(void *const *pkt_cookies, unsigned n);
+};
+
+/** Operations of spin_host_ops.atomic64. */
+enum spin_host_atomic_op {
+	SPIN_HOST_ATOMIC_FADD = 0,
+	SPIN_HOST_ATOMIC_SWAP,
+	SPIN_HOST_ATOMIC_CAS,
 };
 
 /** Configuration of a runtime; zero fields take the defaults. */
@@ -338,6 +352,32 @@ int spin_rt_ctx_get(struct spin_rt *rt, uint32_t owner, uint32_t handle);
 
 /** Drop a reference taken by spin_rt_ctx_get(). */
 void spin_rt_ctx_put(struct spin_rt *rt, uint32_t handle);
+
+/**
+ * Whether @p handle is a live context of @p owner whose family has an
+ * `access` handler (an Active Access log may be bound to it).
+ *
+ * @return 0; -ENOENT no such live context; -EPERM another owner's;
+ *   -ENOTSUP its family has no access handler.
+ */
+int spin_rt_ctx_access_ok(struct spin_rt *rt, uint32_t owner,
+			  uint32_t handle);
+
+/**
+ * Run the `access` handler of context @p handle (of @p owner) on HPU
+ * @p hpu_id for one Active Access record, over window [win_addr,
+ * +win_len) of @p host, and wait for it. Called by the HPU's own thread
+ * between spin_hpu_poll() calls (never concurrently for one hpu_id).
+ * Counted in the HPU's handler counts (spin_hpu_stats: hers, rc[]).
+ *
+ * @return the handler's SPIN_* code (any other value: SPIN_ERROR; a
+ *   failed or rejected DMA makes SPIN_SUCCESS SPIN_ERROR); -ENOENT the
+ *   context is gone or another owner's; -ENOTSUP no access handler;
+ *   -EINVAL hpu_id out of range.
+ */
+int spin_rt_access_run(struct spin_rt *rt, unsigned hpu_id, uint32_t owner,
+		       uint32_t handle, void *host, uint64_t win_addr,
+		       uint64_t win_len, const struct spin_access *a);
 
 /**
  * Free every context and blob of @p owner (drops their installed

@@ -454,8 +454,9 @@ gen_ctrl(void)
 	out_write("ctrl", "03-iovec");
 	fz_env_fini(&ge);
 
-	/* Active Access: a log, marks bound to it (one redirecting, one
-	 * logging reads), a refused free; left to client teardown */
+	/* Active Access: a log, one served on the NIC, marks bound to the
+	 * first (one redirecting, one logging reads), a refused free; left
+	 * to client teardown */
 	if (fz_env_init(&ge) != 0)
 		die("env");
 	out_reset();
@@ -472,6 +473,19 @@ gen_ctrl(void)
 	m.u.aa.flags = SPINNIC_AA_LOG_DROP;
 	ctrl_rec(SPINNIC_CTRL_AA_LOG_CREATE, &m);
 	eq = m.u.aa.log;
+	/* a log served on the NIC (access handler, timed wake) */
+	memset(&m, 0, sizeof(m));
+	m.u.aa.ni = ni;
+	m.u.aa.log = SPINNIC_HANDLE_NONE;
+	m.u.aa.ring_off = FZ_CT_OFF + 64u * 1024;
+	m.u.aa.size = SPINNIC_AA_RING_MIN;
+	m.u.aa.flags = SPINNIC_AA_LOG_HANDLER;
+	m.u.aa.notify_every = 10;
+	m.u.aa.notify_us = 100;
+	m.u.aa.ctx = 1;
+	m.u.aa.addr = fz_addr(FZ_BUF_OFF);
+	m.u.aa.len = 2 * SPINNIC_AA_PAGE;
+	ctrl_rec(SPINNIC_CTRL_AA_LOG_CREATE, &m);
 	memset(&m, 0, sizeof(m));
 	m.u.aa.ni = ni;
 	m.u.aa.log = eq;

@@ -228,9 +228,10 @@ refusals(int argc, char **argv)
 	snprintf(p, sizeof(p), "%s/x.so", plugdir);
 	write_text(p, "not an ELF file, a text file named x.so\n");
 	expect_refused(p, NULL, p, "not a loadable shared object: ");
+	/* spinnic's SPIN_HANDLER_ABI_VERSION: 2 since access handlers */
 	expect_refused(plugin(argc, argv, "plugin_abi.so"), NULL,
 		       plugin(argc, argv, "plugin_abi.so"),
-		       "handler ABI version 999, this spinnic's is 1");
+		       "handler ABI version 999, this spinnic's is 2");
 	expect_refused(plugin(argc, argv, "plugin_nosym.so"), NULL,
 		       plugin(argc, argv, "plugin_nosym.so"),
 		       "no symbol spin_handler_plugin");

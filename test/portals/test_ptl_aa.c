@@ -511,6 +511,137 @@ test_backpressure(void **state)
 	t_env_teardown(&e);
 }
 
+struct served {
+	unsigned n;
+	uint64_t last_addr;
+	uint32_t ctx;
+	uint64_t wa, wl;
+	uint8_t first;
+};
+
+static int
+on_served(void *arg, struct ptl_client *c, uint32_t ctx, uint64_t win_addr,
+	  uint64_t win_len, const struct spinnic_aa_rec *rec, const void *data)
+{
+	struct served *sv = arg;
+
+	(void)c;
+	sv->n++;
+	sv->last_addr = rec->addr;
+	sv->ctx = ctx;
+	sv->wa = win_addr;
+	sv->wl = win_len;
+	sv->first = rec->len ? *(const uint8_t *)data : 0;
+	return 0;
+}
+
+/* A log served on the NIC (SPINNIC_AA_LOG_HANDLER): ptl_aa_poll hands
+ * each record to the callback once, in order, and advances cons (space,
+ * flush); a ring the client scribbles on stops that log only; the timed
+ * wake; hostile descriptions refused. */
+static void
+test_nic_consumer(void **state)
+{
+	struct spinnic_ctrl_aa a = { 0 };
+	struct ptl_aa_src src = { .nid = 3, .pid = 4, .may_block = true };
+	struct spinnic_aa_ring *hdr;
+	struct served sv = { 0 };
+	struct ptl_nic_stats s;
+	uint8_t buf[64];
+	uint64_t pg, mark;
+	uint32_t log, i;
+	struct t_env e;
+
+	(void)state;
+	t_env_setup(&e);
+	pg = t_addr(&e, PAGES_OFF);
+	/* hostile: no window, wrapping window, unknown flag, long timer */
+	a = (struct spinnic_ctrl_aa){ .ni = e.ni, .ring_off = RING_OFF,
+				      .size = SPINNIC_AA_RING_MIN,
+				      .flags = SPINNIC_AA_LOG_HANDLER,
+				      .ctx = 7 };
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.addr = UINT64_MAX - 10;
+	a.len = 100;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.addr = pg;
+	a.len = SPINNIC_AA_PAGE;
+	a.flags = 0x4;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.flags = SPINNIC_AA_LOG_HANDLER;
+	a.notify_us = SPINNIC_AA_NOTIFY_US_MAX + 1;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.notify_us = 1;
+	a.notify_every = 1000;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_OK);
+	log = a.log;
+	hdr = (struct spinnic_aa_ring *)(e.region + RING_OFF);
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, SPINNIC_AA_PAGE, R | WLD,
+			       log), 0);
+	/* nothing to serve: nothing called */
+	assert_int_equal(ptl_aa_poll(e.nic, on_served, &sv, 64), 0);
+	/* 300 redirected writes through a 128-record ring: served as they
+	 * come, so back-pressure never refuses one */
+	for (i = 0; i < 300; i++) {
+		memset(buf, (int)i, sizeof(buf));
+		assert_int_equal(ptl_host_access_remote(e.c, pg + 64 * (i % 64),
+							buf, 64, true, &src),
+				 0);
+		if (i % 100 == 99)
+			(void)ptl_aa_poll(e.nic, on_served, &sv, 1000);
+	}
+	(void)ptl_aa_poll(e.nic, on_served, &sv, 1000);
+	assert_int_equal(sv.n, 300);
+	assert_int_equal(sv.first, 299 & 0xff);
+	assert_int_equal(sv.last_addr, pg + 64 * (299 % 64));
+	assert_int_equal(sv.ctx, 7);
+	assert_int_equal(sv.wa, pg);
+	assert_int_equal(sv.wl, SPINNIC_AA_PAGE);
+	assert_int_equal(hdr->cons, hdr->prod);
+	assert_int_equal(hdr->lost, 0);
+	/* a flush mark is reached once served */
+	mark = hdr->prod;
+	assert_true(ptl_aa_flush_done(e.c, log, mark));
+	/* the timed wake: a sleeper, a record, 1 us later a wake */
+	hdr->waiters = 1;
+	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
+			 0);
+	usleep(2000);
+	(void)ptl_aa_poll(e.nic, NULL, NULL, 64);
+	ptl_nic_stats_get(e.nic, &s);
+	assert_true(s.aa_timer_wakes >= 1);
+	hdr->waiters = 0;
+	/* the client overwrites a record before the NIC serves it: the log
+	 * stops, nothing is called for it or after it */
+	sv.n = 0;
+	(void)ptl_aa_poll(e.nic, on_served, &sv, 1000);
+	assert_int_equal(sv.n, 1);
+	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
+			 0);
+	mark = hdr->cons % SPINNIC_AA_RING_MIN;
+	memset(e.region + RING_OFF + sizeof(*hdr) + mark, 0xff, 8);
+	sv.n = 0;
+	(void)ptl_aa_poll(e.nic, on_served, &sv, 1000);
+	assert_int_equal(sv.n, 0);
+	assert_int_equal(hdr->err, 1);
+	ptl_nic_stats_get(e.nic, &s);
+	assert_int_equal(s.aa_handled, 301);
+	assert_true(s.aa_log_err >= 1);
+	/* the watch list empties with the log */
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, SPINNIC_AA_PAGE, W | R,
+			       SPINNIC_HANDLE_NONE), 0);
+	a = (struct spinnic_ctrl_aa){ .log = log };
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_FREE, &a),
+			 SPINNIC_PTL_OK);
+	assert_int_equal(ptl_aa_poll(e.nic, on_served, &sv, 1000), 0);
+	t_env_teardown(&e);
+}
+
 int
 main(void)
 {
@@ -521,6 +652,7 @@ main(void)
 		cmocka_unit_test(test_ctrl),
 		cmocka_unit_test(test_remote_write),
 		cmocka_unit_test(test_backpressure),
+		cmocka_unit_test(test_nic_consumer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,10 +24,36 @@ msg_done(void *app_msg, const struct spin_msg_result *r)
 	__atomic_fetch_add(&ndone, 1, __ATOMIC_RELEASE);
 }
 
+/* 8-byte host atomics on the test host: the CPU's */
+static int
+test_atomic64(void *host, void *app_msg, uint64_t addr, unsigned op,
+	      uint64_t v, uint64_t cmp, uint64_t *old_p)
+{
+	uint64_t *w = (uint64_t *)(void *)test_host_xlate(host, addr, 8);
+
+	(void)app_msg;
+	switch (op) {
+	case SPIN_HOST_ATOMIC_FADD:
+		*old_p = __atomic_fetch_add(w, v, __ATOMIC_ACQ_REL);
+		break;
+	case SPIN_HOST_ATOMIC_SWAP:
+		*old_p = __atomic_exchange_n(w, v, __ATOMIC_ACQ_REL);
+		break;
+	default:
+		__atomic_compare_exchange_n(w, &cmp, v, false,
+					    __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+		*old_p = cmp;
+		break;
+	}
+	return 0;
+}
+
 static const struct spin_host_ops ops = {
 	.direct = test_direct,
 	.dma_write = test_dma_write,
 	.dma_read = test_dma_read,
+	.atomic64 = test_atomic64,
 	.msg_done = msg_done,
 	.pkt_release = test_pkt_release,
 };
@@ -418,6 +444,119 @@ test_threads_smoke(void **state)
 	spin_rt_destroy(rt);
 }
 
+/* ---- access handlers (Active Access records on the NIC) ---------------- */
+
+static uint32_t
+ctx_of(struct spin_rt *rt, const char *fam, const void *args, uint32_t len)
+{
+	struct spinnic_ctrl_ctx req = {
+		.args_len = len, .policy = SPINNIC_SCHED_DEFAULT,
+	};
+	uint32_t h = SPINNIC_HANDLE_NONE;
+
+	strcpy(req.family, fam);
+	assert_int_equal(spin_rt_ctx_install(rt, 1, &req, args, &h), 0);
+	return h;
+}
+
+/* aa_dht and aa_count run per record through spin_rt_access_run with
+ * host atomics; wrong owner, a family without access handler, a record
+ * the handler refuses, a window too small for its counters */
+static void
+test_access(void **state)
+{
+	enum { NSL = 8, NH = 16 };
+	struct spin_aa_dht_args da = {
+		.version = SPIN_AA_DHT_ARGS_VERSION, .nslot = NSL,
+		.table_off = 0, .head_off = 8 * NSL, .nheap = NH,
+		.heap_off = 16 * NSL, .next_free_off = 16 * NSL + 16 * NH,
+		.overflow_off = 16 * NSL + 16 * NH + 8,
+		.processed_off = 16 * NSL + 16 * NH + 16,
+	};
+	struct spin_aa_count_args ca = {
+		.version = SPIN_AA_COUNT_ARGS_VERSION, .base = TEST_ADDR,
+		.npages = 2, .counters_off = 2 * 4096,
+		.processed_off = SPIN_AA_NO_WORD,
+	};
+	struct spin_csum_args sa = { .version = SPIN_CSUM_ARGS_VERSION };
+	struct spin_access a = { .kind = 2, .len = 8 };
+	struct spin_rt *rt = rt_new(1);
+	struct test_host h;
+	uint64_t key, *w, c;
+	uint32_t dht, cnt, cs;
+	unsigned i;
+
+	(void)state;
+	test_host_init(&h, 3 * 4096, false);
+	w = (uint64_t *)(void *)test_host_win(&h);
+	dht = ctx_of(rt, "aa_dht", &da, sizeof(da));
+	cnt = ctx_of(rt, "aa_count", &ca, sizeof(ca));
+	cs = ctx_of(rt, "checksum", &sa, sizeof(sa));
+	assert_int_equal(spin_rt_ctx_access_ok(rt, 1, dht), 0);
+	assert_int_equal(spin_rt_ctx_access_ok(rt, 2, dht), -EPERM);
+	assert_int_equal(spin_rt_ctx_access_ok(rt, 1, cs), -ENOTSUP);
+	a.data = (const uint8_t *)&key;
+	/* 12 keys into slots 0..3: 4 in the table, 8 chained */
+	for (i = 0; i < 12; i++) {
+		key = 100 + i;
+		a.addr = TEST_ADDR + 8 * (i % 4);
+		a.win_off = 8 * (i % 4);
+		assert_int_equal(spin_rt_access_run(rt, 0, 1, dht, &h,
+						    TEST_ADDR, h.len, &a),
+				 SPIN_SUCCESS);
+	}
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(w[i], 100 + i);
+		/* the chain: newest first, 1-based cells */
+		c = w[NSL + i];
+		for (unsigned k = 0; k < 2; k++) {
+			assert_true(c >= 1 && c <= NH);
+			assert_int_equal(w[2 * NSL + 2 * (c - 1)],
+					 100 + i + 4 * (2 - k));
+			c = w[2 * NSL + 2 * (c - 1) + 1];
+		}
+		assert_int_equal(c, 0);
+	}
+	assert_int_equal(w[da.next_free_off / 8], 8);
+	assert_int_equal(w[da.processed_off / 8], 12);
+	/* not an insert: counted, skipped */
+	a.kind = 1;
+	assert_int_equal(spin_rt_access_run(rt, 0, 1, dht, &h, TEST_ADDR,
+					    h.len, &a), SPIN_ERROR);
+	assert_int_equal(w[da.processed_off / 8], 13);
+	/* aa_count: a write and two reads on page 1 */
+	a.len = 0;
+	a.data = NULL;
+	a.addr = TEST_ADDR + 4096 + 8;
+	a.kind = 1;
+	assert_int_equal(spin_rt_access_run(rt, 0, 1, cnt, &h, TEST_ADDR,
+					    h.len, &a), SPIN_SUCCESS);
+	a.kind = 3;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(spin_rt_access_run(rt, 0, 1, cnt, &h,
+						    TEST_ADDR, h.len, &a),
+				 SPIN_SUCCESS);
+	assert_int_equal(w[2 * 512 + 1], 1);
+	assert_int_equal(w[2 * 512 + 2 + 1], 2);
+	/* a window that ends before the counters: rejected DMA, error */
+	assert_int_equal(spin_rt_access_run(rt, 0, 1, cnt, &h, TEST_ADDR,
+					    4096, &a), SPIN_ERROR);
+	/* another owner, no access handler, a dead handle, a bad HPU */
+	assert_int_equal(spin_rt_access_run(rt, 0, 2, cnt, &h, TEST_ADDR,
+					    h.len, &a), -ENOENT);
+	assert_int_equal(spin_rt_access_run(rt, 0, 1, cs, &h, TEST_ADDR,
+					    h.len, &a), -ENOTSUP);
+	assert_int_equal(spin_rt_access_run(rt, 5, 1, cnt, &h, TEST_ADDR,
+					    h.len, &a), -EINVAL);
+	assert_int_equal(spin_rt_ctx_free(rt, 1, cnt), 0);
+	assert_int_equal(spin_rt_access_run(rt, 0, 1, cnt, &h, TEST_ADDR,
+					    h.len, &a), -ENOENT);
+	spin_rt_ctx_free(rt, 1, dht);
+	spin_rt_ctx_free(rt, 1, cs);
+	test_host_fini(&h);
+	spin_rt_destroy(rt);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -426,6 +565,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_vector_errors),
 		cmocka_unit_test(test_checksum_order),
 		cmocka_unit_test(test_threads_smoke),
+		cmocka_unit_test(test_access),
 	};
 
 	test_eal_init(argv[0]);

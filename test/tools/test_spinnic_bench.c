@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -91,6 +92,10 @@ test_help(void **state)
 	assert_non_null(strstr(r->out, "\n  trig "));
 	assert_non_null(strstr(r->out, "\n  aa-overhead "));
 	assert_non_null(strstr(r->out, "\n  dht "));
+	assert_non_null(strstr(r->out, "\n  aa-count "));
+	assert_non_null(strstr(r->out, "\n  aa-getlog "));
+	assert_non_null(strstr(r->out, "\n  aa-ickpt "));
+	assert_non_null(strstr(r->out, "\n  aa-flush "));
 	/* wire mode says what "wire" is */
 	run(r, "apps", "--help", NULL);
 	assert_int_equal(r->status, 0);
@@ -574,13 +579,25 @@ test_aa_overhead(void **state)
 	free(r);
 }
 
-/* dht: one row per collision rate, both rates positive, the ratio theirs */
+/* The printed ratio q of rates a and b, printed to 0.1 (so up to 0.05
+ * off each, which matters at a few k/s on a loaded machine), is a / b */
+static bool
+ratio_ok(double q, double a, double b)
+{
+	double r = a / b;
+
+	return fabs(q - r) < r * (0.01 + 0.06 / a + 0.06 / b) + 0.01;
+}
+
+/* dht: one row per collision rate, every rate positive (rma, aa by
+ * polling, by futex, by access handler, active messages), the ratios
+ * theirs */
 static void
 test_dht(void **state)
 {
 	struct tool_result *r = malloc(sizeof(*r));
 	struct csv *c = malloc(sizeof(*c));
-	int c_c, c_r, c_a, c_q;
+	int c_c, c_r, c_a, c_q, c_f, c_h, c_fq, c_hq, c_am, c_aq;
 
 	(void)state;
 	assert_non_null(r);
@@ -605,12 +622,24 @@ test_dht(void **state)
 	assert_int_equal(c->rows, 2);
 	assert_string_equal(c->f[0][c_c], "0");
 	assert_string_equal(c->f[1][c_c], "50");
+	c_f = col(c->hdr, c->nh, "aa_futex_kips");
+	c_h = col(c->hdr, c->nh, "aa_handler_kips");
+	c_fq = col(c->hdr, c->nh, "futex_over_rma");
+	c_hq = col(c->hdr, c->nh, "handler_over_rma");
+	assert_true(c_f >= 0 && c_h >= 0 && c_fq >= 0 && c_hq >= 0);
+	c_am = col(c->hdr, c->nh, "am_kips");
+	c_aq = col(c->hdr, c->nh, "aa_over_am");
+	assert_true(c_am >= 0 && c_aq >= 0);
 	for (int i = 0; i < 2; i++) {
 		double rma = atof(c->f[i][c_r]), aa = atof(c->f[i][c_a]);
+		double fu = atof(c->f[i][c_f]), hd = atof(c->f[i][c_h]);
 
-		assert_true(rma > 0 && aa > 0);
-		assert_true(fabs(atof(c->f[i][c_q]) - aa / rma) <
-			    0.01 * aa / rma + 0.01);
+		assert_true(rma > 0 && aa > 0 && fu > 0 && hd > 0 &&
+			    atof(c->f[i][c_am]) > 0 &&
+			    atof(c->f[i][c_aq]) > 0);
+		assert_true(ratio_ok(atof(c->f[i][c_q]), aa, rma));
+		assert_true(ratio_ok(atof(c->f[i][c_fq]), fu, rma));
+		assert_true(ratio_ok(atof(c->f[i][c_hq]), hd, rma));
 	}
 	run(r, "dht", "--collisions", "5,x", NULL);
 	assert_int_not_equal(r->status, 0);
@@ -1275,6 +1304,165 @@ group_teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* Run an aa-* subcommand small; @return its CSV, or NULL when skipped */
+static struct csv *
+aa_use_run(struct tool_result *r, const char *name, const char *const *argv)
+{
+	struct csv *c = malloc(sizeof(*c));
+	const char *a[16] = { NULL };
+	int n = 0;
+
+	assert_non_null(c);
+	a[n++] = name;
+	while (*argv != NULL && n < 12)
+		a[n++] = *argv++;
+	a[n++] = "--csv";
+	a[n++] = path("aa_use.csv");
+	a[n] = NULL;
+	run(r, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
+	    a[10], a[11], a[12], a[13], NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		return NULL;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench %s failed (%d): %s", name, r->status,
+			 r->err);
+	csv_read(c, path("aa_use.csv"));
+	return c;
+}
+
+/* aa-count: three rows, every rate positive, none the reference */
+static void
+test_aa_count(void **state)
+{
+	static const char *const rows[] = { "none", "host", "handler" };
+	static const char *const args[] = { "--ops", "200", "--samples", "1",
+					    NULL };
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c;
+	int c_n, c_k, c_r;
+
+	(void)state;
+	assert_non_null(r);
+	c = aa_use_run(r, "aa-count", args);
+	if (c == NULL) {
+		free(r);
+		skip();
+		return;
+	}
+	c_n = col(c->hdr, c->nh, "counting");
+	c_k = col(c->hdr, c->nh, "kops");
+	c_r = col(c->hdr, c->nh, "ratio_none");
+	assert_true(c_n >= 0 && c_k >= 0 && c_r >= 0);
+	assert_int_equal(c->rows, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_string_equal(c->f[i][c_n], rows[i]);
+		assert_true(atof(c->f[i][c_k]) > 0);
+	}
+	assert_string_equal(c->f[0][c_r], "1.000");
+	free(c);
+	run(r, "aa-count", "--samples", "0", NULL);
+	assert_int_not_equal(r->status, 0);
+	free(r);
+}
+
+/* aa-getlog: a row per size, times positive, bytes on the wire: the
+ * logged get about half the RMA put-back */
+static void
+test_aa_getlog(void **state)
+{
+	static const char *const args[] = { "--ops", "50", "--samples", "1",
+					    "--sizes", "512", NULL };
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c;
+	int c_s, c_a, c_m, c_q;
+
+	(void)state;
+	assert_non_null(r);
+	c = aa_use_run(r, "aa-getlog", args);
+	if (c == NULL) {
+		free(r);
+		skip();
+		return;
+	}
+	c_s = col(c->hdr, c->nh, "size");
+	c_a = col(c->hdr, c->nh, "aa_us");
+	c_m = col(c->hdr, c->nh, "rma_us");
+	c_q = col(c->hdr, c->nh, "bytes_ratio");
+	assert_true(c_s >= 0 && c_a >= 0 && c_m >= 0 && c_q >= 0);
+	assert_int_equal(c->rows, 1);
+	assert_string_equal(c->f[0][c_s], "512");
+	assert_true(atof(c->f[0][c_a]) > 0 && atof(c->f[0][c_m]) > 0);
+	assert_true(atof(c->f[0][c_q]) > 0.3 && atof(c->f[0][c_q]) < 0.7);
+	free(c);
+	run(r, "aa-getlog", "--sizes", "4,x", NULL);
+	assert_int_not_equal(r->status, 0);
+	free(r);
+}
+
+/* aa-ickpt: a row per dirty percentage, the increment never larger
+ * than the full image, every image checked by the bench itself */
+static void
+test_aa_ickpt(void **state)
+{
+	static const char *const args[] = { "--samples", "1", "--dirty",
+					    "0,25", NULL };
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c;
+	int c_d, c_i, c_f;
+
+	(void)state;
+	assert_non_null(r);
+	c = aa_use_run(r, "aa-ickpt", args);
+	if (c == NULL) {
+		free(r);
+		skip();
+		return;
+	}
+	c_d = col(c->hdr, c->nh, "dirty_pct");
+	c_i = col(c->hdr, c->nh, "incr_kib");
+	c_f = col(c->hdr, c->nh, "full_kib");
+	assert_true(c_d >= 0 && c_i >= 0 && c_f >= 0);
+	assert_int_equal(c->rows, 2);
+	assert_string_equal(c->f[0][c_d], "0");
+	assert_string_equal(c->f[0][c_i], "0.0");
+	assert_true(atof(c->f[1][c_i]) > 0 &&
+		    atof(c->f[1][c_i]) < atof(c->f[1][c_f]));
+	free(c);
+	free(r);
+}
+
+/* aa-flush: a row per count outstanding, both times positive */
+static void
+test_aa_flush(void **state)
+{
+	static const char *const args[] = { "--samples", "1",
+					    "--outstanding", "0,50", NULL };
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c;
+	int c_o, c_h, c_n;
+
+	(void)state;
+	assert_non_null(r);
+	c = aa_use_run(r, "aa-flush", args);
+	if (c == NULL) {
+		free(r);
+		skip();
+		return;
+	}
+	c_o = col(c->hdr, c->nh, "outstanding");
+	c_h = col(c->hdr, c->nh, "host_ms");
+	c_n = col(c->hdr, c->nh, "handler_ms");
+	assert_true(c_o >= 0 && c_h >= 0 && c_n >= 0);
+	assert_int_equal(c->rows, 2);
+	assert_string_equal(c->f[1][c_o], "50");
+	for (int i = 0; i < 2; i++)
+		assert_true(atof(c->f[i][c_h]) > 0 && atof(c->f[i][c_n]) > 0);
+	free(c);
+	free(r);
+}
+
 int
 main(void)
 {
@@ -1291,6 +1479,10 @@ main(void)
 		cmocka_unit_test(test_trig),
 		cmocka_unit_test(test_aa_overhead),
 		cmocka_unit_test(test_dht),
+		cmocka_unit_test(test_aa_count),
+		cmocka_unit_test(test_aa_getlog),
+		cmocka_unit_test(test_aa_ickpt),
+		cmocka_unit_test(test_aa_flush),
 		cmocka_unit_test(test_nic_bad_input),
 		cmocka_unit_test(test_apps),
 		cmocka_unit_test(test_scaling),

@@ -1,0 +1,1113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * spinnic-bench aa-count, aa-getlog, aa-ickpt, aa-flush (issue #17, paper
+ * 004 Fig. 7d, Fig. 9a, §4.3, §3.6): the Active Access use cases through
+ * a real `spinnic --virtual 2 --idle-sleep-us 0`, a target client on
+ * node 1 and an initiator client on node 0 (forked children):
+ *   aa-count   8-byte puts/s to pages unmarked (none), W|R|WL counted by
+ *              the target's thread from its log (host), or counted on the
+ *              NIC by the aa_count access handler (handler); each sample
+ *              ends when the counts are in (an active flush; none: an
+ *              acked put)
+ *   aa-getlog  gets of --sizes bytes from pages R|RLD, the target's log
+ *              keeping every byte returned (aa), against the RMA way of
+ *              logging them (rma: the initiator puts the bytes back to
+ *              the target, acked): time per get and bytes on the wire
+ *              per get (every node's transmitted bytes, from spinnic's
+ *              counters: one spinnic per size and mode)
+ *   aa-ickpt   incremental checkpointing: the initiator writes --dirty
+ *              percent of 256 data pages (W|R|WL), flushes and starts a
+ *              checkpoint; the target takes the dirty pages from its log
+ *              and copies them into its image (incremental) and, for
+ *              comparison, copies every page (full); the image is checked
+ *              against the memory each time
+ *   aa-flush   spin_aa_flush time against records outstanding (puts sent
+ *              without acks just before), host consumer and access
+ *              handler
+ * Rows are interleaved per sample; medians.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <portals4.h>
+#include <spin.h>
+#include <spin_aa.h>
+
+#include "bench.h"
+#include "spin_handler_args.h"
+
+#define PG SPIN_AA_PAGE
+#define NCP 16u                 /* counted pages per row */
+#define ND 256u                 /* data pages (ickpt, getlog) */
+#define NBACK 16u               /* getlog rma: pages the bytes go back to */
+#define T_CTL 0u                /* words: 0 phase, 1 ack */
+#define T_FLH 1u                /* R|FLUSH of the host log */
+#define T_FLN 2u                /* R|FLUSH of the handler's log */
+#define T_CNT 3u                /* aa_count counters: 2 NCP words */
+#define T_NONE 4u
+#define T_HOST (T_NONE + NCP)
+#define T_NIC (T_HOST + NCP)
+#define T_DATA (T_NIC + NCP)
+#define T_BACK (T_DATA + ND)
+#define T_PAGES (T_BACK + NBACK)
+#define MATCH 0xa7ull
+#define MATCH_FLH 0xa8ull
+#define MATCH_FLN 0xa9ull
+#define WAIT_MS 20000
+#define MAX_PHASES 256u
+
+enum { U_COUNT, U_GETLOG, U_ICKPT, U_FLUSH };
+enum { T_DATA_WL, T_DATA_RLD, T_DATA_PLAIN };
+
+static struct {
+	long ops;
+	long rounds;
+	long samples;
+	long sizes[8];
+	int nsizes;
+	long outst[8];
+	int noutst;
+	long dirty[8];
+	int ndirty;
+	const char *spinnic;
+} ucfg = { 2000, 1, 3, { 0 }, 0, { 0 }, 0, { 0 }, 0, NULL };
+
+static const struct bench_cmd_opt uses_opts[] = {
+	{ "ops", 1, "aa-count: puts, aa-getlog: gets per sample (default 2000)" },
+	{ "rounds", 1, "rounds, one spinnic each (default 1)" },
+	{ "samples", 1, "samples per round and row (default 3)" },
+	{ "sizes", 1, "aa-getlog: get sizes, comma-separated (default 64,1024,4096)" },
+	{ "outstanding", 1, "aa-flush: records before the flush (default 0,10,100,1000)" },
+	{ "dirty", 1, "aa-ickpt: percent of pages written (default 1,10,50)" },
+	{ "spinnic", 1, "spinnic binary (default: beside this one)" },
+	{ NULL, 0, NULL },
+};
+
+static int
+list_opt(const char *arg, long *v, int *n, long lo, long hi)
+{
+	const char *p = arg;
+	char *end;
+
+	*n = 0;
+	while (*p != '\0' && *n < 8) {
+		long x = strtol(p, &end, 10);
+
+		if (end == p || x < lo || x > hi ||
+		    (*end != ',' && *end != '\0')) {
+			bench_err("bad list '%s' (%ld to %ld)", arg, lo, hi);
+			return -EINVAL;
+		}
+		v[(*n)++] = x;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return *n > 0 ? 0 : -EINVAL;
+}
+
+static int
+uses_opt(const char *name, const char *arg)
+{
+	static const struct bench_num_opt nums[] = {
+		{ "ops", &ucfg.ops, 1, 100000 },
+		{ "rounds", &ucfg.rounds, 1, 100 },
+		{ "samples", &ucfg.samples, 1, 1000 },
+	};
+
+	if (strcmp(name, "spinnic") == 0) {
+		ucfg.spinnic = arg;
+		return 0;
+	}
+	if (strcmp(name, "sizes") == 0)
+		return list_opt(arg, ucfg.sizes, &ucfg.nsizes, 8, ND * PG / 2);
+	if (strcmp(name, "outstanding") == 0)
+		return list_opt(arg, ucfg.outst, &ucfg.noutst, 0, 4000);
+	if (strcmp(name, "dirty") == 0)
+		return list_opt(arg, ucfg.dirty, &ucfg.ndirty, 0, 100);
+	return bench_opt_num(name, arg, nums, sizeof(nums) / sizeof(nums[0])) ==
+		0 ? 0 : -EINVAL;
+}
+
+#define CHECK_PTL(call) do { \
+	int rc_ = (call); \
+	if (rc_ != PTL_OK) { \
+		bench_err("aa uses: %s: %s", #call, spin_strerror(rc_)); \
+		return -EIO; \
+	} \
+} while (0)
+
+struct cli {
+	ptl_handle_ni_t ni;
+	ptl_handle_eq_t eq;
+	ptl_pt_index_t pt;
+	ptl_process_t self;
+};
+
+static int
+cli_open(struct cli *c)
+{
+	CHECK_PTL(PtlInit());
+	CHECK_PTL(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING |
+			    PTL_NI_PHYSICAL, PTL_PID_ANY, NULL, NULL, &c->ni));
+	CHECK_PTL(PtlGetPhysId(c->ni, &c->self));
+	CHECK_PTL(PtlEQAlloc(c->ni, 4096, &c->eq));
+	CHECK_PTL(PtlPTAlloc(c->ni, 0, c->eq, PTL_PT_ANY, &c->pt));
+	return 0;
+}
+
+static void
+cli_close(struct cli *c)
+{
+	PtlNIFini(c->ni);
+	PtlFini();
+}
+
+/* ---- the target (node 1) --------------------------------------------------- */
+
+struct tgt {
+	struct cli c;
+	uint8_t *b;                 /* T_PAGES pages */
+	uint8_t *image;             /* ickpt: the checkpoint image */
+	uint8_t dirty[ND];
+	uint64_t log_bytes;         /* getlog: GET_DATA bytes */
+	uint64_t bad;
+	spin_handle_aalog_t hl, nl;
+	spin_handle_ctx_t ctx;
+};
+
+static uint64_t *
+tword(struct tgt *t, unsigned page, unsigned idx)
+{
+	return (uint64_t *)(t->b + (size_t)page * PG) + idx;
+}
+
+/* the host consumer: every record of the host log */
+static int
+on_host(void *arg, const struct spin_aa_rec *r)
+{
+	struct tgt *t = arg;
+	uint64_t p = (uint64_t)((const uint8_t *)r->addr - t->b) / PG;
+
+	if (r->kind == SPIN_AA_GET_DATA)
+		t->log_bytes += r->len;
+	else if (p >= T_DATA && p < T_DATA + ND)
+		t->dirty[p - T_DATA] = 1;
+	else if (p >= T_HOST && p < T_HOST + NCP)
+		(*tword(t, T_CNT, 2 * NCP + (unsigned)(p - T_HOST)))++;
+	else
+		t->bad++;
+	__atomic_store_n(tword(t, T_FLH, 0), *tword(t, T_FLH, 0) + 1,
+			 __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int
+tgt_setup(struct tgt *t, int data_mode)
+{
+	struct spin_aa_log_desc ld = { .size = 4u << 20 };
+	struct spin_aa_count_args ca = {
+		.version = SPIN_AA_COUNT_ARGS_VERSION, .npages = NCP,
+		.counters_off = T_CNT * PG, .processed_off = T_FLN * PG,
+	};
+	struct spin_ctx_desc cd = { .family = "aa_count", .args = &ca,
+				    .args_len = sizeof(ca) };
+	const unsigned wl = SPIN_AA_W | SPIN_AA_R | SPIN_AA_WL;
+	ptl_handle_me_t h;
+	uint8_t *raw;
+	ptl_me_t me;
+	unsigned k;
+
+	raw = spin_host_alloc((T_PAGES + 1) * PG);
+	t->image = malloc(ND * PG);
+	if (raw == NULL || t->image == NULL) {
+		bench_err("aa target: out of memory");
+		return -ENOMEM;
+	}
+	t->b = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
+	memset(t->b, 0, T_PAGES * PG);
+	for (k = 0; k < ND * PG / 8; k++)
+		*tword(t, T_DATA, k) = k * 0x9e3779b97f4a7c15ull;
+	memcpy(t->image, t->b + T_DATA * PG, ND * PG);
+	ca.base = (uintptr_t)(t->b + T_NIC * PG);
+	CHECK_PTL(spin_ctx_install(t->c.ni, &cd, &t->ctx));
+	CHECK_PTL(spin_aa_log_create(t->c.ni, &ld, &t->hl));
+	ld.flags = SPIN_AA_LOG_HANDLER;
+	ld.ctx = t->ctx;
+	ld.win_addr = t->b;
+	ld.win_len = T_PAGES * PG;
+	CHECK_PTL(spin_aa_log_create(t->c.ni, &ld, &t->nl));
+	CHECK_PTL(spin_aa_assoc(t->c.ni, t->b + T_FLH * PG, PG,
+				SPIN_AA_R | SPIN_AA_FLUSH, t->hl));
+	CHECK_PTL(spin_aa_assoc(t->c.ni, t->b + T_FLN * PG, PG,
+				SPIN_AA_R | SPIN_AA_FLUSH, t->nl));
+	CHECK_PTL(spin_aa_assoc(t->c.ni, t->b + T_HOST * PG, NCP * PG, wl,
+				t->hl));
+	CHECK_PTL(spin_aa_assoc(t->c.ni, t->b + T_NIC * PG, NCP * PG, wl,
+				t->nl));
+	if (data_mode != T_DATA_PLAIN)
+		CHECK_PTL(spin_aa_assoc(t->c.ni, t->b + T_DATA * PG, ND * PG,
+					data_mode == T_DATA_RLD ?
+					SPIN_AA_R | SPIN_AA_RLD : wl, t->hl));
+	for (k = 0; k < 3; k++) {
+		memset(&me, 0, sizeof(me));
+		me.start = k == 0 ? t->b : t->b + (k == 1 ? T_FLH : T_FLN) * PG;
+		me.length = k == 0 ? T_PAGES * PG : 8;
+		me.ct_handle = PTL_CT_NONE;
+		me.uid = PTL_UID_ANY;
+		me.match_id.phys.nid = PTL_NID_ANY;
+		me.match_id.phys.pid = PTL_PID_ANY;
+		me.match_bits = k == 0 ? MATCH : k == 1 ? MATCH_FLH : MATCH_FLN;
+		me.options = PTL_ME_OP_PUT | PTL_ME_OP_GET |
+			     PTL_ME_EVENT_SUCCESS_DISABLE |
+			     PTL_ME_EVENT_LINK_DISABLE |
+			     PTL_ME_EVENT_UNLINK_DISABLE;
+		CHECK_PTL(PtlMEAppend(t->c.ni, t->c.pt, &me, PTL_PRIORITY_LIST,
+				      NULL, &h));
+	}
+	return 0;
+}
+
+/* ickpt: one checkpoint: incremental from the log's dirty pages, then a
+ * full one for comparison; out: incr_us, incr_bytes, full_us, ok */
+static void
+tgt_ckpt(struct tgt *t, double *out)
+{
+	uint8_t *mem = t->b + T_DATA * PG;
+	uint64_t bytes = 0;
+	double t0, t1, t2;
+	unsigned p;
+	bool ok;
+
+	t0 = bench_now();
+	for (p = 0; p < ND; p++) {
+		if (!t->dirty[p])
+			continue;
+		memcpy(t->image + (size_t)p * PG, mem + (size_t)p * PG, PG);
+		bytes += PG;
+		t->dirty[p] = 0;
+	}
+	t1 = bench_now();
+	ok = memcmp(t->image, mem, ND * PG) == 0;
+	t2 = bench_now();
+	memcpy(t->image, mem, ND * PG);
+	out[0] = (t1 - t0) * 1e6;
+	out[1] = (double)bytes;
+	out[2] = (bench_now() - t2) * 1e6;
+	out[3] = ok ? 1 : 0;
+}
+
+struct tgt_arg {
+	int data_mode;
+	int id_fd;                  /* writes nid, pid, pt */
+	int stop_fd;                /* readable: stop */
+};
+
+/* out: [0] bad records, [1] log_bytes, [2] phases done, then 4 per phase */
+static int
+tgt_child(double *out, void *arg)
+{
+	const struct tgt_arg *a = arg;
+	static struct tgt t;
+	uint32_t id[3];
+	uint64_t phase = 0, ph;
+	unsigned got, idle = 0;
+	struct pollfd pf = { .fd = a->stop_fd, .events = POLLIN };
+
+	if (cli_open(&t.c) < 0 || tgt_setup(&t, a->data_mode) < 0)
+		return -EIO;
+	id[0] = t.c.self.phys.nid;
+	id[1] = t.c.self.phys.pid;
+	id[2] = t.c.pt;
+	if (bench_io_all(a->id_fd, id, sizeof(id), true) < 0)
+		return -EIO;
+	for (;;) {
+		if (spin_aa_log_poll(t.hl, on_host, &t, 256, &got) == PTL_OK) {
+			idle = 0;
+			continue;
+		}
+		ph = __atomic_load_n(tword(&t, T_CTL, 0), __ATOMIC_ACQUIRE);
+		if (ph != phase && ph <= MAX_PHASES) {
+			phase = ph;
+			tgt_ckpt(&t, out + 3 + 4 * (phase - 1));
+			out[2] = (double)phase;
+			__atomic_store_n(tword(&t, T_CTL, 1), phase,
+					 __ATOMIC_RELEASE);
+		}
+		if (++idle % 64 == 0 && poll(&pf, 1, 0) > 0)
+			break;
+		sched_yield();
+	}
+	while (spin_aa_log_poll(t.hl, on_host, &t, 256, &got) == PTL_OK)
+		;
+	out[0] = (double)t.bad;
+	out[1] = (double)t.log_bytes;
+	cli_close(&t.c);
+	return 0;
+}
+
+/* ---- the initiator (node 0) -------------------------------------------------- */
+
+struct ini {
+	struct cli c;
+	ptl_process_t t;
+	ptl_pt_index_t tpt;
+	ptl_handle_md_t md;
+	uint8_t *buf;               /* ND pages */
+	uint64_t flushed[2];        /* processed seen by the last flushes */
+};
+
+static int
+ini_open(struct ini *in, const uint32_t *id)
+{
+	ptl_md_t d;
+
+	if (cli_open(&in->c) < 0)
+		return -EIO;
+	in->t.phys.nid = id[0];
+	in->t.phys.pid = id[1];
+	in->tpt = id[2];
+	in->buf = spin_host_alloc(ND * PG);
+	if (in->buf == NULL) {
+		bench_err("aa initiator: out of region memory");
+		return -ENOMEM;
+	}
+	memset(in->buf, 0x5a, ND * PG);
+	memset(&d, 0, sizeof(d));
+	d.start = in->buf;
+	d.length = ND * PG;
+	d.eq_handle = in->c.eq;
+	d.ct_handle = PTL_CT_NONE;
+	d.options = PTL_MD_EVENT_SEND_DISABLE;
+	CHECK_PTL(PtlMDBind(in->c.ni, &d, &in->md));
+	return 0;
+}
+
+static int
+ini_wait(struct ini *in, ptl_event_kind_t kind)
+{
+	ptl_event_t ev;
+	unsigned which;
+
+	do {
+		if (PtlEQPoll(&in->c.eq, 1, WAIT_MS, &ev, &which) != PTL_OK) {
+			bench_err("aa initiator: no event %d", kind);
+			return -1;
+		}
+	} while (ev.type != kind);
+	if (ev.ni_fail_type != PTL_NI_OK) {
+		bench_err("aa initiator: event %d failed: %d", kind,
+			  ev.ni_fail_type);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+ini_put(struct ini *in, ptl_size_t loff, ptl_size_t len, ptl_size_t roff,
+	bool ack)
+{
+	int rc;
+
+	while ((rc = PtlPut(in->md, loff, len, ack ? PTL_ACK_REQ :
+			    PTL_NO_ACK_REQ, in->t, in->tpt, MATCH, roff, NULL,
+			    0)) == PTL_NO_SPACE)
+		sched_yield();
+	if (rc != PTL_OK) {
+		bench_err("aa initiator: put: %s", spin_strerror(rc));
+		return -1;
+	}
+	return ack ? ini_wait(in, PTL_EVENT_ACK) : 0;
+}
+
+static int
+ini_get(struct ini *in, ptl_size_t loff, ptl_size_t len, ptl_size_t roff)
+{
+	int rc;
+
+	while ((rc = PtlGet(in->md, loff, len, in->t, in->tpt, MATCH, roff,
+			    NULL)) == PTL_NO_SPACE)
+		sched_yield();
+	if (rc != PTL_OK) {
+		bench_err("aa initiator: get: %s", spin_strerror(rc));
+		return -1;
+	}
+	return ini_wait(in, PTL_EVENT_REPLY);
+}
+
+/* flush the host (0) or handler (1) log: @return 0, -1 */
+static int
+ini_flush(struct ini *in, int which)
+{
+	int rc = spin_aa_flush(in->c.ni, in->t, in->tpt,
+			       which ? MATCH_FLN : MATCH_FLH, 0,
+			       &in->flushed[which], WAIT_MS);
+
+	if (rc != PTL_OK) {
+		bench_err("aa initiator: flush: %s", spin_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+struct ini_arg {
+	int use;
+	uint32_t id[3];
+	long size;                  /* getlog */
+	int rma;                    /* getlog */
+};
+
+/* aa-count: out[s * 3 + row] kops; rows none, host, handler */
+static int
+ini_count(struct ini *in, double *out)
+{
+	static const unsigned pages[3] = { T_NONE, T_HOST, T_NIC };
+	uint64_t sent[3] = { 0 };
+
+	for (long s = 0; s < ucfg.samples; s++)
+		for (int k = 0; k < 3; k++) {
+			int row = (int)((k + s) % 3);
+			double t0 = bench_now(), t;
+
+			for (long i = 0; i < ucfg.ops; i++)
+				if (ini_put(in, 0, 8, (pages[row] + i % NCP) *
+					    PG + 8 * (i / NCP % 64), false) < 0)
+					return -1;
+			if ((row == 0 ? ini_put(in, 0, 8, T_CTL * PG + 24,
+						true) :
+			     ini_flush(in, row - 1)) < 0)
+				return -1;
+			t = bench_now() - t0;
+			sent[row] += (uint64_t)ucfg.ops;
+			if (row > 0 && in->flushed[row - 1] < sent[row]) {
+				bench_err("aa-count: %" PRIu64 " processed, %"
+					  PRIu64 " sent", in->flushed[row - 1],
+					  sent[row]);
+				return -1;
+			}
+			out[s * 3 + row] = (double)ucfg.ops / t / 1e3;
+		}
+	return 0;
+}
+
+/* aa-flush: out[(o * samples + s) * 2 + row] ms; rows host, handler */
+static int
+ini_flushes(struct ini *in, double *out)
+{
+	for (int o = 0; o < ucfg.noutst; o++)
+		for (long s = 0; s < ucfg.samples; s++)
+			for (int k = 0; k < 2; k++) {
+				int row = (int)((k + s) % 2);
+				unsigned base = row ? T_NIC : T_HOST;
+				double t0;
+
+				for (long i = 0; i < ucfg.outst[o]; i++)
+					if (ini_put(in, 0, 8, (base + i % NCP) *
+						    PG, false) < 0)
+						return -1;
+				t0 = bench_now();
+				if (ini_flush(in, row) < 0)
+					return -1;
+				out[(o * ucfg.samples + s) * 2 + row] =
+					(bench_now() - t0) * 1e3;
+			}
+	return 0;
+}
+
+/* aa-ickpt: phases (d * samples + s) + 1; the target measures */
+static int
+ini_ickpt(struct ini *in, double *out)
+{
+	uint64_t phase = 0, *w = (uint64_t *)in->buf;
+	unsigned seed = 1;
+
+	for (int d = 0; d < ucfg.ndirty; d++)
+		for (long s = 0; s < ucfg.samples; s++) {
+			double t0 = bench_now();
+
+			for (unsigned p = 0; p < ND; p++) {
+				seed = seed * 1103515245u + 12345u;
+				if ((seed >> 8) % 100 >= (unsigned)ucfg.dirty[d])
+					continue;
+				w[8] = seed;
+				if (ini_put(in, 64, 64, (T_DATA + p) * PG +
+					    (seed >> 4) % 63 * 64, false) < 0)
+					return -1;
+			}
+			if (ini_flush(in, 0) < 0)
+				return -1;
+			w[0] = ++phase;
+			if (ini_put(in, 0, 8, T_CTL * PG, true) < 0)
+				return -1;
+			/* wait for the checkpoint: get the ack word */
+			do {
+				if (ini_get(in, 16, 8, T_CTL * PG + 8) < 0 ||
+				    bench_now() - t0 > WAIT_MS / 1000.0)
+					return -1;
+			} while (w[2] != phase);
+			out[d * ucfg.samples + s] = (bench_now() - t0) * 1e3;
+		}
+	return 0;
+}
+
+/* aa-getlog: out[s] us per get */
+static int
+ini_getlog(struct ini *in, double *out, long size, int rma)
+{
+	uint64_t span = ND * PG - (uint64_t)size;
+
+	for (long s = 0; s < ucfg.samples; s++) {
+		double t0 = bench_now();
+
+		for (long i = 0; i < ucfg.ops; i++) {
+			uint64_t off = (uint64_t)i * 4099u % span;
+
+			if (ini_get(in, 0, (ptl_size_t)size, T_DATA * PG +
+				    off) < 0)
+				return -1;
+			/* RMA: the target cannot see the get; the bytes go
+			 * back to be logged there */
+			if (rma && ini_put(in, 0, (ptl_size_t)size, T_BACK * PG +
+					   (uint64_t)i * (uint64_t)size %
+					   (NBACK * PG - (uint64_t)size), true) <
+			    0)
+				return -1;
+		}
+		if (!rma && ini_flush(in, 0) < 0)
+			return -1;
+		out[s] = (bench_now() - t0) * 1e6 / (double)ucfg.ops;
+	}
+	return 0;
+}
+
+static int
+ini_child(double *out, void *arg)
+{
+	const struct ini_arg *a = arg;
+	static struct ini in;
+	int rc;
+
+	if (ini_open(&in, a->id) < 0)
+		return -EIO;
+	switch (a->use) {
+	case U_COUNT:
+		rc = ini_count(&in, out);
+		break;
+	case U_FLUSH:
+		rc = ini_flushes(&in, out);
+		break;
+	case U_ICKPT:
+		rc = ini_ickpt(&in, out);
+		break;
+	default:
+		rc = ini_getlog(&in, out, a->size, a->rma);
+		break;
+	}
+	cli_close(&in.c);
+	return rc < 0 ? -EIO : 0;
+}
+
+/* ---- one round: a spinnic, a target, an initiator ----------------------------- */
+
+#define TGT_OUT (3 + 4 * MAX_PHASES)
+
+/*
+ * @p iout receives @p ni doubles of the initiator, @p tout TGT_OUT of the
+ * target; @p wire_p (if not NULL) every node's transmitted bytes.
+ */
+static int
+round_run(struct ini_arg *ia, int data_mode, double *iout, size_t ni,
+	  double *tout, double *wire_p)
+{
+	struct bench_spinnic nic = { .pid = -1 };
+	struct tgt_arg ta = { .data_mode = data_mode };
+	int idp[2] = { -1, -1 }, stp[2] = { -1, -1 }, st, rc;
+	char sock[400], logp[320];
+	pid_t tpid = -1;
+
+	rc = bench_spinnic_start(&nic, ucfg.spinnic, NULL);
+	if (rc < 0)
+		return rc;
+	(void)bench_clients_off_lcore();
+	if (pipe(idp) != 0 || pipe(stp) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	snprintf(sock, sizeof(sock), "%s/node1.sock", nic.dir);
+	setenv("SPINNIC_SOCKET", sock, 1);
+	ta.id_fd = idp[1];
+	ta.stop_fd = stp[0];
+	/* the target: its doubles come back through a third pipe */
+	{
+		int op[2];
+
+		if (pipe(op) != 0) {
+			rc = -errno;
+			goto out;
+		}
+		fflush(NULL);
+		tpid = fork();
+		if (tpid == 0) {
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			close(op[0]);
+			memset(tout, 0, TGT_OUT * sizeof(double));
+			rc = tgt_child(tout, &ta);
+			if (rc == 0 && bench_io_all(op[1], tout,
+						    TGT_OUT * sizeof(double),
+						    true) < 0)
+				rc = -EIO;
+			_exit(rc == 0 ? 0 : 1);
+		}
+		close(op[1]);
+		if (tpid < 0) {
+			rc = -errno;
+			close(op[0]);
+			goto out;
+		}
+		rc = bench_io_all(idp[0], ia->id, sizeof(ia->id), false);
+		if (rc < 0) {
+			bench_err("aa target did not start");
+			close(op[0]);
+			goto out;
+		}
+		snprintf(sock, sizeof(sock), "%s/node0.sock", nic.dir);
+		setenv("SPINNIC_SOCKET", sock, 1);
+		rc = bench_aa_child(ini_child, ia, iout, ni, "aa initiator");
+		/* stop the target, take its doubles */
+		if (write(stp[1], "s", 1) != 1 && rc == 0)
+			rc = -EIO;
+		if (bench_io_all(op[0], tout, TGT_OUT * sizeof(double), false) <
+		    0 && rc == 0) {
+			bench_err("aa target failed");
+			rc = -EIO;
+		}
+		close(op[0]);
+		if (waitpid(tpid, &st, 0) == tpid && (!WIFEXITED(st) ||
+		    WEXITSTATUS(st) != 0) && rc == 0)
+			rc = -EIO;
+		tpid = -1;
+	}
+out:
+	if (tpid > 0) {
+		kill(tpid, SIGKILL);
+		waitpid(tpid, &st, 0);
+	}
+	for (int k = 0; k < 2; k++) {
+		if (idp[k] >= 0)
+			close(idp[k]);
+		if (stp[k] >= 0)
+			close(stp[k]);
+	}
+	snprintf(logp, sizeof(logp), "%s.log", nic.dir);
+	bench_spinnic_stop(&nic, wire_p != NULL ? logp : NULL);
+	if (wire_p != NULL) {
+		FILE *f = fopen(logp, "r");
+		char line[512];
+		double sum = 0;
+
+		while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+			const char *p = strstr(line, "  tx: pkts ");
+			unsigned long long pk, by;
+
+			if (p != NULL && sscanf(p, "  tx: pkts %llu bytes %llu",
+						&pk, &by) == 2)
+				sum += (double)by;
+		}
+		if (f != NULL)
+			fclose(f);
+		unlink(logp);
+		*wire_p = sum;
+	}
+	if (rc == 0 && tout[0] != 0) {
+		bench_err("aa target: %.0f records not expected", tout[0]);
+		rc = -EIO;
+	}
+	return rc;
+}
+
+/* ---- the subcommands ------------------------------------------------------------ */
+
+static int
+count_run(const struct bench_opts *o)
+{
+	static const struct bench_col cols[] = {
+		{ "counting", BENCH_COL_STR, 0 },
+		{ "samples", BENCH_COL_INT, 0 },
+		{ "kops", BENCH_COL_NUM, 1 },
+		{ "ratio_none", BENCH_COL_NUM, 3 },
+	};
+	static const char *const names[3] = { "none", "host", "handler" };
+	long per = ucfg.samples * ucfg.rounds;
+	double *all = calloc((size_t)per * 3, sizeof(double));
+	double *buf = calloc((size_t)ucfg.samples * 3, sizeof(double));
+	double *tout = calloc(TGT_OUT, sizeof(double)), m[3];
+	struct ini_arg ia = { .use = U_COUNT };
+	struct bench_table *tab = NULL;
+	int rc = -ENOMEM;
+
+	if (all == NULL || buf == NULL || tout == NULL)
+		goto out;
+	bench_spinnic_signals();
+	for (long r = 0; r < ucfg.rounds; r++) {
+		rc = round_run(&ia, T_DATA_WL, buf, (size_t)ucfg.samples * 3,
+			       tout, NULL);
+		if (rc < 0)
+			goto out;
+		for (long s = 0; s < ucfg.samples; s++)
+			for (int k = 0; k < 3; k++)
+				all[k * per + r * ucfg.samples + s] =
+					buf[s * 3 + k];
+	}
+	tab = bench_table_create(cols, 4);
+	rc = tab == NULL ? -ENOMEM : 0;
+	for (int k = 0; k < 3 && rc == 0; k++)
+		m[k] = bench_median(all + k * per, (int)per);
+	for (int k = 0; k < 3 && rc == 0; k++) {
+		rc = bench_table_row(tab);
+		if (rc < 0)
+			break;
+		bench_table_set_str(tab, "counting", names[k]);
+		bench_table_set_int(tab, "samples", per);
+		bench_table_set_num(tab, "kops", m[k]);
+		bench_table_set_num(tab, "ratio_none", m[0] > 0 ? m[k] / m[0] :
+				    0);
+	}
+	if (rc == 0)
+		rc = bench_table_emit(tab, o);
+	if (rc == 0)
+		printf("# thousand 8-byte puts/s from node 0 to %u pages of a "
+		       "client on node 1, %ld per sample, until counted: none "
+		       "(unmarked, an acked put ends it), host (W|R|WL, the "
+		       "target's thread counts from its log; an active flush "
+		       "ends it), handler (W|R|WL, the aa_count access handler "
+		       "counts on the NIC with host fetch-adds; a flush ends "
+		       "it); medians, rows interleaved\n", NCP, ucfg.ops);
+out:
+	bench_table_free(tab);
+	free(all);
+	free(buf);
+	free(tout);
+	return rc;
+}
+
+static int
+flush_run(const struct bench_opts *o)
+{
+	static const struct bench_col cols[] = {
+		{ "outstanding", BENCH_COL_INT, 0 },
+		{ "samples", BENCH_COL_INT, 0 },
+		{ "host_ms", BENCH_COL_NUM, 3 },
+		{ "handler_ms", BENCH_COL_NUM, 3 },
+	};
+	static const long def[] = { 0, 10, 100, 1000 };
+	long per = ucfg.samples * ucfg.rounds;
+	size_t n;
+	double *all = NULL, *buf = NULL, *tout = calloc(TGT_OUT, sizeof(double));
+	struct ini_arg ia = { .use = U_FLUSH };
+	struct bench_table *tab = NULL;
+	int rc = -ENOMEM;
+
+	if (ucfg.noutst == 0) {
+		ucfg.noutst = 4;
+		memcpy(ucfg.outst, def, sizeof(def));
+	}
+	n = (size_t)ucfg.noutst * (size_t)ucfg.samples * 2;
+	all = calloc((size_t)ucfg.noutst * (size_t)per * 2, sizeof(double));
+	buf = calloc(n, sizeof(double));
+	if (all == NULL || buf == NULL || tout == NULL)
+		goto out;
+	bench_spinnic_signals();
+	for (long r = 0; r < ucfg.rounds; r++) {
+		rc = round_run(&ia, T_DATA_WL, buf, n, tout, NULL);
+		if (rc < 0)
+			goto out;
+		for (int x = 0; x < ucfg.noutst; x++)
+			for (long s = 0; s < ucfg.samples; s++)
+				for (int k = 0; k < 2; k++)
+					all[(x * 2 + k) * per + r * ucfg.samples +
+					    s] = buf[(x * ucfg.samples + s) * 2 +
+						     k];
+	}
+	tab = bench_table_create(cols, 4);
+	rc = tab == NULL ? -ENOMEM : 0;
+	for (int x = 0; x < ucfg.noutst && rc == 0; x++) {
+		rc = bench_table_row(tab);
+		if (rc < 0)
+			break;
+		bench_table_set_int(tab, "outstanding", ucfg.outst[x]);
+		bench_table_set_int(tab, "samples", per);
+		bench_table_set_num(tab, "host_ms",
+				    bench_median(all + (x * 2) * per, (int)per));
+		bench_table_set_num(tab, "handler_ms",
+				    bench_median(all + (x * 2 + 1) * per,
+						 (int)per));
+	}
+	if (rc == 0)
+		rc = bench_table_emit(tab, o);
+	if (rc == 0)
+		printf("# ms of one spin_aa_flush after that many 8-byte puts "
+		       "(no acks) to W|R|WL pages of a client on another node: "
+		       "host = its thread consumes the log, handler = the "
+		       "aa_count access handler on the NIC; medians, rows "
+		       "interleaved\n");
+out:
+	bench_table_free(tab);
+	free(all);
+	free(buf);
+	free(tout);
+	return rc;
+}
+
+static int
+ickpt_run(const struct bench_opts *o)
+{
+	static const struct bench_col cols[] = {
+		{ "dirty_pct", BENCH_COL_INT, 0 },
+		{ "samples", BENCH_COL_INT, 0 },
+		{ "incr_kib", BENCH_COL_NUM, 1 },
+		{ "full_kib", BENCH_COL_NUM, 1 },
+		{ "incr_us", BENCH_COL_NUM, 1 },
+		{ "full_us", BENCH_COL_NUM, 1 },
+		{ "time_ratio", BENCH_COL_NUM, 3 },
+		{ "bytes_ratio", BENCH_COL_NUM, 3 },
+		{ "cycle_ms", BENCH_COL_NUM, 2 },
+	};
+	static const long def[] = { 1, 10, 50 };
+	long per = ucfg.samples * ucfg.rounds;
+	size_t n;
+	double *all = NULL, *buf = NULL, *tout = calloc(TGT_OUT, sizeof(double));
+	struct ini_arg ia = { .use = U_ICKPT };
+	struct bench_table *tab = NULL;
+	int rc = -ENOMEM;
+
+	if (ucfg.ndirty == 0) {
+		ucfg.ndirty = 3;
+		memcpy(ucfg.dirty, def, sizeof(def));
+	}
+	if ((size_t)ucfg.ndirty * (size_t)ucfg.samples > MAX_PHASES) {
+		bench_err("aa-ickpt: at most %u checkpoints a round",
+			  MAX_PHASES);
+		return -EINVAL;
+	}
+	n = (size_t)ucfg.ndirty * (size_t)ucfg.samples;
+	/* per dirty: 5 series (incr_us, incr bytes, full_us, ok, cycle) */
+	all = calloc((size_t)ucfg.ndirty * (size_t)per * 5, sizeof(double));
+	buf = calloc(n, sizeof(double));
+	if (all == NULL || buf == NULL || tout == NULL)
+		goto out;
+	bench_spinnic_signals();
+	for (long r = 0; r < ucfg.rounds; r++) {
+		rc = round_run(&ia, T_DATA_WL, buf, n, tout, NULL);
+		if (rc < 0)
+			goto out;
+		if (tout[2] != (double)n) {
+			bench_err("aa-ickpt: %.0f checkpoints of %zu", tout[2],
+				  n);
+			rc = -EIO;
+			goto out;
+		}
+		for (int d = 0; d < ucfg.ndirty; d++)
+			for (long s = 0; s < ucfg.samples; s++) {
+				const double *ph = tout + 3 +
+					4 * (d * ucfg.samples + s);
+				size_t at = (size_t)(r * ucfg.samples + s);
+
+				if (ph[3] != 1) {
+					bench_err("aa-ickpt: the rebuilt image "
+						  "differs from the memory");
+					rc = 1;
+					goto out;
+				}
+				for (int k = 0; k < 3; k++)
+					all[((size_t)d * 5 + (size_t)k) *
+					    (size_t)per + at] = ph[k];
+				all[((size_t)d * 5 + 4) * (size_t)per + at] =
+					buf[d * ucfg.samples + s];
+			}
+	}
+	tab = bench_table_create(cols, 9);
+	rc = tab == NULL ? -ENOMEM : 0;
+	for (int d = 0; d < ucfg.ndirty && rc == 0; d++) {
+		double m[5];
+
+		for (int k = 0; k < 5; k++)
+			m[k] = bench_median(all + ((size_t)d * 5 + (size_t)k) *
+					    (size_t)per, (int)per);
+		rc = bench_table_row(tab);
+		if (rc < 0)
+			break;
+		bench_table_set_int(tab, "dirty_pct", ucfg.dirty[d]);
+		bench_table_set_int(tab, "samples", per);
+		bench_table_set_num(tab, "incr_kib", m[1] / 1024);
+		bench_table_set_num(tab, "full_kib", ND * PG / 1024.0);
+		bench_table_set_num(tab, "incr_us", m[0]);
+		bench_table_set_num(tab, "full_us", m[2]);
+		bench_table_set_num(tab, "time_ratio", m[2] > 0 ? m[0] / m[2] :
+				    0);
+		bench_table_set_num(tab, "bytes_ratio", m[1] / (ND * PG));
+		bench_table_set_num(tab, "cycle_ms", m[4]);
+	}
+	if (rc == 0)
+		rc = bench_table_emit(tab, o);
+	if (rc == 0)
+		printf("# incremental checkpoint of %u data pages (W|R|WL) of a "
+		       "client on node 1 after an initiator on node 0 wrote 64 "
+		       "bytes into dirty_pct %% of them: incr = the dirty pages "
+		       "found in the access log copied into the image, full = "
+		       "every page copied; the image checked against the memory "
+		       "each time; cycle = writes + flush + checkpoint as the "
+		       "initiator sees it; medians\n", ND);
+out:
+	bench_table_free(tab);
+	free(all);
+	free(buf);
+	free(tout);
+	return rc;
+}
+
+static int
+getlog_run(const struct bench_opts *o)
+{
+	static const struct bench_col cols[] = {
+		{ "size", BENCH_COL_INT, 0 },
+		{ "samples", BENCH_COL_INT, 0 },
+		{ "aa_us", BENCH_COL_NUM, 2 },
+		{ "rma_us", BENCH_COL_NUM, 2 },
+		{ "time_ratio", BENCH_COL_NUM, 3 },
+		{ "aa_wire_b", BENCH_COL_NUM, 0 },
+		{ "rma_wire_b", BENCH_COL_NUM, 0 },
+		{ "bytes_ratio", BENCH_COL_NUM, 3 },
+	};
+	static const long def[] = { 64, 1024, 4096 };
+	long per = ucfg.samples * ucfg.rounds;
+	double *all = NULL, *buf = NULL, *tout = calloc(TGT_OUT, sizeof(double));
+	double *wire = NULL;
+	struct bench_table *tab = NULL;
+	int rc = -ENOMEM;
+
+	if (ucfg.nsizes == 0) {
+		ucfg.nsizes = 3;
+		memcpy(ucfg.sizes, def, sizeof(def));
+	}
+	all = calloc((size_t)ucfg.nsizes * 2 * (size_t)per, sizeof(double));
+	wire = calloc((size_t)ucfg.nsizes * 2 * (size_t)ucfg.rounds,
+		      sizeof(double));
+	buf = calloc((size_t)ucfg.samples, sizeof(double));
+	if (all == NULL || buf == NULL || tout == NULL || wire == NULL)
+		goto out;
+	bench_spinnic_signals();
+	for (long r = 0; r < ucfg.rounds; r++)
+		for (int z = 0; z < ucfg.nsizes; z++)
+			for (int k = 0; k < 2; k++) {
+				int rma = (int)((k + r + z) % 2);
+				struct ini_arg ia = { .use = U_GETLOG,
+						      .size = ucfg.sizes[z],
+						      .rma = rma };
+				double w;
+
+				rc = round_run(&ia, rma ? T_DATA_PLAIN :
+					       T_DATA_RLD, buf,
+					       (size_t)ucfg.samples, tout, &w);
+				if (rc < 0)
+					goto out;
+				if (!rma && tout[1] != (double)ucfg.sizes[z] *
+				    (double)ucfg.ops * (double)ucfg.samples) {
+					bench_err("aa-getlog: %.0f bytes "
+						  "logged, %ld read", tout[1],
+						  ucfg.sizes[z] * ucfg.ops *
+						  ucfg.samples);
+					rc = -EIO;
+					goto out;
+				}
+				for (long s = 0; s < ucfg.samples; s++)
+					all[(z * 2 + rma) * per +
+					    r * ucfg.samples + s] = buf[s];
+				wire[(z * 2 + rma) * ucfg.rounds + r] =
+					w / (double)(ucfg.ops * ucfg.samples);
+			}
+	tab = bench_table_create(cols, 8);
+	rc = tab == NULL ? -ENOMEM : 0;
+	for (int z = 0; z < ucfg.nsizes && rc == 0; z++) {
+		double aa = bench_median(all + (z * 2) * per, (int)per);
+		double rm = bench_median(all + (z * 2 + 1) * per, (int)per);
+		double wa = bench_median(wire + (z * 2) * ucfg.rounds,
+					 (int)ucfg.rounds);
+		double wr = bench_median(wire + (z * 2 + 1) * ucfg.rounds,
+					 (int)ucfg.rounds);
+
+		rc = bench_table_row(tab);
+		if (rc < 0)
+			break;
+		bench_table_set_int(tab, "size", ucfg.sizes[z]);
+		bench_table_set_int(tab, "samples", per);
+		bench_table_set_num(tab, "aa_us", aa);
+		bench_table_set_num(tab, "rma_us", rm);
+		bench_table_set_num(tab, "time_ratio", rm > 0 ? aa / rm : 0);
+		bench_table_set_num(tab, "aa_wire_b", wa);
+		bench_table_set_num(tab, "rma_wire_b", wr);
+		bench_table_set_num(tab, "bytes_ratio", wr > 0 ? wa / wr : 0);
+	}
+	if (rc == 0)
+		rc = bench_table_emit(tab, o);
+	if (rc == 0)
+		printf("# gets of size bytes from node 0 to a client on node 1, "
+		       "%ld per sample, each waited for, logged at the target: "
+		       "aa = pages R|RLD, the target's log keeps the bytes "
+		       "(its thread checks the count; a flush ends the "
+		       "sample); rma = unmarked pages, the initiator puts the "
+		       "bytes back to the target (acked); us per get (medians) "
+		       "and bytes on the wire per get (every node's transmitted "
+		       "bytes, headers and acknowledgements included, one "
+		       "spinnic per size and mode)\n", ucfg.ops);
+out:
+	bench_table_free(tab);
+	free(all);
+	free(buf);
+	free(tout);
+	free(wire);
+	return rc;
+}
+
+const struct bench_cmd bench_aa_count_cmd = {
+	.name = "aa-count",
+	.summary = "Active Access: puts/s counted per page by the host or "
+		   "by an access handler, against none",
+	.opts = uses_opts,
+	.opt = uses_opt,
+	.run = count_run,
+};
+
+const struct bench_cmd bench_aa_getlog_cmd = {
+	.name = "aa-getlog",
+	.summary = "Active Access: logged gets (R|RLD) against RMA "
+		   "put-back, time and bytes on the wire",
+	.opts = uses_opts,
+	.opt = uses_opt,
+	.run = getlog_run,
+};
+
+const struct bench_cmd bench_aa_ickpt_cmd = {
+	.name = "aa-ickpt",
+	.summary = "Active Access: incremental checkpoint from the log "
+		   "against a full one",
+	.opts = uses_opts,
+	.opt = uses_opt,
+	.run = ickpt_run,
+};
+
+const struct bench_cmd bench_aa_flush_cmd = {
+	.name = "aa-flush",
+	.summary = "Active Access: flush time against records outstanding",
+	.opts = uses_opts,
+	.opt = uses_opt,
+	.run = flush_run,
+};
