@@ -109,6 +109,12 @@ double shim_ddt_predict(const struct shim_ddt_costs *c,
 			enum spin_type_strategy s,
 			const struct shim_ddt_feat *f);
 
+/** shim_ddt_predict() with per-byte cost @p byte_ns in place of the
+ *  strategy's own (negative: its own). */
+double shim_ddt_predict_byte(const struct shim_ddt_costs *c,
+			     enum spin_type_strategy s,
+			     const struct shim_ddt_feat *f, double byte_ns);
+
 /* Online refinement: measured times of one layout's receives, per path
  * (exponentially weighted, shim_ddt_lc.c). An estimate with fewer than
  * SHIM_DDT_OBS_MIN samples is not used: the table predicts. */
