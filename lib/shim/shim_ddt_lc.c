@@ -23,8 +23,6 @@
 #define LC_MAX_BYTES (64ull << 20)
 /* a layout whose preparation failed is tried again after so many uses */
 #define LC_RETRY_USES 64u
-/* serialized types up to this size are hashed from the stack */
-#define LC_SER_STACK 2048
 /* exploration: every so many uses of a prepared entry take the path not
  * chosen, so that its estimate follows the machine (at most 1/64 of the
  * posts of a layout) */
@@ -33,11 +31,12 @@
  * decision turns on a few percent, and the path not taken must not be
  * judged on a stale sample */
 #define LC_EXPLORE_CLOSE 8u
-/* hashes of recently posted type objects (direct-mapped by address): the
- * hash serializes the whole type, O(blocks) for an indexed one (1.5 ms a
- * post for specfem3d_oc's 32222 blocks in spinnic-bench layout --figure
- * 13, where a vector's is 0.2 us), and an MPI library posts the same
- * object every iteration */
+/* keys of recently posted type objects (direct-mapped by address): the
+ * fourth slice's key serialized and hashed the whole type, O(blocks) for
+ * an indexed one (1.5 ms a post for specfem3d_oc's 32222 blocks in
+ * spinnic-bench layout --figure 13); the key is O(1) now (type_hash()),
+ * and the memo still saves its classification, since an MPI library
+ * posts the same object every iteration */
 #define LC_MEMO 16u
 /* dropped entries are released by the thread once so many are waiting
  * (or with other work): a miss that evicts does not wake it each time */
@@ -313,10 +312,7 @@ calib_take(ptl_handle_ni_t *ni_p)
 	return true;
 }
 
-/* FNV-1a over 8-byte words, then the tail bytes: a type's serialized
- * form is hundreds of KiB for a large irregular layout (specfem3d_oc:
- * 32 222 displacements), and byte by byte it cost ~1 ns a byte on the
- * miss, i.e. on a first post */
+/* FNV-1a over 8-byte words, then the tail bytes */
 static uint64_t
 hash_bytes(const uint8_t *p, size_t n, uint64_t h)
 {
@@ -332,27 +328,43 @@ hash_bytes(const uint8_t *p, size_t n, uint64_t h)
 	return h;
 }
 
-/* Canonical hash of count elements of t: its serialized dataloops, so an
- * equal type created anew hashes alike. @return 0 or a negative errno */
+/* Displacements of an indexed-block layout sampled into its key. */
+#define LC_KEY_DISPLS 16
+
+/* Cache key of count elements of t, O(1) in the type's size: the
+ * length of its serialized form and what ddt_classify() reads from it
+ * (class, size, extent, block length, stride, first offset, blocks and a
+ * sample of an indexed block's displacements). Equal types (equal
+ * serialized forms) have equal keys; different types sharing a key are
+ * told apart by ddt_equal() in entry_find(). The fourth slice hashed the
+ * whole serialized form: 0.2-0.6 ms for specfem3d_oc's 32 222
+ * displacements on every first post. @return 0 or a negative errno */
 static int
 type_hash(const struct ddt_type *t, int64_t count, uint64_t *h_p)
 {
-	uint8_t stack[LC_SER_STACK], *buf = stack;
+	struct ddt_class_info ci;
+	int64_t w[8 + LC_KEY_DISPLS];
 	ssize_t n = ddt_serialize(t, NULL, 0);
+	size_t k = 0;
+	int64_t i;
 
-	if (n <= 0)
+	if (n <= 0 || ddt_classify(t, count, &ci) != 0)
 		return -EINVAL;
-	if (n > LC_SER_STACK && (buf = malloc((size_t)n)) == NULL)
-		return -ENOMEM;
-	if (ddt_serialize(t, buf, (size_t)n) != n) {
-		if (buf != stack)
-			free(buf);
-		return -EINVAL;
-	}
-	*h_p = hash_bytes(buf, (size_t)n, 0xcbf29ce484222325ull);
-	*h_p = hash_bytes((const uint8_t *)&count, sizeof(count), *h_p);
-	if (buf != stack)
-		free(buf);
+	w[k++] = (int64_t)n;
+	w[k++] = count;
+	w[k++] = ddt_size(t);
+	w[k++] = (int64_t)ci.cls;
+	w[k++] = ci.extent;
+	w[k++] = ci.blocklen;
+	w[k++] = ci.stride ^ (ci.first_off << 32);
+	w[k++] = ci.nblocks;
+	if (ci.cls == DDT_CLASS_INDEXED_BLOCK && ci.displs != NULL &&
+	    ci.nblocks > 0)
+		for (i = 0; i < LC_KEY_DISPLS; i++)
+			w[k++] = ci.displs[i * (ci.nblocks - 1) /
+					   (LC_KEY_DISPLS - 1)];
+	*h_p = hash_bytes((const uint8_t *)w, k * sizeof(w[0]),
+			  0xcbf29ce484222325ull);
 	return 0;
 }
 

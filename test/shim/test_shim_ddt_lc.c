@@ -220,6 +220,48 @@ test_equal_types_one_entry(void **state)
 	ddt_free(c);
 }
 
+/* The key reads no displacement of a general layout (O(1) per first
+ * post, fifth slice): two layouts alike in size, extent, class and
+ * serialized length share it, and ddt_equal() keeps them apart; an
+ * equal one created anew still hits. */
+static void
+test_key_shared(void **state)
+{
+	int64_t bl[3] = {8, 100, 40}, d1[3] = {0, 200, 1000},
+		d2[3] = {0, 300, 1000};
+	struct ddt_type *a, *b, *a2;
+	struct shim_lc_stats st;
+
+	(void)state;
+	a = ddt_hindexed(3, bl, d1, ddt_base(DDT_BYTE));
+	b = ddt_hindexed(3, bl, d2, ddt_base(DDT_BYTE));
+	a2 = ddt_hindexed(3, bl, d1, ddt_base(DDT_BYTE));
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(a2);
+	assert_int_equal(ddt_commit(a), 0);
+	assert_int_equal(ddt_commit(b), 0);
+	assert_int_equal(ddt_commit(a2), 0);
+	assert_int_equal(ddt_serialize(a, NULL, 0), ddt_serialize(b, NULL, 0));
+	assert_int_equal(ddt_extent(a), ddt_extent(b));
+	assert_int_equal(ddt_equal(a, b), 0);
+	configure_full(SHIM_CHOOSER_AWARE, true, 16, &table, SHIM_GATE_SECOND,
+		       0.0, NULL);
+	post(a, 1);
+	post(b, 1);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.entries, 2);
+	assert_int_equal(st.misses, 2);
+	post(b, 1);
+	post(a2, 1);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.entries, 2);
+	assert_int_equal(st.hits, 2);
+	ddt_free(a);
+	ddt_free(b);
+	ddt_free(a2);
+}
+
 static void
 test_eviction(void **state)
 {
@@ -901,6 +943,7 @@ main(void)
 		cmocka_unit_test_teardown(test_out_of_region, teardown),
 		cmocka_unit_test_teardown(test_equal_types_one_entry,
 					  teardown),
+		cmocka_unit_test_teardown(test_key_shared, teardown),
 		cmocka_unit_test_teardown(test_eviction, teardown),
 		cmocka_unit_test_teardown(test_threshold_sequence, teardown),
 		cmocka_unit_test_teardown(test_failed_retry, teardown),
