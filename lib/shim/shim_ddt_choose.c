@@ -11,13 +11,85 @@
 
 #include "shim_ddt_choose.h"
 
+/* The first blocks of a general layout, adjacent ones merged. */
+struct feat_walk {
+	int64_t n, bytes;       /* complete merged blocks and their bytes */
+	int64_t cur_off, cur_len; /* the block being merged (len 0: none) */
+	int64_t min, max;
+};
+
+static void
+walk_close(struct feat_walk *w)
+{
+	if (w->cur_len == 0)
+		return;
+	w->n++;
+	w->bytes += w->cur_len;
+	if (w->cur_len < w->min)
+		w->min = w->cur_len;
+	if (w->cur_len > w->max)
+		w->max = w->cur_len;
+	w->cur_len = 0;
+}
+
+static int
+walk_block(void *arg, int64_t off, int64_t len, int64_t stream_off)
+{
+	struct feat_walk *w = arg;
+
+	(void)stream_off;
+	if (len <= 0)
+		return 0;
+	if (w->cur_len > 0 && off == w->cur_off + w->cur_len) {
+		w->cur_len += len;
+		return 0;
+	}
+	walk_close(w);
+	if (w->n >= SHIM_DDT_FEAT_SAMPLE)
+		return 1; /* a block after the sample: enough */
+	w->cur_off = off;
+	w->cur_len = len;
+	return 0;
+}
+
+/* Blocks of a general layout from its first SHIM_DDT_FEAT_SAMPLE merged
+ * blocks: exact when there are no more, else size / their mean length.
+ * The fourth slice counted them all (ddt_flatten()): 50-190 us for
+ * Fig. 13's general types of 8 000-32 000 blocks, on every first post.
+ * @return 0 or a negative errno */
+static int
+feat_general(const struct ddt_type *t, int64_t count, int64_t size,
+	     struct shim_ddt_feat *f_p)
+{
+	struct feat_walk w = { .min = INT64_MAX };
+	struct ddt_segment *s = ddt_segment_create(t, count);
+	int rc;
+
+	if (s == NULL)
+		return -ENOMEM;
+	rc = ddt_segment_blocks(s, 0, size, walk_block, &w);
+	ddt_segment_free(s);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		walk_close(&w); /* the walk ended: the count is exact */
+	if (w.n == 0 || w.bytes <= 0)
+		return -EINVAL;
+	f_p->blk_min = w.min;
+	f_p->blk_max = w.max;
+	f_p->nblocks = rc == 0 ? w.n :
+		(int64_t)((double)size * (double)w.n / (double)w.bytes + 0.5);
+	if (f_p->nblocks < w.n)
+		f_p->nblocks = w.n;
+	return 0;
+}
+
 int
 shim_ddt_feat_get(const struct ddt_type *t, int64_t count, uint32_t payload,
 		  bool in_region, struct shim_ddt_feat *f_p)
 {
-	struct ddt_iov iov[SHIM_DDT_FEAT_SAMPLE];
 	struct ddt_class_info ci;
-	int64_t size, n, i;
+	int64_t size;
 	int rc;
 
 	memset(f_p, 0, sizeof(*f_p));
@@ -39,17 +111,9 @@ shim_ddt_feat_get(const struct ddt_type *t, int64_t count, uint32_t payload,
 		f_p->nblocks = ci.nblocks * count;
 		f_p->blk_min = f_p->blk_max = ci.blocklen;
 	} else {
-		n = ddt_flatten(t, count, iov, SHIM_DDT_FEAT_SAMPLE);
-		if (n <= 0)
-			return n < 0 ? (int)n : -EINVAL;
-		f_p->nblocks = n;
-		f_p->blk_min = INT64_MAX;
-		for (i = 0; i < n && i < SHIM_DDT_FEAT_SAMPLE; i++) {
-			if (iov[i].len < f_p->blk_min)
-				f_p->blk_min = iov[i].len;
-			if (iov[i].len > f_p->blk_max)
-				f_p->blk_max = iov[i].len;
-		}
+		rc = feat_general(t, count, size, f_p);
+		if (rc != 0)
+			return rc;
 	}
 	if (f_p->nblocks <= 0)
 		f_p->nblocks = 1;

@@ -35,7 +35,9 @@ enum shim_ddt_chooser {
 struct shim_ddt_feat {
 	enum ddt_class cls;  /* ddt_classify() of count elements */
 	int64_t size;        /* packed bytes of the message */
-	int64_t nblocks;     /* merged contiguous blocks */
+	int64_t nblocks;     /* merged contiguous blocks (a general layout
+				beyond SHIM_DDT_FEAT_SAMPLE of them: size /
+				the mean of its first ones, estimated) */
 	int64_t blk_min;     /* shortest and longest block (exact up to */
 	int64_t blk_max;     /* SHIM_DDT_FEAT_SAMPLE blocks, else sampled) */
 	double blk_mean;     /* size / nblocks: paper 001's l */

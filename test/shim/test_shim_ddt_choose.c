@@ -65,6 +65,41 @@ test_features(void **state)
 	ddt_free(g);
 }
 
+/* A general layout of more than SHIM_DDT_FEAT_SAMPLE blocks: its blocks
+ * estimated from the first ones (size / their mean length), not walked
+ * (fifth slice); adjacent blocks merged. */
+static void
+test_features_sampled(void **state)
+{
+	int64_t bl[400], dis[400], i;
+	struct ddt_type *g, *h;
+	struct shim_ddt_feat f;
+
+	(void)state;
+	/* 300 blocks of 8 B (the first two adjacent: one of 16 B), then 100
+	 * of 1000 B: the sample sees 8 and 16 B blocks only */
+	for (i = 0; i < 400; i++) {
+		bl[i] = i < 300 ? 8 : 1000;
+		dis[i] = i == 1 ? 8 : i * 2000;
+	}
+	g = committed(ddt_hindexed(400, bl, dis, ddt_base(DDT_BYTE)));
+	assert_int_equal(shim_ddt_feat_get(g, 1, 4096, true, &f), 0);
+	assert_int_equal(f.cls, DDT_CLASS_GENERAL);
+	assert_int_equal(f.size, 300 * 8 + 100 * 1000);
+	assert_int_equal(f.blk_min, 8);
+	assert_int_equal(f.blk_max, 16);
+	/* 64 blocks of 63 x 8 + 16 = 520 B: 102400 x 64 / 520 */
+	assert_int_equal(f.nblocks, (int64_t)(102400.0 * 64.0 / 520.0 + 0.5));
+	assert_true(f.blk_mean == 102400.0 / (double)f.nblocks);
+	/* 64 blocks or fewer: exact */
+	h = committed(ddt_hindexed(64, bl, dis, ddt_base(DDT_BYTE)));
+	assert_int_equal(shim_ddt_feat_get(h, 1, 4096, true, &f), 0);
+	assert_int_equal(f.nblocks, 63);
+	assert_int_equal(f.blk_max, 16);
+	ddt_free(g);
+	ddt_free(h);
+}
+
 static struct shim_ddt_feat
 feat(enum ddt_class cls, int64_t size, int64_t nblocks, bool in_region)
 {
@@ -404,6 +439,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_features),
+		cmocka_unit_test(test_features_sampled),
 		cmocka_unit_test(test_static),
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_aware),
