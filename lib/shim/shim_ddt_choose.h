@@ -35,7 +35,9 @@ enum shim_ddt_chooser {
 struct shim_ddt_feat {
 	enum ddt_class cls;  /* ddt_classify() of count elements */
 	int64_t size;        /* packed bytes of the message */
-	int64_t nblocks;     /* merged contiguous blocks */
+	int64_t nblocks;     /* merged contiguous blocks (a general layout
+				beyond SHIM_DDT_FEAT_SAMPLE of them: size /
+				the mean of its first ones, estimated) */
 	int64_t blk_min;     /* shortest and longest block (exact up to */
 	int64_t blk_max;     /* SHIM_DDT_FEAT_SAMPLE blocks, else sampled) */
 	double blk_mean;     /* size / nblocks: paper 001's l */
@@ -108,6 +110,12 @@ int shim_ddt_feat_get(const struct ddt_type *t, int64_t count,
 double shim_ddt_predict(const struct shim_ddt_costs *c,
 			enum spin_type_strategy s,
 			const struct shim_ddt_feat *f);
+
+/** shim_ddt_predict() with per-byte cost @p byte_ns in place of the
+ *  strategy's own (negative: its own). */
+double shim_ddt_predict_byte(const struct shim_ddt_costs *c,
+			     enum spin_type_strategy s,
+			     const struct shim_ddt_feat *f, double byte_ns);
 
 /* Online refinement: measured times of one layout's receives, per path
  * (exponentially weighted, shim_ddt_lc.c). An estimate with fewer than

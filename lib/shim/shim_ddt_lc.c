@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shim_ddt.h"
@@ -22,8 +23,6 @@
 #define LC_MAX_BYTES (64ull << 20)
 /* a layout whose preparation failed is tried again after so many uses */
 #define LC_RETRY_USES 64u
-/* serialized types up to this size are hashed from the stack */
-#define LC_SER_STACK 2048
 /* exploration: every so many uses of a prepared entry take the path not
  * chosen, so that its estimate follows the machine (at most 1/64 of the
  * posts of a layout) */
@@ -32,11 +31,12 @@
  * decision turns on a few percent, and the path not taken must not be
  * judged on a stale sample */
 #define LC_EXPLORE_CLOSE 8u
-/* hashes of recently posted type objects (direct-mapped by address): the
- * hash serializes the whole type, O(blocks) for an indexed one (1.5 ms a
- * post for specfem3d_oc's 32222 blocks in spinnic-bench layout --figure
- * 13, where a vector's is 0.2 us), and an MPI library posts the same
- * object every iteration */
+/* keys of recently posted type objects (direct-mapped by address): the
+ * fourth slice's key serialized and hashed the whole type, O(blocks) for
+ * an indexed one (1.5 ms a post for specfem3d_oc's 32222 blocks in
+ * spinnic-bench layout --figure 13); the key is O(1) now (type_hash()),
+ * and the memo still saves its classification, since an MPI library
+ * posts the same object every iteration */
 #define LC_MEMO 16u
 /* dropped entries are released by the thread once so many are waiting
  * (or with other work): a miss that evicts does not wake it each time */
@@ -69,6 +69,8 @@ struct shim_lc_entry {
 	uint64_t bytes;                    /* host bytes of off's arguments */
 	uint64_t uses, uses_host, uses_nic, retry_at;
 	struct shim_ddt_obs obs;           /* measured times (refinement) */
+	double prep_ns;                    /* its last build + load, ns
+					      (0: none measured) */
 };
 
 static int real_build(ptl_handle_ni_t ni, const struct ddt_type *t,
@@ -114,6 +116,12 @@ static struct {
 		int64_t count;
 		uint64_t h;
 	} memo[LC_MEMO];
+	/* preparation per strategy, learned from the preparations that ran:
+	 * ns per block beyond the table's fixed cost (least of the first
+	 * three, then a clipped EWMA: shim_ddt_obs_add()) */
+	double prep_blk_ns[SPIN_TYPE_COUNT];
+	uint32_t prep_blk_n[SPIN_TYPE_COUNT];
+	const struct shim_ddt_costs *prep_costs; /* the table they go with */
 } lc = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.work = PTHREAD_COND_INITIALIZER,
@@ -212,7 +220,7 @@ config_env(void)
 			 v);
 		lc.cfg_err = gate;
 	}
-	lc.cfg.gate = gate < 0 ? SHIM_GATE_SECOND : gate;
+	lc.cfg.gate = gate < 0 ? SHIM_GATE_RENT : gate;
 	lc.cfg.forced = forced < 0 ? SPIN_TYPE_AUTO : forced;
 	lc.cfg.max_entries = LC_MAX_ENTRIES;
 	lc.cfg.max_bytes = LC_MAX_BYTES;
@@ -304,36 +312,59 @@ calib_take(ptl_handle_ni_t *ni_p)
 	return true;
 }
 
-/* FNV-1a */
+/* FNV-1a over 8-byte words, then the tail bytes */
 static uint64_t
 hash_bytes(const uint8_t *p, size_t n, uint64_t h)
 {
+	uint64_t w;
+
+	for (; n >= sizeof(w); n -= sizeof(w), p += sizeof(w)) {
+		memcpy(&w, p, sizeof(w));
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29; /* the word's high bytes reach the low ones */
+	}
 	while (n-- > 0)
 		h = (h ^ *p++) * 0x100000001b3ull;
 	return h;
 }
 
-/* Canonical hash of count elements of t: its serialized dataloops, so an
- * equal type created anew hashes alike. @return 0 or a negative errno */
+/* Displacements of an indexed-block layout sampled into its key. */
+#define LC_KEY_DISPLS 16
+
+/* Cache key of count elements of t, O(1) in the type's size: the
+ * length of its serialized form and what ddt_classify() reads from it
+ * (class, size, extent, block length, stride, first offset, blocks and a
+ * sample of an indexed block's displacements). Equal types (equal
+ * serialized forms) have equal keys; different types sharing a key are
+ * told apart by ddt_equal() in entry_find(). The fourth slice hashed the
+ * whole serialized form: 0.2-0.6 ms for specfem3d_oc's 32 222
+ * displacements on every first post. @return 0 or a negative errno */
 static int
 type_hash(const struct ddt_type *t, int64_t count, uint64_t *h_p)
 {
-	uint8_t stack[LC_SER_STACK], *buf = stack;
+	struct ddt_class_info ci;
+	int64_t w[8 + LC_KEY_DISPLS];
 	ssize_t n = ddt_serialize(t, NULL, 0);
+	size_t k = 0;
+	int64_t i;
 
-	if (n <= 0)
+	if (n <= 0 || ddt_classify(t, count, &ci) != 0)
 		return -EINVAL;
-	if (n > LC_SER_STACK && (buf = malloc((size_t)n)) == NULL)
-		return -ENOMEM;
-	if (ddt_serialize(t, buf, (size_t)n) != n) {
-		if (buf != stack)
-			free(buf);
-		return -EINVAL;
-	}
-	*h_p = hash_bytes(buf, (size_t)n, 0xcbf29ce484222325ull);
-	*h_p = hash_bytes((const uint8_t *)&count, sizeof(count), *h_p);
-	if (buf != stack)
-		free(buf);
+	w[k++] = (int64_t)n;
+	w[k++] = count;
+	w[k++] = ddt_size(t);
+	w[k++] = (int64_t)ci.cls;
+	w[k++] = ci.extent;
+	w[k++] = ci.blocklen;
+	w[k++] = ci.stride ^ (ci.first_off << 32);
+	w[k++] = ci.nblocks;
+	if (ci.cls == DDT_CLASS_INDEXED_BLOCK && ci.displs != NULL &&
+	    ci.nblocks > 0)
+		for (i = 0; i < LC_KEY_DISPLS; i++)
+			w[k++] = ci.displs[i * (ci.nblocks - 1) /
+					   (LC_KEY_DISPLS - 1)];
+	*h_p = hash_bytes((const uint8_t *)w, k * sizeof(w[0]),
+			  0xcbf29ce484222325ull);
 	return 0;
 }
 
@@ -445,10 +476,37 @@ dead_free(struct shim_lc_entry *d)
 /* Prepare one queued entry: build (if not built) and load its NIC
  * object, then publish it. Called without lc.lock, by the thread or
  * inline. */
+static double
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* A measured preparation of e (lc.lock held): the entry's own figure and
+ * its strategy's per-block cost beyond the table's fixed one. */
+static void
+prep_learn(struct shim_lc_entry *e, double ns)
+{
+	double blk;
+
+	e->prep_ns = ns > 1.0 ? ns : 1.0;
+	if ((unsigned)e->nic >= SPIN_TYPE_COUNT)
+		return;
+	blk = (ns - lc.cfg.prep_msg_ns) / (double)(e->feat.nblocks > 0 ?
+						   e->feat.nblocks : 1);
+	(void)shim_ddt_obs_add(&lc.prep_blk_ns[e->nic],
+			       &lc.prep_blk_n[e->nic], blk > 0.0 ? blk : 0.0);
+}
+
 static void
 entry_prepare(struct shim_lc_entry *e)
 {
 	struct spin_type_offload *off = e->off;
+	bool built = off == NULL;
+	double a = mono_ns();
 	int rc = 0;
 
 	/* e->off and e->nic change only under PREPARING, which is ours */
@@ -456,7 +514,12 @@ entry_prepare(struct shim_lc_entry *e)
 		rc = lc.ops.build(e->ni, e->t, e->count, e->nic, &off);
 	if (rc == 0)
 		rc = lc.ops.load(off);
+	a = mono_ns() - a;
 	pthread_mutex_lock(&lc.lock);
+	/* a first preparation (build and load) measured: a load again
+	 * after the NIC LRU took it back costs less */
+	if (rc == 0 && built)
+		prep_learn(e, a);
 	if (off != NULL && e->off == NULL) {
 		e->off = off;
 		e->bytes = off->args_len + off->list_len;
@@ -664,15 +727,23 @@ entry_create(ptl_handle_ni_t ni, const struct ddt_type *t, int64_t count,
 	return 0;
 }
 
-/* Predicted preparation of e's NIC candidate, ns (0: unknown). */
+/* Predicted preparation of e's NIC candidate, ns (0: unknown): its own
+ * measured one; else the table's fixed cost plus per block the cost its
+ * strategy showed in the preparations that ran; before any, the table's
+ * per-block figure (iovec's list) for every strategy but the specialized
+ * handlers (arguments of a fixed size). */
 static double
 entry_prep_ns(const struct shim_lc_entry *e)
 {
-	double ns = lc.cfg.prep_msg_ns;
+	double ns = lc.cfg.prep_msg_ns, blk = lc.cfg.prep_block_ns;
 
-	if (e->nic == SPIN_TYPE_IOVEC)
-		ns += lc.cfg.prep_block_ns * (double)e->feat.nblocks;
-	return ns;
+	if (e->prep_ns > 0.0)
+		return e->prep_ns;
+	if ((unsigned)e->nic < SPIN_TYPE_COUNT && lc.prep_blk_n[e->nic] > 0)
+		blk = lc.prep_blk_ns[e->nic];
+	else if (e->nic == SPIN_TYPE_SPECIALIZED)
+		blk = 0.0;
+	return ns + blk * (double)e->feat.nblocks;
 }
 
 /* Exploration period of a prepared entry by the decision's estimates. */
@@ -692,6 +763,7 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 	struct shim_ddt_choice ch;
 	struct spin_type_offload *o;
 	bool explored = false, queued = false;
+	double prep_ns;
 
 	e->uses++;
 	u->e = e;
@@ -722,7 +794,6 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 		tr.ready = e->state == LC_READY;
 		tr.state = (int)e->state;
 		tr.table = lc.cfg.costs != NULL;
-		tr.prep_ns = entry_prep_ns(e);
 		tr.choice = ch;
 	}
 	/* the side chosen, before exploration or a fallback */
@@ -732,6 +803,9 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 	if (!e->sync && e->off == NULL && ch.nic != SPIN_TYPE_HOST &&
 	    (e->state == LC_NEW || e->state == LC_FAILED))
 		e->nic = ch.nic;
+	/* of the candidate the gate would queue (the one just taken) */
+	prep_ns = entry_prep_ns(e);
+	tr.prep_ns = prep_ns;
 	if (lc.cfg.costs != NULL && lc.cfg.chooser == SHIM_CHOOSER_AWARE &&
 	    e->state == LC_READY && e->uses % explore_every(&ch) == 0 &&
 	    e->off != NULL && e->off->strat == e->nic) {
@@ -773,7 +847,7 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 	     (e->state == LC_FAILED && e->uses >= e->retry_at)) &&
 	    shim_ddt_gate_open((enum shim_ddt_chooser)lc.cfg.chooser,
 			       (enum shim_ddt_gate)lc.cfg.gate, &ch, e->uses,
-			       entry_prep_ns(e))) {
+			       prep_ns)) {
 		queue_push(e);
 		queued = true;
 	}
@@ -1020,6 +1094,15 @@ shim_lc_configure(const struct shim_lc_config *c)
 	lc.cfg_err = 0;
 	/* an injected configuration brings its table (or none) */
 	lc.calib_state = CAL_DONE;
+	/* what preparations cost is learned per table and real NIC: a new
+	 * table or injected operations (tests) start again */
+	if (c != NULL && (c->ops != NULL ||
+			  (c->costs != NULL && c->costs != lc.prep_costs))) {
+		memset(lc.prep_blk_ns, 0, sizeof(lc.prep_blk_ns));
+		memset(lc.prep_blk_n, 0, sizeof(lc.prep_blk_n));
+		if (c->costs != NULL)
+			lc.prep_costs = c->costs;
+	}
 	if (c != NULL) {
 		lc.cfg = *c;
 		lc.ops = c->ops != NULL ? *c->ops : real_ops;

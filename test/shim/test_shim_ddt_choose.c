@@ -65,6 +65,41 @@ test_features(void **state)
 	ddt_free(g);
 }
 
+/* A general layout of more than SHIM_DDT_FEAT_SAMPLE blocks: its blocks
+ * estimated from the first ones (size / their mean length), not walked
+ * (fifth slice); adjacent blocks merged. */
+static void
+test_features_sampled(void **state)
+{
+	int64_t bl[400], dis[400], i;
+	struct ddt_type *g, *h;
+	struct shim_ddt_feat f;
+
+	(void)state;
+	/* 300 blocks of 8 B (the first two adjacent: one of 16 B), then 100
+	 * of 1000 B: the sample sees 8 and 16 B blocks only */
+	for (i = 0; i < 400; i++) {
+		bl[i] = i < 300 ? 8 : 1000;
+		dis[i] = i == 1 ? 8 : i * 2000;
+	}
+	g = committed(ddt_hindexed(400, bl, dis, ddt_base(DDT_BYTE)));
+	assert_int_equal(shim_ddt_feat_get(g, 1, 4096, true, &f), 0);
+	assert_int_equal(f.cls, DDT_CLASS_GENERAL);
+	assert_int_equal(f.size, 300 * 8 + 100 * 1000);
+	assert_int_equal(f.blk_min, 8);
+	assert_int_equal(f.blk_max, 16);
+	/* 64 blocks of 63 x 8 + 16 = 520 B: 102400 x 64 / 520 */
+	assert_int_equal(f.nblocks, (int64_t)(102400.0 * 64.0 / 520.0 + 0.5));
+	assert_true(f.blk_mean == 102400.0 / (double)f.nblocks);
+	/* 64 blocks or fewer: exact */
+	h = committed(ddt_hindexed(64, bl, dis, ddt_base(DDT_BYTE)));
+	assert_int_equal(shim_ddt_feat_get(h, 1, 4096, true, &f), 0);
+	assert_int_equal(f.nblocks, 63);
+	assert_int_equal(f.blk_max, 16);
+	ddt_free(g);
+	ddt_free(h);
+}
+
 static struct shim_ddt_feat
 feat(enum ddt_class cls, int64_t size, int64_t nblocks, bool in_region)
 {
@@ -126,14 +161,15 @@ test_threshold(void **state)
 
 /* Host: 1000 ns + 0.1 ns/B + 20 ns/block. Specialized: 3000 ns +
  * 0.05 ns/B + 2 ns/block, 500 ns/block outside the region. iovec:
- * 2000 ns + 0.05 ns/B + 30 ns/block. rw-cp: 4000 ns + 0.2 ns/B. */
+ * 2000 ns + 0.05 ns/B + 30 ns/block. rw-cp: 4000 ns + 0.05 ns/B + 5
+ * ns/block (NIC strategies share a per-byte cost in the comparison). */
 static const struct shim_ddt_costs table = {
 	.nhpu = 2,
 	.s = {
 		[SPIN_TYPE_HOST] = {true, 1000, 0.1, 20, 0, 0},
 		[SPIN_TYPE_SPECIALIZED] = {true, 3000, 0.05, 2, 0, 500},
 		[SPIN_TYPE_IOVEC] = {true, 2000, 0.05, 30, 0, 0},
-		[SPIN_TYPE_RW_CP] = {true, 4000, 0.2, 0, 0, 0},
+		[SPIN_TYPE_RW_CP] = {true, 4000, 0.05, 5, 0, 0},
 	},
 };
 
@@ -157,11 +193,11 @@ test_aware(void **state)
 	shim_ddt_choose(SHIM_CHOOSER_AWARE, &table, &f, true, &ch);
 	assert_int_equal(ch.strat, SPIN_TYPE_SPECIALIZED);
 	/* the same layout into a buffer outside the region: per-block
-	 * cost of the specialized handler makes iovec the candidate */
+	 * cost of the specialized handler makes rw-cp the candidate */
 	f.in_region = false;
 	shim_ddt_choose(SHIM_CHOOSER_AWARE, &table, &f, true, &ch);
-	assert_int_equal(ch.nic, SPIN_TYPE_IOVEC);
-	assert_int_equal(ch.strat, SPIN_TYPE_IOVEC);
+	assert_int_equal(ch.nic, SPIN_TYPE_RW_CP);
+	assert_int_equal(ch.strat, SPIN_TYPE_RW_CP);
 	/* a small message: the NIC's fixed cost loses to the host */
 	f = feat(DDT_CLASS_VECTOR, 4096, 8, true);
 	shim_ddt_choose(SHIM_CHOOSER_AWARE, &table, &f, true, &ch);
@@ -253,8 +289,10 @@ test_built_candidate(void **state)
 
 	(void)state;
 	c.s[SPIN_TYPE_HOST] = (struct shim_ddt_cost){true, 0, 1.0, 0, 0, 0};
-	c.s[SPIN_TYPE_SPECIALIZED] = (struct shim_ddt_cost){true, 0, 0.5, 0,
-		0, 0};
+	/* the same per-byte cost (strategies are compared with one): the
+	 * fixed cost sets them apart */
+	c.s[SPIN_TYPE_SPECIALIZED] = (struct shim_ddt_cost){true, 20000, 0.3,
+		0, 0, 0};
 	c.s[SPIN_TYPE_IOVEC] = (struct shim_ddt_cost){true, 0, 0.3, 0, 0, 0};
 	shim_ddt_choose_obs(SHIM_CHOOSER_AWARE, &c, &f, &o, true, &ch);
 	assert_int_equal(ch.nic, SPIN_TYPE_IOVEC);
@@ -298,6 +336,33 @@ test_gate(void **state)
 					&c, 4, 2000.0));
 	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
 				       &c, 5, 2000.0));
+	/* a close call (NIC predicted 10% slower) is prepared to be
+	 * measured only when the most it may gain, the close band (25% of
+	 * the host's 1000 ns) less the predicted loss, repays the
+	 * preparation over the uses so far: 150 ns a use */
+	c.t_nic = 1100.0;
+	assert_true(shim_ddt_close(&c));
+	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
+					&c, 13, 2000.0));
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
+				       &c, 14, 2000.0));
+	/* a preparation of 1.5 ms (a 32k-block layout) for a 110 us
+	 * receive predicted alike on both sides: not within 50 uses */
+	c.t_host = c.t_nic = 110000.0;
+	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
+					&c, 50, 1.5e6));
+	/* a NIC predicted 20% faster (close, too): its own gain plus the
+	 * band */
+	c.t_nic = 88000.0;
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
+				       &c, 31, 1.5e6));
+	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
+					&c, 30, 1.5e6));
+	/* the second gate ignores the cost */
+	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_SECOND,
+				       &c, 2, 1.5e6));
+	c.t_host = 1000.0;
+	c.t_nic = 600.0;
 	/* unknown preparation cost: the second use */
 	assert_true(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_RENT,
 				       &c, 2, 0.0));
@@ -307,11 +372,53 @@ test_gate(void **state)
 					SHIM_GATE_EAGER, &c, 9, 0.0));
 	assert_false(shim_ddt_gate_open(SHIM_CHOOSER_AWARE, SHIM_GATE_EAGER,
 					&c, 9, 0.0));
-	assert_int_equal(shim_ddt_gate_parse(NULL), SHIM_GATE_SECOND);
+	/* the default pays back (fifth slice) */
+	assert_int_equal(shim_ddt_gate_parse(NULL), SHIM_GATE_RENT);
+	assert_int_equal(shim_ddt_gate_parse(""), SHIM_GATE_RENT);
 	assert_int_equal(shim_ddt_gate_parse("second"), SHIM_GATE_SECOND);
 	assert_int_equal(shim_ddt_gate_parse("eager"), SHIM_GATE_EAGER);
 	assert_int_equal(shim_ddt_gate_parse("rent"), SHIM_GATE_RENT);
 	assert_int_equal(shim_ddt_gate_parse("2"), -EINVAL);
+}
+
+/* NIC strategies are compared with one per-byte cost, the least of the
+ * table's: a fit's per-byte noise, multiplied by a large message, does
+ * not pick a strategy that finds blocks more slowly (Fig. 13's nas_lu_x:
+ * 64 blocks of 2560 B, hpu-local picked over specialized) */
+static void
+test_candidate_common_byte(void **state)
+{
+	struct shim_ddt_costs c = {.nhpu = 2};
+	struct shim_ddt_feat f = feat(DDT_CLASS_VECTOR, 163840, 64, true);
+	struct shim_ddt_choice ch;
+
+	(void)state;
+	c.s[SPIN_TYPE_HOST] = (struct shim_ddt_cost){true, 10000, 0.5, 20,
+		0, 0};
+	c.s[SPIN_TYPE_SPECIALIZED] = (struct shim_ddt_cost){true, 9000, 0.30,
+		2, 0, 0};
+	c.s[SPIN_TYPE_HPU_LOCAL] = (struct shim_ddt_cost){true, 9000, 0.20,
+		40, 0, 0};
+	/* by their own per-byte costs hpu-local is 25% cheaper */
+	assert_true(shim_ddt_predict(&c, SPIN_TYPE_HPU_LOCAL, &f) * 1.1 <
+		    shim_ddt_predict(&c, SPIN_TYPE_SPECIALIZED, &f));
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &c, &f, false, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_SPECIALIZED);
+	/* the host is compared with the candidate's own prediction */
+	assert_true(ch.t_nic == shim_ddt_predict(&c, SPIN_TYPE_SPECIALIZED,
+						 &f));
+	assert_true(ch.t_nic == shim_ddt_predict_byte(&c,
+		SPIN_TYPE_SPECIALIZED, &f, -1.0));
+	assert_true(shim_ddt_predict_byte(&c, SPIN_TYPE_SPECIALIZED, &f,
+					  0.2) ==
+		    9000 + (0.2 * 163840 + 2 * 64) / 2);
+	/* a strategy cheaper per block still wins: 4096 blocks of 40 B */
+	f = feat(DDT_CLASS_VECTOR, 163840, 4096, true);
+	c.s[SPIN_TYPE_SPECIALIZED].block_ns = 60;
+	c.s[SPIN_TYPE_HPU_LOCAL].block_ns = 20;
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &c, &f, false, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_HPU_LOCAL);
+	assert_true(ch.t_nic == shim_ddt_predict(&c, SPIN_TYPE_HPU_LOCAL, &f));
 }
 
 static void
@@ -332,12 +439,14 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_features),
+		cmocka_unit_test(test_features_sampled),
 		cmocka_unit_test(test_static),
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_aware),
 		cmocka_unit_test(test_hysteresis),
 		cmocka_unit_test(test_built_candidate),
 		cmocka_unit_test(test_gate),
+		cmocka_unit_test(test_candidate_common_byte),
 		cmocka_unit_test(test_parse),
 	};
 

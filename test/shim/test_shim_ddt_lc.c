@@ -220,6 +220,48 @@ test_equal_types_one_entry(void **state)
 	ddt_free(c);
 }
 
+/* The key reads no displacement of a general layout (O(1) per first
+ * post, fifth slice): two layouts alike in size, extent, class and
+ * serialized length share it, and ddt_equal() keeps them apart; an
+ * equal one created anew still hits. */
+static void
+test_key_shared(void **state)
+{
+	int64_t bl[3] = {8, 100, 40}, d1[3] = {0, 200, 1000},
+		d2[3] = {0, 300, 1000};
+	struct ddt_type *a, *b, *a2;
+	struct shim_lc_stats st;
+
+	(void)state;
+	a = ddt_hindexed(3, bl, d1, ddt_base(DDT_BYTE));
+	b = ddt_hindexed(3, bl, d2, ddt_base(DDT_BYTE));
+	a2 = ddt_hindexed(3, bl, d1, ddt_base(DDT_BYTE));
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(a2);
+	assert_int_equal(ddt_commit(a), 0);
+	assert_int_equal(ddt_commit(b), 0);
+	assert_int_equal(ddt_commit(a2), 0);
+	assert_int_equal(ddt_serialize(a, NULL, 0), ddt_serialize(b, NULL, 0));
+	assert_int_equal(ddt_extent(a), ddt_extent(b));
+	assert_int_equal(ddt_equal(a, b), 0);
+	configure_full(SHIM_CHOOSER_AWARE, true, 16, &table, SHIM_GATE_SECOND,
+		       0.0, NULL);
+	post(a, 1);
+	post(b, 1);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.entries, 2);
+	assert_int_equal(st.misses, 2);
+	post(b, 1);
+	post(a2, 1);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.entries, 2);
+	assert_int_equal(st.hits, 2);
+	ddt_free(a);
+	ddt_free(b);
+	ddt_free(a2);
+}
+
 static void
 test_eviction(void **state)
 {
@@ -504,6 +546,91 @@ test_gate_rent(void **state)
 	ddt_free(big);
 }
 
+static struct shim_lc_trace pc_last;
+
+static void
+pc_record(const struct shim_lc_trace *t, void *arg)
+{
+	(void)arg;
+	pc_last = *t;
+}
+
+/* A preparation cost per layout and strategy (fifth slice): predicted
+ * from the block count before any preparation of the strategy ran, the
+ * entry's own once measured, the strategy's measured per-block cost for
+ * the next layout; a close call is prepared only once the uses so far
+ * times the most it may gain (the close band) repay it, so a layout whose
+ * preparation cannot pay (Fig. 13's specfem3d_oc) is never prepared. */
+static void
+test_prep_cost(void **state)
+{
+	/* host and iovec predicted alike: a close call, 25% of the host's
+	 * time the most a use may gain */
+	static const struct shim_ddt_costs even = {
+		.nhpu = 1,
+		.s = {
+			[SPIN_TYPE_HOST] = {true, 1000, 1.0, 0, 0, 0},
+			[SPIN_TYPE_IOVEC] = {true, 1000, 1.0, 0, 0, 0},
+		},
+	};
+	struct shim_lc_config c = {
+		.chooser = SHIM_CHOOSER_AWARE, .forced = SPIN_TYPE_AUTO,
+		.costs = &even, .max_entries = 16, .max_bytes = 1 << 20,
+		.inline_prep = true, .ops = &fake_ops,
+		.gate = SHIM_GATE_RENT, .prep_msg_ns = 10000.0,
+		.prep_block_ns = 100.0, .trace = pc_record,
+	};
+	struct ddt_type *a = vec(1000, 8), *b = vec(2000, 8);
+	double meas;
+	int i;
+
+	(void)state;
+	configure_full(SHIM_CHOOSER_AWARE, true, 16, &even, SHIM_GATE_RENT,
+		       0.0, NULL);
+	shim_lc_configure(&c);
+	/* a: 9000 ns either way, 2250 a use to gain; 10 us + 1000 blocks x
+	 * 100 ns to prepare: queued at use 49 (49 x 2250 >= 110000) */
+	for (i = 1; i <= 48; i++) {
+		assert_int_equal(post(a, 1), SPIN_TYPE_HOST);
+		assert_true(pc_last.choice.prepare);
+		assert_false(pc_last.queued);
+		assert_true(pc_last.prep_ns == 110000.0);
+		assert_true(pc_last.choice.t_host == 9000.0);
+	}
+	assert_int_equal(builds, 0);
+	assert_int_equal(post(a, 1), SPIN_TYPE_HOST);
+	assert_true(pc_last.queued);
+	/* prepared inline at the next post, slowly: its own cost now */
+	load_sleep_us = 5000;
+	assert_int_equal(post(a, 1), SPIN_TYPE_IOVEC);
+	load_sleep_us = 0;
+	meas = pc_last.prep_ns;
+	assert_true(meas >= 5e6 && meas < 1e9);
+	/* b (2000 blocks): iovec's measured cost per block beyond the fixed
+	 * one, not the table's 100 ns */
+	assert_int_equal(post(b, 1), SPIN_TYPE_HOST);
+	assert_true(fabs(pc_last.prep_ns - (10000.0 + 2000.0 *
+					    (meas - 10000.0) / 1000.0)) <
+		    1.0);
+	/* 4250 a use to gain against > 10 ms: never in 200 uses */
+	for (i = 2; i <= 200; i++) {
+		assert_int_equal(post(b, 1), SPIN_TYPE_HOST);
+		assert_false(pc_last.queued);
+	}
+	assert_int_equal(builds, 1);
+	/* the second gate measures a close call whatever it costs */
+	c.gate = SHIM_GATE_SECOND;
+	shim_lc_configure(&c);
+	assert_int_equal(post(b, 1), SPIN_TYPE_HOST);
+	assert_int_equal(post(b, 1), SPIN_TYPE_HOST);
+	assert_true(pc_last.queued);
+	/* a new configuration (injected operations) forgets what it
+	 * learned: the table's figure again */
+	assert_true(pc_last.prep_ns == 10000.0 + 2000.0 * 100.0);
+	ddt_free(a);
+	ddt_free(b);
+}
+
 /* NIC-side timings: a prepared layout on the NIC goes back to the host
  * once SHIM_DDT_OBS_MIN whole-receive times of the NIC say it is slower
  * than the host (predicted 525288 ns), and to the NIC again when host
@@ -597,18 +724,25 @@ orc_rand(unsigned n)
 }
 
 static double
-orc_pred(enum spin_type_strategy s, const struct orc_layout *L,
-	 bool in_region)
+orc_pred_byte(enum spin_type_strategy s, const struct orc_layout *L,
+	      bool in_region, double byte_ns)
 {
 	const struct shim_ddt_cost *k = &orc_table.s[s];
 	double size = (double)(L->n * L->bl), nb = (double)L->n;
 	double npk = ceil(size / 4096.0), p = 1.0, w;
 
-	w = k->byte_ns * size + k->block_ns * nb + k->pkt_ns * npk +
+	w = byte_ns * size + k->block_ns * nb + k->pkt_ns * npk +
 		(in_region ? 0.0 : k->out_block_ns * nb);
 	if (s != SPIN_TYPE_HOST)
 		p = npk < 2.0 ? npk : 2.0;
 	return k->msg_ns + w / p;
+}
+
+static double
+orc_pred(enum spin_type_strategy s, const struct orc_layout *L,
+	 bool in_region)
+{
+	return orc_pred_byte(s, L, in_region, orc_table.s[s].byte_ns);
 }
 
 /* One post by the documented rule: the strategy, whether it queued the
@@ -622,6 +756,7 @@ orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
 		SPIN_TYPE_SPECIALIZED, SPIN_TYPE_IOVEC,
 	};
 	double l = (double)L->bl, th, tn = -1.0, best = -1.0, t[2];
+	double byte = -1.0;
 	enum spin_type_strategy cand = SPIN_TYPE_HOST;
 	bool worth, close, stay;
 	int i;
@@ -637,15 +772,20 @@ orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
 			*q_p = true;
 		return;
 	}
+	/* candidates compared with one per-byte cost, the least of the
+	 * NIC strategies' (fifth slice) */
+	for (i = 0; i < 2; i++)
+		if (byte < 0.0 || orc_table.s[order[i]].byte_ns < byte)
+			byte = orc_table.s[order[i]].byte_ns;
 	for (i = 0; i < 2; i++) {
-		t[i] = orc_pred(order[i], L, in_region);
+		t[i] = orc_pred_byte(order[i], L, in_region, byte);
 		if (best < 0.0 || t[i] < best)
 			best = t[i];
 	}
 	for (i = 0; i < 2; i++)
 		if (t[i] <= best * 1.1) {
 			cand = order[i];
-			tn = t[i];
+			tn = orc_pred(cand, L, in_region);
 			break;
 		}
 	/* queued or prepared: its object is the candidate */
@@ -674,7 +814,8 @@ orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
 		*q_p = gate == SHIM_GATE_EAGER ? true :
 			L->uses < 2 ? false :
 			gate == SHIM_GATE_SECOND || prep_ns <= 0.0 ? true :
-			(double)L->uses * (th - tn) >= prep_ns;
+			(double)L->uses * (th - tn + (close ? 0.25 * th :
+						      0.0)) >= prep_ns;
 	if (*q_p)
 		L->cand = cand;
 }
@@ -802,6 +943,7 @@ main(void)
 		cmocka_unit_test_teardown(test_out_of_region, teardown),
 		cmocka_unit_test_teardown(test_equal_types_one_entry,
 					  teardown),
+		cmocka_unit_test_teardown(test_key_shared, teardown),
 		cmocka_unit_test_teardown(test_eviction, teardown),
 		cmocka_unit_test_teardown(test_threshold_sequence, teardown),
 		cmocka_unit_test_teardown(test_failed_retry, teardown),
@@ -811,6 +953,7 @@ main(void)
 		cmocka_unit_test_teardown(test_refine_and_explore, teardown),
 		cmocka_unit_test_teardown(test_gate_second, teardown),
 		cmocka_unit_test_teardown(test_gate_rent, teardown),
+		cmocka_unit_test_teardown(test_prep_cost, teardown),
 		cmocka_unit_test_teardown(test_nic_samples_flip, teardown),
 		cmocka_unit_test_teardown(test_oracle_threshold, teardown),
 		cmocka_unit_test_teardown(test_oracle_aware, teardown),

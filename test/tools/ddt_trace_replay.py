@@ -132,7 +132,11 @@ def gate_open(d, prepare):
     if (d["gate"] != "rent" or not d["prep"] > 0.0 or d["t_host"] < 0.0
             or d["t_nic"] < 0.0):
         return True
+    # ski rental on this layout's predicted preparation (prep): a close
+    # call may gain up to the close band more than the times say
     gain = d["t_host"] - d["t_nic"]
+    if close(d):
+        gain += CLOSE * d["t_host"]
     return gain > 0.0 and d["use"] * gain >= d["prep"]
 
 
