@@ -102,6 +102,13 @@ double bench_percentile(const double *sorted, long n, double pct);
 uint32_t bench_time_every(void);
 #define BENCH_TIME_EVERY 64u
 
+/**
+ * SPINNIC_BENCH_DDT_RECIP=0: compiled types resume by plain divisions
+ * instead of the reciprocals in the form (lib/ddt ddt_prog_recip), to
+ * compare both in one binary.
+ */
+void bench_ddt_recip_env(void);
+
 /** Print a one-line error "spinnic-bench: ..." on stderr. */
 void bench_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -13,6 +13,7 @@
 
 #include "bench.h"
 #include "ddt.h"
+#include "ddt_internal.h" /* ddt_prog_recip */
 
 void
 bench_err(const char *fmt, ...)
@@ -44,6 +45,15 @@ bench_time_every(void)
 		return BENCH_TIME_EVERY;
 	}
 	return (uint32_t)v;
+}
+
+void
+bench_ddt_recip_env(void)
+{
+	const char *e = getenv("SPINNIC_BENCH_DDT_RECIP");
+
+	if (e != NULL && strcmp(e, "0") == 0)
+		ddt_prog_recip = false;
 }
 
 /* ---- timing ------------------------------------------------------------ */
