@@ -291,6 +291,8 @@ struct spin_hpu {
 	struct spin_hpu_stats st;
 	struct spin_fstat *fst;     /* this HPU's counters of each family */
 	uint32_t time_rnd;          /* xorshift32 state: payload timing */
+	uint32_t time_all;          /* payload calls still timed, each one,
+				       after a burst over the budget */
 	struct spin_batch b;
 	struct spin_oacc oa;
 } __rte_cache_aligned;
@@ -369,6 +371,8 @@ struct spin_rt {
 	uint64_t budget_cyc;        /* conf.handler_budget_ns; UINT64_MAX off */
 	uint32_t time_mask;         /* a payload call is timed when the HPU's
 				       xorshift & time_mask is 0; 0: every one */
+	bool budget_bursts;         /* a budget, payload calls sampled: the
+				       HPU times its bursts */
 	uint64_t tsc_hz;
 	struct spin_fstat *fstat;
 	struct spin_flog *flog;     /* nfam */

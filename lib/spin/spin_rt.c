@@ -820,9 +820,10 @@ count_call_untimed(struct spin_exec *x, unsigned rc)
 
 /*
  * Whether this payload invocation is timed: every one with time_mask 0
- * (conf.handler_time_every 0 or 1, or a budget) or a trace, else when
- * the HPU's xorshift32 draws 0 under the mask: random, so that a message
- * of N packets does not have the same packet timed every time.
+ * (conf.handler_time_every 0 or 1), a trace, or after a burst over the
+ * budget (hpu->time_all), else when the HPU's xorshift32 draws 0 under
+ * the mask: random, so that a message of N packets does not have the
+ * same packet timed every time.
  */
 static inline bool
 payload_timed(const struct spin_rt *rt, struct spin_hpu *hpu,
@@ -832,6 +833,10 @@ payload_timed(const struct spin_rt *rt, struct spin_hpu *hpu,
 
 	if (rt->time_mask == 0 || c->trace != NULL)
 		return true;
+	if (unlikely(hpu->time_all != 0)) {
+		hpu->time_all--;
+		return true;
+	}
 	r = hpu->time_rnd;
 	r ^= r << 13;
 	r ^= r >> 17;
@@ -1267,12 +1272,31 @@ run_outs(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	return k;
 }
 
+/*
+ * The budget for untimed payload calls: a burst (one turn of
+ * spin_hpu_poll's loop) that began at @p t0 and took longer than the
+ * budget may hold a call over it; time the HPU's next SPIN_BUDGET_RECHECK
+ * payload calls. @return the end of the burst, the next one's start
+ */
+static inline uint64_t
+burst_check(const struct spin_rt *rt, struct spin_hpu *hpu, uint64_t t0)
+{
+	uint64_t t1 = rte_rdtsc();
+
+	if (unlikely(t1 - t0 > rt->budget_cyc)) {
+		hpu->time_all = SPIN_BUDGET_RECHECK;
+		hpu->st.budget_rechecks++;
+	}
+	return t1;
+}
+
 unsigned
 spin_hpu_poll(struct spin_rt *rt, unsigned hpu_id, unsigned budget)
 {
 	struct spin_hpu *hpu = &rt->hpu[hpu_id];
 	void *burst[SPIN_BURST];
 	unsigned n = 0, k, i;
+	uint64_t t = rt->budget_bursts ? rte_rdtsc() : 0;
 
 	RTE_VERIFY(hpu_id < rt->conf.nhpu);
 	hpu->st.polls++;
@@ -1295,6 +1319,8 @@ spin_hpu_poll(struct spin_rt *rt, unsigned hpu_id, unsigned budget)
 			n += run_vhpu(rt, hpu, hpu_id, v, budget - n);
 		if (n < budget)
 			n += run_outs(rt, hpu, hpu_id, budget - n);
+		if (rt->budget_bursts)
+			t = burst_check(rt, hpu, t);
 		if (n == before) {
 			if (hpu->b.m == NULL)
 				break;
