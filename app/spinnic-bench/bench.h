@@ -100,6 +100,11 @@ double bench_percentile(const double *sorted, long n, double pct);
  * here; 1 times every packet, as the runtime did before sampling).
  */
 uint32_t bench_time_every(void);
+/**
+ * The in-process NIC's handler budget (spin_rt_conf handler_budget_ns):
+ * SPINNIC_BENCH_BUDGET_NS when set (spinnic's default is 100000), else 0.
+ */
+uint64_t bench_budget_ns(void);
 #define BENCH_TIME_EVERY 64u
 
 /**

@@ -47,6 +47,25 @@ bench_time_every(void)
 	return (uint32_t)v;
 }
 
+uint64_t
+bench_budget_ns(void)
+{
+	const char *e = getenv("SPINNIC_BENCH_BUDGET_NS");
+	unsigned long long v;
+	char *end;
+
+	if (e == NULL || *e == '\0')
+		return 0;
+	errno = 0;
+	v = strtoull(e, &end, 10);
+	if (errno != 0 || *end != '\0') {
+		bench_err("SPINNIC_BENCH_BUDGET_NS=%s: not a number, using 0",
+			  e);
+		return 0;
+	}
+	return v;
+}
+
 void
 bench_ddt_recip_env(void)
 {
