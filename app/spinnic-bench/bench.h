@@ -109,7 +109,9 @@ uint64_t bench_budget_ns(void);
 
 /**
  * SPINNIC_BENCH_DDT_RECIP=0: compiled types resume by plain divisions
- * instead of the reciprocals in the form (lib/ddt ddt_prog_recip), to
+ * instead of the reciprocals in the form (lib/ddt ddt_prog_recip);
+ * SPINNIC_BENCH_POOL_FIFO=1: the runtime's free lists of messages and
+ * HERs are FIFO rings instead of stacks (lib/spin spin_pool_fifo); to
  * compare both in one binary.
  */
 void bench_ddt_recip_env(void);

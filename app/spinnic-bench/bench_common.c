@@ -14,6 +14,7 @@
 #include "bench.h"
 #include "ddt.h"
 #include "ddt_internal.h" /* ddt_prog_recip */
+#include "spin_internal.h" /* spin_pool_fifo */
 
 void
 bench_err(const char *fmt, ...)
@@ -73,6 +74,9 @@ bench_ddt_recip_env(void)
 
 	if (e != NULL && strcmp(e, "0") == 0)
 		ddt_prog_recip = false;
+	e = getenv("SPINNIC_BENCH_POOL_FIFO");
+	if (e != NULL && strcmp(e, "1") == 0)
+		spin_pool_fifo = true;
 }
 
 /* ---- timing ------------------------------------------------------------ */

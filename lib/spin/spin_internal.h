@@ -12,8 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <string.h>
+
 #include <rte_common.h>
+#include <rte_debug.h>
 #include <rte_log.h>
+#include <rte_ring.h>
 #include <rte_spinlock.h>
 
 #include "spin_rt.h"
@@ -338,6 +342,69 @@ struct spin_exec {
 
 struct rte_ring;
 
+/*
+ * A free list of messages or HERs. Last in, first out: the object freed
+ * last, its lines still in the cache of the core that freed it, is the
+ * next one taken, where a FIFO ring hands out the one freed longest ago
+ * (a cold message per spin_msg_start). An array under a spinlock: pushes
+ * and pops are bursts of a few pointers. With spin_pool_fifo set before
+ * spin_rt_create() (benches compare), a ring as before.
+ */
+struct spin_pool {
+	struct rte_ring *r;         /* FIFO; NULL: the stack below */
+	rte_spinlock_t lock;
+	uint32_t n, cap;
+	void **obj;                 /* cap */
+};
+
+extern bool spin_pool_fifo;
+
+static inline void
+spin_pool_put_bulk(struct spin_pool *p, void *const *o, unsigned n)
+{
+	if (p->r != NULL) {
+		/* the pool holds every object: never full */
+		rte_ring_enqueue_bulk(p->r, o, n, NULL);
+		return;
+	}
+	rte_spinlock_lock(&p->lock);
+	RTE_ASSERT(p->n + n <= p->cap);
+	memcpy(p->obj + p->n, o, n * sizeof(*o));
+	__atomic_store_n(&p->n, p->n + n, __ATOMIC_RELAXED);
+	rte_spinlock_unlock(&p->lock);
+}
+
+static inline void
+spin_pool_put(struct spin_pool *p, void *o)
+{
+	spin_pool_put_bulk(p, &o, 1);
+}
+
+/* up to @p n objects into @p o, the last freed first. @return how many */
+static inline unsigned
+spin_pool_get_burst(struct spin_pool *p, void **o, unsigned n)
+{
+	unsigned k;
+
+	if (p->r != NULL)
+		return rte_ring_dequeue_burst(p->r, o, n, NULL);
+	rte_spinlock_lock(&p->lock);
+	k = RTE_MIN(n, p->n);
+	for (unsigned i = 0; i < k; i++)
+		o[i] = p->obj[p->n - 1 - i];
+	__atomic_store_n(&p->n, p->n - k, __ATOMIC_RELAXED);
+	rte_spinlock_unlock(&p->lock);
+	return k;
+}
+
+/* objects in the pool now (a snapshot) */
+static inline unsigned
+spin_pool_count(const struct spin_pool *p)
+{
+	return p->r != NULL ? rte_ring_count(p->r) :
+		__atomic_load_n(&p->n, __ATOMIC_RELAXED);
+}
+
 struct spin_rt {
 	struct spin_rt_conf conf;
 	struct spin_host_ops ops;
@@ -352,8 +419,8 @@ struct spin_rt {
 	struct spin_msg_int *msgs;
 	struct spin_vhpu *vhpus;    /* max_msgs * max_vhpus */
 	struct spin_her *hers;      /* max_hers */
-	struct rte_ring *msg_pool;  /* free struct spin_msg_int * */
-	struct rte_ring *her_pool;  /* free payload struct spin_her * */
+	struct spin_pool msg_pool;  /* free struct spin_msg_int * */
+	struct spin_pool her_pool;  /* free payload struct spin_her * */
 	struct rte_ring *her_q;     /* runnable HERs (default policy, header,
 				       completion) */
 	struct rte_ring *vhpu_q;    /* runnable vHPUs */
