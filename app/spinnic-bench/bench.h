@@ -104,7 +104,21 @@ double bench_percentile(const double *sorted, long n, double pct);
  * here; 1 times every packet, as the runtime did before sampling).
  */
 uint32_t bench_time_every(void);
+/**
+ * The in-process NIC's handler budget (spin_rt_conf handler_budget_ns):
+ * SPINNIC_BENCH_BUDGET_NS when set (spinnic's default is 100000), else 0.
+ */
+uint64_t bench_budget_ns(void);
 #define BENCH_TIME_EVERY 64u
+
+/**
+ * SPINNIC_BENCH_DDT_RECIP=0: compiled types resume by plain divisions
+ * instead of the reciprocals in the form (lib/ddt ddt_prog_recip);
+ * SPINNIC_BENCH_POOL_FIFO=1: the runtime's free lists of messages and
+ * HERs are FIFO rings instead of stacks (lib/spin spin_pool_fifo); to
+ * compare both in one binary.
+ */
+void bench_ddt_recip_env(void);
 
 /** Print a one-line error "spinnic-bench: ..." on stderr. */
 void bench_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -13,6 +13,8 @@
 
 #include "bench.h"
 #include "ddt.h"
+#include "ddt_internal.h" /* ddt_prog_recip */
+#include "spin_internal.h" /* spin_pool_fifo */
 
 void
 bench_err(const char *fmt, ...)
@@ -44,6 +46,37 @@ bench_time_every(void)
 		return BENCH_TIME_EVERY;
 	}
 	return (uint32_t)v;
+}
+
+uint64_t
+bench_budget_ns(void)
+{
+	const char *e = getenv("SPINNIC_BENCH_BUDGET_NS");
+	unsigned long long v;
+	char *end;
+
+	if (e == NULL || *e == '\0')
+		return 0;
+	errno = 0;
+	v = strtoull(e, &end, 10);
+	if (errno != 0 || *end != '\0') {
+		bench_err("SPINNIC_BENCH_BUDGET_NS=%s: not a number, using 0",
+			  e);
+		return 0;
+	}
+	return v;
+}
+
+void
+bench_ddt_recip_env(void)
+{
+	const char *e = getenv("SPINNIC_BENCH_DDT_RECIP");
+
+	if (e != NULL && strcmp(e, "0") == 0)
+		ddt_prog_recip = false;
+	e = getenv("SPINNIC_BENCH_POOL_FIFO");
+	if (e != NULL && strcmp(e, "1") == 0)
+		spin_pool_fifo = true;
 }
 
 /* ---- timing ------------------------------------------------------------ */

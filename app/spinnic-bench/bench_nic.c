@@ -380,6 +380,7 @@ bench_nic_create(unsigned nhpu, uint32_t payload)
 	conf.nhpu = nhpu;
 	conf.pkt_payload = payload;
 	conf.handler_time_every = bench_time_every();
+	conf.handler_budget_ns = bench_budget_ns();
 	conf.ops = &nic_host_ops;
 	conf.families = spin_handler_families;
 	n->rt = spin_rt_create(&conf);

@@ -139,6 +139,7 @@ main(int argc, char **argv)
 
 	if (cmds_check() < 0)
 		return 2;
+	bench_ddt_recip_env();
 	if (argc < 2) {
 		bench_err("missing subcommand; try --help");
 		return 2;

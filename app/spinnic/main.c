@@ -94,6 +94,7 @@ nodes_setup(struct spinnic *sn)
 		rconf.handler_budget_ns = (uint64_t)cfg->handler_budget_us *
 			1000;
 		rconf.handler_trace = cfg->handler_trace;
+		rconf.handler_time_every = cfg->handler_time_every;
 		node->rt = spin_rt_create(&rconf);
 		if (node->rt == NULL) {
 			rc = -errno;

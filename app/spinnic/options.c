@@ -32,6 +32,7 @@
 #define DEFAULT_PEER_TIMEOUT_MS 5000u
 #define DEFAULT_RTO_US 4000u
 #define DEFAULT_HANDLER_BUDGET_US 100u
+#define DEFAULT_HANDLER_TIME_EVERY 64u
 /* Largest reorder window (ENG_FAULT_WIN of engine.h). */
 #define ENG_FAULT_WIN_OPT 32u
 #define DEFAULT_RING_SIZE 1024u
@@ -73,6 +74,7 @@ enum {
 	OPT_HANDLERS,
 	OPT_HANDLER_BUDGET,
 	OPT_HANDLER_TRACE,
+	OPT_HANDLER_TIME_EVERY,
 };
 
 static const struct option long_opts[] = {
@@ -111,6 +113,8 @@ static const struct option long_opts[] = {
 	{"handlers", required_argument, NULL, OPT_HANDLERS},
 	{"handler-budget-us", required_argument, NULL, OPT_HANDLER_BUDGET},
 	{"handler-trace", required_argument, NULL, OPT_HANDLER_TRACE},
+	{"handler-time-every", required_argument, NULL,
+	 OPT_HANDLER_TIME_EVERY},
 	{NULL, 0, NULL, 0},
 };
 
@@ -194,7 +198,13 @@ spinnic_options_usage(FILE *f, const char *prog)
 "                        (over_budget) and logged with its family, kind,\n"
 "                        context and duration, at most one line per family\n"
 "                        per second; reported, never stopped (default %u;\n"
-"                        0: off)\n"
+"                        0: off). Payload invocations that are not timed\n"
+"                        (--handler-time-every) are checked by their HPU's\n"
+"                        bursts: a burst over the budget has the HPU time\n"
+"                        its next 1024 payload invocations\n"
+"  --handler-time-every N  time about one payload invocation in N per HPU\n"
+"                        (the others are counted, not timed; 0..%u,\n"
+"                        default %u; 0 or 1: every one)\n"
 "  --handler-trace N     keep the last N handler invocations of every\n"
 "                        context (0..%u, default 0: off; 64 B each), read\n"
 "                        with telemetry /spinnic/handler_trace,NODE,CTX\n"
@@ -253,7 +263,8 @@ spinnic_options_usage(FILE *f, const char *prog)
 		prog, prog, SPINNIC_NODES_MAX, DEFAULT_UDP_PORT,
 		DEFAULT_PAYLOAD, SPINNIC_HPUS_MAX, DEFAULT_HPUS,
 		DEFAULT_RING_SIZE, SPINNIC_RXQ_MAX, DEFAULT_IDLE_SLEEP_US,
-		DEFAULT_HANDLER_BUDGET_US, SPIN_TRACE_MAX,
+		DEFAULT_HANDLER_BUDGET_US, 1u << 20,
+		DEFAULT_HANDLER_TIME_EVERY, SPIN_TRACE_MAX,
 		DEFAULT_PEER_TIMEOUT_MS, DEFAULT_RTO_US,
 		SPINNIC_HANDLER_PATHS_MAX, HUGE_MIN_MB);
 }
@@ -563,6 +574,7 @@ cfg_defaults(struct spinnic_cfg *cfg)
 	cfg->flow_isolate = -1;
 	cfg->rx_queues = 1;
 	cfg->handler_budget_us = DEFAULT_HANDLER_BUDGET_US;
+	cfg->handler_time_every = DEFAULT_HANDLER_TIME_EVERY;
 	if (xdg != NULL && xdg[0] == '/' &&
 	    strlen(xdg) + sizeof("/spinnic") <= sizeof(cfg->socket_dir))
 		snprintf(cfg->socket_dir, sizeof(cfg->socket_dir),
@@ -819,6 +831,12 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 				bad = "--handler-budget-us: expected 0..10000000 microseconds";
 			else
 				cfg->handler_budget_us = (unsigned)v;
+			break;
+		case OPT_HANDLER_TIME_EVERY:
+			if (parse_u64(optarg, 0, 1u << 20, &v) < 0)
+				bad = "--handler-time-every: expected 0..1048576";
+			else
+				cfg->handler_time_every = (unsigned)v;
 			break;
 		case OPT_HANDLER_TRACE:
 			if (parse_u64(optarg, 0, SPIN_TRACE_MAX, &v) < 0)

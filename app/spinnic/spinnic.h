@@ -150,6 +150,7 @@ struct spinnic_cfg {
 	/* Handler statistics (lib/spin spin_hstats.c; doc/NOTES.md). */
 	unsigned handler_budget_us;  /**< --handler-budget-us, 0: off */
 	unsigned handler_trace;      /**< --handler-trace: per context */
+	unsigned handler_time_every; /**< --handler-time-every */
 };
 
 /* ---------------------------------------------------------------------- */

@@ -349,6 +349,8 @@ cmd_hpus(const char *cmd, const char *params, struct rte_tel_data *d)
 			rte_tel_data_add_dict_u64(hd, "polls_busy",
 				hs.polls >= hs.idle_polls ?
 				hs.polls - hs.idle_polls : 0);
+			rte_tel_data_add_dict_u64(hd, "budget_rechecks",
+						  hs.budget_rechecks);
 			snprintf(name, sizeof(name), "node%u/hpu%u", i, h);
 			dict_add_container(d, name, hd);
 		}

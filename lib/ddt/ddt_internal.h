@@ -317,6 +317,7 @@ struct ddt_op {
 	int64_t rsize;     /* packed bytes of one repetition */
 	int64_t arr;       /* IDX: displs; IDXV: displs, lens, prefix[n+1] */
 	int64_t tlo, thi;  /* typed span of one repetition, from its origin */
+	uint64_t m_bl, m_rs; /* ddt_recip() of bl and rsize */
 };
 
 struct ddt_prog {
@@ -326,10 +327,12 @@ struct ddt_prog {
 	int64_t *pre;          /* nops + 1 packed offsets of the ops */
 	int64_t *arr;
 	int64_t narr;
+	uint64_t m_size;       /* ddt_recip(size) */
 	uint32_t checksum;     /* of the blob it was compiled from */
 };
 
-#define DDT_PROG_MAGIC 0x50544444u /* "DDTP" */
+/* "DDT2": ops and header carry the reciprocals of their divisors */
+#define DDT_PROG_MAGIC 0x32544444u
 
 /* Serialized form: this header, ops[nops], pre[nops + 1], arr[narr]. */
 struct ddt_prog_hdr {
@@ -337,11 +340,52 @@ struct ddt_prog_hdr {
 	uint32_t checksum;     /* of the blob it was compiled from */
 	uint64_t len;
 	int64_t nops, narr, size, extent;
+	uint64_t m_size;       /* ddt_recip(size) */
 };
+
+/*
+ * The reciprocal of divisor d for ddt_div(): ceil(2^64 / d) when d > 2 is
+ * not a power of two and below 2^32, else 0 (a shift or a divide does).
+ * Then floor(a / d) is the high half of a * m for every 0 <= a < 2^32
+ * (Lemire, Kaser, Kurz, "Faster remainder by direct computation", 2019,
+ * Theorem 1 with N = 32, F = 64): one multiply instead of a divide.
+ */
+static inline uint64_t ddt_recip(int64_t d)
+{
+	if (d < 3 || (d & (d - 1)) == 0 || d > (int64_t)UINT32_MAX)
+		return 0;
+	return UINT64_MAX / (uint64_t)d + 1;
+}
+
+/*
+ * a / d for 0 <= a, 0 < d, m = ddt_recip(d): the divisions of resuming a
+ * range. A quotient of 0 (an offset within the first element, repetition
+ * or block) needs none, a 32-bit dividend a multiply by m, a power of two
+ * a shift; only a dividend past 4 GiB divides (32-bit divides by 48 B or
+ * 768 B blocks were ~30% of the resume on comb_y).
+ */
+static inline int64_t ddt_div(int64_t a, int64_t d, uint64_t m)
+{
+	if (a < d)
+		return 0;
+	if (m != 0 && (uint64_t)a <= UINT32_MAX)
+		return (int64_t)(((unsigned __int128)(uint64_t)a * m) >> 64);
+	if ((d & (d - 1)) == 0)
+		return a >> __builtin_ctzll((uint64_t)d);
+	if ((uint64_t)a <= UINT32_MAX && d <= (int64_t)UINT32_MAX)
+		return (int64_t)((uint32_t)a / (uint32_t)d);
+	return a / d;
+}
 
 /* Largest displacement magnitude stored as int32 (tests lower it to reach
  * the int64 kernels). */
 extern int64_t ddt_prog_d32_max;
+/* Whether forms compiled and checked from now on carry reciprocals
+ * (default; tests and spinnic-bench's SPINNIC_BENCH_DDT_RECIP=0 clear it
+ * to run the plain divisions). */
+extern bool ddt_prog_recip;
+/* ddt_recip(@p d) when ddt_prog_recip, else 0 */
+uint64_t ddt_prog_recip_of(int64_t d);
 /* Block bytes of fixed kernel @p kern (0: any), -1 when there is none. */
 int64_t ddt_prog_kern_bl(unsigned kern);
 /* Compile one element of @p b. NULL, errno E2BIG when it does not fit. */

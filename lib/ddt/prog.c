@@ -7,7 +7,7 @@
  * fixed at compile time (1, 2, 4, 8, 12, 16, 24, 32 B) and make no call per
  * block (other sizes up to 64 B: inline overlapping moves); a stream
  * offset maps to (op, repetition, block, byte) by one binary search over
- * the ops and two divisions, so a range resumes in O(log ops) without a
+ * the ops and two divisions (multiplies by reciprocals stored in the ops), so a range resumes in O(log ops) without a
  * checkpoint. Types it does not fit keep the segment engine.
  */
 #include <stdlib.h>
@@ -333,12 +333,15 @@ struct ddt_prog *ddt_prog_build(const struct ddt_blob *b)
 	pg->arr = pb.arr;
 	pg->narr = pb.narr;
 	pg->checksum = b->h.checksum;
+	pg->m_size = ddt_prog_recip_of(pg->size);
 	pg->pre[0] = 0;
 	for (int64_t o = 0; o < pb.nops; o++) {
 		struct ddt_op *op = &pg->ops[o];
 
 		if (op->kind != DDT_OP_IDXV)
 			op->rsize = op->n * op->bl;
+		op->m_bl = ddt_prog_recip_of(op->bl);
+		op->m_rs = ddt_prog_recip_of(op->rsize);
 		op_span(pg, op);
 		op_to_d32(pg, op);
 		pg->pre[o + 1] = pg->pre[o] + op->n2 * op->rsize;
@@ -361,6 +364,12 @@ void ddt_prog_free(struct ddt_prog *pg)
 }
 
 int64_t ddt_prog_d32_max = INT32_MAX;
+bool ddt_prog_recip = true;
+
+uint64_t ddt_prog_recip_of(int64_t d)
+{
+	return ddt_prog_recip ? ddt_recip(d) : 0;
+}
 
 /* An IDX op's int32 displacements (d32), packed into its arr slots. */
 static inline const int32_t *op_d32(const struct ddt_prog *pg,
@@ -613,23 +622,6 @@ static inline void op_block(const struct ddt_prog *pg, const struct ddt_op *o,
 	}
 }
 
-/*
- * a / d for 0 <= a, 0 < d, the divisions of resuming a range: a quotient
- * of 0 (an offset within the first element, repetition or block) needs
- * none, a power of two is a shift, and 32-bit operands a 32-bit divide;
- * a 64-bit idiv per level was 5% of a 2 KiB packet of 256 B blocks.
- */
-static inline int64_t prog_div(int64_t a, int64_t d)
-{
-	if (a < d)
-		return 0;
-	if ((d & (d - 1)) == 0)
-		return a >> __builtin_ctzll((uint64_t)d);
-	if ((uint64_t)a <= UINT32_MAX)
-		return (int64_t)((uint32_t)a / (uint32_t)d);
-	return a / d;
-}
-
 /* block holding packed offset x of a repetition */
 static int64_t op_find(const struct ddt_prog *pg, const struct ddt_op *o,
 		       int64_t x)
@@ -638,7 +630,7 @@ static int64_t op_find(const struct ddt_prog *pg, const struct ddt_op *o,
 	int64_t lo = 0, hi = o->n - 1;
 
 	if (o->kind != DDT_OP_IDXV)
-		return prog_div(x, o->bl);
+		return ddt_div(x, o->bl, o->m_bl);
 	pre = pg->arr + o->arr + 2 * o->n;
 	while (lo < hi) {
 		int64_t mid = lo + (hi - lo + 1) / 2;
@@ -685,7 +677,7 @@ static void op_piece(const struct ddt_prog *pg, const struct ddt_op *o,
 	if (len == 0)
 		return;
 	if (o->kind != DDT_OP_IDXV) {
-		nb = prog_div(len, o->bl);
+		nb = ddt_div(len, o->bl, o->m_bl);
 	} else {
 		const int64_t *pre = pg->arr + o->arr + 2 * o->n;
 		int64_t x0 = pre[k];
@@ -802,13 +794,13 @@ int64_t ddt_prog_range(const struct ddt_prog *pg, int64_t first, int64_t last,
 		       uint8_t *typed, uint8_t *p, bool unpack,
 		       const struct ddt_bounds *bd)
 {
-	int64_t e = prog_div(first, pg->size), r = first - e * pg->size;
+	int64_t e = ddt_div(first, pg->size, pg->m_size), r = first - e * pg->size;
 	int64_t o = prog_find(pg, r);
 
 	while (first < last) {
 		const struct ddt_op *op = &pg->ops[o];
 		int64_t within = r - pg->pre[o];
-		int64_t q = prog_div(within, op->rsize);
+		int64_t q = ddt_div(within, op->rsize, op->m_rs);
 		int64_t x = within - q * op->rsize;
 		int64_t n = op->rsize - x;
 		int64_t torg = e * pg->extent + op->off + q * op->stride2;

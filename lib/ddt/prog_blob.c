@@ -41,7 +41,7 @@ ssize_t ddt_prog_serialize(const struct ddt_type *t, void *buf, size_t len)
 	h = (struct ddt_prog_hdr){
 		.magic = DDT_PROG_MAGIC, .checksum = pg->checksum,
 		.len = need, .nops = pg->nops, .narr = pg->narr,
-		.size = pg->size, .extent = pg->extent,
+		.size = pg->size, .extent = pg->extent, .m_size = pg->m_size,
 	};
 	memcpy(p, &h, sizeof(h));
 	p += sizeof(h);
@@ -66,6 +66,7 @@ static void prog_view(const void *buf, struct ddt_prog *pg)
 	pg->ops = (struct ddt_op *)(uintptr_t)(h + 1);
 	pg->pre = (int64_t *)(pg->ops + h->nops);
 	pg->arr = pg->pre + h->nops + 1;
+	pg->m_size = h->m_size;
 	pg->checksum = h->checksum;
 }
 
@@ -141,6 +142,8 @@ static int op_check(const struct ddt_prog *pg, const struct ddt_op *o)
 	if (o->kern != 0 && ddt_prog_kern_bl(o->kern) != o->bl)
 		return -EINVAL;
 	if (o->rsize != rs || o->tlo != lo || o->thi != hi ||
+	    o->m_bl != ddt_prog_recip_of(o->bl) ||
+	    o->m_rs != ddt_prog_recip_of(o->rsize) ||
 	    !span_mad(0, o->n2 - 1, o->stride2, &last))
 		return -EINVAL;
 	return 0;
@@ -157,6 +160,7 @@ int ddt_prog_check(const void *buf, size_t len, const struct ddt_blob *b)
 		return -EINVAL;
 	if (h->magic != DDT_PROG_MAGIC || h->checksum != b->h.checksum ||
 	    h->size != b->h.size || h->extent != b->h.extent ||
+	    h->m_size != ddt_prog_recip_of(h->size) ||
 	    h->nops < 1 || h->nops > (int64_t)(len / sizeof(struct ddt_op)) ||
 	    h->narr < 0 || h->narr > (int64_t)(len / sizeof(int64_t)) ||
 	    h->len > len || h->len != prog_bytes(h->nops, h->narr))

@@ -42,10 +42,10 @@ spin_hstats_init(struct spin_rt *rt)
 		spin_hstats_fini(rt);
 		return -ENOMEM;
 	}
-	/* a budget needs every duration */
-	rt->time_mask = rt->budget_cyc != UINT64_MAX ||
-		rt->conf.handler_time_every <= 1 ? 0 :
+	rt->time_mask = rt->conf.handler_time_every <= 1 ? 0 :
 		rte_align32pow2(rt->conf.handler_time_every) - 1;
+	/* the untimed calls: checked by their bursts */
+	rt->budget_bursts = rt->budget_cyc != UINT64_MAX && rt->time_mask != 0;
 	for (i = 0; i < rt->conf.nhpu; i++) {
 		rt->hpu[i].fst = &rt->fstat[(size_t)i * rt->nfam];
 		rt->hpu[i].time_rnd = 0x9e3779b9u * (i + 1) | 1u;

@@ -12,8 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <string.h>
+
 #include <rte_common.h>
+#include <rte_debug.h>
 #include <rte_log.h>
+#include <rte_ring.h>
 #include <rte_spinlock.h>
 
 #include "spin_rt.h"
@@ -291,6 +295,8 @@ struct spin_hpu {
 	struct spin_hpu_stats st;
 	struct spin_fstat *fst;     /* this HPU's counters of each family */
 	uint32_t time_rnd;          /* xorshift32 state: payload timing */
+	uint32_t time_all;          /* payload calls still timed, each one,
+				       after a burst over the budget */
 	struct spin_batch b;
 	struct spin_oacc oa;
 } __rte_cache_aligned;
@@ -338,6 +344,69 @@ struct spin_exec {
 
 struct rte_ring;
 
+/*
+ * A free list of messages or HERs. Last in, first out: the object freed
+ * last, its lines still in the cache of the core that freed it, is the
+ * next one taken, where a FIFO ring hands out the one freed longest ago
+ * (a cold message per spin_msg_start). An array under a spinlock: pushes
+ * and pops are bursts of a few pointers. With spin_pool_fifo set before
+ * spin_rt_create() (benches compare), a ring as before.
+ */
+struct spin_pool {
+	struct rte_ring *r;         /* FIFO; NULL: the stack below */
+	rte_spinlock_t lock;
+	uint32_t n, cap;
+	void **obj;                 /* cap */
+};
+
+extern bool spin_pool_fifo;
+
+static inline void
+spin_pool_put_bulk(struct spin_pool *p, void *const *o, unsigned n)
+{
+	if (p->r != NULL) {
+		/* the pool holds every object: never full */
+		rte_ring_enqueue_bulk(p->r, o, n, NULL);
+		return;
+	}
+	rte_spinlock_lock(&p->lock);
+	RTE_ASSERT(p->n + n <= p->cap);
+	memcpy(p->obj + p->n, o, n * sizeof(*o));
+	__atomic_store_n(&p->n, p->n + n, __ATOMIC_RELAXED);
+	rte_spinlock_unlock(&p->lock);
+}
+
+static inline void
+spin_pool_put(struct spin_pool *p, void *o)
+{
+	spin_pool_put_bulk(p, &o, 1);
+}
+
+/* up to @p n objects into @p o, the last freed first. @return how many */
+static inline unsigned
+spin_pool_get_burst(struct spin_pool *p, void **o, unsigned n)
+{
+	unsigned k;
+
+	if (p->r != NULL)
+		return rte_ring_dequeue_burst(p->r, o, n, NULL);
+	rte_spinlock_lock(&p->lock);
+	k = RTE_MIN(n, p->n);
+	for (unsigned i = 0; i < k; i++)
+		o[i] = p->obj[p->n - 1 - i];
+	__atomic_store_n(&p->n, p->n - k, __ATOMIC_RELAXED);
+	rte_spinlock_unlock(&p->lock);
+	return k;
+}
+
+/* objects in the pool now (a snapshot) */
+static inline unsigned
+spin_pool_count(const struct spin_pool *p)
+{
+	return p->r != NULL ? rte_ring_count(p->r) :
+		__atomic_load_n(&p->n, __ATOMIC_RELAXED);
+}
+
 struct spin_rt {
 	struct spin_rt_conf conf;
 	struct spin_host_ops ops;
@@ -352,8 +421,8 @@ struct spin_rt {
 	struct spin_msg_int *msgs;
 	struct spin_vhpu *vhpus;    /* max_msgs * max_vhpus */
 	struct spin_her *hers;      /* max_hers */
-	struct rte_ring *msg_pool;  /* free struct spin_msg_int * */
-	struct rte_ring *her_pool;  /* free payload struct spin_her * */
+	struct spin_pool msg_pool;  /* free struct spin_msg_int * */
+	struct spin_pool her_pool;  /* free payload struct spin_her * */
 	struct rte_ring *her_q;     /* runnable HERs (default policy, header,
 				       completion) */
 	struct rte_ring *vhpu_q;    /* runnable vHPUs */
@@ -371,6 +440,8 @@ struct spin_rt {
 	uint64_t budget_cyc;        /* conf.handler_budget_ns; UINT64_MAX off */
 	uint32_t time_mask;         /* a payload call is timed when the HPU's
 				       xorshift & time_mask is 0; 0: every one */
+	bool budget_bursts;         /* a budget, payload calls sampled: the
+				       HPU times its bursts */
 	uint64_t tsc_hz;
 	struct spin_fstat *fstat;
 	struct spin_flog *flog;     /* nfam */

@@ -69,6 +69,33 @@ ring_new(const char *name, unsigned count, int socket)
 	return r;
 }
 
+bool spin_pool_fifo;
+
+/* a free list of @p count objects, empty */
+static int
+pool_init(struct spin_pool *p, const char *name, unsigned count, int socket)
+{
+	memset(p, 0, sizeof(*p));
+	if (spin_pool_fifo) {
+		p->r = ring_new(name, count, socket);
+		return p->r != NULL ? 0 : -ENOMEM;
+	}
+	rte_spinlock_init(&p->lock);
+	p->cap = count;
+	p->obj = rte_zmalloc_socket(name, (size_t)count * sizeof(void *),
+				    RTE_CACHE_LINE_SIZE, socket);
+	return p->obj != NULL ? 0 : -ENOMEM;
+}
+
+static void
+pool_fini(struct spin_pool *p)
+{
+	rte_free(p->r);
+	rte_free(p->obj);
+	p->r = NULL;
+	p->obj = NULL;
+}
+
 static int
 conf_check(struct spin_rt_conf *c)
 {
@@ -181,10 +208,10 @@ spin_rt_create(const struct spin_rt_conf *conf)
 	rt->hers = rte_zmalloc_socket("spin_hers",
 			rt->conf.max_hers * sizeof(*rt->hers),
 			RTE_CACHE_LINE_SIZE, rt->conf.socket_id);
-	rt->msg_pool = ring_new("spin_msgp", rt->conf.max_msgs,
-				rt->conf.socket_id);
-	rt->her_pool = ring_new("spin_herp", rt->conf.max_hers,
-				rt->conf.socket_id);
+	pool_init(&rt->msg_pool, "spin_msgp", rt->conf.max_msgs,
+		  rt->conf.socket_id);
+	pool_init(&rt->her_pool, "spin_herp", rt->conf.max_hers,
+		  rt->conf.socket_id);
 	/* every payload HER plus header and completion of every message */
 	rt->her_q = ring_new("spin_herq",
 			     rt->conf.max_hers + 2 * rt->conf.max_msgs,
@@ -197,7 +224,8 @@ spin_rt_create(const struct spin_rt_conf *conf)
 	rt->out_done = ring_new("spin_outd", rt->conf.max_out_jobs,
 				rt->conf.socket_id);
 	if (rt->msgs == NULL || rt->vhpus == NULL || rt->hers == NULL ||
-	    rt->msg_pool == NULL || rt->her_pool == NULL ||
+	    (rt->msg_pool.r == NULL && rt->msg_pool.obj == NULL) ||
+	    (rt->her_pool.r == NULL && rt->her_pool.obj == NULL) ||
 	    rt->her_q == NULL || rt->vhpu_q == NULL || rt->out_q == NULL ||
 	    rt->out_done == NULL)
 		goto fail_mem;
@@ -208,10 +236,14 @@ spin_rt_create(const struct spin_rt_conf *conf)
 		m->slot = i;
 		m->vhpu = &rt->vhpus[(size_t)i * rt->conf.max_vhpus];
 		rte_spinlock_init(&m->lock);
-		rte_ring_enqueue(rt->msg_pool, m);
 	}
+	/* taken in slot order at first, from either kind of pool */
+	for (i = 0; i < rt->conf.max_msgs; i++)
+		spin_pool_put(&rt->msg_pool, &rt->msgs[spin_pool_fifo ? i :
+				rt->conf.max_msgs - 1 - i]);
 	for (i = 0; i < rt->conf.max_hers; i++)
-		rte_ring_enqueue(rt->her_pool, &rt->hers[i]);
+		spin_pool_put(&rt->her_pool, &rt->hers[spin_pool_fifo ? i :
+				rt->conf.max_hers - 1 - i]);
 	SPIN_LOG(DEBUG, "runtime: %u HPUs, %" PRIu64 " B NIC memory",
 		 rt->conf.nhpu, rt->arena.cap);
 	return rt;
@@ -221,8 +253,8 @@ fail_mem:
 	rte_free(rt->out_q);
 	rte_free(rt->vhpu_q);
 	rte_free(rt->her_q);
-	rte_free(rt->her_pool);
-	rte_free(rt->msg_pool);
+	pool_fini(&rt->her_pool);
+	pool_fini(&rt->msg_pool);
 	rte_free(rt->hers);
 	rte_free(rt->vhpus);
 	rte_free(rt->msgs);
@@ -281,8 +313,8 @@ spin_rt_destroy(struct spin_rt *rt)
 	rte_free(rt->out_q);
 	rte_free(rt->vhpu_q);
 	rte_free(rt->her_q);
-	rte_free(rt->her_pool);
-	rte_free(rt->msg_pool);
+	pool_fini(&rt->her_pool);
+	pool_fini(&rt->msg_pool);
 	rte_free(rt->hers);
 	rte_free(rt->vhpus);
 	rte_free(rt->msgs);
@@ -305,7 +337,7 @@ static void
 her_put(struct spin_rt *rt, struct spin_her *her)
 {
 	rt->ops.pkt_release(her->cookie);
-	rte_ring_enqueue(rt->her_pool, her);
+	spin_pool_put(&rt->her_pool, her);
 }
 
 static void
@@ -331,7 +363,7 @@ msg_finish(struct spin_msg_int *m)
 	rt->ops.msg_done(m->app_msg, &r);
 	spin_ctx_unref(rt, m->ctx);
 	m->ctx = NULL;
-	rte_ring_enqueue(rt->msg_pool, m);
+	spin_pool_put(&rt->msg_pool, m);
 }
 
 /*
@@ -364,7 +396,7 @@ batch_release(struct spin_rt *rt, struct spin_batch *b)
 			rt->ops.pkt_release(b->cookies[i]);
 	}
 	/* the pool holds every HER: never full */
-	rte_ring_enqueue_bulk(rt->her_pool, (void **)b->rel, b->nrel, NULL);
+	spin_pool_put_bulk(&rt->her_pool, (void **)b->rel, b->nrel);
 	b->nrel = 0;
 }
 
@@ -491,7 +523,7 @@ spin_msg_start(struct spin_rt *rt, uint32_t ctx,
 		errno = ENOENT;
 		return NULL;
 	}
-	if (rte_ring_dequeue(rt->msg_pool, &p) != 0) {
+	if (spin_pool_get_burst(&rt->msg_pool, &p, 1) == 0) {
 		spin_ctx_unref(rt, c);
 		SPIN_ATOMIC_ADD(&rt->msg_full, 1);
 		errno = ENOBUFS;
@@ -649,9 +681,8 @@ spin_msg_packet_burst(struct spin_msg *msg, const struct spin_pkt_in *pkts,
 			bytes += d->len;
 			full = bytes >= length;
 		}
-		g = k == 0 ? 0 : rte_ring_dequeue_burst(rt->her_pool,
-							(void **)hers, k,
-							NULL);
+		g = k == 0 ? 0 : spin_pool_get_burst(&rt->her_pool,
+						     (void **)hers, k);
 		for (i = 0; i < g; i++) {
 			const struct spin_pkt_in *d = &pkts[done + i];
 			struct spin_her *her = hers[i];
@@ -821,9 +852,10 @@ count_call_untimed(struct spin_exec *x, unsigned rc)
 
 /*
  * Whether this payload invocation is timed: every one with time_mask 0
- * (conf.handler_time_every 0 or 1, or a budget) or a trace, else when
- * the HPU's xorshift32 draws 0 under the mask: random, so that a message
- * of N packets does not have the same packet timed every time.
+ * (conf.handler_time_every 0 or 1), a trace, or after a burst over the
+ * budget (hpu->time_all), else when the HPU's xorshift32 draws 0 under
+ * the mask: random, so that a message of N packets does not have the
+ * same packet timed every time.
  */
 static inline bool
 payload_timed(const struct spin_rt *rt, struct spin_hpu *hpu,
@@ -833,6 +865,10 @@ payload_timed(const struct spin_rt *rt, struct spin_hpu *hpu,
 
 	if (rt->time_mask == 0 || c->trace != NULL)
 		return true;
+	if (unlikely(hpu->time_all != 0)) {
+		hpu->time_all--;
+		return true;
+	}
 	r = hpu->time_rnd;
 	r ^= r << 13;
 	r ^= r >> 17;
@@ -1306,12 +1342,31 @@ run_outs(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	return k;
 }
 
+/*
+ * The budget for untimed payload calls: a burst (one turn of
+ * spin_hpu_poll's loop) that began at @p t0 and took longer than the
+ * budget may hold a call over it; time the HPU's next SPIN_BUDGET_RECHECK
+ * payload calls. @return the end of the burst, the next one's start
+ */
+static inline uint64_t
+burst_check(const struct spin_rt *rt, struct spin_hpu *hpu, uint64_t t0)
+{
+	uint64_t t1 = rte_rdtsc();
+
+	if (unlikely(t1 - t0 > rt->budget_cyc)) {
+		hpu->time_all = SPIN_BUDGET_RECHECK;
+		hpu->st.budget_rechecks++;
+	}
+	return t1;
+}
+
 unsigned
 spin_hpu_poll(struct spin_rt *rt, unsigned hpu_id, unsigned budget)
 {
 	struct spin_hpu *hpu = &rt->hpu[hpu_id];
 	void *burst[SPIN_BURST];
 	unsigned n = 0, k, i;
+	uint64_t t = rt->budget_bursts ? rte_rdtsc() : 0;
 
 	RTE_VERIFY(hpu_id < rt->conf.nhpu);
 	hpu->st.polls++;
@@ -1334,6 +1389,8 @@ spin_hpu_poll(struct spin_rt *rt, unsigned hpu_id, unsigned budget)
 			n += run_vhpu(rt, hpu, hpu_id, v, budget - n);
 		if (n < budget)
 			n += run_outs(rt, hpu, hpu_id, budget - n);
+		if (rt->budget_bursts)
+			t = burst_check(rt, hpu, t);
 		if (n == before) {
 			if (hpu->b.m == NULL)
 				break;
@@ -1377,8 +1434,8 @@ spin_rt_stats(struct spin_rt *rt, struct spin_rt_stats *s_p)
 	s_p->out_full = SPIN_LOAD(&rt->out_full);
 	s_p->out_rejects = SPIN_LOAD(&rt->out_rejects);
 	s_p->out_live = SPIN_LOAD(&rt->out_live);
-	s_p->msgs_live = rt->conf.max_msgs - rte_ring_count(rt->msg_pool);
-	s_p->hers_live = rt->conf.max_hers - rte_ring_count(rt->her_pool);
+	s_p->msgs_live = rt->conf.max_msgs - spin_pool_count(&rt->msg_pool);
+	s_p->hers_live = rt->conf.max_hers - spin_pool_count(&rt->her_pool);
 	for (i = 0; i < rt->conf.max_ctxs; i++)
 		s_p->ctxs_live += SPIN_LOAD(&rt->ctxs[i].o.refs) != 0;
 	for (i = 0; i < rt->conf.max_blobs; i++)

@@ -188,7 +188,15 @@ struct spin_rt_conf {
 					1024, max 2^20) */
 	/** Handler budget: an invocation longer than this is counted
 	 *  (over_budget) and logged, at most one line per family per
-	 *  second; 0: no budget */
+	 *  second; 0: no budget. Every timed invocation is checked. With
+	 *  payload timing sampled (handler_time_every > 1) an untimed
+	 *  payload invocation is checked by its HPU's burst instead: one
+	 *  rte_rdtsc() per burst of up to SPIN_BURST HERs (no call inside a
+	 *  burst can take longer than the burst); a burst longer than the
+	 *  budget makes the HPU time its next SPIN_BUDGET_RECHECK payload
+	 *  invocations (budget_rechecks), so a handler that keeps running
+	 *  over is counted and logged from its next invocation on; an
+	 *  untimed invocation over the budget is not itself counted. */
 	uint64_t handler_budget_ns;
 	/** Trace ring of each context: its last handler_trace invocations
 	 *  (spin_rt_ctx_trace()); 0: no trace, at most SPIN_TRACE_MAX */
@@ -198,10 +206,15 @@ struct spin_rt_conf {
 	 *  picked at random so that no packet position of a message is
 	 *  favoured); the others are counted but not timed (no rte_rdtsc()).
 	 *  0 or 1: every invocation. Header, completion and outbound
-	 *  handlers are always timed, and so is every invocation while a
-	 *  budget is set or for a context with a trace. At most 2^20. */
+	 *  handlers are always timed, and so is every invocation for a
+	 *  context with a trace; a budget checks the untimed ones by bursts
+	 *  (handler_budget_ns). At most 2^20. */
 	uint32_t handler_time_every;
 };
+
+/** Payload invocations an HPU times after a burst longer than the handler
+ *  budget (spin_rt_conf.handler_budget_ns). */
+#define SPIN_BUDGET_RECHECK 1024u
 
 /** Most entries of a context's trace ring (spin_rt_conf.handler_trace). */
 #define SPIN_TRACE_MAX 4096u
@@ -550,6 +563,11 @@ struct spin_hpu_stats {
 	uint64_t out_jobs;        /**< outbound jobs run (sender handlers) */
 	uint64_t out_failures;    /**< of them, failed (status != 0) */
 	uint64_t out_bytes;       /**< payload bytes they built */
+	/** Bursts of this HPU's work longer than the handler budget while
+	 *  payload invocations are sampled: each made the HPU time its next
+	 *  SPIN_BUDGET_RECHECK payload invocations (spin_rt_conf
+	 *  handler_budget_ns) */
+	uint64_t budget_rechecks;
 };
 
 /** Counters of one context (all HPUs, relaxed atomics). */

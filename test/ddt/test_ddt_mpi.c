@@ -510,6 +510,33 @@ has_op(const struct ddt_type *t, int kind, int64_t bl, int kern_fixed,
 	return 0;
 }
 
+/* The form's reciprocals: ddt_recip() of every divisor when on (and at
+ * least one non-zero when a divisor is not a power of two), all 0 when
+ * off. */
+static int
+has_recips(const struct ddt_type *t, int on)
+{
+	const struct ddt_prog *pg = t->prog;
+	int odd = 0, nz = 0;
+
+	if (pg == NULL)
+		return 1;
+	if (pg->m_size != (on ? ddt_recip(pg->size) : 0))
+		return 0;
+	odd += ddt_recip(pg->size) != 0;
+	nz += pg->m_size != 0;
+	for (int64_t i = 0; i < pg->nops; i++) {
+		const struct ddt_op *o = &pg->ops[i];
+
+		if (o->m_bl != (on ? ddt_recip(o->bl) : 0) ||
+		    o->m_rs != (on ? ddt_recip(o->rsize) : 0))
+			return 0;
+		odd += ddt_recip(o->bl) != 0 || ddt_recip(o->rsize) != 0;
+		nz += o->m_bl != 0 || o->m_rs != 0;
+	}
+	return !on || !odd || nz > 0;
+}
+
 /* Every kernel of the compiled form (lib/ddt/prog.c), reached by a layout
  * that selects it, byte for byte against MPICH: whole pack and unpack,
  * and ranges through segments and through the serialized form. */
@@ -571,8 +598,11 @@ test_prog_kernels(void **state)
 	int unpacks = 0, with_mpi = 0;
 
 	(void)state;
-	/* listed displacements as int32 (they fit), then as int64 */
+	/* resumed by reciprocals (the default), then by plain divisions;
+	 * listed displacements as int32 (they fit), then as int64 */
+	for (int rc = 1; rc >= 0; rc--)
 	for (int d32 = 1; d32 >= 0; d32--) {
+		ddt_prog_recip = rc;
 		ddt_prog_d32_max = d32 ? d32_max : -1;
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 			const char *err = NULL;
@@ -590,13 +620,17 @@ test_prog_kernels(void **state)
 					 (long long)cases[i].bl,
 					 cases[i].fixed ? "fixed" : "generic",
 					 d32);
+			if (!has_recips(t, rc))
+				fail_msg("%s: reciprocals not as compiled "
+					 "(recip %d)", cases[i].expr, rc);
 			for (int64_t count = 1; count <= 3; count += 2)
 				check_type(t, count, 1, &unpacks, &with_mpi);
 			ddt_free(t);
 		}
 	}
 	ddt_prog_d32_max = d32_max;
-	assert_int_equal(unpacks, 4 * (int)(sizeof(cases) / sizeof(cases[0])));
+	ddt_prog_recip = true;
+	assert_int_equal(unpacks, 8 * (int)(sizeof(cases) / sizeof(cases[0])));
 }
 
 /* Members without data: zero-length vector and indexed_block blocks,

@@ -20,6 +20,7 @@
 
 #include "ddt.h"
 #include "ddt_gen.h"
+#include "ddt_internal.h" /* the form's layout, to forge reciprocals */
 
 #define NTYPES 3000
 
@@ -578,6 +579,31 @@ static void prog_corrupt(struct fixture *f, uint64_t *prog, size_t plen,
 	free(guard);
 }
 
+/* A form whose reciprocals are not those of its divisors is refused:
+ * each one changed by one, or all cleared. */
+static void prog_recip_forged(uint64_t *prog, size_t plen,
+			      const uint64_t *blob)
+{
+	struct ddt_prog_hdr *h = (struct ddt_prog_hdr *)prog;
+	struct ddt_op *ops = (struct ddt_op *)(h + 1);
+	const struct ddt_blob *b;
+
+	assert_int_equal(ddt_blob_load(blob, (size_t)((const struct ddt_blob *)
+			 blob)->h.len, &b), 0);
+	h->m_size ^= 1;
+	assert_int_equal(ddt_prog_check(prog, plen, b), -EINVAL);
+	h->m_size ^= 1;
+	for (int64_t i = 0; i < h->nops; i++) {
+		ops[i].m_bl ^= 1;
+		assert_int_equal(ddt_prog_check(prog, plen, b), -EINVAL);
+		ops[i].m_bl ^= 1;
+		ops[i].m_rs ^= 1;
+		assert_int_equal(ddt_prog_check(prog, plen, b), -EINVAL);
+		ops[i].m_rs ^= 1;
+	}
+	assert_int_equal(ddt_prog_check(prog, plen, b), 0);
+}
+
 static void test_prog(void **state)
 {
 	int with = 0;
@@ -593,6 +619,8 @@ static void test_prog(void **state)
 			prog_packets(&f, prog, &s);
 			if (seed % 10 == 0)
 				prog_corrupt(&f, prog, plen, blob, &s);
+			if (seed % 10 == 1)
+				prog_recip_forged(prog, plen, blob);
 			free(blob);
 			free(prog);
 			with++;

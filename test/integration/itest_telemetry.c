@@ -455,6 +455,10 @@ check_clients(int fd)
 	ITEST_CHECK(hpu_sum(fd, 1, "out_jobs") == 0 &&
 		    hpu_sum(fd, 1, "out_failures") == 0,
 		    "outbound jobs on node1's HPUs without a processed put");
+	/* the budget's burst checks are reported (a loaded host may have
+	 * made some; need() fails when the key is missing) */
+	ITEST_CHECK(hpu_sum(fd, 1, "budget_rechecks") >= 0,
+		    "budget_rechecks of node1's HPUs");
 	r = tel_query(fd, "/spinnic/clients,1");
 	snprintf(obj, sizeof(obj), "node1/pid%u", pid);
 	ITEST_CHECK(need(r, obj, "msgs_in") == 1, "msgs_in of %s: %s", obj, r);

@@ -390,8 +390,9 @@ test_sampled(void **state)
 		for (b = 0, sum = 0; b < SPIN_HSTAT_BUCKETS; b++)
 			sum += k->hist[b];
 		assert_int_equal(sum, k->timed);
-		if (pass == 0) {
-			/* 400 draws of 1 in 8: 50 expected */
+		if (pass < 2) {
+			/* 400 draws of 1 in 8: 50 expected; a budget (of
+			 * 1 s, never reached) checks the others by bursts */
 			assert_true(k->timed >= 20 && k->timed <= 100);
 		} else {
 			assert_int_equal(k->timed, 400);
@@ -424,6 +425,90 @@ test_sampled(void **state)
 	c.handler_trace = 0;
 	assert_null(spin_rt_create(&c));
 	assert_int_equal(errno, EINVAL);
+}
+
+/*
+ * A budget with sampled payload timing: the untimed calls are checked by
+ * their HPU's bursts. Fast calls: sampled, no recheck. Calls of twice the
+ * budget: the first burst over it makes the HPU time every payload call,
+ * so all but the first burst's (at most 3: run_msg polls 3 at a time) are
+ * counted over budget; the recheck times SPIN_BUDGET_RECHECK calls, then
+ * sampling resumes.
+ */
+static void
+test_budget_bursts(void **state)
+{
+	struct spin_rt_conf c = {
+		.nic_mem = 1 << 20, .nhpu = 1, .max_ctxs = 16,
+		.max_owners = 4, .pkt_payload = 100, .ops = &ops,
+		.families = fams, .handler_time_every = 64,
+		.handler_budget_ns = 1000000, /* 1 ms */
+	};
+	uint64_t budget_cyc = rte_get_tsc_hz() / 1000, re, calls, timed;
+	const struct spin_hkind_stats *k;
+	struct spin_handler_stats cs;
+	struct spin_hpu_stats hs;
+	struct test_host h;
+	struct spin_rt *rt;
+	uint32_t a, s;
+	unsigned i;
+
+	RTE_SET_USED(state);
+	rt = spin_rt_create(&c);
+	assert_non_null(rt);
+	a = csum_ctx(rt);
+	s = ctx_new(rt, "slow", NULL, 0);
+	test_host_init(&h, 1000 + 32, 1);
+	/* fast: 400 calls, about 6 timed, none over */
+	for (i = 0; i < 40; i++)
+		run_msg(rt, a, &h, 1000, i, 0, i);
+	assert_int_equal(spin_rt_ctx_handler_stats(rt, a, &cs), 0);
+	k = &cs.kind[SPIN_HK_PAYLOAD];
+	assert_int_equal(k->calls, 400);
+	assert_int_equal(k->over_budget, 0);
+	assert_int_equal(spin_hpu_stats(rt, 0, &hs), 0);
+	/* a recheck only if this process was descheduled for 1 ms */
+	assert_true(hs.budget_rechecks > 0 || k->timed < 60);
+	/* slow: 10 calls of 2 ms */
+	slow_cycles = 2 * budget_cyc;
+	re = hs.budget_rechecks;
+	run_msg(rt, s, &h, 1000, 100, 0, 1);
+	assert_int_equal(spin_rt_ctx_handler_stats(rt, s, &cs), 0);
+	k = &cs.kind[SPIN_HK_PAYLOAD];
+	assert_int_equal(k->calls, 10);
+	assert_true(k->over_budget >= 7 && k->over_budget <= 10);
+	assert_true(k->timed >= k->over_budget);
+	assert_int_equal(spin_hpu_stats(rt, 0, &hs), 0);
+	assert_true(hs.budget_rechecks > re);
+	/* fast again on the same context: every call timed for the rest of
+	 * the recheck, then sampled */
+	slow_cycles = 0;
+	re = hs.budget_rechecks;
+	timed = k->timed;
+	for (i = 0; i < 50; i++)
+		run_msg(rt, s, &h, 1000, 200 + i, 0, i);
+	assert_int_equal(spin_hpu_stats(rt, 0, &hs), 0);
+	assert_int_equal(spin_rt_ctx_handler_stats(rt, s, &cs), 0);
+	k = &cs.kind[SPIN_HK_PAYLOAD];
+	assert_int_equal(k->calls, 510);
+	if (hs.budget_rechecks == re)
+		assert_int_equal(k->timed - timed, 500);
+	calls = k->calls;
+	for (i = 0; i < 150; i++)
+		run_msg(rt, s, &h, 1000, 300 + i, 0, i);
+	assert_int_equal(spin_hpu_stats(rt, 0, &hs), 0);
+	assert_int_equal(spin_rt_ctx_handler_stats(rt, s, &cs), 0);
+	k = &cs.kind[SPIN_HK_PAYLOAD];
+	assert_int_equal(k->calls, calls + 1500);
+	if (hs.budget_rechecks == re) {
+		/* at most SPIN_BUDGET_RECHECK after the slow ones, then
+		 * about 1 in 64 of the rest */
+		assert_true(k->timed - timed <= SPIN_BUDGET_RECHECK + 100);
+		assert_true(k->timed - timed >= SPIN_BUDGET_RECHECK - 10);
+	}
+	test_host_fini(&h);
+	spin_rt_destroy(rt);
+	assert_int_equal(test_pkts_live, 0);
 }
 
 static void
@@ -860,6 +945,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_sampled),
+		cmocka_unit_test(test_budget_bursts),
 		cmocka_unit_test(test_outcomes),
 		cmocka_unit_test(test_over_budget),
 		cmocka_unit_test(test_trace),

@@ -444,6 +444,67 @@ test_order(void **state)
 	}
 }
 
+/* spin_pool_fifo: set before spin_rt_create() (lib/spin/spin_internal.h) */
+extern bool spin_pool_fifo;
+
+/*
+ * The free lists: last in, first out (default), so that a message started
+ * after one that completed takes the same, warm slot; the FIFO ring
+ * (spin_pool_fifo) takes the next one. Both deliver every byte and leave
+ * nothing live.
+ */
+static void
+test_pool_lifo(void **state)
+{
+	unsigned fifo, i;
+
+	RTE_SET_USED(state);
+	for (fifo = 0; fifo < 2; fifo++) {
+		struct spin_rt *rt;
+		struct spin_msg *prev = NULL;
+		struct spin_rt_stats st;
+		uint32_t ctx;
+
+		spin_pool_fifo = fifo;
+		rt = rt_new(1, 0, 0, 1 << 20);
+		spin_pool_fifo = false;
+		ctx = ctx_new(rt, "rec_nohdr", SPINNIC_SCHED_DEFAULT, 0, 0, 0);
+		ev_reset();
+		for (i = 0; i < 20; i++) {
+			uint64_t len = 50 + 97 * i, off;
+			struct spin_msg_info info = { .length = len };
+			uint8_t *data = msg_data(len, i);
+			struct test_host host;
+			struct spin_msg *m;
+
+			test_host_init(&host, len, 1);
+			m = spin_msg_start(rt, ctx, &info, &host, TEST_ADDR,
+					   len, NULL);
+			assert_non_null(m);
+			if (prev != NULL) {
+				if (fifo)
+					assert_ptr_not_equal(m, prev);
+				else
+					assert_ptr_equal(m, prev);
+			}
+			prev = m;
+			for (off = 0; off < len; off += 100)
+				test_deliver(rt, m, data, off, (uint32_t)
+					     RTE_MIN(100ull, len - off));
+			poll_until_done(rt, i + 1);
+			assert_memory_equal(test_host_win(&host), data, len);
+			test_host_fini(&host);
+			free(data);
+		}
+		spin_rt_stats(rt, &st);
+		assert_int_equal(st.msgs_done, 20);
+		assert_int_equal(st.msgs_live, 0);
+		assert_int_equal(st.hers_live, 0);
+		assert_int_equal(test_pkts_live, 0);
+		spin_rt_destroy(rt);
+	}
+}
+
 /* several messages of one context interleaved; no header handler */
 static void
 test_many_msgs(void **state)
@@ -1450,6 +1511,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_many_msgs),
+		cmocka_unit_test(test_pool_lifo),
 		cmocka_unit_test(test_empty_msg),
 		cmocka_unit_test(test_return_codes),
 		cmocka_unit_test(test_dma_window),
