@@ -69,16 +69,20 @@ struct ddt_type *ddt_base(enum ddt_base b)
 	return &base_types[b];
 }
 
+/* A negative count marks a built-in type (never freed); others are
+ * counted atomically, so even the sign test is an atomic load (a plain
+ * read racing another thread's add is a data race: TSan saw it with the
+ * layout cache's preparation thread). */
 struct ddt_type *ddt_ref(struct ddt_type *t)
 {
-	if (t != NULL && t->refcnt >= 0)
+	if (t != NULL && __atomic_load_n(&t->refcnt, __ATOMIC_RELAXED) >= 0)
 		__atomic_add_fetch(&t->refcnt, 1, __ATOMIC_RELAXED);
 	return t;
 }
 
 void ddt_free(struct ddt_type *t)
 {
-	if (t == NULL || t->refcnt < 0)
+	if (t == NULL || __atomic_load_n(&t->refcnt, __ATOMIC_RELAXED) < 0)
 		return;
 	if (__atomic_sub_fetch(&t->refcnt, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
