@@ -356,7 +356,9 @@ type_hash(const struct ddt_type *t, int64_t count, uint64_t *h_p)
 	w[k++] = (int64_t)ci.cls;
 	w[k++] = ci.extent;
 	w[k++] = ci.blocklen;
-	w[k++] = ci.stride ^ (ci.first_off << 32);
+	/* a negative first offset: shifted as the bits it is */
+	w[k++] = (int64_t)((uint64_t)ci.stride ^
+			   ((uint64_t)ci.first_off << 32));
 	w[k++] = ci.nblocks;
 	if (ci.cls == DDT_CLASS_INDEXED_BLOCK && ci.displs != NULL &&
 	    ci.nblocks > 0)
