@@ -63,10 +63,6 @@ extern const struct bench_cmd bench_aa_count_cmd;
 extern const struct bench_cmd bench_aa_getlog_cmd;
 extern const struct bench_cmd bench_aa_ickpt_cmd;
 extern const struct bench_cmd bench_aa_flush_cmd;
-/** Run @p fn in a forked child (SIGKILLed with us) that sends back @p n
- *  doubles; bench_aa.c. @return 0 or a negative errno (said) */
-int bench_aa_child(int (*fn)(double *out, void *arg), void *arg, double *out,
-		   size_t n, const char *what);
 
 /* ---- a real spinnic (bench_latency.c; latency, auth) ---------------- */
 
@@ -128,6 +124,13 @@ void bench_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * socket, again after EINTR. @return 0, -EIO (end of file or an error)
  */
 int bench_io_all(int fd, void *buf, size_t len, bool wr);
+/**
+ * Run @p fn in a forked child (SIGKILLed when we die) that fills and sends
+ * back @p n doubles of @p out through a pipe.
+ * @return 0 or a negative errno (said, naming @p what)
+ */
+int bench_in_child(int (*fn)(double *out, void *arg), void *arg,
+		   double *out, size_t n, const char *what);
 
 /** A numeric option of a subcommand: --NAME N with MIN <= N <= MAX. */
 struct bench_num_opt {

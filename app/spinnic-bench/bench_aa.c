@@ -261,48 +261,6 @@ client_child(double *out, void *arg)
 	return 0;
 }
 
-int
-bench_aa_child(int (*fn)(double *out, void *arg), void *arg, double *out,
-	       size_t n, const char *what)
-{
-	int pfd[2], st, rc;
-	pid_t child;
-
-	if (pipe(pfd) != 0)
-		return -errno;
-	fflush(NULL);
-	child = fork();
-	if (child < 0) {
-		rc = -errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		return rc;
-	}
-	if (child == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(pfd[0]);
-		rc = fn(out, arg);
-		if (rc == 0 && write(pfd[1], out, n * sizeof(double)) !=
-		    (ssize_t)(n * sizeof(double)))
-			rc = -EIO;
-		_exit(rc == 0 ? 0 : 1);
-	}
-	close(pfd[1]);
-	rc = bench_io_all(pfd[0], out, n * sizeof(double), false);
-	close(pfd[0]);
-	if (rc < 0)
-		kill(child, SIGKILL);
-	if (waitpid(child, &st, 0) != child || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) != 0) {
-		if (rc == 0)
-			bench_err("%s failed (status 0x%x)", what, st);
-		rc = -EIO;
-	}
-	return rc;
-}
-
 /* ---- the subcommand --------------------------------------------------------- */
 
 static int
@@ -339,7 +297,7 @@ aa_run(const struct bench_opts *o)
 		ncpus = bench_clients_off_lcore();
 		snprintf(sock, sizeof(sock), "%s/node0.sock", nic.dir);
 		setenv("SPINNIC_SOCKET", sock, 1);
-		rc = bench_aa_child(client_child, &r, buf, n, "aa client");
+		rc = bench_in_child(client_child, &r, buf, n, "aa client");
 		bench_spinnic_stop(&nic, NULL);
 		if (rc < 0)
 			goto out;

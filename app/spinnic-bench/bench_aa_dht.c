@@ -704,7 +704,7 @@ dht_run(const struct bench_opts *o)
 		(void)bench_clients_off_lcore();
 		snprintf(sock, sizeof(sock), "%s/node0.sock", nic.dir);
 		setenv("SPINNIC_SOCKET", sock, 1);
-		rc = bench_aa_child(client_child, &r, buf, n, "dht client");
+		rc = bench_in_child(client_child, &r, buf, n, "dht client");
 		bench_spinnic_stop(&nic, NULL);
 		if (rc < 0)
 			goto out;

@@ -681,7 +681,7 @@ round_run(struct ini_arg *ia, int data_mode, double *iout, size_t ni,
 		}
 		snprintf(sock, sizeof(sock), "%s/node0.sock", nic.dir);
 		setenv("SPINNIC_SOCKET", sock, 1);
-		rc = bench_aa_child(ini_child, ia, iout, ni, "aa initiator");
+		rc = bench_in_child(ini_child, ia, iout, ni, "aa initiator");
 		/* stop the target, take its doubles */
 		if (write(stp[1], "s", 1) != 1 && rc == 0)
 			rc = -EIO;

@@ -3,11 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -611,4 +614,46 @@ bench_io_all(int fd, void *buf, size_t len, bool wr)
 		len -= (size_t)k;
 	}
 	return 0;
+}
+
+int
+bench_in_child(int (*fn)(double *out, void *arg), void *arg, double *out,
+	       size_t n, const char *what)
+{
+	int pfd[2], st, rc;
+	pid_t child;
+
+	if (pipe(pfd) != 0)
+		return -errno;
+	fflush(NULL);
+	child = fork();
+	if (child < 0) {
+		rc = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return rc;
+	}
+	if (child == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pfd[0]);
+		rc = fn(out, arg);
+		if (rc == 0 && write(pfd[1], out, n * sizeof(double)) !=
+		    (ssize_t)(n * sizeof(double)))
+			rc = -EIO;
+		_exit(rc == 0 ? 0 : 1);
+	}
+	close(pfd[1]);
+	rc = bench_io_all(pfd[0], out, n * sizeof(double), false);
+	close(pfd[0]);
+	if (rc < 0)
+		kill(child, SIGKILL);
+	if (waitpid(child, &st, 0) != child || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0) {
+		if (rc == 0)
+			bench_err("%s failed (status 0x%x)", what, st);
+		rc = -EIO;
+	}
+	return rc;
 }

@@ -256,49 +256,6 @@ limit_measure(void)
 	return best;
 }
 
-/* Run @p fn in a forked child that writes @p n doubles to a pipe. */
-static int
-in_child(int (*fn)(double *out, void *arg), void *arg, double *out, size_t n,
-	 const char *what)
-{
-	int pfd[2], st, rc;
-	pid_t child;
-
-	if (pipe(pfd) != 0)
-		return -errno;
-	fflush(NULL);
-	child = fork();
-	if (child < 0) {
-		rc = -errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		return rc;
-	}
-	if (child == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(pfd[0]);
-		rc = fn(out, arg);
-		if (rc == 0 && write(pfd[1], out, n * sizeof(double)) !=
-		    (ssize_t)(n * sizeof(double)))
-			rc = -EIO;
-		_exit(rc == 0 ? 0 : 1);
-	}
-	close(pfd[1]);
-	rc = bench_io_all(pfd[0], out, n * sizeof(double), false);
-	close(pfd[0]);
-	if (rc < 0)
-		kill(child, SIGKILL);
-	if (waitpid(child, &st, 0) != child || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) != 0) {
-		if (rc == 0)
-			bench_err("%s failed (status 0x%x)", what, st);
-		rc = -EIO;
-	}
-	return rc;
-}
-
 static int
 limit_child(double *out, void *arg)
 {
@@ -643,7 +600,7 @@ rate_run(const struct bench_opts *o)
 	bench_spinnic_signals();
 	for (long r = 0; r < rcfg.rounds; r++) {
 		/* the limit alone on CPU 0 first, then spinnic there */
-		rc = in_child(limit_child, NULL, &lim[r], 1,
+		rc = bench_in_child(limit_child, NULL, &lim[r], 1,
 			      "ring-to-ring limit");
 		if (rc < 0)
 			goto out;
@@ -653,7 +610,7 @@ rate_run(const struct bench_opts *o)
 		ncpus = bench_clients_off_lcore();
 		snprintf(sock, sizeof(sock), "%s/node0.sock", nic.dir);
 		setenv("SPINNIC_SOCKET", sock, 1);
-		rc = in_child(client_child, &r, buf,
+		rc = bench_in_child(client_child, &r, buf,
 			      (size_t)rcfg.samples * N_ALL, "rate client");
 		bench_spinnic_stop(&nic, r == rcfg.rounds - 1 ?
 				   rcfg.spinnic_log : NULL);
