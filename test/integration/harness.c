@@ -157,6 +157,28 @@ itest_init(const char *name, unsigned timeout_s)
 	atexit(cleanup);
 }
 
+/* A failing test with spinnic still running: every thread's stack, for
+ * a hang whose cause the log cannot show (gdb, where installed; 20 s at
+ * most; SPINNIC_ITEST_STACKS=0 skips it) */
+static void
+spinnic_stacks(void)
+{
+	const char *e = getenv("SPINNIC_ITEST_STACKS");
+	char cmd[200];
+
+	if (spinnic_pid <= 0 || (e != NULL && strcmp(e, "0") == 0) ||
+	    access("/usr/bin/gdb", X_OK) != 0 || kill(spinnic_pid, 0) != 0)
+		return;
+	snprintf(cmd, sizeof(cmd), "timeout 20 /usr/bin/gdb -p %d -batch -nx "
+		 "-ex 'thread apply all bt' </dev/null 1>&2 2>/dev/null",
+		 (int)spinnic_pid);
+	fprintf(stderr, "---- spinnic's threads (gdb) ----\n");
+	fflush(stderr);
+	if (system(cmd) != 0)
+		fprintf(stderr, "(gdb could not attach)\n");
+	fprintf(stderr, "---- end ----\n");
+}
+
 void
 itest_fail(const char *fmt, ...)
 {
@@ -168,6 +190,7 @@ itest_fail(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	if (!exiting) {
+		spinnic_stacks();
 		kill_all(SIGKILL);
 		if (spinnic_pid > 0) {
 			waitpid(spinnic_pid, NULL, 0);
