@@ -155,11 +155,9 @@ atomic_progress(struct spinnic_engine *eng, struct out_op *op)
 		eng->tx.stats.no_mbuf++;
 		return 0;
 	}
-	memcpy(pay, cmd->operand, cmd->operand_len);
-	if (cmd->flags & SPINNIC_CMD_F_INLINE)
-		/* the values came with the command, after the operand */
-		memcpy(pay + cmd->operand_len, cmd->operand + cmd->operand_len,
-		       cmd->length);
+	/* inline: the values came with the command, after the operand */
+	memcpy(pay, cmd->operand, cmd->operand_len +
+	       ((cmd->flags & SPINNIC_CMD_F_INLINE) ? cmd->length : 0));
 	rc = cmd->length == 0 || (cmd->flags & SPINNIC_CMD_F_INLINE) ? 0 :
 		(cmd->md_options & SPINNIC_PTL_IOVEC) ?
 		ptl_md_access(op->c, cmd->md, cmd->local_offset,

@@ -36,18 +36,27 @@ epoch_new(uint32_t old)
 	return e;
 }
 
+/* The send side of @p nid, or NULL */
 static struct rel_tx *
-tx_peer(struct spinnic_engine *eng, uint32_t nid, bool create)
+peer_find(const struct spinnic_engine *eng, uint32_t nid)
 {
-	uint64_t now, idle = rel_peer_timeout_tsc(eng);
-	struct rel_tx *t;
 	unsigned i;
 
 	for (i = 0; i < eng->tx.n_peers; i++)
 		if (eng->tx.peers[i]->nid == nid)
 			return eng->tx.peers[i];
-	if (!create)
-		return NULL;
+	return NULL;
+}
+
+static struct rel_tx *
+tx_peer(struct spinnic_engine *eng, uint32_t nid, bool create)
+{
+	uint64_t now, idle = rel_peer_timeout_tsc(eng);
+	struct rel_tx *t = peer_find(eng, nid);
+	unsigned i;
+
+	if (t != NULL || !create)
+		return t;
 	if (eng->tx.n_peers < ENG_PEERS) {
 		t = rte_zmalloc("spinnic_rel_tx", sizeof(*t),
 				RTE_CACHE_LINE_SIZE);
@@ -109,21 +118,6 @@ ent_release(struct spinnic_engine *eng, struct rel_txent *e, uint8_t fail)
 	e->small_kept = 0;
 	e->send_id = 0;
 	e->acked = 0;
-}
-
-/* Room in @p dst_nid's window for @p need more sequenced data packets. */
-static bool
-win_room(const struct spinnic_engine *eng, uint32_t dst_nid, unsigned need)
-{
-	unsigned i;
-
-	for (i = 0; i < eng->tx.n_peers; i++) {
-		const struct rel_tx *t = eng->tx.peers[i];
-
-		if (t->nid == dst_nid)
-			return t->next - t->base + need <= REL_WIN - REL_RESERVE;
-	}
-	return true;
 }
 
 int
@@ -604,25 +598,22 @@ rel_tx_send(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid,
 bool
 rel_tx_room(const struct spinnic_engine *eng, uint32_t dst_nid)
 {
-	return eng_tx_hold_room(eng, dst_nid) && win_room(eng, dst_nid, 1);
+	return eng_tx_hold_room(eng, dst_nid) &&
+	       rel_tx_window_free(eng, dst_nid, 1) == 1;
 }
 
 unsigned
 rel_tx_window_free(const struct spinnic_engine *eng, uint32_t dst_nid,
 		   unsigned max)
 {
-	unsigned i, used;
+	const struct rel_tx *t = peer_find(eng, dst_nid);
+	unsigned used;
 
-	for (i = 0; i < eng->tx.n_peers; i++) {
-		const struct rel_tx *t = eng->tx.peers[i];
-
-		if (t->nid != dst_nid)
-			continue;
-		used = t->next - t->base;
-		return used >= REL_WIN - REL_RESERVE ? 0 :
-			RTE_MIN(max, REL_WIN - REL_RESERVE - used);
-	}
-	return max;
+	if (t == NULL)
+		return max;
+	used = t->next - t->base;
+	return used >= REL_WIN - REL_RESERVE ? 0 :
+		RTE_MIN(max, REL_WIN - REL_RESERVE - used);
 }
 
 void
