@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <portals4.h>
@@ -82,6 +83,15 @@ case_instances(const struct coll_case *c, enum mode m)
 	return c->instances;
 }
 
+static double
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
 static int
 build(spin_coll_comm_t *comm, const struct coll_case *c, void *sb, void *rb,
       spin_sched_t **s_p)
@@ -116,7 +126,9 @@ run_results(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 	unsigned n = coll_cases(a->P, cases, MAXCASES), ci;
 	char name[96];
 
-	unsigned lo = 0, hi = ~0u;
+	unsigned lo = 0, hi = ~0u, nbuilt = 0;
+	double t_build = 0, t_start = 0, t_run = 0, t0;
+	uint64_t ninst_all = 0;
 
 	/* SPINNIC_COLL_CASES=LO:HI runs only those (debugging) */
 	if (getenv("SPINNIC_COLL_CASES") != NULL)
@@ -136,7 +148,10 @@ run_results(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 
 		coll_case_name(c, name, sizeof(name));
 		KCHECK(self, sb && rb && want && scr, "alloc %s", name);
+		t0 = now_us();
 		rc = build(comm, c, sb, rb, &s);
+		t_build += now_us() - t0;
+		nbuilt++;
 		KCHECK(self, rc == 0, "%s: build: %s", name, strerror(-rc));
 		for (i = 0; i < ninst; i++) {
 			coll_input(c, ci, a->rank, i, sb, sl);
@@ -144,10 +159,14 @@ run_results(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 				memcpy(rb, sb, sl);
 			else
 				memset(rb, 0xee, rl);
+			t0 = now_us();
 			rc = spin_sched_start(s);
+			t_start += now_us() - t0;
 			KCHECK(self, rc == 0, "%s: start %" PRIu64 ": %s",
 			       name, i, strerror(-rc));
 			rc = spin_sched_wait(s);
+			t_run += now_us() - t0;
+			ninst_all++;
 			KCHECK(self, rc == 0, "%s: wait %" PRIu64 ": %s",
 			       name, i, strerror(-rc));
 			coll_expect(c, ci, a->rank, a->P, i, want, scr);
@@ -171,6 +190,14 @@ run_results(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		free(want);
 		free(scr);
 	}
+	/* what one rank saw (wall time, shared cores: no assertion) */
+	if (a->rank == 0 && nbuilt > 0 && ninst_all > 0)
+		fprintf(stderr, "itest_coll: rank 0: %u schedules built "
+			"(compile included) in %.0f us each; %" PRIu64
+			" instances: start %.1f us, start..wait %.1f us "
+			"(means)\n", nbuilt, t_build / nbuilt, ninst_all,
+			t_start / (double)ninst_all,
+			t_run / (double)ninst_all);
 	return 0;
 }
 
