@@ -7,7 +7,8 @@
  * operations only, so that once started a schedule runs on the NIC with
  * no host involvement until it completes, and collectives built on them.
  *
- * Uses only the public client API (portals4.h, spin.h). Every function
+ * Uses only the public client API (portals4.h, spin.h). A communicator
+ * and its schedules are used by one thread at a time. Every function
  * returns 0 (or a non-negative id) on success, a negative errno on
  * failure; constructors write their object through the last argument.
  *
@@ -113,8 +114,7 @@ int spin_sched_create(spin_coll_comm_t *comm, spin_sched_t **s_p);
  * Add a send of @p len bytes at @p buf to rank @p dst with tag @p tag.
  * The buffer is read when the send starts (each instance).
  * @return the vertex id (>= 0); -EINVAL (bad rank or tag, NULL buffer
- *   with len > 0, schedule compiled); -ENOMEM; -E2BIG (over 4095 sends of
- *   one (dst, tag)).
+ *   with len > 0, schedule compiled); -ENOMEM; -E2BIG (2^24 - 1 vertices).
  */
 int spin_sched_send(spin_sched_t *s, const void *buf, size_t len,
 		    unsigned dst, uint32_t tag);
@@ -162,7 +162,10 @@ int spin_sched_dep(spin_sched_t *s, int from, int to);
  * @param s the schedule.
  * @param flags 0 (reserved).
  * @return 0; -EINVAL (cycle, flags, already compiled); -ENOMEM; -ENOSPC
- *   (NIC objects or triggered operations exhausted); -ETIMEDOUT; -EIO.
+ *   (NIC objects or triggered operations exhausted, or the schedule tag
+ *   8192 compiles back still held); -E2BIG (over 4095 messages of one
+ *   (peer, tag)); -ETIMEDOUT; -EIO. A failed compile leaves a schedule
+ *   that can only be freed.
  */
 int spin_sched_compile(spin_sched_t *s, unsigned flags);
 
