@@ -41,36 +41,28 @@ finish(spin_sched_t *s, spin_sched_t **s_p, int rc)
 	return 0;
 }
 
-int
-spin_coll_bcast(spin_coll_comm_t *comm, void *buf, size_t len,
-		unsigned root, unsigned algo, unsigned radix,
-		spin_sched_t **s_p)
+/* one tree (or chain) over @p len bytes at @p buf with tag @p tag */
+static int
+bcast_tree(spin_sched_t *s, spin_coll_comm_t *comm, uint8_t *buf,
+	   size_t len, unsigned root, unsigned algo, unsigned radix,
+	   uint32_t tag)
 {
-	unsigned P, vr, mask, k, j;
-	spin_sched_t *s;
-	int rc, recv = -1, id;
+	unsigned P = comm->size, vr, mask, k, j;
+	int rc = 0, recv = -1, id;
 
-	if (comm == NULL || s_p == NULL || root >= comm->size ||
-	    (buf == NULL && len > 0) || algo > SPIN_COLL_BCAST_RING ||
-	    (algo == SPIN_COLL_BCAST_KNOMIAL && radix < 2))
-		return -EINVAL;
-	rc = spin_sched_create(comm, &s);
-	if (rc != 0)
-		return rc;
-	P = comm->size;
 	vr = (comm->rank + P - root) % P;
 	k = algo == SPIN_COLL_BCAST_BINOMIAL ? 2 : radix;
 	if (algo == SPIN_COLL_BCAST_RING) {
 		if (vr > 0)
 			V(recv, spin_sched_recv(s, buf, len,
-						(comm->rank + P - 1) % P, 0));
+						(comm->rank + P - 1) % P, tag));
 		if (vr + 1 < P) {
 			V(id, spin_sched_send(s, buf, len,
-					      (comm->rank + 1) % P, 0));
+					      (comm->rank + 1) % P, tag));
 			if (recv >= 0)
 				TRY(spin_sched_dep(s, recv, id));
 		}
-		return finish(s, s_p, 0);
+		return 0;
 	}
 	/* k-nomial (binomial: k = 2): the parent is vr with its lowest
 	 * non-zero base-k digit cleared */
@@ -79,23 +71,61 @@ spin_coll_bcast(spin_coll_comm_t *comm, void *buf, size_t len,
 			unsigned parent = vr - vr % (k * mask);
 
 			V(recv, spin_sched_recv(s, buf, len,
-						(parent + root) % P, 0));
+						(parent + root) % P, tag));
 			break;
 		}
 	for (mask /= k; mask > 0; mask /= k)
 		for (j = 1; j < k; j++) {
 			unsigned child = vr + j * mask;
 
-			if (child >= P || vr % (k * mask) != 0)
+			if (child >= P)
 				break;
 			V(id, spin_sched_send(s, buf, len, (child + root) % P,
-					      0));
+					      tag));
 			if (recv >= 0)
 				TRY(spin_sched_dep(s, recv, id));
 		}
-	return finish(s, s_p, 0);
+	return 0;
 fail:
+	return rc;
+}
+
+int
+spin_coll_bcast_pipelined(spin_coll_comm_t *comm, void *buf, size_t len,
+			  unsigned root, unsigned algo, unsigned radix,
+			  size_t segment, spin_sched_t **s_p)
+{
+	size_t off = 0;
+	uint32_t tag = 0;
+	spin_sched_t *s;
+	int rc;
+
+	if (comm == NULL || s_p == NULL || root >= comm->size ||
+	    (buf == NULL && len > 0) || algo > SPIN_COLL_BCAST_RING ||
+	    (algo == SPIN_COLL_BCAST_KNOMIAL && radix < 2) ||
+	    (segment > 0 && (len + segment - 1) / segment > 65536))
+		return -EINVAL;
+	rc = spin_sched_create(comm, &s);
+	if (rc != 0)
+		return rc;
+	do {
+		size_t n = segment == 0 || len - off < segment ? len - off :
+			   segment;
+
+		rc = bcast_tree(s, comm, (uint8_t *)buf + off, n, root, algo,
+				radix, tag++);
+		off += n;
+	} while (rc == 0 && off < len);
 	return finish(s, s_p, rc);
+}
+
+int
+spin_coll_bcast(spin_coll_comm_t *comm, void *buf, size_t len,
+		unsigned root, unsigned algo, unsigned radix,
+		spin_sched_t **s_p)
+{
+	return spin_coll_bcast_pipelined(comm, buf, len, root, algo, radix, 0,
+					 s_p);
 }
 
 int
@@ -125,10 +155,10 @@ fail:
 	return finish(s, s_p, rc);
 }
 
-int
-spin_coll_allreduce(spin_coll_comm_t *comm, const void *sendbuf,
-		    void *recvbuf, size_t count, ptl_op_t op,
-		    ptl_datatype_t type, spin_sched_t **s_p)
+static int
+allreduce_rd(spin_coll_comm_t *comm, const void *sendbuf, void *recvbuf,
+	     size_t count, ptl_op_t op, ptl_datatype_t type,
+	     spin_sched_t **s_p)
 {
 	size_t esz = spin_coll_type_size(type), len;
 	unsigned P, r, pof2, rem, mask, step;
@@ -203,6 +233,91 @@ spin_coll_allreduce(spin_coll_comm_t *comm, const void *sendbuf,
 	return finish(s, s_p, 0);
 fail:
 	return finish(s, s_p, rc);
+}
+
+/* binomial reduce to rank 0: each child's recvbuf is added into its
+ * parent's by atomics once the parent's recvbuf holds its own input;
+ * then a binomial bcast of the result back over recvbuf */
+static int
+allreduce_tree(spin_coll_comm_t *comm, const void *sendbuf, void *recvbuf,
+	       size_t count, ptl_op_t op, ptl_datatype_t type,
+	       spin_sched_t **s_p)
+{
+	size_t esz = spin_coll_type_size(type), len = count * esz;
+	unsigned P = comm->size, r = comm->rank, mask;
+	int rc, copy = -1, up = -1, down = -1, id, kids[32], nk = 0, i;
+	spin_sched_t *s;
+
+	rc = spin_sched_create(comm, &s);
+	if (rc != 0)
+		return rc;
+	if (sendbuf != recvbuf && len > 0)
+		V(copy, spin_sched_copy(s, recvbuf, sendbuf, len));
+	for (mask = 1; mask < P; mask <<= 1) {
+		if (r & mask) {
+			V(up, spin_sched_send_reduce(s, recvbuf, count, op,
+						     type, r - mask, 1));
+			break;
+		}
+		if (r + mask < P) {
+			V(id, spin_sched_recv_reduce(s, recvbuf, count, op,
+						     type, r + mask, 1));
+			if (copy >= 0)
+				TRY(spin_sched_dep(s, copy, id));
+			kids[nk++] = id;
+		}
+	}
+	if (up >= 0) {
+		if (copy >= 0)
+			TRY(spin_sched_dep(s, copy, up));
+		for (i = 0; i < nk; i++)
+			TRY(spin_sched_dep(s, kids[i], up));
+		/* the result comes down into the buffer just sent up */
+		V(down, spin_sched_recv(s, recvbuf, len, r - mask, 2));
+		TRY(spin_sched_dep(s, up, down));
+	}
+	for (mask >>= 1; mask > 0; mask >>= 1) {
+		if (r + mask >= P)
+			continue;
+		V(id, spin_sched_send(s, recvbuf, len, r + mask, 2));
+		if (down >= 0)
+			TRY(spin_sched_dep(s, down, id));
+		if (copy >= 0)
+			TRY(spin_sched_dep(s, copy, id));
+		for (i = 0; i < nk; i++)
+			TRY(spin_sched_dep(s, kids[i], id));
+	}
+	return finish(s, s_p, 0);
+fail:
+	return finish(s, s_p, rc);
+}
+
+int
+spin_coll_allreduce_algo(spin_coll_comm_t *comm, const void *sendbuf,
+			 void *recvbuf, size_t count, ptl_op_t op,
+			 ptl_datatype_t type, unsigned algo,
+			 spin_sched_t **s_p)
+{
+	size_t esz = spin_coll_type_size(type);
+
+	if (comm == NULL || s_p == NULL || esz == 0 ||
+	    count > SIZE_MAX / esz || (count > 0 && recvbuf == NULL) ||
+	    (count > 0 && sendbuf == NULL) ||
+	    algo > SPIN_COLL_ALLREDUCE_REDUCE_BCAST)
+		return -EINVAL;
+	if (algo == SPIN_COLL_ALLREDUCE_RD)
+		return allreduce_rd(comm, sendbuf, recvbuf, count, op, type,
+				    s_p);
+	return allreduce_tree(comm, sendbuf, recvbuf, count, op, type, s_p);
+}
+
+int
+spin_coll_allreduce(spin_coll_comm_t *comm, const void *sendbuf,
+		    void *recvbuf, size_t count, ptl_op_t op,
+		    ptl_datatype_t type, spin_sched_t **s_p)
+{
+	return spin_coll_allreduce_algo(comm, sendbuf, recvbuf, count, op,
+					type, SPIN_COLL_ALLREDUCE_RD, s_p);
 }
 
 int

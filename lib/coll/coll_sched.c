@@ -25,6 +25,7 @@ enum vkind { V_SEND, V_RECV, V_COPY, V_REDUCE };
 struct vtx {
 	uint8_t kind;
 	bool eager;
+	bool accumulate;       /* send/recv: atomics into the receiver */
 	void *buf;             /* send: source; recv, copy, reduce: target */
 	const void *src;       /* copy, reduce: the input */
 	size_t len;            /* bytes */
@@ -262,6 +263,40 @@ spin_sched_reduce(spin_sched_t *s, void *acc, const void *in, size_t count,
 }
 
 int
+spin_sched_send_reduce(spin_sched_t *s, const void *in, size_t count,
+		       ptl_op_t op, ptl_datatype_t type, unsigned dst,
+		       uint32_t tag)
+{
+	size_t esz = spin_coll_type_size(type);
+
+	if (s == NULL || !atomic_ok(op, type) || esz == 0 ||
+	    dst >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
+	    (count > 0 && in == NULL) || count > SIZE_MAX / esz)
+		return -EINVAL;
+	return vtx_add(s, &(struct vtx){ .kind = V_SEND, .accumulate = true,
+					 .buf = (void *)in, .len = count * esz,
+					 .peer = dst, .tag = tag, .op = op,
+					 .type = type });
+}
+
+int
+spin_sched_recv_reduce(spin_sched_t *s, void *acc, size_t count,
+		       ptl_op_t op, ptl_datatype_t type, unsigned src,
+		       uint32_t tag)
+{
+	size_t esz = spin_coll_type_size(type);
+
+	if (s == NULL || !atomic_ok(op, type) || esz == 0 ||
+	    src >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
+	    (count > 0 && acc == NULL) || count > SIZE_MAX / esz)
+		return -EINVAL;
+	return vtx_add(s, &(struct vtx){ .kind = V_RECV, .accumulate = true,
+					 .buf = acc, .len = count * esz,
+					 .peer = src, .tag = tag, .op = op,
+					 .type = type });
+}
+
+int
 spin_sched_dep(spin_sched_t *s, int from, int to)
 {
 	struct vtx *f;
@@ -483,6 +518,52 @@ number_messages(spin_sched_t *s)
 	return 0;
 }
 
+/* atomics of an accumulating message: chunks of max_atomic_size (at
+ * least one: a 0-byte put stands for an empty one) */
+static ptl_size_t
+acc_chunks(const spin_sched_t *s, const struct vtx *v)
+{
+	size_t esz = spin_coll_type_size(v->type);
+	size_t chunk = s->comm->max_atomic / esz * esz;
+
+	return v->len == 0 ? 1 : (v->len + chunk - 1) / chunk;
+}
+
+/* the pre-matched rendezvous (Fig. 5) whose data are atomics: the
+ * receiver's RTR says its accumulator is ready; each chunk acknowledged */
+static int
+compile_acc_send(spin_sched_t *s, struct vtx *v, ptl_size_t npred)
+{
+	spin_coll_comm_t *c = s->comm;
+	size_t esz = spin_coll_type_size(v->type);
+	size_t chunk = c->max_atomic / esz * esz, off;
+	ptl_match_bits_t bits = coll_bits(COLL_T_DATA, s->stag, c->rank,
+					  v->seq, v->tag);
+	ptl_handle_md_t md;
+	int rc;
+
+	v->en_per = npred + 1;
+	v->done_per = acc_chunks(s, v);
+	rc = me_new(s, NULL, 0, coll_bits(COLL_T_RTR, s->stag, v->peer,
+					  v->seq, v->tag), v->en, false);
+	if (rc == 0)
+		rc = md_new(s, v->buf, v->len, v->done, &md);
+	if (rc != 0)
+		return rc;
+	if (v->len == 0)
+		return trig_add(s, &(struct trig){ .kind = TP_PUT, .md = md,
+			.ack = PTL_CT_ACK_REQ, .rank = v->peer, .bits = bits,
+			.trig = v->en, .thr = npred + 1, .per = npred + 1 });
+	for (off = 0; off < v->len && rc == 0; off += chunk)
+		rc = trig_add(s, &(struct trig){ .kind = TP_ATOMIC, .md = md,
+			.loff = off, .roff = off,
+			.len = v->len - off < chunk ? v->len - off : chunk,
+			.ack = PTL_CT_ACK_REQ, .rank = v->peer, .bits = bits,
+			.op = v->op, .type = v->type, .trig = v->en,
+			.thr = npred + 1, .per = npred + 1 });
+	return rc;
+}
+
 static int
 compile_vertex(spin_sched_t *s, unsigned id)
 {
@@ -501,6 +582,8 @@ compile_vertex(spin_sched_t *s, unsigned id)
 	v->done_per = 1;
 	switch (v->kind) {
 	case V_SEND:
+		if (v->accumulate)
+			return compile_acc_send(s, v, npred);
 		v->eager = v->len <= c->eager_max;
 		/* eager: a credit per instance after the first (the
 		 * receiver's copy of the previous instance is done);
@@ -523,6 +606,24 @@ compile_vertex(spin_sched_t *s, unsigned id)
 				.per = npred + 1 });
 		return rc;
 	case V_RECV:
+		if (v->accumulate) {
+			/* the RTR goes once the accumulator is ready (its
+			 * predecessors done); the atomics count into D */
+			v->done_per = acc_chunks(s, v);
+			rc = me_new(s, v->buf, v->len,
+				    coll_bits(COLL_T_DATA, s->stag, v->peer,
+					      v->seq, v->tag), v->done, true);
+			if (rc == 0)
+				rc = trig_add(s, &(struct trig){
+					.kind = TP_PUT, .md = c->ctl_md,
+					.ack = PTL_NO_ACK_REQ, .rank = v->peer,
+					.bits = coll_bits(COLL_T_RTR, s->stag,
+							  c->rank, v->seq,
+							  v->tag),
+					.trig = v->en, .thr = npred,
+					.per = npred });
+			return rc;
+		}
 		v->eager = v->len <= c->eager_max;
 		if (!v->eager) {
 			rc = me_new(s, v->buf, v->len,

@@ -148,6 +148,30 @@ int spin_sched_reduce(spin_sched_t *s, void *acc, const void *in,
 		      size_t count, ptl_op_t op, ptl_datatype_t type);
 
 /**
+ * Add a send whose data is combined into the receiver's buffer
+ * (acc[i] = acc[i] op in[i] there): triggered atomics, in chunks of
+ * max_atomic_size, released by the receiver's ready-to-receive (the
+ * pre-matched rendezvous, whatever the size). It matches the receiver's
+ * spin_sched_recv_reduce() as a send matches a receive (same source, tag,
+ * sequence and length; op and type should agree: the sender's apply).
+ * @return the vertex id; -EINVAL (bad op, type, rank or tag); -ENOMEM.
+ */
+int spin_sched_send_reduce(spin_sched_t *s, const void *in, size_t count,
+			   ptl_op_t op, ptl_datatype_t type, unsigned dst,
+			   uint32_t tag);
+
+/**
+ * Add the receiving end of spin_sched_send_reduce(): @p acc takes the
+ * sender's atomics once this vertex starts (its predecessors, e.g. the
+ * copy that initialises @p acc, are done); it completes when all of
+ * them were applied.
+ * @return the vertex id; -EINVAL; -ENOMEM.
+ */
+int spin_sched_recv_reduce(spin_sched_t *s, void *acc, size_t count,
+			   ptl_op_t op, ptl_datatype_t type, unsigned src,
+			   uint32_t tag);
+
+/**
  * Add the edge @p from -> @p to: @p to starts after @p from completed.
  * @return 0; -EINVAL (bad ids, a self edge, compiled); -ENOMEM.
  */
@@ -255,6 +279,35 @@ int spin_coll_barrier(spin_coll_comm_t *comm, spin_sched_t **s_p);
 int spin_coll_allreduce(spin_coll_comm_t *comm, const void *sendbuf,
 			void *recvbuf, size_t count, ptl_op_t op,
 			ptl_datatype_t type, spin_sched_t **s_p);
+
+/** Allreduce algorithms. */
+enum spin_coll_allreduce_algo {
+	SPIN_COLL_ALLREDUCE_RD = 0,          /**< recursive doubling */
+	/** binomial reduce to rank 0 by triggered atomics into each
+	 *  parent's buffer (the Portals specification's example), then a
+	 *  binomial bcast */
+	SPIN_COLL_ALLREDUCE_REDUCE_BCAST = 1,
+};
+
+/**
+ * spin_coll_allreduce() with a choice of algorithm.
+ * @param algo an enum spin_coll_allreduce_algo.
+ * @return as spin_coll_allreduce(); -EINVAL (bad algo).
+ */
+int spin_coll_allreduce_algo(spin_coll_comm_t *comm, const void *sendbuf,
+			     void *recvbuf, size_t count, ptl_op_t op,
+			     ptl_datatype_t type, unsigned algo,
+			     spin_sched_t **s_p);
+
+/**
+ * spin_coll_bcast() in segments of @p segment bytes, each its own tree
+ * (its own tag), so that a node forwards a segment while the next
+ * arrives (pipelined; 0: one segment).
+ * @return as spin_coll_bcast(); -EINVAL (over 65536 segments).
+ */
+int spin_coll_bcast_pipelined(spin_coll_comm_t *comm, void *buf, size_t len,
+			      unsigned root, unsigned algo, unsigned radix,
+			      size_t segment, spin_sched_t **s_p);
 
 /**
  * Alltoall: block j of @p sendbuf (@p blk bytes) goes to rank j, which

@@ -32,6 +32,9 @@ coll_cases(unsigned P, struct coll_case *out, unsigned max)
 		for (s = 0; s < NSIZES; s++)
 			ADD(.kind = CK_BCAST, .algo = a, .size = sizes[s],
 			    .root = P - 1, .instances = inst_for(sizes[s]));
+	for (s = 0; s < NSIZES; s++)
+		ADD(.kind = CK_BCAST, .algo = 3, .size = sizes[s],
+		    .root = P / 2, .instances = inst_for(sizes[s]));
 	ADD(.kind = CK_BARRIER, .instances = 100);
 	for (s = 0; s < NSIZES; s++)
 		ADD(.kind = CK_ALLREDUCE, .algo = 0, .size = sizes[s],
@@ -41,6 +44,11 @@ coll_cases(unsigned P, struct coll_case *out, unsigned max)
 	ADD(.kind = CK_ALLREDUCE, .algo = 1, .size = 65536, .instances = 10);
 	ADD(.kind = CK_ALLREDUCE, .algo = 2, .size = 8 * 700,
 	    .instances = 20);
+	for (s = 0; s < NSIZES; s++)
+		ADD(.kind = CK_ALLREDUCE, .algo = 3, .size = sizes[s],
+		    .instances = inst_for(sizes[s]));
+	ADD(.kind = CK_ALLREDUCE, .algo = 4, .size = 8 * 8193,
+	    .instances = 10);
 	for (a = 0; a <= 1; a++)
 		for (s = 0; s < NSIZES; s++)
 			ADD(.kind = CK_ALLTOALL, .algo = a, .size = sizes[s],
@@ -166,7 +174,7 @@ coll_expect(const struct coll_case *c, unsigned ci, unsigned rank,
 		coll_input(c, ci, 0, inst, out, n);
 		for (r = 1; r < P; r++) {
 			coll_input(c, ci, r, inst, t, n);
-			if (c->algo == 0) {
+			if (c->algo == 0 || c->algo == 3) {
 				for (i = 0; i < n; i++)
 					o[i] = (uint8_t)(o[i] + t[i]);
 				continue;
@@ -179,7 +187,7 @@ coll_expect(const struct coll_case *c, unsigned ci, unsigned rank,
 				memcpy(&b, t + i, 8);
 				memcpy(&sa, o + i, 8);
 				memcpy(&sb, t + i, 8);
-				if (c->algo == 1)
+				if (c->algo == 1 || c->algo == 4)
 					a += b;
 				else
 					a = (uint64_t)(sa > sb ? sa : sb);

@@ -11,10 +11,13 @@
 #include <stdint.h>
 
 enum coll_kind {
-	CK_BCAST,       /* algo: 0 binomial, 1 k-nomial (k = 3), 2 ring */
+	CK_BCAST,       /* algo: 0 binomial, 1 k-nomial (k = 3), 2 ring,
+			   3 binomial in 4 KiB segments (pipelined) */
 	CK_BARRIER,
 	CK_ALLREDUCE,   /* algo: 0 uint8 SUM (size = count), 1 uint64 SUM
-			   (size = bytes), 2 int64 MAX (size = bytes) */
+			   (size = bytes), 2 int64 MAX (size = bytes), by
+			   recursive doubling; 3, 4: as 0, 1 by reduce (atomics
+			   up a binomial tree) then bcast */
 	CK_ALLTOALL,    /* algo: 0 pairwise, 1 scatter; size = per pair */
 	CK_ALLGATHER,   /* size = per rank */
 };

@@ -61,18 +61,18 @@ main(int argc, char **argv)
 				MPI_Barrier(MPI_COMM_WORLD);
 				break;
 			case CK_ALLREDUCE:
-				if (c->algo == 0)
+				if (c->algo == 0 || c->algo == 3)
 					MPI_Allreduce(sb, rb, (int)c->size,
 						      MPI_UINT8_T, MPI_SUM,
 						      MPI_COMM_WORLD);
 				else
 					MPI_Allreduce(sb, rb,
 						      (int)(c->size / 8),
-						      c->algo == 1 ?
-						      MPI_UINT64_T :
-						      MPI_INT64_T,
-						      c->algo == 1 ? MPI_SUM :
-						      MPI_MAX, MPI_COMM_WORLD);
+						      c->algo == 2 ?
+						      MPI_INT64_T :
+						      MPI_UINT64_T,
+						      c->algo == 2 ? MPI_MAX :
+						      MPI_SUM, MPI_COMM_WORLD);
 				break;
 			case CK_ALLTOALL:
 				MPI_Alltoall(sb, (int)c->size, MPI_BYTE, rb,

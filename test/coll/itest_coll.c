@@ -98,11 +98,22 @@ build(spin_coll_comm_t *comm, const struct coll_case *c, void *sb, void *rb,
 {
 	switch (c->kind) {
 	case CK_BCAST:
+		if (c->algo == 3)
+			return spin_coll_bcast_pipelined(comm, rb, c->size,
+				c->root, SPIN_COLL_BCAST_BINOMIAL, 2, 4096, s_p);
 		return spin_coll_bcast(comm, rb, c->size, c->root, c->algo, 3,
 				       s_p);
 	case CK_BARRIER:
 		return spin_coll_barrier(comm, s_p);
 	case CK_ALLREDUCE:
+		if (c->algo == 3)
+			return spin_coll_allreduce_algo(comm, sb, rb, c->size,
+				PTL_SUM, PTL_UINT8_T,
+				SPIN_COLL_ALLREDUCE_REDUCE_BCAST, s_p);
+		if (c->algo == 4)
+			return spin_coll_allreduce_algo(comm, sb, rb,
+				c->size / 8, PTL_SUM, PTL_UINT64_T,
+				SPIN_COLL_ALLREDUCE_REDUCE_BCAST, s_p);
 		if (c->algo == 0)
 			return spin_coll_allreduce(comm, sb, rb, c->size,
 						   PTL_SUM, PTL_UINT8_T, s_p);
@@ -293,6 +304,7 @@ struct gop {
 	uint32_t tag;
 	size_t len;
 	int from;           /* earlier message whose received data is used */
+	bool acc;           /* msg: added into the receiver's buffer */
 	int root;           /* the message whose data this carries */
 };
 
@@ -325,7 +337,7 @@ gen_ops(uint64_t seed, unsigned P, struct gop *g, unsigned max)
 
 			for (j = 0; j < n; j++)
 				if (g[j].type == G_MSG && g[j].b == rank &&
-				    rnd(&x) % 2)
+				    !g[j].acc && rnd(&x) % 2)
 					cand = (int)j;
 			if (cand >= 0) {
 				o.type = r == 7 || r == 8 ? G_COPY : G_REDUCE;
@@ -346,11 +358,12 @@ gen_ops(uint64_t seed, unsigned P, struct gop *g, unsigned max)
 		if (rnd(&x) % 5 < 2)
 			for (i = 0; i < n; i++)
 				if (g[i].type == G_MSG && g[i].b == o.a &&
-				    rnd(&x) % 3 == 0) {
+				    !g[i].acc && rnd(&x) % 3 == 0) {
 					o.from = (int)i;
 					o.len = g[i].len;
 					o.root = g[i].root;
 				}
+		o.acc = rnd(&x) % 5 == 0;
 		g[n++] = o;
 	}
 	return n;
@@ -398,7 +411,10 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 					sbuf[i] = xalloc(o->len);
 					from = sbuf[i];
 				}
-				id = spin_sched_send(s, from, o->len, o->b,
+				id = o->acc ?
+				     spin_sched_send_reduce(s, from, o->len,
+					PTL_SUM, PTL_UINT8_T, o->b, o->tag) :
+				     spin_sched_send(s, from, o->len, o->b,
 						     o->tag);
 				KCHECK(self, id >= 0, "send");
 				if (o->from >= 0)
@@ -408,7 +424,10 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 			}
 			if (o->type == G_MSG && o->b == a->rank) {
 				buf[i] = xalloc(o->len);
-				id = spin_sched_recv(s, buf[i], o->len, o->a,
+				id = o->acc ?
+				     spin_sched_recv_reduce(s, buf[i], o->len,
+					PTL_SUM, PTL_UINT8_T, o->a, o->tag) :
+				     spin_sched_recv(s, buf[i], o->len, o->a,
 						     o->tag);
 				KCHECK(self, id >= 0, "recv");
 				rv[i] = id;
@@ -449,7 +468,8 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 				if (sbuf[i] != NULL)
 					fill(sbuf[i], g[i].len, seed, inst,
 					     g[i].root);
-				if (buf[i] != NULL && g[i].type == G_REDUCE)
+				if (buf[i] != NULL && (g[i].type == G_REDUCE ||
+						       g[i].acc))
 					fill(buf[i], g[i].len, seed + 99, inst,
 					     (int)i);
 				else if (buf[i] != NULL)
@@ -463,7 +483,7 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 				if (buf[i] == NULL)
 					continue;
 				fill(want, g[i].len, seed, inst, g[i].root);
-				if (g[i].type == G_REDUCE) {
+				if (g[i].type == G_REDUCE || g[i].acc) {
 					fill(tmp, g[i].len, seed + 99, inst,
 					     (int)i);
 					for (k = 0; k < g[i].len; k++)
