@@ -111,8 +111,11 @@ sync_event(spin_coll_comm_t *c, unsigned ms)
 
 	if (rc == PTL_EQ_EMPTY)
 		return -ETIMEDOUT;
-	if (rc != PTL_OK && rc != PTL_EQ_DROPPED)
+	if (rc != PTL_OK && rc != PTL_EQ_DROPPED) {
+		fprintf(stderr, "spin_coll: rank %u: PtlEQPoll: %d\n", c->rank,
+			rc);
 		return -EIO;
+	}
 	switch (ev.type) {
 	case PTL_EVENT_PUT:
 		if (ev.ni_fail_type != PTL_NI_OK)
@@ -137,10 +140,13 @@ sync_send(spin_coll_comm_t *c, unsigned dst, uint64_t key, uint64_t t0)
 	for (;;) {
 		int rc;
 
-		if (PtlPut(c->sync_md, 0, 0, PTL_ACK_REQ, to, c->pt,
-			   ((uint64_t)COLL_T_SYNC << 61) | key, 0, NULL, 0) !=
-		    PTL_OK)
+		rc = PtlPut(c->sync_md, 0, 0, PTL_ACK_REQ, to, c->pt,
+			    ((uint64_t)COLL_T_SYNC << 61) | key, 0, NULL, 0);
+		if (rc != PTL_OK) {
+			fprintf(stderr, "spin_coll: rank %u: PtlPut to %u: %d\n",
+				c->rank, dst, rc);
 			return -EIO;
+		}
 		do {
 			rc = sync_event(c, 100);
 			if (rc == -ETIMEDOUT && now_ms() - t0 > SYNC_TIMEOUT_MS)

@@ -118,8 +118,11 @@ push_handle(ptl_handle_any_t **arr, unsigned *n, unsigned *cap,
 }
 
 static int
-ptl_err(int rc)
+ptl_err_at(int rc, const char *what, int line)
 {
+	if (rc != PTL_OK && rc != PTL_NO_SPACE && rc != PTL_LIST_TOO_LONG)
+		fprintf(stderr, "spin_coll: %s (coll_sched.c:%d): Portals "
+			"error %d\n", what, line, rc);
 	switch (rc) {
 	case PTL_OK:
 		return 0;
@@ -148,6 +151,8 @@ spin_coll_type_size(ptl_datatype_t type)
 
 	return (unsigned)type < PTL_DATATYPE_LAST ? sz[type] : 0;
 }
+
+#define ptl_err(rc) ptl_err_at((rc), __func__, __LINE__)
 
 /* ---- building ----------------------------------------------------------- */
 

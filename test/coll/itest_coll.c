@@ -48,6 +48,7 @@
 #define MAXCASES 256
 #define COLL_PT 7
 #define SLEEPER 3
+#define NPROG 10          /* cases of run_progress */
 
 enum mode { M_RESULTS, M_QUICK, M_PROGRESS, M_RANDOM };
 
@@ -226,7 +227,11 @@ run_progress(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		{ .kind = CK_ALLTOALL, .algo = 1, .size = 10000 },
 		{ .kind = CK_ALLGATHER, .size = 5000 },
 		{ .kind = CK_BARRIER },
+		{ .kind = CK_ALLREDUCE, .algo = 4, .size = 8 * 1000 },
+		{ .kind = CK_BCAST, .algo = 3, .size = 65536, .root = 1 },
 	};
+	_Static_assert(sizeof(cases) / sizeof(cases[0]) == NPROG,
+		       "the parent counts NPROG cases");
 	unsigned ci, i;
 	char line[64];
 
@@ -685,7 +690,7 @@ main(int argc, char **argv)
 	for (i = 0; i < P; i++)
 		kid_tell(&kids[i], map);
 	if (mode == M_PROGRESS) {
-		for (n = 0; n < 8; n++)
+		for (n = 0; n < NPROG; n++)
 			for (inst = 0; inst < 5; inst++) {
 				kid_expect(&kids[SLEEPER], "started", line,
 					   sizeof(line));
@@ -699,9 +704,9 @@ main(int argc, char **argv)
 				kid_expect(&kids[SLEEPER], "done", line,
 					   sizeof(line));
 			}
-		fprintf(stderr, "itest_coll: 40 instances completed on %u "
-			"ranks while rank %u's host made no call\n", P - 1,
-			SLEEPER);
+		fprintf(stderr, "itest_coll: %u instances completed on %u "
+			"ranks while rank %u's host made no call\n",
+			NPROG * 5, P - 1, SLEEPER);
 	}
 	for (i = 0; i < P; i++) {
 		for (;;) {
