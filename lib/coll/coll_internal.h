@@ -27,6 +27,7 @@ enum {
 	COLL_T_CREDIT = 3,
 	COLL_T_COPY = 4,
 	COLL_T_SYNC = 5,
+	COLL_T_RTS = 6,
 };
 
 #define COLL_SCHED_TAGS 8192u

@@ -42,7 +42,7 @@ struct vtx {
 	size_t sb_off;
 };
 
-enum { TP_PUT, TP_ATOMIC, TP_CTINC };
+enum { TP_PUT, TP_ATOMIC, TP_CTINC, TP_MEAPPEND };
 
 /* One triggered operation of the schedule, posted per instance (or once,
  * persistent, where the NIC re-arms) by trig_post() only. */
@@ -55,7 +55,11 @@ struct trig {
 	ptl_match_bits_t bits;
 	ptl_op_t op;
 	ptl_datatype_t type;
-	ptl_handle_ct_t ct;     /* TP_CTINC: the counter incremented */
+	ptl_handle_ct_t ct;     /* TP_CTINC: the counter incremented;
+				   TP_MEAPPEND: the entry's counter */
+	void *me_start;         /* TP_MEAPPEND: a use-once entry over
+				   (me_start, len) matching bits */
+	bool me_ack;
 	ptl_handle_ct_t trig;
 	ptl_size_t thr, per;
 };
@@ -68,6 +72,7 @@ struct spin_sched {
 	unsigned nt, capt;
 	bool compiled;
 	bool persistent;
+	bool dynamic;           /* SPIN_SCHED_DYNAMIC: posted at compile */
 	bool running;
 	bool sb_region;
 	unsigned stag;
@@ -422,6 +427,34 @@ trig_post(spin_sched_t *s, const struct trig *t, uint64_t inst)
 		rc = PtlTriggeredCTInc(t->ct, (ptl_ct_event_t){ 1, 0 },
 				       t->trig, thr);
 		break;
+	case TP_MEAPPEND: {
+		ptl_handle_me_t h;
+		ptl_me_t me;
+
+		memset(&me, 0, sizeof(me));
+		me.start = t->len > 0 ? t->me_start : s->dummy;
+		me.length = t->len;
+		me.ct_handle = t->ct;
+		me.uid = PTL_UID_ANY;
+		me.match_id.rank = PTL_RANK_ANY;
+		me.match_bits = t->bits;
+		me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE |
+			     PTL_ME_EVENT_CT_COMM | PTL_ME_EVENT_COMM_DISABLE |
+			     PTL_ME_EVENT_LINK_DISABLE |
+			     PTL_ME_EVENT_UNLINK_DISABLE |
+			     (t->me_ack ? 0 : PTL_ME_ACK_DISABLE);
+		rc = PtlTriggeredMEAppend(s->comm->ni, s->comm->pt, &me,
+					  PTL_PRIORITY_LIST, NULL, &h, t->trig,
+					  thr);
+		/* an entry never appended or already used: PtlMEUnlink
+		 * at free cancels it or finds it gone */
+		if (rc == PTL_OK &&
+		    push_handle(&s->mes, &s->nmes, &s->capmes, h) != 0) {
+			PtlMEUnlink(h);
+			return -ENOMEM;
+		}
+		break;
+	}
 	}
 #ifdef COLL_HAVE_TRIG_PERIOD
 	if (s->persistent)
@@ -569,6 +602,71 @@ compile_acc_send(spin_sched_t *s, struct vtx *v, ptl_size_t npred)
 	return rc;
 }
 
+/*
+ * Fig. 6 (SPIN_SCHED_DYNAMIC): on activation the sender appends its RTR
+ * entry (counting into G) and then sends an RTS; G >= 1 releases the
+ * data. The receiver appends its data entry and its RTS entry (counting
+ * into R) and then sends an RTR; an RTS that finds its entry (so the
+ * first RTR may have come before the sender's RTR entry and been
+ * dropped) sends a second RTR. All entries are use-once; an RTR or RTS
+ * that finds nothing is dropped, harmlessly. Issue order on one trigger
+ * links each entry before the message that may answer it leaves.
+ */
+static int
+compile_dynamic(spin_sched_t *s, struct vtx *v, ptl_size_t npred)
+{
+	spin_coll_comm_t *c = s->comm;
+	ptl_handle_ct_t g;
+	ptl_handle_md_t md;
+	int rc;
+
+	rc = ct_new(s, &g);
+	if (rc != 0)
+		return rc;
+	if (v->kind == V_SEND) {
+		rc = md_new(s, v->buf, v->len, v->done, &md);
+		if (rc == 0)
+			rc = trig_add(s, &(struct trig){ .kind = TP_MEAPPEND,
+				.bits = coll_bits(COLL_T_RTR, s->stag, v->peer,
+						  v->seq, v->tag),
+				.ct = g, .trig = v->en, .thr = npred,
+				.per = npred });
+		if (rc == 0)
+			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
+				.md = c->ctl_md, .ack = PTL_NO_ACK_REQ,
+				.rank = v->peer,
+				.bits = coll_bits(COLL_T_RTS, s->stag, c->rank,
+						  v->seq, v->tag),
+				.trig = v->en, .thr = npred, .per = npred });
+		if (rc == 0)
+			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
+				.md = md, .len = v->len, .ack = PTL_CT_ACK_REQ,
+				.rank = v->peer,
+				.bits = coll_bits(COLL_T_DATA, s->stag, c->rank,
+						  v->seq, v->tag),
+				.trig = g, .thr = 1, .per = 1 });
+		return rc;
+	}
+	rc = trig_add(s, &(struct trig){ .kind = TP_MEAPPEND,
+		.me_start = v->buf, .len = v->len, .me_ack = true,
+		.bits = coll_bits(COLL_T_DATA, s->stag, v->peer, v->seq,
+				  v->tag),
+		.ct = v->done, .trig = v->en, .thr = npred, .per = npred });
+	if (rc == 0)
+		rc = trig_add(s, &(struct trig){ .kind = TP_MEAPPEND,
+			.bits = coll_bits(COLL_T_RTS, s->stag, v->peer, v->seq,
+					  v->tag),
+			.ct = g, .trig = v->en, .thr = npred, .per = npred });
+	for (int k = 0; k < 2 && rc == 0; k++)
+		rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
+			.md = c->ctl_md, .ack = PTL_NO_ACK_REQ, .rank = v->peer,
+			.bits = coll_bits(COLL_T_RTR, s->stag, c->rank, v->seq,
+					  v->tag),
+			.trig = k == 0 ? v->en : g, .thr = k == 0 ? npred : 1,
+			.per = k == 0 ? npred : 1 });
+	return rc;
+}
+
 static int
 compile_vertex(spin_sched_t *s, unsigned id)
 {
@@ -585,6 +683,8 @@ compile_vertex(spin_sched_t *s, unsigned id)
 		return rc;
 	v->en_per = npred;
 	v->done_per = 1;
+	if (s->dynamic && (v->kind == V_SEND || v->kind == V_RECV))
+		return compile_dynamic(s, v, npred);
 	switch (v->kind) {
 	case V_SEND:
 		if (v->accumulate)
@@ -735,8 +835,13 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 	ptl_md_t md;
 	int rc;
 
-	if (s == NULL || s->compiled || flags != 0 || !acyclic(s))
+	if (s == NULL || s->compiled || (flags & ~SPIN_SCHED_DYNAMIC) != 0 ||
+	    !acyclic(s))
 		return -EINVAL;
+	s->dynamic = (flags & SPIN_SCHED_DYNAMIC) != 0;
+	for (i = 0; i < s->nv && s->dynamic; i++)
+		if (s->v[i].accumulate)
+			return -EINVAL;
 	c = s->comm;
 	rc = number_messages(s);
 	if (rc != 0)
@@ -751,7 +856,8 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 	for (i = 0; i < s->nv; i++) {
 		struct vtx *v = &s->v[i];
 
-		if (v->kind == V_RECV && v->len <= c->eager_max) {
+		if (v->kind == V_RECV && v->len <= c->eager_max &&
+		    !v->accumulate && !s->dynamic) {
 			v->sb_off = s->sb_len;
 			s->sb_len += (v->len + 63) & ~(size_t)63;
 		}
@@ -809,6 +915,15 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 	}
 	if (rc != 0)
 		goto fail;
+	if (s->dynamic) {
+		/* runs once: everything armed now, start is one PtlCTInc;
+		 * no barrier: nothing is posted that a peer could miss */
+		for (i = 0; i < s->nt && rc == 0; i++)
+			rc = trig_post(s, &s->t[i], 0);
+		if (rc != 0)
+			goto fail;
+		return 0;
+	}
 #ifdef COLL_HAVE_TRIG_PERIOD
 	s->persistent = getenv("SPINNIC_COLL_REPOST") == NULL;
 	for (i = 0; i < s->nt && s->persistent && rc == 0; i++)
@@ -838,7 +953,9 @@ spin_sched_start(spin_sched_t *s)
 		return -EINVAL;
 	if (s->running)
 		return -EBUSY;
-	if (!s->persistent)
+	if (s->dynamic && s->inst > 0)
+		return -EINVAL;
+	if (!s->persistent && !s->dynamic)
 		for (i = 0; i < s->nt; i++) {
 			rc = trig_post(s, &s->t[i], s->inst);
 			if (rc != 0) {

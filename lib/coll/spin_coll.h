@@ -178,14 +178,26 @@ int spin_sched_recv_reduce(spin_sched_t *s, void *acc, size_t count,
 int spin_sched_dep(spin_sched_t *s, int from, int to);
 
 /**
+ * spin_sched_compile() flag: paper 002's rendezvous without pre-set
+ * entries (Fig. 6): every send and receive, whatever its size, appends
+ * its entries when it starts (PtlTriggeredMEAppend) and the two sides
+ * meet by RTS and RTR, so compile posts nothing a peer could miss and
+ * ends without the host barrier (it is local: ranks may start before
+ * their peers compiled). Such a schedule runs once (built per call, as in
+ * the paper); accumulating messages are refused.
+ */
+#define SPIN_SCHED_DYNAMIC 1u
+
+/**
  * Compile a schedule (collective over its communicator: every rank
  * compiles its schedules in the same order). Allocates the counters,
  * descriptors, entries and shadow buffers, posts the triggered
  * operations and ends with a host barrier, after which every entry of
  * every rank is posted. A schedule with a cycle is refused.
  * @param s the schedule.
- * @param flags 0 (reserved).
- * @return 0; -EINVAL (cycle, flags, already compiled); -ENOMEM; -ENOSPC
+ * @param flags 0 or SPIN_SCHED_DYNAMIC.
+ * @return 0; -EINVAL (cycle, flags, already compiled, accumulating
+ *   messages in a dynamic schedule); -ENOMEM; -ENOSPC
  *   (NIC objects or triggered operations exhausted, or the schedule tag
  *   8192 compiles back still held); -E2BIG (over 4095 messages of one
  *   (peer, tag)); -ETIMEDOUT; -EIO. A failed compile leaves a schedule
@@ -200,7 +212,8 @@ int spin_sched_compile(spin_sched_t *s, unsigned flags);
  * (spin_trig_set_period), this also re-posts the instance's triggered
  * operations (no control round trip: ring commands); then it is one
  * PtlCTInc().
- * @return 0; -EINVAL (not compiled); -EBUSY (an instance is running);
+ * @return 0; -EINVAL (not compiled, or a dynamic schedule's second
+ *   start); -EBUSY (an instance is running);
  *   -ENOSPC (triggered operations exhausted); -EIO.
  */
 int spin_sched_start(spin_sched_t *s);

@@ -387,19 +387,29 @@ fill(void *buf, size_t len, uint64_t seed, uint64_t inst, int root)
 static int
 run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 {
-	unsigned seed;
+	unsigned seed, pass;
 
+	/* pass 0: compiled once, 5 re-armed instances; pass 1: the same
+	 * graph with SPIN_SCHED_DYNAMIC (Fig. 6, no barrier at compile, one
+	 * instance, each rank starting after a random 0-2 ms) */
+	for (pass = 0; pass < 2; pass++)
 	for (seed = 1; seed <= a->nrand; seed++) {
+		bool dyn = pass == 1;
 		struct gop g[GMAX];
 		uint8_t *buf[GMAX] = { 0 }, *sbuf[GMAX] = { 0 };
 		int rv[GMAX], last[2 * GMAX], nl = 0;
 		unsigned n = gen_ops(seed, a->P, g, GMAX), i, k;
+		unsigned ninst = dyn ? 1 : 5;
 		uint64_t x = seed * 7919u + a->rank, inst;
 		uint8_t *want = malloc(20000), *tmp = malloc(20000);
 		spin_sched_t *s;
 		int rc, id;
 
 		KCHECK(self, want && tmp, "alloc");
+		if (dyn)	/* plain messages: a dynamic schedule has none
+				 * that accumulate */
+			for (i = 0; i < n; i++)
+				g[i].acc = false;
 		rc = spin_sched_create(comm, &s);
 		KCHECK(self, rc == 0, "create");
 		for (i = 0; i < n; i++) {
@@ -465,10 +475,10 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 			for (j = 0; j < nid; j++)
 				last[nl++] = ids[j];
 		}
-		rc = spin_sched_compile(s, 0);
+		rc = spin_sched_compile(s, dyn ? SPIN_SCHED_DYNAMIC : 0);
 		KCHECK(self, rc == 0, "random %u: compile: %s", seed,
 		       strerror(-rc));
-		for (inst = 0; inst < 5; inst++) {
+		for (inst = 0; inst < ninst; inst++) {
 			for (i = 0; i < n; i++) {
 				if (sbuf[i] != NULL)
 					fill(sbuf[i], g[i].len, seed, inst,
@@ -480,10 +490,12 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 				else if (buf[i] != NULL)
 					memset(buf[i], 0xee, g[i].len);
 			}
+			if (dyn)
+				usleep((useconds_t)(rnd(&x) % 2000));
 			KCHECK(self, spin_sched_start(s) == 0, "start");
 			rc = spin_sched_wait(s);
-			KCHECK(self, rc == 0, "random %u wait: %s", seed,
-			       strerror(-rc));
+			KCHECK(self, rc == 0, "random %u%s wait: %s", seed,
+			       dyn ? " (dynamic)" : "", strerror(-rc));
 			for (i = 0; i < n; i++) {
 				if (buf[i] == NULL)
 					continue;
@@ -502,6 +514,11 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 				       seed, inst, i, g[i].type, g[i].len);
 			}
 		}
+		if (dyn)
+			KCHECK(self, spin_sched_start(s) == -EINVAL,
+			       "a dynamic schedule started twice");
+		/* no barrier between dynamic schedules either: a late RTS or
+		 * RTR of this one finds nothing (another schedule tag) */
 		spin_sched_free(s);
 		for (i = 0; i < n; i++) {
 			xfree(buf[i]);
