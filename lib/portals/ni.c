@@ -96,6 +96,7 @@ ptl_ni_free_arrays(struct ptl_ni *ni)
 	free(ni->mes);
 	free(ni->uhs);
 	free(ni->trig.ents);
+	free(ni->trig.fq);
 	memset(&ni->trig, 0, sizeof(ni->trig));
 	ni->allocated = false;
 }

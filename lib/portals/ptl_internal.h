@@ -129,12 +129,16 @@ struct ptl_ct {
 };
 
 /* A triggered operation (trig.c): the command as posted, kept until its
- * CT reaches the threshold, then on its NI's fired FIFO until it ran. */
+ * CT reaches the threshold, then on its NI's fired FIFO until it ran. A
+ * persistent one (period > 0) goes back on its CT's list at threshold +
+ * period each time it fires, and may sit in the FIFO several times. */
 struct ptl_trig {
 	struct spinnic_cmd cmd;
 	uint64_t threshold;
-	uint32_t next;        /* CT list, fired FIFO or free list */
+	uint64_t period;      /* 0: one-shot */
+	uint32_t next;        /* CT list or free list */
 	uint32_t ct;          /* slot of the trigger CT */
+	uint32_t nref;        /* on the CT list (1) + times in the FIFO */
 };
 
 /* Per NI: max_triggered_ops entries, allocated at the first arm. */
@@ -145,7 +149,11 @@ struct ptl_trig_pool {
 	uint32_t n;           /* entries: the NI's max_triggered_ops */
 	uint32_t used_top;    /* entries never used: [used_top, n) */
 	uint32_t free_head, nfree;
-	uint32_t fired_head, fired_tail, nfired;
+	/* fired FIFO: a ring of entry indices (an entry repeats when it is
+	 * persistent), grown up to PTL_TRIG_FQ_MAX; full: firing waits */
+	uint32_t *fq;
+	uint32_t fq_cap, fq_head, nfired;
+	bool backlog;         /* a CT has due entries the full FIFO refused */
 };
 
 struct ptl_md {
