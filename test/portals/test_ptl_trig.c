@@ -1160,6 +1160,51 @@ test_rearm_limit(void **state)
 	ptl_nic_stats_get(e.nic, &st);
 	assert_int_equal(st.trig_refused, 2);
 	assert_int_equal(done(&e), 2);
+	/* cancel gives all back; refilled entries that fire at arm (the
+	 * counter is at 5) and a CT free, again */
+	ct_op(&e, &op, SPINNIC_CMD_CT_CANCEL_TRIG, ct, 0, 0);
+	assert_int_equal(post(&e, &op, 1), 0);
+	assert_int_equal(done(&e), 2 + T_TRIG_MAX);
+	for (i = 0; i < T_TRIG_MAX; i++)
+		arm_put_p(&e, ct, 1, 1, md, i);
+	assert_int_equal(hook.n, 10 * T_TRIG_MAX);
+	ptl_nic_stats_get(e.nic, &st);
+	assert_int_equal(st.trig_refused, 2);
+	t_env_teardown(&e);
+}
+
+/* Many entries, many instances each (the FIFO grows), cancel, refill */
+static void
+test_rearm_grow(void **state)
+{
+	struct ptl_nic_conf cf;
+	struct ptl_nic_stats st;
+	struct spinnic_cmd op;
+	struct t_env e;
+	uint32_t ct, dst;
+	unsigned i;
+
+	(void)state;
+	ptl_nic_conf_default(&cf, 1);
+	cf.max_ops = 64;
+	cf.limits.max_triggered_ops = 1024;
+	t_env_setup_opts(&e, 64, 0, &cf);
+	ct = ct_alloc(&e, 0);
+	dst = ct_alloc(&e, 1);
+	ct_op(&e, &op, SPINNIC_CMD_CT_INC, dst, 1, 0);
+	for (i = 0; i < 1020; i++)
+		arm_p(&e, ct, 1, 1, &op);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 3, 0), 0);
+	assert_int_equal(rec(&e, 1)->success, 3 * 1020);
+	ct_op(&e, &op, SPINNIC_CMD_CT_CANCEL_TRIG, ct, 0, 0);
+	assert_int_equal(post(&e, &op, 1), 0);
+	assert_int_equal(done(&e), 1020);
+	ct_op(&e, &op, SPINNIC_CMD_CT_INC, dst, 1, 0);
+	for (i = 0; i < 1020; i++)
+		arm_p(&e, ct, 1, 1, &op);
+	assert_int_equal(rec(&e, 1)->success, 6 * 1020);
+	ptl_nic_stats_get(e.nic, &st);
+	assert_int_equal(st.trig_refused, 0);
 	t_env_teardown(&e);
 }
 
@@ -1222,6 +1267,7 @@ main(void)
 		cmocka_unit_test(test_rearm_overflow),
 		cmocka_unit_test(test_rearm_limit),
 		cmocka_unit_test(test_rearm_fifo_full),
+		cmocka_unit_test(test_rearm_grow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
