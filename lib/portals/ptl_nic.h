@@ -144,7 +144,9 @@ struct ptl_nic_stats {
 	uint64_t trig_rearm_ended; /**< not re-armed: threshold + period
 				        past 2^64 - 1: it ended there
 				        as a one-shot one would */
-	uint64_t trig_deferred;    /**< firing waited: fired FIFO full */
+	uint64_t trig_deferred;    /**< firing or running waited: fired
+				        FIFO full, or a run's budget spent
+				        (persistent ones feeding themselves) */
 };
 
 /**

@@ -219,6 +219,25 @@ ptl_trig_drop_locked(struct ptl_client *c, unsigned kind, struct ptl_ct *ct)
 	ptl_unlock(&pool->lock);
 }
 
+void
+ptl_trig_drop_fired(struct ptl_client *c, unsigned kind)
+{
+	struct ptl_trig_pool *pool = &c->ni[kind].trig;
+	uint32_t keep, k;
+
+	ptl_lock(&pool->lock);
+	/* a running thread pops its head itself */
+	keep = pool->running && pool->nfired > 0 ? 1 : 0;
+	for (k = keep; k < pool->nfired; k++) {
+		ent_put(c, kind, pool,
+			pool->fq[(pool->fq_head + k) & (pool->fq_cap - 1)]);
+		PTL_STAT(c->nic, trig_cancelled);
+	}
+	__atomic_store_n(&pool->nfired, keep, __ATOMIC_RELAXED);
+	__atomic_store_n(&pool->backlog, false, __ATOMIC_RELAXED);
+	ptl_unlock(&pool->lock);
+}
+
 /* ---- arming ------------------------------------------------------------- */
 
 /* May @p op wait on a counter? Not a second TRIG, nor a stream piece */
@@ -408,6 +427,12 @@ trig_exec(struct ptl_client *c, const struct spinnic_cmd *cmd)
 	return rc <= 0 ? rc : trig_originate(c, cmd, &out);
 }
 
+/* Fired operations one trig_run_ni runs at most: persistent entries can
+ * feed themselves for ever (a re-armed CTInc on its own trigger counter,
+ * a ring of them): the rest waits for the next ptl_trig_run (every
+ * ptl_cmd_poll), so such a loop costs each poll this much, no more */
+#define PTL_TRIG_RUN_MAX 4096u
+
 /* Run NI @p kind's fired FIFO unless another thread runs it: a worklist,
  * so a chain of triggered counter operations never recurses. */
 static void
@@ -415,6 +440,7 @@ trig_run_ni(struct ptl_client *c, unsigned kind)
 {
 	struct ptl_trig_pool *pool = &c->ni[kind].trig;
 	struct spinnic_cmd cmd;
+	unsigned budget = PTL_TRIG_RUN_MAX;
 	uint32_t i;
 
 	ptl_lock(&pool->lock);
@@ -424,6 +450,10 @@ trig_run_ni(struct ptl_client *c, unsigned kind)
 	}
 	pool->running = true;
 	while (pool->nfired > 0) {
+		if (budget-- == 0) {
+			PTL_STAT(c->nic, trig_deferred);
+			break;
+		}
 		/* only the running thread pops: the head stays (a grown
 		 * ring moved it, so it is read again after each unlock) */
 		i = pool->fq[pool->fq_head];

@@ -1208,6 +1208,41 @@ test_rearm_grow(void **state)
 	t_env_teardown(&e);
 }
 
+/* A re-armed increment of its own trigger counter feeds itself for ever:
+ * each run stops after a budget (the caller gets control back), every
+ * poll goes on, the cancel ends it */
+static void
+test_rearm_self_feeding(void **state)
+{
+	struct ptl_cmd out[4];
+	struct spinnic_cmd op;
+	struct t_env e;
+	uint64_t v1, v2, v3;
+	uint32_t ct;
+	unsigned i;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	ct_op(&e, &op, SPINNIC_CMD_CT_INC, ct, 1, 0);
+	arm_p(&e, ct, 1, 1, &op);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	v1 = rec(&e, 0)->success;
+	assert_true(v1 > 1 && v1 < 1000000);
+	(void)ptl_cmd_poll(e.c, out, 4);
+	v2 = rec(&e, 0)->success;
+	assert_true(v2 > v1);
+	ct_op(&e, &op, SPINNIC_CMD_CT_CANCEL_TRIG, ct, 0, 0);
+	assert_int_equal(post(&e, &op, 1), 0);
+	for (i = 0; i < 4; i++)
+		(void)ptl_cmd_poll(e.c, out, 4);
+	v3 = rec(&e, 0)->success;
+	(void)ptl_cmd_poll(e.c, out, 4);
+	assert_int_equal(rec(&e, 0)->success, v3);
+	assert_int_equal(done(&e), 1);
+	t_env_teardown(&e);
+}
+
 /* One Set crossing 100 000 thresholds of a period-1 entry: the fired
  * FIFO takes what it can (65 536), the rest waits in order and later
  * polls start it; nothing lost, nothing twice */
@@ -1268,6 +1303,7 @@ main(void)
 		cmocka_unit_test(test_rearm_limit),
 		cmocka_unit_test(test_rearm_fifo_full),
 		cmocka_unit_test(test_rearm_grow),
+		cmocka_unit_test(test_rearm_self_feeding),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
