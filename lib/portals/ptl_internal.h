@@ -185,6 +185,9 @@ struct ptl_me {
 	uint32_t refs;        /* in-flight messages + unexpected headers */
 	uint32_t inflight;    /* in-flight messages */
 	uint32_t prev, next;  /* list links (slot indices) */
+	uint32_t tmpl;        /* a persistent triggered append's copy: its
+				 reserved template's handle; else PTL_NONE */
+	bool copied;          /* a template: copies were linked */
 };
 
 struct ptl_uh {
@@ -352,6 +355,10 @@ int ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 /* Ring ME_APPEND: link reserved entry @p h as PtlMEAppend would.
  * @return 0, -ENOENT (not a reserved entry now: unlinked, NI gone) */
 int ptl_me_link_reserved(struct ptl_client *c, uint32_t h);
+/* A persistent triggered append fired (nic->lock held): link a fresh copy
+ * of reserved entry @p h, which stays reserved (the template). @return 0,
+ * -ENOENT (no such reserved entry), -ENOSPC (no slot, list full) */
+int ptl_me_link_copy(struct ptl_client *c, uint32_t h);
 /* Ring ME_UNLINK: take entry @p h off its list at once (in-flight
  * messages keep the slot until they end); a reserved one is released.
  * @return 0, -ENOENT (no such entry now: consumed or unlinked) */

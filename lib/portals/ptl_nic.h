@@ -147,6 +147,8 @@ struct ptl_nic_stats {
 	uint64_t trig_deferred;    /**< firing or running waited: fired
 				        FIFO full, or a run's budget spent
 				        (persistent ones feeding themselves) */
+	uint64_t trig_me_full;     /**< a persistent append's copy not
+				        linked: no ME slot or list full */
 };
 
 /**

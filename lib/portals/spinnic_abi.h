@@ -375,8 +375,9 @@ enum spinnic_cmd_op {
 				      CT, length = threshold, local_offset =
 				      period (0: one-shot; else persistent:
 				      fires at threshold + k * period until
-				      cancelled; not for ME_APPEND/UNLINK,
-				      since version 6); the next slot
+				      cancelled, an ME_APPEND links a copy of
+				      its reserved entry each time; not for
+				      ME_UNLINK; since version 6); the next slot
 				      holds the operation (any command but
 				      the ones below and the streaming ones) */
 	SPINNIC_CMD_CT_CHECK,    /**< md = a CT the client changed itself:

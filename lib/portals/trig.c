@@ -208,8 +208,9 @@ ptl_trig_drop_locked(struct ptl_client *c, unsigned kind, struct ptl_ct *ct)
 	ptl_lock(&pool->lock);
 	while (ct->trig_n > 0) {
 		i = pending_pop(pool, ct);
-		/* an append that will not run gives its entry back (never
-		 * persistent: refused at arm) */
+		/* an append that will not run gives its entry back; a
+		 * persistent one its template and the copies still linked
+		 * (later fired instances find it gone) */
 		if (pool->ents[i].cmd.op == SPINNIC_CMD_ME_APPEND)
 			ptl_me_unreserve(c, pool->ents[i].cmd.md);
 		/* a persistent one's fired records still run, then free it */
@@ -253,10 +254,9 @@ arm_op_ok(const struct spinnic_cmd *trig, const struct spinnic_cmd *op)
 	case SPINNIC_CMD_CT_CHECK:
 	case SPINNIC_CMD_CT_CANCEL_TRIG:
 		return false;
-	case SPINNIC_CMD_ME_APPEND:
 	case SPINNIC_CMD_ME_UNLINK:
 		/* not persistent (doc/NOTES.md "Re-arming triggered
-		 * operations") */
+		 * operations"); a persistent ME_APPEND links copies */
 		return trig->local_offset == 0 && trig->flags == 0 &&
 		       op->ni == trig->ni;
 	default:
@@ -416,14 +416,43 @@ trig_originate(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	return 0;
 }
 
-/* One fired operation, as if it came from the ring now (its MD is read
- * as it is now). @return 0 or -EAGAIN (again later) */
+/* A persistent ME_APPEND fired: a fresh copy of its reserved entry (the
+ * template stays for the next firing). @return 0 or -EAGAIN */
 static int
-trig_exec(struct ptl_client *c, const struct spinnic_cmd *cmd)
+trig_me_copy(struct ptl_client *c, const struct spinnic_cmd *cmd)
+{
+	struct ptl_nic *nic = c->nic;
+	int rc = -EINVAL;
+
+	if (!ptl_trig_lock(&nic->lock, false))
+		return -EAGAIN;
+	if (ptl_ni_get(c, cmd->ni) != NULL &&
+	    ptl_handle_type(cmd->md) == PTL_HT_ME &&
+	    ptl_handle_ni(cmd->md) == ptl_handle_ni(cmd->ni))
+		rc = ptl_me_link_copy(c, cmd->md);
+	ptl_unlock(&nic->lock);
+	if (rc == -ENOENT)
+		PTL_STAT(nic, trig_me_gone);
+	else if (rc == -ENOSPC)
+		PTL_STAT(nic, trig_me_full);
+	else if (rc != 0)
+		PTL_STAT(nic, bad_cmd);
+	return 0;
+}
+
+/* One fired operation, as if it came from the ring now (its MD is read
+ * as it is now); @p persistent: of a persistent entry. @return 0 or
+ * -EAGAIN (again later) */
+static int
+trig_exec(struct ptl_client *c, const struct spinnic_cmd *cmd,
+	  bool persistent)
 {
 	struct ptl_cmd out;
-	int rc = ptl_cmd_take(c, cmd, &out, false);
+	int rc;
 
+	if (persistent && cmd->op == SPINNIC_CMD_ME_APPEND)
+		return trig_me_copy(c, cmd);
+	rc = ptl_cmd_take(c, cmd, &out, false);
 	return rc <= 0 ? rc : trig_originate(c, cmd, &out);
 }
 
@@ -441,6 +470,7 @@ trig_run_ni(struct ptl_client *c, unsigned kind)
 	struct ptl_trig_pool *pool = &c->ni[kind].trig;
 	struct spinnic_cmd cmd;
 	unsigned budget = PTL_TRIG_RUN_MAX;
+	bool persistent;
 	uint32_t i;
 
 	ptl_lock(&pool->lock);
@@ -458,8 +488,9 @@ trig_run_ni(struct ptl_client *c, unsigned kind)
 		 * ring moved it, so it is read again after each unlock) */
 		i = pool->fq[pool->fq_head];
 		cmd = pool->ents[i].cmd;
+		persistent = pool->ents[i].period != 0;
 		ptl_unlock(&pool->lock);
-		if (trig_exec(c, &cmd) != 0) {
+		if (trig_exec(c, &cmd, persistent) != 0) {
 			PTL_STAT(c->nic, trig_retried);
 			ptl_lock(&pool->lock);
 			break;

@@ -10,7 +10,8 @@
  * a ring ME_APPEND naming it; PtlTriggeredMEUnlink triggers ME_UNLINK.
  * doc/NOTES.md "Triggered operations". spin_trig_set_period makes the
  * calling thread's later posts on an NI persistent (the TRIG command's
- * local_offset): doc/NOTES.md "Re-arming triggered operations".
+ * local_offset; a persistent append links a copy of its reserved entry
+ * per firing): doc/NOTES.md "Re-arming triggered operations".
  */
 #include <errno.h>
 #include <string.h>
@@ -276,10 +277,6 @@ trig_me_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 
 	if (me_handle == NULL || shim_to_ct(trig_ct_handle, &ni) == NULL)
 		return -EINVAL;
-	if (trig_period_of(ni) != 0) {
-		SHIM_DBG("persistent triggered ME append: not supported");
-		return -EINVAL;
-	}
 	rc = shim_entry_append_flags(ni_handle, pt_index, me, 0, list,
 				     SPIN_CTX_NONE, user_ptr,
 				     SPINNIC_CTRL_F_ME_RESERVE, &h);

@@ -243,7 +243,8 @@ int PtlTriggeredMEUnlink(ptl_handle_me_t me_handle,
  * (re-arming), so that a schedule of triggered operations runs again and
  * again without being posted again. Applies to PtlTriggeredPut(),
  * PtlTriggeredGet(), PtlTriggeredAtomic(), PtlTriggeredFetchAtomic(),
- * PtlTriggeredSwap(), PtlTriggeredCTInc() and PtlTriggeredCTSet() posted
+ * PtlTriggeredSwap(), PtlTriggeredCTInc(), PtlTriggeredCTSet() and
+ * PtlTriggeredMEAppend() posted
  * by this thread on @p ni_handle after the call; other threads and other
  * NIs keep their own setting (thread-local; it outlives PtlNIFini() of
  * the NI in this thread, so set 0 again before reusing the slot).
@@ -261,9 +262,22 @@ int PtlTriggeredMEUnlink(ptl_handle_me_t me_handle,
  * It counts once toward max_triggered_ops for its whole life. When
  * t + k * period would pass 2^64 - 1 it stops re-arming there (NIC
  * statistic trig_rearm_ended) and is released as a one-shot one is.
+ * Operations that keep feeding their own trigger (a re-armed increment
+ * of its own counter) run until cancelled, a bounded number per NIC poll.
  *
- * Persistent PtlTriggeredMEAppend() and PtlTriggeredMEUnlink() are not
- * supported: with a period set they return PTL_ARG_INVALID.
+ * A persistent PtlTriggeredMEAppend() links a fresh copy of the entry
+ * (checked and copied at the call, as always) at every firing, so a
+ * use-once entry appears again for each instance; a copy that finds no
+ * NIC slot or a full list is not linked (NIC statistic trig_me_full).
+ * Its handle names the reserved original (the template), never a copy:
+ * PtlMEUnlink() on it returns PTL_OK, releases the template, unlinks
+ * every copy still linked (messages in flight into one complete) and
+ * stops the appends (later firings do nothing: statistic trig_me_gone;
+ * the triggered entry itself stays armed until PtlCTCancelTriggered() or
+ * PtlCTFree(), which also release the template and its linked copies).
+ * Events of a copy carry the call's user_ptr. A persistent
+ * PtlTriggeredMEUnlink() is not supported: with a period set it returns
+ * PTL_ARG_INVALID.
  *
  * @param ni_handle the NI.
  * @param period the distance between thresholds; 0 (the default):

@@ -9,6 +9,10 @@
  *    (node 0) sends 10 000 pings, one at a time, each answered by one
  *    pong the responder's NIC sends: every counter moves by exactly one
  *    per instance (checked at the end, after a pause: nothing extra);
+ *  - on the same counter and threshold, before the put, a re-armed
+ *    PtlTriggeredMEAppend of a use-once ME (paper 002 Fig. 6): a fresh
+ *    copy appears per instance, and the initiator's data put after each
+ *    pong lands in it (the responder counts exactly one per instance);
  *  - the put's buffer is read at each firing: rewritten by the responder
  *    between instances, the next pong carries the new bytes;
  *  - one counter jump crossing three thresholds fires three times;
@@ -17,8 +21,9 @@
  *    fires, and firing releases nothing: PTL_NO_SPACE until cancel, room
  *    again after cancel and after PtlCTFree;
  *  - period 0 restores one-shot posts; another thread's posts are
- *    one-shot (the period is per thread); persistent ME append/unlink
- *    and a bad NI handle: PTL_ARG_INVALID;
+ *    one-shot (the period is per thread); persistent ME unlink and a bad
+ *    NI handle: PTL_ARG_INVALID; PtlMEUnlink of the persistent append's
+ *    handle: PTL_OK, and no copy is left;
  *  - the responder exits with the chain still armed: the NIC drops it
  *    (final counters: trig_cancelled), nothing leaks.
  */
@@ -41,6 +46,8 @@
 #define LEN 64
 #define M_PING 0x81           /* initiator -> responder ME */
 #define M_PONG 0x82           /* re-armed put -> initiator ME */
+#define M_DATA 0x83           /* initiator -> the re-appended use-once ME */
+#define CHAIN_ENTS (HOPS + 2) /* triggered entries the chain holds */
 
 /* A ME on @p n's PT over @p buf counting into @p ct. @return 0 or -1 */
 static int
@@ -139,6 +146,10 @@ kid_init(struct kid *self, void *arg)
 			     v.failure == 0, "pong %u: %llu/%llu", i,
 		       (unsigned long long)v.success,
 		       (unsigned long long)v.failure);
+		/* into this instance's copy of the use-once ME */
+		KCHECK(self, PtlPut(mdh, 0, LEN, PTL_NO_ACK_REQ, peer, pt,
+				    M_DATA, 0, NULL, 0) == PTL_OK,
+		       "PtlPut data %u", i);
 	}
 	s = settled(pong_ct, &f);
 	KCHECK(self, s == N_INST && f == 0, "pongs %llu/%llu, want %d",
@@ -152,6 +163,8 @@ kid_init(struct kid *self, void *arg)
 			    NULL, 0) == PTL_OK, "PtlPut");
 	KCHECK(self, PtlCTWait(pong_ct, N_INST + 1, &v) == PTL_OK &&
 		     v.failure == 0, "last pong");
+	KCHECK(self, PtlPut(mdh, 0, LEN, PTL_NO_ACK_REQ, peer, pt, M_DATA, 0,
+			    NULL, 0) == PTL_OK, "PtlPut data");
 	s = settled(pong_ct, &f);
 	KCHECK(self, s == N_INST + 1 && f == 0, "pongs %llu/%llu",
 	       (unsigned long long)s, (unsigned long long)f);
@@ -215,8 +228,8 @@ jump_cancel(struct kid *self, struct kid_ni *n)
 }
 
 /* max_triggered_ops: once per persistent entry, held until cancel/free;
- * @p max: the room left (the chain holds HOPS + 1 entries, however often
- * they fired) */
+ * @p max: the room left (the chain holds CHAIN_ENTS entries, however
+ * often they fired) */
 static int
 limit(struct kid *self, struct kid_ni *n, int max)
 {
@@ -291,10 +304,6 @@ one_shot(struct kid *self, struct kid_ni *n)
 	me.match_id.phys.nid = PTL_NID_ANY;
 	me.match_id.phys.pid = PTL_PID_ANY;
 	me.match_bits = 0x99;
-	KCHECK(self, PtlTriggeredMEAppend(n->ni, n->pt, &me,
-					  PTL_PRIORITY_LIST, NULL, &meh, trig,
-					  1) == PTL_ARG_INVALID,
-	       "persistent PtlTriggeredMEAppend accepted");
 	rc = me.start == NULL ? -1 : PtlMEAppend(n->ni, n->pt, &me,
 						 PTL_PRIORITY_LIST, NULL, &meh);
 	KCHECK(self, rc == PTL_OK, "PtlMEAppend: %d", rc);
@@ -332,10 +341,12 @@ one_shot(struct kid *self, struct kid_ni *n)
  * each armed once, period 1 */
 static int
 arm_chain(struct kid *self, struct kid_ni *n, ptl_process_t peer,
-	  ptl_pt_index_t pt, ptl_handle_ct_t *cts, uint8_t *src)
+	  ptl_pt_index_t pt, ptl_handle_ct_t *cts, uint8_t *src,
+	  ptl_handle_ct_t *data_ct, ptl_handle_me_t *tmpl)
 {
 	ptl_ct_event_t one = { .success = 1 };
 	ptl_handle_md_t mdh;
+	ptl_me_t me;
 	int i;
 
 	for (i = 0; i <= HOPS; i++)
@@ -347,6 +358,23 @@ arm_chain(struct kid *self, struct kid_ni *n, ptl_process_t peer,
 	for (i = 0; i < HOPS; i++)
 		KCHECK(self, PtlTriggeredCTInc(cts[i + 1], one, cts[i], 1) ==
 			     PTL_OK, "PtlTriggeredCTInc %d", i);
+	/* Fig. 6: the data's use-once ME, linked before the pong leaves */
+	KCHECK(self, PtlCTAlloc(n->ni, data_ct) == PTL_OK, "PtlCTAlloc");
+	memset(&me, 0, sizeof(me));
+	me.start = src + 2 * LEN;
+	me.length = LEN;
+	me.ct_handle = *data_ct;
+	me.uid = PTL_UID_ANY;
+	me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE |
+		     PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_CT_COMM |
+		     PTL_ME_EVENT_COMM_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE;
+	me.match_id.phys.nid = PTL_NID_ANY;
+	me.match_id.phys.pid = PTL_PID_ANY;
+	me.match_bits = M_DATA;
+	KCHECK(self, PtlTriggeredMEAppend(n->ni, n->pt, &me,
+					  PTL_PRIORITY_LIST, NULL, tmpl,
+					  cts[HOPS], 1) == PTL_OK,
+	       "PtlTriggeredMEAppend");
 	KCHECK(self, PtlTriggeredPut(mdh, 0, LEN, PTL_NO_ACK_REQ, peer, pt,
 				     M_PONG, 0, NULL, 0, cts[HOPS], 1) ==
 		     PTL_OK, "PtlTriggeredPut");
@@ -356,8 +384,10 @@ arm_chain(struct kid *self, struct kid_ni *n, ptl_process_t peer,
 static int
 kid_resp(struct kid *self, void *arg)
 {
-	uint8_t *src = spin_host_alloc(2 * LEN);
-	ptl_handle_ct_t cts[HOPS + 1];
+	uint8_t *src = spin_host_alloc(3 * LEN);
+	ptl_handle_ct_t cts[HOPS + 1], data_ct;
+	ptl_handle_me_t tmpl;
+	ptl_ct_event_t v;
 	ptl_process_t peer;
 	ptl_size_t s, f;
 	struct kid_ni n;
@@ -369,13 +399,13 @@ kid_resp(struct kid *self, void *arg)
 	if (kid_ni_open(self, &n, 64) != 0)
 		return 1;
 	KCHECK(self, src != NULL, "spin_host_alloc");
-	memset(src, 0xbb, 2 * LEN);
+	memset(src, 0xbb, 3 * LEN);
 	KCHECK(self, kid_line(self, line, sizeof(line), 30000) == 0 &&
 		     sscanf(line, "peer %u %u %u", &nid, &pid, &pt) == 3,
 	       "peer");
 	peer.phys.nid = nid;
 	peer.phys.pid = pid;
-	if (arm_chain(self, &n, peer, pt, cts, src) != 0)
+	if (arm_chain(self, &n, peer, pt, cts, src, &data_ct, &tmpl) != 0)
 		return 1;
 	kid_say(self, "armed %u %u %u", n.id.phys.nid, n.id.phys.pid, n.pt);
 	/* asleep while the NIC runs N_INST instances */
@@ -387,6 +417,11 @@ kid_resp(struct kid *self, void *arg)
 		       "counter %d at %llu/%llu, want %d", i,
 		       (unsigned long long)s, (unsigned long long)f, N_INST);
 	}
+	/* one data put per instance, each into a fresh copy */
+	KCHECK(self, PtlCTWait(data_ct, N_INST, &v) == PTL_OK, "data");
+	s = settled(data_ct, &f);
+	KCHECK(self, s == N_INST && f == 0, "data %llu/%llu, want %d",
+	       (unsigned long long)s, (unsigned long long)f, N_INST);
 	memset(src, 0xcc, LEN);
 	kid_say(self, "rewritten");
 	KCHECK(self, kid_line(self, line, sizeof(line), 30000) == 0 &&
@@ -396,8 +431,16 @@ kid_resp(struct kid *self, void *arg)
 		KCHECK(self, s == N_INST + 1, "counter %d at %llu", i,
 		       (unsigned long long)s);
 	}
+	KCHECK(self, PtlCTWait(data_ct, N_INST + 1, &v) == PTL_OK, "data");
+	s = settled(data_ct, &f);
+	KCHECK(self, s == N_INST + 1 && f == 0, "data %llu/%llu",
+	       (unsigned long long)s, (unsigned long long)f);
+	/* the handle names the template: it and any copy go, the appends
+	 * stop (the entry stays armed, the exit drops it) */
+	KCHECK(self, PtlMEUnlink(tmpl) == PTL_OK, "PtlMEUnlink template");
+	KCHECK(self, PtlMEUnlink(tmpl) == PTL_ARG_INVALID, "unlinked twice");
 	if (jump_cancel(self, &n) != 0 ||
-	    limit(self, &n, n.lim.max_triggered_ops - (HOPS + 1)) != 0 ||
+	    limit(self, &n, n.lim.max_triggered_ops - CHAIN_ENTS) != 0 ||
 	    one_shot(self, &n) != 0)
 		return 1;
 	kid_say(self, "max %d", n.lim.max_triggered_ops);
@@ -436,7 +479,7 @@ main(void)
 	kid_expect(&ki, "loop ok", line, sizeof(line));
 	kid_tell(&kr, "rewrite");
 	kid_expect(&kr, "rewritten", line, sizeof(line));
-	printf("itest_trig_rearm: %d instances of a %d-hop chain of re-armed PtlTriggeredCTInc and a re-armed PtlTriggeredPut, each fired once per instance: ok\n",
+	printf("itest_trig_rearm: %d instances of a %d-hop chain of re-armed PtlTriggeredCTInc, a re-armed PtlTriggeredMEAppend of a use-once ME and a re-armed PtlTriggeredPut, each fired once per instance: ok\n",
 	       N_INST, HOPS);
 	kid_tell(&ki, "again");
 	kid_expect(&ki, "again ok", line, sizeof(line));
@@ -444,7 +487,7 @@ main(void)
 	kid_tell(&kr, "local");
 	kid_expect(&kr, "max ", line, sizeof(line));
 	max = atoi(line + 4);
-	printf("itest_trig_rearm: a jump over 3 thresholds, cancel, max_triggered_ops (%d) once per entry, period 0, per thread, ME ops refused: ok\n",
+	printf("itest_trig_rearm: a jump over 3 thresholds, cancel, max_triggered_ops (%d) once per entry, period 0, per thread, PtlMEUnlink of a persistent append: ok\n",
 	       max);
 	kid_end(&kr);
 	kid_tell(&ki, "end");
@@ -452,14 +495,14 @@ main(void)
 	kid_end(&ki);
 	itest_spinnic_finish();
 	itest_expect_no_leaks();
-	/* node 1: jump_cancel 1, limit 2 * (max - 4) (cancel, free), the
-	 * exit 4 (the chain) + 1 (limit's last); the PtlCTFree may overtake
-	 * TRIG commands still in the ring: those are refused instead */
+	/* node 1: jump_cancel 1, limit 2 * (max - CHAIN_ENTS) (cancel,
+	 * free), the exit CHAIN_ENTS + 1 (limit's last); the PtlCTFree may
+	 * overtake TRIG commands still in the ring: refused instead */
 	cancelled = counter("trig_cancelled") + counter("trig_refused");
 	rearmed = counter("trig_rearmed");
-	if (cancelled != 1 + 2LL * (max - (HOPS + 1)) + HOPS + 2)
+	if (cancelled != 1 + 2LL * (max - CHAIN_ENTS) + CHAIN_ENTS + 1)
 		itest_fail("node 1 trig_cancelled + trig_refused %lld, want %lld",
-			   cancelled, 1 + 2LL * (max - (HOPS + 1)) + HOPS + 2);
+			   cancelled, 1 + 2LL * (max - CHAIN_ENTS) + CHAIN_ENTS + 1);
 	if (rearmed < (HOPS + 1) * (long long)(N_INST + 1))
 		itest_fail("node 1 trig_rearmed %lld", rearmed);
 	if (counter("trig_rearm_ended") != 0)

@@ -1243,6 +1243,91 @@ test_rearm_self_feeding(void **state)
 	t_env_teardown(&e);
 }
 
+/* A persistent append of a use-once entry: a fresh copy linked at each
+ * firing (two at a jump over two thresholds), each consumed by one
+ * message; PtlMEUnlink of the handle unlinks the copies still linked and
+ * ends the appends (later firings: trig_me_gone); a cancel does the same */
+static void
+test_rearm_me_append(void **state)
+{
+	struct spinnic_event ev;
+	struct spinnic_cmd op;
+	struct spinnic_pkt h;
+	struct ptl_match m;
+	struct t_env e;
+	struct t_me me;
+	uint64_t live0, gone0;
+	uint32_t ct, tmpl;
+	unsigned i;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	live0 = stat_mes_live(&e);
+	t_me_default(&me);
+	me.match_bits = 5;
+	me.user_ptr = 0x55;
+	me.options |= SPINNIC_PTL_ME_USE_ONCE;
+	tmpl = me_reserve(&e, &me);
+	memset(&op, 0, sizeof(op));
+	op.op = SPINNIC_CMD_ME_APPEND;
+	op.ni = e.ni;
+	op.md = tmpl;
+	arm_p(&e, ct, 1, 1, &op);
+	t_hdr(&e, &h, 5, 16);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), -ENOENT);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+		assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+				 SPINNIC_PTL_EVENT_LINK);
+		assert_int_equal(ev.user_ptr, 0x55);
+		assert_int_equal(stat_mes_live(&e), live0 + 2);
+		assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+		assert_int_equal(m.list, PTL_MATCH_PRIORITY);
+		assert_int_equal(m.user_ptr, 0x55);
+		ptl_match_complete(e.nic, &m, SPINNIC_PTL_NI_OK);
+		/* use-once: this instance's copy is gone, the template not */
+		assert_int_equal(ptl_nic_match(e.nic, &h, &m), -ENOENT);
+		assert_int_equal(stat_mes_live(&e), live0 + 1);
+		t_ev_drain(&e, T_EQ_OFF);
+	}
+	/* a jump over two thresholds: two copies */
+	assert_int_equal(ptl_ct_inc(e.c, ct, 2, 0), 0);
+	assert_int_equal(stat_mes_live(&e), live0 + 3);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+	ptl_match_complete(e.nic, &m, SPINNIC_PTL_NI_OK);
+	assert_int_equal(stat_mes_live(&e), live0 + 2);
+	/* PtlMEUnlink on the handle: template and the copy still linked */
+	assert_int_equal(me_unlink_ctrl(&e, tmpl), SPINNIC_PTL_OK);
+	assert_int_equal(stat_mes_live(&e), live0);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), -ENOENT);
+	gone0 = stat_me_gone(&e);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(stat_me_gone(&e), gone0 + 1);
+	assert_int_equal(stat_mes_live(&e), live0);
+	assert_int_equal(done(&e), 0);
+	ct_op(&e, &op, SPINNIC_CMD_CT_CANCEL_TRIG, ct, 0, 0);
+	assert_int_equal(post(&e, &op, 1), 0);
+	assert_int_equal(done(&e), 1);
+
+	/* cancel: the template and its copies go, the handle is invalid */
+	tmpl = me_reserve(&e, &me);
+	memset(&op, 0, sizeof(op));
+	op.op = SPINNIC_CMD_ME_APPEND;
+	op.ni = e.ni;
+	op.md = tmpl;
+	arm_p(&e, ct, 7, 1, &op);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);   /* 6 -> 7 */
+	assert_int_equal(stat_mes_live(&e), live0 + 2);
+	ct_op(&e, &op, SPINNIC_CMD_CT_CANCEL_TRIG, ct, 0, 0);
+	assert_int_equal(post(&e, &op, 1), 0);
+	assert_int_equal(stat_mes_live(&e), live0);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), -ENOENT);
+	assert_int_equal(me_unlink_ctrl(&e, tmpl), SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(done(&e), 2);
+	t_env_teardown(&e);
+}
+
 /* One Set crossing 100 000 thresholds of a period-1 entry: the fired
  * FIFO takes what it can (65 536), the rest waits in order and later
  * polls start it; nothing lost, nothing twice */
@@ -1304,6 +1389,7 @@ main(void)
 		cmocka_unit_test(test_rearm_fifo_full),
 		cmocka_unit_test(test_rearm_grow),
 		cmocka_unit_test(test_rearm_self_feeding),
+		cmocka_unit_test(test_rearm_me_append),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
