@@ -512,6 +512,15 @@ me_unlink_copies(struct ptl_client *c, struct ptl_ni *ni, uint32_t h)
 	}
 }
 
+/* The name copies of template @p t (slot of handle @p h) record: its
+ * handle as the NIC makes it, whatever bits the caller's had */
+static uint32_t
+me_tmpl_id(const struct ptl_me *t, uint32_t h)
+{
+	return ptl_handle(ptl_handle_ni(h), PTL_HT_ME, t->gen,
+			  ptl_handle_idx(h));
+}
+
 /* A reserved entry @p h ends without being linked (unlink, cancel):
  * its copies too */
 static void
@@ -519,11 +528,12 @@ me_drop_reserved(struct ptl_client *c, struct ptl_ni *ni, struct ptl_me *me,
 		 uint32_t h)
 {
 	bool copied = me->copied;
+	uint32_t id = me_tmpl_id(me, h);
 
 	me_end_reserve(ni, me);
 	me_free_slot(c->nic, me);
 	if (copied)
-		me_unlink_copies(c, ni, h);
+		me_unlink_copies(c, ni, id);
 }
 
 /* PtlMEUnlink; of a reserved entry, it cancels the append */
@@ -618,7 +628,7 @@ ptl_me_link_copy(struct ptl_client *c, uint32_t h)
 	me->refs = 0;
 	me->inflight = 0;
 	me->prev = me->next = PTL_NIL;
-	me->tmpl = h;
+	me->tmpl = me_tmpl_id(t, h);
 	me->copied = false;
 	ptl_iovs_get(me->iov);
 	t->copied = true;
