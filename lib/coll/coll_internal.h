@@ -62,6 +62,7 @@ struct spin_coll_comm {
 	uint8_t *stag_used;      /* COLL_SCHED_TAGS flags */
 	ptl_handle_md_t ctl_md;  /* 0 bytes: RTR and CREDIT puts */
 	char ctl_byte;
+	unsigned sched_flags;    /* spin_coll_comm_set_sched_flags() */
 };
 
 /* Environment value of SPINNIC_COLL_EAGER, or the default (bad values:
@@ -71,5 +72,56 @@ size_t coll_eager_from_env(void);
 /* Zeroed region memory freed with the schedule (collectives' temporaries).
  * @return NULL when out of memory */
 void *coll_sched_alloc(spin_sched_t *s, size_t len);
+
+
+/* ---- triggered operations of a compiled schedule (coll_sched.c) -------- */
+
+enum { TP_PUT, TP_ATOMIC, TP_CTINC, TP_MEAPPEND };
+
+/* One triggered operation of the schedule, posted per instance (or once,
+ * persistent, where the NIC re-arms) by trig_post() only. */
+struct trig {
+	uint8_t kind;
+	ptl_handle_md_t md;
+	ptl_size_t loff, roff, len;
+	ptl_ack_req_t ack;
+	unsigned rank;
+	ptl_match_bits_t bits;
+	ptl_op_t op;
+	ptl_datatype_t type;
+	ptl_handle_ct_t ct;     /* TP_CTINC: the counter incremented;
+				   TP_MEAPPEND: the entry's counter */
+	void *me_start;         /* TP_MEAPPEND: a use-once entry over
+				   (me_start, len) matching bits */
+	bool me_ack;
+	ptl_handle_ct_t trig;
+	ptl_size_t thr, per;
+};
+
+/* ---- SPIN_SCHED_HOST (coll_host.c) --------------------------------------- */
+
+/* The host progress state of one schedule: which instance each of its
+ * operations was issued for, the increments the host made itself. */
+struct coll_host;
+
+/* @param cts the schedule's counters (every trig and ct of @p t among
+ *   them). @return 0; -ENOMEM; -EINVAL (a counter not in @p cts) */
+int coll_host_prepare(struct coll_host **h_p, const struct trig *t,
+		      unsigned nt, const ptl_handle_ct_t *cts, unsigned ncts);
+void coll_host_free(struct coll_host *h);
+/* Count one on @p ct host-side (the start counter). @return 0; -EINVAL */
+int coll_host_inc(struct coll_host *h, ptl_handle_ct_t ct);
+/* Issue, as plain operations, every operation of @p t due for instances
+ * up to @p inst, until none is. @return 0; -EIO; -ENOMEM */
+int coll_host_progress(struct coll_host *h, spin_sched_t *s,
+		       const struct trig *t, uint64_t inst);
+/* The success count of @p ct with the host's increments. */
+ptl_size_t coll_host_value(struct coll_host *h, ptl_handle_ct_t ct);
+/* Keep an entry appended by coll_host_progress (unlinked at free).
+ * @return 0; -ENOMEM */
+int coll_sched_keep_me(spin_sched_t *s, ptl_handle_me_t h);
+/* The schedule's communicator and the 8-byte dummy of empty entries. */
+spin_coll_comm_t *coll_sched_comm(spin_sched_t *s);
+void *coll_sched_dummy(spin_sched_t *s);
 
 #endif

@@ -11,9 +11,11 @@
  * only grow, so nothing is reset between instances.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <spin.h>
@@ -42,27 +44,7 @@ struct vtx {
 	size_t sb_off;
 };
 
-enum { TP_PUT, TP_ATOMIC, TP_CTINC, TP_MEAPPEND };
-
-/* One triggered operation of the schedule, posted per instance (or once,
- * persistent, where the NIC re-arms) by trig_post() only. */
-struct trig {
-	uint8_t kind;
-	ptl_handle_md_t md;
-	ptl_size_t loff, roff, len;
-	ptl_ack_req_t ack;
-	unsigned rank;
-	ptl_match_bits_t bits;
-	ptl_op_t op;
-	ptl_datatype_t type;
-	ptl_handle_ct_t ct;     /* TP_CTINC: the counter incremented;
-				   TP_MEAPPEND: the entry's counter */
-	void *me_start;         /* TP_MEAPPEND: a use-once entry over
-				   (me_start, len) matching bits */
-	bool me_ack;
-	ptl_handle_ct_t trig;
-	ptl_size_t thr, per;
-};
+/* enum TP_* and struct trig: coll_internal.h (coll_host.c reads them) */
 
 struct spin_sched {
 	spin_coll_comm_t *comm;
@@ -91,6 +73,8 @@ struct spin_sched {
 	void **owned;           /* coll_sched_alloc(): the region's */
 	unsigned nowned, capowned;
 	char dummy[8];
+	bool host;              /* SPIN_SCHED_HOST: coll_host.c runs it */
+	struct coll_host *hst;
 };
 
 /* ---- growing arrays ----------------------------------------------------- */
@@ -158,6 +142,25 @@ spin_coll_type_size(ptl_datatype_t type)
 }
 
 #define ptl_err(rc) ptl_err_at((rc), __func__, __LINE__)
+
+spin_coll_comm_t *
+coll_sched_comm(spin_sched_t *s)
+{
+	return s->comm;
+}
+
+void *
+coll_sched_dummy(spin_sched_t *s)
+{
+	return s->dummy;
+}
+
+int
+coll_sched_keep_me(spin_sched_t *s, ptl_handle_me_t h)
+{
+	return push_handle(&s->mes, &s->nmes, &s->capmes, h);
+}
+
 
 /* ---- building ----------------------------------------------------------- */
 
@@ -835,10 +838,13 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 	ptl_md_t md;
 	int rc;
 
-	if (s == NULL || s->compiled || (flags & ~SPIN_SCHED_DYNAMIC) != 0 ||
+	if (s == NULL || s->compiled ||
+	    (flags & ~(SPIN_SCHED_DYNAMIC | SPIN_SCHED_HOST)) != 0 ||
 	    !acyclic(s))
 		return -EINVAL;
+	flags |= s->comm->sched_flags;
 	s->dynamic = (flags & SPIN_SCHED_DYNAMIC) != 0;
+	s->host = (flags & SPIN_SCHED_HOST) != 0;
 	for (i = 0; i < s->nv && s->dynamic; i++)
 		if (s->v[i].accumulate)
 			return -EINVAL;
@@ -913,8 +919,12 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 		rc = trig_add(s, &(struct trig){ .kind = TP_CTINC,
 			.ct = s->done, .trig = s->start, .thr = 1, .per = 1 });
 	}
+	if (rc == 0 && s->host) /* nothing posted: coll_host.c issues */
+		rc = coll_host_prepare(&s->hst, s->t, s->nt, s->cts, s->ncts);
 	if (rc != 0)
 		goto fail;
+	if (s->dynamic && s->host)
+		return 0;
 	if (s->dynamic) {
 		/* runs once: everything armed now, start is one PtlCTInc;
 		 * no barrier: nothing is posted that a peer could miss */
@@ -925,7 +935,7 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 		return 0;
 	}
 #ifdef COLL_HAVE_TRIG_PERIOD
-	s->persistent = getenv("SPINNIC_COLL_REPOST") == NULL;
+	s->persistent = getenv("SPINNIC_COLL_REPOST") == NULL && !s->host;
 	for (i = 0; i < s->nt && s->persistent && rc == 0; i++)
 		rc = trig_post(s, &s->t[i], 0);
 	if (rc != 0)
@@ -955,6 +965,13 @@ spin_sched_start(spin_sched_t *s)
 		return -EBUSY;
 	if (s->dynamic && s->inst > 0)
 		return -EINVAL;
+	if (s->host) {
+		s->inst++;
+		s->running = true;
+		rc = coll_host_inc(s->hst, s->start);
+		return rc != 0 ? rc : coll_host_progress(s->hst, s, s->t,
+							 s->inst);
+	}
 	if (!s->persistent && !s->dynamic)
 		for (i = 0; i < s->nt; i++) {
 			rc = trig_post(s, &s->t[i], s->inst);
@@ -998,13 +1015,46 @@ spin_sched_test(spin_sched_t *s, bool *done_p)
 		*done_p = true;
 		return 0;
 	}
-	if (PtlCTGet(s->done, &ev) != PTL_OK)
+	if (s->host) {
+		int rc = coll_host_progress(s->hst, s, s->t, s->inst);
+
+		if (rc != 0)
+			return rc;
+		ev.success = coll_host_value(s->hst, s->done);
+		ev.failure = 0;
+	} else if (PtlCTGet(s->done, &ev) != PTL_OK) {
 		return -EIO;
+	}
 	*done_p = ev.success + ev.failure >= s->nsinks * s->inst;
 	if (!*done_p)
 		return 0;
 	s->running = false;
 	return sched_failures(s);
+}
+
+/* SPIN_SCHED_HOST: progress until done (0: no limit), spinning as an MPI
+ * library's wait does */
+static int
+host_wait(spin_sched_t *s, unsigned timeout_ms)
+{
+	struct timespec t0, now;
+	bool done = false;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		rc = spin_sched_test(s, &done);
+		if (rc != 0 || done)
+			return rc;
+		/* the peers may share this CPU (one host core for all) */
+		sched_yield();
+		if (timeout_ms == 0)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 +
+		    (now.tv_nsec - t0.tv_nsec) / 1000000 >= (long)timeout_ms)
+			return -ETIMEDOUT;
+	}
 }
 
 int
@@ -1019,6 +1069,8 @@ spin_sched_wait_timeout(spin_sched_t *s, unsigned timeout_ms)
 		return -EINVAL;
 	if (!s->running)
 		return 0;
+	if (s->host)
+		return host_wait(s, timeout_ms);
 	want = s->nsinks * s->inst;
 	rc = PtlCTPoll(&s->done, &want, 1, timeout_ms, &ev, &which);
 	if (rc == PTL_CT_NONE_REACHED)
@@ -1038,6 +1090,8 @@ spin_sched_wait(spin_sched_t *s)
 		return -EINVAL;
 	if (!s->running)
 		return 0;
+	if (s->host)
+		return host_wait(s, 0);
 	if (PtlCTWait(s->done, s->nsinks * s->inst, &ev) != PTL_OK)
 		return -EIO;
 	s->running = false;
@@ -1077,6 +1131,8 @@ sched_release(spin_sched_t *s)
 	if (s->compiled)
 		s->comm->stag_used[s->stag] = 0;
 	s->running = false;
+	coll_host_free(s->hst);
+	s->hst = NULL;
 }
 
 void

@@ -100,6 +100,15 @@ size_t spin_coll_comm_eager_max(const spin_coll_comm_t *comm);
  */
 int spin_coll_comm_sync(spin_coll_comm_t *comm);
 
+/**
+ * Flags every later spin_sched_compile() of @p comm adds to its own (the
+ * collectives' included), e.g. SPIN_SCHED_HOST to run them host-progressed.
+ * @param flags 0, SPIN_SCHED_HOST, SPIN_SCHED_DYNAMIC (defined below) or
+ *   both.
+ * @return 0; -EINVAL (other flags).
+ */
+int spin_coll_comm_set_sched_flags(spin_coll_comm_t *comm, unsigned flags);
+
 /* ---- schedules ---------------------------------------------------------- */
 
 /**
@@ -189,13 +198,26 @@ int spin_sched_dep(spin_sched_t *s, int from, int to);
 #define SPIN_SCHED_DYNAMIC 1u
 
 /**
+ * spin_sched_compile() flag: the same schedule, progressed by the host
+ * instead of the NIC (paper 002's cDAG over MPI; a baseline for
+ * benchmarks): no triggered operation is posted; spin_sched_start()
+ * issues what is ready, spin_sched_test() and spin_sched_wait() read the
+ * counters and issue, as plain PtlPut(), PtlAtomic() and PtlMEAppend(),
+ * what became due (the dependency increments are counted host-side).
+ * Between those calls nothing progresses: a rank that computes without
+ * calling the library delays its peers. Results are those of the
+ * offloaded schedule.
+ */
+#define SPIN_SCHED_HOST 2u
+
+/**
  * Compile a schedule (collective over its communicator: every rank
  * compiles its schedules in the same order). Allocates the counters,
  * descriptors, entries and shadow buffers, posts the triggered
  * operations and ends with a host barrier, after which every entry of
  * every rank is posted. A schedule with a cycle is refused.
  * @param s the schedule.
- * @param flags 0 or SPIN_SCHED_DYNAMIC.
+ * @param flags 0, SPIN_SCHED_DYNAMIC, SPIN_SCHED_HOST or both.
  * @return 0; -EINVAL (cycle, flags, already compiled, accumulating
  *   messages in a dynamic schedule); -ENOMEM; -ENOSPC
  *   (NIC objects or triggered operations exhausted, or the schedule tag

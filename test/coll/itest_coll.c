@@ -580,6 +580,11 @@ kid_rank(struct kid *self, void *arg)
 	KCHECK(self, PtlSetMap(ni, a->P, map) == PTL_OK, "PtlSetMap");
 	rc = spin_coll_comm_create(ni, COLL_PT, &comm);
 	KCHECK(self, rc == 0, "comm_create: %s", strerror(-rc));
+	/* SPINNIC_COLL_HOST: every schedule host-progressed (the same
+	 * results expected) */
+	if (getenv("SPINNIC_COLL_HOST") != NULL)
+		KCHECK(self, spin_coll_comm_set_sched_flags(comm,
+			SPIN_SCHED_HOST) == 0, "set_sched_flags");
 	KCHECK(self, spin_coll_comm_rank(comm) == a->rank &&
 	       spin_coll_comm_size(comm) == a->P, "rank/size");
 	switch (a->mode) {
