@@ -96,6 +96,8 @@ test_help(void **state)
 	assert_non_null(strstr(r->out, "\n  aa-getlog "));
 	assert_non_null(strstr(r->out, "\n  aa-ickpt "));
 	assert_non_null(strstr(r->out, "\n  aa-flush "));
+	assert_non_null(strstr(r->out, "\n  overlap "));
+	assert_non_null(strstr(r->out, "\n  setup "));
 	/* wire mode says what "wire" is */
 	run(r, "apps", "--help", NULL);
 	assert_int_equal(r->status, 0);
@@ -734,6 +736,140 @@ test_trig(void **state)
 	free(r);
 }
 
+/* overlap: every (P, size, variant) row, in order; times positive, t_work
+ * = t_pure, t_nonov = t_total - t_work, overlap the clamp of 1 -
+ * t_nonov / t_pure, the ratio against host's t_nonov (within the CSV's
+ * rounding) */
+static void
+test_overlap(void **state)
+{
+	static const char *const variant[] = { "offload", "offload-cached",
+					       "host" };
+	static const char *const ranks[] = { "2", "3" };
+	static const char *const bytes[] = { "8", "5000" };
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_co, c_p, c_b, c_v, c_pu, c_w, c_to, c_n, c_o, c_rh;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "overlap", "--ranks", "2,3", "--sizes", "8,5000", "--reps", "3",
+	    "--warmup", "1", "--csv", path("overlap.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench overlap failed (%d): %s", r->status,
+			 r->err);
+	assert_non_null(strstr(r->out, "\n# overlap "));
+	csv_read(c, path("overlap.csv"));
+	c_co = col(c->hdr, c->nh, "coll");
+	c_p = col(c->hdr, c->nh, "ranks");
+	c_b = col(c->hdr, c->nh, "bytes");
+	c_v = col(c->hdr, c->nh, "variant");
+	c_pu = col(c->hdr, c->nh, "t_pure_us");
+	c_w = col(c->hdr, c->nh, "t_work_us");
+	c_to = col(c->hdr, c->nh, "t_total_us");
+	c_n = col(c->hdr, c->nh, "t_nonov_us");
+	c_o = col(c->hdr, c->nh, "overlap");
+	c_rh = col(c->hdr, c->nh, "ratio_nonov_host");
+	assert_true(c_co >= 0 && c_p >= 0 && c_b >= 0 && c_v >= 0 &&
+		    c_pu >= 0 && c_w >= 0 && c_to >= 0 && c_n >= 0 &&
+		    c_o >= 0 && c_rh >= 0);
+	assert_int_equal(c->rows, 12);
+	for (int i = 0; i < 12; i++) {
+		double pu = atof(c->f[i][c_pu]), to = atof(c->f[i][c_to]);
+		double n = atof(c->f[i][c_n]), o = atof(c->f[i][c_o]);
+		double want = 1 - n / pu;
+
+		assert_string_equal(c->f[i][c_co], "bcast");
+		assert_string_equal(c->f[i][c_p], ranks[i / 6]);
+		assert_string_equal(c->f[i][c_b], bytes[i / 3 % 2]);
+		assert_string_equal(c->f[i][c_v], variant[i % 3]);
+		assert_true(pu > 0 && to > 0);
+		assert_string_equal(c->f[i][c_w], c->f[i][c_pu]);
+		assert_true(fabs(n - (to - pu)) <= 0.016);
+		want = want < 0 ? 0 : want > 1 ? 1 : want;
+		assert_true(o >= 0 && o <= 1);
+		assert_true(fabs(o - want) <= 0.002 + 0.011 *
+			    (1 / pu + fabs(n) / (pu * pu)));
+		if (i % 3 == 2) {
+			assert_string_equal(c->f[i][c_rh], "");
+		} else if (atof(c->f[i - i % 3 + 2][c_n]) > 0.05) {
+			double h = atof(c->f[i - i % 3 + 2][c_n]);
+
+			assert_true(fabs(atof(c->f[i][c_rh]) - n / h) <=
+				    0.002 + 0.011 * (1 / h + fabs(n) /
+						     (h * h)) * 1.1);
+		}
+	}
+	/* a bad list is refused */
+	run(r, "overlap", "--ranks", "1", NULL);
+	assert_int_not_equal(r->status, 0);
+	free(c);
+	free(r);
+}
+
+/* setup: the primitives once, then put, build and re-armed start per P;
+ * the ratios over the put; cached/uncached = start / build */
+static void
+test_setup(void **state)
+{
+	static const char *const item[] = { "PtlCTAlloc", "PtlMDBind",
+		"PtlMEAppend", "PtlTriggeredPut-post", "PtlTriggeredMEAppend",
+		"put-1B-oneway", "bcast-build", "bcast-start-rearmed",
+		"put-1B-oneway", "bcast-build", "bcast-start-rearmed" };
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_i, c_p, c_m, c_o, c_cu;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "setup", "--ranks", "2,3", "--reps", "3", "--csv",
+	    path("setup.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench setup failed (%d): %s", r->status,
+			 r->err);
+	csv_read(c, path("setup.csv"));
+	c_i = col(c->hdr, c->nh, "item");
+	c_p = col(c->hdr, c->nh, "ranks");
+	c_m = col(c->hdr, c->nh, "median_us");
+	c_o = col(c->hdr, c->nh, "over_put_1B");
+	c_cu = col(c->hdr, c->nh, "cached_uncached");
+	assert_true(c_i >= 0 && c_p >= 0 && c_m >= 0 && c_o >= 0 &&
+		    c_cu >= 0);
+	assert_int_equal(c->rows, 11);
+	for (int i = 0; i < 11; i++) {
+		double put = atof(c->f[i < 8 ? 5 : 8][c_m]);
+
+		assert_string_equal(c->f[i][c_i], item[i]);
+		assert_string_equal(c->f[i][c_p],
+				    i < 5 ? "1" : i < 8 ? "2" : "3");
+		assert_true(atof(c->f[i][c_m]) > 0);
+		assert_true(ratio_of(atof(c->f[i][c_o]),
+				     atof(c->f[i][c_m]), put));
+		if (i == 7 || i == 10)
+			assert_true(ratio_of(atof(c->f[i][c_cu]),
+					     atof(c->f[i][c_m]),
+					     atof(c->f[i - 1][c_m])));
+		else
+			assert_string_equal(c->f[i][c_cu], "");
+	}
+	free(c);
+	free(r);
+}
+
 /* unpack --mode wire: every strategy through the ethdev path, verified */
 static void
 test_unpack_wire(void **state)
@@ -1107,6 +1243,11 @@ test_new_bad_input(void **state)
 		{ "layout", "--figure", "", NULL },
 		{ "layout", "--lreps", "0", NULL },
 		{ "layout", "--spinnic", "/nonexistent/spinnic", NULL },
+		{ "overlap", "--coll", "nope", NULL },
+		{ "overlap", "--sizes", "8,,9", NULL },
+		{ "overlap", "--ranks", "17", NULL },
+		{ "overlap", "--spinnic", "/nonexistent/spinnic", NULL },
+		{ "setup", "--ranks", "0", NULL },
 	};
 	struct tool_result *r = malloc(sizeof(*r));
 
@@ -1250,7 +1391,7 @@ test_csv_unwritable(void **state)
 {
 	static const char *const cmds[] = {
 		"ddt", "unpack", "scaling", "latency", "apps", "ckpt",
-		"rate", "trig",
+		"rate", "trig", "overlap", "setup",
 	};
 	char dir_path[4200], missing[] = "/nonexistent/dir/x.csv";
 	char file[4200], below[4300];
@@ -1490,6 +1631,8 @@ main(void)
 		cmocka_unit_test(test_auth),
 		cmocka_unit_test(test_rate),
 		cmocka_unit_test(test_trig),
+		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_setup),
 		cmocka_unit_test(test_aa_overhead),
 		cmocka_unit_test(test_dht),
 		cmocka_unit_test(test_aa_count),
