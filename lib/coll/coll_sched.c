@@ -228,8 +228,8 @@ spin_sched_copy(spin_sched_t *s, void *dst, const void *src, size_t len)
 }
 
 /* (op, type) pairs PtlAtomic() takes (notes-002_003 §3.4) */
-static bool
-atomic_ok(ptl_op_t op, ptl_datatype_t type)
+bool
+coll_atomic_ok(ptl_op_t op, ptl_datatype_t type)
 {
 	bool integer = type <= PTL_UINT64_T;
 	bool complex = type == PTL_FLOAT_COMPLEX ||
@@ -263,7 +263,7 @@ spin_sched_reduce(spin_sched_t *s, void *acc, const void *in, size_t count,
 {
 	size_t esz = spin_coll_type_size(type);
 
-	if (s == NULL || !atomic_ok(op, type) || esz == 0 ||
+	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
 	    (count > 0 && (acc == NULL || in == NULL)) ||
 	    count > SIZE_MAX / esz)
 		return -EINVAL;
@@ -279,7 +279,7 @@ spin_sched_send_reduce(spin_sched_t *s, const void *in, size_t count,
 {
 	size_t esz = spin_coll_type_size(type);
 
-	if (s == NULL || !atomic_ok(op, type) || esz == 0 ||
+	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
 	    dst >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
 	    (count > 0 && in == NULL) || count > SIZE_MAX / esz)
 		return -EINVAL;
@@ -296,7 +296,7 @@ spin_sched_recv_reduce(spin_sched_t *s, void *acc, size_t count,
 {
 	size_t esz = spin_coll_type_size(type);
 
-	if (s == NULL || !atomic_ok(op, type) || esz == 0 ||
+	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
 	    src >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
 	    (count > 0 && acc == NULL) || count > SIZE_MAX / esz)
 		return -EINVAL;
