@@ -254,6 +254,8 @@ me_from_ctrl(struct ptl_me *me, const struct spinnic_ctrl_me *r)
 	me->auto_unlinked = false;
 	me->reserved = false;
 	me->prev = me->next = PTL_NIL;
+	me->tmpl = PTL_NONE;
+	me->copied = false;
 }
 
 /* A found header counts on the searching entry's counter as its events
@@ -492,6 +494,48 @@ me_append(struct ptl_client *c, unsigned kind, uint16_t flags,
 	return SPINNIC_PTL_OK;
 }
 
+/* Template @p h (a persistent triggered append's reserved entry) goes:
+ * its copies still linked leave their lists, as ptl_me_unlink_now */
+static void
+me_unlink_copies(struct ptl_client *c, struct ptl_ni *ni, uint32_t h)
+{
+	uint32_t s;
+
+	for (s = 0; s < ni->n_me; s++) {
+		struct ptl_me *me = &ni->mes[s];
+
+		if (!me->used || !me->linked || me->tmpl != h)
+			continue;
+		ptl_me_list_remove(ni, &ni->pts[me->pt_index], s);
+		if (me->refs == 0)
+			me_free_slot(c->nic, me);
+	}
+}
+
+/* The name copies of template @p t (slot of handle @p h) record: its
+ * handle as the NIC makes it, whatever bits the caller's had */
+static uint32_t
+me_tmpl_id(const struct ptl_me *t, uint32_t h)
+{
+	return ptl_handle(ptl_handle_ni(h), PTL_HT_ME, t->gen,
+			  ptl_handle_idx(h));
+}
+
+/* A reserved entry @p h ends without being linked (unlink, cancel):
+ * its copies too */
+static void
+me_drop_reserved(struct ptl_client *c, struct ptl_ni *ni, struct ptl_me *me,
+		 uint32_t h)
+{
+	bool copied = me->copied;
+	uint32_t id = me_tmpl_id(me, h);
+
+	me_end_reserve(ni, me);
+	me_free_slot(c->nic, me);
+	if (copied)
+		me_unlink_copies(c, ni, id);
+}
+
 /* PtlMEUnlink; of a reserved entry, it cancels the append */
 static int
 me_unlink(struct ptl_client *c, const struct spinnic_ctrl_me *r)
@@ -500,8 +544,7 @@ me_unlink(struct ptl_client *c, const struct spinnic_ctrl_me *r)
 	struct ptl_me *me = ptl_me_get(c, r->me, &ni);
 
 	if (me != NULL && me->reserved) {
-		me_end_reserve(ni, me);
-		me_free_slot(c->nic, me);
+		me_drop_reserved(c, ni, me, r->me);
 		return SPINNIC_PTL_OK;
 	}
 	if (me == NULL || !me->linked)
@@ -556,14 +599,52 @@ ptl_me_link_reserved(struct ptl_client *c, uint32_t h)
 }
 
 int
+ptl_me_link_copy(struct ptl_client *c, uint32_t h)
+{
+	struct ptl_ni *ni;
+	struct ptl_me *t = ptl_me_get(c, h, &ni), *me;
+	struct ptl_pt *pt;
+	uint32_t s;
+	uint8_t gen;
+
+	if (t == NULL || !t->reserved)
+		return -ENOENT;
+	/* the template keeps its own place: a copy takes one more */
+	pt = &ni->pts[t->pt_index];
+	if (pt->list_len[t->list] + pt->reserved[t->list] >=
+	    (uint32_t)ni->lim.max_list_size)
+		return -ENOSPC;
+	s = me_alloc(ni);
+	if (s == PTL_NIL)
+		return -ENOSPC;
+	me = &ni->mes[s];
+	gen = me->gen;
+	*me = *t;
+	me->gen = gen;
+	me->reserved = false;
+	me->linked = false;
+	me->auto_unlinked = false;
+	me->offset = 0;
+	me->refs = 0;
+	me->inflight = 0;
+	me->prev = me->next = PTL_NIL;
+	me->tmpl = me_tmpl_id(t, h);
+	me->copied = false;
+	ptl_iovs_get(me->iov);
+	t->copied = true;
+	PTL_STAT(c->nic, mes_live);
+	me_link(c, ptl_handle_ni(h), s);
+	return 0;
+}
+
+int
 ptl_me_unlink_now(struct ptl_client *c, uint32_t h)
 {
 	struct ptl_ni *ni;
 	struct ptl_me *me = ptl_me_get(c, h, &ni);
 
 	if (me != NULL && me->reserved) {
-		me_end_reserve(ni, me);
-		me_free_slot(c->nic, me);
+		me_drop_reserved(c, ni, me, h);
 		return 0;
 	}
 	if (me == NULL || !me->linked)
@@ -584,8 +665,7 @@ ptl_me_unreserve(struct ptl_client *c, uint32_t h)
 
 	if (me == NULL || !me->reserved)
 		return;
-	me_end_reserve(ni, me);
-	me_free_slot(c->nic, me);
+	me_drop_reserved(c, ni, me, h);
 }
 
 void

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "ptl_internal.h"
+#include "trig.h"
 
 #define NI_OPTS (SPINNIC_PTL_NI_MATCHING | SPINNIC_PTL_NI_NO_MATCHING | \
 		 SPINNIC_PTL_NI_LOGICAL | SPINNIC_PTL_NI_PHYSICAL)
@@ -96,6 +97,7 @@ ptl_ni_free_arrays(struct ptl_ni *ni)
 	free(ni->mes);
 	free(ni->uhs);
 	free(ni->trig.ents);
+	free(ni->trig.fq);
 	memset(&ni->trig, 0, sizeof(ni->trig));
 	ni->allocated = false;
 }
@@ -135,6 +137,7 @@ ptl_ni_teardown(struct ptl_client *c, unsigned kind)
 	ptl_me_unreserve_all(c, kind);
 	ptl_eq_release_all(ni);
 	ptl_ct_release_all(c, kind);
+	ptl_trig_drop_fired(c, kind);
 	for (i = 0; i < ni->n_md; i++) {
 		if (ni->mds[i].used) {
 			ni->mds[i].used = false;

@@ -129,12 +129,16 @@ struct ptl_ct {
 };
 
 /* A triggered operation (trig.c): the command as posted, kept until its
- * CT reaches the threshold, then on its NI's fired FIFO until it ran. */
+ * CT reaches the threshold, then on its NI's fired FIFO until it ran. A
+ * persistent one (period > 0) goes back on its CT's list at threshold +
+ * period each time it fires, and may sit in the FIFO several times. */
 struct ptl_trig {
 	struct spinnic_cmd cmd;
 	uint64_t threshold;
-	uint32_t next;        /* CT list, fired FIFO or free list */
+	uint64_t period;      /* 0: one-shot */
+	uint32_t next;        /* CT list or free list */
 	uint32_t ct;          /* slot of the trigger CT */
+	uint32_t nref;        /* on the CT list (1) + times in the FIFO */
 };
 
 /* Per NI: max_triggered_ops entries, allocated at the first arm. */
@@ -145,7 +149,11 @@ struct ptl_trig_pool {
 	uint32_t n;           /* entries: the NI's max_triggered_ops */
 	uint32_t used_top;    /* entries never used: [used_top, n) */
 	uint32_t free_head, nfree;
-	uint32_t fired_head, fired_tail, nfired;
+	/* fired FIFO: a ring of entry indices (an entry repeats when it is
+	 * persistent), grown up to PTL_TRIG_FQ_MAX; full: firing waits */
+	uint32_t *fq;
+	uint32_t fq_cap, fq_head, nfired;
+	bool backlog;         /* a CT has due entries the full FIFO refused */
 };
 
 struct ptl_md {
@@ -177,6 +185,9 @@ struct ptl_me {
 	uint32_t refs;        /* in-flight messages + unexpected headers */
 	uint32_t inflight;    /* in-flight messages */
 	uint32_t prev, next;  /* list links (slot indices) */
+	uint32_t tmpl;        /* a persistent triggered append's copy: its
+				 reserved template's handle; else PTL_NONE */
+	bool copied;          /* a template: copies were linked */
 };
 
 struct ptl_uh {
@@ -344,6 +355,10 @@ int ptl_ctrl_me(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 /* Ring ME_APPEND: link reserved entry @p h as PtlMEAppend would.
  * @return 0, -ENOENT (not a reserved entry now: unlinked, NI gone) */
 int ptl_me_link_reserved(struct ptl_client *c, uint32_t h);
+/* A persistent triggered append fired (nic->lock held): link a fresh copy
+ * of reserved entry @p h, which stays reserved (the template). @return 0,
+ * -ENOENT (no such reserved entry), -ENOSPC (no slot, list full) */
+int ptl_me_link_copy(struct ptl_client *c, uint32_t h);
 /* Ring ME_UNLINK: take entry @p h off its list at once (in-flight
  * messages keep the slot until they end); a reserved one is released.
  * @return 0, -ENOENT (no such entry now: consumed or unlinked) */

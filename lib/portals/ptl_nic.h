@@ -139,6 +139,16 @@ struct ptl_nic_stats {
 	uint64_t aa_backpressure;  /**< put packets refused for a full log */
 	uint64_t aa_handled;       /**< records consumed by access handlers */
 	uint64_t aa_timer_wakes;   /**< log wakes after notify_us */
+	/* persistent triggered operations (spin_trig_set_period) */
+	uint64_t trig_rearmed;     /**< re-armed at threshold + period */
+	uint64_t trig_rearm_ended; /**< not re-armed: threshold + period
+				        past 2^64 - 1: it ended there
+				        as a one-shot one would */
+	uint64_t trig_deferred;    /**< firing or running waited: fired
+				        FIFO full, or a run's budget spent
+				        (persistent ones feeding themselves) */
+	uint64_t trig_me_full;     /**< a persistent append's copy not
+				        linked: no ME slot or list full */
 };
 
 /**

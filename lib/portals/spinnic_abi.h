@@ -17,7 +17,7 @@
 #include <assert.h>
 #include <stdint.h>
 
-#define SPINNIC_ABI_VERSION 5u
+#define SPINNIC_ABI_VERSION 6u
 /** Region cookie: "SPINREG1". */
 #define SPINNIC_REGION_MAGIC 0x314745524e495053ull
 
@@ -372,7 +372,12 @@ enum spinnic_cmd_op {
 	SPINNIC_CMD_FETCH_ATOMIC, /**< PtlFetchAtomic: old values come back */
 	SPINNIC_CMD_SWAP,        /**< PtlSwap: as FETCH_ATOMIC, with operand */
 	SPINNIC_CMD_TRIG,        /**< triggered operation: md = the trigger
-				      CT, length = threshold; the next slot
+				      CT, length = threshold, local_offset =
+				      period (0: one-shot; else persistent:
+				      fires at threshold + k * period until
+				      cancelled, an ME_APPEND links a copy of
+				      its reserved entry each time; not for
+				      ME_UNLINK; since version 6); the next slot
 				      holds the operation (any command but
 				      the ones below and the streaming ones) */
 	SPINNIC_CMD_CT_CHECK,    /**< md = a CT the client changed itself:

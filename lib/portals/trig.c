@@ -5,7 +5,9 @@
  * order), and a fired FIFO per NI that one thread at a time runs: counter
  * operations inline, data operations through the NIC's originate hook.
  * Locks: (nic->lock,) ct->lock, then the pool's. doc/NOTES.md "Triggered
- * operations".
+ * operations". A persistent entry (TRIG local_offset = period > 0) goes
+ * back on its CT's list at threshold + period each time it fires, until
+ * cancelled: doc/NOTES.md "Re-arming triggered operations".
  */
 #include <stdlib.h>
 
@@ -28,6 +30,20 @@ trig_done(struct ptl_client *c, unsigned kind)
 
 /* ---- the pool (pool->lock held) ----------------------------------------- */
 
+/* The fired FIFO's most records: room for every entry, and for bursts of
+ * persistent ones (a counter jump crossing many of their thresholds) */
+#define PTL_TRIG_FQ_MAX (1u << 16)
+
+static uint32_t
+pow2_at_least(uint32_t n)
+{
+	uint32_t p = 64;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
 static uint32_t
 ent_alloc(struct ptl_trig_pool *pool, uint32_t n)
 {
@@ -35,6 +51,15 @@ ent_alloc(struct ptl_trig_pool *pool, uint32_t n)
 
 	if (pool->ents == NULL && n > 0) {
 		pool->ents = calloc(n, sizeof(*pool->ents));
+		pool->fq_cap = pow2_at_least(n);
+		pool->fq = calloc(pool->fq_cap, sizeof(*pool->fq));
+		if (pool->ents == NULL || pool->fq == NULL) {
+			free(pool->ents);
+			free(pool->fq);
+			pool->ents = NULL;
+			pool->fq = NULL;
+			pool->fq_cap = 0;
+		}
 		pool->n = pool->ents == NULL ? 0 : n;
 	}
 	if (pool->nfree > 0) {
@@ -54,21 +79,52 @@ ent_free(struct ptl_trig_pool *pool, uint32_t i)
 	pool->nfree++;
 }
 
+/* Drop one reference to entry @p i (its CT list's or one FIFO record's);
+ * the last one frees it: one TRIG command left the NIC */
+static void
+ent_put(struct ptl_client *c, unsigned kind, struct ptl_trig_pool *pool,
+	uint32_t i)
+{
+	if (--pool->ents[i].nref > 0)
+		return;
+	ent_free(pool, i);
+	trig_done(c, kind);
+}
+
+/* Is there room for one more FIFO record (growing the ring up to
+ * PTL_TRIG_FQ_MAX)? The head moves to slot 0 when it grows */
+static bool
+fq_room(struct ptl_trig_pool *pool)
+{
+	uint32_t cap = pool->fq_cap * 2, k, *fq;
+
+	if (pool->nfired < pool->fq_cap)
+		return true;
+	if (pool->fq_cap == 0 || cap > PTL_TRIG_FQ_MAX ||
+	    (fq = malloc(cap * sizeof(*fq))) == NULL)
+		return false;
+	for (k = 0; k < pool->nfired; k++)
+		fq[k] = pool->fq[(pool->fq_head + k) & (pool->fq_cap - 1)];
+	free(pool->fq);
+	pool->fq = fq;
+	pool->fq_cap = cap;
+	pool->fq_head = 0;
+	return true;
+}
+
+/* fq_room() said yes: entry @p i to the FIFO's tail (one more reference) */
 static void
 fired_push(struct ptl_trig_pool *pool, uint32_t i)
 {
-	pool->ents[i].next = PTL_NIL;
-	if (pool->nfired == 0)
-		pool->fired_head = i;
-	else
-		pool->ents[pool->fired_tail].next = i;
-	pool->fired_tail = i;
+	pool->fq[(pool->fq_head + pool->nfired) & (pool->fq_cap - 1)] = i;
+	pool->ents[i].nref++;
 	__atomic_store_n(&pool->nfired, pool->nfired + 1, __ATOMIC_RELAXED);
 }
 
 /* ---- pending lists (ct->lock held) -------------------------------------- */
 
-/* After every entry of a threshold <= the new one: equal ones in arm order */
+/* After every entry of a threshold <= the new one: equal ones in arm order
+ * (a re-armed persistent entry counts as armed when it fired) */
 static void
 pending_insert(struct ptl_trig_pool *pool, struct ptl_ct *ct, uint32_t i)
 {
@@ -85,8 +141,10 @@ pending_insert(struct ptl_trig_pool *pool, struct ptl_ct *ct, uint32_t i)
 	else
 		pool->ents[prev].next = i;
 	ct->trig_n++;
+	pool->ents[i].nref++;
 }
 
+/* The head of @p ct's list, unlinked (its reference passes to the caller) */
 static uint32_t
 pending_pop(struct ptl_trig_pool *pool, struct ptl_ct *ct)
 {
@@ -101,7 +159,9 @@ void
 ptl_trig_fire_locked(struct ptl_client *c, unsigned kind, struct ptl_ct *ct)
 {
 	struct ptl_trig_pool *pool = &c->ni[kind].trig;
+	struct ptl_trig *e;
 	uint64_t sum;
+	uint32_t i;
 
 	if (ct->trig_n == 0)
 		return;
@@ -110,8 +170,29 @@ ptl_trig_fire_locked(struct ptl_client *c, unsigned kind, struct ptl_ct *ct)
 	      __atomic_load_n(&ct->rec->failure, __ATOMIC_ACQUIRE);
 	ptl_lock(&pool->lock);
 	while (ct->trig_n > 0 && pool->ents[ct->trig_head].threshold <= sum) {
-		fired_push(pool, pending_pop(pool, ct));
+		if (!fq_room(pool)) {
+			/* the rest waits, in order: ptl_trig_run goes on */
+			if (!pool->backlog)
+				PTL_STAT(c->nic, trig_deferred);
+			__atomic_store_n(&pool->backlog, true,
+					 __ATOMIC_RELEASE);
+			break;
+		}
+		i = pending_pop(pool, ct);
+		e = &pool->ents[i];
+		fired_push(pool, i);
 		PTL_STAT(c->nic, trig_fired);
+		if (e->period != 0 && e->threshold <= UINT64_MAX - e->period) {
+			/* once per crossed threshold: seen again this loop
+			 * when the sum is past the next one too */
+			e->threshold += e->period;
+			pending_insert(pool, ct, i);
+			PTL_STAT(c->nic, trig_rearmed);
+		} else if (e->period != 0) {
+			/* a hostile or absurd period: never wrap around */
+			PTL_STAT(c->nic, trig_rearm_ended);
+		}
+		ent_put(c, kind, pool, i); /* the CT list's reference */
 	}
 	ptl_unlock(&pool->lock);
 }
@@ -127,13 +208,34 @@ ptl_trig_drop_locked(struct ptl_client *c, unsigned kind, struct ptl_ct *ct)
 	ptl_lock(&pool->lock);
 	while (ct->trig_n > 0) {
 		i = pending_pop(pool, ct);
-		/* an append that will not run gives its entry back */
+		/* an append that will not run gives its entry back; a
+		 * persistent one its template and the copies still linked
+		 * (later fired instances find it gone) */
 		if (pool->ents[i].cmd.op == SPINNIC_CMD_ME_APPEND)
 			ptl_me_unreserve(c, pool->ents[i].cmd.md);
-		ent_free(pool, i);
-		trig_done(c, kind);
+		/* a persistent one's fired records still run, then free it */
+		ent_put(c, kind, pool, i);
 		PTL_STAT(c->nic, trig_cancelled);
 	}
+	ptl_unlock(&pool->lock);
+}
+
+void
+ptl_trig_drop_fired(struct ptl_client *c, unsigned kind)
+{
+	struct ptl_trig_pool *pool = &c->ni[kind].trig;
+	uint32_t keep, k;
+
+	ptl_lock(&pool->lock);
+	/* a running thread pops its head itself */
+	keep = pool->running && pool->nfired > 0 ? 1 : 0;
+	for (k = keep; k < pool->nfired; k++) {
+		ent_put(c, kind, pool,
+			pool->fq[(pool->fq_head + k) & (pool->fq_cap - 1)]);
+		PTL_STAT(c->nic, trig_cancelled);
+	}
+	__atomic_store_n(&pool->nfired, keep, __ATOMIC_RELAXED);
+	__atomic_store_n(&pool->backlog, false, __ATOMIC_RELAXED);
 	ptl_unlock(&pool->lock);
 }
 
@@ -152,6 +254,11 @@ arm_op_ok(const struct spinnic_cmd *trig, const struct spinnic_cmd *op)
 	case SPINNIC_CMD_CT_CHECK:
 	case SPINNIC_CMD_CT_CANCEL_TRIG:
 		return false;
+	case SPINNIC_CMD_ME_UNLINK:
+		/* not persistent (doc/NOTES.md "Re-arming triggered
+		 * operations"); a persistent ME_APPEND links copies */
+		return trig->local_offset == 0 && trig->flags == 0 &&
+		       op->ni == trig->ni;
 	default:
 		return op->op < SPINNIC_CMD_OP_MAX && trig->flags == 0 &&
 		       op->ni == trig->ni;
@@ -214,7 +321,9 @@ ptl_trig_arm(struct ptl_client *c, const struct spinnic_cmd *trig,
 		if (i != PTL_NIL) {
 			pool->ents[i].cmd = *op;
 			pool->ents[i].threshold = trig->length;
+			pool->ents[i].period = trig->local_offset;
 			pool->ents[i].ct = ptl_handle_idx(trig->md);
+			pool->ents[i].nref = 0;
 		}
 		ptl_unlock(&pool->lock);
 	}
@@ -307,16 +416,51 @@ trig_originate(struct ptl_client *c, const struct spinnic_cmd *cmd,
 	return 0;
 }
 
-/* One fired operation, as if it came from the ring now (its MD is read
- * as it is now). @return 0 or -EAGAIN (again later) */
+/* A persistent ME_APPEND fired: a fresh copy of its reserved entry (the
+ * template stays for the next firing). @return 0 or -EAGAIN */
 static int
-trig_exec(struct ptl_client *c, const struct spinnic_cmd *cmd)
+trig_me_copy(struct ptl_client *c, const struct spinnic_cmd *cmd)
+{
+	struct ptl_nic *nic = c->nic;
+	int rc = -EINVAL;
+
+	if (!ptl_trig_lock(&nic->lock, false))
+		return -EAGAIN;
+	if (ptl_ni_get(c, cmd->ni) != NULL &&
+	    ptl_handle_type(cmd->md) == PTL_HT_ME &&
+	    ptl_handle_ni(cmd->md) == ptl_handle_ni(cmd->ni))
+		rc = ptl_me_link_copy(c, cmd->md);
+	ptl_unlock(&nic->lock);
+	if (rc == -ENOENT)
+		PTL_STAT(nic, trig_me_gone);
+	else if (rc == -ENOSPC)
+		PTL_STAT(nic, trig_me_full);
+	else if (rc != 0)
+		PTL_STAT(nic, bad_cmd);
+	return 0;
+}
+
+/* One fired operation, as if it came from the ring now (its MD is read
+ * as it is now); @p persistent: of a persistent entry. @return 0 or
+ * -EAGAIN (again later) */
+static int
+trig_exec(struct ptl_client *c, const struct spinnic_cmd *cmd,
+	  bool persistent)
 {
 	struct ptl_cmd out;
-	int rc = ptl_cmd_take(c, cmd, &out, false);
+	int rc;
 
+	if (persistent && cmd->op == SPINNIC_CMD_ME_APPEND)
+		return trig_me_copy(c, cmd);
+	rc = ptl_cmd_take(c, cmd, &out, false);
 	return rc <= 0 ? rc : trig_originate(c, cmd, &out);
 }
+
+/* Fired operations one trig_run_ni runs at most: persistent entries can
+ * feed themselves for ever (a re-armed CTInc on its own trigger counter,
+ * a ring of them): the rest waits for the next ptl_trig_run (every
+ * ptl_cmd_poll), so such a loop costs each poll this much, no more */
+#define PTL_TRIG_RUN_MAX 4096u
 
 /* Run NI @p kind's fired FIFO unless another thread runs it: a worklist,
  * so a chain of triggered counter operations never recurses. */
@@ -325,6 +469,8 @@ trig_run_ni(struct ptl_client *c, unsigned kind)
 {
 	struct ptl_trig_pool *pool = &c->ni[kind].trig;
 	struct spinnic_cmd cmd;
+	unsigned budget = PTL_TRIG_RUN_MAX;
+	bool persistent;
 	uint32_t i;
 
 	ptl_lock(&pool->lock);
@@ -334,24 +480,56 @@ trig_run_ni(struct ptl_client *c, unsigned kind)
 	}
 	pool->running = true;
 	while (pool->nfired > 0) {
-		/* only the running thread pops: the head stays */
-		i = pool->fired_head;
+		if (budget-- == 0) {
+			PTL_STAT(c->nic, trig_deferred);
+			break;
+		}
+		/* only the running thread pops: the head stays (a grown
+		 * ring moved it, so it is read again after each unlock) */
+		i = pool->fq[pool->fq_head];
 		cmd = pool->ents[i].cmd;
+		persistent = pool->ents[i].period != 0;
 		ptl_unlock(&pool->lock);
-		if (trig_exec(c, &cmd) != 0) {
+		if (trig_exec(c, &cmd, persistent) != 0) {
 			PTL_STAT(c->nic, trig_retried);
 			ptl_lock(&pool->lock);
 			break;
 		}
 		ptl_lock(&pool->lock);
-		pool->fired_head = pool->ents[i].next;
+		pool->fq_head = (pool->fq_head + 1) & (pool->fq_cap - 1);
 		__atomic_store_n(&pool->nfired, pool->nfired - 1,
 				 __ATOMIC_RELAXED);
-		ent_free(pool, i);
-		trig_done(c, kind);
+		ent_put(c, kind, pool, i);
 	}
 	pool->running = false;
 	ptl_unlock(&pool->lock);
+}
+
+/* The FIFO was full when entries of some CT of NI @p kind were due: fire
+ * them now (bounded by the FIFO's room, as every firing is) */
+static void
+trig_resume(struct ptl_client *c, unsigned kind)
+{
+	struct ptl_ni *ni = &c->ni[kind];
+	struct ptl_trig_pool *pool = &ni->trig;
+	uint32_t i;
+
+	ptl_lock(&pool->lock);
+	if (!pool->backlog || pool->nfired >= pool->fq_cap) {
+		ptl_unlock(&pool->lock);
+		return;
+	}
+	__atomic_store_n(&pool->backlog, false, __ATOMIC_RELAXED);
+	ptl_unlock(&pool->lock);
+	/* as ct_locked: the CTs stay while the client is attached */
+	for (i = 0; ni->allocated && i < ni->n_ct; i++) {
+		struct ptl_ct *ct = &ni->cts[i];
+
+		ptl_lock(&ct->lock);
+		if (ct->used && ct->trig_n > 0)
+			ptl_trig_fire_locked(c, kind, ct);
+		ptl_unlock(&ct->lock);
+	}
 }
 
 void
@@ -359,8 +537,16 @@ ptl_trig_run(struct ptl_client *c)
 {
 	unsigned kind;
 
-	for (kind = 0; kind < SPINNIC_WIRE_NI_KINDS; kind++)
+	for (kind = 0; kind < SPINNIC_WIRE_NI_KINDS; kind++) {
 		if (__atomic_load_n(&c->ni[kind].trig.nfired,
 				    __ATOMIC_RELAXED) != 0)
 			trig_run_ni(c, kind);
+		/* one refill per call: a huge counter jump over a period-1
+		 * entry costs each poll a FIFO's worth, no more */
+		if (__atomic_load_n(&c->ni[kind].trig.backlog,
+				    __ATOMIC_ACQUIRE)) {
+			trig_resume(c, kind);
+			trig_run_ni(c, kind);
+		}
+	}
 }

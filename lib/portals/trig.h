@@ -50,6 +50,10 @@ void ptl_trig_fire_locked(struct ptl_client *c, unsigned kind,
  * (a triggered ME append releases its reserved entry) */
 void ptl_trig_drop_locked(struct ptl_client *c, unsigned kind,
 			  struct ptl_ct *ct);
+/* nic->lock held, after every CT of NI @p kind dropped its pending ones
+ * (the NI goes): what fired and did not run yet will not run (counted
+ * cancelled); a persistent entry can have many such */
+void ptl_trig_drop_fired(struct ptl_client *c, unsigned kind);
 /* CT_CHECK: the client changed CT @p h itself; fire what it releases */
 void ptl_trig_check(struct ptl_client *c, uint32_t h);
 /* CT_CANCEL_TRIG: destroy the pending operations of CT @p h */

@@ -8,12 +8,37 @@
  * until the NIC acted on it. spin.h's PtlTriggeredMEAppend reserves its
  * entry first (control ME_APPEND, SPINNIC_CTRL_F_ME_RESERVE) and triggers
  * a ring ME_APPEND naming it; PtlTriggeredMEUnlink triggers ME_UNLINK.
- * doc/NOTES.md "Triggered operations".
+ * doc/NOTES.md "Triggered operations". spin_trig_set_period makes the
+ * calling thread's later posts on an NI persistent (the TRIG command's
+ * local_offset; a persistent append links a copy of its reserved entry
+ * per firing): doc/NOTES.md "Re-arming triggered operations".
  */
 #include <errno.h>
 #include <string.h>
 
 #include "shim_internal.h"
+
+/* spin_trig_set_period: per thread, per NI slot; 0: one-shot posts */
+static _Thread_local ptl_size_t trig_period[SHIM_NI_MAX];
+
+int
+spin_trig_set_period(ptl_handle_ni_t ni_handle, ptl_size_t period)
+{
+	unsigned slot;
+
+	SHIM_ENTER();
+	if (shim_to_ni(ni_handle, &slot) == NULL)
+		return PTL_ARG_INVALID;
+	trig_period[slot] = period;
+	return PTL_OK;
+}
+
+/* The calling thread's period on NI @p ni */
+static ptl_size_t
+trig_period_of(const struct shim_ni *ni)
+{
+	return trig_period[ni - shim_g.ni];
+}
 
 /* Take one of NI slot @p k's max_triggered_ops. @return 0 or -ENOMEM */
 static int
@@ -58,6 +83,7 @@ shim_trig_post(const struct spinnic_cmd *op, ptl_handle_ct_t trig_ct,
 	cmds[0].ni = op->ni;
 	cmds[0].md = o->nic_id;
 	cmds[0].length = threshold;
+	cmds[0].local_offset = trig_period[k];
 	cmds[1] = *op;
 	rc = shim_cmd_post_n(cmds, 2, NULL);
 	if (rc != 0)
@@ -294,6 +320,10 @@ trig_me_unlink(ptl_handle_me_t me_handle, ptl_handle_ct_t trig_ct_handle,
 
 	if (ni == NULL)
 		return -EINVAL;
+	if (trig_period_of(ni) != 0) {
+		SHIM_DBG("persistent triggered ME unlink: not supported");
+		return -EINVAL;
+	}
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.op = SPINNIC_CMD_ME_UNLINK;
 	cmd.ni = ni->nic_ni;

@@ -236,6 +236,56 @@ int PtlTriggeredMEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 int PtlTriggeredMEUnlink(ptl_handle_me_t me_handle,
 			 ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold);
 
+/* ---- persistent (re-arming) triggered operations (paper 002 §5.4.2) --- */
+
+/**
+ * Make the calling thread's later triggered posts on an NI persistent
+ * (re-arming), so that a schedule of triggered operations runs again and
+ * again without being posted again. Applies to PtlTriggeredPut(),
+ * PtlTriggeredGet(), PtlTriggeredAtomic(), PtlTriggeredFetchAtomic(),
+ * PtlTriggeredSwap(), PtlTriggeredCTInc(), PtlTriggeredCTSet() and
+ * PtlTriggeredMEAppend() posted
+ * by this thread on @p ni_handle after the call; other threads and other
+ * NIs keep their own setting (thread-local; it outlives PtlNIFini() of
+ * the NI in this thread, so set 0 again before reusing the slot).
+ *
+ * A persistent operation posted with threshold t fires when the trigger
+ * counter's success + failure reaches t, then again at t + period,
+ * t + 2 * period, ...: once per threshold crossed, even when one counter
+ * change crosses several (in order; each re-armed instance counts as
+ * armed when the previous one fired, so among operations of the same
+ * counter and threshold it comes after those already waiting there).
+ * Each firing reads its MD / operand at fire time, as a one-shot
+ * triggered operation does. It stays until PtlCTCancelTriggered() or
+ * PtlCTFree() of its trigger counter (and goes at PtlNIFini() or when
+ * the process ends); instances that fired before the cancel still run.
+ * It counts once toward max_triggered_ops for its whole life. When
+ * t + k * period would pass 2^64 - 1 it stops re-arming there (NIC
+ * statistic trig_rearm_ended) and is released as a one-shot one is.
+ * Operations that keep feeding their own trigger (a re-armed increment
+ * of its own counter) run until cancelled, a bounded number per NIC poll.
+ *
+ * A persistent PtlTriggeredMEAppend() links a fresh copy of the entry
+ * (checked and copied at the call, as always) at every firing, so a
+ * use-once entry appears again for each instance; a copy that finds no
+ * NIC slot or a full list is not linked (NIC statistic trig_me_full).
+ * Its handle names the reserved original (the template), never a copy:
+ * PtlMEUnlink() on it returns PTL_OK, releases the template, unlinks
+ * every copy still linked (messages in flight into one complete) and
+ * stops the appends (later firings do nothing: statistic trig_me_gone;
+ * the triggered entry itself stays armed until PtlCTCancelTriggered() or
+ * PtlCTFree(), which also release the template and its linked copies).
+ * Events of a copy carry the call's user_ptr. A persistent
+ * PtlTriggeredMEUnlink() is not supported: with a period set it returns
+ * PTL_ARG_INVALID.
+ *
+ * @param ni_handle the NI.
+ * @param period the distance between thresholds; 0 (the default):
+ * ordinary one-shot triggered operations.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (bad NI handle).
+ */
+int spin_trig_set_period(ptl_handle_ni_t ni_handle, ptl_size_t period);
+
 /* ---- streaming and processed puts (paper 000 §3.1) -------------------- */
 
 /** Handle of an open streaming put (a ptl_handle_any_t). */

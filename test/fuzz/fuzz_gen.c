@@ -635,6 +635,46 @@ cmd_trig(uint32_t ni, uint32_t ct, uint64_t threshold)
 	out_put(&c, sizeof(c));
 }
 
+/* TRIG with a period: a persistent operation (SPINNIC_ABI_VERSION 6) */
+static void
+cmd_trig_p(uint32_t ni, uint32_t ct, uint64_t threshold, uint64_t period)
+{
+	struct spinnic_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = SPINNIC_CMD_TRIG;
+	c.ni = ni;
+	c.md = ct;
+	c.length = threshold;
+	c.local_offset = period;
+	out_put(&c, sizeof(c));
+}
+
+/* Persistent triggered operations: a re-armed put, a re-armed increment
+ * of its own trigger counter (feeds itself until cancelled), a threshold
+ * whose next one would wrap, a persistent ME append (refused) */
+static void
+gen_cmd_trig_rearm(const struct fz_objs *o, const uint32_t *md,
+		   const uint32_t *me)
+{
+	out_reset();
+	out_u(6 | (1 << 4), 1);
+	cmd_trig_p(o->ni, o->ct, 1, 2);
+	cmd_put(SPINNIC_CMD_PUT, o->ni, md[0], 0, 64);
+	cmd_trig_p(o->ni, o->ct, 1, 1);
+	cmd_put(SPINNIC_CMD_CT_INC, o->ni, o->ct, 0, 0);
+	cmd_put(SPINNIC_CMD_CT_INC, o->ni, o->ct, 0, 0);
+	cmd_put(SPINNIC_CMD_CT_CANCEL_TRIG, o->ni, o->ct, 0, 0);
+	out_u(6, 1);
+	cmd_trig_p(o->ni, o->ct, UINT64_MAX - 1, 5);
+	cmd_put(SPINNIC_CMD_GET, o->ni, md[1], 0, 16);
+	cmd_trig_p(o->ni, o->ct, 0, UINT64_MAX);
+	cmd_put(SPINNIC_CMD_ME_APPEND, o->ni, me[0], 0, 0);
+	cmd_put(SPINNIC_CMD_CT_SET, o->ni, o->ct, 0, 0);
+	cmd_put(SPINNIC_CMD_CT_CHECK, o->ni, o->ct, 0, 0);
+	out_write("cmd", "12-trig-rearm");
+}
+
 /* Triggered list changes on fuzz_cmd's two entries (fz_me_setup: me[0]
  * reserved, me[1] linked): an append and an unlink released at once, an
  * unlink of an entry gone, a plain unlink, a handle of the wrong type;
@@ -828,6 +868,7 @@ gen_cmd(void)
 		   SPINNIC_PTL_SUM, SPINNIC_PTL_INT64_T, 4090);
 	out_write("cmd", "06-atomic");
 	gen_cmd_trig(&o, md);
+	gen_cmd_trig_rearm(&o, md, me);
 	gen_cmd_trig_me(&o, me);
 }
 

@@ -8,7 +8,10 @@
  * fire time, a busy originate hook, a fire under the NIC lock (control
  * path), an atomic behind a TRIG, two threads incrementing at once, and
  * triggered ME appends and unlinks (reserved entries, claims, entries
- * gone, cancel, free, the limit).
+ * gone, cancel, free, the limit); persistent (re-arming) ones: once per
+ * crossed threshold in order, cancel with fired instances queued, CT free,
+ * chains, threshold + period overflow, the limit counted once, a FIFO
+ * full of instances, ME ops refused.
  */
 #include <pthread.h>
 
@@ -23,6 +26,7 @@ static struct {
 	unsigned n;
 	uint64_t user_ptr[2048];
 	uint16_t op[2048];
+	uint64_t total;      /* all it started (n stops at 2048) */
 	int rc;              /* what it answers */
 } hook = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -39,6 +43,8 @@ t_originate(void *arg, struct ptl_client *c, const struct ptl_cmd *cmd)
 		hook.op[hook.n] = cmd->op;
 		hook.user_ptr[hook.n++] = cmd->user_ptr;
 	}
+	if (rc == 0)
+		hook.total++;
 	pthread_mutex_unlock(&hook.lock);
 	return rc;
 }
@@ -55,6 +61,7 @@ env(struct t_env *e)
 	ptl_nic_set_originate(e->nic, t_originate, NULL);
 	memset(hook.user_ptr, 0, sizeof(hook.user_ptr));
 	hook.n = 0;
+	hook.total = 0;
 	hook.rc = 0;
 }
 
@@ -931,6 +938,428 @@ test_me_limit(void **state)
 	t_env_teardown(&e);
 }
 
+/* ---- persistent (re-arming) triggered operations ------------------------ */
+
+/* TRIG(trig_ct, threshold, period) + op */
+static void
+arm_p(struct t_env *e, uint32_t trig_ct, uint64_t threshold, uint64_t period,
+      const struct spinnic_cmd *op)
+{
+	struct spinnic_cmd c[2];
+
+	memset(&c[0], 0, sizeof(c[0]));
+	c[0].op = SPINNIC_CMD_TRIG;
+	c[0].ni = e->ni;
+	c[0].md = trig_ct;
+	c[0].length = threshold;
+	c[0].local_offset = period;
+	c[1] = *op;
+	assert_int_equal(post(e, c, 2), 0);
+}
+
+static void
+arm_put_p(struct t_env *e, uint32_t trig_ct, uint64_t threshold,
+	  uint64_t period, uint32_t md, uint64_t tag)
+{
+	struct spinnic_cmd op;
+
+	put_op(e, &op, md, tag);
+	arm_p(e, trig_ct, threshold, period, &op);
+}
+
+/* 2, 5, 8, ...: once per crossed threshold, also several at one jump;
+ * a one-shot entry waiting at a threshold comes before the re-armed
+ * instance there (that one counts as armed when it fired) */
+static void
+test_rearm_thresholds(void **state)
+{
+	struct ptl_nic_stats st;
+	struct t_env e;
+	uint32_t ct, md;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	arm_put_p(&e, ct, 2, 3, md, 1);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(hook.n, 0);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);      /* 2 */
+	assert_int_equal(hook.n, 1);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 2, 0), 0);      /* 4 */
+	assert_int_equal(hook.n, 1);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 0, 1), 0);      /* 5 */
+	assert_int_equal(hook.n, 2);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 7, 0), 0);      /* 12: 8, 11 */
+	assert_int_equal(hook.n, 4);
+	/* pending until cancelled */
+	assert_int_equal(done(&e), 0);
+	/* tag 1 next at 14 (armed there when it fired at 11); one-shots at
+	 * 14 and 15 and a period-1 one from 13 armed now, a jump to 15:
+	 * 13: 4; 14: 1, 2, 4 (re-armed after 2); 15: 3, 4 */
+	arm_put(&e, ct, 14, md, 2);
+	arm_put(&e, ct, 15, md, 3);
+	arm_put_p(&e, ct, 13, 1, md, 4);   /* 13, 14, 15, ... */
+	assert_int_equal(ptl_ct_inc(e.c, ct, 3, 0), 0);
+	expect((const uint64_t[]){ 1, 1, 1, 1, 4, 1, 2, 4, 3, 4 }, 10);
+	assert_int_equal(done(&e), 2);
+	ptl_nic_stats_get(e.nic, &st);
+	assert_int_equal(st.trig_fired, 10);
+	assert_int_equal(st.trig_rearmed, 8);
+	/* a Set down and up crosses the thresholds again from where the
+	 * entry is now (tag 1: 17; tag 4: 16, then 17 after tag 1) */
+	assert_int_equal(ptl_ct_set(e.c, ct, 0, 0), 0);
+	assert_int_equal(hook.n, 10);
+	assert_int_equal(ptl_ct_set(e.c, ct, 17, 0), 0);
+	expect((const uint64_t[]){ 1, 1, 1, 1, 4, 1, 2, 4, 3, 4, 4, 1, 4 },
+	       13);
+	t_env_teardown(&e);
+}
+
+/* Cancel stops the re-arming; instances that fired and wait for room
+ * still run, and only then is the entry given back (done) */
+static void
+test_rearm_cancel(void **state)
+{
+	struct ptl_cmd out[4];
+	struct ptl_nic_stats st;
+	struct spinnic_cmd op;
+	struct t_env e;
+	uint32_t ct, md;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	arm_put_p(&e, ct, 1, 1, md, 7);
+	hook.rc = -ENOBUFS;
+	assert_int_equal(ptl_ct_inc(e.c, ct, 3, 0), 0);
+	ct_op(&e, &op, SPINNIC_CMD_CT_CANCEL_TRIG, ct, 0, 0);
+	assert_int_equal(post(&e, &op, 1), 0);
+	assert_int_equal(done(&e), 0);
+	hook.rc = 0;
+	assert_int_equal(ptl_cmd_poll(e.c, out, 4), 0);
+	expect((const uint64_t[]){ 7, 7, 7 }, 3);
+	assert_int_equal(done(&e), 1);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 10, 0), 0);
+	assert_int_equal(hook.n, 3);
+	ptl_nic_stats_get(e.nic, &st);
+	assert_int_equal(st.trig_cancelled, 1);
+	/* PtlCTFree: the same */
+	arm_put_p(&e, ct, 14, 2, md, 8);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(hook.n, 4);
+	{
+		struct spinnic_ctrl_msg m;
+
+		memset(&m, 0, sizeof(m));
+		m.u.ct.ni = e.ni;
+		m.u.ct.ct = ct;
+		assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_CT_FREE, &m),
+				 SPINNIC_PTL_OK);
+	}
+	assert_int_equal(done(&e), 2);
+	t_env_teardown(&e);
+}
+
+/* 1000 instances of a 3-hop chain of re-armed CTIncs ending in a re-armed
+ * put: each instance moves every counter by one and the put once */
+static void
+test_rearm_chain(void **state)
+{
+	struct spinnic_cmd op;
+	struct t_env e;
+	uint32_t ct[4], md;
+	unsigned i, k;
+
+	(void)state;
+	env(&e);
+	for (k = 0; k < 4; k++)
+		ct[k] = ct_alloc(&e, k);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	for (k = 0; k < 3; k++) {
+		ct_op(&e, &op, SPINNIC_CMD_CT_INC, ct[k + 1], 1, 0);
+		arm_p(&e, ct[k], 1, 1, &op);
+	}
+	arm_put_p(&e, ct[3], 1, 1, md, 5);
+	for (i = 1; i <= 1000; i++) {
+		assert_int_equal(ptl_ct_inc(e.c, ct[0], 1, 0), 0);
+		for (k = 0; k < 4; k++)
+			assert_int_equal(rec(&e, k)->success, i);
+		assert_int_equal(hook.n, i);
+	}
+	assert_int_equal(done(&e), 0);
+	/* four entries, whatever the instances: the limit (8) has room */
+	arm_put(&e, ct[3], 2000, md, 6);
+	for (k = 0; k < 4; k++) {
+		ct_op(&e, &op, SPINNIC_CMD_CT_CANCEL_TRIG, ct[k], 0, 0);
+		assert_int_equal(post(&e, &op, 1), 0);
+	}
+	assert_int_equal(done(&e), 5);
+	t_env_teardown(&e);
+}
+
+/* threshold + period past 2^64 - 1: no wrap to an early fire, the entry
+ * ends there and is given back */
+static void
+test_rearm_overflow(void **state)
+{
+	struct ptl_nic_stats st;
+	struct t_env e;
+	uint32_t ct, md;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	/* fires at arm (0), re-armed at 2^64 - 1 exactly */
+	arm_put_p(&e, ct, 0, UINT64_MAX, md, 1);
+	arm_put_p(&e, ct, UINT64_MAX - 4, 3, md, 2);
+	assert_int_equal(hook.n, 1);
+	assert_int_equal(done(&e), 0);
+	assert_int_equal(ptl_ct_set(e.c, ct, UINT64_MAX - 1, 0), 0);
+	expect((const uint64_t[]){ 1, 2, 2 }, 3);  /* -4, -1; then ends */
+	assert_int_equal(done(&e), 1);
+	assert_int_equal(ptl_ct_set(e.c, ct, UINT64_MAX, 0), 0);
+	expect((const uint64_t[]){ 1, 2, 2, 1 }, 4);  /* then ends */
+	assert_int_equal(done(&e), 2);
+	assert_int_equal(ptl_ct_set(e.c, ct, 0, 0), 0);
+	assert_int_equal(ptl_ct_set(e.c, ct, 5, 0), 0);
+	assert_int_equal(hook.n, 4);
+	ptl_nic_stats_get(e.nic, &st);
+	assert_int_equal(st.trig_rearm_ended, 2);
+	t_env_teardown(&e);
+}
+
+/* max_triggered_ops counts a persistent entry once; ME ops may not be
+ * persistent */
+static void
+test_rearm_limit(void **state)
+{
+	struct ptl_nic_stats st;
+	struct spinnic_cmd op;
+	struct t_env e;
+	uint32_t ct, md;
+	unsigned i;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	for (i = 0; i < T_TRIG_MAX; i++)
+		arm_put_p(&e, ct, 1, 1, md, i);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 5, 0), 0);
+	assert_int_equal(hook.n, 5 * T_TRIG_MAX);
+	arm_put(&e, ct, 100, md, 99);   /* full */
+	ptl_nic_stats_get(e.nic, &st);
+	assert_int_equal(st.trig_refused, 1);
+	memset(&op, 0, sizeof(op));
+	op.op = SPINNIC_CMD_ME_UNLINK;
+	op.ni = e.ni;
+	arm_p(&e, ct, 100, 1, &op);
+	ptl_nic_stats_get(e.nic, &st);
+	assert_int_equal(st.trig_refused, 2);
+	assert_int_equal(done(&e), 2);
+	/* cancel gives all back; refilled entries that fire at arm (the
+	 * counter is at 5) and a CT free, again */
+	ct_op(&e, &op, SPINNIC_CMD_CT_CANCEL_TRIG, ct, 0, 0);
+	assert_int_equal(post(&e, &op, 1), 0);
+	assert_int_equal(done(&e), 2 + T_TRIG_MAX);
+	for (i = 0; i < T_TRIG_MAX; i++)
+		arm_put_p(&e, ct, 1, 1, md, i);
+	assert_int_equal(hook.n, 10 * T_TRIG_MAX);
+	ptl_nic_stats_get(e.nic, &st);
+	assert_int_equal(st.trig_refused, 2);
+	t_env_teardown(&e);
+}
+
+/* Many entries, many instances each (the FIFO grows), cancel, refill */
+static void
+test_rearm_grow(void **state)
+{
+	struct ptl_nic_conf cf;
+	struct ptl_nic_stats st;
+	struct spinnic_cmd op;
+	struct t_env e;
+	uint32_t ct, dst;
+	unsigned i;
+
+	(void)state;
+	ptl_nic_conf_default(&cf, 1);
+	cf.max_ops = 64;
+	cf.limits.max_triggered_ops = 1024;
+	t_env_setup_opts(&e, 64, 0, &cf);
+	ct = ct_alloc(&e, 0);
+	dst = ct_alloc(&e, 1);
+	ct_op(&e, &op, SPINNIC_CMD_CT_INC, dst, 1, 0);
+	for (i = 0; i < 1020; i++)
+		arm_p(&e, ct, 1, 1, &op);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 3, 0), 0);
+	assert_int_equal(rec(&e, 1)->success, 3 * 1020);
+	ct_op(&e, &op, SPINNIC_CMD_CT_CANCEL_TRIG, ct, 0, 0);
+	assert_int_equal(post(&e, &op, 1), 0);
+	assert_int_equal(done(&e), 1020);
+	ct_op(&e, &op, SPINNIC_CMD_CT_INC, dst, 1, 0);
+	for (i = 0; i < 1020; i++)
+		arm_p(&e, ct, 1, 1, &op);
+	assert_int_equal(rec(&e, 1)->success, 6 * 1020);
+	ptl_nic_stats_get(e.nic, &st);
+	assert_int_equal(st.trig_refused, 0);
+	t_env_teardown(&e);
+}
+
+/* A re-armed increment of its own trigger counter feeds itself for ever:
+ * each run stops after a budget (the caller gets control back), every
+ * poll goes on, the cancel ends it */
+static void
+test_rearm_self_feeding(void **state)
+{
+	struct ptl_cmd out[4];
+	struct spinnic_cmd op;
+	struct t_env e;
+	uint64_t v1, v2, v3;
+	uint32_t ct;
+	unsigned i;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	ct_op(&e, &op, SPINNIC_CMD_CT_INC, ct, 1, 0);
+	arm_p(&e, ct, 1, 1, &op);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	v1 = rec(&e, 0)->success;
+	assert_true(v1 > 1 && v1 < 1000000);
+	(void)ptl_cmd_poll(e.c, out, 4);
+	v2 = rec(&e, 0)->success;
+	assert_true(v2 > v1);
+	ct_op(&e, &op, SPINNIC_CMD_CT_CANCEL_TRIG, ct, 0, 0);
+	assert_int_equal(post(&e, &op, 1), 0);
+	for (i = 0; i < 4; i++)
+		(void)ptl_cmd_poll(e.c, out, 4);
+	v3 = rec(&e, 0)->success;
+	(void)ptl_cmd_poll(e.c, out, 4);
+	assert_int_equal(rec(&e, 0)->success, v3);
+	assert_int_equal(done(&e), 1);
+	t_env_teardown(&e);
+}
+
+/* A persistent append of a use-once entry: a fresh copy linked at each
+ * firing (two at a jump over two thresholds), each consumed by one
+ * message; PtlMEUnlink of the handle unlinks the copies still linked and
+ * ends the appends (later firings: trig_me_gone); a cancel does the same */
+static void
+test_rearm_me_append(void **state)
+{
+	struct spinnic_event ev;
+	struct spinnic_cmd op;
+	struct spinnic_pkt h;
+	struct ptl_match m;
+	struct t_env e;
+	struct t_me me;
+	uint64_t live0, gone0;
+	uint32_t ct, tmpl;
+	unsigned i;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	live0 = stat_mes_live(&e);
+	t_me_default(&me);
+	me.match_bits = 5;
+	me.user_ptr = 0x55;
+	me.options |= SPINNIC_PTL_ME_USE_ONCE;
+	tmpl = me_reserve(&e, &me);
+	memset(&op, 0, sizeof(op));
+	op.op = SPINNIC_CMD_ME_APPEND;
+	op.ni = e.ni;
+	op.md = tmpl;
+	arm_p(&e, ct, 1, 1, &op);
+	t_hdr(&e, &h, 5, 16);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), -ENOENT);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+		assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+				 SPINNIC_PTL_EVENT_LINK);
+		assert_int_equal(ev.user_ptr, 0x55);
+		assert_int_equal(stat_mes_live(&e), live0 + 2);
+		assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+		assert_int_equal(m.list, PTL_MATCH_PRIORITY);
+		assert_int_equal(m.user_ptr, 0x55);
+		ptl_match_complete(e.nic, &m, SPINNIC_PTL_NI_OK);
+		/* use-once: this instance's copy is gone, the template not */
+		assert_int_equal(ptl_nic_match(e.nic, &h, &m), -ENOENT);
+		assert_int_equal(stat_mes_live(&e), live0 + 1);
+		t_ev_drain(&e, T_EQ_OFF);
+	}
+	/* a jump over two thresholds: two copies */
+	assert_int_equal(ptl_ct_inc(e.c, ct, 2, 0), 0);
+	assert_int_equal(stat_mes_live(&e), live0 + 3);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), 0);
+	ptl_match_complete(e.nic, &m, SPINNIC_PTL_NI_OK);
+	assert_int_equal(stat_mes_live(&e), live0 + 2);
+	/* PtlMEUnlink on the handle: template and the copy still linked */
+	assert_int_equal(me_unlink_ctrl(&e, tmpl), SPINNIC_PTL_OK);
+	assert_int_equal(stat_mes_live(&e), live0);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), -ENOENT);
+	gone0 = stat_me_gone(&e);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(stat_me_gone(&e), gone0 + 1);
+	assert_int_equal(stat_mes_live(&e), live0);
+	assert_int_equal(done(&e), 0);
+	ct_op(&e, &op, SPINNIC_CMD_CT_CANCEL_TRIG, ct, 0, 0);
+	assert_int_equal(post(&e, &op, 1), 0);
+	assert_int_equal(done(&e), 1);
+
+	/* cancel: the template and its copies go, the handle is invalid */
+	tmpl = me_reserve(&e, &me);
+	memset(&op, 0, sizeof(op));
+	op.op = SPINNIC_CMD_ME_APPEND;
+	op.ni = e.ni;
+	op.md = tmpl;
+	arm_p(&e, ct, 7, 1, &op);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);   /* 6 -> 7 */
+	assert_int_equal(stat_mes_live(&e), live0 + 2);
+	ct_op(&e, &op, SPINNIC_CMD_CT_CANCEL_TRIG, ct, 0, 0);
+	assert_int_equal(post(&e, &op, 1), 0);
+	assert_int_equal(stat_mes_live(&e), live0);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m), -ENOENT);
+	assert_int_equal(me_unlink_ctrl(&e, tmpl), SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(done(&e), 2);
+	t_env_teardown(&e);
+}
+
+/* One Set crossing 100 000 thresholds of a period-1 entry: the fired
+ * FIFO takes what it can (65 536), the rest waits in order and later
+ * polls start it; nothing lost, nothing twice */
+static void
+test_rearm_fifo_full(void **state)
+{
+	struct ptl_cmd out[4];
+	struct ptl_nic_stats st;
+	struct t_env e;
+	uint32_t ct, md;
+	unsigned polls = 0;
+
+	(void)state;
+	env(&e);
+	ct = ct_alloc(&e, 0);
+	md = md_bind(&e, SPINNIC_HANDLE_NONE);
+	arm_put_p(&e, ct, 1, 1, md, 3);
+	assert_int_equal(ptl_ct_set(e.c, ct, 100000, 0), 0);
+	while (hook.total < 100000 && polls++ < 100)
+		(void)ptl_cmd_poll(e.c, out, 4);
+	assert_int_equal(hook.total, 100000);
+	(void)ptl_cmd_poll(e.c, out, 4);
+	assert_int_equal(hook.total, 100000);
+	ptl_nic_stats_get(e.nic, &st);
+	assert_true(st.trig_deferred >= 1);
+	assert_int_equal(st.trig_fired, 100000);
+	assert_int_equal(ptl_ct_inc(e.c, ct, 1, 0), 0);
+	assert_int_equal(hook.total, 100001);
+	assert_int_equal(done(&e), 0);
+	t_env_teardown(&e);
+}
+
 int
 main(void)
 {
@@ -952,6 +1381,15 @@ main(void)
 		cmocka_unit_test(test_me_gone),
 		cmocka_unit_test(test_me_cancel_free),
 		cmocka_unit_test(test_me_limit),
+		cmocka_unit_test(test_rearm_thresholds),
+		cmocka_unit_test(test_rearm_cancel),
+		cmocka_unit_test(test_rearm_chain),
+		cmocka_unit_test(test_rearm_overflow),
+		cmocka_unit_test(test_rearm_limit),
+		cmocka_unit_test(test_rearm_fifo_full),
+		cmocka_unit_test(test_rearm_grow),
+		cmocka_unit_test(test_rearm_self_feeding),
+		cmocka_unit_test(test_rearm_me_append),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

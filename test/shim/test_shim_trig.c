@@ -5,7 +5,8 @@
  * PtlCTGet at once; PtlTriggered* as a TRIG slot and the operation's,
  * published together; max_triggered_ops (PTL_NO_SPACE, freed by the NIC's
  * trig_done); bad handles; PtlCTCancelTriggered returns only after the
- * NIC consumed it; PtlTriggeredMEAppend's reservation and commands.
+ * NIC consumed it; PtlTriggeredMEAppend's reservation and commands;
+ * spin_trig_set_period: the period in the TRIG command, per thread.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -215,6 +216,75 @@ test_trig_me(void **state)
 	assert_false(fake_nic_cmd_pop(&x->f, &c));
 }
 
+static void *
+other_post(void *arg)
+{
+	struct fx *x = arg;
+	ptl_ct_event_t one = { .success = 1, .failure = 0 };
+
+	return (void *)(intptr_t)PtlTriggeredCTInc(x->ct, one, x->ct, 2);
+}
+
+/* spin_trig_set_period: the calling thread's posts carry the period in
+ * the TRIG command (local_offset); another thread's do not; 0 again
+ * gives one-shot posts; no persistent triggered unlink */
+static void
+test_trig_period(void **state)
+{
+	struct fx *x = *state;
+	ptl_ct_event_t one = { .success = 1, .failure = 0 };
+	ptl_handle_me_t h = PTL_INVALID_HANDLE;
+	struct spinnic_cmd c;
+	pthread_t th;
+	void *rc;
+	ptl_me_t me;
+
+	assert_int_equal(spin_trig_set_period(PTL_INVALID_HANDLE, 3),
+			 PTL_ARG_INVALID);
+	assert_int_equal(spin_trig_set_period(x->ni, 7), PTL_OK);
+	assert_int_equal(PtlTriggeredCTInc(x->ct, one, x->ct, 1), PTL_OK);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.op, SPINNIC_CMD_TRIG);
+	assert_int_equal(c.length, 1);
+	assert_int_equal(c.local_offset, 7);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.op, SPINNIC_CMD_CT_INC);
+	/* another thread: one-shot */
+	assert_int_equal(pthread_create(&th, NULL, other_post, x), 0);
+	assert_int_equal(pthread_join(th, &rc), 0);
+	assert_int_equal((intptr_t)rc, PTL_OK);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.op, SPINNIC_CMD_TRIG);
+	assert_int_equal(c.length, 2);
+	assert_int_equal(c.local_offset, 0);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	/* a persistent append: TRIG with the period, then ME_APPEND */
+	memset(&me, 0, sizeof(me));
+	me.start = x->buf;
+	me.length = 64;
+	me.ct_handle = PTL_CT_NONE;
+	me.uid = PTL_UID_ANY;
+	me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE;
+	me.match_id.phys.nid = PTL_NID_ANY;
+	me.match_id.phys.pid = PTL_PID_ANY;
+	assert_int_equal(PtlTriggeredMEAppend(x->ni, 4, &me,
+					      PTL_PRIORITY_LIST, NULL, &h,
+					      x->ct, 3), PTL_OK);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.op, SPINNIC_CMD_TRIG);
+	assert_int_equal(c.local_offset, 7);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.op, SPINNIC_CMD_ME_APPEND);
+	assert_int_equal(PtlTriggeredMEUnlink(h, x->ct, 4), PTL_ARG_INVALID);
+	assert_int_equal(spin_trig_set_period(x->ni, 0), PTL_OK);
+	assert_int_equal(PtlTriggeredMEUnlink(h, x->ct, 4), PTL_OK);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.local_offset, 0);
+	assert_true(fake_nic_cmd_pop(&x->f, &c));
+	assert_int_equal(c.op, SPINNIC_CMD_ME_UNLINK);
+	assert_false(fake_nic_cmd_pop(&x->f, &c));
+}
+
 static void
 test_trig_limit(void **state)
 {
@@ -281,6 +351,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_trig_commands, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_trig_me, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trig_period, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_trig_limit, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_waits, setup,
