@@ -300,7 +300,10 @@ spin_coll_allreduce_algo(spin_coll_comm_t *comm, const void *sendbuf,
 {
 	size_t esz = spin_coll_type_size(type);
 
+	/* checked here, not by the vertices: some ranks (folded in, or
+	 * leaves) have no reduction, and every rank must refuse alike */
 	if (comm == NULL || s_p == NULL || esz == 0 ||
+	    !coll_atomic_ok(op, type) ||
 	    count > SIZE_MAX / esz || (count > 0 && recvbuf == NULL) ||
 	    (count > 0 && sendbuf == NULL) ||
 	    algo > SPIN_COLL_ALLREDUCE_REDUCE_BCAST)

@@ -62,26 +62,45 @@ spin_coll_comm_eager_max(const spin_coll_comm_t *comm)
 
 /* ---- host barrier ------------------------------------------------------- */
 
+/*
+ * SYNC arrivals, kept per process and not per communicator: a fast peer
+ * that already freed a communicator and created the next one on the same
+ * portal index may send that one's first barrier messages while this rank
+ * still waits in the old one's last barrier; its entry takes and
+ * acknowledges them, so they are noted here, where the new communicator
+ * finds them. The key holds the portal index and the generation (how many
+ * communicators this process created on that index before: the same on
+ * every rank, as creation is collective and in order) so that none is
+ * taken for another.
+ */
+static struct {
+	uint64_t *keys;
+	size_t n, cap;
+} seen;
+static unsigned generation[256];
+
 static uint64_t
-sync_key(uint32_t epoch, unsigned round, unsigned src)
+sync_key(const spin_coll_comm_t *c, uint32_t epoch, unsigned round,
+	 unsigned src)
 {
-	return (((uint64_t)(epoch & 0xffff) << 20 | (round & 0xfffff)) << 12) |
+	return (uint64_t)(c->gen & 0xfff) << 36 |
+	       (uint64_t)(epoch & 0xffff) << 20 | (uint64_t)(round & 0xff) << 12 |
 	       (src & 0xfff);
 }
 
 static int
 sync_note(spin_coll_comm_t *c, uint64_t key)
 {
-	if (c->sync_nseen == c->sync_capseen) {
-		size_t cap = c->sync_capseen ? c->sync_capseen * 2 : 16;
-		uint64_t *n = realloc(c->sync_seen, cap * sizeof(*n));
+	if (seen.n == seen.cap) {
+		size_t cap = seen.cap ? seen.cap * 2 : 64;
+		uint64_t *n = realloc(seen.keys, cap * sizeof(*n));
 
 		if (n == NULL)
 			return -ENOMEM;
-		c->sync_seen = n;
-		c->sync_capseen = cap;
+		seen.keys = n;
+		seen.cap = cap;
 	}
-	c->sync_seen[c->sync_nseen++] = key;
+	seen.keys[seen.n++] = (uint64_t)(c->pt & 0xffff) << 48 | key;
 	return 0;
 }
 
@@ -89,11 +108,12 @@ sync_note(spin_coll_comm_t *c, uint64_t key)
 static bool
 sync_take(spin_coll_comm_t *c, uint64_t key)
 {
+	uint64_t k = (uint64_t)(c->pt & 0xffff) << 48 | key;
 	size_t i;
 
-	for (i = 0; i < c->sync_nseen; i++)
-		if (c->sync_seen[i] == key) {
-			c->sync_seen[i] = c->sync_seen[--c->sync_nseen];
+	for (i = 0; i < seen.n; i++)
+		if (seen.keys[i] == k) {
+			seen.keys[i] = seen.keys[--seen.n];
 			return true;
 		}
 	return false;
@@ -173,9 +193,9 @@ spin_coll_comm_sync(spin_coll_comm_t *c)
 	for (round = 0, dist = 1; dist < c->size; round++, dist <<= 1) {
 		unsigned to = (c->rank + dist) % c->size;
 		unsigned from = (c->rank + c->size - dist) % c->size;
-		uint64_t want = sync_key(epoch, round, from);
+		uint64_t want = sync_key(c, epoch, round, from);
 
-		rc = sync_send(c, to, sync_key(epoch, round, c->rank), t0);
+		rc = sync_send(c, to, sync_key(c, epoch, round, c->rank), t0);
 		if (rc != 0)
 			return rc;
 		while (!sync_take(c, want)) {
@@ -201,13 +221,27 @@ comm_release(spin_coll_comm_t *c)
 		PtlMDRelease(c->ctl_md);
 	if (c->sync_md != PTL_INVALID_HANDLE)
 		PtlMDRelease(c->sync_md);
-	if (c->sync_me != PTL_INVALID_HANDLE)
-		PtlMEUnlink(c->sync_me);
+	if (c->sync_me != PTL_INVALID_HANDLE) {
+		ptl_event_t ev;
+		int k, rc;
+
+		for (k = 0; k < 1000 &&
+		     PtlMEUnlink(c->sync_me) == PTL_IN_USE; k++)
+			usleep(100);
+		/* a faster peer's first barrier message for the next
+		 * communicator on this index may have been taken (and
+		 * acknowledged) by this one's entry: keep what arrived */
+		while ((rc = PtlEQGet(c->eq, &ev)) == PTL_OK ||
+		       rc == PTL_EQ_DROPPED)
+			if (ev.type == PTL_EVENT_PUT &&
+			    ev.ni_fail_type == PTL_NI_OK)
+				(void)sync_note(c, ev.match_bits &
+						   ((1ull << 48) - 1));
+	}
 	if (c->pt != PTL_PT_ANY)
 		PtlPTFree(c->ni, c->pt);
 	if (c->eq != PTL_INVALID_HANDLE)
 		PtlEQFree(c->eq);
-	free(c->sync_seen);
 	free(c->stag_used);
 	free(c);
 }
@@ -261,6 +295,7 @@ spin_coll_comm_create(ptl_handle_ni_t ni, ptl_pt_index_t pt_index,
 		comm_release(c);
 		return rc == PTL_PT_IN_USE ? -EBUSY : -EIO;
 	}
+	c->gen = generation[c->pt & 0xff]++;
 	memset(&me, 0, sizeof(me));
 	me.start = NULL;
 	me.length = 0;

@@ -19,7 +19,8 @@
  *                     RTR and CREDIT: the receiver answering the source)
  *   [35:24] seq       k-th message of one (source, destination, tag)
  *   [23:0]  tag       the user's tag (COPY: the local vertex id)
- * SYNC (the host barrier): [47:36] the sender, [35:20] epoch, [19:0] round.
+ * SYNC (the host barrier): [47:36] generation, [35:20] epoch, [19:12]
+ * round, [11:0] the sender (coll_comm.c).
  */
 enum {
 	COLL_T_DATA = 1,
@@ -54,8 +55,7 @@ struct spin_coll_comm {
 	ptl_handle_me_t sync_me;
 	ptl_handle_md_t sync_md;
 	uint32_t sync_epoch;
-	uint64_t *sync_seen;     /* (epoch << 20 | round) << 12 | src, arrived */
-	size_t sync_nseen, sync_capseen;
+	unsigned gen;            /* communicators created on this PT before */
 	/* schedules */
 	unsigned next_stag;
 	unsigned live_scheds;
@@ -68,6 +68,9 @@ struct spin_coll_comm {
 /* Environment value of SPINNIC_COLL_EAGER, or the default (bad values:
  * the default, with a message). */
 size_t coll_eager_from_env(void);
+
+/* Whether PtlAtomic() takes @p op on @p type (a reduction). */
+bool coll_atomic_ok(ptl_op_t op, ptl_datatype_t type);
 
 /* Zeroed region memory freed with the schedule (collectives' temporaries).
  * @return NULL when out of memory */

@@ -231,8 +231,8 @@ spin_sched_copy(spin_sched_t *s, void *dst, const void *src, size_t len)
 }
 
 /* (op, type) pairs PtlAtomic() takes (notes-002_003 §3.4) */
-static bool
-atomic_ok(ptl_op_t op, ptl_datatype_t type)
+bool
+coll_atomic_ok(ptl_op_t op, ptl_datatype_t type)
 {
 	bool integer = type <= PTL_UINT64_T;
 	bool complex = type == PTL_FLOAT_COMPLEX ||
@@ -266,7 +266,7 @@ spin_sched_reduce(spin_sched_t *s, void *acc, const void *in, size_t count,
 {
 	size_t esz = spin_coll_type_size(type);
 
-	if (s == NULL || !atomic_ok(op, type) || esz == 0 ||
+	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
 	    (count > 0 && (acc == NULL || in == NULL)) ||
 	    count > SIZE_MAX / esz)
 		return -EINVAL;
@@ -282,7 +282,7 @@ spin_sched_send_reduce(spin_sched_t *s, const void *in, size_t count,
 {
 	size_t esz = spin_coll_type_size(type);
 
-	if (s == NULL || !atomic_ok(op, type) || esz == 0 ||
+	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
 	    dst >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
 	    (count > 0 && in == NULL) || count > SIZE_MAX / esz)
 		return -EINVAL;
@@ -299,7 +299,7 @@ spin_sched_recv_reduce(spin_sched_t *s, void *acc, size_t count,
 {
 	size_t esz = spin_coll_type_size(type);
 
-	if (s == NULL || !atomic_ok(op, type) || esz == 0 ||
+	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
 	    src >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
 	    (count > 0 && acc == NULL) || count > SIZE_MAX / esz)
 		return -EINVAL;
@@ -395,10 +395,10 @@ trig_add(spin_sched_t *s, const struct trig *t)
 }
 
 /*
- * The one place a triggered operation is posted: for instance @p inst at
- * threshold thr + inst * per. Where the NIC re-arms triggered operations
- * (spin_trig_set_period, the rearm branch) it is posted once, at
- * compile, persistent with period per.
+ * The one place a triggered operation is posted: persistent (the NIC
+ * re-arms it, spin_trig_set_period), once at compile, with threshold thr
+ * and period per; or one-shot for instance @p inst at thr + inst * per
+ * (SPINNIC_COLL_REPOST=1, and dynamic schedules, which run once).
  */
 static int
 trig_post(spin_sched_t *s, const struct trig *t, uint64_t inst)
@@ -407,14 +407,12 @@ trig_post(spin_sched_t *s, const struct trig *t, uint64_t inst)
 	ptl_size_t thr = t->thr + inst * t->per;
 	int rc = PTL_OK;
 
-#ifdef COLL_HAVE_TRIG_PERIOD
 	if (s->persistent) {
 		thr = t->thr;
 		rc = spin_trig_set_period(s->comm->ni, t->per);
 		if (rc != PTL_OK)
 			return ptl_err(rc);
 	}
-#endif
 	switch (t->kind) {
 	case TP_PUT:
 		rc = PtlTriggeredPut(t->md, t->loff, t->len, t->ack, to,
@@ -459,10 +457,8 @@ trig_post(spin_sched_t *s, const struct trig *t, uint64_t inst)
 		break;
 	}
 	}
-#ifdef COLL_HAVE_TRIG_PERIOD
 	if (s->persistent)
 		(void)spin_trig_set_period(s->comm->ni, 0);
-#endif
 	return ptl_err(rc);
 }
 
@@ -934,13 +930,14 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 			goto fail;
 		return 0;
 	}
-#ifdef COLL_HAVE_TRIG_PERIOD
+	/* persistent: posted once, re-armed by the NIC every period;
+	 * SPINNIC_COLL_REPOST=1 re-posts them one-shot at each start;
+	 * SPIN_SCHED_HOST: never posted */
 	s->persistent = getenv("SPINNIC_COLL_REPOST") == NULL && !s->host;
 	for (i = 0; i < s->nt && s->persistent && rc == 0; i++)
 		rc = trig_post(s, &s->t[i], 0);
 	if (rc != 0)
 		goto fail;
-#endif
 	/* every entry of every rank is posted before anything is sent */
 	rc = spin_coll_comm_sync(c);
 	if (rc != 0)

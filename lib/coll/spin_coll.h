@@ -230,10 +230,11 @@ int spin_sched_compile(spin_sched_t *s, unsigned flags);
 /**
  * Start the next instance of a compiled schedule. The previous instance
  * must have completed (spin_sched_wait(), or spin_sched_test() saying
- * done). Until the NIC re-arms triggered operations itself
- * (spin_trig_set_period), this also re-posts the instance's triggered
- * operations (no control round trip: ring commands); then it is one
- * PtlCTInc().
+ * done). One PtlCTInc(): the triggered operations were posted once, at
+ * compile, persistent (spin_trig_set_period), and the NIC re-arms them
+ * for every instance. With SPINNIC_COLL_REPOST=1 in the environment at
+ * compile, start re-posts the instance's operations one-shot instead
+ * (ring commands, no control round trip), for comparison.
  * @return 0; -EINVAL (not compiled, or a dynamic schedule's second
  *   start); -EBUSY (an instance is running);
  *   -ENOSPC (triggered operations exhausted); -EIO.

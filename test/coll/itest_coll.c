@@ -227,6 +227,71 @@ run_results(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 	return 0;
 }
 
+/* misuse is refused with an error, never a crash; SPINNIC_COLL_EAGER */
+static int
+run_api(struct kid *self, spin_coll_comm_t *comm, ptl_handle_ni_t ni,
+	const struct karg *a)
+{
+	static const char *const eager[] = { "junk", "100", "-1", "0x10",
+					     "99999999999" };
+	static const size_t want[] = { 4096, 100, 4096, 16, 4096 };
+	spin_coll_comm_t *c2;
+	spin_sched_t *s, *s2;
+	double d[4] = { 0 };
+	char b[8] = { 0 };
+	bool done;
+	int x, y, rc;
+	unsigned i;
+
+	KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+	KCHECK(self, spin_sched_send(s, b, 8, a->P, 0) == -EINVAL, "rank P");
+	KCHECK(self, spin_sched_recv(s, b, 8, 0, SPIN_COLL_TAG_MAX) ==
+	       -EINVAL, "tag");
+	KCHECK(self, spin_sched_recv(s, NULL, 8, 0, 0) == -EINVAL, "NULL");
+	KCHECK(self, spin_sched_copy(s, b, b + 2, 4) == -EINVAL, "overlap");
+	KCHECK(self, spin_sched_reduce(s, d, d + 2, 2, PTL_BXOR, PTL_DOUBLE)
+	       == -EINVAL, "BXOR of doubles");
+	KCHECK(self, spin_sched_reduce(s, d, d + 2, 2, PTL_SWAP, PTL_DOUBLE)
+	       == -EINVAL, "SWAP is not a reduction");
+	KCHECK(self, spin_sched_reduce(s, d, d + 2, 2, PTL_SUM,
+				       (ptl_datatype_t)99) == -EINVAL, "type");
+	x = spin_sched_copy(s, b, b + 4, 4);
+	y = spin_sched_copy(s, b + 4, b, 4);
+	KCHECK(self, x >= 0 && y >= 0, "copies");
+	KCHECK(self, spin_sched_dep(s, x, x) == -EINVAL, "self edge");
+	KCHECK(self, spin_sched_dep(s, x, 99) == -EINVAL, "bad id");
+	KCHECK(self, spin_sched_start(s) == -EINVAL, "start uncompiled");
+	KCHECK(self, spin_sched_test(s, &done) == -EINVAL, "test uncompiled");
+	KCHECK(self, spin_sched_dep(s, x, y) == 0 &&
+	       spin_sched_dep(s, y, x) == 0, "edges");
+	/* the same cycle on every rank: refused before anything collective */
+	KCHECK(self, spin_sched_compile(s, 0) == -EINVAL, "cycle compiled");
+	KCHECK(self, spin_sched_compile(NULL, 0) == -EINVAL, "NULL");
+	KCHECK(self, spin_coll_comm_free(comm) == -EBUSY, "free with a "
+	       "schedule left");
+	spin_sched_free(s);
+	KCHECK(self, spin_coll_bcast(comm, b, 8, a->P, 0, 2, &s2) == -EINVAL,
+	       "bcast root P");
+	KCHECK(self, spin_coll_bcast(comm, b, 8, 0, SPIN_COLL_BCAST_KNOMIAL,
+				     1, &s2) == -EINVAL, "radix 1");
+	KCHECK(self, spin_coll_allreduce(comm, d, d, 1, PTL_BAND, PTL_FLOAT,
+					 &s2) == -EINVAL, "BAND of floats");
+	/* SPINNIC_COLL_EAGER, hostile values: the default and a message */
+	for (i = 0; i < sizeof(eager) / sizeof(eager[0]); i++) {
+		setenv("SPINNIC_COLL_EAGER", eager[i], 1);
+		rc = spin_coll_comm_create(ni, COLL_PT + 1, &c2);
+		KCHECK(self, rc == 0, "second communicator %u: %s", i,
+		       strerror(-rc));
+		KCHECK(self, spin_coll_comm_eager_max(c2) == want[i],
+		       "SPINNIC_COLL_EAGER=%s gave %zu", eager[i],
+		       spin_coll_comm_eager_max(c2));
+		rc = spin_coll_comm_free(c2);
+		KCHECK(self, rc == 0, "free %u: %s", i, strerror(-rc));
+	}
+	unsetenv("SPINNIC_COLL_EAGER");
+	return 0;
+}
+
 /* the sleeper starts, then makes no call until the parent says go,
  * which it says once every other rank completed */
 static int
@@ -593,7 +658,9 @@ kid_rank(struct kid *self, void *arg)
 		rc = run_results(self, comm, a);
 		break;
 	case M_PROGRESS:
-		rc = run_progress(self, comm, a);
+		rc = run_api(self, comm, ni, a);
+		if (rc == 0)
+			rc = run_progress(self, comm, a);
 		break;
 	case M_RANDOM:
 		rc = run_random(self, comm, a);
