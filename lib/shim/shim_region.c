@@ -143,6 +143,64 @@ fail:;
 	return -err;
 }
 
+static void region_copy(uint8_t *dst, int old_fd, const uint8_t *src,
+			uint64_t size);
+
+/* fork(): the region is a MAP_SHARED file, so a child would share its
+ * heap (allocator state included) with this process; the child gets a
+ * copy instead (doc/NOTES.md "Preload allocator"). The heap lock is held
+ * across the fork so the copy is consistent. */
+static void
+region_fork_prepare(void)
+{
+	pthread_mutex_lock(&shim_g.region.heap_lock);
+}
+
+static void
+region_fork_parent(void)
+{
+	pthread_mutex_unlock(&shim_g.region.heap_lock);
+}
+
+/* In the child (async-signal-safe calls only): a fresh memfd of ordinary
+ * pages, the used part of the region copied into it (header, ring, heap up
+ * to its high-water mark), mapped at the same address. */
+static void
+region_fork_child(void)
+{
+	static const char msg[] = "spinnic: fork: cannot give the child its "
+		"own copy of the host region; it shares the parent's\n";
+	struct shim_region *r = &shim_g.region;
+	uint64_t len;
+	void *tmp, *at;
+	int fd;
+
+	pthread_mutex_init(&r->heap_lock, NULL);
+	if (r->base == NULL)
+		return;
+	len = (uint64_t)(r->heap - r->base) + r->heap_hwm +
+		sizeof(struct heap_blk);
+	len = align_up(len, 4096);
+	if (len > r->size)
+		len = r->size;
+	if (region_map(r->size, 0, &fd, &tmp) < 0) {
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+		return;
+	}
+	region_copy(tmp, r->memfd, r->base, len);
+	at = mmap(r->base, r->size, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_FIXED, fd, 0);
+	munmap(tmp, r->size);
+	if (at == MAP_FAILED) {
+		close(fd);
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+		return;
+	}
+	close(r->memfd);
+	r->memfd = fd;
+	r->hugetlb = 0;
+}
+
 static void
 region_create(void)
 {
@@ -197,6 +255,10 @@ region_create(void)
 	memset(b, 0, sizeof(*b));
 	b->size = r->heap_size;
 	free_list_insert(b);
+	if (pthread_atfork(region_fork_prepare, region_fork_parent,
+			   region_fork_child) != 0)
+		SHIM_ERR("pthread_atfork failed: a fork()ed child would share "
+			 "the host region with this process");
 }
 
 int
@@ -216,6 +278,8 @@ region_copy(uint8_t *dst, int old_fd, const uint8_t *src, uint64_t size)
 
 	while ((uint64_t)hole < size) {
 		data = lseek(old_fd, hole, SEEK_DATA);
+		if (data >= 0 && (uint64_t)data >= size)
+			return;
 		if (data < 0) {
 			if (errno == ENXIO)
 				return;
@@ -309,6 +373,8 @@ shim_heap_alloc(size_t size)
 		b->magic = HEAP_MAGIC_USED;
 		b->user_size = size;
 		r->heap_used += b->size;
+		if (blk_off1(b) - 1 + b->size + sizeof(*b) > r->heap_hwm)
+			r->heap_hwm = blk_off1(b) - 1 + b->size + sizeof(*b);
 		pthread_mutex_unlock(&r->heap_lock);
 		return b + 1;
 	}
