@@ -182,6 +182,13 @@ small_alloc(size_t n)
 
 	pthread_mutex_lock(&c->lock);
 	p = c->free_head;
+	if (p != NULL && ((struct obj_hdr *)p - 1)->magic != MAGIC_FREE) {
+		/* a write through a freed pointer: drop the list (leak it) */
+		c->free_head = NULL;
+		pthread_mutex_unlock(&c->lock);
+		heap_report("malloc: free list", p);
+		return NULL;
+	}
 	if (p != NULL) {
 		c->free_head = *(void **)p;
 	} else {

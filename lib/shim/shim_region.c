@@ -148,57 +148,71 @@ static void region_copy(uint8_t *dst, int old_fd, const uint8_t *src,
 
 /* fork(): the region is a MAP_SHARED file, so a child would share its
  * heap (allocator state included) with this process; the child gets a
- * copy instead (doc/NOTES.md "Preload allocator"). The heap lock is held
- * across the fork so the copy is consistent. */
+ * copy instead (doc/NOTES.md "Preload allocator"). The copy is made in
+ * the parent before the fork, under the heap lock: made in the child, it
+ * would race with the parent, which runs on at once. */
+static int region_fork_fd = -1;
+
 static void
 region_fork_prepare(void)
 {
-	pthread_mutex_lock(&shim_g.region.heap_lock);
-}
-
-static void
-region_fork_parent(void)
-{
-	pthread_mutex_unlock(&shim_g.region.heap_lock);
-}
-
-/* In the child (async-signal-safe calls only): a fresh memfd of ordinary
- * pages, the used part of the region copied into it (header, ring, heap up
- * to its high-water mark), mapped at the same address. */
-static void
-region_fork_child(void)
-{
-	static const char msg[] = "spinnic: fork: cannot give the child its "
-		"own copy of the host region; it shares the parent's\n";
 	struct shim_region *r = &shim_g.region;
 	uint64_t len;
-	void *tmp, *at;
+	void *tmp;
 	int fd;
 
-	pthread_mutex_init(&r->heap_lock, NULL);
+	pthread_mutex_lock(&r->heap_lock);
+	region_fork_fd = -1;
 	if (r->base == NULL)
 		return;
+	/* header, ring, heap up to its high-water mark (and the header of
+	 * the free block after it): the rest is free, its contents unused */
 	len = (uint64_t)(r->heap - r->base) + r->heap_hwm +
 		sizeof(struct heap_blk);
 	len = align_up(len, 4096);
 	if (len > r->size)
 		len = r->size;
 	if (region_map(r->size, 0, &fd, &tmp) < 0) {
-		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+		SHIM_ERR("fork: cannot make the child its own copy of the host "
+			 "region; it shares this process's");
 		return;
 	}
 	region_copy(tmp, r->memfd, r->base, len);
-	at = mmap(r->base, r->size, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_FIXED, fd, 0);
 	munmap(tmp, r->size);
-	if (at == MAP_FAILED) {
-		close(fd);
+	region_fork_fd = fd;
+}
+
+static void
+region_fork_parent(void)
+{
+	if (region_fork_fd >= 0)
+		close(region_fork_fd);
+	region_fork_fd = -1;
+	pthread_mutex_unlock(&shim_g.region.heap_lock);
+}
+
+/* In the child: the copy at the same address (async-signal-safe calls). */
+static void
+region_fork_child(void)
+{
+	static const char msg[] = "spinnic: fork: cannot map the child's copy "
+		"of the host region; it shares the parent's\n";
+	struct shim_region *r = &shim_g.region;
+
+	pthread_mutex_init(&r->heap_lock, NULL);
+	if (region_fork_fd < 0)
+		return;
+	if (mmap(r->base, r->size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, region_fork_fd, 0) == MAP_FAILED) {
+		close(region_fork_fd);
+		region_fork_fd = -1;
 		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
 		return;
 	}
 	close(r->memfd);
-	r->memfd = fd;
+	r->memfd = region_fork_fd;
 	r->hugetlb = 0;
+	region_fork_fd = -1;
 }
 
 static void
