@@ -173,8 +173,12 @@ region_fork_prepare(void)
 	if (len > r->size)
 		len = r->size;
 	if (region_map(r->size, 0, &fd, &tmp) < 0) {
-		SHIM_ERR("fork: cannot make the child its own copy of the host "
-			 "region; it shares this process's");
+		/* no stdio: a preloaded heap holds its locks here */
+		static const char msg[] = "spinnic: fork: cannot make the "
+			"child its own copy of the host region; it shares "
+			"this process's\n";
+
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
 		return;
 	}
 	region_copy(tmp, r->memfd, r->base, len);
