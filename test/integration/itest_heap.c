@@ -7,7 +7,7 @@
  *  - preload: LD_PRELOAD=libspinnic-heap.so: the buffers come from the
  *    region, so neither node makes a single process_vm_readv/writev
  *    (slow_path_calls 0) and both copy the messages' bytes directly
- *    (fast_bytes);
+ *    (fast_bytes), also for buffers malloc'd before PtlInit (buf=early);
  *  - plain: the same traffic without the preload: both nodes go through
  *    process_vm_* (slow_path_calls > 0), the check above fails there;
  *  - full: the preload with a 2 MiB region and 4 MiB messages: the
@@ -72,6 +72,14 @@ main(int argc, char **argv)
 		     0);
 		pair("put 5000 B malloc->malloc loopback", ITEST_PUT, 5000, 2,
 		     0, 0);
+		/* buffers malloc'd before PtlInit (before MPI_Init) */
+		itest_run_pair("put 64 KiB early malloc->early malloc", 1,
+			       (const char *const[]){ "target", "op=put",
+				       "len=65536", "buf=early", "count=2",
+				       NULL },
+			       0, (const char *const[]){ "put", "op=put",
+				       "len=65536", "buf=early", "count=2",
+				       NULL });
 	}
 	unsetenv("LD_PRELOAD");
 	unsetenv("SPINNIC_ITEST_CLIENT");
