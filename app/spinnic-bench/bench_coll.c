@@ -57,9 +57,9 @@
 #define MAXSIZES 8
 #define MAXRANKS 4
 
-enum { V_OFFLOAD, V_CACHED, V_HOST, V_COUNT };
-static const char *const var_names[V_COUNT] = {
-	"offload", "offload-cached", "host",
+enum { V_OFFLOAD, V_CACHED, V_HOST, V_COUNT, V_MPICH = V_COUNT };
+static const char *const var_names[V_COUNT + 1] = {
+	"offload", "offload-cached", "host", "mpich",
 };
 
 enum { C_BCAST, C_BARRIER, C_ALLREDUCE, C_ALLTOALL };
@@ -77,8 +77,9 @@ static struct {
 	long warmup;
 	const char *spinnic;
 	const char *spinnic_log;
+	const char *mpich;
 } ocfg = { C_BCAST, 1, { 2, 4, 8, 16 }, 4, { 8, 4096, 262144 }, 3, 2,
-	   NULL, NULL };
+	   NULL, NULL, NULL };
 
 static const struct bench_cmd_opt overlap_opts[] = {
 	{ "coll", 1, "bcast (default), barrier, allreduce (uint64 SUM, "
@@ -89,6 +90,9 @@ static const struct bench_cmd_opt overlap_opts[] = {
 	{ "busy-rank", 1, "the rank that computes with a busy loop "
 			  "(default 1)" },
 	{ "warmup", 1, "untimed iterations before each phase (default 2)" },
+	{ "mpich", 1, "the mpich variant's program (default: "
+		      "spinnic-bench-mpi beside this one, run by mpiexec; "
+		      "'none': skip it)" },
 	{ "spinnic", 1, "spinnic binary (default: beside this one)" },
 	{ "spinnic-log", 1, "keep spinnic's output in this file" },
 	{ NULL, 0, NULL },
@@ -158,6 +162,10 @@ overlap_opt(const char *name, const char *arg)
 	}
 	if (strcmp(name, "spinnic-log") == 0) {
 		ocfg.spinnic_log = arg;
+		return 0;
+	}
+	if (strcmp(name, "mpich") == 0) {
+		ocfg.mpich = arg;
 		return 0;
 	}
 	return bench_opt_num(name, arg, nums, sizeof(nums) / sizeof(nums[0])) ==
@@ -698,6 +706,80 @@ clamp01(double x)
 	return x < 0 ? 0 : x > 1 ? 1 : x;
 }
 
+/* the mpich helper's path, or NULL (why in @p why) */
+static const char *
+mpich_path(char *buf, size_t len, const char **why)
+{
+	char self[4096], *slash;
+	ssize_t n;
+
+	if (ocfg.mpich != NULL && strcmp(ocfg.mpich, "none") == 0) {
+		*why = "--mpich none";
+		return NULL;
+	}
+	if (system("command -v mpiexec >/dev/null 2>&1") != 0) {
+		*why = "no mpiexec";
+		return NULL;
+	}
+	if (ocfg.mpich != NULL) {
+		snprintf(buf, len, "%s", ocfg.mpich);
+	} else {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n <= 0) {
+			*why = "/proc/self/exe";
+			return NULL;
+		}
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash != NULL)
+			*slash = '\0';
+		snprintf(buf, len, "%.3900s/spinnic-bench-mpi", self);
+	}
+	if (access(buf, X_OK) != 0) {
+		*why = "spinnic-bench-mpi not built (no MPI found by meson)";
+		return NULL;
+	}
+	return buf;
+}
+
+/* mpiexec -n P helper: @return 0 (w filled), -EIO (said) */
+static int
+mpich_run(const char *helper, unsigned P, long bytes, int reps,
+	  struct orow *w)
+{
+	char cmd[4400], line[256];
+	double pure = 0, total = 0;
+	FILE *f;
+	int got = 0, st;
+
+	snprintf(cmd, sizeof(cmd), "timeout 300 mpiexec -n %u '%s' %s %ld %d "
+		 "%ld %ld </dev/null", P, helper, coll_names[ocfg.coll],
+		 bytes, reps, ocfg.warmup, ocfg.busy);
+	/* P ranks on the CPUs off the lcore: MPICH's busy waits yield at
+	 * every poll, as host's wait does (unless set otherwise) */
+	setenv("MPIR_CVAR_POLLS_BEFORE_YIELD", "1", 0);
+	fflush(NULL);
+	f = popen(cmd, "r");
+	if (f == NULL) {
+		bench_err("popen %s: %s", cmd, strerror(errno));
+		return -EIO;
+	}
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "mpich %lf %lf", &pure, &total) == 2)
+			got = 1;
+	st = pclose(f);
+	if (st != 0 || !got || !(pure > 0) || !(total > 0)) {
+		bench_err("%s: status %d, %s", cmd, st,
+			  got ? "bad times" : "no result line");
+		return -EIO;
+	}
+	w->pure = pure;
+	w->total = total;
+	w->nonov = total - pure;
+	w->overlap = clamp01(1 - w->nonov / pure);
+	return 0;
+}
+
 static int
 overlap_run(const struct bench_opts *o)
 {
@@ -720,11 +802,14 @@ overlap_run(const struct bench_opts *o)
 	double *m, *tmp;
 	int R = o->reps, rc = 0, ncpus = 0;
 	size_t maxb = 64;
+	char hbuf[4096];
+	const char *helper, *why = "";
 
 	if (ocfg.coll == C_BARRIER) {
 		ocfg.sizes[0] = 0;
 		ocfg.nsizes = 1;
 	}
+	helper = mpich_path(hbuf, sizeof(hbuf), &why);
 	tab = bench_table_create(cols, (int)(sizeof(cols) / sizeof(cols[0])));
 	m = calloc((size_t)R, sizeof(double));
 	tmp = calloc((size_t)R, sizeof(double));
@@ -738,7 +823,7 @@ overlap_run(const struct bench_opts *o)
 	bench_spinnic_signals();
 	for (unsigned pi = 0; pi < ocfg.nranks && rc == 0; pi++) {
 		unsigned P = (unsigned)ocfg.ranks[pi];
-		struct orow res[MAXSIZES][V_COUNT];
+		struct orow res[MAXSIZES][V_COUNT + 1];
 
 		region_env(4 * maxb * (ocfg.coll == C_ALLTOALL ? P : 1));
 		rc = start_nic(&nic, P, ocfg.spinnic);
@@ -772,10 +857,15 @@ overlap_run(const struct bench_opts *o)
 		else
 			job_end(&j);
 		bench_spinnic_stop(&nic, ocfg.spinnic_log);
+		for (unsigned z = 0; z < ocfg.nsizes && rc == 0 && helper; z++)
+			rc = mpich_run(helper, P, ocfg.sizes[z], R,
+				       &res[z][V_MPICH]);
 		for (unsigned z = 0; z < ocfg.nsizes && rc == 0; z++)
-			for (int v = 0; v < V_COUNT; v++) {
+			for (int v = 0; v < V_COUNT + (helper != NULL); v++) {
 				const struct orow *w = &res[z][v];
 				double host = res[z][V_HOST].nonov;
+				double mpich = helper != NULL ?
+					res[z][V_MPICH].nonov : 0;
 
 				if (bench_table_row(tab) < 0) {
 					rc = -ENOMEM;
@@ -796,10 +886,14 @@ overlap_run(const struct bench_opts *o)
 						    w->nonov);
 				bench_table_set_num(tab, "overlap",
 						    w->overlap);
-				if (v != V_HOST && host > 0)
+				if (v < V_HOST && host > 0)
 					bench_table_set_num(tab,
 						"ratio_nonov_host",
 						w->nonov / host);
+				if (v < V_HOST && mpich > 0)
+					bench_table_set_num(tab,
+						"ratio_nonov_mpich",
+						w->nonov / mpich);
 			}
 	}
 	if (rc == 0) {
@@ -813,9 +907,12 @@ overlap_run(const struct bench_opts *o)
 		       "ranks per iteration, median of %d (%ld untimed "
 		       "first); t_work = t_pure of the variant; offload "
 		       "includes its build (SPIN_SCHED_DYNAMIC), not its "
-		       "free; mpich: not run (no MPI_Ibcast helper yet)\n",
+		       "free; mpich: MPICH's non-blocking collective "
+		       "(spinnic-bench-mpi under mpiexec -n P, same "
+		       "protocol, no progress thread, "
+		       "MPIR_CVAR_POLLS_BEFORE_YIELD=1 by default)%s%s\n",
 		       coll_names[ocfg.coll], ncpus, ocfg.busy, R,
-		       ocfg.warmup);
+		       ocfg.warmup, helper ? "" : ": skipped, ", why);
 	}
 out:
 	bench_table_free(tab);

@@ -799,6 +799,15 @@ test_trig(void **state)
 	free(r);
 }
 
+static int
+c_col_mpich(struct csv *c)
+{
+	int k = col(c->hdr, c->nh, "ratio_nonov_mpich");
+
+	assert_true(k >= 0);
+	return k;
+}
+
 /* overlap: every (P, size, variant) row, in order; times positive, t_work
  * = t_pure, t_nonov = t_total - t_work, overlap the clamp of 1 -
  * t_nonov / t_pure, the ratio against host's t_nonov (within the CSV's
@@ -818,7 +827,8 @@ test_overlap(void **state)
 	assert_non_null(r);
 	assert_non_null(c);
 	run(r, "overlap", "--ranks", "2,3", "--sizes", "8,5000", "--reps", "3",
-	    "--warmup", "1", "--csv", path("overlap.csv"), NULL);
+	    "--warmup", "1", "--mpich", "none", "--csv", path("overlap.csv"),
+	    NULL);
 	if (lacks_resources(r)) {
 		free(c);
 		free(r);
@@ -869,6 +879,29 @@ test_overlap(void **state)
 				    0.002 + 0.011 * (1 / h + fabs(n) /
 						     (h * h)) * 1.1);
 		}
+	}
+	/* the mpich row where spinnic-bench-mpi and mpiexec are there,
+	 * else a note that says it was skipped */
+	run(r, "overlap", "--ranks", "2", "--sizes", "8", "--reps", "2",
+	    "--warmup", "0", "--csv", path("overlap-mpich.csv"), NULL);
+	if (r->status != 0)
+		fail_msg("spinnic-bench overlap (mpich) failed (%d): %s",
+			 r->status, r->err);
+	csv_read(c, path("overlap-mpich.csv"));
+	if (strstr(r->out, ": skipped, ") != NULL) {
+		assert_int_equal(c->rows, 3);
+	} else {
+		double n = atof(c->f[3][c_n]);
+
+		assert_int_equal(c->rows, 4);
+		assert_string_equal(c->f[3][c_v], "mpich");
+		assert_true(atof(c->f[3][c_pu]) > 0);
+		assert_string_equal(c->f[3][c_rh], "");
+		/* offload's t_nonov over mpich's, where that is > 0 */
+		if (n > 0.05)
+			assert_string_not_equal(c->f[0][c_col_mpich(c)], "");
+		else if (n <= 0)
+			assert_string_equal(c->f[0][c_col_mpich(c)], "");
 	}
 	/* a bad list is refused */
 	run(r, "overlap", "--ranks", "1", NULL);
