@@ -17,7 +17,9 @@
 # plot_ckpt.gp: checkpoint creation in host unpacks and NIC memory per
 # application datatype; the "amortized" summary line is in ckpt.txt), and
 # apps once more with --mode wire (apps-wire.*; BENCH_ARGS_apps_wire); auth,
-# rate and trig start their own spinnic too (tables and CSV only).
+# rate and trig start their own spinnic too (tables and CSV only); overlap
+# (paper 002 Fig. 9/10; plot_overlap.gp: overlap and t_nonov vs P per
+# variant) and setup start one spinnic --virtual P per P.
 set -eu
 
 usage() {
@@ -69,6 +71,8 @@ short_args() {
 	apps) echo "--reps 5 --verify" ;;
 	scaling) echo "--reps 5 --bytes 1048576 --verify" ;;
 	ckpt) echo "--reps 5 --hpus 4 --verify" ;;
+	overlap) echo "--reps 10" ;;
+	setup) echo "--reps 10" ;;
 	*) echo "" ;;
 	esac
 }
