@@ -1007,8 +1007,8 @@ setup_run(const struct bench_opts *o)
 		rc = bench_table_emit(tab, o);
 		printf("# setup: primitives timed by rank 0 alone (each freed "
 		       "untimed), put-1B-oneway = PtlPut to its own counted ME "
-		       "until counted (measured in every P's run; the first "
-		       "P's shown); bcast (binomial, 8 B) build = "
+		       "until counted (in every P's run: the lcore polls P "
+		       "nodes); bcast (binomial, 8 B) build = "
 		       "spin_coll_bcast (create, compile, closing barrier), "
 		       "start = a re-armed start (the third of the schedule); "
 		       "max over ranks, median of %d; spinnic --virtual P "
