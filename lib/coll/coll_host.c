@@ -188,7 +188,11 @@ coll_host_progress(struct coll_host *h, spin_sched_t *s,
 		for (k = 0; k < h->ncts; k++) {
 			ptl_ct_event_t ev;
 
-			if (PtlCTGet(h->cts[k], &ev) != PTL_OK)
+			/* a failed message never reaches its threshold:
+			 * the instance ends with the error (as the
+			 * offloaded wait's failure count does) */
+			if (PtlCTGet(h->cts[k], &ev) != PTL_OK ||
+			    ev.failure != 0)
 				return -EIO;
 			h->val[k] = ev.success + h->add[k];
 		}

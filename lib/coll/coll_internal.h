@@ -115,7 +115,8 @@ void coll_host_free(struct coll_host *h);
 /* Count one on @p ct host-side (the start counter). @return 0; -EINVAL */
 int coll_host_inc(struct coll_host *h, ptl_handle_ct_t ct);
 /* Issue, as plain operations, every operation of @p t due for instances
- * up to @p inst, until none is. @return 0; -EIO; -ENOMEM */
+ * up to @p inst, until none is. @return 0; -EIO (a call failed, or a
+ * counter of the schedule holds a failure); -ENOMEM */
 int coll_host_progress(struct coll_host *h, spin_sched_t *s,
 		       const struct trig *t, uint64_t inst);
 /* The success count of @p ct with the host's increments. */

@@ -1015,8 +1015,13 @@ spin_sched_test(spin_sched_t *s, bool *done_p)
 	if (s->host) {
 		int rc = coll_host_progress(s->hst, s, s->t, s->inst);
 
-		if (rc != 0)
+		if (rc != 0) {
+			/* a counter failed (or a call did): the instance
+			 * is over, as the offloaded one's wait says */
+			s->running = false;
+			*done_p = true;
 			return rc;
+		}
 		ev.success = coll_host_value(s->hst, s->done);
 		ev.failure = 0;
 	} else if (PtlCTGet(s->done, &ev) != PTL_OK) {

@@ -375,6 +375,26 @@ run_progress(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		spin_sched_free(s);
 		KCHECK(self, spin_coll_comm_sync(comm) == 0, "sync");
 	}
+	/* the same host-progressed (SPIN_SCHED_HOST): the failed counter
+	 * ends the instance with the same error, never a wait forever */
+	{
+		spin_sched_t *s;
+		char b[16] = "unmatched";
+		int rc;
+
+		KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+		if (a->rank == 0)
+			KCHECK(self, spin_sched_send(s, b, sizeof(b), 1, 78) >= 0,
+			       "send");
+		KCHECK(self, spin_sched_compile(s, SPIN_SCHED_HOST) == 0,
+		       "compile host");
+		KCHECK(self, spin_sched_start(s) == 0, "start host");
+		rc = spin_sched_wait_timeout(s, 60000);
+		KCHECK(self, rc == (a->rank == 0 ? -EIO : 0),
+		       "unmatched send, host-progressed: wait gave %d", rc);
+		spin_sched_free(s);
+		KCHECK(self, spin_coll_comm_sync(comm) == 0, "sync");
+	}
 	return 0;
 }
 
