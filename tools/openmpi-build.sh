@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # tools/openmpi-build.sh [BUILD_DIR]
+# tools/openmpi-build.sh --prefix      print the install prefix, build nothing
 #
 # Builds Debian 12's Open MPI 4.1.4, unmodified, against this tree's
 # libspinnic with all four Portals 4 components (mtl, btl, osc, coll
@@ -25,6 +26,11 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+print_prefix=0
+if [ "${1:-}" = --prefix ]; then
+	print_prefix=1
+	shift
+fi
 build=${1:-$root/build}
 case $build in /*) ;; *) build=$PWD/$build ;; esac
 ver=4.1.4
@@ -34,6 +40,7 @@ abi=$(sed -n 's/^#define SPINNIC_ABI_VERSION \([0-9]*\)u\?.*/\1/p' \
 cache=${SPINNIC_CACHE:-$HOME/.cache/spinnic}
 prefix=$cache/openmpi-$ver-abi$abi
 work=$prefix.work
+[ "$print_prefix" = 0 ] || { echo "$prefix"; exit 0; }
 jobs=${OMPI_JOBS:-2}
 niceness=${OMPI_NICE:-10}
 
