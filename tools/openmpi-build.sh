@@ -133,28 +133,39 @@ ln -s "$base" "$stage/lib/libportals.so"
 cp "$root/lib/shim/portals4.h" "$root/lib/shim/spin.h" "$root/lib/shim/spin_aa.h" \
 	"$stage/include/"
 
-# 5. configure, build, install
-t0=$(date +%s)
+# 5. configure, build, install. An interrupted build resumes: the same
+# configure line in the same build folder is not run again (make is
+# incremental); the time counts from the first configure.
+cfg=(--prefix="$prefix"
+	--with-portals4="$stage" --with-portals4-libdir="$stage/lib"
+	LDFLAGS="-Wl,-rpath,$stage/lib"
+	--disable-mpi-fortran --disable-oshmem --disable-mpi-java
+	--disable-mpi-cxx --disable-io-romio --disable-man-pages
+	--disable-static --enable-shared
+	--with-hwloc=external --with-libevent=external --with-pmix=internal
+	--without-ucx --without-ofi --without-verbs --without-psm
+	--without-psm2 --without-cuda --without-slurm --without-tm
+	--without-lsf --without-sge --without-alps --without-x
+	--without-cma --without-knem --without-xpmem --without-hcoll
+	--without-fca --without-mxm
+	--enable-mca-no-build=btl-uct,btl-ofi,btl-usnic,btl-openib)
 bld=$work/build
-rm -rf "$bld"
-mkdir -p "$bld"
-say "configure (log: $work/configure.log)"
+if [ -f "$bld/Makefile" ] && [ -f "$bld/.spinnic-configure" ] &&
+   [ "$(cat "$bld/.spinnic-configure")" = "${cfg[*]}" ]; then
+	say "resuming the build in $bld"
+	t0=$(cat "$bld/.spinnic-t0" 2>/dev/null || date +%s)
+else
+	rm -rf "$bld"
+	mkdir -p "$bld"
+	t0=$(date +%s)
+	echo "$t0" >"$bld/.spinnic-t0"
+	say "configure (log: $work/configure.log)"
+	(cd "$bld" && nice -n "$niceness" "$srcdir/configure" "${cfg[@]}") \
+		>"$work/configure.log" 2>&1 || {
+		tail -30 "$work/configure.log" >&2; exit 1; }
+	echo "${cfg[*]}" >"$bld/.spinnic-configure"
+fi
 cd "$bld"
-nice -n "$niceness" "$srcdir/configure" --prefix="$prefix" \
-	--with-portals4="$stage" --with-portals4-libdir="$stage/lib" \
-	LDFLAGS="-Wl,-rpath,$stage/lib" \
-	--disable-mpi-fortran --disable-oshmem --disable-mpi-java \
-	--disable-mpi-cxx --disable-io-romio --disable-man-pages \
-	--disable-static --enable-shared \
-	--with-hwloc=external --with-libevent=external --with-pmix=internal \
-	--without-ucx --without-ofi --without-verbs --without-psm \
-	--without-psm2 --without-cuda --without-slurm --without-tm \
-	--without-lsf --without-sge --without-alps --without-x \
-	--without-cma --without-knem --without-xpmem --without-hcoll \
-	--without-fca --without-mxm --without-libfabric \
-	--enable-mca-no-build=btl-uct,btl-ofi,btl-usnic,btl-openib \
-	>"$work/configure.log" 2>&1 || {
-	tail -30 "$work/configure.log" >&2; exit 1; }
 for c in mtl btl osc coll; do
 	grep -q "checking if MCA component $c:portals4 can compile\.\.\. yes" \
 		"$work/configure.log" || {

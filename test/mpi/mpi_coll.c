@@ -10,6 +10,20 @@
  */
 #include "mpi_check.h"
 
+/* Open MPI 4.1.4's coll/portals4 leaves req_status.MPI_ERROR of its
+ * requests uninitialized (doc/NOTES.md "Open MPI over spinnic"): MPI_Wait
+ * on its non-blocking collectives may return garbage. With
+ * --nb-status-unreliable the data are checked, the return code is not. */
+static int skip_typed_bcast, nb_status_unreliable;
+
+static int
+nb_wait(MPI_Request *rq)
+{
+	int rc = MPI_Wait(rq, MPI_STATUS_IGNORE);
+
+	return nb_status_unreliable ? MPI_SUCCESS : rc;
+}
+
 static const size_t bsizes[] = { 0, 1, 8, 1000, 4096 + 1, 65536, 1048576 + 1 };
 #define NB (sizeof(bsizes) / sizeof(bsizes[0]))
 
@@ -37,7 +51,7 @@ test_barrier(MPI_Comm comm)
 		else {
 			MPI_Request rq;
 			MPI_OK(MPI_Ibarrier(comm, &rq));
-			MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+			MPI_OK(nb_wait(&rq));
 		}
 	}
 }
@@ -66,12 +80,17 @@ test_bcast(MPI_Comm comm)
 				MPI_Request rq;
 				MPI_OK(MPI_Ibcast(b, (int)n, MPI_BYTE, root, comm,
 						  &rq));
-				MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+				MPI_OK(nb_wait(&rq));
 			}
 			size_t at = pat_diff(b, n, root, -1, tag);
 			CHECK(at == n, "bcast %zu B root %d: byte %zu", n, root, at);
 		}
-	/* typed: 100 doubles of a vector */
+	/* typed: 100 doubles of a vector (not with coll/portals4 4.1.4:
+	 * doc/NOTES.md "Open MPI over spinnic", its non-contiguous bcast) */
+	if (skip_typed_bcast) {
+		free(b);
+		return;
+	}
 	double d[300];
 	MPI_Datatype v;
 	MPI_Type_vector(100, 1, 3, MPI_DOUBLE, &v);
@@ -174,23 +193,31 @@ test_reduce(MPI_Comm comm)
 						memcpy(out, in, n * ksize[k]);
 					const void *sb = inplace && (all || rank == root)
 						? MPI_IN_PLACE : in;
+					int rc = MPI_SUCCESS;
+#define RC(call) do { if (rc == MPI_SUCCESS) rc = (call); } while (0)
 					if (all && nb) {
 						MPI_Request rq;
-						MPI_OK(MPI_Iallreduce(sb, out, (int)n,
+						RC(MPI_Iallreduce(sb, out, (int)n,
 							ktype[k], ops[o], comm, &rq));
-						MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+						RC(nb_wait(&rq));
 					} else if (all) {
-						MPI_OK(MPI_Allreduce(sb, out, (int)n,
+						RC(MPI_Allreduce(sb, out, (int)n,
 							ktype[k], ops[o], comm));
 					} else if (mode == 1 || (c % 2)) {
-						MPI_OK(MPI_Reduce(sb, out, (int)n, ktype[k],
+						RC(MPI_Reduce(sb, out, (int)n, ktype[k],
 							ops[o], root, comm));
 					} else {
 						MPI_Request rq;
-						MPI_OK(MPI_Ireduce(sb, out, (int)n, ktype[k],
+						RC(MPI_Ireduce(sb, out, (int)n, ktype[k],
 							ops[o], root, comm, &rq));
-						MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+						RC(nb_wait(&rq));
 					}
+#undef RC
+					CHECK(rc == MPI_SUCCESS, "%s%s %s %s x%zu root %d: "
+					      "error %d", all ? "allreduce" : "reduce",
+					      nb || (!all && mode != 1 && !(c % 2)) ?
+					      " (non-blocking)" : "", opname[o],
+					      kname[k], n, root, rc);
 					if (!all && rank != root)
 						continue;
 					for (size_t i = 0; i < n; i++) {
@@ -234,7 +261,7 @@ test_gather_scatter(MPI_Comm comm)
 			if (root % 2) {
 				MPI_OK(MPI_Igather(sb, (int)n, MPI_BYTE, all, (int)n,
 						   MPI_BYTE, root, comm, &rq));
-				MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+				MPI_OK(nb_wait(&rq));
 			} else
 				MPI_OK(MPI_Gather(sb, (int)n, MPI_BYTE, all, (int)n,
 						  MPI_BYTE, root, comm));
@@ -253,7 +280,7 @@ test_gather_scatter(MPI_Comm comm)
 			if (root % 2 == 0) {
 				MPI_OK(MPI_Iscatter(all, (int)n, MPI_BYTE, mine, (int)n,
 						    MPI_BYTE, root, comm, &rq));
-				MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+				MPI_OK(nb_wait(&rq));
 			} else
 				MPI_OK(MPI_Scatter(all, (int)n, MPI_BYTE, mine, (int)n,
 						   MPI_BYTE, root, comm));
@@ -301,6 +328,14 @@ main(int argc, char **argv)
 
 	mt_init(&argc, &argv);
 	CHECK(mt_size >= 2, "needs 2 ranks or more");
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--no-typed-bcast") == 0)
+			skip_typed_bcast = 1;
+		else if (strcmp(argv[i], "--nb-status-unreliable") == 0)
+			nb_status_unreliable = 1;
+		else
+			CHECK(0, "unknown argument %s", argv[i]);
+	}
 	run_all(MPI_COMM_WORLD);
 	/* a communicator of the other order: ranks reversed */
 	MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, 0, mt_size - mt_rank, &half));

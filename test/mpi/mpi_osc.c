@@ -62,6 +62,7 @@ test_fence_accumulate(MPI_Win win, uint8_t *base)
 	int32_t vi[N], vm[N], vr[N];
 	double vd[N];
 
+	/* displacements in bytes (disp_unit 1) */
 	memset(base, 0, 24 * N);
 	for (int i = 0; i < N; i++) {
 		vi[i] = mt_rank * 1000 + i;
@@ -77,9 +78,9 @@ test_fence_accumulate(MPI_Win win, uint8_t *base)
 			break;
 		MPI_OK(MPI_Accumulate(vi, N, MPI_INT32_T, target, 0, N,
 				      MPI_INT32_T, MPI_SUM, win));
-		MPI_OK(MPI_Accumulate(vd, N, MPI_DOUBLE, target, N, N,
+		MPI_OK(MPI_Accumulate(vd, N, MPI_DOUBLE, target, 8 * N, N,
 				      MPI_DOUBLE, MPI_SUM, win));
-		MPI_OK(MPI_Accumulate(vm, N, MPI_INT32_T, target, 4 * N, N,
+		MPI_OK(MPI_Accumulate(vm, N, MPI_INT32_T, target, 16 * N, N,
 				      MPI_INT32_T, MPI_MAX, win));
 	}
 	MPI_OK(MPI_Win_fence(0, win));
@@ -108,11 +109,13 @@ test_fence_accumulate(MPI_Win win, uint8_t *base)
 		if (mt_rank == r)
 			for (int t = 0; t < mt_size; t++)
 				MPI_OK(MPI_Accumulate(vr, N, MPI_INT32_T, t,
-						      5 * N, N, MPI_INT32_T,
+						      20 * N, N, MPI_INT32_T,
 						      MPI_REPLACE, win));
 		MPI_OK(MPI_Win_fence(0, win));
 		for (int i = 0; i < N; i++)
 			CHECK(wr[i] == r, "replace [%d] = %d, want %d", i, wr[i], r);
+		/* the next round's writes belong to the next epoch */
+		MPI_OK(MPI_Win_fence(0, win));
 	}
 }
 

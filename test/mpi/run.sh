@@ -42,46 +42,72 @@ trap 'exit 1' INT TERM
 "$prefix/bin/mpicc" -O2 -g -Wall -Werror -o "$dir/$prog" "$src/test/mpi/$prog.c"
 
 mkdir -m 0700 "$dir/s"
-timeout 900 "$spinnic" -- --virtual "$nodes" --socket-dir "$dir/s" \
-	>"$dir/spinnic.log" 2>&1 &
-spid=$!
-i=0
-until grep -q "spinnic: ready" "$dir/spinnic.log" 2>/dev/null; do
-	if ! kill -0 "$spid" 2>/dev/null || [ $i -ge 600 ]; then
-		if grep -qE "EAL: Cannot|Cannot init EAL|No free hugepages|Cannot allocate|Cannot create mbuf pool" \
-			"$dir/spinnic.log"; then
-			echo "SKIP: spinnic cannot start (resources)"
-			cat "$dir/spinnic.log"
-			exit 77
+# spinnic: up to 3 starts (hugepages/memory may be briefly taken by other
+# tests on the machine); still no start for lack of resources: skip
+start_spinnic() {
+	timeout 900 "$spinnic" -- --virtual "$nodes" --socket-dir "$dir/s" \
+		>"$dir/spinnic.log" 2>&1 &
+	spid=$!
+	local i=0
+	until grep -q "spinnic: ready" "$dir/spinnic.log" 2>/dev/null; do
+		if ! kill -0 "$spid" 2>/dev/null || [ $i -ge 600 ]; then
+			return 1
 		fi
-		echo "spinnic did not start:" >&2
-		cat "$dir/spinnic.log" >&2
-		exit 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+tries=0
+until start_spinnic; do
+	kill -KILL "$spid" 2>/dev/null || true
+	wait "$spid" 2>/dev/null || true
+	spid=
+	tries=$((tries + 1))
+	if grep -qE "EAL: Cannot|Cannot init EAL|No free hugepages|Cannot allocate|Cannot create mbuf pool" \
+		"$dir/spinnic.log"; then
+		if [ $tries -lt 3 ]; then
+			sleep 3
+			continue
+		fi
+		echo "SKIP: spinnic cannot start (resources)"
+		cat "$dir/spinnic.log"
+		exit 77
 	fi
-	sleep 0.1
-	i=$((i + 1))
+	echo "spinnic did not start:" >&2
+	cat "$dir/spinnic.log" >&2
+	exit 1
 done
 
+# Open MPI 4.1.4's own bugs met on the way, avoided here and documented in
+# doc/NOTES.md "Open MPI over spinnic": btl/portals4 drops every fragment
+# above its eager limit (max_send_size 32768 avoids it) and calls the
+# closed pml back from MPI_Finalize (the programs progress 100 ms before
+# finalizing); coll/portals4 hangs in a non-contiguous bcast and leaves
+# the error code of its non-blocking requests uninitialized.
 mca=(--mca pml cm --mca mtl portals4 --mca osc portals4
      --mca coll basic,libnbc,self)
+args=()
+envs=()
 case $config in
-mtl) ;;
+mtl|osc) ;;
 btl) mca=(--mca pml ob1 --mca btl portals4,self --mca osc pt2pt
-          --mca coll basic,libnbc,self) ;;
-osc) ;;
+          --mca btl_portals4_max_send_size 32768
+          --mca coll basic,libnbc,self)
+     envs=(-x MPI_TEST_DRAIN_MS=100) ;;
 coll) mca=(--mca pml cm --mca mtl portals4 --mca osc portals4
-           --mca coll portals4,basic,libnbc,self --mca coll_base_verbose 10) ;;
+           --mca coll portals4,basic,libnbc,self --mca coll_base_verbose 10)
+      args=(--no-typed-bcast --nb-status-unreliable) ;;
 *) echo "unknown config $config" >&2; exit 1 ;;
 esac
 
 # the environment of the run (Open MPI reads OMPI_MCA_*; root runs as in CI)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-echo "mpirun -np $np ${mca[*]} $prog (spinnic --virtual $nodes)"
+echo "mpirun -np $np ${envs[*]:-} ${mca[*]} $prog ${args[*]:-} (spinnic --virtual $nodes)"
 rc=0
 timeout 600 "$prefix/bin/mpirun" -np "$np" --oversubscribe --bind-to none \
-	-x SPINNIC_SOCKET="$dir/s/node%n.sock" -x LD_LIBRARY_PATH \
-	"${mca[@]}" "$dir/$prog" >"$dir/mpirun.log" 2>&1 || rc=$?
+	-x SPINNIC_SOCKET="$dir/s/node%n.sock" -x LD_LIBRARY_PATH ${envs[@]+"${envs[@]}"} \
+	"${mca[@]}" "$dir/$prog" ${args[@]+"${args[@]}"} >"$dir/mpirun.log" 2>&1 || rc=$?
 grep -v "coll:base:comm_select\|coll_portals4_component\|coll:.*:component" \
 	"$dir/mpirun.log" || true
 
@@ -126,7 +152,16 @@ leaks=$(awk '
 				print "node " node ": " $i " " $(i + 1)
 		seen++
 	}
-	END { if (seen != '"$nodes"') print "final counters of " seen " nodes, want '"$nodes"'" }
+	$1 == "ctrl:" && $2 == "clients" { att[node] = $5 }
+	$1 == "tx:" && $2 == "pkts" { tx[node] = $3 }
+	END {
+		if (seen != '"$nodes"')
+			print "final counters of " seen " nodes, want '"$nodes"'"
+		# the ranks really went through spinnic: rank r on node r % nodes
+		for (n = 0; n < '"$nodes"' && n < '"$np"'; n++)
+			if (att[n] + 0 == 0 || tx[n] + 0 == 0)
+				print "node " n ": attaches " att[n] " tx pkts " tx[n] ", want > 0"
+	}
 	' "$dir/spinnic.log")
 if [ -n "$leaks" ]; then
 	echo "FAIL: left at exit:"
