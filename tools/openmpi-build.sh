@@ -49,12 +49,13 @@ say() { echo "openmpi-build: $*"; }
 usage_line() {
 	say "Open MPI $ver with Portals 4 over spinnic: $prefix"
 	cat <<EOF
-Run (with spinnic --virtual N --socket-dir DIR running; see README "MPI"):
+Run (with spinnic --virtual N --socket-dir DIR running; README "MPI over spinnic"):
   $prefix/bin/mpirun -np 4 --oversubscribe \\
     -x SPINNIC_SOCKET=DIR/node%n.sock -x LD_LIBRARY_PATH=$build/lib \\
     --mca pml cm --mca mtl portals4 --mca osc portals4 \\
-    --mca coll portals4,libnbc,basic,self ./your_mpi_app
-  (btl instead of mtl: --mca pml ob1 --mca btl portals4,self)
+    --mca coll portals4,basic,libnbc,self ./your_mpi_app
+  (ob1 + btl instead of the mtl: --mca pml ob1 --mca btl portals4,self
+   --mca btl_portals4_max_send_size 32768; as root add --allow-run-as-root)
 EOF
 }
 
