@@ -153,6 +153,7 @@ leaks=$(awk '
 		seen++
 	}
 	$1 == "ctrl:" && $2 == "clients" { att[node] = $5 }
+	{ for (i = 1; i < NF; i++) if ($i == "trig_fired") fired[node] = $(i + 1) }
 	$1 == "tx:" && $2 == "pkts" { tx[node] = $3 }
 	END {
 		if (seen != '"$nodes"')
@@ -161,6 +162,12 @@ leaks=$(awk '
 		for (n = 0; n < '"$nodes"' && n < '"$np"'; n++)
 			if (att[n] + 0 == 0 || tx[n] + 0 == 0)
 				print "node " n ": attaches " att[n] " tx pkts " tx[n] ", want > 0"
+		# coll/portals4 ran on the NICs: triggered operations fired
+		# on every node (~2900 a node at 2 ranks; the host path: 0)
+		if ("'"$config"'" == "coll")
+			for (n = 0; n < '"$nodes"' && n < '"$np"'; n++)
+				if (fired[n] + 0 < 100)
+					print "node " n ": trig_fired " fired[n] + 0 ", want >= 100 (coll/portals4 on the NIC)"
 	}
 	' "$dir/spinnic.log")
 if [ -n "$leaks" ]; then
