@@ -30,8 +30,14 @@ spinnic=$build/app/spinnic/spinnic
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/spinnic-mpi-XXXXXX")
 spid=
+# $spid is timeout's pid: TERM reaches spinnic through it (KILL would not)
 cleanup() {
 	if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
+		kill -TERM "$spid" 2>/dev/null || true
+		for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+			kill -0 "$spid" 2>/dev/null || break
+			sleep 0.2
+		done
 		kill -KILL "$spid" 2>/dev/null || true
 	fi
 	rm -rf "$dir"
@@ -59,7 +65,7 @@ start_spinnic() {
 }
 tries=0
 until start_spinnic; do
-	kill -KILL "$spid" 2>/dev/null || true
+	kill -TERM "$spid" 2>/dev/null || true
 	wait "$spid" 2>/dev/null || true
 	spid=
 	tries=$((tries + 1))
