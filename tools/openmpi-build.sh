@@ -7,11 +7,16 @@
 # libspinnic with all four Portals 4 components (mtl, btl, osc, coll
 # portals4), into a prefix outside the tree, once per machine:
 #
-#   ${SPINNIC_CACHE:-$HOME/.cache/spinnic}/openmpi-4.1.4-abiN
+#   ${SPINNIC_CACHE:-$HOME/.cache/spinnic}/openmpi-4.1.4-apiH
 #
-# keyed by the Open MPI version and SPINNIC_ABI_VERSION (N). A second run
-# finds the finished prefix and only prints the mpirun line. Steps, each
-# skipped when already done:
+# keyed by the Open MPI version and H, the first 8 hex digits of
+# portals4.h's SHA-256: the Portals API the components are compiled
+# against. Not by SPINNIC_ABI_VERSION: that is between libspinnic and
+# spinnic, and the ranks load this tree's libspinnic (LD_LIBRARY_PATH
+# before the prefix's RUNPATH); each run also refreshes the staged copy,
+# so a rank without LD_LIBRARY_PATH gets the current one too. A second
+# run finds the finished prefix and only prints the mpirun line. Steps,
+# each skipped when already done:
 #   1. enable Debian's deb-src entries (deb822 debian.sources; root)
 #   2. apt-get install the few build dependencies missing (root)
 #   3. apt-get source openmpi=4.1.4-* into PREFIX.work/
@@ -34,11 +39,9 @@ fi
 build=${1:-$root/build}
 case $build in /*) ;; *) build=$PWD/$build ;; esac
 ver=4.1.4
-abi=$(sed -n 's/^#define SPINNIC_ABI_VERSION \([0-9]*\)u\?.*/\1/p' \
-	"$root/lib/portals/spinnic_abi.h")
-[ -n "$abi" ] || { echo "openmpi-build: no SPINNIC_ABI_VERSION" >&2; exit 1; }
+api=$(sha256sum "$root/lib/shim/portals4.h" | cut -c1-8)
 cache=${SPINNIC_CACHE:-$HOME/.cache/spinnic}
-prefix=$cache/openmpi-$ver-abi$abi
+prefix=$cache/openmpi-$ver-api$api
 work=$prefix.work
 [ "$print_prefix" = 0 ] || { echo "$prefix"; exit 0; }
 jobs=${OMPI_JOBS:-2}
@@ -59,12 +62,6 @@ Run (with spinnic --virtual N --socket-dir DIR running; README "MPI over spinnic
 EOF
 }
 
-if [ -f "$prefix/.spinnic-build" ] && [ -x "$prefix/bin/mpirun" ]; then
-	say "cached ($(cat "$prefix/.spinnic-build"))"
-	usage_line
-	exit 0
-fi
-
 so=$build/lib/libspinnic.so
 if [ ! -e "$so" ]; then
 	say "building libspinnic in $build"
@@ -72,6 +69,28 @@ if [ ! -e "$so" ]; then
 	ninja -C "$build" lib/libspinnic.so.0.1.0 >/dev/null
 fi
 so=$(readlink -f "$so")
+
+# 4. stage libspinnic as Open MPI's "portals" library (also on a cached
+# prefix: the copy the RUNPATH names stays this tree's)
+stage_libspinnic() {
+	stage=$prefix/portals4
+	rm -rf "$stage"
+	mkdir -p "$stage/include" "$stage/lib"
+	cp "$so" "$stage/lib/"
+	base=$(basename "$so")
+	ln -s "$base" "$stage/lib/libspinnic.so.0"
+	ln -s "$base" "$stage/lib/libspinnic.so"
+	ln -s "$base" "$stage/lib/libportals.so"
+	cp "$root/lib/shim/portals4.h" "$root/lib/shim/spin.h" \
+		"$root/lib/shim/spin_aa.h" "$stage/include/"
+}
+
+if [ -f "$prefix/.spinnic-build" ] && [ -x "$prefix/bin/mpirun" ]; then
+	stage_libspinnic
+	say "cached ($(cat "$prefix/.spinnic-build"))"
+	usage_line
+	exit 0
+fi
 
 need_root() {
 	[ "$(id -u)" = 0 ] || { echo "openmpi-build: $1 needs root" >&2; exit 1; }
@@ -122,17 +141,7 @@ if [ -z "$srcdir" ] || [ ! -x "$srcdir/configure" ]; then
 	srcdir=$work/openmpi-$ver
 fi
 
-# 4. stage libspinnic as Open MPI's "portals" library
-stage=$prefix/portals4
-rm -rf "$stage"
-mkdir -p "$stage/include" "$stage/lib"
-cp "$so" "$stage/lib/"
-base=$(basename "$so")
-ln -s "$base" "$stage/lib/libspinnic.so.0"
-ln -s "$base" "$stage/lib/libspinnic.so"
-ln -s "$base" "$stage/lib/libportals.so"
-cp "$root/lib/shim/portals4.h" "$root/lib/shim/spin.h" "$root/lib/shim/spin_aa.h" \
-	"$stage/include/"
+stage_libspinnic
 
 # 5. configure, build, install. An interrupted build resumes: the same
 # configure line in the same build folder is not run again (make is
@@ -183,7 +192,7 @@ for c in mca_mtl_portals4 mca_btl_portals4 mca_osc_portals4 mca_coll_portals4; d
 	[ -f "$prefix/lib/openmpi/$c.so" ] || {
 		echo "openmpi-build: $c.so not installed" >&2; exit 1; }
 done
-echo "built $(date -u +%FT%TZ) in $((t1 - t0)) s, -j$jobs, $(nproc) cores, libspinnic ABI $abi" \
+echo "built $(date -u +%FT%TZ) in $((t1 - t0)) s, -j$jobs, $(nproc) cores, portals4.h $api" \
 	>"$prefix/.spinnic-build"
 say "$(cat "$prefix/.spinnic-build")"
 usage_line
