@@ -15,6 +15,13 @@
  * (--handler, default checksum), each with the source and target buffers
  * in the client's shared region (spin_host_alloc) and in malloc'd memory.
  * Variants are interleaved sample by sample, in rounds of one spinnic each.
+ * Run under LD_PRELOAD=libspinnic-heap.so (lib/heap), a third set of rows,
+ * "heap", takes its buffers from malloc (the heap's, in the region) while
+ * the "malloc" rows keep glibc's (__libc_memalign): the two allocators in
+ * one run, interleaved; ratio_malloc compares each row with the malloc
+ * row of its operation. The binary exports its shim's spin_host_alloc,
+ * spin_host_free and spin_host_contains (heap.dynlist), so that the
+ * preloaded heap uses this process's region, not a second libspinnic's.
  *
  * The limit of every row: the raw ring-to-ring packet rate of the same
  * lcore (CPU 0) without Portals, measured in each round before its
@@ -23,6 +30,7 @@
  * port, taken with rte_eth_rx_burst from its peer and freed, in bursts of
  * --limit-burst.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
@@ -44,6 +52,7 @@
 #include <portals4.h>
 #include <spin.h>
 #include <spin_handler_args.h>
+#include <spin_heap.h>
 #include <wire.h>
 
 #include "bench.h"
@@ -55,7 +64,10 @@
 #define LIMIT_POOL 4096u
 
 enum { K_PUT, K_ATOMIC, K_FETCH, K_HANDLER };
-enum { B_REGION, B_MALLOC, B_COUNT };
+enum { B_REGION, B_MALLOC, B_HEAP, B_COUNT };
+
+/* glibc's allocator, whatever malloc is (the "malloc" rows) */
+extern void *__libc_memalign(size_t align, size_t size);
 
 static const struct rate_var {
 	const char *op;
@@ -74,7 +86,40 @@ static const struct rate_var {
 #define N_VARS (sizeof(vars) / sizeof(vars[0]))
 #define N_ALL (N_VARS * B_COUNT)
 
-static const char *const buf_names[B_COUNT] = { "region", "malloc" };
+static const char *const buf_names[B_COUNT] = { "region", "malloc",
+						 "heap" };
+
+/* Whether libspinnic-heap.so is preloaded and serves malloc from this
+ * process's region (then the "heap" rows run). */
+static bool
+heap_active(void)
+{
+	static int active = -1;
+
+	if (active < 0) {
+		void (*stats)(struct spin_heap_stats *) =
+			(void (*)(struct spin_heap_stats *))dlsym(
+				RTLD_DEFAULT, "spin_heap_stats");
+		struct spin_heap_stats st = { 0 };
+		void *p;
+
+		active = 0;
+		if (stats != NULL) {
+			stats(&st);
+			p = malloc(64);
+			active = st.enabled && p != NULL &&
+				spin_host_contains(p, 64);
+			free(p);
+		}
+	}
+	return active == 1;
+}
+
+static bool
+row_runs(size_t i)
+{
+	return i / N_VARS != B_HEAP || heap_active();
+}
 
 static struct {
 	long ops;       /* operations per sample */
@@ -301,6 +346,8 @@ buf_get(int kind, size_t len)
 
 	if (kind == B_REGION)
 		return spin_host_alloc(len);
+	if (kind == B_MALLOC)
+		return __libc_memalign(64, len);
 	if (posix_memalign(&p, 64, len) != 0)
 		return NULL;
 	return p;
@@ -359,6 +406,8 @@ client_open(struct rate_client *c)
 	for (int k = 0; k < B_COUNT; k++) {
 		struct rate_bufs *b = &c->b[k];
 
+		if (k == B_HEAP && !heap_active())
+			continue;
 		b->bits0 = 1 + (uint64_t)k * N_VARS;
 		b->src = buf_get(k, TGT_LEN);
 		b->fetch = buf_get(k, 64);
@@ -543,7 +592,7 @@ client_child(double *out, void *arg)
 
 		rcfg.ops = ops / 10 > rcfg.window ? ops / 10 : rcfg.window;
 		for (size_t i = 0; i < N_ALL; i++)
-			if (sample(&c, i) < 0)
+			if (row_runs(i) && sample(&c, i) < 0)
 				return -EIO;
 		rcfg.ops = ops;
 	}
@@ -554,6 +603,9 @@ client_child(double *out, void *arg)
 
 			if (((s + round) & 1) != 0)
 				i = N_ALL - 1 - i;
+			out[s * (long)N_ALL + (long)i] = 0;
+			if (!row_runs(i))
+				continue;
 			out[s * (long)N_ALL + (long)i] = sample(&c, i);
 			if (out[s * (long)N_ALL + (long)i] < 0)
 				return -EIO;
@@ -577,6 +629,7 @@ rate_run(const struct bench_opts *o)
 		{ "min_mops", BENCH_COL_NUM, 3 },
 		{ "max_mops", BENCH_COL_NUM, 3 },
 		{ "ratio_put8", BENCH_COL_NUM, 3 },
+		{ "ratio_malloc", BENCH_COL_NUM, 3 },
 		{ "limit_mpps", BENCH_COL_NUM, 3 },
 		{ "ratio", BENCH_COL_NUM, 3 },
 	};
@@ -597,6 +650,9 @@ rate_run(const struct bench_opts *o)
 		goto out;
 	}
 	have_cpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0;
+	/* the heap serves this process (the client), not spinnic */
+	if (heap_active())
+		unsetenv("LD_PRELOAD");
 	bench_spinnic_signals();
 	for (long r = 0; r < rcfg.rounds; r++) {
 		/* the limit alone on CPU 0 first, then spinnic there */
@@ -636,7 +692,10 @@ rate_run(const struct bench_opts *o)
 	for (size_t i = 0; i < N_ALL; i++) {
 		size_t k = i / N_VARS, put8 = k * N_VARS;
 		double *s = v + i * (size_t)per; /* sorted by the median */
+		double mal = med[B_MALLOC * N_VARS + i % N_VARS];
 
+		if (!row_runs(i))
+			continue;
 		rc = bench_table_row(tab);
 		if (rc < 0)
 			goto out;
@@ -649,6 +708,8 @@ rate_run(const struct bench_opts *o)
 		bench_table_set_num(tab, "max_mops", s[per - 1] / 1e6);
 		bench_table_set_num(tab, "ratio_put8", med[put8] > 0 ?
 				    med[i] / med[put8] : 0);
+		bench_table_set_num(tab, "ratio_malloc", mal > 0 ?
+				    med[i] / mal : 0);
 		bench_table_set_num(tab, "limit_mpps", limit / 1e6);
 		bench_table_set_num(tab, "ratio", limit > 0 ?
 				    med[i] / limit : 0);
@@ -665,6 +726,11 @@ rate_run(const struct bench_opts *o)
 	       "each spinnic; ratio = mops / limit\n", per, rcfg.ops,
 	       rcfg.rounds, rcfg.window, rcfg.handler, ncpus,
 	       (unsigned)(SPINNIC_WIRE_HDR_LEN + 8), rcfg.burst);
+	printf("# buffers: region = spin_host_alloc, malloc = glibc's "
+	       "(__libc_memalign), heap = malloc under LD_PRELOAD="
+	       "libspinnic-heap.so (%s); ratio_malloc = mops / the malloc "
+	       "row's of the same operation\n", heap_active() ? "preloaded" :
+	       "not preloaded: no heap rows");
 out:
 	bench_table_free(tab);
 	free(v);

@@ -159,6 +159,8 @@ struct shim_region {
 	uint64_t heap_size;
 	uint64_t free_head;        /* heap offset + 1 of first free block; 0 */
 	uint64_t heap_used;        /* bytes in use, headers included */
+	uint64_t heap_hwm;         /* heap offset past every block ever used
+				      and the header after it (fork copy) */
 	pthread_mutex_t heap_lock;
 };
 

@@ -143,6 +143,82 @@ fail:;
 	return -err;
 }
 
+static void region_copy(uint8_t *dst, int old_fd, const uint8_t *src,
+			uint64_t size);
+
+/* fork(): the region is a MAP_SHARED file, so a child would share its
+ * heap (allocator state included) with this process; the child gets a
+ * copy instead (doc/NOTES.md "Preload allocator"). The copy is made in
+ * the parent before the fork, under the heap lock: made in the child, it
+ * would race with the parent, which runs on at once. */
+static int region_fork_fd = -1;
+
+static void
+region_fork_prepare(void)
+{
+	struct shim_region *r = &shim_g.region;
+	uint64_t len;
+	void *tmp;
+	int fd;
+
+	pthread_mutex_lock(&r->heap_lock);
+	region_fork_fd = -1;
+	if (r->base == NULL)
+		return;
+	/* header, ring, heap up to its high-water mark (and the header of
+	 * the free block after it): the rest is free, its contents unused */
+	len = (uint64_t)(r->heap - r->base) + r->heap_hwm +
+		sizeof(struct heap_blk);
+	len = align_up(len, 4096);
+	if (len > r->size)
+		len = r->size;
+	if (region_map(r->size, 0, &fd, &tmp) < 0) {
+		/* no stdio: a preloaded heap holds its locks here */
+		static const char msg[] = "spinnic: fork: cannot make the "
+			"child its own copy of the host region; it shares "
+			"this process's\n";
+
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+		return;
+	}
+	region_copy(tmp, r->memfd, r->base, len);
+	munmap(tmp, r->size);
+	region_fork_fd = fd;
+}
+
+static void
+region_fork_parent(void)
+{
+	if (region_fork_fd >= 0)
+		close(region_fork_fd);
+	region_fork_fd = -1;
+	pthread_mutex_unlock(&shim_g.region.heap_lock);
+}
+
+/* In the child: the copy at the same address (async-signal-safe calls). */
+static void
+region_fork_child(void)
+{
+	static const char msg[] = "spinnic: fork: cannot map the child's copy "
+		"of the host region; it shares the parent's\n";
+	struct shim_region *r = &shim_g.region;
+
+	pthread_mutex_init(&r->heap_lock, NULL);
+	if (region_fork_fd < 0)
+		return;
+	if (mmap(r->base, r->size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, region_fork_fd, 0) == MAP_FAILED) {
+		close(region_fork_fd);
+		region_fork_fd = -1;
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+		return;
+	}
+	close(r->memfd);
+	r->memfd = region_fork_fd;
+	r->hugetlb = 0;
+	region_fork_fd = -1;
+}
+
 static void
 region_create(void)
 {
@@ -197,6 +273,10 @@ region_create(void)
 	memset(b, 0, sizeof(*b));
 	b->size = r->heap_size;
 	free_list_insert(b);
+	if (pthread_atfork(region_fork_prepare, region_fork_parent,
+			   region_fork_child) != 0)
+		SHIM_ERR("pthread_atfork failed: a fork()ed child would share "
+			 "the host region with this process");
 }
 
 int
@@ -216,6 +296,8 @@ region_copy(uint8_t *dst, int old_fd, const uint8_t *src, uint64_t size)
 
 	while ((uint64_t)hole < size) {
 		data = lseek(old_fd, hole, SEEK_DATA);
+		if (data >= 0 && (uint64_t)data >= size)
+			return;
 		if (data < 0) {
 			if (errno == ENXIO)
 				return;
@@ -309,6 +391,8 @@ shim_heap_alloc(size_t size)
 		b->magic = HEAP_MAGIC_USED;
 		b->user_size = size;
 		r->heap_used += b->size;
+		if (blk_off1(b) - 1 + b->size + sizeof(*b) > r->heap_hwm)
+			r->heap_hwm = blk_off1(b) - 1 + b->size + sizeof(*b);
 		pthread_mutex_unlock(&r->heap_lock);
 		return b + 1;
 	}

@@ -402,7 +402,13 @@ itest_client_start(struct itest_client *c, unsigned node, const char *name,
 
 	if (nb_clients >= MAX_CLIENTS)
 		itest_fail("too many clients");
-	snprintf(bin, sizeof(bin), "%s/test/integration/itest_client", bdir);
+	/* SPINNIC_ITEST_CLIENT: another build of itest_client (itest_heap's,
+	 * linked with the shared libspinnic) */
+	if (getenv("SPINNIC_ITEST_CLIENT") != NULL)
+		snprintf(bin, sizeof(bin), "%s", getenv("SPINNIC_ITEST_CLIENT"));
+	else
+		snprintf(bin, sizeof(bin), "%s/test/integration/itest_client",
+			 bdir);
 	snprintf(sock, sizeof(sock), "%s/node%u.sock", dir, node);
 	av[n++] = bin;
 	while (argv[n - 1] != NULL && n < 63) {

@@ -129,6 +129,12 @@ opts_parse(struct opts *o, int argc, char **argv)
 	}
 }
 
+/* buf=early: one malloc made before PtlInit (as an MPI program's arrays
+ * are before MPI_Init), handed out a piece at a time */
+#define EARLY_POOL (8u << 20)
+static uint8_t *early_pool;
+static uint64_t early_used;
+
 static void *
 buf_alloc(const struct opts *o, uint64_t len)
 {
@@ -136,12 +142,19 @@ buf_alloc(const struct opts *o, uint64_t len)
 
 	if (len == 0)
 		len = 1;
-	if (strcmp(o->buf, "region") == 0)
+	if (strcmp(o->buf, "region") == 0) {
 		p = spin_host_alloc(len);
-	else if (strcmp(o->buf, "malloc") == 0)
+	} else if (strcmp(o->buf, "malloc") == 0) {
 		p = malloc(len);
-	else
-		fail("buf=%s: region or malloc", o->buf);
+	} else if (strcmp(o->buf, "early") == 0) {
+		if (early_pool == NULL || len > EARLY_POOL - early_used)
+			fail("buf=early: %" PRIu64 " bytes do not fit the %u "
+			     "malloc'd before PtlInit", len, EARLY_POOL);
+		p = early_pool + early_used;
+		early_used += (len + 63) & ~(uint64_t)63;
+	} else {
+		fail("buf=%s: region, malloc or early", o->buf);
+	}
 	if (p == NULL)
 		fail("cannot allocate %" PRIu64 " bytes (%s)", len, o->buf);
 	return p;
@@ -820,6 +833,11 @@ main(int argc, char **argv)
 	}
 	role = argv[1];
 	opts_parse(&o, argc, argv);
+	if (strcmp(o.buf, "early") == 0) {
+		early_pool = malloc(EARLY_POOL);
+		if (early_pool == NULL)
+			fail("buf=early: no memory");
+	}
 	if (strcmp(role, "target") == 0)
 		return role_target(&o, false);
 	if (strcmp(role, "search") == 0)

@@ -534,6 +534,69 @@ test_rate(void **state)
 	free(r);
 }
 
+/* rate under LD_PRELOAD=libspinnic-heap.so: 21 rows, the third set
+ * "heap" (malloc'd by the preloaded heap, so its buffers are in the
+ * region), every rate positive, ratio_malloc 1 on the malloc rows and
+ * mops / the malloc row's on the others; the '#' line says preloaded.
+ * Not under ASan (the heap cannot be preloaded into an ASan binary). */
+static void
+test_rate_heap(void **state)
+{
+#ifdef __SANITIZE_ADDRESS__
+	(void)state;
+	skip();
+#else
+	const char *bdir = getenv("SPINNIC_BUILD_DIR");
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_buf, c_m, c_rm;
+	char heap[4200];
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	assert_non_null(bdir);
+	snprintf(heap, sizeof(heap), "%s/lib/heap/libspinnic-heap.so", bdir);
+	setenv("LD_PRELOAD", heap, 1);
+	run(r, "rate", "--ops", "200", "--window", "16", "--rounds", "1",
+	    "--samples", "1", "--csv", path("rate_heap.csv"), NULL);
+	unsetenv("LD_PRELOAD");
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench rate (heap) failed (%d): %s", r->status,
+			 r->err);
+	assert_non_null(strstr(r->out, "libspinnic-heap.so (preloaded)"));
+	csv_read(c, path("rate_heap.csv"));
+	c_buf = col(c->hdr, c->nh, "buffers");
+	c_m = col(c->hdr, c->nh, "mops");
+	c_rm = col(c->hdr, c->nh, "ratio_malloc");
+	assert_true(c_buf >= 0 && c_m >= 0 && c_rm >= 0);
+	assert_int_equal(c->rows, 21);
+	for (int i = 0; i < 21; i++) {
+		double m = atof(c->f[i][c_m]);
+		double mal = atof(c->f[7 + i % 7][c_m]);
+
+		assert_string_equal(c->f[i][c_buf], i < 7 ? "region" :
+				    i < 14 ? "malloc" : "heap");
+		assert_true(m > 0);
+		if (i >= 7 && i < 14)
+			assert_string_equal(c->f[i][c_rm], "1.000");
+		/* the three printed to 3 decimals (too coarse below 0.002) */
+		if (mal >= 0.002)
+			assert_true(fabs(atof(c->f[i][c_rm]) - m / mal) <=
+				    0.0005 / mal + 0.0005 * m / (mal * mal) +
+				    0.001);
+	}
+	free(c);
+	free(r);
+#endif
+}
+
 /* aa-overhead: six rows in order, every rate and time positive, the
  * "none" row the reference (ratios 1) */
 static void
@@ -1548,6 +1611,7 @@ main(void)
 		cmocka_unit_test(test_latency),
 		cmocka_unit_test(test_auth),
 		cmocka_unit_test(test_rate),
+		cmocka_unit_test(test_rate_heap),
 		cmocka_unit_test(test_trig),
 		cmocka_unit_test(test_aa_overhead),
 		cmocka_unit_test(test_dht),
