@@ -34,6 +34,9 @@ static pid_t clients[MAX_CLIENTS];
 static unsigned nb_clients;
 static char *log_text;
 static int exiting;
+/* virtual nodes of the next spinnic (itest_set_nodes) */
+static unsigned nb_nodes = 2;
+static char nb_nodes_arg[8] = "2";
 
 static uint64_t
 now_ms(void)
@@ -289,7 +292,7 @@ itest_spinnic_start(const char *const *extra)
 	argv[argc++] = bin;
 	argv[argc++] = "--";
 	argv[argc++] = "--virtual";
-	argv[argc++] = "2";
+	argv[argc++] = nb_nodes_arg;
 	argv[argc++] = "--socket-dir";
 	argv[argc++] = sdir;
 	for (i = 0; extra != NULL && extra[i] != NULL && argc < 54; i++)
@@ -557,13 +560,18 @@ itest_counter(unsigned node, const char *name)
 	/* the final counters: the last block of the node */
 	snprintf(hdr, sizeof(hdr), "node %u", node);
 	p = NULL;
+	/* "node 1" is not "node 12" (itest_set_nodes: up to 16 nodes) */
 	for (const char *q = strstr(l, hdr); q != NULL;
 	     q = strstr(q + 1, hdr))
-		p = q;
+		if (q[strlen(hdr)] < '0' || q[strlen(hdr)] > '9')
+			p = q;
 	if (p == NULL)
 		return -1;
 	snprintf(hdr, sizeof(hdr), "node %u", node + 1);
-	end = strstr(p, hdr);
+	for (end = strstr(p, hdr); end != NULL &&
+	     end[strlen(hdr)] >= '0' && end[strlen(hdr)] <= '9';
+	     end = strstr(end + 1, hdr))
+		;
 	for (const char *q = strstr(p, name); q != NULL && (end == NULL || q < end);
 	     q = strstr(q + 1, name)) {
 		const char *v = q + strlen(name);
@@ -778,7 +786,7 @@ itest_spinnic_finish(void)
 	if (st != 0)
 		itest_fail("spinnic exit status %d after SIGTERM", st);
 	slow_lines();
-	for (node = 0; node < 2; node++) {
+	for (node = 0; node < nb_nodes; node++) {
 		long long in_use = itest_counter(node, "in_use");
 		long long clients = itest_counter(node, "clients");
 
@@ -799,7 +807,7 @@ itest_expect_no_drops(void)
 {
 	unsigned node;
 
-	for (node = 0; node < 2; node++) {
+	for (node = 0; node < nb_nodes; node++) {
 		long long d = itest_counter(node, "drops"), rd;
 
 		/* under injected faults the losses are the point: what was
@@ -968,7 +976,7 @@ itest_expect_no_leaks(void)
 	};
 	unsigned node, i;
 
-	for (node = 0; node < 2; node++)
+	for (node = 0; node < nb_nodes; node++)
 		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 			long long v = itest_counter(node, names[i]);
 
@@ -977,4 +985,13 @@ itest_expect_no_leaks(void)
 					   node, names[i], v,
 					   v < 0 ? " (not printed)" : "");
 		}
+}
+
+void
+itest_set_nodes(unsigned n)
+{
+	if (n < 1 || n > 16)
+		itest_fail("itest_set_nodes: %u nodes (1..16)", n);
+	nb_nodes = n;
+	snprintf(nb_nodes_arg, sizeof(nb_nodes_arg), "%u", n);
 }

@@ -42,6 +42,13 @@ void itest_init(const char *name, unsigned timeout_s);
  */
 void itest_spinnic_start(const char *const *extra);
 
+/**
+ * Make the next itest_spinnic_start() run `--virtual @p n` (1..16; default
+ * 2); the final checks (itest_spinnic_finish(), itest_expect_no_drops(),
+ * itest_expect_no_leaks()) then cover nodes 0..n-1.
+ */
+void itest_set_nodes(unsigned n);
+
 /** Path of node @p node's control socket (valid after itest_spinnic_start). */
 const char *itest_socket_path(unsigned node);
 

@@ -1,0 +1,1098 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Schedules (cDAGs) compiled to Portals counters and triggered operations
+ * (spin_coll.h; paper 002 §IV; doc/NOTES.md "lib/coll").
+ *
+ * Per vertex v: en[v], its enable counter, gets +1 from each finished
+ * predecessor (or from the start counter for a source) plus what its
+ * protocol adds (a credit or an RTR); D[v], its done counter, gets
+ * done_per[v] per instance. Every triggered operation is (counter,
+ * threshold t, period p): instance i fires it at t + i*p. The counters
+ * only grow, so nothing is reset between instances.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <spin.h>
+
+#include "coll_internal.h"
+
+enum vkind { V_SEND, V_RECV, V_COPY, V_REDUCE };
+
+struct vtx {
+	uint8_t kind;
+	bool eager;
+	bool accumulate;       /* send/recv: atomics into the receiver */
+	void *buf;             /* send: source; recv, copy, reduce: target */
+	const void *src;       /* copy, reduce: the input */
+	size_t len;            /* bytes */
+	unsigned peer;
+	uint32_t tag;
+	unsigned seq;
+	ptl_op_t op;
+	ptl_datatype_t type;
+	unsigned indeg;
+	int *succ;
+	unsigned nsucc, capsucc;
+	ptl_handle_ct_t en, done;
+	ptl_size_t en_per, done_per;
+	size_t sb_off;
+};
+
+enum { TP_PUT, TP_ATOMIC, TP_CTINC, TP_MEAPPEND };
+
+/* One triggered operation of the schedule, posted per instance (or once,
+ * persistent, where the NIC re-arms) by trig_post() only. */
+struct trig {
+	uint8_t kind;
+	ptl_handle_md_t md;
+	ptl_size_t loff, roff, len;
+	ptl_ack_req_t ack;
+	unsigned rank;
+	ptl_match_bits_t bits;
+	ptl_op_t op;
+	ptl_datatype_t type;
+	ptl_handle_ct_t ct;     /* TP_CTINC: the counter incremented;
+				   TP_MEAPPEND: the entry's counter */
+	void *me_start;         /* TP_MEAPPEND: a use-once entry over
+				   (me_start, len) matching bits */
+	bool me_ack;
+	ptl_handle_ct_t trig;
+	ptl_size_t thr, per;
+};
+
+struct spin_sched {
+	spin_coll_comm_t *comm;
+	struct vtx *v;
+	unsigned nv, capv;
+	struct trig *t;
+	unsigned nt, capt;
+	bool compiled;
+	bool persistent;
+	bool dynamic;           /* SPIN_SCHED_DYNAMIC: posted at compile */
+	bool running;
+	bool sb_region;
+	unsigned stag;
+	ptl_handle_ct_t start, done;
+	ptl_size_t nsinks;
+	uint64_t inst;
+	uint8_t *sb;
+	size_t sb_len;
+	ptl_handle_md_t sb_md;
+	ptl_handle_ct_t *cts;
+	unsigned ncts, capcts;
+	ptl_handle_me_t *mes;
+	unsigned nmes, capmes;
+	ptl_handle_md_t *mds;
+	unsigned nmds, capmds;
+	void **owned;           /* coll_sched_alloc(): the region's */
+	unsigned nowned, capowned;
+	char dummy[8];
+};
+
+/* ---- growing arrays ----------------------------------------------------- */
+
+static int
+grow(void **arr, unsigned *cap, unsigned n, size_t elt)
+{
+	void *p;
+	unsigned c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 16;
+	p = realloc(*arr, (size_t)c * elt);
+	if (p == NULL)
+		return -ENOMEM;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
+static int
+push_handle(ptl_handle_any_t **arr, unsigned *n, unsigned *cap,
+	    ptl_handle_any_t h)
+{
+	if (grow((void **)arr, cap, *n, sizeof(**arr)) != 0)
+		return -ENOMEM;
+	(*arr)[(*n)++] = h;
+	return 0;
+}
+
+static int
+ptl_err_at(int rc, const char *what, int line)
+{
+	if (rc != PTL_OK && rc != PTL_NO_SPACE && rc != PTL_LIST_TOO_LONG)
+		fprintf(stderr, "spin_coll: %s (coll_sched.c:%d): Portals "
+			"error %d\n", what, line, rc);
+	switch (rc) {
+	case PTL_OK:
+		return 0;
+	case PTL_NO_SPACE:
+	case PTL_LIST_TOO_LONG:
+		return -ENOSPC;
+	case PTL_ARG_INVALID:
+		return -EINVAL;
+	default:
+		return -EIO;
+	}
+}
+
+size_t
+spin_coll_type_size(ptl_datatype_t type)
+{
+	static const unsigned char sz[PTL_DATATYPE_LAST] = {
+		[PTL_INT8_T] = 1, [PTL_UINT8_T] = 1, [PTL_INT16_T] = 2,
+		[PTL_UINT16_T] = 2, [PTL_INT32_T] = 4, [PTL_UINT32_T] = 4,
+		[PTL_INT64_T] = 8, [PTL_UINT64_T] = 8, [PTL_FLOAT] = 4,
+		[PTL_FLOAT_COMPLEX] = 8, [PTL_DOUBLE] = 8,
+		[PTL_DOUBLE_COMPLEX] = 16,
+		[PTL_LONG_DOUBLE] = sizeof(long double),
+		[PTL_LONG_DOUBLE_COMPLEX] = 2 * sizeof(long double),
+	};
+
+	return (unsigned)type < PTL_DATATYPE_LAST ? sz[type] : 0;
+}
+
+#define ptl_err(rc) ptl_err_at((rc), __func__, __LINE__)
+
+/* ---- building ----------------------------------------------------------- */
+
+int
+spin_sched_create(spin_coll_comm_t *comm, spin_sched_t **s_p)
+{
+	spin_sched_t *s;
+
+	if (comm == NULL || s_p == NULL)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return -ENOMEM;
+	s->comm = comm;
+	s->start = s->done = PTL_CT_NONE;
+	s->sb_md = PTL_INVALID_HANDLE;
+	comm->live_scheds++;
+	*s_p = s;
+	return 0;
+}
+
+static int
+vtx_add(spin_sched_t *s, const struct vtx *v)
+{
+	if (s == NULL || s->compiled)
+		return -EINVAL;
+	if (s->nv >= (1u << 24) - 1)
+		return -E2BIG;
+	if (grow((void **)&s->v, &s->capv, s->nv, sizeof(*s->v)) != 0)
+		return -ENOMEM;
+	s->v[s->nv] = *v;
+	s->v[s->nv].en = s->v[s->nv].done = PTL_CT_NONE;
+	return (int)s->nv++;
+}
+
+int
+spin_sched_send(spin_sched_t *s, const void *buf, size_t len, unsigned dst,
+		uint32_t tag)
+{
+	if (s == NULL || dst >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
+	    (buf == NULL && len > 0))
+		return -EINVAL;
+	return vtx_add(s, &(struct vtx){ .kind = V_SEND, .buf = (void *)buf,
+					 .len = len, .peer = dst, .tag = tag });
+}
+
+int
+spin_sched_recv(spin_sched_t *s, void *buf, size_t len, unsigned src,
+		uint32_t tag)
+{
+	if (s == NULL || src >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
+	    (buf == NULL && len > 0))
+		return -EINVAL;
+	return vtx_add(s, &(struct vtx){ .kind = V_RECV, .buf = buf,
+					 .len = len, .peer = src, .tag = tag });
+}
+
+int
+spin_sched_copy(spin_sched_t *s, void *dst, const void *src, size_t len)
+{
+	if (s == NULL || (len > 0 && (dst == NULL || src == NULL)))
+		return -EINVAL;
+	if (len > 0 && (const uint8_t *)src < (uint8_t *)dst + len &&
+	    (uint8_t *)dst < (const uint8_t *)src + len)
+		return -EINVAL;
+	return vtx_add(s, &(struct vtx){ .kind = V_COPY, .buf = dst,
+					 .src = src, .len = len });
+}
+
+/* (op, type) pairs PtlAtomic() takes (notes-002_003 §3.4) */
+bool
+coll_atomic_ok(ptl_op_t op, ptl_datatype_t type)
+{
+	bool integer = type <= PTL_UINT64_T;
+	bool complex = type == PTL_FLOAT_COMPLEX ||
+		       type == PTL_DOUBLE_COMPLEX ||
+		       type == PTL_LONG_DOUBLE_COMPLEX;
+
+	if ((unsigned)type >= PTL_DATATYPE_LAST)
+		return false;
+	switch (op) {
+	case PTL_MIN:
+	case PTL_MAX:
+		return !complex;
+	case PTL_SUM:
+	case PTL_PROD:
+		return true;
+	case PTL_LOR:
+	case PTL_LAND:
+	case PTL_BOR:
+	case PTL_BAND:
+	case PTL_LXOR:
+	case PTL_BXOR:
+		return integer;
+	default:
+		return false;
+	}
+}
+
+int
+spin_sched_reduce(spin_sched_t *s, void *acc, const void *in, size_t count,
+		  ptl_op_t op, ptl_datatype_t type)
+{
+	size_t esz = spin_coll_type_size(type);
+
+	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
+	    (count > 0 && (acc == NULL || in == NULL)) ||
+	    count > SIZE_MAX / esz)
+		return -EINVAL;
+	return vtx_add(s, &(struct vtx){ .kind = V_REDUCE, .buf = acc,
+					 .src = in, .len = count * esz,
+					 .op = op, .type = type });
+}
+
+int
+spin_sched_send_reduce(spin_sched_t *s, const void *in, size_t count,
+		       ptl_op_t op, ptl_datatype_t type, unsigned dst,
+		       uint32_t tag)
+{
+	size_t esz = spin_coll_type_size(type);
+
+	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
+	    dst >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
+	    (count > 0 && in == NULL) || count > SIZE_MAX / esz)
+		return -EINVAL;
+	return vtx_add(s, &(struct vtx){ .kind = V_SEND, .accumulate = true,
+					 .buf = (void *)in, .len = count * esz,
+					 .peer = dst, .tag = tag, .op = op,
+					 .type = type });
+}
+
+int
+spin_sched_recv_reduce(spin_sched_t *s, void *acc, size_t count,
+		       ptl_op_t op, ptl_datatype_t type, unsigned src,
+		       uint32_t tag)
+{
+	size_t esz = spin_coll_type_size(type);
+
+	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
+	    src >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
+	    (count > 0 && acc == NULL) || count > SIZE_MAX / esz)
+		return -EINVAL;
+	return vtx_add(s, &(struct vtx){ .kind = V_RECV, .accumulate = true,
+					 .buf = acc, .len = count * esz,
+					 .peer = src, .tag = tag, .op = op,
+					 .type = type });
+}
+
+int
+spin_sched_dep(spin_sched_t *s, int from, int to)
+{
+	struct vtx *f;
+
+	if (s == NULL || s->compiled || from < 0 || to < 0 ||
+	    (unsigned)from >= s->nv || (unsigned)to >= s->nv || from == to)
+		return -EINVAL;
+	f = &s->v[from];
+	if (grow((void **)&f->succ, &f->capsucc, f->nsucc,
+		 sizeof(*f->succ)) != 0)
+		return -ENOMEM;
+	f->succ[f->nsucc++] = to;
+	s->v[to].indeg++;
+	return 0;
+}
+
+uint64_t
+spin_sched_instances(const spin_sched_t *s)
+{
+	return s->inst;
+}
+
+void *
+coll_sched_alloc(spin_sched_t *s, size_t len)
+{
+	void *p;
+
+	if (grow((void **)&s->owned, &s->capowned, s->nowned,
+		 sizeof(*s->owned)) != 0)
+		return NULL;
+	p = spin_host_alloc(len ? len : 1);
+	if (p == NULL)
+		return NULL;
+	memset(p, 0, len ? len : 1);
+	s->owned[s->nowned++] = p;
+	return p;
+}
+
+/* ---- compiling ---------------------------------------------------------- */
+
+/* Kahn: @return true when the graph has no cycle */
+static bool
+acyclic(const spin_sched_t *s)
+{
+	unsigned *deg, *queue, head = 0, tail = 0, i, j, seen = 0;
+	bool ok;
+
+	if (s->nv == 0)
+		return true;
+	deg = malloc(s->nv * sizeof(*deg));
+	queue = malloc(s->nv * sizeof(*queue));
+	if (deg == NULL || queue == NULL) {
+		free(deg);
+		free(queue);
+		return false;
+	}
+	for (i = 0; i < s->nv; i++) {
+		deg[i] = s->v[i].indeg;
+		if (deg[i] == 0)
+			queue[tail++] = i;
+	}
+	while (head < tail) {
+		const struct vtx *v = &s->v[queue[head++]];
+
+		seen++;
+		for (j = 0; j < v->nsucc; j++)
+			if (--deg[v->succ[j]] == 0)
+				queue[tail++] = (unsigned)v->succ[j];
+	}
+	ok = seen == s->nv;
+	free(deg);
+	free(queue);
+	return ok;
+}
+
+static int
+trig_add(spin_sched_t *s, const struct trig *t)
+{
+	if (grow((void **)&s->t, &s->capt, s->nt, sizeof(*s->t)) != 0)
+		return -ENOMEM;
+	s->t[s->nt++] = *t;
+	return 0;
+}
+
+/*
+ * The one place a triggered operation is posted: persistent (the NIC
+ * re-arms it, spin_trig_set_period), once at compile, with threshold thr
+ * and period per; or one-shot for instance @p inst at thr + inst * per
+ * (SPINNIC_COLL_REPOST=1, and dynamic schedules, which run once).
+ */
+static int
+trig_post(spin_sched_t *s, const struct trig *t, uint64_t inst)
+{
+	ptl_process_t to = { .rank = t->rank };
+	ptl_size_t thr = t->thr + inst * t->per;
+	int rc = PTL_OK;
+
+	if (s->persistent) {
+		thr = t->thr;
+		rc = spin_trig_set_period(s->comm->ni, t->per);
+		if (rc != PTL_OK)
+			return ptl_err(rc);
+	}
+	switch (t->kind) {
+	case TP_PUT:
+		rc = PtlTriggeredPut(t->md, t->loff, t->len, t->ack, to,
+				     s->comm->pt, t->bits, t->roff, NULL, 0,
+				     t->trig, thr);
+		break;
+	case TP_ATOMIC:
+		rc = PtlTriggeredAtomic(t->md, t->loff, t->len, t->ack, to,
+					s->comm->pt, t->bits, t->roff, NULL,
+					0, t->op, t->type, t->trig, thr);
+		break;
+	case TP_CTINC:
+		rc = PtlTriggeredCTInc(t->ct, (ptl_ct_event_t){ 1, 0 },
+				       t->trig, thr);
+		break;
+	case TP_MEAPPEND: {
+		ptl_handle_me_t h;
+		ptl_me_t me;
+
+		memset(&me, 0, sizeof(me));
+		me.start = t->len > 0 ? t->me_start : s->dummy;
+		me.length = t->len;
+		me.ct_handle = t->ct;
+		me.uid = PTL_UID_ANY;
+		me.match_id.rank = PTL_RANK_ANY;
+		me.match_bits = t->bits;
+		me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE |
+			     PTL_ME_EVENT_CT_COMM | PTL_ME_EVENT_COMM_DISABLE |
+			     PTL_ME_EVENT_LINK_DISABLE |
+			     PTL_ME_EVENT_UNLINK_DISABLE |
+			     (t->me_ack ? 0 : PTL_ME_ACK_DISABLE);
+		rc = PtlTriggeredMEAppend(s->comm->ni, s->comm->pt, &me,
+					  PTL_PRIORITY_LIST, NULL, &h, t->trig,
+					  thr);
+		/* an entry never appended or already used: PtlMEUnlink
+		 * at free cancels it or finds it gone */
+		if (rc == PTL_OK &&
+		    push_handle(&s->mes, &s->nmes, &s->capmes, h) != 0) {
+			PtlMEUnlink(h);
+			return -ENOMEM;
+		}
+		break;
+	}
+	}
+	if (s->persistent)
+		(void)spin_trig_set_period(s->comm->ni, 0);
+	return ptl_err(rc);
+}
+
+static int
+ct_new(spin_sched_t *s, ptl_handle_ct_t *ct_p)
+{
+	int rc = PtlCTAlloc(s->comm->ni, ct_p);
+
+	if (rc != PTL_OK)
+		return ptl_err(rc);
+	if (push_handle(&s->cts, &s->ncts, &s->capcts, *ct_p) != 0) {
+		PtlCTFree(*ct_p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int
+md_new(spin_sched_t *s, const void *buf, size_t len, ptl_handle_ct_t ct,
+       ptl_handle_md_t *md_p)
+{
+	ptl_md_t md;
+	int rc;
+
+	memset(&md, 0, sizeof(md));
+	md.start = len > 0 ? (void *)buf : s->dummy;
+	md.length = len;
+	md.eq_handle = PTL_EQ_NONE;
+	md.ct_handle = ct;
+	md.options = ct != PTL_CT_NONE ? PTL_MD_EVENT_CT_ACK : 0;
+	rc = PtlMDBind(s->comm->ni, &md, md_p);
+	if (rc != PTL_OK)
+		return ptl_err(rc);
+	if (push_handle(&s->mds, &s->nmds, &s->capmds, *md_p) != 0) {
+		PtlMDRelease(*md_p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A persistent entry counting its matches into @p ct, no events. */
+static int
+me_new(spin_sched_t *s, void *buf, size_t len, ptl_match_bits_t bits,
+       ptl_handle_ct_t ct, bool ack)
+{
+	ptl_handle_me_t h;
+	ptl_me_t me;
+	int rc;
+
+	memset(&me, 0, sizeof(me));
+	me.start = len > 0 ? buf : s->dummy;
+	me.length = len;
+	me.ct_handle = ct;
+	me.uid = PTL_UID_ANY;
+	me.match_id.rank = PTL_RANK_ANY;
+	me.match_bits = bits;
+	me.ignore_bits = 0;
+	me.min_free = 0;
+	me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_CT_COMM |
+		     PTL_ME_EVENT_COMM_DISABLE | PTL_ME_EVENT_LINK_DISABLE |
+		     PTL_ME_EVENT_UNLINK_DISABLE |
+		     (ack ? 0 : PTL_ME_ACK_DISABLE);
+	rc = PtlMEAppend(s->comm->ni, s->comm->pt, &me, PTL_PRIORITY_LIST,
+			 NULL, &h);
+	if (rc != PTL_OK)
+		return ptl_err(rc);
+	if (push_handle(&s->mes, &s->nmes, &s->capmes, h) != 0) {
+		PtlMEUnlink(h);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* k-th send (or receive) of one (peer, tag) in creation order: the
+ * pre-matching of paper 002 §IV-A without an exchange */
+static int
+number_messages(spin_sched_t *s)
+{
+	unsigned i, j;
+
+	for (i = 0; i < s->nv; i++) {
+		struct vtx *v = &s->v[i];
+
+		if (v->kind != V_SEND && v->kind != V_RECV)
+			continue;
+		v->seq = 0;
+		for (j = 0; j < i; j++)
+			if (s->v[j].kind == v->kind &&
+			    s->v[j].peer == v->peer && s->v[j].tag == v->tag)
+				v->seq++;
+		if (v->seq >= COLL_SEQ_MAX)
+			return -E2BIG;
+	}
+	return 0;
+}
+
+/* atomics of an accumulating message: chunks of max_atomic_size (at
+ * least one: a 0-byte put stands for an empty one) */
+static ptl_size_t
+acc_chunks(const spin_sched_t *s, const struct vtx *v)
+{
+	size_t esz = spin_coll_type_size(v->type);
+	size_t chunk = s->comm->max_atomic / esz * esz;
+
+	return v->len == 0 ? 1 : (v->len + chunk - 1) / chunk;
+}
+
+/* the pre-matched rendezvous (Fig. 5) whose data are atomics: the
+ * receiver's RTR says its accumulator is ready; each chunk acknowledged */
+static int
+compile_acc_send(spin_sched_t *s, struct vtx *v, ptl_size_t npred)
+{
+	spin_coll_comm_t *c = s->comm;
+	size_t esz = spin_coll_type_size(v->type);
+	size_t chunk = c->max_atomic / esz * esz, off;
+	ptl_match_bits_t bits = coll_bits(COLL_T_DATA, s->stag, c->rank,
+					  v->seq, v->tag);
+	ptl_handle_md_t md;
+	int rc;
+
+	v->en_per = npred + 1;
+	v->done_per = acc_chunks(s, v);
+	rc = me_new(s, NULL, 0, coll_bits(COLL_T_RTR, s->stag, v->peer,
+					  v->seq, v->tag), v->en, false);
+	if (rc == 0)
+		rc = md_new(s, v->buf, v->len, v->done, &md);
+	if (rc != 0)
+		return rc;
+	if (v->len == 0)
+		return trig_add(s, &(struct trig){ .kind = TP_PUT, .md = md,
+			.ack = PTL_CT_ACK_REQ, .rank = v->peer, .bits = bits,
+			.trig = v->en, .thr = npred + 1, .per = npred + 1 });
+	for (off = 0; off < v->len && rc == 0; off += chunk)
+		rc = trig_add(s, &(struct trig){ .kind = TP_ATOMIC, .md = md,
+			.loff = off, .roff = off,
+			.len = v->len - off < chunk ? v->len - off : chunk,
+			.ack = PTL_CT_ACK_REQ, .rank = v->peer, .bits = bits,
+			.op = v->op, .type = v->type, .trig = v->en,
+			.thr = npred + 1, .per = npred + 1 });
+	return rc;
+}
+
+/*
+ * Fig. 6 (SPIN_SCHED_DYNAMIC): on activation the sender appends its RTR
+ * entry (counting into G) and then sends an RTS; G >= 1 releases the
+ * data. The receiver appends its data entry and its RTS entry (counting
+ * into R) and then sends an RTR; an RTS that finds its entry (so the
+ * first RTR may have come before the sender's RTR entry and been
+ * dropped) sends a second RTR. All entries are use-once; an RTR or RTS
+ * that finds nothing is dropped, harmlessly. Issue order on one trigger
+ * links each entry before the message that may answer it leaves.
+ */
+static int
+compile_dynamic(spin_sched_t *s, struct vtx *v, ptl_size_t npred)
+{
+	spin_coll_comm_t *c = s->comm;
+	ptl_handle_ct_t g;
+	ptl_handle_md_t md;
+	int rc;
+
+	rc = ct_new(s, &g);
+	if (rc != 0)
+		return rc;
+	if (v->kind == V_SEND) {
+		rc = md_new(s, v->buf, v->len, v->done, &md);
+		if (rc == 0)
+			rc = trig_add(s, &(struct trig){ .kind = TP_MEAPPEND,
+				.bits = coll_bits(COLL_T_RTR, s->stag, v->peer,
+						  v->seq, v->tag),
+				.ct = g, .trig = v->en, .thr = npred,
+				.per = npred });
+		if (rc == 0)
+			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
+				.md = c->ctl_md, .ack = PTL_NO_ACK_REQ,
+				.rank = v->peer,
+				.bits = coll_bits(COLL_T_RTS, s->stag, c->rank,
+						  v->seq, v->tag),
+				.trig = v->en, .thr = npred, .per = npred });
+		if (rc == 0)
+			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
+				.md = md, .len = v->len, .ack = PTL_CT_ACK_REQ,
+				.rank = v->peer,
+				.bits = coll_bits(COLL_T_DATA, s->stag, c->rank,
+						  v->seq, v->tag),
+				.trig = g, .thr = 1, .per = 1 });
+		return rc;
+	}
+	rc = trig_add(s, &(struct trig){ .kind = TP_MEAPPEND,
+		.me_start = v->buf, .len = v->len, .me_ack = true,
+		.bits = coll_bits(COLL_T_DATA, s->stag, v->peer, v->seq,
+				  v->tag),
+		.ct = v->done, .trig = v->en, .thr = npred, .per = npred });
+	if (rc == 0)
+		rc = trig_add(s, &(struct trig){ .kind = TP_MEAPPEND,
+			.bits = coll_bits(COLL_T_RTS, s->stag, v->peer, v->seq,
+					  v->tag),
+			.ct = g, .trig = v->en, .thr = npred, .per = npred });
+	for (int k = 0; k < 2 && rc == 0; k++)
+		rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
+			.md = c->ctl_md, .ack = PTL_NO_ACK_REQ, .rank = v->peer,
+			.bits = coll_bits(COLL_T_RTR, s->stag, c->rank, v->seq,
+					  v->tag),
+			.trig = k == 0 ? v->en : g, .thr = k == 0 ? npred : 1,
+			.per = k == 0 ? npred : 1 });
+	return rc;
+}
+
+static int
+compile_vertex(spin_sched_t *s, unsigned id)
+{
+	spin_coll_comm_t *c = s->comm;
+	struct vtx *v = &s->v[id];
+	ptl_size_t npred = v->indeg ? v->indeg : 1;
+	ptl_handle_md_t md;
+	int rc;
+
+	rc = ct_new(s, &v->en);
+	if (rc == 0)
+		rc = ct_new(s, &v->done);
+	if (rc != 0)
+		return rc;
+	v->en_per = npred;
+	v->done_per = 1;
+	if (s->dynamic && (v->kind == V_SEND || v->kind == V_RECV))
+		return compile_dynamic(s, v, npred);
+	switch (v->kind) {
+	case V_SEND:
+		if (v->accumulate)
+			return compile_acc_send(s, v, npred);
+		v->eager = v->len <= c->eager_max;
+		/* eager: a credit per instance after the first (the
+		 * receiver's copy of the previous instance is done);
+		 * rendezvous: the receiver's RTR (Fig. 5) */
+		v->en_per = npred + 1;
+		rc = me_new(s, NULL, 0,
+			    coll_bits(v->eager ? COLL_T_CREDIT : COLL_T_RTR,
+				      s->stag, v->peer, v->seq, v->tag),
+			    v->en, false);
+		if (rc == 0)
+			rc = md_new(s, v->buf, v->len, v->done, &md);
+		if (rc == 0)
+			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
+				.md = md, .len = v->len, .ack = PTL_CT_ACK_REQ,
+				.rank = v->peer,
+				.bits = coll_bits(COLL_T_DATA, s->stag, c->rank,
+						  v->seq, v->tag),
+				.trig = v->en,
+				.thr = v->eager ? npred : npred + 1,
+				.per = npred + 1 });
+		return rc;
+	case V_RECV:
+		if (v->accumulate) {
+			/* the RTR goes once the accumulator is ready (its
+			 * predecessors done); the atomics count into D */
+			v->done_per = acc_chunks(s, v);
+			rc = me_new(s, v->buf, v->len,
+				    coll_bits(COLL_T_DATA, s->stag, v->peer,
+					      v->seq, v->tag), v->done, true);
+			if (rc == 0)
+				rc = trig_add(s, &(struct trig){
+					.kind = TP_PUT, .md = c->ctl_md,
+					.ack = PTL_NO_ACK_REQ, .rank = v->peer,
+					.bits = coll_bits(COLL_T_RTR, s->stag,
+							  c->rank, v->seq,
+							  v->tag),
+					.trig = v->en, .thr = npred,
+					.per = npred });
+			return rc;
+		}
+		v->eager = v->len <= c->eager_max;
+		if (!v->eager) {
+			rc = me_new(s, v->buf, v->len,
+				    coll_bits(COLL_T_DATA, s->stag, v->peer,
+					      v->seq, v->tag), v->done, true);
+			if (rc == 0)
+				rc = trig_add(s, &(struct trig){
+					.kind = TP_PUT, .md = c->ctl_md,
+					.ack = PTL_NO_ACK_REQ, .rank = v->peer,
+					.bits = coll_bits(COLL_T_RTR, s->stag,
+							  c->rank, v->seq,
+							  v->tag),
+					.trig = v->en, .thr = npred,
+					.per = npred });
+			return rc;
+		}
+		/* Fig. 7: the shadow buffer's entry counts into en, which
+		 * the activation also counts: the copy fires at both */
+		v->en_per = npred + 1;
+		rc = me_new(s, s->sb + v->sb_off, v->len,
+			    coll_bits(COLL_T_DATA, s->stag, v->peer, v->seq,
+				      v->tag), v->en, true);
+		if (rc == 0)
+			rc = me_new(s, v->buf, v->len,
+				    coll_bits(COLL_T_COPY, s->stag, 0, 0, id),
+				    v->done, false);
+		if (rc == 0)
+			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
+				.md = s->sb_md, .loff = v->sb_off,
+				.len = v->len, .ack = PTL_NO_ACK_REQ,
+				.rank = c->rank,
+				.bits = coll_bits(COLL_T_COPY, s->stag, 0, 0,
+						  id),
+				.trig = v->en, .thr = npred + 1,
+				.per = npred + 1 });
+		/* the credit: the shadow buffer is free again */
+		if (rc == 0)
+			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
+				.md = c->ctl_md, .ack = PTL_NO_ACK_REQ,
+				.rank = v->peer,
+				.bits = coll_bits(COLL_T_CREDIT, s->stag,
+						  c->rank, v->seq, v->tag),
+				.trig = v->done, .thr = 1, .per = 1 });
+		return rc;
+	case V_COPY:
+		rc = me_new(s, v->buf, v->len,
+			    coll_bits(COLL_T_COPY, s->stag, 0, 0, id), v->done,
+			    false);
+		if (rc == 0)
+			rc = md_new(s, v->src, v->len, PTL_CT_NONE, &md);
+		if (rc == 0)
+			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
+				.md = md, .len = v->len, .ack = PTL_NO_ACK_REQ,
+				.rank = c->rank,
+				.bits = coll_bits(COLL_T_COPY, s->stag, 0, 0,
+						  id),
+				.trig = v->en, .thr = npred, .per = npred });
+		return rc;
+	case V_REDUCE: {
+		size_t esz = spin_coll_type_size(v->type);
+		size_t chunk = c->max_atomic / esz * esz, off;
+		bool zero = v->len == 0;
+
+		rc = me_new(s, v->buf, v->len,
+			    coll_bits(COLL_T_COPY, s->stag, 0, 0, id), v->done,
+			    false);
+		if (rc == 0)
+			rc = md_new(s, v->src, v->len, PTL_CT_NONE, &md);
+		if (rc != 0)
+			return rc;
+		if (zero) /* nothing to combine: a 0-byte put completes it */
+			return trig_add(s, &(struct trig){ .kind = TP_PUT,
+				.md = md, .ack = PTL_NO_ACK_REQ,
+				.rank = c->rank,
+				.bits = coll_bits(COLL_T_COPY, s->stag, 0, 0,
+						  id),
+				.trig = v->en, .thr = npred, .per = npred });
+		v->done_per = 0;
+		for (off = 0; off < v->len && rc == 0; off += chunk) {
+			size_t n = v->len - off < chunk ? v->len - off : chunk;
+
+			v->done_per++;
+			rc = trig_add(s, &(struct trig){ .kind = TP_ATOMIC,
+				.md = md, .loff = off, .roff = off, .len = n,
+				.ack = PTL_NO_ACK_REQ, .rank = c->rank,
+				.bits = coll_bits(COLL_T_COPY, s->stag, 0, 0,
+						  id),
+				.op = v->op, .type = v->type,
+				.trig = v->en, .thr = npred, .per = npred });
+		}
+		return rc;
+	}
+	}
+	return -EINVAL;
+}
+
+static void sched_release(spin_sched_t *s);
+
+int
+spin_sched_compile(spin_sched_t *s, unsigned flags)
+{
+	spin_coll_comm_t *c;
+	unsigned i, j;
+	ptl_md_t md;
+	int rc;
+
+	if (s == NULL || s->compiled || (flags & ~SPIN_SCHED_DYNAMIC) != 0 ||
+	    !acyclic(s))
+		return -EINVAL;
+	s->dynamic = (flags & SPIN_SCHED_DYNAMIC) != 0;
+	for (i = 0; i < s->nv && s->dynamic; i++)
+		if (s->v[i].accumulate)
+			return -EINVAL;
+	c = s->comm;
+	rc = number_messages(s);
+	if (rc != 0)
+		return rc;
+	/* every rank takes the next tag in compile order, the same one */
+	s->stag = c->next_stag++ % COLL_SCHED_TAGS;
+	if (c->stag_used[s->stag])
+		return -ENOSPC;
+	c->stag_used[s->stag] = 1;
+	s->compiled = true;
+	/* shadow buffers of the eager receives, one MD over them */
+	for (i = 0; i < s->nv; i++) {
+		struct vtx *v = &s->v[i];
+
+		if (v->kind == V_RECV && v->len <= c->eager_max &&
+		    !v->accumulate && !s->dynamic) {
+			v->sb_off = s->sb_len;
+			s->sb_len += (v->len + 63) & ~(size_t)63;
+		}
+	}
+	if (s->sb_len == 0)
+		s->sb_len = 64;
+	s->sb = spin_host_alloc(s->sb_len);
+	s->sb_region = s->sb != NULL;
+	if (s->sb == NULL)
+		s->sb = malloc(s->sb_len);
+	if (s->sb == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	memset(&md, 0, sizeof(md));
+	md.start = s->sb;
+	md.length = s->sb_len;
+	md.eq_handle = PTL_EQ_NONE;
+	md.ct_handle = PTL_CT_NONE;
+	rc = ptl_err(PtlMDBind(c->ni, &md, &s->sb_md));
+	if (rc != 0) {
+		s->sb_md = PTL_INVALID_HANDLE;
+		goto fail;
+	}
+	rc = ct_new(s, &s->start);
+	if (rc == 0)
+		rc = ct_new(s, &s->done);
+	for (i = 0; i < s->nv && rc == 0; i++)
+		rc = compile_vertex(s, i);
+	if (rc != 0)
+		goto fail;
+	/* edges, sources and sinks: counter increments on the NIC */
+	for (i = 0; i < s->nv && rc == 0; i++) {
+		struct vtx *v = &s->v[i];
+
+		if (v->indeg == 0)
+			rc = trig_add(s, &(struct trig){ .kind = TP_CTINC,
+				.ct = v->en, .trig = s->start, .thr = 1,
+				.per = 1 });
+		for (j = 0; j < v->nsucc && rc == 0; j++)
+			rc = trig_add(s, &(struct trig){ .kind = TP_CTINC,
+				.ct = s->v[v->succ[j]].en, .trig = v->done,
+				.thr = v->done_per, .per = v->done_per });
+		if (v->nsucc == 0 && rc == 0) {
+			s->nsinks++;
+			rc = trig_add(s, &(struct trig){ .kind = TP_CTINC,
+				.ct = s->done, .trig = v->done,
+				.thr = v->done_per, .per = v->done_per });
+		}
+	}
+	if (s->nv == 0 && rc == 0) {
+		s->nsinks = 1;
+		rc = trig_add(s, &(struct trig){ .kind = TP_CTINC,
+			.ct = s->done, .trig = s->start, .thr = 1, .per = 1 });
+	}
+	if (rc != 0)
+		goto fail;
+	if (s->dynamic) {
+		/* runs once: everything armed now, start is one PtlCTInc;
+		 * no barrier: nothing is posted that a peer could miss */
+		for (i = 0; i < s->nt && rc == 0; i++)
+			rc = trig_post(s, &s->t[i], 0);
+		if (rc != 0)
+			goto fail;
+		return 0;
+	}
+	/* persistent: posted once, re-armed by the NIC every period;
+	 * SPINNIC_COLL_REPOST=1 re-posts them one-shot at each start */
+	s->persistent = getenv("SPINNIC_COLL_REPOST") == NULL;
+	for (i = 0; i < s->nt && s->persistent && rc == 0; i++)
+		rc = trig_post(s, &s->t[i], 0);
+	if (rc != 0)
+		goto fail;
+	/* every entry of every rank is posted before anything is sent */
+	rc = spin_coll_comm_sync(c);
+	if (rc != 0)
+		goto fail;
+	return 0;
+fail:
+	sched_release(s);
+	return rc;
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+int
+spin_sched_start(spin_sched_t *s)
+{
+	unsigned i;
+	int rc;
+
+	if (s == NULL || !s->compiled || s->start == PTL_CT_NONE)
+		return -EINVAL;
+	if (s->running)
+		return -EBUSY;
+	if (s->dynamic && s->inst > 0)
+		return -EINVAL;
+	if (!s->persistent && !s->dynamic)
+		for (i = 0; i < s->nt; i++) {
+			rc = trig_post(s, &s->t[i], s->inst);
+			if (rc != 0) {
+				/* what was posted stays behind counters that
+				 * never reach it: cancel it */
+				unsigned k;
+
+				for (k = 0; k < s->ncts; k++)
+					PtlCTCancelTriggered(s->cts[k]);
+				return rc;
+			}
+		}
+	s->inst++;
+	s->running = true;
+	return ptl_err(PtlCTInc(s->start, (ptl_ct_event_t){ 1, 0 }));
+}
+
+static int
+sched_failures(spin_sched_t *s)
+{
+	unsigned i;
+
+	for (i = 0; i < s->ncts; i++) {
+		ptl_ct_event_t ev;
+
+		if (PtlCTGet(s->cts[i], &ev) != PTL_OK || ev.failure != 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+int
+spin_sched_test(spin_sched_t *s, bool *done_p)
+{
+	ptl_ct_event_t ev;
+
+	if (s == NULL || done_p == NULL || !s->compiled)
+		return -EINVAL;
+	if (!s->running) {
+		*done_p = true;
+		return 0;
+	}
+	if (PtlCTGet(s->done, &ev) != PTL_OK)
+		return -EIO;
+	*done_p = ev.success + ev.failure >= s->nsinks * s->inst;
+	if (!*done_p)
+		return 0;
+	s->running = false;
+	return sched_failures(s);
+}
+
+int
+spin_sched_wait_timeout(spin_sched_t *s, unsigned timeout_ms)
+{
+	ptl_size_t want;
+	ptl_ct_event_t ev;
+	unsigned which;
+	int rc;
+
+	if (s == NULL || !s->compiled)
+		return -EINVAL;
+	if (!s->running)
+		return 0;
+	want = s->nsinks * s->inst;
+	rc = PtlCTPoll(&s->done, &want, 1, timeout_ms, &ev, &which);
+	if (rc == PTL_CT_NONE_REACHED)
+		return -ETIMEDOUT;
+	if (rc != PTL_OK)
+		return -EIO;
+	s->running = false;
+	return sched_failures(s);
+}
+
+int
+spin_sched_wait(spin_sched_t *s)
+{
+	ptl_ct_event_t ev;
+
+	if (s == NULL || !s->compiled)
+		return -EINVAL;
+	if (!s->running)
+		return 0;
+	if (PtlCTWait(s->done, s->nsinks * s->inst, &ev) != PTL_OK)
+		return -EIO;
+	s->running = false;
+	return sched_failures(s);
+}
+
+static void
+sched_release(spin_sched_t *s)
+{
+	unsigned i;
+
+	for (i = 0; i < s->ncts; i++)
+		PtlCTCancelTriggered(s->cts[i]);
+	for (i = 0; i < s->nmes; i++) {
+		int k;
+
+		/* a message still landing keeps it busy a moment */
+		for (k = 0; k < 1000 && PtlMEUnlink(s->mes[i]) == PTL_IN_USE;
+		     k++)
+			usleep(100);
+	}
+	for (i = 0; i < s->nmds; i++)
+		PtlMDRelease(s->mds[i]);
+	if (s->sb_md != PTL_INVALID_HANDLE)
+		PtlMDRelease(s->sb_md);
+	for (i = 0; i < s->ncts; i++)
+		PtlCTFree(s->cts[i]);
+	if (s->sb_region)
+		spin_host_free(s->sb);
+	else
+		free(s->sb);
+	s->sb = NULL;
+	s->sb_md = PTL_INVALID_HANDLE;
+	s->ncts = s->nmes = s->nmds = 0;
+	s->start = s->done = PTL_CT_NONE;
+	s->nt = 0;
+	if (s->compiled)
+		s->comm->stag_used[s->stag] = 0;
+	s->running = false;
+}
+
+void
+spin_sched_free(spin_sched_t *s)
+{
+	unsigned i;
+
+	if (s == NULL)
+		return;
+	sched_release(s);
+	for (i = 0; i < s->nv; i++)
+		free(s->v[i].succ);
+	free(s->v);
+	free(s->t);
+	free(s->cts);
+	free(s->mes);
+	free(s->mds);
+	for (i = 0; i < s->nowned; i++)
+		spin_host_free(s->owned[i]);
+	free(s->owned);
+	s->comm->live_scheds--;
+	free(s);
+}

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file spin_coll.h
+ * Fully offloaded collectives (paper 002; doc/DESIGN.md §2, doc/NOTES.md
+ * "lib/coll"): communication schedules (cDAGs of sends, receives, local
+ * copies and local reductions) compiled to Portals counters and triggered
+ * operations only, so that once started a schedule runs on the NIC with
+ * no host involvement until it completes, and collectives built on them.
+ *
+ * Uses only the public client API (portals4.h, spin.h). A communicator
+ * and its schedules are used by one thread at a time. Every function
+ * returns 0 (or a non-negative id) on success, a negative errno on
+ * failure; constructors write their object through the last argument.
+ *
+ * Model (paper 002 §II-A): a send (buf, len, dst, tag) matches the
+ * receive (buf, len, src, tag) of its destination with the same source,
+ * tag and length. Messages are pre-matched at compile time: the k-th send
+ * from a to b with tag t (in creation order at a) matches the k-th
+ * receive at b from a with tag t (in creation order at b); a schedule
+ * whose matching would differ (ANY_TAG, ANY_SOURCE) is not supported.
+ * A dependency edge (u, v) means v does not start before u completed.
+ * A send completes when its data was delivered (acknowledged), a receive
+ * when its data is in the user buffer, a copy or reduction when its
+ * result is in the destination.
+ *
+ * Lengths at most eager_max (default 4096, environment variable
+ * SPINNIC_COLL_EAGER) go eagerly into a shadow buffer and are copied to
+ * the user buffer by a triggered put to self; longer ones use the
+ * pre-matched rendezvous (the receiver's ready-to-receive releases the
+ * data).
+ */
+#ifndef SPIN_COLL_H
+#define SPIN_COLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <portals4.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A communicator: the ranks of a logical NI's map, one portal index. */
+typedef struct spin_coll_comm spin_coll_comm_t;
+/** A communication schedule (cDAG) of one communicator. */
+typedef struct spin_sched spin_sched_t;
+
+/** Largest communicator (12 rank bits in the match bits). */
+#define SPIN_COLL_RANKS_MAX 4096u
+/** Largest user tag + 1 (24 tag bits). */
+#define SPIN_COLL_TAG_MAX (1u << 24)
+/** Default eager threshold in bytes (SPINNIC_COLL_EAGER overrides). */
+#define SPIN_COLL_EAGER_DEFAULT 4096u
+
+/**
+ * Create a communicator over the ranks of a logical NI. Collective: every
+ * rank of the NI's map calls it with the same @p pt_index; it returns
+ * once every rank's entries are posted (a host-driven barrier that
+ * retries a put refused because a peer is not there yet, for up to 30 s).
+ * @param ni a PTL_NI_MATCHING | PTL_NI_LOGICAL NI whose map is set
+ *   (PtlSetMap); the caller's rank is its place in the map.
+ * @param pt_index the portal index the communicator allocates (the same
+ *   on every rank, free on this NI).
+ * @param comm_p receives the communicator.
+ * @return 0; -EINVAL (not a logical matching NI, no map, more than
+ *   SPIN_COLL_RANKS_MAX ranks, @p comm_p NULL); -ENOMEM; -EBUSY (the
+ *   portal index is taken); -ETIMEDOUT (a peer never answered); -EIO (a
+ *   Portals call failed).
+ */
+int spin_coll_comm_create(ptl_handle_ni_t ni, ptl_pt_index_t pt_index,
+			  spin_coll_comm_t **comm_p);
+
+/**
+ * Free a communicator (collective: a host barrier first, so no peer still
+ * needs its entries). Its schedules must be freed before.
+ * @param comm the communicator (NULL is ignored).
+ * @return 0; -EBUSY (schedules left; nothing freed); -ETIMEDOUT (the
+ *   barrier; freed anyway).
+ */
+int spin_coll_comm_free(spin_coll_comm_t *comm);
+
+/** @return the caller's rank in @p comm. */
+unsigned spin_coll_comm_rank(const spin_coll_comm_t *comm);
+/** @return the number of ranks of @p comm. */
+unsigned spin_coll_comm_size(const spin_coll_comm_t *comm);
+/**
+ * @return the eager threshold of @p comm (bytes; a message of at most this
+ *   many bytes goes eagerly).
+ */
+size_t spin_coll_comm_eager_max(const spin_coll_comm_t *comm);
+
+/**
+ * Host-driven barrier over @p comm (dissemination; each put retried until
+ * acknowledged). Used by compile and free; not offloaded (see
+ * spin_coll_barrier() for the offloaded one).
+ * @param comm the communicator.
+ * @return 0; -ETIMEDOUT (30 s); -EIO.
+ */
+int spin_coll_comm_sync(spin_coll_comm_t *comm);
+
+/* ---- schedules ---------------------------------------------------------- */
+
+/**
+ * Start an empty schedule.
+ * @param comm its communicator.
+ * @param s_p receives it.
+ * @return 0; -EINVAL; -ENOMEM.
+ */
+int spin_sched_create(spin_coll_comm_t *comm, spin_sched_t **s_p);
+
+/**
+ * Add a send of @p len bytes at @p buf to rank @p dst with tag @p tag.
+ * The buffer is read when the send starts (each instance).
+ * @return the vertex id (>= 0); -EINVAL (bad rank or tag, NULL buffer
+ *   with len > 0, schedule compiled); -ENOMEM; -E2BIG (2^24 - 1 vertices).
+ */
+int spin_sched_send(spin_sched_t *s, const void *buf, size_t len,
+		    unsigned dst, uint32_t tag);
+
+/**
+ * Add a receive of exactly @p len bytes into @p buf from rank @p src with
+ * tag @p tag.
+ * @return the vertex id; -EINVAL; -ENOMEM; -E2BIG.
+ */
+int spin_sched_recv(spin_sched_t *s, void *buf, size_t len, unsigned src,
+		    uint32_t tag);
+
+/**
+ * Add a local copy of @p len bytes from @p src to @p dst (a triggered put
+ * to self). The ranges must not overlap.
+ * @return the vertex id; -EINVAL; -ENOMEM.
+ */
+int spin_sched_copy(spin_sched_t *s, void *dst, const void *src,
+		    size_t len);
+
+/**
+ * Add a local reduction acc[i] = acc[i] op in[i] for @p count elements of
+ * @p type (triggered atomics to self, in chunks of at most the NI's
+ * max_atomic_size).
+ * @param op a ptl_op_t of PtlAtomic() (PTL_MIN .. PTL_BXOR) valid for
+ *   @p type.
+ * @return the vertex id; -EINVAL (bad op or type, NULL buffers);
+ *   -ENOMEM.
+ */
+int spin_sched_reduce(spin_sched_t *s, void *acc, const void *in,
+		      size_t count, ptl_op_t op, ptl_datatype_t type);
+
+/**
+ * Add a send whose data is combined into the receiver's buffer
+ * (acc[i] = acc[i] op in[i] there): triggered atomics, in chunks of
+ * max_atomic_size, released by the receiver's ready-to-receive (the
+ * pre-matched rendezvous, whatever the size). It matches the receiver's
+ * spin_sched_recv_reduce() as a send matches a receive (same source, tag,
+ * sequence and length; op and type should agree: the sender's apply).
+ * @return the vertex id; -EINVAL (bad op, type, rank or tag); -ENOMEM.
+ */
+int spin_sched_send_reduce(spin_sched_t *s, const void *in, size_t count,
+			   ptl_op_t op, ptl_datatype_t type, unsigned dst,
+			   uint32_t tag);
+
+/**
+ * Add the receiving end of spin_sched_send_reduce(): @p acc takes the
+ * sender's atomics once this vertex starts (its predecessors, e.g. the
+ * copy that initialises @p acc, are done); it completes when all of
+ * them were applied.
+ * @return the vertex id; -EINVAL; -ENOMEM.
+ */
+int spin_sched_recv_reduce(spin_sched_t *s, void *acc, size_t count,
+			   ptl_op_t op, ptl_datatype_t type, unsigned src,
+			   uint32_t tag);
+
+/**
+ * Add the edge @p from -> @p to: @p to starts after @p from completed.
+ * @return 0; -EINVAL (bad ids, a self edge, compiled); -ENOMEM.
+ */
+int spin_sched_dep(spin_sched_t *s, int from, int to);
+
+/**
+ * spin_sched_compile() flag: paper 002's rendezvous without pre-set
+ * entries (Fig. 6): every send and receive, whatever its size, appends
+ * its entries when it starts (PtlTriggeredMEAppend) and the two sides
+ * meet by RTS and RTR, so compile posts nothing a peer could miss and
+ * ends without the host barrier (it is local: ranks may start before
+ * their peers compiled). Such a schedule runs once (built per call, as in
+ * the paper); accumulating messages are refused.
+ */
+#define SPIN_SCHED_DYNAMIC 1u
+
+/**
+ * Compile a schedule (collective over its communicator: every rank
+ * compiles its schedules in the same order). Allocates the counters,
+ * descriptors, entries and shadow buffers, posts the triggered
+ * operations and ends with a host barrier, after which every entry of
+ * every rank is posted. A schedule with a cycle is refused.
+ * @param s the schedule.
+ * @param flags 0 or SPIN_SCHED_DYNAMIC.
+ * @return 0; -EINVAL (cycle, flags, already compiled, accumulating
+ *   messages in a dynamic schedule); -ENOMEM; -ENOSPC
+ *   (NIC objects or triggered operations exhausted, or the schedule tag
+ *   8192 compiles back still held); -E2BIG (over 4095 messages of one
+ *   (peer, tag)); -ETIMEDOUT; -EIO. A failed compile leaves a schedule
+ *   that can only be freed.
+ */
+int spin_sched_compile(spin_sched_t *s, unsigned flags);
+
+/**
+ * Start the next instance of a compiled schedule. The previous instance
+ * must have completed (spin_sched_wait(), or spin_sched_test() saying
+ * done). One PtlCTInc(): the triggered operations were posted once, at
+ * compile, persistent (spin_trig_set_period), and the NIC re-arms them
+ * for every instance. With SPINNIC_COLL_REPOST=1 in the environment at
+ * compile, start re-posts the instance's operations one-shot instead
+ * (ring commands, no control round trip), for comparison.
+ * @return 0; -EINVAL (not compiled, or a dynamic schedule's second
+ *   start); -EBUSY (an instance is running);
+ *   -ENOSPC (triggered operations exhausted); -EIO.
+ */
+int spin_sched_start(spin_sched_t *s);
+
+/**
+ * Whether the running instance completed (never blocks).
+ * @param done_p receives true when it did (or none runs).
+ * @return 0; -EIO (it completed and a counter of the schedule holds a
+ *   failure); -EINVAL.
+ */
+int spin_sched_test(spin_sched_t *s, bool *done_p);
+
+/**
+ * Wait for the running instance to complete.
+ * @return 0; -EIO (a counter of the schedule holds a failure: a message
+ *   was not delivered); -EINVAL.
+ */
+int spin_sched_wait(spin_sched_t *s);
+
+/**
+ * spin_sched_wait() with a limit.
+ * @param timeout_ms milliseconds.
+ * @return 0; -ETIMEDOUT (still running); -EIO; -EINVAL.
+ */
+int spin_sched_wait_timeout(spin_sched_t *s, unsigned timeout_ms);
+
+/** Instances started so far. */
+uint64_t spin_sched_instances(const spin_sched_t *s);
+
+/**
+ * Free a schedule and everything it holds on the NIC. A running instance
+ * is cancelled first.
+ * @param s the schedule (NULL is ignored).
+ */
+void spin_sched_free(spin_sched_t *s);
+
+/* ---- collectives (each returns a compiled, reusable schedule) --------- */
+
+/** Broadcast algorithms. */
+enum spin_coll_bcast_algo {
+	SPIN_COLL_BCAST_BINOMIAL = 0, /**< binomial tree */
+	SPIN_COLL_BCAST_KNOMIAL = 1,  /**< k-nomial tree (k = radix) */
+	SPIN_COLL_BCAST_RING = 2,     /**< ring (a chain from the root) */
+};
+
+/** Alltoall algorithms. */
+enum spin_coll_alltoall_algo {
+	SPIN_COLL_ALLTOALL_PAIRWISE = 0, /**< P-1 steps, one after the other */
+	SPIN_COLL_ALLTOALL_SCATTER = 1,  /**< all sends and receives at once */
+};
+
+/**
+ * Broadcast @p len bytes at @p buf from @p root.
+ * @param algo an enum spin_coll_bcast_algo.
+ * @param radix k of the k-nomial tree (>= 2; ignored otherwise).
+ * @param s_p receives the compiled schedule.
+ * @return as spin_sched_compile(); -EINVAL (bad root, algo, radix).
+ */
+int spin_coll_bcast(spin_coll_comm_t *comm, void *buf, size_t len,
+		    unsigned root, unsigned algo, unsigned radix,
+		    spin_sched_t **s_p);
+
+/**
+ * Barrier (dissemination: ceil(log2 P) rounds of 0-byte messages).
+ * @return as spin_sched_compile().
+ */
+int spin_coll_barrier(spin_coll_comm_t *comm, spin_sched_t **s_p);
+
+/**
+ * Allreduce of @p count elements of @p type with @p op (recursive
+ * doubling: non-powers of two fold the extra ranks in first and out
+ * last; the local combine is a triggered self-atomic). @p sendbuf is
+ * copied into @p recvbuf first unless they are equal (in place).
+ * @return as spin_sched_compile(); -EINVAL (bad op or type).
+ */
+int spin_coll_allreduce(spin_coll_comm_t *comm, const void *sendbuf,
+			void *recvbuf, size_t count, ptl_op_t op,
+			ptl_datatype_t type, spin_sched_t **s_p);
+
+/** Allreduce algorithms. */
+enum spin_coll_allreduce_algo {
+	SPIN_COLL_ALLREDUCE_RD = 0,          /**< recursive doubling */
+	/** binomial reduce to rank 0 by triggered atomics into each
+	 *  parent's buffer (the Portals specification's example), then a
+	 *  binomial bcast */
+	SPIN_COLL_ALLREDUCE_REDUCE_BCAST = 1,
+};
+
+/**
+ * spin_coll_allreduce() with a choice of algorithm.
+ * @param algo an enum spin_coll_allreduce_algo.
+ * @return as spin_coll_allreduce(); -EINVAL (bad algo).
+ */
+int spin_coll_allreduce_algo(spin_coll_comm_t *comm, const void *sendbuf,
+			     void *recvbuf, size_t count, ptl_op_t op,
+			     ptl_datatype_t type, unsigned algo,
+			     spin_sched_t **s_p);
+
+/**
+ * spin_coll_bcast() in segments of @p segment bytes, each its own tree
+ * (its own tag), so that a node forwards a segment while the next
+ * arrives (pipelined; 0: one segment).
+ * @return as spin_coll_bcast(); -EINVAL (over 65536 segments).
+ */
+int spin_coll_bcast_pipelined(spin_coll_comm_t *comm, void *buf, size_t len,
+			      unsigned root, unsigned algo, unsigned radix,
+			      size_t segment, spin_sched_t **s_p);
+
+/**
+ * Alltoall: block j of @p sendbuf (@p blk bytes) goes to rank j, which
+ * puts it in block i (this rank) of its @p recvbuf.
+ * @param algo an enum spin_coll_alltoall_algo.
+ * @return as spin_sched_compile(); -EINVAL.
+ */
+int spin_coll_alltoall(spin_coll_comm_t *comm, const void *sendbuf,
+		       void *recvbuf, size_t blk, unsigned algo,
+		       spin_sched_t **s_p);
+
+/**
+ * Allgather (ring): @p sendbuf (@p blk bytes) of rank i ends in block i
+ * of every rank's @p recvbuf.
+ * @return as spin_sched_compile().
+ */
+int spin_coll_allgather(spin_coll_comm_t *comm, const void *sendbuf,
+			void *recvbuf, size_t blk, spin_sched_t **s_p);
+
+/**
+ * Bytes of one element of a Portals datatype.
+ * @return the size, 0 for an unknown type.
+ */
+size_t spin_coll_type_size(ptl_datatype_t type);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
