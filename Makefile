@@ -2,7 +2,10 @@
 #   make deps   install what the project needs (Debian 12, root) and reserve hugepages
 #   make build  configure and build into $(BUILD)
 #   make demo   two virtual nodes, a vector datatype unpacked by the NIC, verified
-#   make test   every test (unit, tools, integration)
+#   make test   every test (unit, tools, integration) but suite mpi
+#   make openmpi Open MPI 4.1.4 with its Portals 4 components over libspinnic,
+#               built once into ~/.cache/spinnic (tools/openmpi-build.sh)
+#   make test-mpi  suite mpi: MPI programs over that build (77 without it)
 #   make bench  spinnic-bench tables, CSV and plots into bench-out/
 #   make fuzz   libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each
 BUILD    ?= build
@@ -21,7 +24,7 @@ HUGEPAGES ?= 512
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps hugepages build demo test bench clean fuzz
+.PHONY: all deps hugepages build demo test test-mpi openmpi bench clean fuzz
 
 all: build
 
@@ -53,7 +56,13 @@ demo: build
 	./tools/demo.sh $(BUILD)
 
 test: build
-	meson test -C $(BUILD) --print-errorlogs --num-processes 2
+	meson test -C $(BUILD) --print-errorlogs --num-processes 2 --no-suite mpi
+
+openmpi: build
+	./tools/openmpi-build.sh $(BUILD)
+
+test-mpi: build
+	meson test -C $(BUILD) --print-errorlogs --suite mpi
 
 bench: build
 	./tools/bench.sh $(BUILD) bench-out

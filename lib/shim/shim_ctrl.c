@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -24,19 +25,132 @@
 #define CTRL_TIMEOUT_MS 60000
 #define CTRL_NOTICE_MS 5000
 
-static const char *
-ctrl_path(char *buf, size_t len)
+/* The rank a process picks its node socket by: SPINNIC_RANK, else the
+ * launcher's rank on this host (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK,
+ * MPICH Hydra's MPI_LOCALRANKID, Slurm's SLURM_LOCALID), else 0.
+ * @return the rank, or -EINVAL when the variable set is not a decimal
+ * number below SHIM_RANK_MAX (*var names it). */
+#define SHIM_RANK_MAX (1 << 20)
+#define SHIM_NODES_MAX 4096
+
+static long
+socket_rank(const char **var)
+{
+	static const char *const names[] = {
+		"SPINNIC_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+		"MPI_LOCALRANKID", "SLURM_LOCALID",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *v = getenv(names[i]);
+		char *end;
+		long r;
+
+		if (v == NULL || *v == '\0')
+			continue;
+		*var = names[i];
+		errno = 0;
+		r = strtol(v, &end, 10);
+		if (errno != 0 || *end != '\0' || r < 0 || r >= SHIM_RANK_MAX ||
+		    !(*v >= '0' && *v <= '9'))
+			return -EINVAL;
+		return r;
+	}
+	*var = NULL;
+	return 0;
+}
+
+/* pattern with its one %r/%n replaced by n; %% is a percent sign.
+ * @return 0, or -ENAMETOOLONG */
+static int
+socket_expand(char *buf, size_t len, const char *pat, long n)
+{
+	size_t o = 0;
+
+	for (const char *p = pat; *p != '\0'; p++) {
+		int w;
+
+		if (*p != '%') {
+			if (o + 1 >= len)
+				return -ENAMETOOLONG;
+			buf[o++] = *p;
+			continue;
+		}
+		p++;
+		if (*p == '%') {
+			if (o + 1 >= len)
+				return -ENAMETOOLONG;
+			buf[o++] = '%';
+			continue;
+		}
+		w = snprintf(buf + o, len - o, "%ld", n);
+		if (w < 0 || (size_t)w >= len - o)
+			return -ENAMETOOLONG;
+		o += (size_t)w;
+	}
+	buf[o] = '\0';
+	return 0;
+}
+
+static bool
+is_socket(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+int
+shim_ctrl_socket_path(char *buf, size_t len)
 {
 	const char *s = getenv("SPINNIC_SOCKET");
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *var, *p;
+	char kind = 0;
+	long rank, nodes;
+	int rc;
 
-	if (s != NULL && *s != '\0')
-		return s;
-	if (xdg != NULL && *xdg != '\0') {
-		snprintf(buf, len, "%s/spinnic/node0.sock", xdg);
-		return buf;
+	if (s == NULL || *s == '\0') {
+		if (xdg != NULL && *xdg != '\0')
+			rc = snprintf(buf, len, "%s/spinnic/node0.sock", xdg);
+		else
+			rc = snprintf(buf, len, "/run/spinnic/node0.sock");
+		return rc < 0 || (size_t)rc >= len ? -ENAMETOOLONG : 0;
 	}
-	return "/run/spinnic/node0.sock";
+	/* at most one %r or %n; %% for a percent sign; nothing else */
+	for (p = s; (p = strchr(p, '%')) != NULL; p += 2) {
+		if (p[1] == '%')
+			continue;
+		if ((p[1] != 'r' && p[1] != 'n') || kind != 0) {
+			SHIM_ERR("SPINNIC_SOCKET=%s: only one %%r (rank) or %%n "
+				 "(rank modulo the nodes there) may appear, and "
+				 "%%%% for a percent sign", s);
+			return -EINVAL;
+		}
+		kind = p[1];
+	}
+	if (kind == 0)
+		return socket_expand(buf, len, s, 0);
+	rank = socket_rank(&var);
+	if (rank < 0) {
+		SHIM_ERR("%s=%s is not a rank (a decimal number below %d): "
+			 "cannot expand SPINNIC_SOCKET=%s", var, getenv(var),
+			 SHIM_RANK_MAX, s);
+		return -EINVAL;
+	}
+	if (kind == 'n') {
+		/* the nodes: sockets 0, 1, ... as far as they exist */
+		for (nodes = 0; nodes < SHIM_NODES_MAX; nodes++) {
+			rc = socket_expand(buf, len, s, nodes);
+			if (rc < 0)
+				return rc;
+			if (!is_socket(buf))
+				break;
+		}
+		/* none: node 0's path, which the connect names in its error */
+		rank = nodes > 0 ? rank % nodes : 0;
+	}
+	return socket_expand(buf, len, s, rank);
 }
 
 static int
@@ -217,15 +331,17 @@ static int
 ctrl_connect(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char buf[sizeof(sa.sun_path) + 64];
-	const char *path = ctrl_path(buf, sizeof(buf));
+	char path[sizeof(sa.sun_path) + 64];
 	struct timeval tv;
-	int fd;
+	int fd = shim_ctrl_socket_path(path, sizeof(path));
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		SHIM_ERR("control socket path too long: %s", path);
+	if (fd == -ENAMETOOLONG || (fd == 0 && strlen(path) >= sizeof(sa.sun_path))) {
+		SHIM_ERR("control socket path too long: %s",
+			 fd == 0 ? path : getenv("SPINNIC_SOCKET"));
 		return -ENAMETOOLONG;
 	}
+	if (fd < 0)
+		return fd;
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0) {

@@ -255,6 +255,18 @@ int shim_heap_check(void);
 
 /* ---- control (shim_ctrl.c) ------------------------------------------- */
 
+/**
+ * The control socket's path: SPINNIC_SOCKET, where one %r is replaced by
+ * the process's rank on this host and one %n by that rank modulo the
+ * number of node sockets there (the pattern with 0, 1, ... as far as such
+ * sockets exist), %% by a percent sign; the rank is SPINNIC_RANK, else
+ * OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, else 0.
+ * Unset: $XDG_RUNTIME_DIR/spinnic/node0.sock, else /run/spinnic/node0.sock.
+ * @return 0, -ENAMETOOLONG, or -EINVAL (a bad pattern or rank: one line
+ * on stderr)
+ */
+int shim_ctrl_socket_path(char *buf, size_t len);
+
 /*
  * Control messages are built as liburing builds SQEs: one base that clears
  * the message and sets the op, one that adds the NI (every request but

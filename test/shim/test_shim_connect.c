@@ -4,6 +4,7 @@
  * nobody listens on, a spinnic that accepts but never answers, one that
  * hangs up. Each must fail promptly with one line on stderr, never hang.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 
 #include "fake_nic.h"
 #include "portals4.h"
+#include "shim_internal.h"
 
 static char errbuf[4096];
 static int saved_stderr = -1;
@@ -225,6 +227,152 @@ test_retry_after_failure(void **state)
 	assert_int_equal(f.nops[SPINNIC_CTRL_DETACH], 1);
 }
 
+/* A bound socket file at path nobody listens on (a node's socket). */
+static void
+make_socket_file(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+}
+
+static void
+clear_rank_env(void)
+{
+	unsetenv("SPINNIC_RANK");
+	unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+	unsetenv("MPI_LOCALRANKID");
+	unsetenv("SLURM_LOCALID");
+}
+
+/* SPINNIC_SOCKET's %r and %n, the rank from a launcher's environment
+ * (README "MPI over spinnic") */
+static void
+test_socket_pattern(void **state)
+{
+	char dir[] = "/tmp/spinnic-shim-pat-XXXXXX";
+	char pat[128], path[128], want[160];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	clear_rank_env();
+	/* no pattern: the path as given, % only as %% */
+	setenv("SPINNIC_SOCKET", "/x/a%%b.sock", 1);
+	assert_int_equal(shim_ctrl_socket_path(path, sizeof(path)), 0);
+	assert_string_equal(path, "/x/a%b.sock");
+	/* %r: no rank variable is rank 0; Open MPI's local rank; SPINNIC_RANK
+	 * first */
+	snprintf(pat, sizeof(pat), "%s/node%%r.sock", dir);
+	setenv("SPINNIC_SOCKET", pat, 1);
+	assert_int_equal(shim_ctrl_socket_path(path, sizeof(path)), 0);
+	snprintf(want, sizeof(want), "%s/node0.sock", dir);
+	assert_string_equal(path, want);
+	setenv("OMPI_COMM_WORLD_LOCAL_RANK", "13", 1);
+	assert_int_equal(shim_ctrl_socket_path(path, sizeof(path)), 0);
+	snprintf(want, sizeof(want), "%s/node13.sock", dir);
+	assert_string_equal(path, want);
+	setenv("SPINNIC_RANK", "2", 1);
+	assert_int_equal(shim_ctrl_socket_path(path, sizeof(path)), 0);
+	snprintf(want, sizeof(want), "%s/node2.sock", dir);
+	assert_string_equal(path, want);
+	unsetenv("SPINNIC_RANK");
+	/* %n: modulo the sockets that exist (node0..node2; node4 is beyond a
+	 * gap, node3 a plain file: neither counts) */
+	for (int i = 0; i < 3; i++) {
+		snprintf(want, sizeof(want), "%s/node%d.sock", dir, i);
+		make_socket_file(want);
+	}
+	snprintf(want, sizeof(want), "%s/node3.sock", dir);
+	close(open(want, O_CREAT | O_WRONLY, 0600));
+	snprintf(want, sizeof(want), "%s/node4.sock", dir);
+	make_socket_file(want);
+	snprintf(pat, sizeof(pat), "%s/node%%n.sock", dir);
+	setenv("SPINNIC_SOCKET", pat, 1);
+	for (int r = 0; r < 7; r++) {
+		char v[8];
+
+		snprintf(v, sizeof(v), "%d", r);
+		setenv("OMPI_COMM_WORLD_LOCAL_RANK", v, 1);
+		assert_int_equal(shim_ctrl_socket_path(path, sizeof(path)), 0);
+		snprintf(want, sizeof(want), "%s/node%d.sock", dir, r % 3);
+		assert_string_equal(path, want);
+	}
+	/* Hydra's and Slurm's variables */
+	unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+	setenv("MPI_LOCALRANKID", "4", 1);
+	assert_int_equal(shim_ctrl_socket_path(path, sizeof(path)), 0);
+	snprintf(want, sizeof(want), "%s/node1.sock", dir);
+	assert_string_equal(path, want);
+	unsetenv("MPI_LOCALRANKID");
+	setenv("SLURM_LOCALID", "2", 1);
+	assert_int_equal(shim_ctrl_socket_path(path, sizeof(path)), 0);
+	snprintf(want, sizeof(want), "%s/node2.sock", dir);
+	assert_string_equal(path, want);
+	/* PtlNIInit connects to the expanded path (nobody listens there) */
+	expect_init_fails(want);
+	unsetenv("SLURM_LOCALID");
+	for (int i = 0; i < 5; i++) {
+		snprintf(want, sizeof(want), "%s/node%d.sock", dir, i);
+		unlink(want);
+	}
+	/* %n with no node at all: node 0's path, named by the failure */
+	setenv("OMPI_COMM_WORLD_LOCAL_RANK", "5", 1);
+	snprintf(want, sizeof(want), "%s/node0.sock", dir);
+	expect_init_fails(want);
+	clear_rank_env();
+	rmdir(dir);
+}
+
+/* Hostile values: a clear line and a failed PtlNIInit, never a crash */
+static void
+test_socket_pattern_bad(void **state)
+{
+	static const char *const bad_rank[] = {
+		"", "x", "-1", "+1", " 1", "1x", "99999999999999999999", "1048576",
+	};
+	char path[64];
+
+	(void)state;
+	clear_rank_env();
+	/* bad patterns: two directives, an unknown one, a trailing % */
+	setenv("SPINNIC_SOCKET", "/tmp/n%r-%n.sock", 1);
+	assert_int_equal(shim_ctrl_socket_path(path, sizeof(path)), -EINVAL);
+	expect_init_fails("SPINNIC_SOCKET");
+	setenv("SPINNIC_SOCKET", "/tmp/n%s.sock", 1);
+	expect_init_fails("only one %r");
+	setenv("SPINNIC_SOCKET", "/tmp/n%", 1);
+	expect_init_fails("SPINNIC_SOCKET");
+	/* bad ranks ("" counts as unset) */
+	setenv("SPINNIC_SOCKET", "/tmp/node%r.sock", 1);
+	for (size_t i = 0; i < sizeof(bad_rank) / sizeof(bad_rank[0]); i++) {
+		setenv("OMPI_COMM_WORLD_LOCAL_RANK", bad_rank[i], 1);
+		if (i == 0) {
+			assert_int_equal(shim_ctrl_socket_path(path,
+					 sizeof(path)), 0);
+			assert_string_equal(path, "/tmp/node0.sock");
+			continue;
+		}
+		stderr_capture();
+		assert_int_equal(shim_ctrl_socket_path(path, sizeof(path)),
+				 -EINVAL);
+		if (strstr(stderr_release(), "OMPI_COMM_WORLD_LOCAL_RANK") == NULL)
+			fail_msg("no variable named for '%s'", bad_rank[i]);
+	}
+	expect_init_fails("OMPI_COMM_WORLD_LOCAL_RANK");
+	/* too long once expanded */
+	setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1048575", 1);
+	setenv("SPINNIC_SOCKET", "/tmp/abcdefghijklmnopqrstuvwxyz0123456789/%r",
+	       1);
+	assert_int_equal(shim_ctrl_socket_path(path, 48), -ENAMETOOLONG);
+	assert_int_equal(shim_ctrl_socket_path(path, sizeof(path)), 0);
+	clear_rank_env();
+	unsetenv("SPINNIC_SOCKET");
+}
+
 int
 main(void)
 {
@@ -237,6 +385,8 @@ main(void)
 		cmocka_unit_test(test_slow_nic),
 		cmocka_unit_test(test_hangup_at_attach),
 		cmocka_unit_test(test_retry_after_failure),
+		cmocka_unit_test(test_socket_pattern),
+		cmocka_unit_test(test_socket_pattern_bad),
 	};
 
 	setenv("SPINNIC_REGION_SIZE", "4M", 1);

@@ -90,6 +90,7 @@ test_help(void **state)
 	assert_non_null(strstr(r->out, "\n  ckpt "));
 	assert_non_null(strstr(r->out, "\n  rate "));
 	assert_non_null(strstr(r->out, "\n  trig "));
+	assert_non_null(strstr(r->out, "\n  coll "));
 	assert_non_null(strstr(r->out, "\n  aa-overhead "));
 	assert_non_null(strstr(r->out, "\n  dht "));
 	assert_non_null(strstr(r->out, "\n  aa-count "));
@@ -799,6 +800,60 @@ test_trig(void **state)
 	free(r);
 }
 
+/* coll (lib/coll): a re-armed and a built-per-call row, each overlap the
+ * clamp of 1 - t_nonov / t_pure (checked against the printed times), the
+ * setup table; behaviour only, never timing */
+static void
+test_coll(void **state)
+{
+	static const char *const variant[] = { "offload-cached", "offload" };
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_v, c_p, c_b, c_pure, c_non, c_ov;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "coll", "--ranks", "3", "--iters", "4", "--bytes", "5000",
+	    "--csv", path("coll.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench coll failed (%d): %s", r->status,
+			 r->err);
+	assert_non_null(strstr(r->out, "rearm_per_build"));
+	csv_read(c, path("coll.csv"));
+	c_v = col(c->hdr, c->nh, "variant");
+	c_p = col(c->hdr, c->nh, "ranks");
+	c_b = col(c->hdr, c->nh, "bytes");
+	c_pure = col(c->hdr, c->nh, "t_pure_us");
+	c_non = col(c->hdr, c->nh, "t_nonov_us");
+	c_ov = col(c->hdr, c->nh, "overlap");
+	assert_true(c_v >= 0 && c_p >= 0 && c_b >= 0 && c_pure >= 0 &&
+		    c_non >= 0 && c_ov >= 0);
+	assert_int_equal(c->rows, 2);
+	for (int i = 0; i < 2; i++) {
+		double pure = atof(c->f[i][c_pure]);
+		double ov = atof(c->f[i][c_ov]);
+		double want = 1 - atof(c->f[i][c_non]) / pure;
+
+		want = want < 0 ? 0 : want > 1 ? 1 : want;
+		assert_string_equal(c->f[i][c_v], variant[i]);
+		assert_int_equal(atoi(c->f[i][c_p]), 3);
+		assert_int_equal(atoi(c->f[i][c_b]), 5000);
+		assert_true(pure > 0);
+		assert_true(ov >= 0 && ov <= 1);
+		/* times are printed to 0.1 us, the overlap to 0.001 */
+		assert_true(fabs(ov - want) < 0.002 + 0.2 / pure);
+	}
+	free(c);
+	free(r);
+}
+
 static int
 c_col_mpich(struct csv *c)
 {
@@ -1335,6 +1390,10 @@ test_new_bad_input(void **state)
 		{ "trig", "--iters", "15", "--block", "10", NULL },
 		{ "trig", "--chain", "0", NULL },
 		{ "trig", "--spinnic", "/nonexistent/spinnic", NULL },
+		{ "coll", "--ranks", "1", NULL },
+		{ "coll", "--ranks", "17", NULL },
+		{ "coll", "--iters", "2", NULL },
+		{ "coll", "--spinnic", "/nonexistent/spinnic", NULL },
 		{ "layout", "--figure", "7", NULL },
 		{ "layout", "--figure", "", NULL },
 		{ "layout", "--lreps", "0", NULL },
@@ -1487,7 +1546,7 @@ test_csv_unwritable(void **state)
 {
 	static const char *const cmds[] = {
 		"ddt", "unpack", "scaling", "latency", "apps", "ckpt",
-		"rate", "trig", "overlap", "setup",
+		"rate", "trig", "coll", "overlap", "setup",
 	};
 	char dir_path[4200], missing[] = "/nonexistent/dir/x.csv";
 	char file[4200], below[4300];
@@ -1742,6 +1801,7 @@ main(void)
 		cmocka_unit_test(test_ckpt),
 		cmocka_unit_test(test_new_bad_input),
 		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_coll),
 		cmocka_unit_test(test_csv_unwritable),
 	};
 

@@ -215,6 +215,9 @@ for i in 0 1; do
 		ok "node $i received $1 packets, lost none (${rd:-0} duplicates of resends, ${re:-0} before a session opened, dropped)"
 	else
 		bad "node $i counters: rx '$d', drop_rel_dup '${rd:-0}', drop_rel_epoch '${re:-0}'"
+		# the second phase reuses the log files: show these counters now
+		echo "---- spinnic $i (first phase) ----"
+		cat "$dir/spinnic$i.log"
 	fi
 	ip -n "${ns[$i]}" -d link show dev "${ifc[$i]}" | grep -q prog/xdp &&
 		bad "XDP program left on ${ifc[$i]} after a clean stop"
