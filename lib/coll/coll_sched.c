@@ -161,7 +161,6 @@ coll_sched_keep_me(spin_sched_t *s, ptl_handle_me_t h)
 	return push_handle(&s->mes, &s->nmes, &s->capmes, h);
 }
 
-
 /* ---- building ----------------------------------------------------------- */
 
 int
