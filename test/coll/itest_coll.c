@@ -764,7 +764,8 @@ main(int argc, char **argv)
 {
 	static struct karg args[MAXP];
 	struct kid kids[MAXP];
-	char line[256], map[1024], name[32];
+	char line[256], map[1024];
+	static char names[MAXP][16];
 	enum mode mode;
 	unsigned P, nodes, i, n = 0, inst;
 	size_t off;
@@ -796,8 +797,9 @@ main(int argc, char **argv)
 	for (i = 0; i < P; i++) {
 		args[i] = (struct karg){ .mode = mode, .rank = i, .P = P,
 			.nrand = argc > 3 ? (unsigned)atoi(argv[3]) : 20 };
-		snprintf(name, sizeof(name), "rank%u", i);
-		kid_start(&kids[i], strdup(name), i % nodes, false, kid_rank,
+		/* kid_start keeps the name: one that lives as long */
+		snprintf(names[i], sizeof(names[i]), "rank%u", i);
+		kid_start(&kids[i], names[i], i % nodes, false, kid_rank,
 			  &args[i]);
 	}
 	off = (size_t)snprintf(map, sizeof(map), "map");

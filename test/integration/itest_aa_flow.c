@@ -501,6 +501,11 @@ main(void)
 	ITEST_CHECK(itest_counter(1, "aa_backpressure") > 0 &&
 		    itest_counter(1, "drop_aa_full") > 0 &&
 		    itest_counter(1, "aa_reply_waits") > 0,
-		    "the paused consumer held no put or get back");
+		    "the paused consumer held no put or get back "
+		    "(aa_backpressure %lld, drop_aa_full %lld, "
+		    "aa_reply_waits %lld)",
+		    itest_counter(1, "aa_backpressure"),
+		    itest_counter(1, "drop_aa_full"),
+		    itest_counter(1, "aa_reply_waits"));
 	return 0;
 }
