@@ -226,7 +226,7 @@ sender_main(struct kid *self, void *arg)
 	uint32_t *pend, *nack, npend = 0, pend_i = 0, nnack = 0;
 	uint32_t next = 0, acked = 0, inflight = 0, resent = 0;
 	unsigned recoveries = 0, sends = 0;
-	uint8_t *state;
+	uint8_t *state, *sent;
 	uint64_t *src;
 	bool recover = false;
 	ptl_handle_md_t mdh;
@@ -243,7 +243,8 @@ sender_main(struct kid *self, void *arg)
 	pend = calloc(NMSG, sizeof(*pend));
 	nack = calloc(NMSG, sizeof(*nack));
 	state = calloc(NMSG, 1);
-	KCHECK(self, src && pend && nack && state, "alloc");
+	sent = calloc(NMSG, 1);
+	KCHECK(self, src && pend && nack && state && sent, "alloc");
 	for (next = 0; next < NMSG; next++)
 		src[next] = PAT(a->id, next);
 	next = 0;
@@ -265,6 +266,7 @@ sender_main(struct kid *self, void *arg)
 			if (state[q] == 3)
 				resent++;
 			state[q] = 1;
+			sent[q] = 0;
 			rc = PtlPut(mdh, (ptl_size_t)q * 8, 8, PTL_ACK_REQ,
 				    a->tgt, a->pt, q,
 				    ((ptl_size_t)a->id * NMSG + q) * 8,
@@ -297,8 +299,16 @@ sender_main(struct kid *self, void *arg)
 		KCHECK(self, rc == PTL_OK, "PtlEQPoll %d (in flight %u)", rc,
 		       inflight);
 		if (ev.type == PTL_EVENT_SEND) {
+			uint32_t q = (uint32_t)((uintptr_t)ev.user_ptr - 1);
+
+			/* one SEND per put, before its ACK (Open MPI counts
+			 * a short send complete at SEND + ACK) */
+			KCHECK(self, q < NMSG && state[q] == 1 && !sent[q],
+			       "SEND for message %u (state %u)", q,
+			       q < NMSG ? state[q] : 0);
 			KCHECK(self, ev.ni_fail_type == PTL_NI_OK,
 			       "SEND failed %d", (int)ev.ni_fail_type);
+			sent[q] = 1;
 			sends++;
 			continue;
 		}
@@ -306,9 +316,9 @@ sender_main(struct kid *self, void *arg)
 		{
 			uint32_t q = (uint32_t)((uintptr_t)ev.user_ptr - 1);
 
-			KCHECK(self, q < NMSG && state[q] == 1,
-			       "ACK for message %u (state %u)", q,
-			       q < NMSG ? state[q] : 0);
+			KCHECK(self, q < NMSG && state[q] == 1 && sent[q],
+			       "ACK for message %u (state %u, SEND %u)", q,
+			       q < NMSG ? state[q] : 0, q < NMSG ? sent[q] : 0);
 			inflight--;
 			if (ev.ni_fail_type == PTL_NI_OK) {
 				state[q] = 2;
@@ -330,6 +340,12 @@ sender_main(struct kid *self, void *arg)
 	       strcmp(line, "end") == 0, "no end");
 	PtlMDRelease(mdh);
 	kid_ni_close(&n);
+	free(sent);
+	free(state);
+	free(nack);
+	free(pend);
+	if (sc->malloced)
+		free(src);
 	return 0;
 }
 
