@@ -189,8 +189,9 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	if (pt->options & SPINNIC_PTL_PT_FLOWCTRL) {
 		if (!(me->options & SPINNIC_PTL_ME_EVENT_COMM_DISABLE))
 			owed++;
-		if ((me->options & (SPINNIC_PTL_ME_USE_ONCE |
-				    SPINNIC_PTL_ME_MANAGE_LOCAL)) &&
+		if (((me->options & SPINNIC_PTL_ME_USE_ONCE) ||
+		     ((me->options & SPINNIC_PTL_ME_MANAGE_LOCAL) &&
+		      me->min_free)) &&
 		    !(me->options & SPINNIC_PTL_ME_EVENT_UNLINK_DISABLE))
 			owed++;
 		rc = ptl_eq_reserve(c, pt->eq, owed);
