@@ -67,6 +67,7 @@ ptl_ctrl_eq(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 	eq->count = r->count;
 	/* start where the consumer is */
 	eq->head = __atomic_load_n(&eq->ring->tail, __ATOMIC_ACQUIRE);
+	eq->owed = 0;
 	eq->ring->mask = r->count - 1;
 	__atomic_store_n(&eq->ring->dropped, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&eq->ring->head, eq->head, __ATOMIC_RELEASE);
@@ -106,25 +107,55 @@ eq_lookup(struct ptl_client *c, uint32_t h)
 	return &ni->eqs[i];
 }
 
-bool
-ptl_eq_full(struct ptl_client *c, uint32_t h)
+/*
+ * Flow control: room for @p n more events of a message matched now, its
+ * events posted when it completes (later: staged writes, handlers). The
+ * room is reserved until ptl_eq_unreserve(), so messages matched before
+ * the first completes cannot together overflow the EQ (the event of one
+ * of them would be dropped while its initiator is told it was delivered).
+ * The last slot is kept for the PT_DISABLED event that flow control posts
+ * (the specification reserves it).
+ * @return 0; -ENOSPC when the EQ has no such room (the PT is to be
+ *   disabled); -EAGAIN when it would have without the room reserved
+ */
+int
+ptl_eq_reserve(struct ptl_client *c, uint32_t h, unsigned n)
 {
 	struct ptl_eq *eq;
-	bool full = false;
+	int rc = 0;
 
-	if (h == PTL_NONE || (eq = eq_lookup(c, h)) == NULL)
-		return false;
+	if (h == PTL_NONE || n == 0 || (eq = eq_lookup(c, h)) == NULL)
+		return 0;
 	ptl_lock(&eq->lock);
 	if (eq->used && (eq->gen & PTL_H_GEN_MASK) == ptl_handle_gen(h)) {
 		uint32_t tail = __atomic_load_n(&eq->ring->tail,
 						__ATOMIC_ACQUIRE);
+		uint64_t busy = (uint64_t)(uint32_t)(eq->head - tail) +
+				eq->owed + n;
 
-		/* the last slot is kept for the PT_DISABLED event that
-		 * flow control posts (the specification reserves it) */
-		full = eq->head - tail >= eq->count - 1;
+		if (busy <= eq->count - 1)
+			eq->owed += n;
+		else
+			rc = busy - eq->owed <= eq->count - 1 ? -EAGAIN :
+			     -ENOSPC;
 	}
 	ptl_unlock(&eq->lock);
-	return full;
+	return rc;
+}
+
+/* The events of a ptl_eq_reserve() were posted (or never will be). An EQ
+ * freed or reallocated meanwhile started again from 0. */
+void
+ptl_eq_unreserve(struct ptl_client *c, uint32_t h, unsigned n)
+{
+	struct ptl_eq *eq;
+
+	if (h == PTL_NONE || n == 0 || (eq = eq_lookup(c, h)) == NULL)
+		return;
+	ptl_lock(&eq->lock);
+	if (eq->used && (eq->gen & PTL_H_GEN_MASK) == ptl_handle_gen(h))
+		eq->owed = eq->owed >= n ? eq->owed - n : 0;
+	ptl_unlock(&eq->lock);
 }
 
 int

@@ -109,6 +109,7 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 {
 	const struct match_drop_info *d;
 	bool matching, overflow, keep_uh;
+	unsigned owed = 0;
 	uint64_t loff = 0, mlen = 0;
 	struct ptl_client *c;
 	struct ptl_ni *ni = NULL;
@@ -183,11 +184,23 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 		why = MATCH_DROP_UH_FULL;
 		goto drop;
 	}
-	if ((pt->options & SPINNIC_PTL_PT_FLOWCTRL) &&
-	    !(me->options & SPINNIC_PTL_ME_EVENT_COMM_DISABLE) &&
-	    ptl_eq_full(c, pt->eq)) {
-		why = MATCH_DROP_EQ_FULL;
-		goto drop;
+	/* flow control: the room for its events is taken now (posted when
+	 * it completes: the comm event, an AUTO_UNLINK it may cause) */
+	if (pt->options & SPINNIC_PTL_PT_FLOWCTRL) {
+		if (!(me->options & SPINNIC_PTL_ME_EVENT_COMM_DISABLE))
+			owed++;
+		if (((me->options & SPINNIC_PTL_ME_USE_ONCE) ||
+		     ((me->options & SPINNIC_PTL_ME_MANAGE_LOCAL) &&
+		      me->min_free)) &&
+		    !(me->options & SPINNIC_PTL_ME_EVENT_UNLINK_DISABLE))
+			owed++;
+		rc = ptl_eq_reserve(c, pt->eq, owed);
+		if (rc < 0) {
+			if (rc == -EAGAIN)
+				PTL_STAT(nic, flowctrl_owed);
+			why = MATCH_DROP_EQ_FULL;
+			goto drop;
+		}
 	}
 
 	/* matched: fill the self-contained result */
@@ -228,6 +241,7 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	mt->ni_fail = SPINNIC_PTL_NI_OK;
 	mt->atomic_op = hdr->atomic_op;
 	mt->atomic_type = hdr->atomic_type;
+	mt->eq_owed = (uint8_t)owed;
 	if (mlen < hdr->msg_len)
 		PTL_STAT(nic, truncated);
 
@@ -404,6 +418,9 @@ ptl_match_complete(struct ptl_nic *nic, struct ptl_match *mt, uint8_t ni_fail)
 	} else {
 		PTL_STAT(nic, inflight_dropped);
 	}
+	/* after the posts: the room was theirs until now */
+	ptl_eq_unreserve(c, mt->eq, mt->eq_owed);
+	mt->eq_owed = 0;
 	ptl_lock(&nic->lock);
 	match_end_uh(c, kind, mt, ni_fail, alive);
 	ptl_unlock(&nic->lock);
@@ -425,6 +442,8 @@ ptl_match_release(struct ptl_nic *nic, struct ptl_match *mt)
 	match_end_uh(c, kind, mt, SPINNIC_PTL_NI_DROPPED, false);
 	match_end_me(c, kind, mt);
 	ptl_unlock(&nic->lock);
+	ptl_eq_unreserve(c, mt->eq, mt->eq_owed);
+	mt->eq_owed = 0;
 	PTL_STAT(nic, inflight_dropped);
 	ptl_iovs_put(mt->iov);
 	mt->iov = NULL;

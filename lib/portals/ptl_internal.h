@@ -116,6 +116,9 @@ struct ptl_eq {
 	bool used;
 	uint32_t count;
 	uint32_t head;        /* NIC's own copy; never read back */
+	uint32_t owed;        /* slots reserved for the events of messages
+				 matched on a flow-controlled PT, not yet
+				 completed (ptl_eq_reserve) */
 	struct spinnic_eq *ring;
 };
 
@@ -345,7 +348,8 @@ int ptl_ctrl_eq(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 		struct spinnic_ctrl_eq *r);
 int ptl_ctrl_ct(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 		struct spinnic_ctrl_ct *r);
-bool ptl_eq_full(struct ptl_client *c, uint32_t eq);
+int ptl_eq_reserve(struct ptl_client *c, uint32_t eq, unsigned n);
+void ptl_eq_unreserve(struct ptl_client *c, uint32_t eq, unsigned n);
 void ptl_eq_release_all(struct ptl_ni *ni);
 void ptl_ct_release_all(struct ptl_client *c, unsigned kind);
 

@@ -149,6 +149,9 @@ struct ptl_nic_stats {
 				        (persistent ones feeding themselves) */
 	uint64_t trig_me_full;     /**< a persistent append's copy not
 				        linked: no ME slot or list full */
+	uint64_t flowctrl_owed;    /**< flow control hit for a full EQ that
+				        only the events owed to messages
+				        matched but not yet completed fill */
 };
 
 /**
@@ -388,6 +391,8 @@ struct ptl_match {
 	uint8_t ni_fail;         /**< why a drop (ptl_nic_match < 0) */
 	uint8_t atomic_op;       /**< atomics: for the target event */
 	uint8_t atomic_type;
+	uint8_t eq_owed;         /**< internal: EQ slots reserved for its
+				      events (flow-controlled PT) */
 	uint32_t me_slot;        /**< internal */
 	uint32_t uh;             /**< internal: unexpected header slot + 1 */
 };

@@ -750,6 +750,67 @@ test_flow_control(void **state)
 	t_env_teardown(&e);
 }
 
+/* Messages matched but not yet completed (staged writes) own their EQ
+ * slots: together they cannot overflow the EQ of a flow-controlled PT,
+ * the one that would is dropped PT_DISABLED (itest_flowctl, doc/NOTES.md
+ * "Open MPI over spinnic") */
+static void
+test_flow_control_owed(void **state)
+{
+	struct t_env e;
+	struct spinnic_pkt h;
+	struct ptl_match m[4];
+	struct t_me me;
+	struct spinnic_event ev;
+	struct ptl_nic_stats s;
+	int i;
+
+	(void)state;
+	t_env_setup_opts(&e, 4, SPINNIC_PTL_PT_FLOWCTRL, NULL);
+	t_me_default(&me);
+	me.match_bits = 1;
+	me.options |= SPINNIC_PTL_ME_EVENT_LINK_DISABLE;
+	t_me_append(&e, &me);
+	t_hdr(&e, &h, 1, 8);
+	/* three in flight take the three slots; the fourth, with the ring
+	 * still empty, trips flow control */
+	for (i = 0; i < 3; i++)
+		assert_int_equal(ptl_nic_match(e.nic, &h, &m[i]), 0);
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m[3]), -EAGAIN);
+	assert_int_equal(m[3].ni_fail, SPINNIC_PTL_NI_PT_DISABLED);
+	for (i = 0; i < 3; i++)
+		ptl_match_complete(e.nic, &m[i], SPINNIC_PTL_NI_OK);
+	stats(&e, &s);
+	assert_int_equal(s.flowctrl, 1);
+	assert_int_equal(s.flowctrl_owed, 1);
+	assert_int_equal(s.eq_dropped, 0);
+	assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+			 SPINNIC_PTL_EVENT_PT_DISABLED);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(t_ev_next(&e, T_EQ_OFF, &ev),
+				 SPINNIC_PTL_EVENT_PUT);
+	{
+		struct spinnic_ctrl_msg pm;
+
+		memset(&pm, 0, sizeof(pm));
+		pm.u.pt.ni = e.ni;
+		pm.u.pt.pt_index = e.pt;
+		assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_PT_ENABLE, &pm),
+				 SPINNIC_PTL_OK);
+	}
+	/* a released match (its client's detach path) gives its slot back */
+	assert_int_equal(ptl_nic_match(e.nic, &h, &m[0]), 0);
+	ptl_match_release(e.nic, &m[0]);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(ptl_nic_match(e.nic, &h, &m[i]), 0);
+	for (i = 0; i < 3; i++)
+		ptl_match_complete(e.nic, &m[i], SPINNIC_PTL_NI_OK);
+	stats(&e, &s);
+	assert_int_equal(s.flowctrl, 1);
+	assert_int_equal(s.eq_dropped, 0);
+	t_env_teardown(&e);
+}
+
 static void
 test_uh_full(void **state)
 {
@@ -1266,6 +1327,7 @@ main(void)
 		cmocka_unit_test(test_unexpected_claim_perms),
 		cmocka_unit_test(test_targets_and_pt),
 		cmocka_unit_test(test_flow_control),
+		cmocka_unit_test(test_flow_control_owed),
 		cmocka_unit_test(test_uh_full),
 		cmocka_unit_test(test_non_matching_ni),
 		cmocka_unit_test(test_detach_inflight),
