@@ -22,7 +22,8 @@
  *            (--busy-rank) computes with a calibrated loop, the others
  *            sleep t_work (clock_nanosleep) making no library call. Every
  *            time is the max over ranks of one iteration (iterations
- *            separated by spin_coll_comm_sync(), untimed), median over
+ *            start at instants the parent agreed in advance, not at a
+ *            barrier's exit: phase_instants), median over
  *            --reps. overlap = clamp(1 - (t_total - t_work) / t_pure, 0,
  *            1); t_nonov = t_total - t_work.
  *  setup     rank 0 alone: µs per PtlCTAlloc, PtlMDBind, PtlMEAppend,
@@ -181,6 +182,7 @@ struct rank {
 	ptl_handle_ni_t ni;
 	spin_coll_comm_t *comm;
 	double loops_per_us;
+	double at_base, at_period; /* this phase's agreed instants */
 	uint8_t *a, *b;          /* send / receive (or the bcast buffer) */
 	size_t cap;
 };
@@ -269,15 +271,20 @@ build(struct rank *k, int coll, size_t bytes, spin_sched_t **s_p)
  */
 static double
 iteration(struct rank *k, int v, int coll, size_t bytes, spin_sched_t *s,
-	  double work_us)
+	  double work_us, long it)
 {
+	double at = k->at_base + (double)it * k->at_period;
+	struct timespec ts = { .tv_sec = (time_t)at,
+			       .tv_nsec = (long)((at - (double)(time_t)at) *
+						 1e9) };
 	spin_sched_t *own = NULL;
 	double t0, t1;
 	int rc;
 
-	rc = spin_coll_comm_sync(k->comm);
-	if (rc != 0)
-		return rc;
+	/* the agreed instant (past already: at once) */
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
 	t0 = bench_now();
 	if (v == V_OFFLOAD) {
 		rc = build(k, coll, bytes, &own);
@@ -299,15 +306,37 @@ iteration(struct rank *k, int v, int coll, size_t bytes, spin_sched_t *s,
 	return rc != 0 ? rc : (t1 - t0) * 1e6;
 }
 
+/* Iterations start at instants agreed in advance, not at a barrier's
+ * exit: on CPUs shared by the ranks they leave a barrier up to a
+ * scheduling slice apart, which the first rank would time as the
+ * collective's (the skew was most of a small bcast's t_pure). The parent
+ * sends the phase's base (CLOCK_MONOTONIC, one clock for all ranks) once
+ * every rank's previous phase ended; iteration i starts at base + i *
+ * period, the period several times what the iteration should take (an
+ * iteration that overruns makes the next one start late, not early). */
+static int
+phase_instants(struct rank *k, int v, size_t bytes, double work_us)
+{
+	if (bench_io_all(k->rfd, &k->at_base, sizeof(k->at_base), false) < 0)
+		return -EIO;
+	k->at_period = 4e-3 + 1.5e-3 * k->P + (double)bytes * k->P / 50e6 +
+		       (v == V_OFFLOAD ? 2e-3 * k->P : 0) + 3 * work_us * 1e-6;
+	return 0;
+}
+
 static int
 phase(struct rank *k, int v, int coll, size_t bytes, spin_sched_t *s,
       double work_us, double *t)
 {
+	long it = 0;
+
+	if (phase_instants(k, v, bytes, work_us) < 0)
+		return -EIO;
 	for (long i = 0; i < ocfg.warmup; i++)
-		if (iteration(k, v, coll, bytes, s, work_us) < 0)
+		if (iteration(k, v, coll, bytes, s, work_us, it++) < 0)
 			return -EIO;
 	for (int i = 0; i < k->reps; i++) {
-		t[i] = iteration(k, v, coll, bytes, s, work_us);
+		t[i] = iteration(k, v, coll, bytes, s, work_us, it++);
 		RCHECK(k, t[i] >= 0, "%s %s %zu B: %s", var_names[v],
 		       coll_names[coll], bytes, strerror((int)-t[i]));
 	}
@@ -504,6 +533,9 @@ rank_main(struct rank *k, bool setup)
 	size_t cap;
 	int rc;
 
+	/* the sleeping ranks wake at t_work, not 50 us (the default timer
+	 * slack) later: that lateness would be timed as non-overlapped */
+	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	k->loops_per_us = calibrate();
 	RCHECK(k, PtlInit() == PTL_OK, "PtlInit");
 	RCHECK(k, PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING |
@@ -783,6 +815,18 @@ mpich_run(const char *helper, unsigned P, long bytes, int reps,
 	return 0;
 }
 
+/* the next phase's first instant, @p ahead s from now, to every rank */
+static int
+send_base(struct job *j, unsigned P, double ahead)
+{
+	double base = bench_now() + ahead;
+
+	for (unsigned r = 0; r < P; r++)
+		if (bench_io_all(j->wfd[r], &base, sizeof(base), true) < 0)
+			return -EIO;
+	return 0;
+}
+
 static int
 overlap_run(const struct bench_opts *o)
 {
@@ -838,7 +882,11 @@ overlap_run(const struct bench_opts *o)
 			for (int v = 0; v < V_COUNT && rc == 0; v++) {
 				struct orow *w = &res[z][v];
 
-				rc = job_gather_max(&j, m, tmp, (size_t)R);
+				/* the ranks build first (collective) */
+				rc = send_base(&j, P, 20e-3 + 5e-3 * P);
+				if (rc == 0)
+					rc = job_gather_max(&j, m, tmp,
+							    (size_t)R);
 				if (rc < 0)
 					break;
 				w->pure = bench_median(m, R);
@@ -846,6 +894,8 @@ overlap_run(const struct bench_opts *o)
 					rc = bench_io_all(j.wfd[r], &w->pure,
 							  sizeof(w->pure),
 							  true);
+				if (rc == 0)
+					rc = send_base(&j, P, 10e-3 + 1e-3 * P);
 				if (rc == 0)
 					rc = job_gather_max(&j, m, tmp,
 							    (size_t)R);
