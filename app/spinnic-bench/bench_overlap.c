@@ -51,6 +51,7 @@
 #include <spin_coll.h>
 
 #include "bench.h"
+#include "overlap_work.h"
 
 #define MAXP 16
 #define COLL_PT 7
@@ -186,54 +187,6 @@ struct rank {
 	uint8_t *a, *b;          /* send / receive (or the bcast buffer) */
 	size_t cap;
 };
-
-static volatile uint64_t sink;
-
-static void
-work_loops(uint64_t n)
-{
-	uint64_t x = sink + 1;
-
-	for (uint64_t i = 0; i < n; i++)
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-	sink = x;
-}
-
-/* loops per µs, the best of 5 runs of 2 ms or more */
-static double
-calibrate(void)
-{
-	double best = 0;
-
-	for (int k = 0; k < 5; k++) {
-		uint64_t n = 200000;
-		double t;
-
-		for (;;) {
-			double t0 = bench_now();
-
-			work_loops(n);
-			t = (bench_now() - t0) * 1e6;
-			if (t >= 2000)
-				break;
-			n *= 2;
-		}
-		if ((double)n / t > best)
-			best = (double)n / t;
-	}
-	return best;
-}
-
-static void
-sleep_us(double us)
-{
-	struct timespec ts = { (time_t)(us / 1e6),
-			       (long)((us - (double)(time_t)(us / 1e6) * 1e6) *
-				      1e3) };
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
-		;
-}
 
 /* build the collective on the rank's buffers */
 static int
@@ -536,7 +489,7 @@ rank_main(struct rank *k, bool setup)
 	/* the sleeping ranks wake at t_work, not 50 us (the default timer
 	 * slack) later: that lateness would be timed as non-overlapped */
 	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	k->loops_per_us = calibrate();
+	k->loops_per_us = work_calibrate();
 	RCHECK(k, PtlInit() == PTL_OK, "PtlInit");
 	RCHECK(k, PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING |
 			    PTL_NI_LOGICAL, PTL_PID_ANY, NULL, NULL,

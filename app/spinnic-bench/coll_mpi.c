@@ -19,52 +19,7 @@
 
 #include <mpi.h>
 
-static volatile uint64_t sink;
-
-static void
-work_loops(uint64_t n)
-{
-	uint64_t x = sink + 1;
-
-	for (uint64_t i = 0; i < n; i++)
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-	sink = x;
-}
-
-static double
-calibrate(void)
-{
-	double best = 0;
-
-	for (int k = 0; k < 5; k++) {
-		uint64_t n = 200000;
-		double t;
-
-		for (;;) {
-			double t0 = MPI_Wtime();
-
-			work_loops(n);
-			t = (MPI_Wtime() - t0) * 1e6;
-			if (t >= 2000)
-				break;
-			n *= 2;
-		}
-		if ((double)n / t > best)
-			best = (double)n / t;
-	}
-	return best;
-}
-
-static void
-sleep_us(double us)
-{
-	struct timespec ts = { (time_t)(us / 1e6),
-			       (long)((us - (double)(time_t)(us / 1e6) * 1e6) *
-				      1e3) };
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
-		;
-}
+#include "overlap_work.h"
 
 static int
 cmp(const void *a, const void *b)
@@ -115,7 +70,7 @@ main(int argc, char **argv)
 	if (a == NULL || b == NULL || t == NULL)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	memset(a, rank + 1, cap);
-	lpu = calibrate();
+	lpu = work_calibrate();
 	for (int ph = 0; ph < 2; ph++) {
 		for (int i = -warmup; i < reps; i++) {
 			MPI_Request rq;
