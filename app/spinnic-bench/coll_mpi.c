@@ -7,7 +7,8 @@
  * other variants: t_pure (start..MPI_Wait), t_work := t_pure, t_total
  * (start, compute, MPI_Wait) with rank BUSY computing in a calibrated loop
  * and the others sleeping without MPI calls; max over ranks per iteration
- * (MPI_Allreduce, untimed), MPI_Barrier between iterations, medians.
+ * (MPI_Allreduce, untimed); iterations start at an instant rank 0 sets
+ * after a barrier (MPI_Bcast, untimed), medians.
  * Rank 0 prints "mpich T_PURE_US T_TOTAL_US".
  */
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
 
 #include <mpi.h>
 
@@ -70,13 +72,27 @@ main(int argc, char **argv)
 	if (a == NULL || b == NULL || t == NULL)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	memset(a, rank + 1, cap);
+	/* sleeping ranks wake at t_work, not a 50 us timer slack later */
+	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	lpu = work_calibrate();
 	for (int ph = 0; ph < 2; ph++) {
 		for (int i = -warmup; i < reps; i++) {
 			MPI_Request rq;
-			double t0, my, mx;
+			struct timespec ts;
+			double t0, my, mx, at;
 
+			/* the same instant on every rank (one clock on this
+			 * machine), as bench_overlap.c's ranks: not a
+			 * barrier's exit, which ranks sharing a CPU leave a
+			 * scheduling slice apart */
 			MPI_Barrier(MPI_COMM_WORLD);
+			at = work_now() + 2e-3 + 0.5e-3 * P;
+			MPI_Bcast(&at, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+			ts.tv_sec = (time_t)at;
+			ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME,
+					       &ts, NULL) == EINTR)
+				;
 			t0 = MPI_Wtime();
 			if (strcmp(coll, "bcast") == 0)
 				MPI_Ibcast(a, (int)bytes, MPI_BYTE, 0,
