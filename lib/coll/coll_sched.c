@@ -709,26 +709,14 @@ compile_vertex(spin_sched_t *s, unsigned id)
 				.per = npred + 1 });
 		return rc;
 	case V_RECV:
-		if (v->accumulate) {
-			/* the RTR goes once the accumulator is ready (its
-			 * predecessors done); the atomics count into D */
+		/* accumulating: the atomics count into D, one per chunk */
+		if (v->accumulate)
 			v->done_per = acc_chunks(s, v);
-			rc = me_new(s, v->buf, v->len,
-				    coll_bits(COLL_T_DATA, s->stag, v->peer,
-					      v->seq, v->tag), v->done, true);
-			if (rc == 0)
-				rc = trig_add(s, &(struct trig){
-					.kind = TP_PUT, .md = c->ctl_md,
-					.ack = PTL_NO_ACK_REQ, .rank = v->peer,
-					.bits = coll_bits(COLL_T_RTR, s->stag,
-							  c->rank, v->seq,
-							  v->tag),
-					.trig = v->en, .thr = npred,
-					.per = npred });
-			return rc;
-		}
-		v->eager = v->len <= c->eager_max;
-		if (!v->eager) {
+		else
+			v->eager = v->len <= c->eager_max;
+		if (v->accumulate || !v->eager) {
+			/* the data entry counts into D; the RTR goes once
+			 * the buffer is ready (its predecessors done) */
 			rc = me_new(s, v->buf, v->len,
 				    coll_bits(COLL_T_DATA, s->stag, v->peer,
 					      v->seq, v->tag), v->done, true);
