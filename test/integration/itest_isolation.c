@@ -106,17 +106,6 @@ kid_me(void *start, ptl_size_t len, ptl_match_bits_t bits, ptl_uid_t uid)
 	return me;
 }
 
-static bool
-all_bytes(const uint8_t *p, size_t len, uint8_t v)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != v)
-			return false;
-	return true;
-}
-
 /* Whether [a, a+len) meets any mapping of this process. */
 static bool
 range_mapped(uint64_t a, uint64_t len)
@@ -174,7 +163,7 @@ kid_victim(struct kid *self, void *arg)
 	kid_say(self, "buf 0x%llx", (unsigned long long)(uintptr_t)buf);
 	if (kid_line(self, line, sizeof(line), 50000) != 0)
 		return 1;
-	KCHECK(self, all_bytes(buf, KID_BUF, 0xaa),
+	KCHECK(self, kid_bytes_all(buf, KID_BUF, 0xaa),
 	       "the victim's buffer changed");
 	kid_say(self, "ok");
 	PtlMEUnlink(meh);
@@ -265,7 +254,7 @@ kid_attacker(struct kid *self, void *arg)
 			KCHECK(self, ev.ni_fail_type != PTL_NI_OK,
 			       "get into the victim's address succeeded");
 	}
-	KCHECK(self, all_bytes(own, KID_BUF, 0x55),
+	KCHECK(self, kid_bytes_all(own, KID_BUF, 0x55),
 	       "the attacker's memory changed");
 	kid_say(self, "ok");
 	PtlNIFini(n.ni);
@@ -592,8 +581,8 @@ kid_root_target(struct kid *self, void *arg)
 	       (unsigned long long)ev.match_bits, (unsigned)ev.uid);
 	KCHECK(self, kid_line(self, line, sizeof(line), 50000) == 0,
 	       "parent");
-	KCHECK(self, all_bytes(own, 4096, 0xaa), "root-only ME written");
-	KCHECK(self, all_bytes(open_buf, 4096, 0x33), "open ME not written");
+	KCHECK(self, kid_bytes_all(own, 4096, 0xaa), "root-only ME written");
+	KCHECK(self, kid_bytes_all(open_buf, 4096, 0x33), "open ME not written");
 	kid_say(self, "ok");
 	PtlNIFini(n.ni);
 	PtlFini();

@@ -82,17 +82,6 @@ md_add(struct kid_ni *n, void *buf, ptl_size_t len, ptl_handle_ct_t ct,
 	return PtlMDBind(n->ni, &md, mdh) == PTL_OK ? 0 : -1;
 }
 
-static bool
-all(const uint8_t *p, size_t len, uint8_t v)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != v)
-			return false;
-	return true;
-}
-
 /* ---- the initiator (node 0) --------------------------------------------- */
 
 /* Fig. 6, sender side: the RTR's ME counts; its counter fires the data */
@@ -158,7 +147,7 @@ kid_init(struct kid *self, void *arg)
 	/* the responder sleeps: its NIC runs the chain and the put */
 	KCHECK(self, PtlCTWait(pong_ct, 1, &ct) == PTL_OK && ct.failure == 0,
 	       "pong CT");
-	KCHECK(self, all(pong, LEN, 0xbb),
+	KCHECK(self, kid_bytes_all(pong, LEN, 0xbb),
 	       "pong bytes %#x: the MD was read when posted", pong[0]);
 	kid_say(self, "pong ok");
 	/* stay for the responder's get and atomic */
@@ -232,10 +221,10 @@ trig_get(struct kid *self, struct kid_ni *n, ptl_process_t peer,
 				     trig, 2) == PTL_OK, "PtlTriggeredGet");
 	KCHECK(self, PtlCTInc(trig, fail) == PTL_OK, "PtlCTInc");
 	usleep(100000);
-	KCHECK(self, all(buf, LEN, 0), "the get ran below its threshold");
+	KCHECK(self, kid_bytes_all(buf, LEN, 0), "the get ran below its threshold");
 	KCHECK(self, PtlCTInc(trig, fail) == PTL_OK, "PtlCTInc");
 	KCHECK(self, reply_wait(n) == 0, "REPLY");
-	KCHECK(self, all(buf, LEN, 0x5c), "get bytes");
+	KCHECK(self, kid_bytes_all(buf, LEN, 0x5c), "get bytes");
 	/* met already: fires at post, counted on a CT of its own */
 	KCHECK(self, PtlTriggeredCTInc(md_ct, fail, trig, 1) == PTL_OK,
 	       "PtlTriggeredCTInc");
@@ -374,7 +363,7 @@ fig6_resp(struct kid *self, struct kid_ni *n, ptl_process_t peer,
 	KCHECK(self, PtlCTWait(got, 1, &v) == PTL_OK && v.failure == 0,
 	       "data CT %llu/%llu", (unsigned long long)v.success,
 	       (unsigned long long)v.failure);
-	KCHECK(self, all(data, DLEN, 0xd6), "data %#x", data[0]);
+	KCHECK(self, kid_bytes_all(data, DLEN, 0xd6), "data %#x", data[0]);
 	/* use-once, consumed: the handle is gone as after PtlMEAppend */
 	KCHECK(self, PtlMEUnlink(meh) == PTL_ARG_INVALID, "consumed ME");
 	PtlCTFree(act);

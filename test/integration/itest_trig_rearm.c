@@ -86,17 +86,6 @@ md_add(struct kid_ni *n, void *buf, ptl_size_t len, ptl_handle_md_t *mdh)
 	return PtlMDBind(n->ni, &md, mdh) == PTL_OK ? 0 : -1;
 }
 
-static bool
-all(const uint8_t *p, size_t len, uint8_t v)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != v)
-			return false;
-	return true;
-}
-
 /* @p ct's value after a pause (what fires late would show) */
 static ptl_size_t
 settled(ptl_handle_ct_t ct, ptl_size_t *failure)
@@ -159,7 +148,7 @@ kid_init(struct kid *self, void *arg)
 	s = settled(pong_ct, &f);
 	KCHECK(self, s == N_INST && f == 0, "pongs %llu/%llu, want %d",
 	       (unsigned long long)s, (unsigned long long)f, N_INST);
-	KCHECK(self, all(pong, LEN, 0xbb), "pong bytes %#x", pong[0]);
+	KCHECK(self, kid_bytes_all(pong, LEN, 0xbb), "pong bytes %#x", pong[0]);
 	kid_say(self, "loop ok %.1f",
 		((double)(t1.tv_sec - t0.tv_sec) * 1e9 +
 		 (double)(t1.tv_nsec - t0.tv_nsec)) / 1e3 / N_INST);
@@ -175,7 +164,7 @@ kid_init(struct kid *self, void *arg)
 	s = settled(pong_ct, &f);
 	KCHECK(self, s == N_INST + 1 && f == 0, "pongs %llu/%llu",
 	       (unsigned long long)s, (unsigned long long)f);
-	KCHECK(self, all(pong, LEN, 0xcc),
+	KCHECK(self, kid_bytes_all(pong, LEN, 0xcc),
 	       "pong bytes %#x: the MD was not read at fire time", pong[0]);
 	kid_say(self, "again ok");
 	KCHECK(self, kid_line(self, line, sizeof(line), 60000) == 0, "end");

@@ -157,3 +157,14 @@ kid_ni_close(struct kid_ni *n)
 	PtlNIFini(n->ni);
 	PtlFini();
 }
+
+bool
+kid_bytes_all(const uint8_t *p, size_t len, uint8_t v)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}

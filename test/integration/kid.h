@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <portals4.h>
@@ -68,5 +69,8 @@ void kid_end(struct kid *k);
 int kid_ni_open(struct kid *self, struct kid_ni *n, unsigned eq_count);
 /* Undo kid_ni_open(). */
 void kid_ni_close(struct kid_ni *n);
+
+/* Whether all @p len bytes at @p p are @p v. */
+bool kid_bytes_all(const uint8_t *p, size_t len, uint8_t v);
 
 #endif
