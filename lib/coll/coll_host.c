@@ -142,18 +142,7 @@ issue(struct coll_host *h, spin_sched_t *s, const struct trig *t,
 		ptl_handle_me_t me_h;
 		ptl_me_t me;
 
-		memset(&me, 0, sizeof(me));
-		me.start = t->len > 0 ? t->me_start : coll_sched_dummy(s);
-		me.length = t->len;
-		me.ct_handle = t->ct;
-		me.uid = PTL_UID_ANY;
-		me.match_id.rank = PTL_RANK_ANY;
-		me.match_bits = t->bits;
-		me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE |
-			     PTL_ME_EVENT_CT_COMM | PTL_ME_EVENT_COMM_DISABLE |
-			     PTL_ME_EVENT_LINK_DISABLE |
-			     PTL_ME_EVENT_UNLINK_DISABLE |
-			     (t->me_ack ? 0 : PTL_ME_ACK_DISABLE);
+		coll_sched_me(s, t, &me);
 		rc = PtlMEAppend(c->ni, c->pt, &me, PTL_PRIORITY_LIST, NULL,
 				 &me_h);
 		if (rc == PTL_OK && coll_sched_keep_me(s, me_h) != 0) {

@@ -124,8 +124,10 @@ ptl_size_t coll_host_value(struct coll_host *h, ptl_handle_ct_t ct);
 /* Keep an entry appended by coll_host_progress (unlinked at free).
  * @return 0; -ENOMEM */
 int coll_sched_keep_me(spin_sched_t *s, ptl_handle_me_t h);
-/* The schedule's communicator and the 8-byte dummy of empty entries. */
+/* The schedule's communicator. */
 spin_coll_comm_t *coll_sched_comm(spin_sched_t *s);
-void *coll_sched_dummy(spin_sched_t *s);
+/* The use-once entry a TP_MEAPPEND @p t appends (an empty one on the
+ * schedule's 8-byte dummy), triggered or by the host. */
+void coll_sched_me(spin_sched_t *s, const struct trig *t, ptl_me_t *me);
 
 #endif

@@ -149,10 +149,20 @@ coll_sched_comm(spin_sched_t *s)
 	return s->comm;
 }
 
-void *
-coll_sched_dummy(spin_sched_t *s)
+void
+coll_sched_me(spin_sched_t *s, const struct trig *t, ptl_me_t *me)
 {
-	return s->dummy;
+	memset(me, 0, sizeof(*me));
+	me->start = t->len > 0 ? t->me_start : s->dummy;
+	me->length = t->len;
+	me->ct_handle = t->ct;
+	me->uid = PTL_UID_ANY;
+	me->match_id.rank = PTL_RANK_ANY;
+	me->match_bits = t->bits;
+	me->options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_CT_COMM |
+		      PTL_ME_EVENT_COMM_DISABLE | PTL_ME_EVENT_LINK_DISABLE |
+		      PTL_ME_EVENT_UNLINK_DISABLE |
+		      (t->me_ack ? 0 : PTL_ME_ACK_DISABLE);
 }
 
 int
@@ -431,18 +441,7 @@ trig_post(spin_sched_t *s, const struct trig *t, uint64_t inst)
 		ptl_handle_me_t h;
 		ptl_me_t me;
 
-		memset(&me, 0, sizeof(me));
-		me.start = t->len > 0 ? t->me_start : s->dummy;
-		me.length = t->len;
-		me.ct_handle = t->ct;
-		me.uid = PTL_UID_ANY;
-		me.match_id.rank = PTL_RANK_ANY;
-		me.match_bits = t->bits;
-		me.options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE |
-			     PTL_ME_EVENT_CT_COMM | PTL_ME_EVENT_COMM_DISABLE |
-			     PTL_ME_EVENT_LINK_DISABLE |
-			     PTL_ME_EVENT_UNLINK_DISABLE |
-			     (t->me_ack ? 0 : PTL_ME_ACK_DISABLE);
+		coll_sched_me(s, t, &me);
 		rc = PtlTriggeredMEAppend(s->comm->ni, s->comm->pt, &me,
 					  PTL_PRIORITY_LIST, NULL, &h, t->trig,
 					  thr);
