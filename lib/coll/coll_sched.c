@@ -284,21 +284,29 @@ spin_sched_reduce(spin_sched_t *s, void *acc, const void *in, size_t count,
 					 .op = op, .type = type });
 }
 
+/* An accumulating send or receive (@p kind) of @p count elements */
+static int
+acc_add(spin_sched_t *s, enum vkind kind, void *buf, size_t count, ptl_op_t op,
+	ptl_datatype_t type, unsigned peer, uint32_t tag)
+{
+	size_t esz = spin_coll_type_size(type);
+
+	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
+	    peer >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
+	    (count > 0 && buf == NULL) || count > SIZE_MAX / esz)
+		return -EINVAL;
+	return vtx_add(s, &(struct vtx){ .kind = kind, .accumulate = true,
+					 .buf = buf, .len = count * esz,
+					 .peer = peer, .tag = tag, .op = op,
+					 .type = type });
+}
+
 int
 spin_sched_send_reduce(spin_sched_t *s, const void *in, size_t count,
 		       ptl_op_t op, ptl_datatype_t type, unsigned dst,
 		       uint32_t tag)
 {
-	size_t esz = spin_coll_type_size(type);
-
-	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
-	    dst >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
-	    (count > 0 && in == NULL) || count > SIZE_MAX / esz)
-		return -EINVAL;
-	return vtx_add(s, &(struct vtx){ .kind = V_SEND, .accumulate = true,
-					 .buf = (void *)in, .len = count * esz,
-					 .peer = dst, .tag = tag, .op = op,
-					 .type = type });
+	return acc_add(s, V_SEND, (void *)in, count, op, type, dst, tag);
 }
 
 int
@@ -306,16 +314,7 @@ spin_sched_recv_reduce(spin_sched_t *s, void *acc, size_t count,
 		       ptl_op_t op, ptl_datatype_t type, unsigned src,
 		       uint32_t tag)
 {
-	size_t esz = spin_coll_type_size(type);
-
-	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
-	    src >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
-	    (count > 0 && acc == NULL) || count > SIZE_MAX / esz)
-		return -EINVAL;
-	return vtx_add(s, &(struct vtx){ .kind = V_RECV, .accumulate = true,
-					 .buf = acc, .len = count * esz,
-					 .peer = src, .tag = tag, .op = op,
-					 .type = type });
+	return acc_add(s, V_RECV, acc, count, op, type, src, tag);
 }
 
 int
