@@ -48,7 +48,7 @@
 #define MAXCASES 256
 #define COLL_PT 7
 #define SLEEPER 3
-#define NPROG 10          /* cases of run_progress */
+#define NPROG 11          /* cases of run_progress */
 
 enum mode { M_RESULTS, M_QUICK, M_PROGRESS, M_RANDOM };
 
@@ -125,7 +125,8 @@ build(spin_coll_comm_t *comm, const struct coll_case *c, void *sb, void *rb,
 	case CK_ALLTOALL:
 		return spin_coll_alltoall(comm, sb, rb, c->size, c->algo, s_p);
 	case CK_ALLGATHER:
-		return spin_coll_allgather(comm, sb, rb, c->size, s_p);
+		return spin_coll_allgather_algo(comm, sb, rb, c->size,
+						c->algo, s_p);
 	}
 	return -EINVAL;
 }
@@ -276,6 +277,8 @@ run_api(struct kid *self, spin_coll_comm_t *comm, ptl_handle_ni_t ni,
 				     1, &s2) == -EINVAL, "radix 1");
 	KCHECK(self, spin_coll_allreduce(comm, d, d, 1, PTL_BAND, PTL_FLOAT,
 					 &s2) == -EINVAL, "BAND of floats");
+	KCHECK(self, spin_coll_allgather_algo(comm, b, d, 4, 2, &s2) ==
+	       -EINVAL, "allgather algo 2");
 	/* SPINNIC_COLL_EAGER, hostile values: the default and a message */
 	for (i = 0; i < sizeof(eager) / sizeof(eager[0]); i++) {
 		setenv("SPINNIC_COLL_EAGER", eager[i], 1);
@@ -308,6 +311,7 @@ run_progress(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		{ .kind = CK_BARRIER },
 		{ .kind = CK_ALLREDUCE, .algo = 4, .size = 8 * 1000 },
 		{ .kind = CK_BCAST, .algo = 3, .size = 65536, .root = 1 },
+		{ .kind = CK_ALLGATHER, .algo = 1, .size = 5000 },
 	};
 	_Static_assert(sizeof(cases) / sizeof(cases[0]) == NPROG,
 		       "the parent counts NPROG cases");
@@ -792,6 +796,10 @@ main(int argc, char **argv)
 		nodes = (unsigned)atoi(getenv("SPINNIC_COLL_NODES"));
 	if (nodes < 1 || nodes > P)
 		nodes = P;
+	/* SPINNIC_ITEST_LINK: two spinnic processes linked by a port, the
+	 * ranks alternating between them (nid 0, nid 1) */
+	if (itest_link_nodes() > 0)
+		nodes = itest_link_nodes();
 	itest_set_nodes(nodes);
 	itest_spinnic_start(NULL);
 	for (i = 0; i < P; i++) {
