@@ -860,6 +860,27 @@ main(int argc, char **argv)
 	}
 	itest_spinnic_finish();
 	itest_expect_no_leaks();
+	/* over a port: frames crossed the wire both ways, and each node's
+	 * frames to itself (ranks sharing it, self-puts) came back through
+	 * its loopback, not the wire (spinnic's node->loop) */
+	if (itest_link_nodes() > 0) {
+		for (i = 0; i < 2; i++) {
+			/* rx pkts counts both (the loopback ring fills the
+			 * port's bursts); a port's own opackets is 0 on
+			 * memif */
+			long long lb = itest_counter(i, "loopback");
+			long long rx = itest_counter(i, "pkts");
+
+			ITEST_CHECK(lb > 0, "nid %u: no frame looped back to "
+				    "itself (%lld)", i, lb);
+			ITEST_CHECK(rx - lb > 0, "nid %u: no frame from the "
+				    "wire (%lld received, %lld looped back)", i,
+				    rx, lb);
+			fprintf(stderr, "itest_coll: nid %u: %lld frames from "
+				"the wire, %lld looped back to itself\n", i,
+				rx - lb, lb);
+		}
+	}
 	/* under injected faults: says how much was lost and resent (a clean
 	 * run may drop the host barrier's first puts to a peer that has not
 	 * posted its entry yet: they are re-sent, see spin_coll_comm_sync) */
