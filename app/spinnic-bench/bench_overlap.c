@@ -65,6 +65,8 @@ static const char *const var_names[V_COUNT + 1] = {
 };
 
 enum { C_BCAST, C_BARRIER, C_ALLREDUCE, C_ALLTOALL };
+/* --busy-rank all: every rank computes */
+#define BUSY_ALL (-1L)
 static const char *const coll_names[] = {
 	"bcast", "barrier", "allreduce", "alltoall",
 };
@@ -90,7 +92,8 @@ static const struct bench_cmd_opt overlap_opts[] = {
 	{ "ranks", 1, "comma-separated P (2..16; default 2,4,8,16)" },
 	{ "sizes", 1, "comma-separated bytes (default 8,4096,262144)" },
 	{ "busy-rank", 1, "the rank that computes with a busy loop "
-			  "(default 1)" },
+			  "(default 1), or 'all': every rank does (only "
+			  "where each rank has a CPU of its own)" },
 	{ "warmup", 1, "untimed iterations before each phase (default 2)" },
 	{ "mpich", 1, "the mpich variant's program (default: "
 		      "spinnic-bench-mpi beside this one, run by mpiexec; "
@@ -151,6 +154,10 @@ overlap_opt(const char *name, const char *arg)
 		bench_err("--coll %s: expected bcast, barrier, allreduce or "
 			  "alltoall", arg);
 		return -EINVAL;
+	}
+	if (strcmp(name, "busy-rank") == 0 && strcmp(arg, "all") == 0) {
+		ocfg.busy = BUSY_ALL;
+		return 0;
 	}
 	if (strcmp(name, "ranks") == 0)
 		return parse_list(name, arg, ocfg.ranks, MAXRANKS,
@@ -247,7 +254,8 @@ iteration(struct rank *k, int v, int coll, size_t bytes, spin_sched_t *s,
 	}
 	rc = spin_sched_start(s);
 	if (rc == 0 && work_us > 0) {
-		if (k->r == (unsigned)ocfg.busy % k->P)
+		if (ocfg.busy == BUSY_ALL ||
+		    k->r == (unsigned)ocfg.busy % k->P)
 			work_loops((uint64_t)(work_us * k->loops_per_us));
 		else
 			sleep_us(work_us);
@@ -903,13 +911,19 @@ overlap_run(const struct bench_opts *o)
 			}
 	}
 	if (rc == 0) {
+		char busy_who[32];
+
+		if (ocfg.busy == BUSY_ALL)
+			snprintf(busy_who, sizeof(busy_who), "every rank");
+		else
+			snprintf(busy_who, sizeof(busy_who), "rank %ld",
+				 ocfg.busy);
 		rc = bench_table_emit(tab, o);
 		printf("# overlap (paper 002 Fig. 9, 10; notes-002_003 §5.6): "
 		       "%s, one rank per node of spinnic --virtual P "
 		       "--idle-sleep-us 0 (every virtual NIC on one "
 		       "busy-polling lcore, CPU 0), ranks on %d CPU(s) off "
-		       "it; rank %ld computes (calibrated loop), the others "
-		       "sleep t_work without library calls; times: max over "
+		       "it; %s computes (calibrated loop)%s; times: max over "
 		       "ranks per iteration, median of %d (%ld untimed "
 		       "first); t_work = t_pure of the variant; offload "
 		       "includes its build (SPIN_SCHED_DYNAMIC), not its "
@@ -917,7 +931,9 @@ overlap_run(const struct bench_opts *o)
 		       "(spinnic-bench-mpi under mpiexec -n P, same "
 		       "protocol, no progress thread, "
 		       "MPIR_CVAR_POLLS_BEFORE_YIELD=1 by default)%s%s\n",
-		       coll_names[ocfg.coll], ncpus, ocfg.busy, R,
+		       coll_names[ocfg.coll], ncpus, busy_who,
+		       ocfg.busy == BUSY_ALL ? "" : ", the others sleep "
+		       "t_work without library calls", R,
 		       ocfg.warmup, helper ? "" : ": skipped, ", why);
 	}
 out:

@@ -514,7 +514,8 @@ int shim_cmd_sync(uint32_t end);
 
 /* ---- waiting (shim_wait.c) --------------------------------------------- */
 
-/* spins of a wait before it sleeps */
+/* polls of a wait before it sleeps; each failed poll pauses and yields
+ * the CPU (doc/NOTES.md "Waiting yields while it spins") */
 #define SHIM_WAIT_SPINS 2000
 
 /** Sleep until one of the words changes or ms pass. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Waiting on event queues and counters the NIC writes into the region:
- * a short spin, then futex sleeps on the shared futex
+ * a short spin that yields the CPU at every poll, then futex sleeps on the shared futex
  * words (not the private op: the NIC wakes them from another process) in
  * bounded slices, so a missed wake-up costs at most one slice.
  */
@@ -182,8 +182,13 @@ wait_loop(struct shim_wait *w, struct shim_obj **objs, struct shim_ni **nis,
 			goto leave;
 		}
 		if (!sleep_ok) {
+			/* the NIC does the work: a rank that shares its CPU
+			 * (ranks > cores, or the NIC's lcore) lets the others
+			 * run instead of burning their time slice; alone on
+			 * its CPU, a yield is a cheap system call */
 			spins++;
 			shim_cpu_relax();
+			sched_yield();
 		}
 	}
 leave:
