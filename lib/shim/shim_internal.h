@@ -176,6 +176,8 @@ struct shim_state {
 	pthread_mutex_t ctrl_lock;
 	int timeout_ms;
 	int slice_ms;              /* longest futex sleep of a wait */
+	unsigned wait_polls;       /* polls of a wait before it sleeps
+				      (spin_set_wait_polls) */
 	struct spinnic_pid id;
 	uint32_t payload_size;
 	uint32_t nhpu;             /* HPUs of the node (attach reply) */
@@ -514,9 +516,11 @@ int shim_cmd_sync(uint32_t end);
 
 /* ---- waiting (shim_wait.c) --------------------------------------------- */
 
-/* polls of a wait before it sleeps; each failed poll pauses and yields
- * the CPU (doc/NOTES.md "Waiting yields while it spins") */
+/* polls of a wait before it sleeps, by default and at most; each failed
+ * poll pauses and yields the CPU (doc/NOTES.md "Waiting yields while it
+ * spins") */
 #define SHIM_WAIT_SPINS 2000
+#define SHIM_WAIT_POLLS_MAX 1000000u
 
 /** Sleep until one of the words changes or ms pass. */
 void shim_futex_wait_any(volatile uint32_t *const *addrs, const uint32_t *vals,

@@ -78,6 +78,15 @@ shim_futex_wait_any(volatile uint32_t *const *addrs, const uint32_t *vals,
 	shim_futex_wait(addrs[0], vals[0], n > 1 ? 1 : ms);
 }
 
+int
+spin_set_wait_polls(unsigned polls)
+{
+	if (polls > SHIM_WAIT_POLLS_MAX)
+		return -EINVAL;
+	return (int)__atomic_exchange_n(&shim_g.wait_polls, polls,
+					__ATOMIC_RELAXED);
+}
+
 uint64_t
 shim_now_ms(void)
 {
@@ -142,7 +151,8 @@ wait_loop(struct shim_wait *w, struct shim_obj **objs, struct shim_ni **nis,
 	if (w->timeout != PTL_TIME_FOREVER)
 		deadline = shim_now_ms() + w->timeout;
 	for (;;) {
-		bool sleep_ok = spins >= SHIM_WAIT_SPINS;
+		bool sleep_ok = spins >= __atomic_load_n(&shim_g.wait_polls,
+							 __ATOMIC_RELAXED);
 		bool found = false;
 
 		for (i = 0; i < n; i++) {

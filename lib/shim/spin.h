@@ -286,6 +286,21 @@ int PtlTriggeredMEUnlink(ptl_handle_me_t me_handle,
  */
 int spin_trig_set_period(ptl_handle_ni_t ni_handle, ptl_size_t period);
 
+/**
+ * How long a blocking wait (PtlCTWait, PtlCTPoll, PtlEQWait, PtlEQPoll)
+ * polls before it sleeps in the kernel until the NIC wakes it: @p polls
+ * polls, each followed by a pause and sched_yield() (a rank that shares
+ * its CPU lets the others run). 0: sleep at once (a host that blocks,
+ * as paper 002's Fig. 3 "sleeping host"). For the whole process; the
+ * environment variable SPINNIC_WAIT_POLLS sets it at the first
+ * PtlInit() (a bad value: the default, with a message), so call this
+ * after PtlInit().
+ *
+ * @param polls 0 to 1000000 (default 2000).
+ * @return the previous value; -EINVAL (out of range, nothing changed).
+ */
+int spin_set_wait_polls(unsigned polls);
+
 /* ---- streaming and processed puts (paper 000 §3.1) -------------------- */
 
 /** Handle of an open streaming put (a ptl_handle_any_t). */
