@@ -57,7 +57,6 @@ extern const struct bench_cmd bench_auth_cmd;
 extern const struct bench_cmd bench_rate_cmd;
 extern const struct bench_cmd bench_trig_cmd;
 extern const struct bench_cmd bench_layout_cmd;
-extern const struct bench_cmd bench_coll_cmd;
 extern const struct bench_cmd bench_aa_cmd;
 extern const struct bench_cmd bench_dht_cmd;
 extern const struct bench_cmd bench_aa_count_cmd;

@@ -69,7 +69,10 @@ test_rate(void **state)
 		assert_string_equal(c->f[i][c_b], bytes[i % 7]);
 		assert_string_equal(c->f[i][c_buf], i < 7 ? "region" :
 				    "malloc");
-		assert_true(m > 0 && lim > 0);
+		/* mops has 3 decimals: a 64 KiB row of a short run on a
+		 * loaded machine can print 0.000 (the bench checked every
+		 * operation landed) */
+		assert_true(m >= 0 && lim > 0);
 		assert_true(fabs(atof(c->f[i][c_r]) - m / lim) <
 			    0.01 * m / lim + 0.002);
 		if (i % 7 == 0)
@@ -332,60 +335,6 @@ test_trig(void **state)
 	assert_string_equal(c->f[2][c_vsus], c->f[0][c_med]);
 	assert_string_equal(c->f[3][c_vsus], c->f[1][c_med]);
 	assert_string_equal(c->f[5][c_vsus], c->f[4][c_med]);
-	free(c);
-	free(r);
-}
-
-/* coll (lib/coll): a re-armed and a built-per-call row, each overlap the
- * clamp of 1 - t_nonov / t_pure (checked against the printed times), the
- * setup table; behaviour only, never timing */
-static void
-test_coll(void **state)
-{
-	static const char *const variant[] = { "offload-cached", "offload" };
-	struct tool_result *r = malloc(sizeof(*r));
-	struct csv *c = malloc(sizeof(*c));
-	int c_v, c_p, c_b, c_pure, c_non, c_ov;
-
-	(void)state;
-	assert_non_null(r);
-	assert_non_null(c);
-	run(r, "coll", "--ranks", "3", "--iters", "4", "--bytes", "5000",
-	    "--csv", path("coll.csv"), NULL);
-	if (lacks_resources(r)) {
-		free(c);
-		free(r);
-		skip();
-		return;
-	}
-	if (r->status != 0)
-		fail_msg("spinnic-bench coll failed (%d): %s", r->status,
-			 r->err);
-	assert_non_null(strstr(r->out, "rearm_per_build"));
-	csv_read(c, path("coll.csv"));
-	c_v = col(c->hdr, c->nh, "variant");
-	c_p = col(c->hdr, c->nh, "ranks");
-	c_b = col(c->hdr, c->nh, "bytes");
-	c_pure = col(c->hdr, c->nh, "t_pure_us");
-	c_non = col(c->hdr, c->nh, "t_nonov_us");
-	c_ov = col(c->hdr, c->nh, "overlap");
-	assert_true(c_v >= 0 && c_p >= 0 && c_b >= 0 && c_pure >= 0 &&
-		    c_non >= 0 && c_ov >= 0);
-	assert_int_equal(c->rows, 2);
-	for (int i = 0; i < 2; i++) {
-		double pure = atof(c->f[i][c_pure]);
-		double ov = atof(c->f[i][c_ov]);
-		double want = 1 - atof(c->f[i][c_non]) / pure;
-
-		want = want < 0 ? 0 : want > 1 ? 1 : want;
-		assert_string_equal(c->f[i][c_v], variant[i]);
-		assert_int_equal(atoi(c->f[i][c_p]), 3);
-		assert_int_equal(atoi(c->f[i][c_b]), 5000);
-		assert_true(pure > 0);
-		assert_true(ov >= 0 && ov <= 1);
-		/* times are printed to 0.1 us, the overlap to 0.001 */
-		assert_true(fabs(ov - want) < 0.002 + 0.2 / pure);
-	}
 	free(c);
 	free(r);
 }
@@ -731,7 +680,6 @@ main(void)
 		cmocka_unit_test(test_aa_getlog),
 		cmocka_unit_test(test_aa_ickpt),
 		cmocka_unit_test(test_aa_flush),
-		cmocka_unit_test(test_coll),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
