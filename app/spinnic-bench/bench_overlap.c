@@ -79,10 +79,11 @@ static struct {
 	long sizes[MAXSIZES];
 	unsigned nsizes;
 	long warmup;
+	long nic_lcores;
 	const char *spinnic;
 	const char *spinnic_log;
 	const char *mpich;
-} ocfg = { C_BCAST, 1, { 2, 4, 8, 16 }, 4, { 8, 4096, 262144 }, 3, 2,
+} ocfg = { C_BCAST, 1, { 2, 4, 8, 16 }, 4, { 8, 4096, 262144 }, 3, 2, 1,
 	   NULL, NULL, NULL };
 
 static const struct bench_cmd_opt overlap_opts[] = {
@@ -95,6 +96,9 @@ static const struct bench_cmd_opt overlap_opts[] = {
 			  "(default 1), or 'all': every rank does (only "
 			  "where each rank has a CPU of its own)" },
 	{ "warmup", 1, "untimed iterations before each phase (default 2)" },
+	{ "nic-lcores", 1, "spinnic's lcores K (default 1): the virtual NICs "
+			   "spread over CPUs 0..K-1 (node i on lcore i mod "
+			   "K), the ranks off them" },
 	{ "mpich", 1, "the mpich variant's program (default: "
 		      "spinnic-bench-mpi beside this one, run by mpiexec; "
 		      "'none': skip it)" },
@@ -143,6 +147,7 @@ overlap_opt(const char *name, const char *arg)
 	static const struct bench_num_opt nums[] = {
 		{ "busy-rank", &ocfg.busy, 0, MAXP - 1 },
 		{ "warmup", &ocfg.warmup, 0, 1000 },
+		{ "nic-lcores", &ocfg.nic_lcores, 1, MAXP },
 	};
 
 	if (strcmp(name, "coll") == 0) {
@@ -670,13 +675,25 @@ job_finish(struct job *j)
 static int
 start_nic(struct bench_spinnic *nic, unsigned P, const char *bin)
 {
-	char n[8];
+	char n[8], lc[48], roles[96];
 	/* lib/coll runs no handler: little NIC memory, and smaller pools,
 	 * so that 16 nodes fit where other spinnics hold hugepages */
 	const char *extra[] = { "--virtual", n, "--nic-mem", "4M", "--mbufs",
-				"4096", NULL };
+				"4096", NULL, NULL, NULL, NULL, NULL };
+	long k = ocfg.nic_lcores;
 
 	snprintf(n, sizeof(n), "%u", P);
+	if (k > 1) {
+		/* --nic-lcores: node i's inbound and outbound on lcore
+		 * i mod K (spinnic --lcore-roles) */
+		snprintf(lc, sizeof(lc), "0-%ld", k - 1);
+		snprintf(roles, sizeof(roles), "inbound=0-%ld,outbound=0-%ld",
+			 k - 1, k - 1);
+		extra[6] = "--lcores";
+		extra[7] = lc;
+		extra[8] = "--lcore-roles";
+		extra[9] = roles;
+	}
 	return bench_spinnic_start(nic, bin, extra);
 }
 
@@ -837,7 +854,7 @@ overlap_run(const struct bench_opts *o)
 		rc = start_nic(&nic, P, ocfg.spinnic);
 		if (rc < 0)
 			break;
-		ncpus = bench_clients_off_lcore();
+		ncpus = bench_clients_off_lcores((int)ocfg.nic_lcores);
 		rc = job_start(&j, &nic, P, R, false);
 		for (unsigned z = 0; z < ocfg.nsizes && rc == 0; z++)
 			for (int v = 0; v < V_COUNT && rc == 0; v++) {
@@ -911,8 +928,15 @@ overlap_run(const struct bench_opts *o)
 			}
 	}
 	if (rc == 0) {
-		char busy_who[32];
+		char busy_who[32], where[96];
 
+		if (ocfg.nic_lcores > 1)
+			snprintf(where, sizeof(where), "node i on lcore i mod "
+				 "%ld, CPUs 0-%ld, busy-polling",
+				 ocfg.nic_lcores, ocfg.nic_lcores - 1);
+		else
+			snprintf(where, sizeof(where), "every virtual NIC on "
+				 "one busy-polling lcore, CPU 0");
 		if (ocfg.busy == BUSY_ALL)
 			snprintf(busy_who, sizeof(busy_who), "every rank");
 		else
@@ -921,8 +945,7 @@ overlap_run(const struct bench_opts *o)
 		rc = bench_table_emit(tab, o);
 		printf("# overlap (paper 002 Fig. 9, 10; notes-002_003 §5.6): "
 		       "%s, one rank per node of spinnic --virtual P "
-		       "--idle-sleep-us 0 (every virtual NIC on one "
-		       "busy-polling lcore, CPU 0), ranks on %d CPU(s) off "
+		       "--idle-sleep-us 0 (%s), ranks on %d CPU(s) off "
 		       "it; %s computes (calibrated loop)%s; times: max over "
 		       "ranks per iteration, median of %d (%ld untimed "
 		       "first); t_work = t_pure of the variant; offload "
@@ -931,7 +954,7 @@ overlap_run(const struct bench_opts *o)
 		       "(spinnic-bench-mpi under mpiexec -n P, same "
 		       "protocol, no progress thread, "
 		       "MPIR_CVAR_POLLS_BEFORE_YIELD=1 by default)%s%s\n",
-		       coll_names[ocfg.coll], ncpus, busy_who,
+		       coll_names[ocfg.coll], where, ncpus, busy_who,
 		       ocfg.busy == BUSY_ALL ? "" : ", the others sleep "
 		       "t_work without library calls", R,
 		       ocfg.warmup, helper ? "" : ": skipped, ", why);
@@ -985,7 +1008,7 @@ setup_run(const struct bench_opts *o)
 		rc = start_nic(&nic, P, ocfg.spinnic);
 		if (rc < 0)
 			break;
-		ncpus = bench_clients_off_lcore();
+		ncpus = bench_clients_off_lcores((int)ocfg.nic_lcores);
 		rc = job_start(&j, &nic, P, R, true);
 		if (rc == 0)
 			rc = job_gather_max(&j, m, tmp, n);
