@@ -790,256 +790,31 @@ ptl_op_run(struct spinnic_node *node, struct ctrl_conn *cc,
 		rep->status = errno_status(rc);
 }
 
-/* ---- BATCH (spinnic_abi.h struct spinnic_ctrl_batch) ------------------- */
+/* ---- BATCH: lib/portals applies the records (ptl_nic_ctrl_batch) ------ */
 
-/* The handle a batchable op creates (its kind for references), or 0. */
-static uint16_t
-batch_creates(uint16_t op)
+static void
+batch_run(void *arg, const struct spinnic_ctrl_msg *req,
+	  struct spinnic_ctrl_msg *rep)
 {
-	switch (op) {
-	case SPINNIC_CTRL_EQ_ALLOC:
-	case SPINNIC_CTRL_CT_ALLOC:
-	case SPINNIC_CTRL_MD_BIND:
-	case SPINNIC_CTRL_ME_APPEND:
-		return op;
-	default:
-		return 0;
-	}
+	struct ctrl_conn *cc = arg;
+
+	ptl_op_run(cc->cl.node, cc, req, rep);
 }
 
-static bool
-batch_op_ok(uint16_t op)
-{
-	return batch_creates(op) != 0 || op == SPINNIC_CTRL_EQ_FREE ||
-	       op == SPINNIC_CTRL_CT_FREE || op == SPINNIC_CTRL_MD_RELEASE ||
-	       op == SPINNIC_CTRL_ME_UNLINK;
-}
-
-/* What record i created: its creating op (0: nothing) and the handle. */
-struct batch_res {
-	uint16_t op;
-	uint32_t h;
-};
-
-/*
- * Replace a reference in handle field @p f by what record r < @p i of
- * kind @p want created. Ordinary handles pass unchanged (the op checks
- * them). @return 0, or -EINVAL: a reference forward, to itself, to a
- * record that created nothing or something else
- */
-static int
-batch_ref(uint32_t *f, uint16_t want, const struct batch_res *res,
-	  uint32_t i)
-{
-	uint32_t r;
-
-	if (!SPINNIC_BATCH_IS_REF(*f))
-		return 0;
-	r = *f - SPINNIC_BATCH_REF_TAG;
-	if (r >= i || res[r].op != want)
-		return -EINVAL;
-	*f = res[r].h;
-	return 0;
-}
-
-/* Resolve the references of record @p i (its private copy @p m). */
-static int
-batch_refs(struct spinnic_ctrl_msg *m, const struct batch_res *res,
-	   uint32_t i)
-{
-	switch (m->op) {
-	case SPINNIC_CTRL_MD_BIND:
-		return batch_ref(&m->u.md.eq, SPINNIC_CTRL_EQ_ALLOC, res, i) |
-		       batch_ref(&m->u.md.ct, SPINNIC_CTRL_CT_ALLOC, res, i);
-	case SPINNIC_CTRL_ME_APPEND:
-		return batch_ref(&m->u.me.ct, SPINNIC_CTRL_CT_ALLOC, res, i);
-	case SPINNIC_CTRL_CT_FREE:
-		return batch_ref(&m->u.ct.ct, SPINNIC_CTRL_CT_ALLOC, res, i);
-	case SPINNIC_CTRL_EQ_FREE:
-		return batch_ref(&m->u.eq.eq, SPINNIC_CTRL_EQ_ALLOC, res, i);
-	case SPINNIC_CTRL_MD_RELEASE:
-		return batch_ref(&m->u.md.md, SPINNIC_CTRL_MD_BIND, res, i);
-	case SPINNIC_CTRL_ME_UNLINK:
-		return batch_ref(&m->u.me.me, SPINNIC_CTRL_ME_APPEND, res, i);
-	default:
-		return 0;
-	}
-}
-
-/* The record a free op names by reference, or UINT32_MAX. */
-static uint32_t
-batch_free_ref(const struct spinnic_ctrl_msg *m)
-{
-	uint32_t h;
-
-	switch (m->op) {
-	case SPINNIC_CTRL_CT_FREE:
-		h = m->u.ct.ct;
-		break;
-	case SPINNIC_CTRL_EQ_FREE:
-		h = m->u.eq.eq;
-		break;
-	case SPINNIC_CTRL_MD_RELEASE:
-		h = m->u.md.md;
-		break;
-	case SPINNIC_CTRL_ME_UNLINK:
-		h = m->u.me.me;
-		break;
-	default:
-		return UINT32_MAX;
-	}
-	return SPINNIC_BATCH_IS_REF(h) ? h - SPINNIC_BATCH_REF_TAG : UINT32_MAX;
-}
-
-/* The new handle in a successful reply of a creating op. */
-static uint32_t
-batch_handle(const struct spinnic_ctrl_msg *rep)
-{
-	switch (rep->op) {
-	case SPINNIC_CTRL_EQ_ALLOC:
-		return rep->u.eq.eq;
-	case SPINNIC_CTRL_CT_ALLOC:
-		return rep->u.ct.ct;
-	case SPINNIC_CTRL_MD_BIND:
-		return rep->u.md.md;
-	default:
-		return rep->u.me.me;
-	}
-}
-
-/* Destroy what record @p r created (rollback). @return its status */
-static int
-batch_undo(struct spinnic_node *node, struct ctrl_conn *cc,
-	   const struct batch_res *r, uint32_t ni)
-{
-	struct spinnic_ctrl_msg m, rep;
-
-	memset(&m, 0, sizeof(m));
-	m.version = SPINNIC_ABI_VERSION;
-	switch (r->op) {
-	case SPINNIC_CTRL_EQ_ALLOC:
-		m.op = SPINNIC_CTRL_EQ_FREE;
-		m.u.eq.ni = ni;
-		m.u.eq.eq = r->h;
-		break;
-	case SPINNIC_CTRL_CT_ALLOC:
-		m.op = SPINNIC_CTRL_CT_FREE;
-		m.u.ct.ni = ni;
-		m.u.ct.ct = r->h;
-		break;
-	case SPINNIC_CTRL_MD_BIND:
-		m.op = SPINNIC_CTRL_MD_RELEASE;
-		m.u.md.ni = ni;
-		m.u.md.md = r->h;
-		break;
-	default:
-		m.op = SPINNIC_CTRL_ME_UNLINK;
-		m.u.me.ni = ni;
-		m.u.me.me = r->h;
-		break;
-	}
-	memcpy(&rep, &m, sizeof(rep));
-	rep.status = SPINNIC_PTL_OK;
-	ptl_op_run(node, cc, &m, &rep);
-	return rep.status;
-}
-
-/*
- * BATCH: the records are the client's memory, which it may change while
- * we read: each is copied once, checked and run from the copy; the
- * references resolve from our own results (res), never from the region;
- * the reply goes back over the record. A record refused before it runs
- * (not batchable, bad reference) counts in batch_refused; a stopped batch
- * in batch_rollbacks. Only this client's objects are ever named.
- */
+/* BATCH of an attached client: each record as if it came alone (the
+ * context check of ME_APPEND included), counted per node. */
 static void
 do_batch(struct spinnic_node *node, struct ctrl_conn *cc,
 	 struct spinnic_ctrl_msg *rep)
 {
-	const struct spinnic_ctrl_batch *b = &cc->rx.msg.u.batch;
-	struct batch_res res[SPINNIC_CTRL_BATCH_MAX];
-	uint32_t ni[SPINNIC_CTRL_BATCH_MAX];
-	const uint64_t off = b->off;
-	const uint32_t n = b->count;
-	uint32_t i, failed = SPINNIC_HANDLE_NONE;
-	int st = SPINNIC_PTL_OK;
+	struct ptl_batch_stats st = { 0 };
 
-	rep->u.batch.failed = SPINNIC_HANDLE_NONE;
-	rep->u.batch.done = 0;
+	ptl_nic_ctrl_batch(cc->cl.pc, &cc->rx.msg, rep, batch_run, cc, &st);
 	node->ctrl.batches++;
-	if (n == 0 || n > SPINNIC_CTRL_BATCH_MAX || (off & 7) != 0 ||
-	    ptl_client_region_ptr(cc->cl.pc, off,
-				  (uint64_t)n * SPINNIC_CTRL_MSG_SIZE) ==
-	    NULL) {
-		node->ctrl.batch_refused++;
-		rep->status = SPINNIC_PTL_ARG_INVALID;
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		struct spinnic_ctrl_msg m, r;
-		uint32_t fr;
-		uint8_t *p = ptl_client_region_ptr(cc->cl.pc,
-			off + (uint64_t)i * SPINNIC_CTRL_MSG_SIZE,
-			SPINNIC_CTRL_MSG_SIZE);
-
-		res[i].op = 0;
-		if (p == NULL) { /* checked above; never trust it */
-			st = SPINNIC_PTL_ARG_INVALID;
-			failed = i;
-			break;
-		}
-		memcpy(&m, p, sizeof(m));
-		memcpy(&r, &m, sizeof(r));
-		fr = batch_free_ref(&m);
-		node->ctrl.batch_recs++;
-		if (m.version != SPINNIC_ABI_VERSION || !batch_op_ok(m.op) ||
-		    batch_refs(&m, res, i) != 0) {
-			node->ctrl.batch_refused++;
-			r.status = SPINNIC_PTL_ARG_INVALID;
-		} else {
-			r.status = SPINNIC_PTL_OK;
-			ptl_op_run(node, cc, &m, &r);
-		}
-		r.version = SPINNIC_ABI_VERSION;
-		memcpy(p, &r, sizeof(r));
-		if (r.status != SPINNIC_PTL_OK) {
-			st = r.status;
-			failed = i;
-			break;
-		}
-		if (fr < i) /* freed within the batch: nothing to undo */
-			res[fr].op = 0;
-		if (batch_creates(m.op) != 0) {
-			res[i].op = m.op;
-			res[i].h = batch_handle(&r);
-			ni[i] = m.u.ni.ni;
-		}
-	}
-	if (failed != SPINNIC_HANDLE_NONE) {
-		/* undo, last first: what an entry counts into goes after it */
-		node->ctrl.batch_rollbacks++;
-		while (failed > 0 && i-- > 0) {
-			uint8_t *p = ptl_client_region_ptr(cc->cl.pc,
-				off + (uint64_t)i * SPINNIC_CTRL_MSG_SIZE,
-				SPINNIC_CTRL_MSG_SIZE);
-			int32_t aborted = SPINNIC_PTL_ABORTED;
-
-			if (res[i].op == 0)
-				continue;
-			if (batch_undo(node, cc, &res[i], ni[i]) !=
-			    SPINNIC_PTL_OK)
-				node->ctrl.batch_undo_failed++;
-			if (p != NULL)
-				memcpy(p + offsetof(struct spinnic_ctrl_msg,
-						    status), &aborted,
-				       sizeof(aborted));
-		}
-		rep->status = st;
-		rep->u.batch.failed = failed;
-		return;
-	}
-	rep->u.batch.done = n;
-	rep->status = SPINNIC_PTL_OK;
+	node->ctrl.batch_recs += st.recs;
+	node->ctrl.batch_refused += st.refused;
+	node->ctrl.batch_rollbacks += st.rollbacks;
+	node->ctrl.batch_undo_failed += st.undo_failed;
 }
 
 /* A well-formed request of an attached (or attaching) client. */
