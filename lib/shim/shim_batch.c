@@ -265,10 +265,13 @@ spin_batch_handle(const spin_batch_t *b, unsigned i)
 static void
 ent_release(struct batch_ent *e)
 {
-	if (e->o != NULL) {
+	unsigned kind = e->msg.op == SPINNIC_CTRL_CT_ALLOC ? SHIM_KIND_CT :
+			SHIM_KIND_MD;
+
+	/* still the slot we took (PtlNIFini meanwhile releases it) */
+	if (e->o != NULL && shim_obj_get(e->h, kind, NULL) == e->o)
 		shim_obj_release(e->o);
-		e->o = NULL;
-	}
+	e->o = NULL;
 	if (e->rec != NULL) {
 		shim_heap_free(e->rec);
 		e->rec = NULL;
