@@ -94,7 +94,7 @@ test_ctrl_validation(void **state)
 	assert_int_equal(ptl_nic_ctrl(e.nic, e.c, &m, &m), -EOPNOTSUPP);
 	/* version, unknown op */
 	memset(&m, 0, sizeof(m));
-	m.version = 7;
+	m.version = SPINNIC_ABI_VERSION + 1;
 	m.op = SPINNIC_CTRL_NI_INIT;
 	m.seq = 42;
 	m.u.ni.options = SPINNIC_PTL_NI_MATCHING | SPINNIC_PTL_NI_PHYSICAL;
