@@ -202,14 +202,18 @@ t_fail(struct kid *self, struct kid_ni *n, uint8_t *src, uint8_t *dst)
 	return 0;
 }
 
-/* more records than one request: one round trip per 256; a failure in
- * the second chunk undoes the first */
+/* more records than one request: one round trip per 256, a record
+ * naming a counter of an earlier request; a failure in the second chunk
+ * undoes the first */
 static int
-t_chunks(struct kid *self, struct kid_ni *n, uint8_t *dst)
+t_chunks(struct kid *self, struct kid_ni *n, uint8_t *src, uint8_t *dst)
 {
 	enum { N = 600 };
 	static ptl_handle_ct_t cts[N];
+	ptl_handle_me_t me = PTL_INVALID_HANDLE;
+	ptl_handle_md_t md;
 	ptl_me_t med;
+	ptl_md_t mdd;
 	spin_batch_t *b;
 	uint64_t rt, heap = shim_heap_used();
 	ptl_ct_event_t ev;
@@ -220,13 +224,27 @@ t_chunks(struct kid *self, struct kid_ni *n, uint8_t *dst)
 	for (i = 0; i < N; i++)
 		KCHECK(self, spin_batch_ct_alloc(b, &cts[i]) == PTL_OK,
 		       "ct_alloc %d", i);
+	/* records 600 and 601 (the third request): an entry counting into
+	 * the CT of record 0 (the first), an MD counting into record 300 */
+	me_desc(&med, dst, cts[0]);
+	KCHECK(self, spin_batch_me_append(b, n->pt, &med, PTL_PRIORITY_LIST,
+					  NULL, &me) == PTL_OK, "me_append");
+	md_desc(&mdd, src, cts[300]);
+	KCHECK(self, spin_batch_md_bind(b, &mdd, &md) == PTL_OK, "md_bind");
 	rt = spin_ctrl_round_trips();
 	rc = spin_batch_submit(b, &failed);
 	rt = spin_ctrl_round_trips() - rt;
 	KCHECK(self, rc == PTL_OK, "submit %d: %d at %d", N, rc, failed);
-	KCHECK(self, rt == (N + 255) / 256, "%d records in %llu round trips",
-	       N, (unsigned long long)rt);
+	KCHECK(self, rt == (N + 2 + 255) / 256, "%d records in %llu round "
+	       "trips", N + 2, (unsigned long long)rt);
 	spin_batch_free(b);
+	memset(src, 0x5a, LEN);
+	if (put_self(self, n, md, cts[0], 1) != 0)
+		return 1;
+	KCHECK(self, kid_bytes_all(dst, LEN, 0x5a), "bytes");
+	KCHECK(self, PtlCTWait(cts[300], 1, &ev) == PTL_OK, "MD's counter");
+	KCHECK(self, PtlMEUnlink(me) == PTL_OK && PtlMDRelease(md) == PTL_OK,
+	       "unlink, release");
 	for (i = 0; i < N; i++)
 		KCHECK(self, PtlCTFree(cts[i]) == PTL_OK, "free %d", i);
 	/* 300 CTs, then an entry on a PT never allocated (record 300,
@@ -266,8 +284,9 @@ t_chunks(struct kid *self, struct kid_ni *n, uint8_t *dst)
 	KCHECK(self, PtlCTGet(cts[0], &ev) == PTL_ARG_INVALID,
 	       "CT of a freed batch");
 	KCHECK(self, shim_heap_used() == heap, "region heap grew");
-	kid_say(self, "info chunks: %d records in %d round trips, a failure "
-		"in chunk 2 undid chunk 1", N, (N + 255) / 256);
+	kid_say(self, "info chunks: %d records in %d round trips (one naming "
+		"a counter of the first), a failure in chunk 2 undid chunk 1",
+		N + 2, (N + 2 + 255) / 256);
 	return 0;
 }
 
@@ -589,7 +608,7 @@ kid_main(struct kid *self, void *arg)
 	kid_say(self, "other done");
 	if (t_success(self, &n, src, dst) != 0 ||
 	    t_fail(self, &n, src, dst) != 0 ||
-	    t_chunks(self, &n, dst) != 0 ||
+	    t_chunks(self, &n, src, dst) != 0 ||
 	    t_hostile(self, &n, nic_ni) != 0 ||
 	    t_success(self, &n, src, dst) != 0 ||
 	    t_race(self, nic_ni) != 0)
