@@ -31,8 +31,10 @@
  *            untimed) and a one-way 1-byte put to its own ME (put to
  *            counted); then every rank: a bcast (binomial, root 0, 8 B)
  *            compiled (spin_coll_bcast: create, compile with its closing
- *            barrier) against a start of the compiled schedule (re-armed),
- *            max over ranks, medians; each over the one-way put.
+ *            barrier), its objects in one control batch, and again
+ *            unbatched (SPINNIC_COLL_BATCH=0), against a start of the
+ *            compiled schedule (re-armed), max over ranks, medians; each
+ *            over the one-way put, with its control round trips.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -350,12 +352,15 @@ rank_overlap(struct rank *k)
 	return rc;
 }
 
+/* rows, then the control round trips of the build and start rows (per
+ * rank, max over ranks; not rows of their own) */
 enum { S_CTALLOC, S_MDBIND, S_MEAPPEND, S_TRIGPUT, S_TRIGME, S_PUT1,
-       S_BUILD, S_START, S_COUNT };
+       S_BUILD, S_BUILD_UNB, S_START, S_COUNT,
+       S_RT_BUILD = S_COUNT, S_RT_BUILD_UNB, S_RT_START, S_ALL };
 static const char *const setup_names[S_COUNT] = {
 	"PtlCTAlloc", "PtlMDBind", "PtlMEAppend", "PtlTriggeredPut-post",
 	"PtlTriggeredMEAppend", "put-1B-oneway", "bcast-build",
-	"bcast-start-rearmed",
+	"bcast-build-unbatched", "bcast-start-rearmed",
 };
 
 /* rank 0's primitives; @p t: S_PUT1 + 1 rows of reps */
@@ -449,8 +454,8 @@ static int
 rank_setup(struct rank *k)
 {
 	int R = k->reps;
-	double *t = calloc((size_t)R * S_COUNT, sizeof(double));
-	spin_sched_t *s = NULL;
+	double *t = calloc((size_t)R * S_ALL, sizeof(double));
+	spin_sched_t *s = NULL, *su = NULL;
 	int rc = 0;
 
 	if (t == NULL)
@@ -461,22 +466,43 @@ rank_setup(struct rank *k)
 		rc = spin_coll_comm_sync(k->comm);
 	for (int i = 0; i < R && rc == 0; i++) {
 		double t0;
+		uint64_t rt;
 
-		rc = spin_coll_comm_sync(k->comm);
-		t0 = bench_now();
-		if (rc == 0)
-			rc = build(k, C_BCAST, 8, &s);
-		t[S_BUILD * R + i] = (bench_now() - t0) * 1e6;
-		RCHECK(k, rc == 0, "bcast build: %s", strerror(-rc));
+		/* batched (lib/coll's default), then SPINNIC_COLL_BATCH=0:
+		 * every object its own control round trip */
+		for (int u = 0; u < 2 && rc == 0; u++) {
+			int row = u ? S_BUILD_UNB : S_BUILD;
+
+			if (u)
+				setenv("SPINNIC_COLL_BATCH", "0", 1);
+			rc = spin_coll_comm_sync(k->comm);
+			rt = spin_ctrl_round_trips();
+			t0 = bench_now();
+			if (rc == 0)
+				rc = build(k, C_BCAST, 8, u ? &su : &s);
+			t[row * R + i] = (bench_now() - t0) * 1e6;
+			t[(u ? S_RT_BUILD_UNB : S_RT_BUILD) * R + i] =
+				(double)(spin_ctrl_round_trips() - rt);
+			unsetenv("SPINNIC_COLL_BATCH");
+			RCHECK(k, rc == 0, "bcast build: %s", strerror(-rc));
+		}
+		/* the unbatched one is the same schedule: only its build
+		 * is timed */
+		spin_sched_free(su);
+		su = NULL;
 		for (int j = 0; j < 3 && rc == 0; j++) {
 			rc = spin_coll_comm_sync(k->comm);
+			rt = spin_ctrl_round_trips();
 			t0 = bench_now();
 			if (rc == 0)
 				rc = spin_sched_start(s);
 			/* the first start of a compiled schedule may post;
 			 * the re-armed ones are the third */
-			if (j == 2)
+			if (j == 2) {
 				t[S_START * R + i] = (bench_now() - t0) * 1e6;
+				t[S_RT_START * R + i] = (double)
+					(spin_ctrl_round_trips() - rt);
+			}
 			if (rc == 0)
 				rc = spin_sched_wait_timeout(s, WAIT_MS);
 		}
@@ -485,7 +511,7 @@ rank_setup(struct rank *k)
 		s = NULL;
 	}
 	if (rc == 0)
-		rc = bench_io_all(k->wfd, t, (size_t)R * S_COUNT *
+		rc = bench_io_all(k->wfd, t, (size_t)R * S_ALL *
 				  sizeof(double), true);
 	free(t);
 	return rc;
@@ -985,12 +1011,13 @@ setup_run(const struct bench_opts *o)
 		{ "min_us", BENCH_COL_NUM, 2 },
 		{ "over_put_1B", BENCH_COL_NUM, 3 },
 		{ "cached_uncached", BENCH_COL_NUM, 4 },
+		{ "round_trips", BENCH_COL_NUM, 1 },
 	};
 	struct bench_table *tab;
 	struct bench_spinnic nic = { .pid = -1 };
 	struct job j = { .P = 0 };
 	int R = o->reps, rc = 0, ncpus = 0;
-	size_t n = (size_t)R * S_COUNT;
+	size_t n = (size_t)R * S_ALL;
 	double *m = calloc(n, sizeof(double));
 	double *tmp = calloc(n, sizeof(double));
 
@@ -1002,7 +1029,7 @@ setup_run(const struct bench_opts *o)
 	bench_spinnic_signals();
 	for (unsigned pi = 0; pi < ocfg.nranks && rc == 0; pi++) {
 		unsigned P = (unsigned)ocfg.ranks[pi];
-		double med[S_COUNT], mins[S_COUNT];
+		double med[S_ALL], mins[S_ALL];
 
 		region_env(1 << 20);
 		rc = start_nic(&nic, P, ocfg.spinnic);
@@ -1017,7 +1044,7 @@ setup_run(const struct bench_opts *o)
 		else
 			job_end(&j);
 		bench_spinnic_stop(&nic, ocfg.spinnic_log);
-		for (int k = 0; k < S_COUNT && rc == 0; k++) {
+		for (int k = 0; k < S_ALL && rc == 0; k++) {
 			double *x = m + (size_t)k * (size_t)R;
 
 			med[k] = bench_median(x, R); /* sorted */
@@ -1043,6 +1070,11 @@ setup_run(const struct bench_opts *o)
 				bench_table_set_num(tab, "cached_uncached",
 						    med[S_START] /
 						    med[S_BUILD]);
+			/* control round trips per rank (max), median */
+			if (k >= S_BUILD)
+				bench_table_set_num(tab, "round_trips",
+						    med[S_RT_BUILD + k -
+							S_BUILD]);
 		}
 	}
 	if (rc == 0) {
@@ -1051,11 +1083,16 @@ setup_run(const struct bench_opts *o)
 		       "untimed), put-1B-oneway = PtlPut to its own counted ME "
 		       "until counted (in every P's run: the lcore polls P "
 		       "nodes); bcast (binomial, 8 B) build = "
-		       "spin_coll_bcast (create, compile, closing barrier), "
-		       "start = a re-armed start (the third of the schedule); "
-		       "max over ranks, median of %d; spinnic --virtual P "
-		       "--idle-sleep-us 0, ranks on %d CPU(s) off its "
-		       "lcore\n", R, ncpus);
+		       "spin_coll_bcast (create, compile, closing barrier) "
+		       "with its objects created in one control batch "
+		       "(SPINNIC_CTRL_BATCH), build-unbatched = the same with "
+		       "SPINNIC_COLL_BATCH=0 (one control round trip per "
+		       "object), start = a re-armed start (the third of the "
+		       "schedule), cached_uncached = start / build; "
+		       "round_trips = control requests per rank (max over "
+		       "ranks); max over ranks, median of %d; spinnic "
+		       "--virtual P --idle-sleep-us 0, ranks on %d CPU(s) off "
+		       "its lcore\n", R, ncpus);
 	}
 out:
 	bench_table_free(tab);

@@ -215,7 +215,11 @@ int spin_sched_dep(spin_sched_t *s, int from, int to);
  * compiles its schedules in the same order). Allocates the counters,
  * descriptors, entries and shadow buffers, posts the triggered
  * operations and ends with a host barrier, after which every entry of
- * every rank is posted. A schedule with a cycle is refused.
+ * every rank is posted. The NIC objects (and a dynamic schedule's
+ * reserved entries) are created in one control batch (spin.h
+ * spin_batch_*: one round trip per 256 objects); with SPINNIC_COLL_BATCH=0
+ * in the environment, one round trip each, for comparison. A schedule
+ * with a cycle is refused.
  * @param s the schedule.
  * @param flags 0, SPIN_SCHED_DYNAMIC, SPIN_SCHED_HOST or both.
  * @return 0; -EINVAL (cycle, flags, already compiled, accumulating

@@ -173,6 +173,7 @@ struct shim_state {
 	int fd;                    /* -1 when not attached */
 	int dead;                  /* peer gone: every call fails */
 	uint32_t seq;
+	uint64_t ctrl_round_trips; /* requests sent (spin_ctrl_round_trips) */
 	pthread_mutex_t ctrl_lock;
 	int timeout_ms;
 	int slice_ms;              /* longest futex sleep of a wait */
@@ -397,6 +398,12 @@ int shim_entry_append_flags(ptl_handle_ni_t ni_handle,
 			    int is_le, ptl_list_t list, ptl_handle_any_t ctx_h,
 			    void *user_ptr, uint16_t flags,
 			    ptl_handle_any_t *h_p);
+/** The control request of an entry (ME or LE) to append or search for
+ *  (shim_me.c). @return 0 or a negative errno */
+int shim_entry_fill(struct shim_ni *ni, unsigned slot,
+		    ptl_pt_index_t pt_index, const ptl_me_t *me, int is_le,
+		    ptl_handle_any_t ctx_h, void *user_ptr,
+		    struct spinnic_ctrl_me *m);
 /** Common body of PtlMEUnlink and PtlLEUnlink. @return 0 or a negative
  *  errno. */
 int shim_entry_unlink(ptl_handle_any_t h, unsigned kind);

@@ -450,18 +450,22 @@ test_overlap(void **state)
 	free(r);
 }
 
-/* setup: the primitives once, then put, build and re-armed start per P;
- * the ratios over the put; cached/uncached = start / build */
+/* setup: the primitives once, then put, build (batched and not) and
+ * re-armed start per P; the ratios over the put; cached/uncached = start
+ * / build; control round trips: a batched build <= 2 per rank (issue
+ * #18, notes-002_003 T14), fewer than unbatched, none for a start */
 static void
 test_setup(void **state)
 {
 	static const char *const item[] = { "PtlCTAlloc", "PtlMDBind",
 		"PtlMEAppend", "PtlTriggeredPut-post", "PtlTriggeredMEAppend",
-		"put-1B-oneway", "bcast-build", "bcast-start-rearmed",
-		"put-1B-oneway", "bcast-build", "bcast-start-rearmed" };
+		"put-1B-oneway", "bcast-build", "bcast-build-unbatched",
+		"bcast-start-rearmed",
+		"put-1B-oneway", "bcast-build", "bcast-build-unbatched",
+		"bcast-start-rearmed" };
 	struct tool_result *r = malloc(sizeof(*r));
 	struct csv *c = malloc(sizeof(*c));
-	int c_i, c_p, c_m, c_o, c_cu;
+	int c_i, c_p, c_m, c_o, c_cu, c_rt;
 
 	(void)state;
 	assert_non_null(r);
@@ -483,24 +487,37 @@ test_setup(void **state)
 	c_m = col(c->hdr, c->nh, "median_us");
 	c_o = col(c->hdr, c->nh, "over_put_1B");
 	c_cu = col(c->hdr, c->nh, "cached_uncached");
+	c_rt = col(c->hdr, c->nh, "round_trips");
 	assert_true(c_i >= 0 && c_p >= 0 && c_m >= 0 && c_o >= 0 &&
-		    c_cu >= 0);
-	assert_int_equal(c->rows, 11);
-	for (int i = 0; i < 11; i++) {
-		double put = atof(c->f[i < 8 ? 5 : 8][c_m]);
+		    c_cu >= 0 && c_rt >= 0);
+	assert_int_equal(c->rows, 13);
+	for (int i = 0; i < 13; i++) {
+		double put = atof(c->f[i < 9 ? 5 : 9][c_m]);
+		/* 0 put, 1 build, 2 unbatched build, 3 start (per P) */
+		int kind = i < 5 ? -1 : (i - 5) % 4;
 
 		assert_string_equal(c->f[i][c_i], item[i]);
 		assert_string_equal(c->f[i][c_p],
-				    i < 5 ? "1" : i < 8 ? "2" : "3");
+				    i < 5 ? "1" : i < 9 ? "2" : "3");
 		assert_true(atof(c->f[i][c_m]) > 0);
 		assert_true(ratio_of(atof(c->f[i][c_o]),
 				     atof(c->f[i][c_m]), put));
-		if (i == 7 || i == 10)
+		if (kind == 3)
 			assert_true(ratio_of(atof(c->f[i][c_cu]),
 					     atof(c->f[i][c_m]),
-					     atof(c->f[i - 1][c_m])));
+					     atof(c->f[i - 2][c_m])));
 		else
 			assert_string_equal(c->f[i][c_cu], "");
+		if (kind == 1)
+			assert_true(atof(c->f[i][c_rt]) >= 1 &&
+				    atof(c->f[i][c_rt]) <= 2);
+		else if (kind == 2)
+			assert_true(atof(c->f[i][c_rt]) >
+				    atof(c->f[i - 1][c_rt]));
+		else if (kind == 3)
+			assert_true(atof(c->f[i][c_rt]) == 0);
+		else
+			assert_string_equal(c->f[i][c_rt], "");
 	}
 	free(c);
 	free(r);
