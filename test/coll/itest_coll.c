@@ -765,6 +765,21 @@ kid_rank(struct kid *self, void *arg)
 		return rc;
 	rc = spin_coll_comm_free(comm);
 	KCHECK(self, rc == 0, "comm_free: %s", strerror(-rc));
+	/* every schedule freed: no triggered operation of this process is
+	 * left on the NIC (one that fired may still be running: a while) */
+	{
+		uint64_t pending = 1;
+
+		for (int t = 0; t < 5000 && pending != 0; t++) {
+			KCHECK(self, spin_trig_pending(ni, &pending) == PTL_OK,
+			       "spin_trig_pending");
+			if (pending != 0)
+				usleep(1000);
+		}
+		KCHECK(self, pending == 0, "%" PRIu64 " triggered operations "
+		       "left on the NIC after every schedule and the "
+		       "communicator were freed", pending);
+	}
 	PtlNIFini(ni);
 	PtlFini();
 	kid_say(self, "ok");
