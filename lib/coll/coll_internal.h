@@ -29,6 +29,7 @@ enum {
 	COLL_T_COPY = 4,
 	COLL_T_SYNC = 5,
 	COLL_T_RTS = 6,
+	COLL_T_XCHG = 7,   /* a compile's send table (coll_match.c) */
 };
 
 #define COLL_SCHED_TAGS 8192u
@@ -65,6 +66,11 @@ struct spin_coll_comm {
 	unsigned sched_flags;    /* spin_coll_comm_set_sched_flags() */
 };
 
+/* spin_coll_comm_sync() that also ORs @p val over every rank: each
+ * rank's bits in, the OR of all ranks' out (how a compile's failure on
+ * one rank reaches all). @return as spin_coll_comm_sync() */
+int coll_comm_sync_or(spin_coll_comm_t *c, uint32_t *val);
+
 /* Environment value of SPINNIC_COLL_EAGER, or the default (bad values:
  * the default, with a message). */
 size_t coll_eager_from_env(void);
@@ -100,6 +106,54 @@ struct trig {
 	ptl_handle_ct_t trig;
 	ptl_size_t thr, per;
 };
+
+/* ---- pre-matching (coll_match.c) ---------------------------------------- */
+
+/* A send or receive of a schedule as the matching sees it. */
+struct coll_msg {
+	bool send;
+	bool acc;          /* accumulating (send_reduce / recv_reduce) */
+	unsigned peer;     /* receive: SPIN_SCHED_ANY_SOURCE, or resolved */
+	uint32_t tag;      /* receive: SPIN_SCHED_ANY_TAG, or resolved */
+	uint64_t len;
+	unsigned seq;      /* out: the match bits' sequence number */
+	unsigned vid;      /* the vertex */
+};
+
+/* Whether a receive is a wildcard (before resolution). */
+static inline bool
+coll_msg_wild(const struct coll_msg *m)
+{
+	return !m->send && (m->peer == SPIN_SCHED_ANY_SOURCE ||
+			    m->tag == SPIN_SCHED_ANY_TAG);
+}
+
+/* Local numbering, creation order: the k-th send to (dst, tag) and the
+ * k-th specific receive from (src, tag) get seq k (wildcards: left to
+ * coll_match_exchange). @return 0; -E2BIG (k >= COLL_SEQ_MAX); -ENOMEM */
+int coll_match_number(struct coll_msg *m, unsigned n);
+
+/* The compile-time send-table exchange of one schedule. */
+struct coll_xchg;
+
+/* Post this rank's send table (every rank, every pre-matched compile),
+ * then, where this rank has wildcard receives, read the tables of the
+ * sources they may match and resolve its receives from those sources:
+ * specific ones first, in creation order, each taking the earliest
+ * unmatched send of its tag, length and kind; then the wildcards in
+ * creation order, each the earliest remaining compatible send (lower
+ * source rank first), writing peer, tag and seq into @p m.
+ * @p x_p receives the state for coll_match_end(), even on failure.
+ * @return 0; -ENOMSG (a receive matches no send: printed); -EPROTO (a
+ *   peer's table is malformed); -ETIMEDOUT (a peer never posted its
+ *   table, 30 s); -ENOMEM; -ENOSPC; -EIO */
+int coll_match_exchange(spin_coll_comm_t *c, unsigned stag,
+			struct coll_msg *m, unsigned n,
+			struct coll_xchg **x_p);
+
+/* Unlink and free what coll_match_exchange() posted (after the compile
+ * barrier: no peer reads the table any more). NULL is ignored. */
+void coll_match_end(struct coll_xchg *x);
 
 /* ---- SPIN_SCHED_HOST (coll_host.c) --------------------------------------- */
 

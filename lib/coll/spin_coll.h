@@ -53,6 +53,16 @@ typedef struct spin_sched spin_sched_t;
 #define SPIN_COLL_TAG_MAX (1u << 24)
 /** Default eager threshold in bytes (SPINNIC_COLL_EAGER overrides). */
 #define SPIN_COLL_EAGER_DEFAULT 4096u
+/**
+ * spin_sched_recv() and spin_sched_recv_reduce() source: a send from any
+ * rank (resolved at compile; see "Wildcards" at spin_sched_compile()).
+ */
+#define SPIN_SCHED_ANY_SOURCE 0xffffffffu
+/**
+ * spin_sched_recv() and spin_sched_recv_reduce() tag: a send with any
+ * tag (resolved at compile; see "Wildcards" at spin_sched_compile()).
+ */
+#define SPIN_SCHED_ANY_TAG 0xffffffffu
 
 /**
  * Create a communicator over the ranks of a logical NI. Collective: every
