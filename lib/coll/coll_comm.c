@@ -243,6 +243,7 @@ coll_comm_sync_or(spin_coll_comm_t *c, uint32_t *val)
 static void
 comm_release(spin_coll_comm_t *c)
 {
+	coll_match_comm_free(c);
 	if (c->ctl_md != PTL_INVALID_HANDLE)
 		PtlMDRelease(c->ctl_md);
 	if (c->sync_md != PTL_INVALID_HANDLE)

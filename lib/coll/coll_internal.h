@@ -64,6 +64,7 @@ struct spin_coll_comm {
 	ptl_handle_md_t ctl_md;  /* 0 bytes: RTR and CREDIT puts */
 	char ctl_byte;
 	unsigned sched_flags;    /* spin_coll_comm_set_sched_flags() */
+	struct coll_xtab *xtab;  /* the send table (coll_match.c) */
 };
 
 /* spin_coll_comm_sync() that also ORs @p val over every rank: each
@@ -133,27 +134,33 @@ coll_msg_wild(const struct coll_msg *m)
  * coll_match_exchange). @return 0; -E2BIG (k >= COLL_SEQ_MAX); -ENOMEM */
 int coll_match_number(struct coll_msg *m, unsigned n);
 
-/* The compile-time send-table exchange of one schedule. */
+/* What a compile read of its peers' send tables. */
 struct coll_xchg;
 
-/* Post this rank's send table (every rank, every pre-matched compile),
- * then, where this rank has wildcard receives, read the tables of the
- * sources they may match and resolve its receives from those sources:
- * specific ones first, in creation order, each taking the earliest
- * unmatched send of its tag, length and kind; then the wildcards in
- * creation order, each the earliest remaining compatible send (lower
+/* Write this rank's send table for compile @p gen (every pre-matched
+ * compile, in the communicator's table buffer that one persistent entry
+ * exposes), then, where this rank has wildcard receives, read the tables
+ * of the sources they may match and resolve its receives from those
+ * sources: specific ones first, in creation order, each taking the
+ * earliest unmatched send of its tag, length and kind; then the wildcards
+ * in creation order, each the earliest remaining compatible send (lower
  * source rank first), writing peer, tag and seq into @p m.
- * @p x_p receives the state for coll_match_end(), even on failure.
+ * @param gen the compile's number (the same on every rank).
+ * @param x_p receives what to free with coll_match_end() (NULL when
+ *   nothing was read), also on failure.
  * @return 0; -ENOMSG (a receive matches no send: printed); -EPROTO (a
- *   peer's table is malformed); -ETIMEDOUT (a peer never posted its
+ *   peer's table is malformed); -ETIMEDOUT (a peer never wrote its
  *   table, 30 s); -ENOMEM; -ENOSPC; -EIO */
-int coll_match_exchange(spin_coll_comm_t *c, unsigned stag,
+int coll_match_exchange(spin_coll_comm_t *c, uint32_t gen,
 			struct coll_msg *m, unsigned n,
 			struct coll_xchg **x_p);
 
-/* Unlink and free what coll_match_exchange() posted (after the compile
- * barrier: no peer reads the table any more). NULL is ignored. */
+/* Free what coll_match_exchange() read with. NULL is ignored. */
 void coll_match_end(struct coll_xchg *x);
+
+/* Unlink and free the communicator's send table (at its free, after the
+ * closing barrier). */
+void coll_match_comm_free(spin_coll_comm_t *c);
 
 /* ---- SPIN_SCHED_HOST (coll_host.c) --------------------------------------- */
 

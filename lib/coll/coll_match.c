@@ -6,12 +6,20 @@
  * Without wildcards both ends number locally: the k-th send to (dst, tag)
  * meets the k-th receive from (src, tag). A wildcard receive
  * (SPIN_SCHED_ANY_TAG, SPIN_SCHED_ANY_SOURCE) cannot be numbered
- * locally, so every pre-matched compile posts this rank's send table (per
- * destination, in creation order: tag, length, kind, seq) in an entry a
- * peer reads with PtlGet, and a rank with wildcards reads the tables of
- * the sources they may match and resolves its receives from them
- * deterministically, taking the sender's seq: the sender needs nothing
- * back and its match bits do not change.
+ * locally, so every pre-matched compile writes this rank's send table
+ * (per destination, in creation order: tag, length, kind, seq) into the
+ * communicator's table buffer, which one persistent entry exposes to
+ * PtlGet; a rank with wildcards reads the tables of the sources they may
+ * match and resolves its receives from them deterministically, taking
+ * the sender's seq: the sender needs nothing back and its match bits do
+ * not change.
+ *
+ * The table is rewritten in place by each compile, stamped with the
+ * compile's number (every rank counts compiles alike). A reader of
+ * compile k retries until the stamp says k; the writer rewrites only at
+ * compile k+1, after compile k's closing barrier, which no rank enters
+ * before it finished reading. Records are written before the slots that
+ * point at them, so a slot stamped k finds its records written.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,32 +34,45 @@
 
 #define XCHG_TIMEOUT_MS 30000u
 #define XREC_MAGIC 0xa5u
+#define XSLOT_MAGIC 0x5e7dab1eu
 /* a peer's table may list at most this many sends to one rank */
 #define XREC_MAX (1u << 20)
 
-/* One send of the table, 24 bytes. */
+/* One slot per destination, at 16 * dst. */
+struct xslot {
+	uint32_t gen;      /* the compile (written last) */
+	uint32_t off;      /* its first record */
+	uint32_t cnt;
+	uint32_t magic;
+};
+_Static_assert(sizeof(struct xslot) == 16, "xslot is read from peers");
+
+/* One send of the table, 32 bytes, from 16 * P. */
 struct xrec {
 	uint64_t len;
 	uint32_t tag;
 	uint32_t dst;
 	uint32_t idx;      /* its place among the sends to dst */
+	uint32_t gen;
 	uint16_t seq;
 	uint8_t acc;
 	uint8_t magic;
+	uint32_t pad;
 };
-_Static_assert(sizeof(struct xrec) == 24, "xrec is read from peers");
+_Static_assert(sizeof(struct xrec) == 32, "xrec is read from peers");
+
+/* The communicator's table and its entry (coll_internal.h). */
+struct coll_xtab {
+	uint8_t *buf;
+	size_t cap;
+	ptl_handle_me_t me;
+};
 
 struct coll_xchg {
 	spin_coll_comm_t *c;
-	/* the table: uint32_t off[P + 1] (records of dst d are
-	 * off[d] .. off[d+1]-1), then the records from tab_rec */
-	uint8_t *tab;
-	size_t tab_len, tab_rec;
-	ptl_handle_me_t me;
-	/* reading the peers' */
 	ptl_handle_ct_t ct;
-	ptl_handle_md_t md_off, md_rec;
-	uint32_t *offs;    /* 2 per rank */
+	ptl_handle_md_t md_slot, md_rec;
+	struct xslot *slots;   /* one per rank */
 	struct xrec *recs;
 	size_t nrecs;
 };
@@ -152,61 +173,121 @@ ptl_rc(int rc, const char *what)
 	return -EIO;
 }
 
-/* this rank's table, and the entry peers read it from */
-static int
-expose(struct coll_xchg *x, unsigned stag, const struct coll_msg *m,
-       unsigned n)
+void
+coll_match_comm_free(spin_coll_comm_t *c)
 {
-	spin_coll_comm_t *c = x->c;
-	unsigned P = c->size, i, d;
-	uint32_t *off, *fill;
-	struct xrec *rec;
-	size_t nsend = 0;
+	struct coll_xtab *t = c->xtab;
+	int k;
+
+	if (t == NULL)
+		return;
+	if (t->me != PTL_INVALID_HANDLE)
+		for (k = 0; k < 1000 && PtlMEUnlink(t->me) == PTL_IN_USE; k++)
+			usleep(100);
+	xfree(t->buf);
+	free(t);
+	c->xtab = NULL;
+}
+
+/* room for @p len bytes in the communicator's table, exposed by its
+ * entry (re-appended only when the table grows) */
+static int
+xtab_room(spin_coll_comm_t *c, size_t len)
+{
+	struct coll_xtab *t = c->xtab;
 	ptl_me_t me;
+	size_t cap;
+	int rc, k;
 
-	for (i = 0; i < n; i++)
-		nsend += m[i].send;
-	x->tab_rec = ((size_t)(P + 1) * 4 + 7) & ~(size_t)7;
-	x->tab_len = x->tab_rec + nsend * sizeof(struct xrec);
-	x->tab = xalloc(x->tab_len);
-	fill = calloc(P, sizeof(*fill));
-	if (x->tab == NULL || fill == NULL) {
-		free(fill);
+	if (t == NULL) {
+		t = c->xtab = calloc(1, sizeof(*t));
+		if (t == NULL)
+			return -ENOMEM;
+		t->me = PTL_INVALID_HANDLE;
+	}
+	if (t->buf != NULL && t->cap >= len)
+		return 0;
+	/* a reader that comes meanwhile finds no entry and reads again */
+	if (t->me != PTL_INVALID_HANDLE)
+		for (k = 0; k < 1000 && PtlMEUnlink(t->me) == PTL_IN_USE; k++)
+			usleep(100);
+	t->me = PTL_INVALID_HANDLE;
+	xfree(t->buf);
+	cap = t->cap * 2 > len ? t->cap * 2 : len + 64 * sizeof(struct xrec);
+	t->buf = xalloc(cap);
+	t->cap = t->buf != NULL ? cap : 0;
+	if (t->buf == NULL)
 		return -ENOMEM;
-	}
-	off = (uint32_t *)x->tab;
-	rec = (struct xrec *)(x->tab + x->tab_rec);
-	for (i = 0; i < n; i++)
-		if (m[i].send)
-			off[m[i].peer + 1]++;
-	for (d = 0; d < P; d++)
-		off[d + 1] += off[d];
-	/* stable: creation order within a destination */
-	for (i = 0; i < n; i++) {
-		const struct coll_msg *v = &m[i];
-		struct xrec *r;
-
-		if (!v->send)
-			continue;
-		r = &rec[off[v->peer] + fill[v->peer]];
-		*r = (struct xrec){ .len = v->len, .tag = v->tag,
-				    .dst = v->peer, .idx = fill[v->peer],
-				    .seq = (uint16_t)v->seq, .acc = v->acc,
-				    .magic = XREC_MAGIC };
-		fill[v->peer]++;
-	}
-	free(fill);
 	memset(&me, 0, sizeof(me));
-	me.start = x->tab;
-	me.length = x->tab_len;
+	me.start = t->buf;
+	me.length = t->cap;
 	me.ct_handle = PTL_CT_NONE;
 	me.uid = PTL_UID_ANY;
 	me.match_id.rank = PTL_RANK_ANY;
-	me.match_bits = coll_bits(COLL_T_XCHG, stag, c->rank, 0, 0);
+	me.match_bits = coll_bits(COLL_T_XCHG, 0, c->rank, 0, 0);
 	me.options = PTL_ME_OP_GET | PTL_ME_EVENT_COMM_DISABLE |
 		     PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_UNLINK_DISABLE;
-	return ptl_rc(PtlMEAppend(c->ni, c->pt, &me, PTL_PRIORITY_LIST, NULL,
-				  &x->me), "PtlMEAppend (send table)");
+	rc = ptl_rc(PtlMEAppend(c->ni, c->pt, &me, PTL_PRIORITY_LIST, NULL,
+				&t->me), "PtlMEAppend (send table)");
+	if (rc != 0)
+		t->me = PTL_INVALID_HANDLE;
+	return rc;
+}
+
+/* this rank's table of compile @p gen */
+static int
+expose(spin_coll_comm_t *c, uint32_t gen, const struct coll_msg *m,
+       unsigned n)
+{
+	unsigned P = c->size, i, d;
+	struct xslot *slot;
+	struct xrec *rec;
+	uint32_t *fill;
+	size_t nsend = 0;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		nsend += m[i].send;
+	rc = xtab_room(c, (size_t)P * sizeof(*slot) + nsend * sizeof(*rec));
+	if (rc != 0)
+		return rc;
+	fill = calloc(P + 1, sizeof(*fill));
+	if (fill == NULL)
+		return -ENOMEM;
+	slot = (struct xslot *)c->xtab->buf;
+	rec = (struct xrec *)(c->xtab->buf + (size_t)P * sizeof(*slot));
+	/* fill[d + 1]: sends to d; then the prefix: d's first record */
+	for (i = 0; i < n; i++)
+		if (m[i].send)
+			fill[m[i].peer + 1]++;
+	for (d = 0; d < P; d++)
+		fill[d + 1] += fill[d];
+	for (i = 0; i < n; i++) {
+		const struct coll_msg *v = &m[i];
+
+		if (!v->send)
+			continue;
+		/* stable: creation order within a destination */
+		rec[fill[v->peer]] = (struct xrec){ .len = v->len,
+			.tag = v->tag, .dst = v->peer, .gen = gen,
+			.seq = (uint16_t)v->seq, .acc = v->acc,
+			.magic = XREC_MAGIC };
+		fill[v->peer]++;
+	}
+	/* fill[d] is now d's end; idx and the slots from it */
+	for (d = P; d-- > 0;) {
+		uint32_t first = d ? fill[d - 1] : 0, k;
+
+		for (k = first; k < fill[d]; k++)
+			rec[k].idx = k - first;
+		slot[d].off = first;
+		slot[d].cnt = fill[d] - first;
+		slot[d].magic = XSLOT_MAGIC;
+		/* the stamp last: records and counts are there before it */
+		__atomic_store_n(&slot[d].gen, gen, __ATOMIC_RELEASE);
+	}
+	free(fill);
+	return 0;
 }
 
 static int
@@ -242,14 +323,21 @@ ct_reach(struct coll_xchg *x, ptl_size_t want, uint64_t t0)
 	}
 }
 
+static bool
+slot_ready(const struct xslot *s, uint32_t gen)
+{
+	return s->gen == gen && s->magic == XSLOT_MAGIC;
+}
+
 /*
- * Read off[me], off[me+1] of every peer in @p need, re-reading those not
- * posted yet (a get that matches nothing fails and leaves the sentinel),
- * then each one's records for this rank into x->recs (peer by peer).
- * @p first receives each peer's first record in x->recs, @p cnt its count.
+ * Read this rank's slot of every peer in @p need until it is stamped
+ * @p gen (a get that finds no entry fails; an older stamp: the peer has
+ * not reached this compile yet), then each one's records for this rank
+ * into x->recs, peer by peer: @p first receives each peer's first record
+ * there, @p cnt its count.
  */
 static int
-pull(struct coll_xchg *x, unsigned stag, const bool *need, size_t *first,
+pull(struct coll_xchg *x, uint32_t gen, const bool *need, size_t *first,
      size_t *cnt)
 {
 	spin_coll_comm_t *c = x->c;
@@ -261,29 +349,30 @@ pull(struct coll_xchg *x, unsigned stag, const bool *need, size_t *first,
 	int rc;
 
 	rc = ptl_rc(PtlCTAlloc(c->ni, &x->ct), "PtlCTAlloc");
-	if (rc != 0)
-		return rc;
-	x->offs = xalloc((size_t)P * 8);
-	if (x->offs == NULL)
-		return -ENOMEM;
-	for (r = 0; r < 2 * P; r++)
-		x->offs[r] = UINT32_MAX;
-	rc = bind(x, x->offs, (size_t)P * 8, &x->md_off);
 	if (rc != 0) {
-		x->md_off = PTL_INVALID_HANDLE;
+		x->ct = PTL_CT_NONE;
+		return rc;
+	}
+	x->slots = xalloc((size_t)P * sizeof(*x->slots));
+	if (x->slots == NULL)
+		return -ENOMEM;
+	rc = bind(x, x->slots, (size_t)P * sizeof(*x->slots), &x->md_slot);
+	if (rc != 0) {
+		x->md_slot = PTL_INVALID_HANDLE;
 		return rc;
 	}
 	for (;;) {
 		left = 0;
 		for (r = 0; r < P; r++) {
-			if (!need[r] || r == me || x->offs[2 * r] != UINT32_MAX)
+			if (!need[r] || r == me || slot_ready(&x->slots[r], gen))
 				continue;
-			rc = ptl_rc(PtlGet(x->md_off, (ptl_size_t)r * 8, 8,
+			rc = ptl_rc(PtlGet(x->md_slot,
+					   (ptl_size_t)r * sizeof(*x->slots),
+					   sizeof(*x->slots),
 					   (ptl_process_t){ .rank = r }, c->pt,
-					   coll_bits(COLL_T_XCHG, stag, r, 0,
-						     0),
-					   (ptl_size_t)me * 4, NULL),
-				    "PtlGet (send table)");
+					   coll_bits(COLL_T_XCHG, 0, r, 0, 0),
+					   (ptl_size_t)me * sizeof(*x->slots),
+					   NULL), "PtlGet (send table)");
 			if (rc != 0)
 				return rc;
 			issued++;
@@ -296,7 +385,7 @@ pull(struct coll_xchg *x, unsigned stag, const bool *need, size_t *first,
 			return rc;
 		for (r = 0, left = 0; r < P; r++)
 			left += need[r] && r != me &&
-				x->offs[2 * r] == UINT32_MAX;
+				!slot_ready(&x->slots[r], gen);
 		if (left == 0)
 			break;
 		/* a peer that has not reached this compile yet */
@@ -305,25 +394,20 @@ pull(struct coll_xchg *x, unsigned stag, const bool *need, size_t *first,
 		usleep(1000);
 	}
 	for (r = 0; r < P; r++) {
-		uint32_t a = x->offs[2 * r], b = x->offs[2 * r + 1];
-
 		first[r] = total;
 		cnt[r] = 0;
 		if (!need[r] || r == me)
 			continue;
-		if (a > b || b - a > XREC_MAX) {
+		if (x->slots[r].cnt > XREC_MAX) {
 			fprintf(stderr, "spin_coll: rank %u: rank %u's send "
-				"table says %u .. %u\n", me, r, a, b);
+				"table lists %u sends to it (at most %u)\n", me,
+				r, x->slots[r].cnt, XREC_MAX);
 			return -EPROTO;
 		}
-		cnt[r] = b - a;
+		cnt[r] = x->slots[r].cnt;
 		total += cnt[r];
 	}
 	x->nrecs = total;
-	rc = ptl_rc(PtlCTGet(x->ct, &ev), "PtlCTGet");
-	if (rc != 0)
-		return rc;
-	fail0 = ev.failure;
 	x->recs = xalloc(total * sizeof(*x->recs));
 	if (x->recs == NULL)
 		return -ENOMEM;
@@ -334,17 +418,21 @@ pull(struct coll_xchg *x, unsigned stag, const bool *need, size_t *first,
 		x->md_rec = PTL_INVALID_HANDLE;
 		return rc;
 	}
+	rc = ptl_rc(PtlCTGet(x->ct, &ev), "PtlCTGet");
+	if (rc != 0)
+		return rc;
+	fail0 = ev.failure;
 	for (r = 0; r < P; r++) {
-		size_t roff = ((size_t)(P + 1) * 4 + 7) & ~(size_t)7;
-
 		if (cnt[r] == 0)
 			continue;
-		roff += (size_t)x->offs[2 * r] * sizeof(struct xrec);
-		rc = ptl_rc(PtlGet(x->md_rec, first[r] * sizeof(struct xrec),
-				   cnt[r] * sizeof(struct xrec),
+		rc = ptl_rc(PtlGet(x->md_rec, first[r] * sizeof(*x->recs),
+				   cnt[r] * sizeof(*x->recs),
 				   (ptl_process_t){ .rank = r }, c->pt,
-				   coll_bits(COLL_T_XCHG, stag, r, 0, 0), roff,
-				   NULL), "PtlGet (send records)");
+				   coll_bits(COLL_T_XCHG, 0, r, 0, 0),
+				   (ptl_size_t)P * sizeof(*x->slots) +
+				   (ptl_size_t)x->slots[r].off *
+				   sizeof(*x->recs), NULL),
+			    "PtlGet (send records)");
 		if (rc != 0)
 			return rc;
 		issued++;
@@ -352,23 +440,25 @@ pull(struct coll_xchg *x, unsigned stag, const bool *need, size_t *first,
 	rc = ct_reach(x, issued, t0);
 	if (rc == 0)
 		rc = ptl_rc(PtlCTGet(x->ct, &ev), "PtlCTGet");
-	/* the failures before were tables not posted yet; these reads are
-	 * of tables already read once */
+	/* the failures before were entries not there yet; these reads are
+	 * of entries read once already, which stay until the barrier */
 	if (rc == 0 && ev.failure != fail0)
 		rc = -EIO;
 	return rc;
 }
 
-/* peer @p r's records for this rank are well-formed */
+/* peer @p r's records for this rank are well-formed (a short read
+ * leaves zeros: no marker) */
 static int
 check_recs(const struct coll_xchg *x, unsigned r, const struct xrec *rec,
-	   size_t n)
+	   size_t n, uint32_t gen)
 {
 	size_t k;
 
 	for (k = 0; k < n; k++)
 		if (rec[k].magic != XREC_MAGIC || rec[k].dst != x->c->rank ||
-		    rec[k].idx != k || rec[k].seq >= COLL_SEQ_MAX ||
+		    rec[k].idx != k || rec[k].gen != gen ||
+		    rec[k].seq >= COLL_SEQ_MAX ||
 		    rec[k].tag >= SPIN_COLL_TAG_MAX || rec[k].acc > 1) {
 			fprintf(stderr, "spin_coll: rank %u: rank %u's send "
 				"table: record %zu malformed (or short)\n",
@@ -401,29 +491,32 @@ say_unmatched(const spin_coll_comm_t *c, const struct coll_msg *v)
 }
 
 int
-coll_match_exchange(spin_coll_comm_t *c, unsigned stag, struct coll_msg *m,
+coll_match_exchange(spin_coll_comm_t *c, uint32_t gen, struct coll_msg *m,
 		    unsigned n, struct coll_xchg **x_p)
 {
 	unsigned P = c->size, me = c->rank, i, r, pass;
 	struct coll_xchg *x;
+	const struct xslot *myslot;
 	const struct xrec *own;
 	size_t *first = NULL, *cnt = NULL, ownn;
 	bool *need = NULL, any = false;
 	uint8_t *used = NULL;
 	int rc;
 
+	*x_p = NULL;
+	rc = expose(c, gen, m, n);
+	if (rc != 0)
+		return rc;
+	for (i = 0; i < n && !any; i++)
+		any = coll_msg_wild(&m[i]);
+	if (!any)	/* nothing to read: the table alone */
+		return 0;
 	*x_p = x = calloc(1, sizeof(*x));
 	if (x == NULL)
 		return -ENOMEM;
 	x->c = c;
-	x->me = PTL_INVALID_HANDLE;
 	x->ct = PTL_CT_NONE;
-	x->md_off = x->md_rec = PTL_INVALID_HANDLE;
-	rc = expose(x, stag, m, n);
-	if (rc != 0) {
-		x->me = PTL_INVALID_HANDLE;
-		return rc;
-	}
+	x->md_slot = x->md_rec = PTL_INVALID_HANDLE;
 	need = calloc(P, sizeof(*need));
 	first = calloc(P, sizeof(*first));
 	cnt = calloc(P, sizeof(*cnt));
@@ -434,24 +527,22 @@ coll_match_exchange(spin_coll_comm_t *c, unsigned stag, struct coll_msg *m,
 	for (i = 0; i < n; i++) {
 		if (!coll_msg_wild(&m[i]))
 			continue;
-		any = true;
 		if (m[i].peer == SPIN_SCHED_ANY_SOURCE)
 			memset(need, 1, P * sizeof(*need));
 		else
 			need[m[i].peer] = true;
 	}
-	if (!any)
-		goto out;
-	rc = pull(x, stag, need, first, cnt);
+	rc = pull(x, gen, need, first, cnt);
 	for (r = 0; r < P && rc == 0; r++)
-		rc = check_recs(x, r, x->recs + first[r], cnt[r]);
+		rc = check_recs(x, r, x->recs + first[r], cnt[r], gen);
 	if (rc != 0)
 		goto out;
 	/* this rank's own sends to itself: straight from its table */
-	own = (const struct xrec *)(x->tab + x->tab_rec) +
-	      ((const uint32_t *)x->tab)[me];
-	ownn = ((const uint32_t *)x->tab)[me + 1] -
-	       ((const uint32_t *)x->tab)[me];
+	myslot = (const struct xslot *)c->xtab->buf + me;
+	own = (const struct xrec *)(c->xtab->buf +
+				    (size_t)P * sizeof(struct xslot)) +
+	      myslot->off;
+	ownn = myslot->cnt;
 	used = calloc(x->nrecs + ownn + 1, 1);
 	if (used == NULL) {
 		rc = -ENOMEM;
@@ -504,21 +595,15 @@ out:
 void
 coll_match_end(struct coll_xchg *x)
 {
-	int k;
-
 	if (x == NULL)
 		return;
-	if (x->me != PTL_INVALID_HANDLE)
-		for (k = 0; k < 1000 && PtlMEUnlink(x->me) == PTL_IN_USE; k++)
-			usleep(100);
-	if (x->md_off != PTL_INVALID_HANDLE)
-		PtlMDRelease(x->md_off);
+	if (x->md_slot != PTL_INVALID_HANDLE)
+		PtlMDRelease(x->md_slot);
 	if (x->md_rec != PTL_INVALID_HANDLE)
 		PtlMDRelease(x->md_rec);
 	if (x->ct != PTL_CT_NONE)
 		PtlCTFree(x->ct);
-	xfree(x->tab);
-	xfree(x->offs);
+	xfree(x->slots);
 	xfree(x->recs);
 	free(x);
 }

@@ -536,9 +536,9 @@ me_new(spin_sched_t *s, void *buf, size_t len, ptl_match_bits_t bits,
 
 /* k-th send (or receive) of one (peer, tag) in creation order: the
  * pre-matching of paper 002 §IV-A (coll_match.c); with @p x_p, the
- * compile-time exchange that resolves wildcard receives too */
+ * exchange of compile @p gen that resolves wildcard receives too */
 static int
-number_messages(spin_sched_t *s, struct coll_xchg **x_p)
+number_messages(spin_sched_t *s, uint32_t gen, struct coll_xchg **x_p)
 {
 	struct coll_msg *m;
 	unsigned i, n = 0;
@@ -557,7 +557,7 @@ number_messages(spin_sched_t *s, struct coll_xchg **x_p)
 	}
 	rc = coll_match_number(m, n);
 	if (rc == 0 && x_p != NULL)
-		rc = coll_match_exchange(s->comm, s->stag, m, n, x_p);
+		rc = coll_match_exchange(s->comm, gen, m, n, x_p);
 	for (i = 0; i < n && rc == 0; i++) {
 		struct vtx *v = &s->v[m[i].vid];
 
@@ -856,7 +856,7 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 		     s->v[i].tag == SPIN_SCHED_ANY_TAG))
 			return -ENOTSUP;
 	c = s->comm;
-	rc = number_messages(s, NULL);
+	rc = number_messages(s, 0, NULL);
 	if (rc != 0)
 		return rc;
 	/* every rank takes the next tag in compile order, the same one */
@@ -867,7 +867,7 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 	s->compiled = true;
 	/* pre-matched: the send tables (wildcards resolved) */
 	if (!s->dynamic) {
-		rc = number_messages(s, &x);
+		rc = number_messages(s, c->next_stag - 1, &x);
 		if (rc != 0)
 			goto fail;
 	}

@@ -902,6 +902,66 @@ wild_rule(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 }
 
 static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* compile time with and without wildcards (printed, not asserted: wall
+ * time on shared cores): rank 0 sends 8 bytes to every other rank, which
+ * receives it from rank 0 with tag 0, or from any rank with any tag */
+static int
+wild_cost(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
+{
+	enum { N = 21 };
+	double t[2][N];
+	char buf[MAXP][8], got[8];
+	unsigned v, i, r;
+	int rc;
+
+	for (v = 0; v < 2; v++)
+		for (i = 0; i < N; i++) {
+			spin_sched_t *s;
+			double t0;
+
+			KCHECK(self, spin_coll_comm_sync(comm) == 0, "sync");
+			t0 = now_us();
+			KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+			for (r = 1; r < a->P && a->rank == 0; r++) {
+				memset(buf[r], (int)r, sizeof(buf[r]));
+				KCHECK(self, spin_sched_send(s, buf[r], 8, r,
+							     0) >= 0, "send");
+			}
+			if (a->rank != 0)
+				KCHECK(self, spin_sched_recv(s, got, 8,
+					v ? SPIN_SCHED_ANY_SOURCE : 0,
+					v ? SPIN_SCHED_ANY_TAG : 0) >= 0,
+				       "recv");
+			rc = spin_sched_compile(s, 0);
+			t[v][i] = now_us() - t0;
+			KCHECK(self, rc == 0, "cost compile: %s", strerror(-rc));
+			memset(got, 0, sizeof(got));
+			KCHECK(self, spin_sched_start(s) == 0 &&
+			       spin_sched_wait(s) == 0, "cost run");
+			KCHECK(self, a->rank == 0 ||
+			       kid_bytes_all((uint8_t *)got, 8,
+					     (uint8_t)a->rank), "cost data");
+			spin_sched_free(s);
+		}
+	qsort(t[0], N, sizeof(double), cmp_double);
+	qsort(t[1], N, sizeof(double), cmp_double);
+	if (a->rank == a->P - 1)
+		fprintf(stderr, "itest_coll: wild: rank %u's build (create, "
+			"compile, barrier), median of %u: %.0f us with a "
+			"specific receive, %.0f us with ANY_SOURCE|ANY_TAG "
+			"(wall time, shared cores)\n", a->rank, N, t[0][N / 2],
+			t[1][N / 2]);
+	return 0;
+}
+
+static int
 run_wild(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 {
 	char b[16] = "wild";
@@ -910,6 +970,8 @@ run_wild(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 
 	KCHECK(self, a->P >= 4, "wild needs 4 ranks");
 	if (wild_rule(self, comm, a) != 0)
+		return 1;
+	if (wild_cost(self, comm, a) != 0)
 		return 1;
 
 	/* misuse, refused where it is built */
