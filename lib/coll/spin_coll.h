@@ -236,9 +236,10 @@ int spin_sched_dep(spin_sched_t *s, int from, int to);
  *
  * Wildcards (SPIN_SCHED_ANY_TAG, SPIN_SCHED_ANY_SOURCE; not with
  * SPIN_SCHED_DYNAMIC): a pre-matched compile (eager, rendezvous,
- * SPIN_SCHED_HOST) posts each rank's send table (per destination, in
- * creation order: tag, length, plain or accumulating) in a compile-time
- * entry; a rank with wildcard receives reads (PtlGet) the tables of the
+ * SPIN_SCHED_HOST) writes each rank's send table (per destination, in
+ * creation order: tag, length, plain or accumulating) where one entry of
+ * the communicator exposes it; a rank with wildcard receives reads
+ * (PtlGet) the tables of the
  * ranks they may match (every rank for SPIN_SCHED_ANY_SOURCE) and
  * resolves its receives from those ranks, deterministically: first the
  * specific ones, in creation order, each taking the earliest unmatched
@@ -253,8 +254,8 @@ int spin_sched_dep(spin_sched_t *s, int from, int to);
  * -EIO, as without wildcards. A compile that fails on one rank after its
  * schedule tag was taken fails on all of them (-ECANCELED on the others)
  * instead of leaving them waiting in the barrier. Cost on schedules
- * without wildcards: the table's entry, appended and unlinked per
- * compile.
+ * without wildcards: writing the table in memory (the entry is appended
+ * at the communicator's first compile and when the table grows).
  * @param s the schedule.
  * @param flags 0, SPIN_SCHED_DYNAMIC, SPIN_SCHED_HOST or both.
  * @return 0; -EINVAL (cycle, flags, already compiled, accumulating
