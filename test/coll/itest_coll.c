@@ -961,8 +961,76 @@ wild_cost(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 	return 0;
 }
 
+/*
+ * A hostile send table: on a fresh communicator, rank 1 appends its own
+ * entry with the table's match bits (type 7, its rank: coll_match.c)
+ * ahead of the library's, so rank 0's reads find it: a slot listing
+ * 2^20 + 1 sends, then (the next compile) one whose record is garbage.
+ * Rank 0's compile gives -EPROTO, the others' -ECANCELED.
+ */
 static int
-run_wild(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
+wild_hostile(struct kid *self, ptl_handle_ni_t ni, const struct karg *a)
+{
+	static uint32_t tab[4 * MAXP + 8 * 4];
+	spin_coll_comm_t *c2;
+	ptl_handle_me_t h = PTL_INVALID_HANDLE;
+	char b[8] = { 0 };
+	unsigned round;
+	int rc;
+
+	rc = spin_coll_comm_create(ni, COLL_PT + 1, &c2);
+	KCHECK(self, rc == 0, "hostile comm: %s", strerror(-rc));
+	if (a->rank == 1) {
+		ptl_me_t me;
+
+		memset(&me, 0, sizeof(me));
+		me.start = tab;
+		me.length = sizeof(tab);
+		me.ct_handle = PTL_CT_NONE;
+		me.uid = PTL_UID_ANY;
+		me.match_id.rank = PTL_RANK_ANY;
+		me.match_bits = (7ull << 61) | (1ull << 36);
+		me.options = PTL_ME_OP_GET | PTL_ME_EVENT_COMM_DISABLE |
+			     PTL_ME_EVENT_LINK_DISABLE |
+			     PTL_ME_EVENT_UNLINK_DISABLE;
+		KCHECK(self, PtlMEAppend(ni, COLL_PT + 1, &me,
+					 PTL_PRIORITY_LIST, NULL, &h) == PTL_OK,
+		       "hostile entry");
+	}
+	for (round = 0; round < 2; round++) {
+		spin_sched_t *s;
+
+		/* rank 0's slot: compile number, first record, count, the
+		 * marker; records from 16 * P bytes */
+		memset(tab, 0, sizeof(tab));
+		tab[0] = round;
+		tab[2] = round == 0 ? (1u << 20) + 1 : 1;
+		tab[3] = 0x5e7dab1eu;
+		tab[4 * a->P] = 0xdeadbeef;
+		KCHECK(self, spin_coll_comm_sync(c2) == 0, "sync");
+		KCHECK(self, spin_sched_create(c2, &s) == 0, "create");
+		if (a->rank == 0)
+			KCHECK(self, spin_sched_recv(s, b, 8,
+				SPIN_SCHED_ANY_SOURCE, SPIN_SCHED_ANY_TAG) >= 0,
+			       "recv");
+		if (a->rank == 2)
+			KCHECK(self, spin_sched_send(s, b, 8, 0, 0) >= 0,
+			       "send");
+		if (wild_refused(self, s, a, 0, -EPROTO, round == 0 ?
+				 "a table of 2^20 + 1 sends" :
+				 "a garbage record") != 0)
+			return 1;
+	}
+	if (a->rank == 1)
+		KCHECK(self, PtlMEUnlink(h) == PTL_OK, "unlink");
+	rc = spin_coll_comm_free(c2);
+	KCHECK(self, rc == 0, "hostile comm free: %s", strerror(-rc));
+	return 0;
+}
+
+static int
+run_wild(struct kid *self, spin_coll_comm_t *comm, ptl_handle_ni_t ni,
+	 const struct karg *a)
 {
 	char b[16] = "wild";
 	spin_sched_t *s;
@@ -1059,7 +1127,7 @@ run_wild(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		KCHECK(self, memcmp(b, "first..", 8) == 0, "got %.8s", b);
 	spin_sched_free(s);
 	KCHECK(self, spin_coll_comm_sync(comm) == 0, "sync");
-	return 0;
+	return wild_hostile(self, ni, a);
 }
 
 /* ---- a rank --------------------------------------------------------------- */
@@ -1119,7 +1187,7 @@ kid_rank(struct kid *self, void *arg)
 		rc = run_random(self, comm, a);
 		break;
 	case M_WILD:
-		rc = run_wild(self, comm, a);
+		rc = run_wild(self, comm, ni, a);
 		break;
 	}
 	if (rc != 0)
