@@ -38,12 +38,14 @@
 /* a peer's table may list at most this many sends to one rank */
 #define XREC_MAX (1u << 20)
 
-/* One slot per destination, at 16 * dst. */
+/* One slot per destination, at 16 * dst. The compile's number at both
+ * ends, written after the rest: a read that copies in either direction
+ * and sees both is of a complete slot. */
 struct xslot {
-	uint32_t gen;      /* the compile (written last) */
+	uint32_t gen;      /* the compile */
 	uint32_t off;      /* its first record */
 	uint32_t cnt;
-	uint32_t magic;
+	uint32_t chk;      /* gen ^ XSLOT_MAGIC (a zeroed slot: no compile) */
 };
 _Static_assert(sizeof(struct xslot) == 16, "xslot is read from peers");
 
@@ -282,9 +284,10 @@ expose(spin_coll_comm_t *c, uint32_t gen, const struct coll_msg *m,
 			rec[k].idx = k - first;
 		slot[d].off = first;
 		slot[d].cnt = fill[d] - first;
-		slot[d].magic = XSLOT_MAGIC;
-		/* the stamp last: records and counts are there before it */
+		/* the stamps last: records and counts are there before */
 		__atomic_store_n(&slot[d].gen, gen, __ATOMIC_RELEASE);
+		__atomic_store_n(&slot[d].chk, gen ^ XSLOT_MAGIC,
+				 __ATOMIC_RELEASE);
 	}
 	free(fill);
 	return 0;
@@ -326,7 +329,7 @@ ct_reach(struct coll_xchg *x, ptl_size_t want, uint64_t t0)
 static bool
 slot_ready(const struct xslot *s, uint32_t gen)
 {
-	return s->gen == gen && s->magic == XSLOT_MAGIC;
+	return s->gen == gen && s->chk == (gen ^ XSLOT_MAGIC);
 }
 
 /*
@@ -364,7 +367,8 @@ pull(struct coll_xchg *x, uint32_t gen, const bool *need, size_t *first,
 	for (;;) {
 		left = 0;
 		for (r = 0; r < P; r++) {
-			if (!need[r] || r == me || slot_ready(&x->slots[r], gen))
+			if (!need[r] || r == me ||
+			    slot_ready(&x->slots[r], gen))
 				continue;
 			rc = ptl_rc(PtlGet(x->md_slot,
 					   (ptl_size_t)r * sizeof(*x->slots),

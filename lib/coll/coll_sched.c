@@ -297,7 +297,8 @@ acc_add(spin_sched_t *s, enum vkind kind, void *buf, size_t count, ptl_op_t op,
 	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
 	    (peer >= s->comm->size &&
 	     !(recv && peer == SPIN_SCHED_ANY_SOURCE)) ||
-	    (tag >= SPIN_COLL_TAG_MAX && !(recv && tag == SPIN_SCHED_ANY_TAG)) ||
+	    (tag >= SPIN_COLL_TAG_MAX &&
+	     !(recv && tag == SPIN_SCHED_ANY_TAG)) ||
 	    (count > 0 && buf == NULL) || count > SIZE_MAX / esz)
 		return -EINVAL;
 	return vtx_add(s, &(struct vtx){ .kind = kind, .accumulate = true,

@@ -652,7 +652,8 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 						buf[o->from + (int)k], o->len,
 						PTL_SUM, PTL_UINT8_T);
 					KCHECK(self, id >= 0 &&
-					       spin_sched_dep(s, prev, id) == 0 &&
+					       spin_sched_dep(s, prev, id) ==
+					       0 &&
 					       spin_sched_dep(s,
 						rv[o->from + (int)k], id) == 0,
 					       "sum reduce");
@@ -928,7 +929,8 @@ wild_cost(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 
 			KCHECK(self, spin_coll_comm_sync(comm) == 0, "sync");
 			t0 = now_us();
-			KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+			KCHECK(self, spin_sched_create(comm, &s) == 0,
+			       "create");
 			for (r = 1; r < a->P && a->rank == 0; r++) {
 				memset(buf[r], (int)r, sizeof(buf[r]));
 				KCHECK(self, spin_sched_send(s, buf[r], 8, r,
@@ -941,7 +943,8 @@ wild_cost(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 				       "recv");
 			rc = spin_sched_compile(s, 0);
 			t[v][i] = now_us() - t0;
-			KCHECK(self, rc == 0, "cost compile: %s", strerror(-rc));
+			KCHECK(self, rc == 0, "cost compile: %s",
+			       strerror(-rc));
 			memset(got, 0, sizeof(got));
 			KCHECK(self, spin_sched_start(s) == 0 &&
 			       spin_sched_wait(s) == 0, "cost run");
@@ -1001,11 +1004,11 @@ wild_hostile(struct kid *self, ptl_handle_ni_t ni, const struct karg *a)
 		spin_sched_t *s;
 
 		/* rank 0's slot: compile number, first record, count, the
-		 * marker; records from 16 * P bytes */
+		 * number again (^ a constant); records from 16 * P bytes */
 		memset(tab, 0, sizeof(tab));
 		tab[0] = round;
 		tab[2] = round == 0 ? (1u << 20) + 1 : 1;
-		tab[3] = 0x5e7dab1eu;
+		tab[3] = round ^ 0x5e7dab1eu;
 		tab[4 * a->P] = 0xdeadbeef;
 		KCHECK(self, spin_coll_comm_sync(c2) == 0, "sync");
 		KCHECK(self, spin_sched_create(c2, &s) == 0, "create");
