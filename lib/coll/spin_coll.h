@@ -239,9 +239,9 @@ int spin_sched_dep(spin_sched_t *s, int from, int to);
  * SPIN_SCHED_HOST) writes each rank's send table (per destination, in
  * creation order: tag, length, plain or accumulating) where one entry of
  * the communicator exposes it; a rank with wildcard receives reads
- * (PtlGet) the tables of the
- * ranks they may match (every rank for SPIN_SCHED_ANY_SOURCE) and
- * resolves its receives from those ranks, deterministically: first the
+ * (PtlGet) the tables of the ranks they may match (every rank for
+ * SPIN_SCHED_ANY_SOURCE) and resolves its receives from those ranks,
+ * deterministically: first the
  * specific ones, in creation order, each taking the earliest unmatched
  * send of its source, tag, length and kind; then the wildcards, in
  * creation order, each taking the earliest remaining send of its length
@@ -251,9 +251,11 @@ int spin_sched_dep(spin_sched_t *s, int from, int to);
  * path ordering it) is correct; this rule picks one of them. A receive
  * left with no send fails the compile on every rank (the closing barrier
  * carries the outcome); a send left with no receive fails at wait with
- * -EIO, as without wildcards. A compile that fails on one rank after its
- * schedule tag was taken fails on all of them (-ECANCELED on the others)
- * instead of leaving them waiting in the barrier. Cost on schedules
+ * -EIO, as without wildcards. A pre-matched compile that fails on one
+ * rank after its schedule tag was taken fails on all of them (-ECANCELED
+ * on the others) instead of leaving them waiting in the barrier; one
+ * refused before (-EINVAL, -ENOTSUP, -E2BIG) must be refused on every
+ * rank alike, or the ranks' schedule tags diverge. Cost on schedules
  * without wildcards: writing the table in memory (the entry is appended
  * at the communicator's first compile and when the table grows).
  * @param s the schedule.
