@@ -75,6 +75,10 @@ struct spin_sched {
 	char dummy[8];
 	bool host;              /* SPIN_SCHED_HOST: coll_host.c runs it */
 	struct coll_host *hst;
+	spin_batch_t *batch;    /* compile: the objects go here (spin.h),
+				   unless SPINNIC_COLL_BATCH=0 */
+	unsigned *bme;          /* ... and these records are entries */
+	unsigned nbme, capbme;
 };
 
 /* ---- growing arrays ----------------------------------------------------- */
@@ -220,7 +224,9 @@ int
 spin_sched_recv(spin_sched_t *s, void *buf, size_t len, unsigned src,
 		uint32_t tag)
 {
-	if (s == NULL || src >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
+	if (s == NULL ||
+	    (src >= s->comm->size && src != SPIN_SCHED_ANY_SOURCE) ||
+	    (tag >= SPIN_COLL_TAG_MAX && tag != SPIN_SCHED_ANY_TAG) ||
 	    (buf == NULL && len > 0))
 		return -EINVAL;
 	return vtx_add(s, &(struct vtx){ .kind = V_RECV, .buf = buf,
@@ -290,9 +296,13 @@ acc_add(spin_sched_t *s, enum vkind kind, void *buf, size_t count, ptl_op_t op,
 	ptl_datatype_t type, unsigned peer, uint32_t tag)
 {
 	size_t esz = spin_coll_type_size(type);
+	bool recv = kind == V_RECV;
 
 	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
-	    peer >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
+	    (peer >= s->comm->size &&
+	     !(recv && peer == SPIN_SCHED_ANY_SOURCE)) ||
+	    (tag >= SPIN_COLL_TAG_MAX &&
+	     !(recv && tag == SPIN_SCHED_ANY_TAG)) ||
 	    (count > 0 && buf == NULL) || count > SIZE_MAX / esz)
 		return -EINVAL;
 	return vtx_add(s, &(struct vtx){ .kind = kind, .accumulate = true,
@@ -440,6 +450,11 @@ trig_post(spin_sched_t *s, const struct trig *t, uint64_t inst)
 		ptl_handle_me_t h;
 		ptl_me_t me;
 
+		if (t->rsv != 0) {
+			/* reserved in the compile's batch, kept in s->mes */
+			rc = spin_triggered_me_link(t->rsv, t->trig, thr);
+			break;
+		}
 		coll_sched_me(s, t, &me);
 		rc = PtlTriggeredMEAppend(s->comm->ni, s->comm->pt, &me,
 					  PTL_PRIORITY_LIST, NULL, &h, t->trig,
@@ -459,10 +474,68 @@ trig_post(spin_sched_t *s, const struct trig *t, uint64_t inst)
 	return ptl_err(rc);
 }
 
+/*
+ * Batched compile (spin.h spin_batch_*; doc/NOTES.md "Batched setup"):
+ * ct_new, md_new, me_new and the dynamic schedules' entry reservations
+ * add records to s->batch, and compile_submit creates them all in one
+ * control round trip (per 256). CT and MD handles are usable in the
+ * batch at once (pushed as usual); entries get theirs at the submit.
+ */
+static int
+batch_me(spin_sched_t *s, const ptl_me_t *me, bool reserve)
+{
+	unsigned i = spin_batch_count(s->batch);
+	int rc;
+
+	if (grow((void **)&s->bme, &s->capbme, s->nbme, sizeof(*s->bme)) != 0)
+		return -ENOMEM;
+	rc = reserve ? spin_batch_me_reserve(s->batch, s->comm->pt, me,
+					     PTL_PRIORITY_LIST, NULL, NULL) :
+		       spin_batch_me_append(s->batch, s->comm->pt, me,
+					    PTL_PRIORITY_LIST, NULL, NULL);
+	if (rc != PTL_OK)
+		return ptl_err(rc);
+	s->bme[s->nbme++] = i;
+	return 0;
+}
+
+/* Reserve the entries of the TP_MEAPPENDs posted at compile (dynamic
+ * schedules), then create everything; the reserved handles go to
+ * t->rsv for trig_post. On failure the batch released its objects. */
+static int
+compile_submit(spin_sched_t *s)
+{
+	unsigned i, k, first = s->nbme;
+	int rc = 0;
+
+	for (i = 0; i < s->nt && s->dynamic && !s->host && rc == 0; i++)
+		if (s->t[i].kind == TP_MEAPPEND) {
+			ptl_me_t me;
+
+			coll_sched_me(s, &s->t[i], &me);
+			rc = batch_me(s, &me, true);
+		}
+	if (rc == 0)
+		rc = spin_batch_count(s->batch) == 0 ? 0 :
+		     ptl_err(spin_batch_submit(s->batch, NULL));
+	if (rc != 0)
+		return rc; /* spin_sched_compile's fail: forgets them */
+	for (i = 0; i < s->nbme && rc == 0; i++)
+		rc = push_handle(&s->mes, &s->nmes, &s->capmes,
+				 spin_batch_handle(s->batch, s->bme[i]));
+	for (i = 0, k = first; i < s->nt && k < s->nbme; i++)
+		if (s->t[i].kind == TP_MEAPPEND)
+			s->t[i].rsv = spin_batch_handle(s->batch, s->bme[k++]);
+	spin_batch_free(s->batch);
+	s->batch = NULL;
+	return rc;
+}
+
 static int
 ct_new(spin_sched_t *s, ptl_handle_ct_t *ct_p)
 {
-	int rc = PtlCTAlloc(s->comm->ni, ct_p);
+	int rc = s->batch != NULL ? spin_batch_ct_alloc(s->batch, ct_p) :
+		 PtlCTAlloc(s->comm->ni, ct_p);
 
 	if (rc != PTL_OK)
 		return ptl_err(rc);
@@ -486,7 +559,8 @@ md_new(spin_sched_t *s, const void *buf, size_t len, ptl_handle_ct_t ct,
 	md.eq_handle = PTL_EQ_NONE;
 	md.ct_handle = ct;
 	md.options = ct != PTL_CT_NONE ? PTL_MD_EVENT_CT_ACK : 0;
-	rc = PtlMDBind(s->comm->ni, &md, md_p);
+	rc = s->batch != NULL ? spin_batch_md_bind(s->batch, &md, md_p) :
+	     PtlMDBind(s->comm->ni, &md, md_p);
 	if (rc != PTL_OK)
 		return ptl_err(rc);
 	if (push_handle(&s->mds, &s->nmds, &s->capmds, *md_p) != 0) {
@@ -518,6 +592,8 @@ me_new(spin_sched_t *s, void *buf, size_t len, ptl_match_bits_t bits,
 		     PTL_ME_EVENT_COMM_DISABLE | PTL_ME_EVENT_LINK_DISABLE |
 		     PTL_ME_EVENT_UNLINK_DISABLE |
 		     (ack ? 0 : PTL_ME_ACK_DISABLE);
+	if (s->batch != NULL)
+		return batch_me(s, &me, false);
 	rc = PtlMEAppend(s->comm->ni, s->comm->pt, &me, PTL_PRIORITY_LIST,
 			 NULL, &h);
 	if (rc != PTL_OK)
@@ -530,26 +606,38 @@ me_new(spin_sched_t *s, void *buf, size_t len, ptl_match_bits_t bits,
 }
 
 /* k-th send (or receive) of one (peer, tag) in creation order: the
- * pre-matching of paper 002 §IV-A without an exchange */
+ * pre-matching of paper 002 §IV-A (coll_match.c); with @p x_p, the
+ * exchange of compile @p gen that resolves wildcard receives too */
 static int
-number_messages(spin_sched_t *s)
+number_messages(spin_sched_t *s, uint32_t gen, struct coll_xchg **x_p)
 {
-	unsigned i, j;
+	struct coll_msg *m;
+	unsigned i, n = 0;
+	int rc;
 
+	m = malloc((s->nv ? s->nv : 1) * sizeof(*m));
+	if (m == NULL)
+		return -ENOMEM;
 	for (i = 0; i < s->nv; i++) {
-		struct vtx *v = &s->v[i];
+		const struct vtx *v = &s->v[i];
 
-		if (v->kind != V_SEND && v->kind != V_RECV)
-			continue;
-		v->seq = 0;
-		for (j = 0; j < i; j++)
-			if (s->v[j].kind == v->kind &&
-			    s->v[j].peer == v->peer && s->v[j].tag == v->tag)
-				v->seq++;
-		if (v->seq >= COLL_SEQ_MAX)
-			return -E2BIG;
+		if (v->kind == V_SEND || v->kind == V_RECV)
+			m[n++] = (struct coll_msg){ .send = v->kind == V_SEND,
+				.acc = v->accumulate, .peer = v->peer,
+				.tag = v->tag, .len = v->len, .vid = i };
 	}
-	return 0;
+	rc = coll_match_number(m, n);
+	if (rc == 0 && x_p != NULL)
+		rc = coll_match_exchange(s->comm, gen, m, n, x_p);
+	for (i = 0; i < n && rc == 0; i++) {
+		struct vtx *v = &s->v[m[i].vid];
+
+		v->peer = m[i].peer;
+		v->tag = m[i].tag;
+		v->seq = m[i].seq;
+	}
+	free(m);
+	return rc;
 }
 
 /* atomics of an accumulating message: chunks of max_atomic_size (at
@@ -815,7 +903,9 @@ int
 spin_sched_compile(spin_sched_t *s, unsigned flags)
 {
 	spin_coll_comm_t *c;
+	struct coll_xchg *x = NULL;
 	unsigned i, j;
+	uint32_t bad;
 	ptl_md_t md;
 	int rc;
 
@@ -829,8 +919,15 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 	for (i = 0; i < s->nv && s->dynamic; i++)
 		if (s->v[i].accumulate)
 			return -EINVAL;
+	/* Fig. 6 cannot resolve a wildcard: the RTR's destination and bits
+	 * would come from the matched RTS (doc/NOTES.md) */
+	for (i = 0; i < s->nv && s->dynamic; i++)
+		if (s->v[i].kind == V_RECV &&
+		    (s->v[i].peer == SPIN_SCHED_ANY_SOURCE ||
+		     s->v[i].tag == SPIN_SCHED_ANY_TAG))
+			return -ENOTSUP;
 	c = s->comm;
-	rc = number_messages(s);
+	rc = number_messages(s, 0, NULL);
 	if (rc != 0)
 		return rc;
 	/* every rank takes the next tag in compile order, the same one */
@@ -839,6 +936,12 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 		return -ENOSPC;
 	c->stag_used[s->stag] = 1;
 	s->compiled = true;
+	/* pre-matched: the send tables (wildcards resolved) */
+	if (!s->dynamic) {
+		rc = number_messages(s, c->next_stag - 1, &x);
+		if (rc != 0)
+			goto fail;
+	}
 	/* shadow buffers of the eager receives, one MD over them */
 	for (i = 0; i < s->nv; i++) {
 		struct vtx *v = &s->v[i];
@@ -864,7 +967,14 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 	md.length = s->sb_len;
 	md.eq_handle = PTL_EQ_NONE;
 	md.ct_handle = PTL_CT_NONE;
-	rc = ptl_err(PtlMDBind(c->ni, &md, &s->sb_md));
+	s->batch = NULL;
+	if ((getenv("SPINNIC_COLL_BATCH") == NULL ||
+	     strcmp(getenv("SPINNIC_COLL_BATCH"), "0") != 0) &&
+	    spin_batch_create(c->ni, &s->batch) != PTL_OK)
+		s->batch = NULL; /* unbatched, as before */
+	rc = ptl_err(s->batch != NULL ?
+		     spin_batch_md_bind(s->batch, &md, &s->sb_md) :
+		     PtlMDBind(c->ni, &md, &s->sb_md));
 	if (rc != 0) {
 		s->sb_md = PTL_INVALID_HANDLE;
 		goto fail;
@@ -900,6 +1010,8 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 		rc = trig_add(s, &(struct trig){ .kind = TP_CTINC,
 			.ct = s->done, .trig = s->start, .thr = 1, .per = 1 });
 	}
+	if (rc == 0 && s->batch != NULL)
+		rc = compile_submit(s);
 	if (rc == 0 && s->host) /* nothing posted: coll_host.c issues */
 		rc = coll_host_prepare(&s->hst, s->t, s->nt, s->cts, s->ncts);
 	if (rc != 0)
@@ -923,12 +1035,33 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 		rc = trig_post(s, &s->t[i], 0);
 	if (rc != 0)
 		goto fail;
-	/* every entry of every rank is posted before anything is sent */
-	rc = spin_coll_comm_sync(c);
+	/* every entry of every rank is posted before anything is sent; the
+	 * OR says whether a rank failed (then all fail) */
+	bad = 0;
+	rc = coll_comm_sync_or(c, &bad);
+	coll_match_end(x);
+	if (rc == 0 && bad != 0)
+		rc = -ECANCELED;
 	if (rc != 0)
-		goto fail;
-	return 0;
+		sched_release(s);
+	return rc;
 fail:
+	if (s->batch != NULL) {
+		/* not submitted, or the submit failed: nothing it held
+		 * exists (any more) */
+		spin_batch_free(s->batch);
+		s->batch = NULL;
+		s->ncts = s->nmds = 0;
+		s->start = s->done = PTL_CT_NONE;
+		s->sb_md = PTL_INVALID_HANDLE;
+	}
+	if (!s->dynamic) {
+		/* the compile barrier all the same, saying this rank failed:
+		 * the others fail too instead of waiting for it 30 s */
+		bad = 1;
+		(void)coll_comm_sync_or(c, &bad);
+	}
+	coll_match_end(x);
 	sched_release(s);
 	return rc;
 }
@@ -1137,6 +1270,7 @@ spin_sched_free(spin_sched_t *s)
 	free(s->cts);
 	free(s->mes);
 	free(s->mds);
+	free(s->bme);
 	for (i = 0; i < s->nowned; i++)
 		spin_host_free(s->owned[i]);
 	free(s->owned);
