@@ -73,6 +73,8 @@ nodes_setup(struct spinnic *sn)
 		pconf.max_clients = SPINNIC_CLIENTS_MAX;
 		pconf.payload_size = cfg->payload;
 		pconf.nic_mem_total = cfg->nic_mem;
+		if (cfg->max_trig != 0)
+			pconf.limits.max_triggered_ops = (int32_t)cfg->max_trig;
 		rc = ptl_nic_create(&pconf, &node->nic);
 		if (rc != 0) {
 			SPINNIC_LOG(ERR, "node %u: Portals state: %s", i,

@@ -55,6 +55,7 @@ enum {
 	OPT_IDLE_SLEEP,
 	OPT_MBUFS,
 	OPT_RING_SIZE,
+	OPT_MAX_TRIG,
 	OPT_RX_LOSS,
 	OPT_RX_REORDER,
 	OPT_RX_DUP,
@@ -93,6 +94,7 @@ static const struct option long_opts[] = {
 	{"idle-sleep-us", required_argument, NULL, OPT_IDLE_SLEEP},
 	{"mbufs", required_argument, NULL, OPT_MBUFS},
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
+	{"max-triggered-ops", required_argument, NULL, OPT_MAX_TRIG},
 	{"rx-loss", required_argument, NULL, OPT_RX_LOSS},
 	{"rx-reorder", required_argument, NULL, OPT_RX_REORDER},
 	{"rx-dup", required_argument, NULL, OPT_RX_DUP},
@@ -140,6 +142,8 @@ spinnic_options_usage(FILE *f, const char *prog)
 "  --nic-mem BYTES       NIC memory per node, K/M/G suffixes (default 64M)\n"
 "  --hpus N              HPUs per node (1..%u, default %u)\n"
 "  --mbufs N             mbufs per node pool (default: sized from rings)\n"
+"  --max-triggered-ops N most triggered operations an NI may hold armed\n"
+"                        (64..65536, default 1024; ptl_ni_limits_t)\n"
 "  --ring-size N         RX/TX descriptors per queue (default %u)\n"
 "\n"
 "Real NICs (doc/REAL-NIC.md):\n"
@@ -708,6 +712,12 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 				bad = "--mbufs: expected 1024..16777216";
 			else
 				cfg->nb_mbufs = (unsigned)v;
+			break;
+		case OPT_MAX_TRIG:
+			if (parse_u64(optarg, 64, 65536, &v) < 0)
+				bad = "--max-triggered-ops: expected 64..65536";
+			else
+				cfg->max_trig = (unsigned)v;
 			break;
 		case OPT_RING_SIZE:
 			if (parse_u64(optarg, 64, 16384, &v) < 0 ||

@@ -79,7 +79,8 @@ size_t coll_eager_from_env(void);
 /* Whether PtlAtomic() takes @p op on @p type (a reduction). */
 bool coll_atomic_ok(ptl_op_t op, ptl_datatype_t type);
 
-/* Zeroed region memory freed with the schedule (collectives' temporaries).
+/* Zeroed memory freed with the schedule (collectives' temporaries): the
+ * region's, the heap's where the region is full.
  * @return NULL when out of memory */
 void *coll_sched_alloc(spin_sched_t *s, size_t len);
 

@@ -70,7 +70,8 @@ struct spin_sched {
 	unsigned nmes, capmes;
 	ptl_handle_md_t *mds;
 	unsigned nmds, capmds;
-	void **owned;           /* coll_sched_alloc(): the region's */
+	void **owned;           /* coll_sched_alloc(): the region's, or
+				   the heap's where the region is full */
 	unsigned nowned, capowned;
 	char dummy[8];
 	bool host;              /* SPIN_SCHED_HOST: coll_host.c runs it */
@@ -358,7 +359,11 @@ coll_sched_alloc(spin_sched_t *s, size_t len)
 	if (grow((void **)&s->owned, &s->capowned, s->nowned,
 		 sizeof(*s->owned)) != 0)
 		return NULL;
+	/* the region when it has room (the NIC reaches it directly), else
+	 * the heap: a 1 MiB allreduce must not fail for a small region */
 	p = spin_host_alloc(len ? len : 1);
+	if (p == NULL)
+		p = malloc(len ? len : 1);
 	if (p == NULL)
 		return NULL;
 	memset(p, 0, len ? len : 1);
@@ -1271,8 +1276,12 @@ spin_sched_free(spin_sched_t *s)
 	free(s->mes);
 	free(s->mds);
 	free(s->bme);
-	for (i = 0; i < s->nowned; i++)
-		spin_host_free(s->owned[i]);
+	for (i = 0; i < s->nowned; i++) {
+		if (spin_host_contains(s->owned[i], 1))
+			spin_host_free(s->owned[i]);
+		else
+			free(s->owned[i]);
+	}
 	free(s->owned);
 	s->comm->live_scheds--;
 	free(s);

@@ -64,6 +64,17 @@ coll_cases(unsigned P, struct coll_case *out, unsigned max)
 	for (s = 0; s < NSIZES; s++)
 		ADD(.kind = CK_ALLGATHER, .algo = 1, .size = sizes[s],
 		    .instances = sizes[s] > 8192 ? 3 : 30);
+	/* 1 MiB at P = 4 (issue #18's sizes up to 1 MiB): an allreduce of
+	 * 1 MiB, and 1 MiB per rank gathered or exchanged (256 KiB a
+	 * block); after the rest, as above */
+	if (P == 4) {
+		ADD(.kind = CK_ALLREDUCE, .algo = 0, .size = 1 << 20,
+		    .instances = 3);
+		ADD(.kind = CK_ALLGATHER, .algo = 0, .size = 1 << 18,
+		    .instances = 3);
+		ADD(.kind = CK_ALLTOALL, .algo = 0, .size = 1 << 18,
+		    .instances = 3);
+	}
 #undef ADD
 	return n;
 }

@@ -1224,14 +1224,20 @@ kid_rank(struct kid *self, void *arg)
 	spin_coll_comm_t *comm;
 	ptl_handle_ni_t ni;
 	char line[1024], *p;
+	ptl_ni_limits_t want;
 	unsigned i;
 	int rc;
 
 	alarm(0);
 	KCHECK(self, PtlInit() == PTL_OK, "PtlInit");
+	/* a 1 MiB reduction is 512 triggered atomics a step (one packet
+	 * each): more than the default 1024 in all (spinnic is started with
+	 * --max-triggered-ops 8192) */
+	memset(&want, 0, sizeof(want));
+	want.max_triggered_ops = 8192;
 	KCHECK(self, PtlNIInit(PTL_IFACE_DEFAULT,
 			       PTL_NI_MATCHING | PTL_NI_LOGICAL, PTL_PID_ANY,
-			       NULL, NULL, &ni) == PTL_OK, "PtlNIInit");
+			       &want, NULL, &ni) == PTL_OK, "PtlNIInit");
 	KCHECK(self, PtlGetPhysId(ni, &id) == PTL_OK, "PtlGetPhysId");
 	kid_say(self, "id %u %u", id.phys.nid, id.phys.pid);
 	KCHECK(self, kid_line(self, line, sizeof(line), 60000) == 0 &&
@@ -1411,7 +1417,9 @@ main(int argc, char **argv)
 	 * in the 512 MiB of ordinary pages spinnic takes when other tests
 	 * hold the hugepages (the default pools need 34 MiB a node) */
 	itest_spinnic_start((const char *const[]){ "--mbufs", "4096",
-						   "--nic-mem", "4M", NULL });
+						   "--nic-mem", "4M",
+						   "--max-triggered-ops", "8192",
+						   NULL });
 	for (i = 0; i < P; i++) {
 		args[i] = (struct karg){ .mode = mode, .rank = i, .P = P,
 			.nrand = argc > 3 ? (unsigned)atoi(argv[3]) : 20 };
