@@ -12,6 +12,8 @@
  *       between start and wait (it blocks on a pipe until every other
  *       rank completed) does not keep the others from completing
  *   itest_coll random P N           N seeded random schedules
+ *   itest_coll order P              SPIN_SCHED_DYNAMIC re-armed, the
+ *       sender always first, then the receiver always first (ranks 0, 1)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -50,7 +52,7 @@
 #define SLEEPER 3
 #define NPROG 10          /* cases of run_progress */
 
-enum mode { M_RESULTS, M_QUICK, M_PROGRESS, M_RANDOM };
+enum mode { M_RESULTS, M_QUICK, M_PROGRESS, M_RANDOM, M_ORDER };
 
 struct karg {
 	enum mode mode;
@@ -489,8 +491,9 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 	unsigned seed, pass;
 
 	/* pass 0: compiled once, 5 re-armed instances; pass 1: the same
-	 * graph with SPIN_SCHED_DYNAMIC (Fig. 6, no barrier at compile, one
-	 * instance, each rank starting after a random 0-2 ms) */
+	 * graph with SPIN_SCHED_DYNAMIC (Fig. 6, no barrier at compile),
+	 * 100 re-armed instances, each rank starting each after a random
+	 * 0-1 ms (the first after 0-2 ms) */
 	for (pass = 0; pass < 2; pass++)
 	for (seed = 1; seed <= a->nrand; seed++) {
 		bool dyn = pass == 1;
@@ -498,7 +501,7 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		uint8_t *buf[GMAX] = { 0 }, *sbuf[GMAX] = { 0 };
 		int rv[GMAX], last[2 * GMAX], nl = 0;
 		unsigned n = gen_ops(seed, a->P, g, GMAX), i, k;
-		unsigned ninst = dyn ? 1 : 5;
+		unsigned ninst = dyn ? 100 : 5;
 		uint64_t x = seed * 7919u + a->rank, inst;
 		uint8_t *want = malloc(20000), *tmp = malloc(20000);
 		spin_sched_t *s;
@@ -590,8 +593,13 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 					memset(buf[i], 0xee, g[i].len);
 			}
 			if (dyn)
-				usleep((useconds_t)(rnd(&x) % 2000));
+				usleep((useconds_t)(rnd(&x) %
+						    (inst == 0 ? 2000 : 1000)));
 			KCHECK(self, spin_sched_start(s) == 0, "start");
+			if (dyn && inst % 7 == 3)
+				KCHECK(self, spin_sched_start(s) == -EBUSY,
+				       "random %u: dynamic start while "
+				       "running", seed);
 			rc = spin_sched_wait(s);
 			KCHECK(self, rc == 0, "random %u%s wait: %s", seed,
 			       dyn ? " (dynamic)" : "", strerror(-rc));
@@ -613,9 +621,7 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 				       seed, inst, i, g[i].type, g[i].len);
 			}
 		}
-		if (dyn)
-			KCHECK(self, spin_sched_start(s) == -EINVAL,
-			       "a dynamic schedule started twice");
+		KCHECK(self, spin_sched_instances(s) == ninst, "instances");
 		/* no barrier between dynamic schedules either: a late RTS or
 		 * RTR of this one finds nothing (another schedule tag) */
 		spin_sched_free(s);
@@ -625,6 +631,117 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		}
 		free(want);
 		free(tmp);
+	}
+	return 0;
+}
+
+/* ---- dynamic schedules, one side always first ---------------------------- */
+
+#define NORDER 200        /* instances per phase of run_order */
+
+/*
+ * Rank 0 sends to rank 1 (0, 100, 20000 and 65536 bytes, two tags, the
+ * last send after the third, rank 1 copying the second receive) and to
+ * itself, compiled with SPIN_SCHED_DYNAMIC. Phase 0: in every instance
+ * the sender starts first (rank 1 starts only after the parent saw rank
+ * 0's start, and 300 us later); phase 1: the receiver first. A fresh
+ * schedule per phase, so each phase's first instance takes the other
+ * branch of Fig. 6 (an RTS before its entry / the first RTR before its
+ * entry) and the steady state sees C counted in both orders.
+ */
+static int
+run_order(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
+{
+	static const size_t lens[] = { 0, 100, 20000, 65536 };
+	enum { NM = sizeof(lens) / sizeof(lens[0]) };
+	unsigned phase, m, me = a->rank;
+	char line[64];
+
+	if (me > 1)
+		return 0;
+	for (phase = 0; phase < 2; phase++) {
+		uint8_t *buf[NM] = { 0 }, *cp, *self_s, *self_r;
+		uint8_t *want = malloc(65536);
+		bool first = me == phase;
+		spin_sched_t *s;
+		int id[NM], idc = -1, x, y;
+		uint64_t inst;
+		int rc;
+
+		cp = xalloc(100);
+		self_s = xalloc(300);
+		self_r = xalloc(300);
+		KCHECK(self, want && cp && self_s && self_r, "alloc");
+		KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+		for (m = 0; m < NM; m++) {
+			buf[m] = xalloc(lens[m]);
+			KCHECK(self, buf[m] != NULL, "alloc");
+			id[m] = me == 0 ?
+				spin_sched_send(s, buf[m], lens[m], 1, m / 2) :
+				spin_sched_recv(s, buf[m], lens[m], 0, m / 2);
+			KCHECK(self, id[m] >= 0, "message %u", m);
+		}
+		if (me == 0) {
+			KCHECK(self, spin_sched_dep(s, id[2], id[3]) == 0, "dep");
+			x = spin_sched_send(s, self_s, 300, 0, 5);
+			y = spin_sched_recv(s, self_r, 300, 0, 5);
+			KCHECK(self, x >= 0 && y >= 0, "self message");
+		} else {
+			idc = spin_sched_copy(s, cp, buf[1], 100);
+			KCHECK(self, idc >= 0 &&
+			       spin_sched_dep(s, id[1], idc) == 0, "copy");
+		}
+		rc = spin_sched_compile(s, SPIN_SCHED_DYNAMIC);
+		KCHECK(self, rc == 0, "order: compile: %s", strerror(-rc));
+		for (inst = 0; inst < NORDER; inst++) {
+			for (m = 0; m < NM; m++)
+				if (me == 0)
+					fill(buf[m], lens[m], 7 + phase, inst,
+					     (int)m);
+				else
+					memset(buf[m], 0xee, lens[m]);
+			if (me == 0) {
+				fill(self_s, 300, 7 + phase, inst, 99);
+				memset(self_r, 0xee, 300);
+			} else {
+				memset(cp, 0xee, 100);
+			}
+			if (!first) {
+				KCHECK(self, kid_line(self, line, sizeof(line),
+						      120000) == 0 &&
+				       strcmp(line, "go") == 0, "no go");
+				usleep(300);
+			}
+			KCHECK(self, spin_sched_start(s) == 0, "start");
+			if (first)
+				kid_say(self, "started");
+			rc = spin_sched_wait_timeout(s, 60000);
+			KCHECK(self, rc == 0, "order phase %u instance %" PRIu64
+			       ": wait: %s", phase, inst, strerror(-rc));
+			for (m = 0; m < NM && me == 1; m++) {
+				fill(want, lens[m], 7 + phase, inst, (int)m);
+				KCHECK(self, memcmp(buf[m], want, lens[m]) == 0,
+				       "order phase %u instance %" PRIu64
+				       ": message %u wrong", phase, inst, m);
+				if (m == 1)
+					KCHECK(self, memcmp(cp, want, 100) == 0,
+					       "order phase %u instance %"
+					       PRIu64 ": copy wrong", phase,
+					       inst);
+			}
+			if (me == 0)
+				KCHECK(self, memcmp(self_s, self_r, 300) == 0,
+				       "order phase %u instance %" PRIu64
+				       ": self message wrong", phase, inst);
+		}
+		KCHECK(self, spin_sched_instances(s) == NORDER, "instances");
+		spin_sched_free(s);
+		for (m = 0; m < NM; m++)
+			xfree(buf[m]);
+		xfree(cp);
+		xfree(self_s);
+		xfree(self_r);
+		free(want);
 	}
 	return 0;
 }
@@ -684,6 +801,9 @@ kid_rank(struct kid *self, void *arg)
 		break;
 	case M_RANDOM:
 		rc = run_random(self, comm, a);
+		break;
+	case M_ORDER:
+		rc = run_order(self, comm, a);
 		break;
 	}
 	if (rc != 0)
@@ -781,7 +901,11 @@ main(int argc, char **argv)
 		mode = M_PROGRESS;
 	else if (strcmp(argv[1], "random") == 0)
 		mode = M_RANDOM;
+	else if (strcmp(argv[1], "order") == 0)
+		mode = M_ORDER;
 	else
+		return 2;
+	if (mode == M_ORDER && atoi(argv[2]) < 2)
 		return 2;
 	if (P < 1 || P > MAXP)
 		return 2;
@@ -833,6 +957,16 @@ main(int argc, char **argv)
 			"ranks while rank %u's host made no call\n",
 			NPROG * 5, P - 1, SLEEPER);
 	}
+	if (mode == M_ORDER) {
+		/* phase 0: rank 0 (the sender) starts each instance
+		 * first, phase 1 rank 1 (the receiver) */
+		for (n = 0; n < 2; n++)
+			for (inst = 0; inst < NORDER; inst++) {
+				kid_expect(&kids[n], "started", line,
+					   sizeof(line));
+				kid_tell(&kids[1 - n], "go");
+			}
+	}
 	for (i = 0; i < P; i++) {
 		for (;;) {
 			unsigned ci;
@@ -852,6 +986,14 @@ main(int argc, char **argv)
 	}
 	itest_spinnic_finish();
 	itest_expect_no_leaks();
+	/* what took which branch (a first-instance RTS or RTR before its
+	 * entry, a surplus RTR: dropped for no match); information only */
+	if (mode == M_ORDER)
+		fprintf(stderr, "itest_coll: %u instances with the sender "
+			"first, %u with the receiver first; drop_no_match: "
+			"node 0 %lld, node %u %lld\n", NORDER, NORDER,
+			itest_counter(0, "drop_no_match"), 1 % nodes,
+			itest_counter(1 % nodes, "drop_no_match"));
 	/* under injected faults: says how much was lost and resent (a clean
 	 * run may drop the host barrier's first puts to a peer that has not
 	 * posted its entry yet: they are re-sent, see spin_coll_comm_sync) */
