@@ -17,7 +17,9 @@
  *   [60:48] schedule  tag, the communicator's compile count mod 8192
  *   [47:36] rank      the rank that sends this message (DATA: the source;
  *                     RTR and CREDIT: the receiver answering the source)
- *   [35:24] seq       k-th message of one (source, destination, tag)
+ *   [35:24] seq       k-th message of one (source, destination, tag);
+ *                     bit 35 marks SPIN_SCHED_DYNAMIC's steady RTS and
+ *                     RTR (coll_sched.c COLL_SEQ_STEADY)
  *   [23:0]  tag       the user's tag (COPY: the local vertex id)
  * SYNC (the host barrier): [47:36] generation, [35:20] epoch, [19:12]
  * round, [11:0] the sender (coll_comm.c).

@@ -613,6 +613,33 @@ compile_acc_send(spin_sched_t *s, struct vtx *v, ptl_size_t npred)
  */
 #define COLL_SEQ_STEADY 0x800u
 
+/* The data of a dynamic send, fired at @p trig >= thr (+ i * per): one
+ * put, or the atomics of an accumulating one (chunks as
+ * compile_acc_send's), each acknowledged into D */
+static int
+dyn_data(spin_sched_t *s, const struct vtx *v, ptl_handle_md_t md,
+	 ptl_match_bits_t bits, uint8_t when, ptl_handle_ct_t trig,
+	 ptl_size_t thr, ptl_size_t per)
+{
+	size_t esz = spin_coll_type_size(v->type), chunk, off;
+	int rc = 0;
+
+	if (!v->accumulate || v->len == 0)
+		return trig_add(s, &(struct trig){ .kind = TP_PUT,
+			.when = when, .md = md, .len = v->len,
+			.ack = PTL_CT_ACK_REQ, .rank = v->peer, .bits = bits,
+			.trig = trig, .thr = thr, .per = per });
+	chunk = s->comm->max_atomic / esz * esz;
+	for (off = 0; off < v->len && rc == 0; off += chunk)
+		rc = trig_add(s, &(struct trig){ .kind = TP_ATOMIC,
+			.when = when, .md = md, .loff = off, .roff = off,
+			.len = v->len - off < chunk ? v->len - off : chunk,
+			.ack = PTL_CT_ACK_REQ, .rank = v->peer, .bits = bits,
+			.op = v->op, .type = v->type, .trig = trig,
+			.thr = thr, .per = per });
+	return rc;
+}
+
 /*
  * SPIN_SCHED_DYNAMIC (doc/NOTES.md "Fig. 6 (SPIN_SCHED_DYNAMIC)");
  * instances are counted from 1 here, from 0 in the thresholds.
@@ -656,6 +683,9 @@ compile_dynamic(spin_sched_t *s, struct vtx *v, ptl_size_t npred)
 
 	if (v->seq >= COLL_SEQ_STEADY)
 		return -E2BIG;
+	/* accumulating: its atomics count into D, one per chunk */
+	if (v->accumulate)
+		v->done_per = acc_chunks(s, v);
 	rc = ct_new(s, &g);
 	if (rc == 0)
 		rc = ct_new(s, &cs);
@@ -678,10 +708,7 @@ compile_dynamic(spin_sched_t *s, struct vtx *v, ptl_size_t npred)
 						  v->seq, v->tag),
 				.trig = v->en, .thr = npred, .per = npred });
 		if (rc == 0)
-			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
-				.when = TW_FIRST, .md = md, .len = v->len,
-				.ack = PTL_CT_ACK_REQ, .rank = v->peer,
-				.bits = data, .trig = g, .thr = 1, .per = 1 });
+			rc = dyn_data(s, v, md, data, TW_FIRST, g, 1, 1);
 		/* steady: the RTR catcher; instance i >= 1 (from 0) sends
 		 * its RTS at activation and its data at C >= i */
 		if (rc == 0)
@@ -695,14 +722,12 @@ compile_dynamic(spin_sched_t *s, struct vtx *v, ptl_size_t npred)
 						  sseq, v->tag),
 				.trig = v->en, .thr = npred, .per = npred });
 		if (rc == 0)
-			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
-				.when = TW_LATER, .md = md, .len = v->len,
-				.ack = PTL_CT_ACK_REQ, .rank = v->peer,
-				.bits = data, .trig = cs, .thr = 0, .per = 1 });
+			rc = dyn_data(s, v, md, data, TW_LATER, cs, 0, 1);
 		return rc;
 	}
-	/* the data entry stays for every instance: data only leaves after
-	 * an RTR, so after this receive started */
+	/* the data entry stays for every instance (an accumulating
+	 * message's atomics land in it too): data only leaves after an
+	 * RTR, so after this receive started */
 	rc = trig_add(s, &(struct trig){ .kind = TP_MEAPPEND,
 		.when = TW_FIRST, .me_start = v->buf, .len = v->len,
 		.me_ack = true, .me_keep = true, .bits = data, .ct = v->done,
@@ -904,9 +929,6 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 	flags |= s->comm->sched_flags;
 	s->dynamic = (flags & SPIN_SCHED_DYNAMIC) != 0;
 	s->host = (flags & SPIN_SCHED_HOST) != 0;
-	for (i = 0; i < s->nv && s->dynamic; i++)
-		if (s->v[i].accumulate)
-			return -EINVAL;
 	c = s->comm;
 	rc = number_messages(s);
 	if (rc != 0)

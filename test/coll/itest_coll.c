@@ -508,10 +508,6 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		int rc, id;
 
 		KCHECK(self, want && tmp, "alloc");
-		if (dyn)	/* plain messages: a dynamic schedule has none
-				 * that accumulate */
-			for (i = 0; i < n; i++)
-				g[i].acc = false;
 		rc = spin_sched_create(comm, &s);
 		KCHECK(self, rc == 0, "create");
 		for (i = 0; i < n; i++) {
@@ -638,11 +634,13 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 /* ---- dynamic schedules, one side always first ---------------------------- */
 
 #define NORDER 200        /* instances per phase of run_order */
+#define ACCLEN 10000      /* its accumulating message, bytes */
 
 /*
  * Rank 0 sends to rank 1 (0, 100, 20000 and 65536 bytes, two tags, the
- * last send after the third, rank 1 copying the second receive) and to
- * itself, compiled with SPIN_SCHED_DYNAMIC. Phase 0: in every instance
+ * last send after the third, rank 1 copying the second receive), adds
+ * ACCLEN bytes into rank 1's (accumulating) and sends itself 300 bytes,
+ * compiled with SPIN_SCHED_DYNAMIC. Phase 0: in every instance
  * the sender starts first (rank 1 starts only after the parent saw rank
  * 0's start, and 300 us later); phase 1: the receiver first. A fresh
  * schedule per phase, so each phase's first instance takes the other
@@ -660,8 +658,8 @@ run_order(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 	if (me > 1)
 		return 0;
 	for (phase = 0; phase < 2; phase++) {
-		uint8_t *buf[NM] = { 0 }, *cp, *self_s, *self_r;
-		uint8_t *want = malloc(65536);
+		uint8_t *buf[NM] = { 0 }, *cp, *self_s, *self_r, *acc;
+		uint8_t *want = malloc(65536), *tmp = malloc(ACCLEN);
 		bool first = me == phase;
 		spin_sched_t *s;
 		int id[NM], idc = -1, x, y;
@@ -671,7 +669,9 @@ run_order(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		cp = xalloc(100);
 		self_s = xalloc(300);
 		self_r = xalloc(300);
-		KCHECK(self, want && cp && self_s && self_r, "alloc");
+		acc = xalloc(ACCLEN);
+		KCHECK(self, want && tmp && cp && self_s && self_r && acc,
+		       "alloc");
 		KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
 		for (m = 0; m < NM; m++) {
 			buf[m] = xalloc(lens[m]);
@@ -686,7 +686,11 @@ run_order(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 			x = spin_sched_send(s, self_s, 300, 0, 5);
 			y = spin_sched_recv(s, self_r, 300, 0, 5);
 			KCHECK(self, x >= 0 && y >= 0, "self message");
+			KCHECK(self, spin_sched_send_reduce(s, acc, ACCLEN,
+				PTL_SUM, PTL_UINT8_T, 1, 6) >= 0, "send_reduce");
 		} else {
+			KCHECK(self, spin_sched_recv_reduce(s, acc, ACCLEN,
+				PTL_SUM, PTL_UINT8_T, 0, 6) >= 0, "recv_reduce");
 			idc = spin_sched_copy(s, cp, buf[1], 100);
 			KCHECK(self, idc >= 0 &&
 			       spin_sched_dep(s, id[1], idc) == 0, "copy");
@@ -706,6 +710,8 @@ run_order(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 			} else {
 				memset(cp, 0xee, 100);
 			}
+			/* the accumulation: rank 0's input into rank 1's */
+			fill(acc, ACCLEN, 7 + phase, inst, 50 + (int)me);
 			if (!first) {
 				KCHECK(self, kid_line(self, line, sizeof(line),
 						      120000) == 0 &&
@@ -729,6 +735,15 @@ run_order(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 					       PRIu64 ": copy wrong", phase,
 					       inst);
 			}
+			if (me == 1) {
+				fill(want, ACCLEN, 7 + phase, inst, 50);
+				fill(tmp, ACCLEN, 7 + phase, inst, 51);
+				for (m = 0; m < ACCLEN; m++)
+					want[m] = (uint8_t)(want[m] + tmp[m]);
+				KCHECK(self, memcmp(acc, want, ACCLEN) == 0,
+				       "order phase %u instance %" PRIu64
+				       ": accumulation wrong", phase, inst);
+			}
 			if (me == 0)
 				KCHECK(self, memcmp(self_s, self_r, 300) == 0,
 				       "order phase %u instance %" PRIu64
@@ -741,7 +756,9 @@ run_order(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		xfree(cp);
 		xfree(self_s);
 		xfree(self_r);
+		xfree(acc);
 		free(want);
+		free(tmp);
 	}
 	return 0;
 }
