@@ -14,6 +14,8 @@
  *   itest_coll random P N           N seeded random schedules
  *   itest_coll order P              SPIN_SCHED_DYNAMIC re-armed, the
  *       sender always first, then the receiver always first (ranks 0, 1)
+ * SPINNIC_COLL_HOST=1 and SPINNIC_COLL_DYNAMIC=1 add SPIN_SCHED_HOST and
+ * SPIN_SCHED_DYNAMIC to every compile (spin_coll_comm_set_sched_flags).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -856,11 +858,15 @@ kid_rank(struct kid *self, void *arg)
 	KCHECK(self, PtlSetMap(ni, a->P, map) == PTL_OK, "PtlSetMap");
 	rc = spin_coll_comm_create(ni, COLL_PT, &comm);
 	KCHECK(self, rc == 0, "comm_create: %s", strerror(-rc));
-	/* SPINNIC_COLL_HOST: every schedule host-progressed (the same
-	 * results expected) */
-	if (getenv("SPINNIC_COLL_HOST") != NULL)
+	/* SPINNIC_COLL_HOST: every schedule host-progressed;
+	 * SPINNIC_COLL_DYNAMIC: every schedule Fig. 6 (the same results
+	 * expected) */
+	if (getenv("SPINNIC_COLL_HOST") != NULL ||
+	    getenv("SPINNIC_COLL_DYNAMIC") != NULL)
 		KCHECK(self, spin_coll_comm_set_sched_flags(comm,
-			SPIN_SCHED_HOST) == 0, "set_sched_flags");
+			(getenv("SPINNIC_COLL_HOST") ? SPIN_SCHED_HOST : 0) |
+			(getenv("SPINNIC_COLL_DYNAMIC") ?
+			 SPIN_SCHED_DYNAMIC : 0)) == 0, "set_sched_flags");
 	KCHECK(self, spin_coll_comm_rank(comm) == a->rank &&
 	       spin_coll_comm_size(comm) == a->P, "rank/size");
 	switch (a->mode) {
