@@ -57,7 +57,6 @@ extern const struct bench_cmd bench_auth_cmd;
 extern const struct bench_cmd bench_rate_cmd;
 extern const struct bench_cmd bench_trig_cmd;
 extern const struct bench_cmd bench_layout_cmd;
-extern const struct bench_cmd bench_coll_cmd;
 extern const struct bench_cmd bench_aa_cmd;
 extern const struct bench_cmd bench_dht_cmd;
 extern const struct bench_cmd bench_aa_count_cmd;
@@ -93,6 +92,10 @@ void bench_spinnic_signals(void);
 /** Keep this process off CPU 0, where spinnic's lcore busy-polls.
  *  @return CPUs it may use */
 int bench_clients_off_lcore(void);
+/** Keep this process off CPUs 0..@p k - 1 (spinnic's lcores when it runs
+ *  with --lcores 0-(k-1)); all of them where nothing else is left.
+ *  @return CPUs it may use */
+int bench_clients_off_lcores(int k);
 /** The @p pct percentile of @p n sorted values. */
 double bench_percentile(const double *sorted, long n, double pct);
 

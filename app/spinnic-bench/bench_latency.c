@@ -723,18 +723,24 @@ pinger(int rfd, int wfd, long warm, long iters, double *lat[P_COUNT])
 int
 bench_clients_off_lcore(void)
 {
-	cpu_set_t set;
-	int n;
+	return bench_clients_off_lcores(1);
+}
+
+int
+bench_clients_off_lcores(int k)
+{
+	cpu_set_t set, off;
+	int cpu;
 
 	if (sched_getaffinity(0, sizeof(set), &set) != 0)
 		return 0;
-	if (CPU_ISSET(0, &set) && CPU_COUNT(&set) > 1) {
-		CPU_CLR(0, &set);
-		if (sched_setaffinity(0, sizeof(set), &set) != 0)
-			CPU_SET(0, &set);
-	}
-	n = CPU_COUNT(&set);
-	return n;
+	off = set;
+	for (cpu = 0; cpu < k && cpu < CPU_SETSIZE; cpu++)
+		CPU_CLR(cpu, &off);
+	/* no CPU left: share them (as with one CPU in all) */
+	if (CPU_COUNT(&off) > 0 && sched_setaffinity(0, sizeof(off), &off) == 0)
+		return CPU_COUNT(&off);
+	return CPU_COUNT(&set);
 }
 
 double

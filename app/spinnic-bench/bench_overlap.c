@@ -31,8 +31,10 @@
  *            untimed) and a one-way 1-byte put to its own ME (put to
  *            counted); then every rank: a bcast (binomial, root 0, 8 B)
  *            compiled (spin_coll_bcast: create, compile with its closing
- *            barrier) against a start of the compiled schedule (re-armed),
- *            max over ranks, medians; each over the one-way put.
+ *            barrier), its objects in one control batch, and again
+ *            unbatched (SPINNIC_COLL_BATCH=0), against a start of the
+ *            compiled schedule (re-armed), max over ranks, medians; each
+ *            over the one-way put, with its control round trips.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -65,6 +67,8 @@ static const char *const var_names[V_COUNT + 1] = {
 };
 
 enum { C_BCAST, C_BARRIER, C_ALLREDUCE, C_ALLTOALL };
+/* --busy-rank all: every rank computes */
+#define BUSY_ALL (-1L)
 static const char *const coll_names[] = {
 	"bcast", "barrier", "allreduce", "alltoall",
 };
@@ -77,10 +81,11 @@ static struct {
 	long sizes[MAXSIZES];
 	unsigned nsizes;
 	long warmup;
+	long nic_lcores;
 	const char *spinnic;
 	const char *spinnic_log;
 	const char *mpich;
-} ocfg = { C_BCAST, 1, { 2, 4, 8, 16 }, 4, { 8, 4096, 262144 }, 3, 2,
+} ocfg = { C_BCAST, 1, { 2, 4, 8, 16 }, 4, { 8, 4096, 262144 }, 3, 2, 1,
 	   NULL, NULL, NULL };
 
 static const struct bench_cmd_opt overlap_opts[] = {
@@ -90,8 +95,12 @@ static const struct bench_cmd_opt overlap_opts[] = {
 	{ "ranks", 1, "comma-separated P (2..16; default 2,4,8,16)" },
 	{ "sizes", 1, "comma-separated bytes (default 8,4096,262144)" },
 	{ "busy-rank", 1, "the rank that computes with a busy loop "
-			  "(default 1)" },
+			  "(default 1), or 'all': every rank does (only "
+			  "where each rank has a CPU of its own)" },
 	{ "warmup", 1, "untimed iterations before each phase (default 2)" },
+	{ "nic-lcores", 1, "spinnic's lcores K (default 1): the virtual NICs "
+			   "spread over CPUs 0..K-1 (node i on lcore i mod "
+			   "K), the ranks off them" },
 	{ "mpich", 1, "the mpich variant's program (default: "
 		      "spinnic-bench-mpi beside this one, run by mpiexec; "
 		      "'none': skip it)" },
@@ -140,6 +149,7 @@ overlap_opt(const char *name, const char *arg)
 	static const struct bench_num_opt nums[] = {
 		{ "busy-rank", &ocfg.busy, 0, MAXP - 1 },
 		{ "warmup", &ocfg.warmup, 0, 1000 },
+		{ "nic-lcores", &ocfg.nic_lcores, 1, MAXP },
 	};
 
 	if (strcmp(name, "coll") == 0) {
@@ -151,6 +161,10 @@ overlap_opt(const char *name, const char *arg)
 		bench_err("--coll %s: expected bcast, barrier, allreduce or "
 			  "alltoall", arg);
 		return -EINVAL;
+	}
+	if (strcmp(name, "busy-rank") == 0 && strcmp(arg, "all") == 0) {
+		ocfg.busy = BUSY_ALL;
+		return 0;
 	}
 	if (strcmp(name, "ranks") == 0)
 		return parse_list(name, arg, ocfg.ranks, MAXRANKS,
@@ -247,7 +261,8 @@ iteration(struct rank *k, int v, int coll, size_t bytes, spin_sched_t *s,
 	}
 	rc = spin_sched_start(s);
 	if (rc == 0 && work_us > 0) {
-		if (k->r == (unsigned)ocfg.busy % k->P)
+		if (ocfg.busy == BUSY_ALL ||
+		    k->r == (unsigned)ocfg.busy % k->P)
 			work_loops((uint64_t)(work_us * k->loops_per_us));
 		else
 			sleep_us(work_us);
@@ -337,12 +352,15 @@ rank_overlap(struct rank *k)
 	return rc;
 }
 
+/* rows, then the control round trips of the build and start rows (per
+ * rank, max over ranks; not rows of their own) */
 enum { S_CTALLOC, S_MDBIND, S_MEAPPEND, S_TRIGPUT, S_TRIGME, S_PUT1,
-       S_BUILD, S_START, S_COUNT };
+       S_BUILD, S_BUILD_UNB, S_START, S_COUNT,
+       S_RT_BUILD = S_COUNT, S_RT_BUILD_UNB, S_RT_START, S_ALL };
 static const char *const setup_names[S_COUNT] = {
 	"PtlCTAlloc", "PtlMDBind", "PtlMEAppend", "PtlTriggeredPut-post",
 	"PtlTriggeredMEAppend", "put-1B-oneway", "bcast-build",
-	"bcast-start-rearmed",
+	"bcast-build-unbatched", "bcast-start-rearmed",
 };
 
 /* rank 0's primitives; @p t: S_PUT1 + 1 rows of reps */
@@ -436,8 +454,8 @@ static int
 rank_setup(struct rank *k)
 {
 	int R = k->reps;
-	double *t = calloc((size_t)R * S_COUNT, sizeof(double));
-	spin_sched_t *s = NULL;
+	double *t = calloc((size_t)R * S_ALL, sizeof(double));
+	spin_sched_t *s = NULL, *su = NULL;
 	int rc = 0;
 
 	if (t == NULL)
@@ -448,22 +466,43 @@ rank_setup(struct rank *k)
 		rc = spin_coll_comm_sync(k->comm);
 	for (int i = 0; i < R && rc == 0; i++) {
 		double t0;
+		uint64_t rt;
 
-		rc = spin_coll_comm_sync(k->comm);
-		t0 = bench_now();
-		if (rc == 0)
-			rc = build(k, C_BCAST, 8, &s);
-		t[S_BUILD * R + i] = (bench_now() - t0) * 1e6;
-		RCHECK(k, rc == 0, "bcast build: %s", strerror(-rc));
+		/* batched (lib/coll's default), then SPINNIC_COLL_BATCH=0:
+		 * every object its own control round trip */
+		for (int u = 0; u < 2 && rc == 0; u++) {
+			int row = u ? S_BUILD_UNB : S_BUILD;
+
+			if (u)
+				setenv("SPINNIC_COLL_BATCH", "0", 1);
+			rc = spin_coll_comm_sync(k->comm);
+			rt = spin_ctrl_round_trips();
+			t0 = bench_now();
+			if (rc == 0)
+				rc = build(k, C_BCAST, 8, u ? &su : &s);
+			t[row * R + i] = (bench_now() - t0) * 1e6;
+			t[(u ? S_RT_BUILD_UNB : S_RT_BUILD) * R + i] =
+				(double)(spin_ctrl_round_trips() - rt);
+			unsetenv("SPINNIC_COLL_BATCH");
+			RCHECK(k, rc == 0, "bcast build: %s", strerror(-rc));
+		}
+		/* the unbatched one is the same schedule: only its build
+		 * is timed */
+		spin_sched_free(su);
+		su = NULL;
 		for (int j = 0; j < 3 && rc == 0; j++) {
 			rc = spin_coll_comm_sync(k->comm);
+			rt = spin_ctrl_round_trips();
 			t0 = bench_now();
 			if (rc == 0)
 				rc = spin_sched_start(s);
 			/* the first start of a compiled schedule may post;
 			 * the re-armed ones are the third */
-			if (j == 2)
+			if (j == 2) {
 				t[S_START * R + i] = (bench_now() - t0) * 1e6;
+				t[S_RT_START * R + i] = (double)
+					(spin_ctrl_round_trips() - rt);
+			}
 			if (rc == 0)
 				rc = spin_sched_wait_timeout(s, WAIT_MS);
 		}
@@ -472,7 +511,7 @@ rank_setup(struct rank *k)
 		s = NULL;
 	}
 	if (rc == 0)
-		rc = bench_io_all(k->wfd, t, (size_t)R * S_COUNT *
+		rc = bench_io_all(k->wfd, t, (size_t)R * S_ALL *
 				  sizeof(double), true);
 	free(t);
 	return rc;
@@ -662,13 +701,25 @@ job_finish(struct job *j)
 static int
 start_nic(struct bench_spinnic *nic, unsigned P, const char *bin)
 {
-	char n[8];
+	char n[8], lc[48], roles[96];
 	/* lib/coll runs no handler: little NIC memory, and smaller pools,
 	 * so that 16 nodes fit where other spinnics hold hugepages */
 	const char *extra[] = { "--virtual", n, "--nic-mem", "4M", "--mbufs",
-				"4096", NULL };
+				"4096", NULL, NULL, NULL, NULL, NULL };
+	long k = ocfg.nic_lcores;
 
 	snprintf(n, sizeof(n), "%u", P);
+	if (k > 1) {
+		/* --nic-lcores: node i's inbound and outbound on lcore
+		 * i mod K (spinnic --lcore-roles) */
+		snprintf(lc, sizeof(lc), "0-%ld", k - 1);
+		snprintf(roles, sizeof(roles), "inbound=0-%ld,outbound=0-%ld",
+			 k - 1, k - 1);
+		extra[6] = "--lcores";
+		extra[7] = lc;
+		extra[8] = "--lcore-roles";
+		extra[9] = roles;
+	}
 	return bench_spinnic_start(nic, bin, extra);
 }
 
@@ -829,7 +880,7 @@ overlap_run(const struct bench_opts *o)
 		rc = start_nic(&nic, P, ocfg.spinnic);
 		if (rc < 0)
 			break;
-		ncpus = bench_clients_off_lcore();
+		ncpus = bench_clients_off_lcores((int)ocfg.nic_lcores);
 		rc = job_start(&j, &nic, P, R, false);
 		for (unsigned z = 0; z < ocfg.nsizes && rc == 0; z++)
 			for (int v = 0; v < V_COUNT && rc == 0; v++) {
@@ -903,13 +954,25 @@ overlap_run(const struct bench_opts *o)
 			}
 	}
 	if (rc == 0) {
+		char busy_who[32], where[96];
+
+		if (ocfg.nic_lcores > 1)
+			snprintf(where, sizeof(where), "node i on lcore i mod "
+				 "%ld, CPUs 0-%ld, busy-polling",
+				 ocfg.nic_lcores, ocfg.nic_lcores - 1);
+		else
+			snprintf(where, sizeof(where), "every virtual NIC on "
+				 "one busy-polling lcore, CPU 0");
+		if (ocfg.busy == BUSY_ALL)
+			snprintf(busy_who, sizeof(busy_who), "every rank");
+		else
+			snprintf(busy_who, sizeof(busy_who), "rank %ld",
+				 ocfg.busy);
 		rc = bench_table_emit(tab, o);
 		printf("# overlap (paper 002 Fig. 9, 10; notes-002_003 §5.6): "
 		       "%s, one rank per node of spinnic --virtual P "
-		       "--idle-sleep-us 0 (every virtual NIC on one "
-		       "busy-polling lcore, CPU 0), ranks on %d CPU(s) off "
-		       "it; rank %ld computes (calibrated loop), the others "
-		       "sleep t_work without library calls; times: max over "
+		       "--idle-sleep-us 0 (%s), ranks on %d CPU(s) off "
+		       "it; %s computes (calibrated loop)%s; times: max over "
 		       "ranks per iteration, median of %d (%ld untimed "
 		       "first); t_work = t_pure of the variant; offload "
 		       "includes its build (SPIN_SCHED_DYNAMIC), not its "
@@ -917,7 +980,9 @@ overlap_run(const struct bench_opts *o)
 		       "(spinnic-bench-mpi under mpiexec -n P, same "
 		       "protocol, no progress thread, "
 		       "MPIR_CVAR_POLLS_BEFORE_YIELD=1 by default)%s%s\n",
-		       coll_names[ocfg.coll], ncpus, ocfg.busy, R,
+		       coll_names[ocfg.coll], where, ncpus, busy_who,
+		       ocfg.busy == BUSY_ALL ? "" : ", the others sleep "
+		       "t_work without library calls", R,
 		       ocfg.warmup, helper ? "" : ": skipped, ", why);
 	}
 out:
@@ -946,12 +1011,13 @@ setup_run(const struct bench_opts *o)
 		{ "min_us", BENCH_COL_NUM, 2 },
 		{ "over_put_1B", BENCH_COL_NUM, 3 },
 		{ "cached_uncached", BENCH_COL_NUM, 4 },
+		{ "round_trips", BENCH_COL_NUM, 1 },
 	};
 	struct bench_table *tab;
 	struct bench_spinnic nic = { .pid = -1 };
 	struct job j = { .P = 0 };
 	int R = o->reps, rc = 0, ncpus = 0;
-	size_t n = (size_t)R * S_COUNT;
+	size_t n = (size_t)R * S_ALL;
 	double *m = calloc(n, sizeof(double));
 	double *tmp = calloc(n, sizeof(double));
 
@@ -963,13 +1029,13 @@ setup_run(const struct bench_opts *o)
 	bench_spinnic_signals();
 	for (unsigned pi = 0; pi < ocfg.nranks && rc == 0; pi++) {
 		unsigned P = (unsigned)ocfg.ranks[pi];
-		double med[S_COUNT], mins[S_COUNT];
+		double med[S_ALL], mins[S_ALL];
 
 		region_env(1 << 20);
 		rc = start_nic(&nic, P, ocfg.spinnic);
 		if (rc < 0)
 			break;
-		ncpus = bench_clients_off_lcore();
+		ncpus = bench_clients_off_lcores((int)ocfg.nic_lcores);
 		rc = job_start(&j, &nic, P, R, true);
 		if (rc == 0)
 			rc = job_gather_max(&j, m, tmp, n);
@@ -978,7 +1044,7 @@ setup_run(const struct bench_opts *o)
 		else
 			job_end(&j);
 		bench_spinnic_stop(&nic, ocfg.spinnic_log);
-		for (int k = 0; k < S_COUNT && rc == 0; k++) {
+		for (int k = 0; k < S_ALL && rc == 0; k++) {
 			double *x = m + (size_t)k * (size_t)R;
 
 			med[k] = bench_median(x, R); /* sorted */
@@ -1004,6 +1070,11 @@ setup_run(const struct bench_opts *o)
 				bench_table_set_num(tab, "cached_uncached",
 						    med[S_START] /
 						    med[S_BUILD]);
+			/* control round trips per rank (max), median */
+			if (k >= S_BUILD)
+				bench_table_set_num(tab, "round_trips",
+						    med[S_RT_BUILD + k -
+							S_BUILD]);
 		}
 	}
 	if (rc == 0) {
@@ -1012,11 +1083,16 @@ setup_run(const struct bench_opts *o)
 		       "untimed), put-1B-oneway = PtlPut to its own counted ME "
 		       "until counted (in every P's run: the lcore polls P "
 		       "nodes); bcast (binomial, 8 B) build = "
-		       "spin_coll_bcast (create, compile, closing barrier), "
-		       "start = a re-armed start (the third of the schedule); "
-		       "max over ranks, median of %d; spinnic --virtual P "
-		       "--idle-sleep-us 0, ranks on %d CPU(s) off its "
-		       "lcore\n", R, ncpus);
+		       "spin_coll_bcast (create, compile, closing barrier) "
+		       "with its objects created in one control batch "
+		       "(SPINNIC_CTRL_BATCH), build-unbatched = the same with "
+		       "SPINNIC_COLL_BATCH=0 (one control round trip per "
+		       "object), start = a re-armed start (the third of the "
+		       "schedule), cached_uncached = start / build; "
+		       "round_trips = control requests per rank (max over "
+		       "ranks); max over ranks, median of %d; spinnic "
+		       "--virtual P --idle-sleep-us 0, ranks on %d CPU(s) off "
+		       "its lcore\n", R, ncpus);
 	}
 out:
 	bench_table_free(tab);

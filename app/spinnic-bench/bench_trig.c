@@ -13,7 +13,8 @@
  *                          on a pipe (not on the counter: no wake-ups)
  *              host-spin   the responder spins on PtlCTGet (sched_yield
  *                          between reads) and calls PtlPut itself
- *              host-sleep  the responder sleeps in PtlCTWait, then PtlPut
+ *              host-sleep  the responder sleeps in PtlCTWait (at once:
+ *                          spin_set_wait_polls(0)), then PtlPut
  *            in blocks of --block puts, the three interleaved block by
  *            block (the initiator waits for the responder's "ready" before
  *            each block, outside the timing).
@@ -251,6 +252,9 @@ responder(int rfd, int wfd)
 	int rc;
 
 	rc = tclient_open(&c, rfd, wfd);
+	/* host-sleep's PtlCTWait blocks in the kernel at once (a waiter that
+	 * polls first would be a spinning host) */
+	spin_set_wait_polls(0);
 	for (long k = 0; rc == 0 && k < nblocks(); k++) {
 		uint64_t base = (uint64_t)(k * tcfg.block);
 		int v = block_var(k);

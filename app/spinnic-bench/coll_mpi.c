@@ -61,7 +61,8 @@ main(int argc, char **argv)
 	bytes = atol(argv[2]);
 	reps = atoi(argv[3]);
 	warmup = atoi(argv[4]);
-	busy = atoi(argv[5]) % P;
+	busy = atoi(argv[5]);
+	busy = busy < 0 ? -1 : busy % P; /* -1: every rank computes */
 	if (bytes < 0 || bytes > (1 << 24) || reps < 1 || reps > 1000000 ||
 	    warmup < 0 || warmup > 1000)
 		MPI_Abort(MPI_COMM_WORLD, 2);
@@ -108,7 +109,7 @@ main(int argc, char **argv)
 					      (int)bytes, MPI_BYTE,
 					      MPI_COMM_WORLD, &rq);
 			if (ph == 1) {
-				if (rank == busy)
+				if (busy < 0 || rank == busy)
 					work_loops((uint64_t)(work * lpu));
 				else
 					sleep_us(work);

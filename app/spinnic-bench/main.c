@@ -23,7 +23,6 @@ static const struct bench_cmd *const bench_cmds[] = {
 	&bench_auth_cmd,
 	&bench_rate_cmd,
 	&bench_trig_cmd,
-	&bench_coll_cmd,
 	&bench_layout_cmd,
 	&bench_aa_cmd,
 	&bench_dht_cmd,

@@ -758,6 +758,65 @@ do_spin(struct spinnic_node *node, struct ctrl_conn *cc,
 	rep->status = spin_status(rc);
 }
 
+/* A request lib/portals answers (everything but attach, detach, batch and
+ * the sPIN ops): @p req is a private copy or the receive buffer. */
+static void
+ptl_op_run(struct spinnic_node *node, struct ctrl_conn *cc,
+	   const struct spinnic_ctrl_msg *req, struct spinnic_ctrl_msg *rep)
+{
+	int rc;
+
+	/* the context of an entry must be a live one of this client */
+	if (req->op == SPINNIC_CTRL_ME_APPEND &&
+	    req->u.me.ctx != SPINNIC_HANDLE_NONE) {
+		rc = spin_rt_ctx_get(node->rt, cc->cl.pid, req->u.me.ctx);
+		if (rc != 0) {
+			rep->status = SPINNIC_PTL_ARG_INVALID;
+			return;
+		}
+		spin_rt_ctx_put(node->rt, req->u.me.ctx);
+	}
+	/* an access log consumed on the NIC: a live context of this
+	 * client whose family has an access handler */
+	if (req->op == SPINNIC_CTRL_AA_LOG_CREATE &&
+	    (req->u.aa.flags & SPINNIC_AA_LOG_HANDLER) &&
+	    spin_rt_ctx_access_ok(node->rt, cc->cl.pid,
+				  req->u.aa.ctx) != 0) {
+		rep->status = SPINNIC_PTL_ARG_INVALID;
+		return;
+	}
+	rc = ptl_nic_ctrl(node->nic, cc->cl.pc, req, rep);
+	if (rc != 0)
+		rep->status = errno_status(rc);
+}
+
+/* ---- BATCH: lib/portals applies the records (ptl_nic_ctrl_batch) ------ */
+
+static void
+batch_run(void *arg, const struct spinnic_ctrl_msg *req,
+	  struct spinnic_ctrl_msg *rep)
+{
+	struct ctrl_conn *cc = arg;
+
+	ptl_op_run(cc->cl.node, cc, req, rep);
+}
+
+/* BATCH of an attached client: each record as if it came alone (the
+ * context check of ME_APPEND included), counted per node. */
+static void
+do_batch(struct spinnic_node *node, struct ctrl_conn *cc,
+	 struct spinnic_ctrl_msg *rep)
+{
+	struct ptl_batch_stats st = { 0 };
+
+	ptl_nic_ctrl_batch(cc->cl.pc, &cc->rx.msg, rep, batch_run, cc, &st);
+	node->ctrl.batches++;
+	node->ctrl.batch_recs += st.recs;
+	node->ctrl.batch_refused += st.refused;
+	node->ctrl.batch_rollbacks += st.rollbacks;
+	node->ctrl.batch_undo_failed += st.undo_failed;
+}
+
 /* A well-formed request of an attached (or attaching) client. */
 static void
 request_run(struct spinnic_ctrl *c, unsigned ni, unsigned ci, int fd)
@@ -786,30 +845,11 @@ request_run(struct spinnic_ctrl *c, unsigned ni, unsigned ci, int fd)
 	case SPINNIC_CTRL_NICMEM_FREE:
 		do_spin(node, cc, &rep);
 		break;
-	case SPINNIC_CTRL_ME_APPEND:
-		/* the context must be a live one of this client */
-		if (req->u.me.ctx != SPINNIC_HANDLE_NONE) {
-			rc = spin_rt_ctx_get(node->rt, cc->cl.pid, req->u.me.ctx);
-			if (rc != 0) {
-				rep.status = SPINNIC_PTL_ARG_INVALID;
-				break;
-			}
-			spin_rt_ctx_put(node->rt, req->u.me.ctx);
-		}
-		/* fall through */
 	default:
-		/* an access log consumed on the NIC: a live context of this
-		 * client whose family has an access handler */
-		if (req->op == SPINNIC_CTRL_AA_LOG_CREATE &&
-		    (req->u.aa.flags & SPINNIC_AA_LOG_HANDLER) &&
-		    spin_rt_ctx_access_ok(node->rt, cc->cl.pid,
-					  req->u.aa.ctx) != 0) {
-			rep.status = SPINNIC_PTL_ARG_INVALID;
-			break;
-		}
-		rc = ptl_nic_ctrl(node->nic, cc->cl.pc, req, &rep);
-		if (rc != 0)
-			rep.status = errno_status(rc);
+		ptl_op_run(node, cc, req, &rep);
+		break;
+	case SPINNIC_CTRL_BATCH:
+		do_batch(node, cc, &rep);
 		break;
 	}
 	/* every other request waits meanwhile (one control thread): say

@@ -202,6 +202,14 @@ struct spinnic_ctrl_stats {
 				     its connection stayed open */
 	uint64_t region_refused; /**< ATTACH refused: region cannot be
 				     sealed or backed (ctrl.c) */
+	uint64_t batches;       /**< BATCH requests (ABI 7) */
+	uint64_t batch_recs;    /**< records of batches read */
+	uint64_t batch_refused; /**< whole batches (offset, count) and
+				     records (op, reference) refused */
+	uint64_t batch_rollbacks; /**< batches stopped by a failing record,
+				       what they created destroyed */
+	uint64_t batch_undo_failed; /**< rollback frees that failed (the
+					 object goes at detach) */
 } __rte_cache_aligned;
 
 /**

@@ -82,6 +82,9 @@ node_print(struct spinnic_node *node, FILE *f)
 		LD(cs->clients), LD(cs->attaches), LD(cs->detaches),
 		LD(cs->msgs), LD(cs->bad_msgs), LD(cs->errors),
 		LD(cs->uid_denied), LD(cs->orphaned), LD(cs->region_refused));
+	fprintf(f, "  ctrl: batches %" PRIu64 " batch_recs %" PRIu64 " batch_refused %" PRIu64 " batch_rollbacks %" PRIu64 " batch_undo_failed %" PRIu64 "\n",
+		LD(cs->batches), LD(cs->batch_recs), LD(cs->batch_refused),
+		LD(cs->batch_rollbacks), LD(cs->batch_undo_failed));
 	live_print(node, f);
 	if (rte_eth_stats_get(node->port_id, &es) == 0)
 		fprintf(f, "  port: ipackets %" PRIu64 " opackets %" PRIu64 " imissed %" PRIu64 " ierrors %" PRIu64 " oerrors %" PRIu64 " rx_nombuf %" PRIu64 "\n",

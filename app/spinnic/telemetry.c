@@ -182,6 +182,14 @@ node_stats(struct spinnic_node *node, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "ctrl_orphaned", LD(cs->orphaned));
 	rte_tel_data_add_dict_u64(d, "ctrl_region_refused",
 				  LD(cs->region_refused));
+	rte_tel_data_add_dict_u64(d, "ctrl_batches", LD(cs->batches));
+	rte_tel_data_add_dict_u64(d, "ctrl_batch_recs", LD(cs->batch_recs));
+	rte_tel_data_add_dict_u64(d, "ctrl_batch_refused",
+				  LD(cs->batch_refused));
+	rte_tel_data_add_dict_u64(d, "ctrl_batch_rollbacks",
+				  LD(cs->batch_rollbacks));
+	rte_tel_data_add_dict_u64(d, "ctrl_batch_undo_failed",
+				  LD(cs->batch_undo_failed));
 	if (rte_eth_stats_get(node->port_id, &es) == 0) {
 		rte_tel_data_add_dict_u64(d, "port_ipackets", es.ipackets);
 		rte_tel_data_add_dict_u64(d, "port_opackets", es.opackets);

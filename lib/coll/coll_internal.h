@@ -109,6 +109,8 @@ struct trig {
 	bool me_keep;           /* TP_MEAPPEND: persistent, not use-once */
 	ptl_handle_ct_t trig;
 	ptl_size_t thr, per;
+	ptl_handle_me_t rsv;    /* TP_MEAPPEND: its entry, reserved in the
+				   compile's batch (0: none; trig_post) */
 };
 
 /* ---- SPIN_SCHED_HOST (coll_host.c) --------------------------------------- */

@@ -75,6 +75,10 @@ struct spin_sched {
 	char dummy[8];
 	bool host;              /* SPIN_SCHED_HOST: coll_host.c runs it */
 	struct coll_host *hst;
+	spin_batch_t *batch;    /* compile: the objects go here (spin.h),
+				   unless SPINNIC_COLL_BATCH=0 */
+	unsigned *bme;          /* ... and these records are entries */
+	unsigned nbme, capbme;
 };
 
 /* ---- growing arrays ----------------------------------------------------- */
@@ -448,6 +452,11 @@ trig_post(spin_sched_t *s, const struct trig *t, uint64_t inst)
 		ptl_handle_me_t h;
 		ptl_me_t me;
 
+		if (t->rsv != 0) {
+			/* reserved in the compile's batch, kept in s->mes */
+			rc = spin_triggered_me_link(t->rsv, t->trig, thr);
+			break;
+		}
 		coll_sched_me(s, t, &me);
 		rc = PtlTriggeredMEAppend(s->comm->ni, s->comm->pt, &me,
 					  PTL_PRIORITY_LIST, NULL, &h, t->trig,
@@ -467,10 +476,68 @@ trig_post(spin_sched_t *s, const struct trig *t, uint64_t inst)
 	return ptl_err(rc);
 }
 
+/*
+ * Batched compile (spin.h spin_batch_*; doc/NOTES.md "Batched setup"):
+ * ct_new, md_new, me_new and the dynamic schedules' entry reservations
+ * add records to s->batch, and compile_submit creates them all in one
+ * control round trip (per 256). CT and MD handles are usable in the
+ * batch at once (pushed as usual); entries get theirs at the submit.
+ */
+static int
+batch_me(spin_sched_t *s, const ptl_me_t *me, bool reserve)
+{
+	unsigned i = spin_batch_count(s->batch);
+	int rc;
+
+	if (grow((void **)&s->bme, &s->capbme, s->nbme, sizeof(*s->bme)) != 0)
+		return -ENOMEM;
+	rc = reserve ? spin_batch_me_reserve(s->batch, s->comm->pt, me,
+					     PTL_PRIORITY_LIST, NULL, NULL) :
+		       spin_batch_me_append(s->batch, s->comm->pt, me,
+					    PTL_PRIORITY_LIST, NULL, NULL);
+	if (rc != PTL_OK)
+		return ptl_err(rc);
+	s->bme[s->nbme++] = i;
+	return 0;
+}
+
+/* Reserve the entries of the TP_MEAPPENDs posted at compile (dynamic
+ * schedules), then create everything; the reserved handles go to
+ * t->rsv for trig_post. On failure the batch released its objects. */
+static int
+compile_submit(spin_sched_t *s)
+{
+	unsigned i, k, first = s->nbme;
+	int rc = 0;
+
+	for (i = 0; i < s->nt && s->dynamic && !s->host && rc == 0; i++)
+		if (s->t[i].kind == TP_MEAPPEND) {
+			ptl_me_t me;
+
+			coll_sched_me(s, &s->t[i], &me);
+			rc = batch_me(s, &me, true);
+		}
+	if (rc == 0)
+		rc = spin_batch_count(s->batch) == 0 ? 0 :
+		     ptl_err(spin_batch_submit(s->batch, NULL));
+	if (rc != 0)
+		return rc; /* spin_sched_compile's fail: forgets them */
+	for (i = 0; i < s->nbme && rc == 0; i++)
+		rc = push_handle(&s->mes, &s->nmes, &s->capmes,
+				 spin_batch_handle(s->batch, s->bme[i]));
+	for (i = 0, k = first; i < s->nt && k < s->nbme; i++)
+		if (s->t[i].kind == TP_MEAPPEND)
+			s->t[i].rsv = spin_batch_handle(s->batch, s->bme[k++]);
+	spin_batch_free(s->batch);
+	s->batch = NULL;
+	return rc;
+}
+
 static int
 ct_new(spin_sched_t *s, ptl_handle_ct_t *ct_p)
 {
-	int rc = PtlCTAlloc(s->comm->ni, ct_p);
+	int rc = s->batch != NULL ? spin_batch_ct_alloc(s->batch, ct_p) :
+		 PtlCTAlloc(s->comm->ni, ct_p);
 
 	if (rc != PTL_OK)
 		return ptl_err(rc);
@@ -494,7 +561,8 @@ md_new(spin_sched_t *s, const void *buf, size_t len, ptl_handle_ct_t ct,
 	md.eq_handle = PTL_EQ_NONE;
 	md.ct_handle = ct;
 	md.options = ct != PTL_CT_NONE ? PTL_MD_EVENT_CT_ACK : 0;
-	rc = PtlMDBind(s->comm->ni, &md, md_p);
+	rc = s->batch != NULL ? spin_batch_md_bind(s->batch, &md, md_p) :
+	     PtlMDBind(s->comm->ni, &md, md_p);
 	if (rc != PTL_OK)
 		return ptl_err(rc);
 	if (push_handle(&s->mds, &s->nmds, &s->capmds, *md_p) != 0) {
@@ -526,6 +594,8 @@ me_new(spin_sched_t *s, void *buf, size_t len, ptl_match_bits_t bits,
 		     PTL_ME_EVENT_COMM_DISABLE | PTL_ME_EVENT_LINK_DISABLE |
 		     PTL_ME_EVENT_UNLINK_DISABLE |
 		     (ack ? 0 : PTL_ME_ACK_DISABLE);
+	if (s->batch != NULL)
+		return batch_me(s, &me, false);
 	rc = PtlMEAppend(s->comm->ni, s->comm->pt, &me, PTL_PRIORITY_LIST,
 			 NULL, &h);
 	if (rc != PTL_OK)
@@ -964,7 +1034,14 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 	md.length = s->sb_len;
 	md.eq_handle = PTL_EQ_NONE;
 	md.ct_handle = PTL_CT_NONE;
-	rc = ptl_err(PtlMDBind(c->ni, &md, &s->sb_md));
+	s->batch = NULL;
+	if ((getenv("SPINNIC_COLL_BATCH") == NULL ||
+	     strcmp(getenv("SPINNIC_COLL_BATCH"), "0") != 0) &&
+	    spin_batch_create(c->ni, &s->batch) != PTL_OK)
+		s->batch = NULL; /* unbatched, as before */
+	rc = ptl_err(s->batch != NULL ?
+		     spin_batch_md_bind(s->batch, &md, &s->sb_md) :
+		     PtlMDBind(c->ni, &md, &s->sb_md));
 	if (rc != 0) {
 		s->sb_md = PTL_INVALID_HANDLE;
 		goto fail;
@@ -1000,6 +1077,8 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 		rc = trig_add(s, &(struct trig){ .kind = TP_CTINC,
 			.ct = s->done, .trig = s->start, .thr = 1, .per = 1 });
 	}
+	if (rc == 0 && s->batch != NULL)
+		rc = compile_submit(s);
 	if (rc == 0 && s->host) /* nothing posted: coll_host.c issues */
 		rc = coll_host_prepare(&s->hst, s->t, s->nt, s->cts, s->ncts);
 	if (rc != 0)
@@ -1022,6 +1101,15 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 		goto fail;
 	return 0;
 fail:
+	if (s->batch != NULL) {
+		/* not submitted, or the submit failed: nothing it held
+		 * exists (any more) */
+		spin_batch_free(s->batch);
+		s->batch = NULL;
+		s->ncts = s->nmds = 0;
+		s->start = s->done = PTL_CT_NONE;
+		s->sb_md = PTL_INVALID_HANDLE;
+	}
 	sched_release(s);
 	return rc;
 }
@@ -1228,6 +1316,7 @@ spin_sched_free(spin_sched_t *s)
 	free(s->cts);
 	free(s->mes);
 	free(s->mds);
+	free(s->bme);
 	for (i = 0; i < s->nowned; i++)
 		spin_host_free(s->owned[i]);
 	free(s->owned);

@@ -223,7 +223,11 @@ int spin_sched_dep(spin_sched_t *s, int from, int to);
  * compiles its schedules in the same order). Allocates the counters,
  * descriptors, entries and shadow buffers, posts the triggered
  * operations and ends with a host barrier, after which every entry of
- * every rank is posted. A schedule with a cycle is refused.
+ * every rank is posted. The NIC objects (and a dynamic schedule's
+ * reserved entries) are created in one control batch (spin.h
+ * spin_batch_*: one round trip per 256 objects); with SPINNIC_COLL_BATCH=0
+ * in the environment, one round trip each, for comparison. A schedule
+ * with a cycle is refused.
  * @param s the schedule.
  * @param flags 0, SPIN_SCHED_DYNAMIC, SPIN_SCHED_HOST or both.
  * @return 0; -EINVAL (cycle, flags, already compiled); -ENOMEM; -ENOSPC
@@ -241,9 +245,10 @@ int spin_sched_compile(spin_sched_t *s, unsigned flags);
  * compile, persistent (spin_trig_set_period), and the NIC re-arms them
  * for every instance. With SPINNIC_COLL_REPOST=1 in the environment at
  * compile, start re-posts the instance's operations one-shot instead
- * (ring commands, no control round trip; a SPIN_SCHED_DYNAMIC
- * schedule's first start also reserves its triggered appends' entries,
- * a round trip each), for comparison.
+ * (ring commands, no control round trip; unbatched,
+ * SPINNIC_COLL_BATCH=0, a SPIN_SCHED_DYNAMIC schedule's first start
+ * also reserves its triggered appends' entries, a round trip each), for
+ * comparison.
  * @return 0; -EINVAL (not compiled); -EBUSY (an instance is running:
  *   this rank's previous one was not waited for);
  *   -ENOSPC (triggered operations exhausted); -EIO.

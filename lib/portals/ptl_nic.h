@@ -325,11 +325,47 @@ void *ptl_client_region_ptr(struct ptl_client *c, uint64_t off, uint64_t len);
  * @param req the request (already copied out of the socket)
  * @param rep the reply (may equal req)
  * @return 0 when handled (see rep->status), -EOPNOTSUPP for ATTACH,
- *         DETACH, CTX_* and NICMEM_* (not handled here, rep untouched)
+ *         DETACH, CTX_*, NICMEM_* and BATCH (ptl_nic_ctrl_batch) (not
+ *         handled here, rep untouched)
  */
 int ptl_nic_ctrl(struct ptl_nic *nic, struct ptl_client *c,
 		 const struct spinnic_ctrl_msg *req,
 		 struct spinnic_ctrl_msg *rep);
+
+/** Counters of ptl_nic_ctrl_batch(), added to. */
+struct ptl_batch_stats {
+	uint64_t recs;        /**< records read */
+	uint64_t refused;     /**< the batch as a whole (offset, count) or a
+				   record (version, op, reference) refused */
+	uint64_t rollbacks;   /**< batches stopped by a failing record */
+	uint64_t undo_failed; /**< rollback frees that failed */
+};
+
+/** Applies one record of a batch as ptl_nic_ctrl() would (the caller
+ *  adds its own checks); @p rep starts as a copy of @p req. */
+typedef void (*ptl_batch_run_fn)(void *arg,
+				 const struct spinnic_ctrl_msg *req,
+				 struct spinnic_ctrl_msg *rep);
+
+/**
+ * SPINNIC_CTRL_BATCH (spinnic_abi.h struct spinnic_ctrl_batch): the
+ * records in the client's region, each copied out once, checked
+ * (version, a batchable op, references to earlier records resolved from
+ * this call's own results) and applied through @p run in order, its
+ * reply written back over it; the first failing record stops the batch
+ * and what the records before it created is destroyed again (through @p
+ * run), last first.
+ * @param c   the client (its region holds the records)
+ * @param req the BATCH request
+ * @param rep the reply: status, u.batch.failed, u.batch.done
+ * @param run applies one record
+ * @param arg its argument
+ * @param st  counters, added to
+ */
+void ptl_nic_ctrl_batch(struct ptl_client *c,
+			const struct spinnic_ctrl_msg *req,
+			struct spinnic_ctrl_msg *rep, ptl_batch_run_fn run,
+			void *arg, struct ptl_batch_stats *st);
 
 /**
  * Whether any linked ME of the client names an execution context (for

@@ -17,7 +17,7 @@
 #include <assert.h>
 #include <stdint.h>
 
-#define SPINNIC_ABI_VERSION 6u
+#define SPINNIC_ABI_VERSION 7u
 /** Region cookie: "SPINREG1". */
 #define SPINNIC_REGION_MAGIC 0x314745524e495053ull
 
@@ -53,6 +53,8 @@ enum spinnic_ctrl_op {
 	SPINNIC_CTRL_AA_LOG_CREATE, /* Active Access: an access log ring */
 	SPINNIC_CTRL_AA_LOG_FREE,
 	SPINNIC_CTRL_AA_ASSOC,      /* Active Access: mark pages */
+	SPINNIC_CTRL_BATCH,         /* ABI 7: records in the region, applied
+				       in order (struct spinnic_ctrl_batch) */
 	SPINNIC_CTRL_OP_MAX,
 };
 
@@ -68,6 +70,47 @@ enum spinnic_ctrl_op {
  * back and a ring ME_APPEND links it (PtlTriggeredMEAppend).
  */
 #define SPINNIC_CTRL_F_ME_RESERVE (1u << 0)
+
+/**
+ * BATCH (ABI 7): the request names @c count records (struct
+ * spinnic_ctrl_msg each, SPINNIC_CTRL_MSG_SIZE bytes, contiguous, the
+ * first at region offset @c off, 8-aligned), at most
+ * SPINNIC_CTRL_BATCH_MAX. spinnic copies each record before it checks it
+ * and applies them in order as if each came alone on the socket, writing
+ * each record's reply (status, handle) back over it. Batchable: EQ_ALLOC,
+ * EQ_FREE, CT_ALLOC, CT_FREE, MD_BIND, MD_RELEASE, ME_APPEND (with or
+ * without SPINNIC_CTRL_F_ME_RESERVE), ME_UNLINK; anything else (ATTACH,
+ * DETACH, BATCH, the sPIN and Active Access ops, NI and PT ops) fails
+ * its record with PTL_ARG_INVALID. A handle field of a record may be
+ * SPINNIC_BATCH_REF(i): the handle record i < this one created (of the
+ * kind the field names: MD_BIND eq/ct, ME_APPEND ct, CT_FREE ct,
+ * EQ_FREE eq, MD_RELEASE md, ME_UNLINK me); any other use fails the
+ * record. The first failing record stops the batch: the reply's status
+ * is its status, @c failed its index, and what records 0..failed-1
+ * created is destroyed again, last first (their status then reads
+ * PTL_ABORTED; frees stay done). A batch refused as a whole (offset,
+ * count, alignment) has status PTL_ARG_INVALID and failed
+ * SPINNIC_HANDLE_NONE, and touches no record. Success: status PTL_OK,
+ * done == count, failed SPINNIC_HANDLE_NONE.
+ */
+struct spinnic_ctrl_batch {
+	uint64_t off;       /**< region offset of record 0, 8-aligned */
+	uint32_t count;     /**< records, 1..SPINNIC_CTRL_BATCH_MAX */
+	uint32_t failed;    /**< reply: index of the failing record, or
+				 SPINNIC_HANDLE_NONE */
+	uint32_t done;      /**< reply: records applied and kept */
+	uint32_t pad;
+};
+/** Most records of one BATCH. */
+#define SPINNIC_CTRL_BATCH_MAX 256u
+/** A handle field of a batch record naming record @p i's new handle. */
+#define SPINNIC_BATCH_REF_TAG 0xfff00000u
+#define SPINNIC_BATCH_REF(i) (SPINNIC_BATCH_REF_TAG | (uint32_t)(i))
+/** Whether handle @p h is a batch reference (never a real handle: type
+ *  7 is no Portals handle type, and context handles are small). */
+#define SPINNIC_BATCH_IS_REF(h) \
+	((uint32_t)(h) >= SPINNIC_BATCH_REF_TAG && \
+	 (uint32_t)(h) < SPINNIC_BATCH_REF_TAG + SPINNIC_CTRL_BATCH_MAX)
 
 /** Handle value meaning "none" (PTL_EQ_NONE, PTL_CT_NONE, no context). */
 #define SPINNIC_HANDLE_NONE 0xffffffffu
@@ -246,6 +289,7 @@ struct spinnic_ctrl_msg {
 		struct spinnic_ctrl_nicmem nicmem;
 		struct spinnic_ctrl_status status;
 		struct spinnic_ctrl_aa aa;
+		struct spinnic_ctrl_batch batch;
 		uint8_t raw[SPINNIC_CTRL_MSG_SIZE - 16];
 	} u;
 };

@@ -285,6 +285,7 @@ shim_ctrl_call_fd(struct spinnic_ctrl_msg *msg, int fd)
 	msg->seq = ++shim_g.seq;
 	msg->status = 0;
 	rc = ctrl_send(msg, fd);
+	__atomic_fetch_add(&shim_g.ctrl_round_trips, 1, __ATOMIC_RELAXED);
 	if (rc == 0)
 		rc = ctrl_recv(msg);
 	if (rc < 0) {
@@ -306,6 +307,12 @@ int
 shim_ctrl_call(struct spinnic_ctrl_msg *msg)
 {
 	return shim_ctrl_call_fd(msg, -1);
+}
+
+uint64_t
+spin_ctrl_round_trips(void)
+{
+	return __atomic_load_n(&shim_g.ctrl_round_trips, __ATOMIC_RELAXED);
 }
 
 bool

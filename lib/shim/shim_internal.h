@@ -173,9 +173,12 @@ struct shim_state {
 	int fd;                    /* -1 when not attached */
 	int dead;                  /* peer gone: every call fails */
 	uint32_t seq;
+	uint64_t ctrl_round_trips; /* requests sent (spin_ctrl_round_trips) */
 	pthread_mutex_t ctrl_lock;
 	int timeout_ms;
 	int slice_ms;              /* longest futex sleep of a wait */
+	unsigned wait_polls;       /* polls of a wait before it sleeps
+				      (spin_set_wait_polls) */
 	struct spinnic_pid id;
 	uint32_t payload_size;
 	uint32_t nhpu;             /* HPUs of the node (attach reply) */
@@ -395,6 +398,12 @@ int shim_entry_append_flags(ptl_handle_ni_t ni_handle,
 			    int is_le, ptl_list_t list, ptl_handle_any_t ctx_h,
 			    void *user_ptr, uint16_t flags,
 			    ptl_handle_any_t *h_p);
+/** The control request of an entry (ME or LE) to append or search for
+ *  (shim_me.c). @return 0 or a negative errno */
+int shim_entry_fill(struct shim_ni *ni, unsigned slot,
+		    ptl_pt_index_t pt_index, const ptl_me_t *me, int is_le,
+		    ptl_handle_any_t ctx_h, void *user_ptr,
+		    struct spinnic_ctrl_me *m);
 /** Common body of PtlMEUnlink and PtlLEUnlink. @return 0 or a negative
  *  errno. */
 int shim_entry_unlink(ptl_handle_any_t h, unsigned kind);
@@ -514,8 +523,11 @@ int shim_cmd_sync(uint32_t end);
 
 /* ---- waiting (shim_wait.c) --------------------------------------------- */
 
-/* spins of a wait before it sleeps */
+/* polls of a wait before it sleeps, by default and at most; each failed
+ * poll pauses and yields the CPU (doc/NOTES.md "Waiting yields while it
+ * spins") */
 #define SHIM_WAIT_SPINS 2000
+#define SHIM_WAIT_POLLS_MAX 1000000u
 
 /** Sleep until one of the words changes or ms pass. */
 void shim_futex_wait_any(volatile uint32_t *const *addrs, const uint32_t *vals,

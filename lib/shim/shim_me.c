@@ -12,9 +12,8 @@
 
 /* ---- list entries ------------------------------------------------------- */
 
-/* @return 0 or a negative errno */
-static int
-entry_fill(struct shim_ni *ni, unsigned slot, ptl_pt_index_t pt_index,
+int
+shim_entry_fill(struct shim_ni *ni, unsigned slot, ptl_pt_index_t pt_index,
 	   const ptl_me_t *me, int is_le, ptl_handle_any_t ctx_h, void *user_ptr,
 	   struct spinnic_ctrl_me *m)
 {
@@ -82,7 +81,7 @@ shim_entry_append_flags(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	    ((ni->options & PTL_NI_NO_MATCHING) != 0) != (is_le != 0))
 		return -EINVAL;
 	shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_ME_APPEND, ni->nic_ni);
-	rc = entry_fill(ni, slot, pt_index, me, is_le, ctx_h, user_ptr,
+	rc = shim_entry_fill(ni, slot, pt_index, me, is_le, ctx_h, user_ptr,
 			&msg.u.me);
 	if (rc != 0)
 		return rc;
@@ -127,7 +126,7 @@ entry_search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	    ((ni->options & PTL_NI_NO_MATCHING) != 0) != (is_le != 0))
 		return -EINVAL;
 	shim_ctrl_prep_ni(&msg, SPINNIC_CTRL_ME_SEARCH, ni->nic_ni);
-	rc = entry_fill(ni, slot, pt_index, me, is_le, SPIN_CTX_NONE, user_ptr,
+	rc = shim_entry_fill(ni, slot, pt_index, me, is_le, SPIN_CTX_NONE, user_ptr,
 			&msg.u.me);
 	if (rc != 0)
 		return rc;

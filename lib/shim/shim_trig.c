@@ -261,6 +261,34 @@ PtlTriggeredCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct,
 				trig_ct_handle, threshold));
 }
 
+/* TRIG + ME_APPEND naming reserved entry @p h. @return 0 or a negative
+ * errno */
+static int
+trig_me_link(ptl_handle_me_t h, ptl_handle_ct_t trig_ct_handle,
+	     ptl_size_t threshold)
+{
+	/* NULL when the handle is bad, or another thread finalized the NI
+	 * meanwhile */
+	struct shim_ni *me_ni = shim_to_entry_ni(h, SHIM_KIND_ME);
+	struct spinnic_cmd cmd;
+
+	if (me_ni == NULL)
+		return -EINVAL;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.op = SPINNIC_CMD_ME_APPEND;
+	cmd.ni = me_ni->nic_ni;
+	cmd.md = shim_handle_idx(h);
+	return shim_trig_post(&cmd, trig_ct_handle, threshold);
+}
+
+int
+spin_triggered_me_link(ptl_handle_me_t me_handle,
+		       ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
+{
+	SHIM_ENTER();
+	return shim_ptl(trig_me_link(me_handle, trig_ct_handle, threshold));
+}
+
 /* Body of PtlTriggeredMEAppend: reserve the entry (a control round
  * trip: the handle exists from here on), then TRIG + ME_APPEND naming it;
  * a refused post gives the entry back. @return 0 or a negative errno */
@@ -270,8 +298,7 @@ trig_me_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 	       ptl_handle_me_t *me_handle, ptl_handle_ct_t trig_ct_handle,
 	       ptl_size_t threshold)
 {
-	struct shim_ni *ni, *me_ni;
-	struct spinnic_cmd cmd;
+	struct shim_ni *ni;
 	ptl_handle_me_t h;
 	int rc;
 
@@ -282,14 +309,7 @@ trig_me_append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 				     SPINNIC_CTRL_F_ME_RESERVE, &h);
 	if (rc != 0)
 		return rc;
-	/* NULL only when another thread finalized the NI meanwhile */
-	me_ni = shim_to_entry_ni(h, SHIM_KIND_ME);
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.op = SPINNIC_CMD_ME_APPEND;
-	cmd.ni = me_ni != NULL ? me_ni->nic_ni : 0;
-	cmd.md = shim_handle_idx(h);
-	rc = me_ni != NULL ? shim_trig_post(&cmd, trig_ct_handle, threshold) :
-			     -EINVAL;
+	rc = trig_me_link(h, trig_ct_handle, threshold);
 	if (rc != 0) {
 		(void)shim_entry_unlink(h, SHIM_KIND_ME);
 		return rc;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Waiting on event queues and counters the NIC writes into the region:
- * a short spin, then futex sleeps on the shared futex
+ * a short spin that yields the CPU at every poll, then futex sleeps on the shared futex
  * words (not the private op: the NIC wakes them from another process) in
  * bounded slices, so a missed wake-up costs at most one slice.
  */
@@ -78,6 +78,15 @@ shim_futex_wait_any(volatile uint32_t *const *addrs, const uint32_t *vals,
 	shim_futex_wait(addrs[0], vals[0], n > 1 ? 1 : ms);
 }
 
+int
+spin_set_wait_polls(unsigned polls)
+{
+	if (polls > SHIM_WAIT_POLLS_MAX)
+		return -EINVAL;
+	return (int)__atomic_exchange_n(&shim_g.wait_polls, polls,
+					__ATOMIC_RELAXED);
+}
+
 uint64_t
 shim_now_ms(void)
 {
@@ -142,7 +151,8 @@ wait_loop(struct shim_wait *w, struct shim_obj **objs, struct shim_ni **nis,
 	if (w->timeout != PTL_TIME_FOREVER)
 		deadline = shim_now_ms() + w->timeout;
 	for (;;) {
-		bool sleep_ok = spins >= SHIM_WAIT_SPINS;
+		bool sleep_ok = spins >= __atomic_load_n(&shim_g.wait_polls,
+							 __ATOMIC_RELAXED);
 		bool found = false;
 
 		for (i = 0; i < n; i++) {
@@ -182,8 +192,13 @@ wait_loop(struct shim_wait *w, struct shim_obj **objs, struct shim_ni **nis,
 			goto leave;
 		}
 		if (!sleep_ok) {
+			/* the NIC does the work: a rank that shares its CPU
+			 * (ranks > cores, or the NIC's lcore) lets the others
+			 * run instead of burning their time slice; alone on
+			 * its CPU, a yield is a cheap system call */
 			spins++;
 			shim_cpu_relax();
+			sched_yield();
 		}
 	}
 leave:

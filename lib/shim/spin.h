@@ -286,6 +286,152 @@ int PtlTriggeredMEUnlink(ptl_handle_me_t me_handle,
  */
 int spin_trig_set_period(ptl_handle_ni_t ni_handle, ptl_size_t period);
 
+/**
+ * How long a blocking wait (PtlCTWait, PtlCTPoll, PtlEQWait, PtlEQPoll)
+ * polls before it sleeps in the kernel until the NIC wakes it: @p polls
+ * polls, each followed by a pause and sched_yield() (a rank that shares
+ * its CPU lets the others run). 0: sleep at once (a host that blocks,
+ * as paper 002's Fig. 3 "sleeping host"). For the whole process; the
+ * environment variable SPINNIC_WAIT_POLLS sets it at the first
+ * PtlInit() (a bad value: the default, with a message), so call this
+ * after PtlInit().
+ *
+ * @param polls 0 to 1000000 (default 2000).
+ * @return the previous value; -EINVAL (out of range, nothing changed).
+ */
+int spin_set_wait_polls(unsigned polls);
+
+/* ---- batched setup (notes-002_003 §5.4.3; SPINNIC_CTRL_BATCH) --------- */
+
+/**
+ * A batch of object creations sent to spinnic in one control round trip
+ * (per SPINNIC_CTRL_BATCH_MAX = 256 records) instead of one each: build
+ * it with spin_batch_ct_alloc(), spin_batch_md_bind(),
+ * spin_batch_me_append() and spin_batch_me_reserve(), then
+ * spin_batch_submit(). spinnic applies the records in order; a CT or MD
+ * handle a builder call gives back may be named by the later calls of the
+ * same batch (an MD or ME counting into a CT created in the batch), and
+ * becomes usable everywhere once the submit succeeded (before: every
+ * other call refuses it with PTL_ARG_INVALID). ME handles are written at
+ * the submit. When a record fails, the submit destroys everything the
+ * batch created (spinnic undoes its chunk, the shim the earlier chunks)
+ * and invalidates every handle it gave out: all or nothing. One thread
+ * builds a batch; it is not a lock (other threads keep calling).
+ */
+typedef struct spin_batch spin_batch_t;
+
+/**
+ * Start a batch on an NI.
+ * @param ni_handle the NI every record uses.
+ * @param b_p receives the batch.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (bad NI, NULL);
+ * PTL_NO_SPACE.
+ */
+int spin_batch_create(ptl_handle_ni_t ni_handle, spin_batch_t **b_p);
+
+/**
+ * Add a PtlCTAlloc().
+ * @param b the batch (not submitted).
+ * @param ct_p receives the counter's handle at once (see spin_batch_t).
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID; PTL_NO_SPACE (no table
+ * slot or region memory, as PtlCTAlloc()).
+ */
+int spin_batch_ct_alloc(spin_batch_t *b, ptl_handle_ct_t *ct_p);
+
+/**
+ * Add a PtlMDBind(); md->ct_handle may be a counter of this batch.
+ * @param b the batch (not submitted).
+ * @param md the descriptor (copied).
+ * @param md_p receives the MD's handle at once.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (as PtlMDBind());
+ * PTL_NO_SPACE.
+ */
+int spin_batch_md_bind(spin_batch_t *b, const ptl_md_t *md,
+		       ptl_handle_md_t *md_p);
+
+/**
+ * Add a PtlMEAppend(); me->ct_handle may be a counter of this batch.
+ * @param b the batch (not submitted).
+ * @param pt_index, me, ptl_list, user_ptr as PtlMEAppend().
+ * @param me_p NULL, or where the handle is written when the submit
+ * succeeds (it must stay valid until then); spin_batch_handle() has it
+ * too.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (as PtlMEAppend());
+ * PTL_NO_SPACE.
+ */
+int spin_batch_me_append(spin_batch_t *b, ptl_pt_index_t pt_index,
+			 const ptl_me_t *me, ptl_list_t ptl_list,
+			 void *user_ptr, ptl_handle_me_t *me_p);
+
+/**
+ * Add the reservation of a PtlTriggeredMEAppend()'s entry: checked and
+ * counted as an append, not linked; after the submit
+ * spin_triggered_me_link() posts its triggered append (or PtlMEUnlink()
+ * gives it back). Arguments as spin_batch_me_append().
+ */
+int spin_batch_me_reserve(spin_batch_t *b, ptl_pt_index_t pt_index,
+			  const ptl_me_t *me, ptl_list_t ptl_list,
+			  void *user_ptr, ptl_handle_me_t *me_p);
+
+/**
+ * Create everything the batch holds, in the order added: one control
+ * round trip per SPINNIC_CTRL_BATCH_MAX records.
+ * @param b the batch (not submitted; submitted afterwards whatever the
+ * outcome).
+ * @param failed_p NULL, or receives the index (in the order added) of the
+ * record that failed; -1 when none did or the batch failed as a whole.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (submitted already, empty);
+ * the failing record's code (PTL_NO_SPACE, PTL_LIST_TOO_LONG, ...),
+ * everything the batch created then destroyed; PTL_FAIL (spinnic
+ * unreachable).
+ */
+int spin_batch_submit(spin_batch_t *b, int *failed_p);
+
+/**
+ * Records added so far.
+ * @param b the batch.
+ * @return the count (0 for NULL).
+ */
+unsigned spin_batch_count(const spin_batch_t *b);
+
+/**
+ * Handle record @p i created (after a successful submit; for CTs and MDs
+ * also before).
+ * @param b the batch.
+ * @param i the record, in the order added.
+ * @return the handle; PTL_INVALID_HANDLE when there is none.
+ */
+ptl_handle_any_t spin_batch_handle(const spin_batch_t *b, unsigned i);
+
+/**
+ * Free the builder. Objects a successful submit created stay (the caller
+ * frees them as usual); those of a batch never submitted are released.
+ * @param b the batch, or NULL.
+ */
+void spin_batch_free(spin_batch_t *b);
+
+/**
+ * Post the triggered append of an entry spin_batch_me_reserve() reserved:
+ * what PtlTriggeredMEAppend() does after its reservation (the period of
+ * spin_trig_set_period() applies). On failure the entry stays reserved.
+ * @param me_handle the reserved entry.
+ * @param trig_ct_handle the trigger counter (same NI).
+ * @param threshold success + failure that fires the append.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID; PTL_NO_SPACE
+ * (max_triggered_ops pending).
+ */
+int spin_triggered_me_link(ptl_handle_me_t me_handle,
+			   ptl_handle_ct_t trig_ct_handle,
+			   ptl_size_t threshold);
+
+/**
+ * Control round trips (requests to spinnic over the control socket,
+ * answered or not) this process made since it started: what a batch
+ * saves, for tests and benchmarks.
+ * @return the count.
+ */
+uint64_t spin_ctrl_round_trips(void);
+
 /* ---- streaming and processed puts (paper 000 §3.1) -------------------- */
 
 /** Handle of an open streaming put (a ptl_handle_any_t). */

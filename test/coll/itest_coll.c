@@ -54,7 +54,7 @@
 #define SLEEPER 3
 #define NPROG 10          /* cases of run_progress */
 
-enum mode { M_RESULTS, M_QUICK, M_PROGRESS, M_RANDOM, M_ORDER };
+enum mode { M_RESULTS, M_QUICK, M_PROGRESS, M_RANDOM, M_ORDER, M_SETUP };
 
 struct karg {
 	enum mode mode;
@@ -828,6 +828,79 @@ run_order(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 	return 0;
 }
 
+/* ---- setup: control round trips of a compile (batched, issue #18) ------- */
+
+/* Build a binomial bcast of 8 B from root 0 (create, compile with its
+ * barrier), counting this process's control round trips; run it twice
+ * (a dynamic one re-armed too), checking the bytes. @return 0, 1 said
+ * why */
+static int
+setup_one(struct kid *self, spin_coll_comm_t *comm, const struct karg *a,
+	  unsigned flags, uint64_t *rt_p)
+{
+	uint64_t buf, rt0;
+	spin_sched_t *s;
+	unsigned runs = 2;
+	int rc;
+
+	KCHECK(self, spin_coll_comm_set_sched_flags(comm, flags) == 0,
+	       "set_sched_flags");
+	rt0 = spin_ctrl_round_trips();
+	rc = spin_coll_bcast(comm, &buf, 8, 0, SPIN_COLL_BCAST_BINOMIAL, 2,
+			     &s);
+	*rt_p = spin_ctrl_round_trips() - rt0;
+	KCHECK(self, rc == 0, "bcast build: %s", strerror(-rc));
+	for (unsigned i = 0; i < runs; i++) {
+		buf = a->rank == 0 ? 0x5eed0000ull + i : 0;
+		rc = spin_sched_start(s);
+		if (rc == 0)
+			rc = spin_sched_wait_timeout(s, 60000);
+		KCHECK(self, rc == 0, "bcast run %u: %s", i, strerror(-rc));
+		KCHECK(self, buf == 0x5eed0000ull + i,
+		       "bcast run %u: rank %u has %#llx", i, a->rank,
+		       (unsigned long long)buf);
+		/* the root rewrites buf only once every rank has it */
+		KCHECK(self, spin_coll_comm_sync(comm) == 0, "sync");
+	}
+	spin_sched_free(s);
+	return spin_coll_comm_set_sched_flags(comm, 0) == 0 ? 0 : 1;
+}
+
+/*
+ * A P-rank binomial bcast compile creates its objects in one batch: at
+ * most 2 control round trips per rank (the barrier makes none), where
+ * the unbatched compile (SPINNIC_COLL_BATCH=0) makes one per object;
+ * the same for a dynamic one (its entries reserved in the batch). Each
+ * schedule runs right either way.
+ */
+static int
+run_setup(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
+{
+	uint64_t batched, unbatched, dynamic;
+
+	if (setup_one(self, comm, a, 0, &batched) != 0)
+		return 1;
+	setenv("SPINNIC_COLL_BATCH", "0", 1);
+	if (setup_one(self, comm, a, 0, &unbatched) != 0)
+		return 1;
+	unsetenv("SPINNIC_COLL_BATCH");
+	if (setup_one(self, comm, a, SPIN_SCHED_DYNAMIC, &dynamic) != 0)
+		return 1;
+	KCHECK(self, batched >= 1 && batched <= 2, "rank %u: batched "
+	       "compile made %llu control round trips", a->rank,
+	       (unsigned long long)batched);
+	KCHECK(self, dynamic >= 1 && dynamic <= 2, "rank %u: batched "
+	       "dynamic compile made %llu control round trips", a->rank,
+	       (unsigned long long)dynamic);
+	/* sb MD, start and done, and per vertex two CTs and its entry */
+	KCHECK(self, unbatched >= 6 && unbatched > batched, "rank %u: "
+	       "unbatched compile made %llu control round trips", a->rank,
+	       (unsigned long long)unbatched);
+	kid_say(self, "rt %llu %llu %llu", (unsigned long long)batched,
+		(unsigned long long)unbatched, (unsigned long long)dynamic);
+	return 0;
+}
+
 /* ---- a rank --------------------------------------------------------------- */
 
 static int
@@ -890,6 +963,9 @@ kid_rank(struct kid *self, void *arg)
 		break;
 	case M_ORDER:
 		rc = run_order(self, comm, a);
+		break;
+	case M_SETUP:
+		rc = run_setup(self, comm, a);
 		break;
 	}
 	if (rc != 0)
@@ -989,6 +1065,8 @@ main(int argc, char **argv)
 		mode = M_RANDOM;
 	else if (strcmp(argv[1], "order") == 0)
 		mode = M_ORDER;
+	else if (strcmp(argv[1], "setup") == 0)
+		mode = M_SETUP;
 	else
 		return 2;
 	if (mode == M_ORDER && atoi(argv[2]) < 2)
@@ -1061,6 +1139,13 @@ main(int argc, char **argv)
 			kid_expect(&kids[i], "", line, sizeof(line));
 			if (strcmp(line, "ok") == 0)
 				break;
+			if (strncmp(line, "rt ", 3) == 0) {
+				fprintf(stderr, "itest_coll: rank %u: control "
+					"round trips of a binomial bcast "
+					"compile (batched, unbatched, "
+					"dynamic batched): %s\n", i, line + 3);
+				continue;
+			}
 			ITEST_CHECK(sscanf(line, "dig %u %llu %llx", &ci, &in,
 					   &d) == 3, "rank %u: %s", i, line);
 			ITEST_CHECK(ndigs < sizeof(digs) / sizeof(digs[0]),

@@ -50,6 +50,9 @@ fz_addr(uint64_t off)
  * two pieces of the region, an empty entry, one outside it (fails at
  * use: process_vm_* on a pid that does not exist). */
 #define FZ_IOV_OFF (FZ_BUF_OFF + 64u * 1024)
+/* fuzz_ctrl copies its messages here, where a BATCH may name them as
+ * records (64 at most, before the iovec array) */
+#define FZ_BATCH_OFF (FZ_BUF_OFF + 32u * 1024)
 #define FZ_IOV_N 4u
 
 static inline void

@@ -9,7 +9,10 @@
  * state the messages built is used (the matched data read through
  * ptl_match_access, iovec entries included: an array sits at FZ_IOV_OFF),
  * and the NIC is destroyed (LeakSanitizer sees anything a message
- * leaked, an iovec MD's or ME's entries too).
+ * leaked, an iovec MD's or ME's entries too). The messages are also
+ * copied into the region at FZ_BATCH_OFF, where a BATCH message
+ * (ptl_nic_ctrl_batch) may name them as its records (ABI 7); their
+ * replies must carry a Portals status too.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -18,6 +21,46 @@
 #include "fuzz_common.h"
 
 #define FZ_CTRL_MAX_MSGS 64
+
+static void
+batch_run(void *arg, const struct spinnic_ctrl_msg *req,
+	  struct spinnic_ctrl_msg *rep)
+{
+	struct fz_env *e = arg;
+
+	FZ_CHECK(ptl_nic_ctrl(e->nic, e->c, req, rep) == 0);
+}
+
+/* One BATCH: the replies over the records carry a Portals status. */
+static void
+batch_one(struct fz_env *e, const struct spinnic_ctrl_msg *req,
+	  struct spinnic_ctrl_msg *rep, unsigned n)
+{
+	struct ptl_batch_stats st = { 0 };
+	uint64_t first, last = 0;
+	const struct spinnic_ctrl_msg *recs =
+		(const struct spinnic_ctrl_msg *)(e->region + FZ_BATCH_OFF);
+
+	memcpy(rep, req, sizeof(*rep));
+	ptl_nic_ctrl_batch(e->c, req, rep, batch_run, e, &st);
+	FZ_CHECK(rep->status >= SPINNIC_PTL_OK &&
+		 rep->status <= SPINNIC_PTL_ABORTED);
+	if (rep->status == SPINNIC_PTL_OK) {
+		FZ_CHECK(rep->u.batch.done == req->u.batch.count);
+		last = req->u.batch.count;
+	} else if (rep->u.batch.failed != SPINNIC_HANDLE_NONE) {
+		FZ_CHECK(rep->u.batch.failed < req->u.batch.count);
+		last = rep->u.batch.failed + 1;
+	}
+	/* the records it read, where they are the input's copies */
+	if (req->u.batch.off < FZ_BATCH_OFF ||
+	    (req->u.batch.off - FZ_BATCH_OFF) % SPINNIC_CTRL_MSG_SIZE != 0)
+		return;
+	first = (req->u.batch.off - FZ_BATCH_OFF) / SPINNIC_CTRL_MSG_SIZE;
+	for (uint64_t i = first; i < n && i < first + last; i++)
+		FZ_CHECK(recs[i].status >= SPINNIC_PTL_OK &&
+			 recs[i].status <= SPINNIC_PTL_ABORTED);
+}
 
 static void
 probe_matching(struct fz_env *e, const struct spinnic_ctrl_msg *msgs,
@@ -91,8 +134,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(msgs, data, n * sizeof(msgs[0]));
 	FZ_CHECK(fz_env_init(&e) == 0);
 	fz_iov_fill(e.region);
+	memcpy(e.region + FZ_BATCH_OFF, msgs, n * sizeof(msgs[0]));
 	for (i = 0; i < n; i++) {
 		const struct spinnic_ctrl_msg *req = &msgs[i];
+
+		if (req->op == SPINNIC_CTRL_BATCH) {
+			batch_one(&e, req, &rep, n);
+			fz_eq_drain(&e, FZ_EQ_OFF);
+			fz_eq_drain(&e, FZ_EQ2_OFF);
+			continue;
+		}
 
 		/* a separate reply buffer, poisoned: the reply must be complete */
 		memset(&rep, 0xa5, sizeof(rep));

@@ -264,6 +264,113 @@ ctrl_rec(uint16_t op, struct spinnic_ctrl_msg *m)
 	return 0;
 }
 
+/* record a request without applying it (a BATCH, or its records) */
+static void
+ctrl_put(uint16_t op, struct spinnic_ctrl_msg *m)
+{
+	m->version = SPINNIC_ABI_VERSION;
+	m->op = op;
+	m->seq = ++gseq;
+	m->status = 0;
+	out_put(m, sizeof(*m));
+}
+
+/*
+ * BATCH (ABI 7): fuzz_ctrl.c copies the messages into the region at
+ * FZ_BATCH_OFF, so a BATCH names later messages of the seed as records:
+ * one of a CT, an MD and an ME counting into it and the MD released, by
+ * reference; one stopped by a reference to itself (the CT and entry
+ * before it undone); one of no records. The records are then applied
+ * again one by one.
+ */
+static void
+gen_ctrl_batch(void)
+{
+	enum { A = 5, B = A + 4 }; /* message index of each batch's records */
+	struct spinnic_ctrl_msg m;
+	uint32_t ni, pt;
+
+	if (fz_env_init(&ge) != 0)
+		die("env");
+	out_reset();
+	gseq = 0;
+	memset(&m, 0, sizeof(m));
+	m.u.ni.options = SPINNIC_PTL_NI_MATCHING | SPINNIC_PTL_NI_PHYSICAL;
+	ctrl_rec(SPINNIC_CTRL_NI_INIT, &m);
+	ni = m.u.ni.ni;
+	memset(&m, 0, sizeof(m));
+	m.u.pt.ni = ni;
+	m.u.pt.eq = SPINNIC_HANDLE_NONE;
+	m.u.pt.pt_index = SPINNIC_PTL_PT_ANY;
+	ctrl_rec(SPINNIC_CTRL_PT_ALLOC, &m);
+	pt = m.u.pt.pt_index;
+	memset(&m, 0, sizeof(m));
+	m.u.batch.off = FZ_BATCH_OFF + A * SPINNIC_CTRL_MSG_SIZE;
+	m.u.batch.count = 4;
+	ctrl_put(SPINNIC_CTRL_BATCH, &m);              /* 2 */
+	m.u.batch.off = FZ_BATCH_OFF + B * SPINNIC_CTRL_MSG_SIZE;
+	m.u.batch.count = 3;
+	ctrl_put(SPINNIC_CTRL_BATCH, &m);              /* 3 */
+	m.u.batch.count = 0;
+	ctrl_put(SPINNIC_CTRL_BATCH, &m);              /* 4 */
+	/* A: CT, MD into it, ME into it, the MD released */
+	memset(&m, 0, sizeof(m));
+	m.u.ct.ni = ni;
+	m.u.ct.ct_off = FZ_CT_OFF + 64;
+	ctrl_put(SPINNIC_CTRL_CT_ALLOC, &m);           /* A + 0 */
+	memset(&m, 0, sizeof(m));
+	m.u.md.ni = ni;
+	m.u.md.start = fz_addr(FZ_BUF_OFF);
+	m.u.md.length = 4096;
+	m.u.md.eq = SPINNIC_HANDLE_NONE;
+	m.u.md.ct = SPINNIC_BATCH_REF(0);
+	m.u.md.options = SPINNIC_PTL_MD_EVENT_CT_SEND;
+	ctrl_put(SPINNIC_CTRL_MD_BIND, &m);            /* A + 1 */
+	memset(&m, 0, sizeof(m));
+	m.u.me.ni = ni;
+	m.u.me.pt_index = pt;
+	m.u.me.list = SPINNIC_PTL_PRIORITY_LIST;
+	m.u.me.start = fz_addr(FZ_BUF_OFF + 8192);
+	m.u.me.length = 4096;
+	m.u.me.options = SPINNIC_PTL_ME_OP_PUT | SPINNIC_PTL_ME_EVENT_CT_COMM;
+	m.u.me.ct = SPINNIC_BATCH_REF(0);
+	m.u.me.uid = SPINNIC_PTL_UID_ANY;
+	m.u.me.ctx = SPINNIC_HANDLE_NONE;
+	m.u.me.match_id.nid = SPINNIC_PTL_NID_ANY;
+	m.u.me.match_id.pid = SPINNIC_PTL_PID_ANY;
+	m.u.me.match_bits = 0x10;
+	ctrl_put(SPINNIC_CTRL_ME_APPEND, &m);          /* A + 2 */
+	memset(&m, 0, sizeof(m));
+	m.u.md.ni = ni;
+	m.u.md.md = SPINNIC_BATCH_REF(1);
+	ctrl_put(SPINNIC_CTRL_MD_RELEASE, &m);         /* A + 3 */
+	/* B: CT, a reserved entry into it, an entry into itself */
+	memset(&m, 0, sizeof(m));
+	m.u.ct.ni = ni;
+	m.u.ct.ct_off = FZ_CT_OFF + 128;
+	ctrl_put(SPINNIC_CTRL_CT_ALLOC, &m);           /* B + 0 */
+	memset(&m, 0, sizeof(m));
+	m.flags = SPINNIC_CTRL_F_ME_RESERVE;
+	m.u.me.ni = ni;
+	m.u.me.pt_index = pt;
+	m.u.me.list = SPINNIC_PTL_PRIORITY_LIST;
+	m.u.me.start = fz_addr(FZ_BUF_OFF + 8192);
+	m.u.me.length = 64;
+	m.u.me.options = SPINNIC_PTL_ME_OP_PUT | SPINNIC_PTL_ME_USE_ONCE;
+	m.u.me.ct = SPINNIC_BATCH_REF(0);
+	m.u.me.uid = SPINNIC_PTL_UID_ANY;
+	m.u.me.ctx = SPINNIC_HANDLE_NONE;
+	m.u.me.match_id.nid = SPINNIC_PTL_NID_ANY;
+	m.u.me.match_id.pid = SPINNIC_PTL_PID_ANY;
+	m.u.me.match_bits = 0x20;
+	ctrl_put(SPINNIC_CTRL_ME_APPEND, &m);          /* B + 1 */
+	m.flags = 0;
+	m.u.me.ct = SPINNIC_BATCH_REF(2);
+	ctrl_put(SPINNIC_CTRL_ME_APPEND, &m);          /* B + 2 */
+	out_write("ctrl", "05-batch");
+	fz_env_fini(&ge);
+}
+
 static void
 gen_ctrl(void)
 {
@@ -502,6 +609,7 @@ gen_ctrl(void)
 	ctrl_rec(SPINNIC_CTRL_AA_LOG_FREE, &m);
 	out_write("ctrl", "04-aa");
 	fz_env_fini(&ge);
+	gen_ctrl_batch();
 }
 
 /* ---- command ring --------------------------------------------------- */

@@ -94,7 +94,7 @@ test_ctrl_validation(void **state)
 	assert_int_equal(ptl_nic_ctrl(e.nic, e.c, &m, &m), -EOPNOTSUPP);
 	/* version, unknown op */
 	memset(&m, 0, sizeof(m));
-	m.version = 7;
+	m.version = SPINNIC_ABI_VERSION + 1;
 	m.op = SPINNIC_CTRL_NI_INIT;
 	m.seq = 42;
 	m.u.ni.options = SPINNIC_PTL_NI_MATCHING | SPINNIC_PTL_NI_PHYSICAL;
@@ -660,6 +660,169 @@ test_errno_map(void **state)
 	assert_null(ptl_nic_stats_name(sizeof(struct ptl_nic_stats) / 8));
 }
 
+/* ---- BATCH (ptl_nic_ctrl_batch) -------------------------------------- */
+
+#define T_BATCH_OFF (T_BUF_OFF + 64u * 1024)
+
+struct t_brun {
+	struct t_env *e;
+	unsigned calls;
+};
+
+static void
+t_brun(void *arg, const struct spinnic_ctrl_msg *req,
+       struct spinnic_ctrl_msg *rep)
+{
+	struct t_brun *b = arg;
+
+	b->calls++;
+	assert_int_equal(ptl_nic_ctrl(b->e->nic, b->e->c, req, rep), 0);
+}
+
+static void
+t_rec(struct t_env *e, struct spinnic_ctrl_msg *r, uint16_t op)
+{
+	memset(r, 0, sizeof(*r));
+	r->version = SPINNIC_ABI_VERSION;
+	r->op = op;
+	r->u.ni.ni = e->ni;
+	switch (op) {
+	case SPINNIC_CTRL_CT_ALLOC:
+		r->u.ct.ct_off = T_CT_OFF + 64 * (1 + (r - (struct
+			spinnic_ctrl_msg *)(e->region + T_BATCH_OFF)));
+		break;
+	case SPINNIC_CTRL_MD_BIND:
+		r->u.md.start = t_addr(e, T_BUF_OFF);
+		r->u.md.length = 4096;
+		r->u.md.eq = SPINNIC_HANDLE_NONE;
+		r->u.md.ct = SPINNIC_HANDLE_NONE;
+		break;
+	case SPINNIC_CTRL_ME_APPEND:
+		r->u.me.pt_index = e->pt;
+		r->u.me.list = SPINNIC_PTL_PRIORITY_LIST;
+		r->u.me.start = t_addr(e, T_BUF_OFF + 8192);
+		r->u.me.length = 4096;
+		r->u.me.options = SPINNIC_PTL_ME_OP_PUT;
+		r->u.me.ct = SPINNIC_HANDLE_NONE;
+		r->u.me.uid = SPINNIC_PTL_UID_ANY;
+		r->u.me.ctx = SPINNIC_HANDLE_NONE;
+		r->u.me.match_id.nid = SPINNIC_PTL_NID_ANY;
+		r->u.me.match_id.pid = SPINNIC_PTL_PID_ANY;
+		break;
+	default:
+		break;
+	}
+}
+
+static int
+t_batch(struct t_env *e, uint32_t count, struct ptl_batch_stats *st,
+	uint32_t *failed)
+{
+	struct spinnic_ctrl_msg m, rep;
+	struct t_brun b = { .e = e };
+
+	memset(&m, 0, sizeof(m));
+	m.version = SPINNIC_ABI_VERSION;
+	m.op = SPINNIC_CTRL_BATCH;
+	m.u.batch.off = T_BATCH_OFF;
+	m.u.batch.count = count;
+	memcpy(&rep, &m, sizeof(rep));
+	/* the lone path leaves BATCH to its caller */
+	assert_int_equal(ptl_nic_ctrl(e->nic, e->c, &m, &rep), -EOPNOTSUPP);
+	ptl_nic_ctrl_batch(e->c, &m, &rep, t_brun, &b, st);
+	*failed = rep.u.batch.failed;
+	if (rep.status == SPINNIC_PTL_OK)
+		assert_int_equal(rep.u.batch.done, count);
+	return rep.status;
+}
+
+/* records applied in order, references, a failing record undoing what
+ * came before, a free by reference not undone twice, whole batches
+ * refused */
+static void
+test_batch(void **state)
+{
+	struct t_env e;
+	struct spinnic_ctrl_msg *r, m;
+	struct ptl_batch_stats st = { 0 };
+	uint32_t f, ct, md, me;
+
+	(void)state;
+	t_env_setup(&e);
+	r = (struct spinnic_ctrl_msg *)(e.region + T_BATCH_OFF);
+	/* CT, MD and ME counting into it */
+	t_rec(&e, &r[0], SPINNIC_CTRL_CT_ALLOC);
+	t_rec(&e, &r[1], SPINNIC_CTRL_MD_BIND);
+	r[1].u.md.ct = SPINNIC_BATCH_REF(0);
+	t_rec(&e, &r[2], SPINNIC_CTRL_ME_APPEND);
+	r[2].u.me.ct = SPINNIC_BATCH_REF(0);
+	assert_int_equal(t_batch(&e, 3, &st, &f), SPINNIC_PTL_OK);
+	assert_int_equal(f, SPINNIC_HANDLE_NONE);
+	ct = r[0].u.ct.ct;
+	md = r[1].u.md.md;
+	me = r[2].u.me.me;
+	assert_int_equal(r[1].u.md.ct, ct);
+	assert_int_equal(r[2].u.me.ct, ct);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(r[i].status, SPINNIC_PTL_OK);
+	assert_int_equal(st.recs, 3);
+	assert_int_equal(st.refused + st.rollbacks, 0);
+	/* the same again, then an MD naming the entry as its counter: the
+	 * batch stops at 2 and the CT and entry are gone again */
+	t_rec(&e, &r[0], SPINNIC_CTRL_CT_ALLOC);
+	t_rec(&e, &r[1], SPINNIC_CTRL_ME_APPEND);
+	r[1].u.me.ct = SPINNIC_BATCH_REF(0);
+	t_rec(&e, &r[2], SPINNIC_CTRL_MD_BIND);
+	r[2].u.md.ct = SPINNIC_BATCH_REF(1);
+	assert_int_equal(t_batch(&e, 3, &st, &f), SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(f, 2);
+	assert_int_equal(r[0].status, SPINNIC_PTL_ABORTED);
+	assert_int_equal(r[1].status, SPINNIC_PTL_ABORTED);
+	assert_int_equal(r[2].status, SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(st.rollbacks, 1);
+	assert_int_equal(st.undo_failed, 0);
+	memset(&m, 0, sizeof(m));
+	m.u.ct.ni = e.ni;
+	m.u.ct.ct = r[0].u.ct.ct;
+	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_CT_FREE, &m),
+			 SPINNIC_PTL_ARG_INVALID);
+	memset(&m, 0, sizeof(m));
+	m.u.me.ni = e.ni;
+	m.u.me.me = r[1].u.me.me;
+	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_ME_UNLINK, &m),
+			 SPINNIC_PTL_ARG_INVALID);
+	/* a CT freed by reference, then a failure: nothing undone twice */
+	t_rec(&e, &r[0], SPINNIC_CTRL_CT_ALLOC);
+	t_rec(&e, &r[1], SPINNIC_CTRL_CT_FREE);
+	r[1].u.ct.ct = SPINNIC_BATCH_REF(0);
+	t_rec(&e, &r[2], SPINNIC_CTRL_ME_APPEND);
+	r[2].u.me.pt_index = e.pt + 1; /* never allocated */
+	assert_int_not_equal(t_batch(&e, 3, &st, &f), SPINNIC_PTL_OK);
+	assert_int_equal(f, 2);
+	assert_int_equal(st.undo_failed, 0);
+	/* refused as a whole: no record read */
+	st.recs = 0;
+	assert_int_equal(t_batch(&e, 0, &st, &f), SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(t_batch(&e, SPINNIC_CTRL_BATCH_MAX + 1, &st, &f),
+			 SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(f, SPINNIC_HANDLE_NONE);
+	assert_int_equal(st.recs, 0);
+	/* what the first batch made is still there and frees */
+	memset(&m, 0, sizeof(m));
+	m.u.me.ni = e.ni;
+	m.u.me.me = me;
+	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_ME_UNLINK, &m), 0);
+	memset(&m, 0, sizeof(m));
+	m.u.md.ni = e.ni;
+	m.u.md.md = md;
+	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_MD_RELEASE, &m), 0);
+	memset(&m, 0, sizeof(m));
+	m.u.ct.ni = e.ni;
+	m.u.ct.ct = ct;
+	assert_int_equal(t_ctrl(&e, e.c, SPINNIC_CTRL_CT_FREE, &m), 0);
+	t_env_teardown(&e);
+}
+
 int
 main(void)
 {
@@ -671,6 +834,7 @@ main(void)
 		cmocka_unit_test(test_ops_full),
 		cmocka_unit_test(test_ct_ack),
 		cmocka_unit_test(test_errno_map),
+		cmocka_unit_test(test_batch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

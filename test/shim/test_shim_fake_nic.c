@@ -5,6 +5,7 @@
  * counters read back (drops, futex wake-ups, timeouts), handle checks,
  * logical NIs, sPIN contexts and NIC memory, and a NIC that hangs up.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -652,6 +653,35 @@ test_ct(void **state)
 	long_slices_end();
 }
 
+/* spin_set_wait_polls: range, previous value; 0 sleeps at the first
+ * failed poll and the NIC's wake-up still ends the wait */
+static void
+test_wait_polls(void **state)
+{
+	struct fx *x = *state;
+	struct ct_waiter w = { .test = 2 };
+	uint32_t id;
+	pthread_t t;
+	int old;
+
+	assert_int_equal(spin_set_wait_polls(1000001), -EINVAL);
+	old = spin_set_wait_polls(0);
+	assert_int_equal(old, 2000); /* the default (no SPINNIC_WAIT_POLLS) */
+	assert_int_equal(spin_set_wait_polls(0), 0);
+	long_slices();
+	assert_int_equal(PtlCTAlloc(x->ni, &w.ct), PTL_OK);
+	id = last_id(x, SPINNIC_CTRL_CT_ALLOC);
+	assert_int_equal(pthread_create(&t, NULL, ct_waiter, &w), 0);
+	wait_for_sleeper(&fake_nic_ct(&x->f, id)->waiters);
+	fake_nic_ct_set(&x->f, id, 2, 0);
+	pthread_join(t, NULL);
+	assert_int_equal(w.rc, PTL_OK);
+	assert_int_equal(w.ev.success, 2);
+	assert_int_equal(PtlCTFree(w.ct), PTL_OK);
+	long_slices_end();
+	assert_int_equal(spin_set_wait_polls((unsigned)old), 0);
+}
+
 static void
 test_handle_kinds(void **state)
 {
@@ -986,6 +1016,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_eq_poll_multi, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ct, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_polls, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_handle_kinds, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_nonmatching_le, setup,

@@ -42,7 +42,7 @@ test_help(void **state)
 	assert_non_null(strstr(r->out, "\n  ckpt "));
 	assert_non_null(strstr(r->out, "\n  rate "));
 	assert_non_null(strstr(r->out, "\n  trig "));
-	assert_non_null(strstr(r->out, "\n  coll "));
+	assert_null(strstr(r->out, "\n  coll ")); /* folded into overlap */
 	assert_non_null(strstr(r->out, "\n  aa-overhead "));
 	assert_non_null(strstr(r->out, "\n  dht "));
 	assert_non_null(strstr(r->out, "\n  aa-count "));
@@ -759,15 +759,15 @@ test_new_bad_input(void **state)
 		{ "trig", "--iters", "15", "--block", "10", NULL },
 		{ "trig", "--chain", "0", NULL },
 		{ "trig", "--spinnic", "/nonexistent/spinnic", NULL },
-		{ "coll", "--ranks", "1", NULL },
-		{ "coll", "--ranks", "17", NULL },
-		{ "coll", "--iters", "2", NULL },
-		{ "coll", "--spinnic", "/nonexistent/spinnic", NULL },
+		{ "coll", NULL }, /* folded into overlap and setup */
 		{ "layout", "--figure", "7", NULL },
 		{ "layout", "--figure", "", NULL },
 		{ "layout", "--lreps", "0", NULL },
 		{ "layout", "--spinnic", "/nonexistent/spinnic", NULL },
 		{ "overlap", "--coll", "nope", NULL },
+		{ "overlap", "--nic-lcores", "0", NULL },
+		{ "overlap", "--nic-lcores", "17", NULL },
+		{ "overlap", "--busy-rank", "any", NULL },
 		{ "overlap", "--sizes", "8,,9", NULL },
 		{ "overlap", "--ranks", "17", NULL },
 		{ "overlap", "--spinnic", "/nonexistent/spinnic", NULL },
@@ -915,7 +915,7 @@ test_csv_unwritable(void **state)
 {
 	static const char *const cmds[] = {
 		"ddt", "unpack", "scaling", "latency", "apps", "ckpt",
-		"rate", "trig", "coll", "overlap", "setup",
+		"rate", "trig", "overlap", "setup",
 	};
 	char dir_path[4200], missing[] = "/nonexistent/dir/x.csv";
 	char file[4200], below[4300];

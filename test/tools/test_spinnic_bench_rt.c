@@ -69,7 +69,10 @@ test_rate(void **state)
 		assert_string_equal(c->f[i][c_b], bytes[i % 7]);
 		assert_string_equal(c->f[i][c_buf], i < 7 ? "region" :
 				    "malloc");
-		assert_true(m > 0 && lim > 0);
+		/* mops has 3 decimals: a 64 KiB row of a short run on a
+		 * loaded machine can print 0.000 (the bench checked every
+		 * operation landed) */
+		assert_true(m >= 0 && lim > 0);
 		assert_true(fabs(atof(c->f[i][c_r]) - m / lim) <
 			    0.01 * m / lim + 0.002);
 		if (i % 7 == 0)
@@ -336,60 +339,6 @@ test_trig(void **state)
 	free(r);
 }
 
-/* coll (lib/coll): a re-armed and a built-per-call row, each overlap the
- * clamp of 1 - t_nonov / t_pure (checked against the printed times), the
- * setup table; behaviour only, never timing */
-static void
-test_coll(void **state)
-{
-	static const char *const variant[] = { "offload-cached", "offload" };
-	struct tool_result *r = malloc(sizeof(*r));
-	struct csv *c = malloc(sizeof(*c));
-	int c_v, c_p, c_b, c_pure, c_non, c_ov;
-
-	(void)state;
-	assert_non_null(r);
-	assert_non_null(c);
-	run(r, "coll", "--ranks", "3", "--iters", "4", "--bytes", "5000",
-	    "--csv", path("coll.csv"), NULL);
-	if (lacks_resources(r)) {
-		free(c);
-		free(r);
-		skip();
-		return;
-	}
-	if (r->status != 0)
-		fail_msg("spinnic-bench coll failed (%d): %s", r->status,
-			 r->err);
-	assert_non_null(strstr(r->out, "rearm_per_build"));
-	csv_read(c, path("coll.csv"));
-	c_v = col(c->hdr, c->nh, "variant");
-	c_p = col(c->hdr, c->nh, "ranks");
-	c_b = col(c->hdr, c->nh, "bytes");
-	c_pure = col(c->hdr, c->nh, "t_pure_us");
-	c_non = col(c->hdr, c->nh, "t_nonov_us");
-	c_ov = col(c->hdr, c->nh, "overlap");
-	assert_true(c_v >= 0 && c_p >= 0 && c_b >= 0 && c_pure >= 0 &&
-		    c_non >= 0 && c_ov >= 0);
-	assert_int_equal(c->rows, 2);
-	for (int i = 0; i < 2; i++) {
-		double pure = atof(c->f[i][c_pure]);
-		double ov = atof(c->f[i][c_ov]);
-		double want = 1 - atof(c->f[i][c_non]) / pure;
-
-		want = want < 0 ? 0 : want > 1 ? 1 : want;
-		assert_string_equal(c->f[i][c_v], variant[i]);
-		assert_int_equal(atoi(c->f[i][c_p]), 3);
-		assert_int_equal(atoi(c->f[i][c_b]), 5000);
-		assert_true(pure > 0);
-		assert_true(ov >= 0 && ov <= 1);
-		/* times are printed to 0.1 us, the overlap to 0.001 */
-		assert_true(fabs(ov - want) < 0.002 + 0.2 / pure);
-	}
-	free(c);
-	free(r);
-}
-
 static int
 c_col_mpich(struct csv *c)
 {
@@ -501,18 +450,22 @@ test_overlap(void **state)
 	free(r);
 }
 
-/* setup: the primitives once, then put, build and re-armed start per P;
- * the ratios over the put; cached/uncached = start / build */
+/* setup: the primitives once, then put, build (batched and not) and
+ * re-armed start per P; the ratios over the put; cached/uncached = start
+ * / build; control round trips: a batched build <= 2 per rank (issue
+ * #18, notes-002_003 T14), fewer than unbatched, none for a start */
 static void
 test_setup(void **state)
 {
 	static const char *const item[] = { "PtlCTAlloc", "PtlMDBind",
 		"PtlMEAppend", "PtlTriggeredPut-post", "PtlTriggeredMEAppend",
-		"put-1B-oneway", "bcast-build", "bcast-start-rearmed",
-		"put-1B-oneway", "bcast-build", "bcast-start-rearmed" };
+		"put-1B-oneway", "bcast-build", "bcast-build-unbatched",
+		"bcast-start-rearmed",
+		"put-1B-oneway", "bcast-build", "bcast-build-unbatched",
+		"bcast-start-rearmed" };
 	struct tool_result *r = malloc(sizeof(*r));
 	struct csv *c = malloc(sizeof(*c));
-	int c_i, c_p, c_m, c_o, c_cu;
+	int c_i, c_p, c_m, c_o, c_cu, c_rt;
 
 	(void)state;
 	assert_non_null(r);
@@ -534,24 +487,37 @@ test_setup(void **state)
 	c_m = col(c->hdr, c->nh, "median_us");
 	c_o = col(c->hdr, c->nh, "over_put_1B");
 	c_cu = col(c->hdr, c->nh, "cached_uncached");
+	c_rt = col(c->hdr, c->nh, "round_trips");
 	assert_true(c_i >= 0 && c_p >= 0 && c_m >= 0 && c_o >= 0 &&
-		    c_cu >= 0);
-	assert_int_equal(c->rows, 11);
-	for (int i = 0; i < 11; i++) {
-		double put = atof(c->f[i < 8 ? 5 : 8][c_m]);
+		    c_cu >= 0 && c_rt >= 0);
+	assert_int_equal(c->rows, 13);
+	for (int i = 0; i < 13; i++) {
+		double put = atof(c->f[i < 9 ? 5 : 9][c_m]);
+		/* 0 put, 1 build, 2 unbatched build, 3 start (per P) */
+		int kind = i < 5 ? -1 : (i - 5) % 4;
 
 		assert_string_equal(c->f[i][c_i], item[i]);
 		assert_string_equal(c->f[i][c_p],
-				    i < 5 ? "1" : i < 8 ? "2" : "3");
+				    i < 5 ? "1" : i < 9 ? "2" : "3");
 		assert_true(atof(c->f[i][c_m]) > 0);
 		assert_true(ratio_of(atof(c->f[i][c_o]),
 				     atof(c->f[i][c_m]), put));
-		if (i == 7 || i == 10)
+		if (kind == 3)
 			assert_true(ratio_of(atof(c->f[i][c_cu]),
 					     atof(c->f[i][c_m]),
-					     atof(c->f[i - 1][c_m])));
+					     atof(c->f[i - 2][c_m])));
 		else
 			assert_string_equal(c->f[i][c_cu], "");
+		if (kind == 1)
+			assert_true(atof(c->f[i][c_rt]) >= 1 &&
+				    atof(c->f[i][c_rt]) <= 2);
+		else if (kind == 2)
+			assert_true(atof(c->f[i][c_rt]) >
+				    atof(c->f[i - 1][c_rt]));
+		else if (kind == 3)
+			assert_true(atof(c->f[i][c_rt]) == 0);
+		else
+			assert_string_equal(c->f[i][c_rt], "");
 	}
 	free(c);
 	free(r);
@@ -731,7 +697,6 @@ main(void)
 		cmocka_unit_test(test_aa_getlog),
 		cmocka_unit_test(test_aa_ickpt),
 		cmocka_unit_test(test_aa_flush),
-		cmocka_unit_test(test_coll),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
