@@ -33,6 +33,28 @@ spin_trig_set_period(ptl_handle_ni_t ni_handle, ptl_size_t period)
 	return PTL_OK;
 }
 
+int
+spin_trig_pending(ptl_handle_ni_t ni_handle, uint64_t *pending_p)
+{
+	unsigned slot;
+	uint32_t end;
+
+	SHIM_ENTER();
+	if (pending_p == NULL || shim_to_ni(ni_handle, &slot) == NULL)
+		return PTL_ARG_INVALID;
+	/* what was posted before is acted on (cancels, frees) */
+	pthread_mutex_lock(&shim_g.cmd_lock);
+	end = shim_g.cmd_head;
+	pthread_mutex_unlock(&shim_g.cmd_lock);
+	if (shim_cmd_sync(end) != 0)
+		return PTL_FAIL;
+	*pending_p = __atomic_load_n(&shim_g.trig_posted[slot],
+				     __ATOMIC_ACQUIRE) -
+		__atomic_load_n(&shim_g.region.ring->trig_done[slot],
+				__ATOMIC_ACQUIRE);
+	return PTL_OK;
+}
+
 /* The calling thread's period on NI @p ni */
 static ptl_size_t
 trig_period_of(const struct shim_ni *ni)

@@ -301,6 +301,22 @@ int spin_trig_set_period(ptl_handle_ni_t ni_handle, ptl_size_t period);
  */
 int spin_set_wait_polls(unsigned polls);
 
+/**
+ * Triggered operations of this process on an NI's kind that the NIC still
+ * holds: armed, fired but not yet run, or persistent (each counts once
+ * toward max_triggered_ops). Every command posted before the call is
+ * acted on first, so a PtlCTCancelTriggered() or PtlCTFree() made before
+ * counts; an operation that already fired may still be running, so a
+ * caller checking for leaks polls until 0. A library that frees its
+ * objects (a lib/coll schedule) leaves 0 behind.
+ *
+ * @param ni_handle the NI.
+ * @param pending_p its count.
+ * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (bad NI handle, NULL);
+ *   PTL_FAIL (spinnic gone).
+ */
+int spin_trig_pending(ptl_handle_ni_t ni_handle, uint64_t *pending_p);
+
 /* ---- batched setup (notes-002_003 §5.4.3; SPINNIC_CTRL_BATCH) --------- */
 
 /**
