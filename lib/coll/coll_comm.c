@@ -75,6 +75,7 @@ spin_coll_comm_eager_max(const spin_coll_comm_t *comm)
  */
 static struct {
 	uint64_t *keys;
+	uint32_t *vals;          /* the sender's bits (coll_comm_sync_or) */
 	size_t n, cap;
 } seen;
 static unsigned generation[256];
@@ -89,31 +90,41 @@ sync_key(const spin_coll_comm_t *c, uint32_t epoch, unsigned round,
 }
 
 static int
-sync_note(spin_coll_comm_t *c, uint64_t key)
+sync_note(spin_coll_comm_t *c, uint64_t key, uint32_t val)
 {
 	if (seen.n == seen.cap) {
 		size_t cap = seen.cap ? seen.cap * 2 : 64;
 		uint64_t *n = realloc(seen.keys, cap * sizeof(*n));
+		uint32_t *v;
 
 		if (n == NULL)
 			return -ENOMEM;
 		seen.keys = n;
+		v = realloc(seen.vals, cap * sizeof(*v));
+		if (v == NULL)
+			return -ENOMEM;
+		seen.vals = v;
 		seen.cap = cap;
 	}
+	seen.vals[seen.n] = val;
 	seen.keys[seen.n++] = (uint64_t)(c->pt & 0xffff) << 48 | key;
 	return 0;
 }
 
-/* Take @p key out of the arrived set. @return true when it was there */
+/* Take @p key out of the arrived set, OR its bits into @p val.
+ * @return true when it was there */
 static bool
-sync_take(spin_coll_comm_t *c, uint64_t key)
+sync_take(spin_coll_comm_t *c, uint64_t key, uint32_t *val)
 {
 	uint64_t k = (uint64_t)(c->pt & 0xffff) << 48 | key;
 	size_t i;
 
 	for (i = 0; i < seen.n; i++)
 		if (seen.keys[i] == k) {
-			seen.keys[i] = seen.keys[--seen.n];
+			*val |= seen.vals[i];
+			seen.n--;
+			seen.keys[i] = seen.keys[seen.n];
+			seen.vals[i] = seen.vals[seen.n];
 			return true;
 		}
 	return false;
@@ -140,7 +151,8 @@ sync_event(spin_coll_comm_t *c, unsigned ms)
 	case PTL_EVENT_PUT:
 		if (ev.ni_fail_type != PTL_NI_OK)
 			return 0;
-		if (sync_note(c, ev.match_bits & ((1ull << 48) - 1)) != 0)
+		if (sync_note(c, ev.match_bits & ((1ull << 48) - 1),
+			      (uint32_t)ev.hdr_data) != 0)
 			return -ENOMEM;
 		return 0;
 	case PTL_EVENT_ACK:
@@ -153,7 +165,8 @@ sync_event(spin_coll_comm_t *c, unsigned ms)
 /* A 0-byte SYNC put to @p dst, re-sent until acknowledged (a peer whose
  * entry is not posted yet drops it). */
 static int
-sync_send(spin_coll_comm_t *c, unsigned dst, uint64_t key, uint64_t t0)
+sync_send(spin_coll_comm_t *c, unsigned dst, uint64_t key, uint32_t val,
+	  uint64_t t0)
 {
 	ptl_process_t to = { .rank = dst };
 
@@ -161,7 +174,7 @@ sync_send(spin_coll_comm_t *c, unsigned dst, uint64_t key, uint64_t t0)
 		int rc;
 
 		rc = PtlPut(c->sync_md, 0, 0, PTL_ACK_REQ, to, c->pt,
-			    ((uint64_t)COLL_T_SYNC << 61) | key, 0, NULL, 0);
+			    ((uint64_t)COLL_T_SYNC << 61) | key, 0, NULL, val);
 		if (rc != PTL_OK) {
 			fprintf(stderr, "spin_coll: rank %u: PtlPut to %u: %d\n",
 				c->rank, dst, rc);
@@ -185,6 +198,18 @@ sync_send(spin_coll_comm_t *c, unsigned dst, uint64_t key, uint64_t t0)
 int
 spin_coll_comm_sync(spin_coll_comm_t *c)
 {
+	uint32_t val = 0;
+
+	return coll_comm_sync_or(c, &val);
+}
+
+/* Dissemination: after round k a rank has heard, directly or not, from
+ * the 2^(k+1) - 1 ranks before it, so the bits it sends on are an OR
+ * over them, and after the last round over every rank (OR is
+ * idempotent: a rank heard twice changes nothing). */
+int
+coll_comm_sync_or(spin_coll_comm_t *c, uint32_t *val)
+{
 	uint64_t t0 = now_ms();
 	uint32_t epoch = c->sync_epoch++;
 	unsigned round, dist;
@@ -195,10 +220,11 @@ spin_coll_comm_sync(spin_coll_comm_t *c)
 		unsigned from = (c->rank + c->size - dist) % c->size;
 		uint64_t want = sync_key(c, epoch, round, from);
 
-		rc = sync_send(c, to, sync_key(c, epoch, round, c->rank), t0);
+		rc = sync_send(c, to, sync_key(c, epoch, round, c->rank), *val,
+			       t0);
 		if (rc != 0)
 			return rc;
-		while (!sync_take(c, want)) {
+		while (!sync_take(c, want, val)) {
 			rc = sync_event(c, 100);
 			if (rc == -ETIMEDOUT) {
 				if (now_ms() - t0 > SYNC_TIMEOUT_MS)
@@ -217,6 +243,7 @@ spin_coll_comm_sync(spin_coll_comm_t *c)
 static void
 comm_release(spin_coll_comm_t *c)
 {
+	coll_match_comm_free(c);
 	if (c->ctl_md != PTL_INVALID_HANDLE)
 		PtlMDRelease(c->ctl_md);
 	if (c->sync_md != PTL_INVALID_HANDLE)
@@ -236,7 +263,8 @@ comm_release(spin_coll_comm_t *c)
 			if (ev.type == PTL_EVENT_PUT &&
 			    ev.ni_fail_type == PTL_NI_OK)
 				(void)sync_note(c, ev.match_bits &
-						   ((1ull << 48) - 1));
+						   ((1ull << 48) - 1),
+						(uint32_t)ev.hdr_data);
 	}
 	if (c->pt != PTL_PT_ANY)
 		PtlPTFree(c->ni, c->pt);

@@ -31,6 +31,7 @@ enum {
 	COLL_T_COPY = 4,
 	COLL_T_SYNC = 5,
 	COLL_T_RTS = 6,
+	COLL_T_XCHG = 7,   /* a compile's send table (coll_match.c) */
 };
 
 #define COLL_SCHED_TAGS 8192u
@@ -65,7 +66,13 @@ struct spin_coll_comm {
 	ptl_handle_md_t ctl_md;  /* 0 bytes: RTR and CREDIT puts */
 	char ctl_byte;
 	unsigned sched_flags;    /* spin_coll_comm_set_sched_flags() */
+	struct coll_xtab *xtab;  /* the send table (coll_match.c) */
 };
+
+/* spin_coll_comm_sync() that also ORs @p val over every rank: each
+ * rank's bits in, the OR of all ranks' out (how a compile's failure on
+ * one rank reaches all). @return as spin_coll_comm_sync() */
+int coll_comm_sync_or(spin_coll_comm_t *c, uint32_t *val);
 
 /* Environment value of SPINNIC_COLL_EAGER, or the default (bad values:
  * the default, with a message). */
@@ -112,6 +119,60 @@ struct trig {
 	ptl_handle_me_t rsv;    /* TP_MEAPPEND: its entry, reserved in the
 				   compile's batch (0: none; trig_post) */
 };
+
+/* ---- pre-matching (coll_match.c) ---------------------------------------- */
+
+/* A send or receive of a schedule as the matching sees it. */
+struct coll_msg {
+	bool send;
+	bool acc;          /* accumulating (send_reduce / recv_reduce) */
+	unsigned peer;     /* receive: SPIN_SCHED_ANY_SOURCE, or resolved */
+	uint32_t tag;      /* receive: SPIN_SCHED_ANY_TAG, or resolved */
+	uint64_t len;
+	unsigned seq;      /* out: the match bits' sequence number */
+	unsigned vid;      /* the vertex */
+};
+
+/* Whether a receive is a wildcard (before resolution). */
+static inline bool
+coll_msg_wild(const struct coll_msg *m)
+{
+	return !m->send && (m->peer == SPIN_SCHED_ANY_SOURCE ||
+			    m->tag == SPIN_SCHED_ANY_TAG);
+}
+
+/* Local numbering, creation order: the k-th send to (dst, tag) and the
+ * k-th specific receive from (src, tag) get seq k (wildcards: left to
+ * coll_match_exchange). @return 0; -E2BIG (k >= COLL_SEQ_MAX); -ENOMEM */
+int coll_match_number(struct coll_msg *m, unsigned n);
+
+/* What a compile read of its peers' send tables. */
+struct coll_xchg;
+
+/* Write this rank's send table for compile @p gen (every pre-matched
+ * compile, in the communicator's table buffer that one persistent entry
+ * exposes), then, where this rank has wildcard receives, read the tables
+ * of the sources they may match and resolve its receives from those
+ * sources: specific ones first, in creation order, each taking the
+ * earliest unmatched send of its tag, length and kind; then the wildcards
+ * in creation order, each the earliest remaining compatible send (lower
+ * source rank first), writing peer, tag and seq into @p m.
+ * @param gen the compile's number (the same on every rank).
+ * @param x_p receives what to free with coll_match_end() (NULL when
+ *   nothing was read), also on failure.
+ * @return 0; -ENOMSG (a receive matches no send: printed); -EPROTO (a
+ *   peer's table is malformed); -ETIMEDOUT (a peer never wrote its
+ *   table, 30 s); -ENOMEM; -ENOSPC; -EIO */
+int coll_match_exchange(spin_coll_comm_t *c, uint32_t gen,
+			struct coll_msg *m, unsigned n,
+			struct coll_xchg **x_p);
+
+/* Free what coll_match_exchange() read with. NULL is ignored. */
+void coll_match_end(struct coll_xchg *x);
+
+/* Unlink and free the communicator's send table (at its free, after the
+ * closing barrier). */
+void coll_match_comm_free(spin_coll_comm_t *c);
 
 /* ---- SPIN_SCHED_HOST (coll_host.c) --------------------------------------- */
 

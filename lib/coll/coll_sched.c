@@ -225,7 +225,9 @@ int
 spin_sched_recv(spin_sched_t *s, void *buf, size_t len, unsigned src,
 		uint32_t tag)
 {
-	if (s == NULL || src >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
+	if (s == NULL ||
+	    (src >= s->comm->size && src != SPIN_SCHED_ANY_SOURCE) ||
+	    (tag >= SPIN_COLL_TAG_MAX && tag != SPIN_SCHED_ANY_TAG) ||
 	    (buf == NULL && len > 0))
 		return -EINVAL;
 	return vtx_add(s, &(struct vtx){ .kind = V_RECV, .buf = buf,
@@ -295,9 +297,13 @@ acc_add(spin_sched_t *s, enum vkind kind, void *buf, size_t count, ptl_op_t op,
 	ptl_datatype_t type, unsigned peer, uint32_t tag)
 {
 	size_t esz = spin_coll_type_size(type);
+	bool recv = kind == V_RECV;
 
 	if (s == NULL || !coll_atomic_ok(op, type) || esz == 0 ||
-	    peer >= s->comm->size || tag >= SPIN_COLL_TAG_MAX ||
+	    (peer >= s->comm->size &&
+	     !(recv && peer == SPIN_SCHED_ANY_SOURCE)) ||
+	    (tag >= SPIN_COLL_TAG_MAX &&
+	     !(recv && tag == SPIN_SCHED_ANY_TAG)) ||
 	    (count > 0 && buf == NULL) || count > SIZE_MAX / esz)
 		return -EINVAL;
 	return vtx_add(s, &(struct vtx){ .kind = kind, .accumulate = true,
@@ -608,26 +614,38 @@ me_new(spin_sched_t *s, void *buf, size_t len, ptl_match_bits_t bits,
 }
 
 /* k-th send (or receive) of one (peer, tag) in creation order: the
- * pre-matching of paper 002 §IV-A without an exchange */
+ * pre-matching of paper 002 §IV-A (coll_match.c); with @p x_p, the
+ * exchange of compile @p gen that resolves wildcard receives too */
 static int
-number_messages(spin_sched_t *s)
+number_messages(spin_sched_t *s, uint32_t gen, struct coll_xchg **x_p)
 {
-	unsigned i, j;
+	struct coll_msg *m;
+	unsigned i, n = 0;
+	int rc;
 
+	m = malloc((s->nv ? s->nv : 1) * sizeof(*m));
+	if (m == NULL)
+		return -ENOMEM;
 	for (i = 0; i < s->nv; i++) {
-		struct vtx *v = &s->v[i];
+		const struct vtx *v = &s->v[i];
 
-		if (v->kind != V_SEND && v->kind != V_RECV)
-			continue;
-		v->seq = 0;
-		for (j = 0; j < i; j++)
-			if (s->v[j].kind == v->kind &&
-			    s->v[j].peer == v->peer && s->v[j].tag == v->tag)
-				v->seq++;
-		if (v->seq >= COLL_SEQ_MAX)
-			return -E2BIG;
+		if (v->kind == V_SEND || v->kind == V_RECV)
+			m[n++] = (struct coll_msg){ .send = v->kind == V_SEND,
+				.acc = v->accumulate, .peer = v->peer,
+				.tag = v->tag, .len = v->len, .vid = i };
 	}
-	return 0;
+	rc = coll_match_number(m, n);
+	if (rc == 0 && x_p != NULL)
+		rc = coll_match_exchange(s->comm, gen, m, n, x_p);
+	for (i = 0; i < n && rc == 0; i++) {
+		struct vtx *v = &s->v[m[i].vid];
+
+		v->peer = m[i].peer;
+		v->tag = m[i].tag;
+		v->seq = m[i].seq;
+	}
+	free(m);
+	return rc;
 }
 
 /* atomics of an accumulating message: chunks of max_atomic_size (at
@@ -988,7 +1006,9 @@ int
 spin_sched_compile(spin_sched_t *s, unsigned flags)
 {
 	spin_coll_comm_t *c;
+	struct coll_xchg *x = NULL;
 	unsigned i, j;
+	uint32_t bad;
 	ptl_md_t md;
 	int rc;
 
@@ -999,8 +1019,15 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 	flags |= s->comm->sched_flags;
 	s->dynamic = (flags & SPIN_SCHED_DYNAMIC) != 0;
 	s->host = (flags & SPIN_SCHED_HOST) != 0;
+	/* Fig. 6 cannot resolve a wildcard: the RTR's destination and bits
+	 * would come from the matched RTS (doc/NOTES.md) */
+	for (i = 0; i < s->nv && s->dynamic; i++)
+		if (s->v[i].kind == V_RECV &&
+		    (s->v[i].peer == SPIN_SCHED_ANY_SOURCE ||
+		     s->v[i].tag == SPIN_SCHED_ANY_TAG))
+			return -ENOTSUP;
 	c = s->comm;
-	rc = number_messages(s);
+	rc = number_messages(s, 0, NULL);
 	if (rc != 0)
 		return rc;
 	/* every rank takes the next tag in compile order, the same one */
@@ -1009,6 +1036,12 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 		return -ENOSPC;
 	c->stag_used[s->stag] = 1;
 	s->compiled = true;
+	/* pre-matched: the send tables (wildcards resolved) */
+	if (!s->dynamic) {
+		rc = number_messages(s, c->next_stag - 1, &x);
+		if (rc != 0)
+			goto fail;
+	}
 	/* shadow buffers of the eager receives, one MD over them */
 	for (i = 0; i < s->nv; i++) {
 		struct vtx *v = &s->v[i];
@@ -1095,11 +1128,16 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 	 * (compile_dynamic) */
 	if (s->dynamic)
 		return 0;
-	/* every entry of every rank is posted before anything is sent */
-	rc = spin_coll_comm_sync(c);
+	/* every entry of every rank is posted before anything is sent; the
+	 * OR says whether a rank failed (then all fail) */
+	bad = 0;
+	rc = coll_comm_sync_or(c, &bad);
+	coll_match_end(x);
+	if (rc == 0 && bad != 0)
+		rc = -ECANCELED;
 	if (rc != 0)
-		goto fail;
-	return 0;
+		sched_release(s);
+	return rc;
 fail:
 	if (s->batch != NULL) {
 		/* not submitted, or the submit failed: nothing it held
@@ -1110,6 +1148,13 @@ fail:
 		s->start = s->done = PTL_CT_NONE;
 		s->sb_md = PTL_INVALID_HANDLE;
 	}
+	if (!s->dynamic) {
+		/* the compile barrier all the same, saying this rank failed:
+		 * the others fail too instead of waiting for it 30 s */
+		bad = 1;
+		(void)coll_comm_sync_or(c, &bad);
+	}
+	coll_match_end(x);
 	sched_release(s);
 	return rc;
 }

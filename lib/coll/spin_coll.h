@@ -16,8 +16,9 @@
  * receive (buf, len, src, tag) of its destination with the same source,
  * tag and length. Messages are pre-matched at compile time: the k-th send
  * from a to b with tag t (in creation order at a) matches the k-th
- * receive at b from a with tag t (in creation order at b); a schedule
- * whose matching would differ (ANY_TAG, ANY_SOURCE) is not supported.
+ * receive at b from a with tag t (in creation order at b). A receive may
+ * name SPIN_SCHED_ANY_SOURCE or SPIN_SCHED_ANY_TAG: compile then resolves
+ * it to one send (see "Wildcards" at spin_sched_compile()).
  * A dependency edge (u, v) means v does not start before u completed.
  * A send completes when its data was delivered (acknowledged), a receive
  * when its data is in the user buffer, a copy or reduction when its
@@ -53,6 +54,16 @@ typedef struct spin_sched spin_sched_t;
 #define SPIN_COLL_TAG_MAX (1u << 24)
 /** Default eager threshold in bytes (SPINNIC_COLL_EAGER overrides). */
 #define SPIN_COLL_EAGER_DEFAULT 4096u
+/**
+ * spin_sched_recv() and spin_sched_recv_reduce() source: a send from any
+ * rank (resolved at compile; see "Wildcards" at spin_sched_compile()).
+ */
+#define SPIN_SCHED_ANY_SOURCE 0xffffffffu
+/**
+ * spin_sched_recv() and spin_sched_recv_reduce() tag: a send with any
+ * tag (resolved at compile; see "Wildcards" at spin_sched_compile()).
+ */
+#define SPIN_SCHED_ANY_TAG 0xffffffffu
 
 /**
  * Create a communicator over the ranks of a logical NI. Collective: every
@@ -131,6 +142,9 @@ int spin_sched_send(spin_sched_t *s, const void *buf, size_t len,
 /**
  * Add a receive of exactly @p len bytes into @p buf from rank @p src with
  * tag @p tag.
+ * @param src a rank, or SPIN_SCHED_ANY_SOURCE.
+ * @param tag a tag, or SPIN_SCHED_ANY_TAG (wildcards: resolved at
+ *   compile, see spin_sched_compile(); refused by SPIN_SCHED_DYNAMIC).
  * @return the vertex id; -EINVAL; -ENOMEM; -E2BIG.
  */
 int spin_sched_recv(spin_sched_t *s, void *buf, size_t len, unsigned src,
@@ -174,6 +188,9 @@ int spin_sched_send_reduce(spin_sched_t *s, const void *in, size_t count,
  * sender's atomics once this vertex starts (its predecessors, e.g. the
  * copy that initialises @p acc, are done); it completes when all of
  * them were applied.
+ * @param src a rank, or SPIN_SCHED_ANY_SOURCE.
+ * @param tag a tag, or SPIN_SCHED_ANY_TAG (a wildcard matches only an
+ *   accumulating send, as a plain receive only a plain one).
  * @return the vertex id; -EINVAL; -ENOMEM.
  */
 int spin_sched_recv_reduce(spin_sched_t *s, void *acc, size_t count,
@@ -228,13 +245,42 @@ int spin_sched_dep(spin_sched_t *s, int from, int to);
  * spin_batch_*: one round trip per 256 objects); with SPINNIC_COLL_BATCH=0
  * in the environment, one round trip each, for comparison. A schedule
  * with a cycle is refused.
+ *
+ * Wildcards (SPIN_SCHED_ANY_TAG, SPIN_SCHED_ANY_SOURCE; not with
+ * SPIN_SCHED_DYNAMIC): a pre-matched compile (eager, rendezvous,
+ * SPIN_SCHED_HOST) writes each rank's send table (per destination, in
+ * creation order: tag, length, plain or accumulating) where one entry of
+ * the communicator exposes it; a rank with wildcard receives reads
+ * (PtlGet) the tables of the ranks they may match (every rank for
+ * SPIN_SCHED_ANY_SOURCE) and resolves its receives from those ranks,
+ * deterministically: first the
+ * specific ones, in creation order, each taking the earliest unmatched
+ * send of its source, tag, length and kind; then the wildcards, in
+ * creation order, each taking the earliest remaining send of its length
+ * and kind (and its tag or source where given), the lowest source rank
+ * first. The result is fixed for every instance. As in paper 002's model
+ * the user makes sure every matching the model allows (any send with no
+ * path ordering it) is correct; this rule picks one of them. A receive
+ * left with no send fails the compile on every rank (the closing barrier
+ * carries the outcome); a send left with no receive fails at wait with
+ * -EIO, as without wildcards. A pre-matched compile that fails on one
+ * rank after its schedule tag was taken fails on all of them (-ECANCELED
+ * on the others) instead of leaving them waiting in the barrier; one
+ * refused before (-EINVAL, -ENOTSUP, -E2BIG) must be refused on every
+ * rank alike, or the ranks' schedule tags diverge. Cost on schedules
+ * without wildcards: writing the table in memory (the entry is appended
+ * at the communicator's first compile and when the table grows).
  * @param s the schedule.
  * @param flags 0, SPIN_SCHED_DYNAMIC, SPIN_SCHED_HOST or both.
- * @return 0; -EINVAL (cycle, flags, already compiled); -ENOMEM; -ENOSPC
- *   (NIC objects or triggered operations exhausted, or the schedule tag
- *   8192 compiles back still held); -E2BIG (over 4095 messages of one
- *   (peer, tag), over 2048 with SPIN_SCHED_DYNAMIC); -ETIMEDOUT; -EIO.
- *   A failed compile leaves a schedule that can only be freed.
+ * @return 0; -EINVAL (cycle, flags, already compiled); -ENOTSUP (a
+ *   wildcard receive in a dynamic schedule); -ENOMSG (a receive of this
+ *   rank matches no send: printed on stderr); -ECANCELED (another rank's
+ *   compile failed); -EPROTO (a peer's send table is malformed); -ENOMEM;
+ *   -ENOSPC (NIC objects or triggered operations exhausted, or the
+ *   schedule tag 8192 compiles back still held); -E2BIG (over 4095
+ *   messages of one (peer, tag), over 2048 with SPIN_SCHED_DYNAMIC);
+ *   -ETIMEDOUT (a peer never came, 30 s); -EIO. A failed compile leaves
+ *   a schedule that can only be freed.
  */
 int spin_sched_compile(spin_sched_t *s, unsigned flags);
 

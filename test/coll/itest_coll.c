@@ -14,6 +14,8 @@
  *   itest_coll random P N           N seeded random schedules
  *   itest_coll order P              SPIN_SCHED_DYNAMIC re-armed, the
  *       sender always first, then the receiver always first (ranks 0, 1)
+ *   itest_coll wild P               wildcard receives: the resolution
+ *       rule on one schedule (P >= 4), schedules that match nothing
  * SPINNIC_COLL_HOST=1 and SPINNIC_COLL_DYNAMIC=1 add SPIN_SCHED_HOST and
  * SPIN_SCHED_DYNAMIC to every compile (spin_coll_comm_set_sched_flags).
  */
@@ -54,7 +56,8 @@
 #define SLEEPER 3
 #define NPROG 10          /* cases of run_progress */
 
-enum mode { M_RESULTS, M_QUICK, M_PROGRESS, M_RANDOM, M_ORDER, M_SETUP };
+enum mode { M_RESULTS, M_QUICK, M_PROGRESS, M_RANDOM, M_ORDER, M_SETUP,
+	     M_WILD };
 
 struct karg {
 	enum mode mode;
@@ -410,16 +413,28 @@ run_progress(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 
 /* ---- random schedules --------------------------------------------------- */
 
-enum { G_MSG, G_COPY, G_REDUCE };
+enum { G_MSG, G_COPY, G_REDUCE, G_SUM };
+
+/* gop.wild: the receive's wildcards */
+#define W_TAG 1u
+#define W_SRC 2u
 
 struct gop {
 	int type;
-	unsigned a, b;      /* msg: src, dst; copy/reduce: the rank */
+	unsigned a, b;      /* msg: src, dst; copy/reduce/sum: the rank */
 	uint32_t tag;
 	size_t len;
-	int from;           /* earlier message whose received data is used */
+	int from;           /* earlier message whose received data is used;
+			       G_SUM: the group's first message */
 	bool acc;           /* msg: added into the receiver's buffer */
 	int root;           /* the message whose data this carries */
+	/* a group of messages to one rank, of a length no other message
+	 * has, received with wildcards: every matching the model allows is
+	 * correct, as all carry the same data, or (perm) a G_SUM after them
+	 * adds their buffers up, which then hold them in some order */
+	unsigned wild;      /* W_TAG | W_SRC */
+	bool grouped, perm;
+	unsigned gn;        /* G_SUM: the group's size */
 };
 
 static uint64_t
@@ -438,12 +453,48 @@ static unsigned
 gen_ops(uint64_t seed, unsigned P, struct gop *g, unsigned max)
 {
 	static const size_t lens[] = { 0, 1, 100, 4095, 4097, 20000 };
+	/* group lengths: base + 7 * group, none equal to another group's
+	 * or to lens[] (both sides of the eager switch) */
+	static const size_t glens[] = { 2, 200, 3000, 6000 };
 	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-	unsigned n = 0, i, j;
+	unsigned n = 0, i, j, ngroups = 0;
 
 	while (n < max) {
 		unsigned r = (unsigned)(rnd(&x) % 10);
 		struct gop o = { .from = -1 };
+
+		if (r == 0 && rnd(&x) % 2 == 0 && n + 5 <= max) {
+			unsigned k = 2 + (unsigned)(rnd(&x) % 3), m;
+			unsigned mode = (unsigned)(rnd(&x) % 3);
+			unsigned b = (unsigned)(rnd(&x) % P);
+			unsigned a0 = (unsigned)(rnd(&x) % P);
+			uint32_t t0 = (uint32_t)(rnd(&x) % 3);
+			bool perm = rnd(&x) % 2 == 0;
+			bool acc = !perm && rnd(&x) % 3 == 0;
+			size_t len = glens[rnd(&x) % 4] + 7 * ngroups++;
+			int first = (int)n;
+
+			for (m = 0; m < k; m++) {
+				o = (struct gop){ .type = G_MSG, .from = -1,
+					.b = b, .len = len, .acc = acc,
+					.grouped = true, .perm = perm,
+					.root = perm ? (int)n : first };
+				o.a = mode == 0 ? a0 : (unsigned)(rnd(&x) % P);
+				o.tag = mode == 1 ? t0 :
+					(uint32_t)(rnd(&x) % 3);
+				o.wild = mode == 0 ? W_TAG :
+					 mode == 1 ? W_SRC : W_TAG | W_SRC;
+				/* now and then a specific receive among them */
+				if (rnd(&x) % 4 == 0)
+					o.wild = 0;
+				g[n++] = o;
+			}
+			if (perm)
+				g[n++] = (struct gop){ .type = G_SUM, .a = b,
+					.len = len, .from = first, .gn = k,
+					.root = -1 };
+			continue;
+		}
 
 		if (r >= 7) {
 			unsigned rank = (unsigned)(rnd(&x) % P);
@@ -451,7 +502,7 @@ gen_ops(uint64_t seed, unsigned P, struct gop *g, unsigned max)
 
 			for (j = 0; j < n; j++)
 				if (g[j].type == G_MSG && g[j].b == rank &&
-				    !g[j].acc && rnd(&x) % 2)
+				    !g[j].acc && !g[j].perm && rnd(&x) % 2)
 					cand = (int)j;
 			if (cand >= 0) {
 				o.type = r == 7 || r == 8 ? G_COPY : G_REDUCE;
@@ -471,8 +522,11 @@ gen_ops(uint64_t seed, unsigned P, struct gop *g, unsigned max)
 		o.root = (int)n;
 		if (rnd(&x) % 5 < 2)
 			for (i = 0; i < n; i++)
+				/* (not a group's: its length is the
+				 * group's alone) */
 				if (g[i].type == G_MSG && g[i].b == o.a &&
-				    !g[i].acc && rnd(&x) % 3 == 0) {
+				    !g[i].acc && !g[i].grouped &&
+				    rnd(&x) % 3 == 0) {
 					o.from = (int)i;
 					o.len = g[i].len;
 					o.root = g[i].root;
@@ -492,6 +546,36 @@ fill(void *buf, size_t len, uint64_t seed, uint64_t inst, int root)
 }
 
 #define GMAX 40
+
+/* A group's buffers hold its messages in some order, and G_SUM @p i
+ * their sum. @return 0; 1 (a buffer holds none left); 2 (the sum) */
+static int
+check_sum(const struct gop *g, uint8_t *const *buf, unsigned i,
+	  uint64_t seed, uint64_t inst, uint8_t *want, uint8_t *tmp)
+{
+	bool used[GMAX] = { false };
+	unsigned m, j, k;
+	size_t len = g[i].len;
+
+	memset(want, 0, len);
+	for (m = 0; m < g[i].gn; m++) {
+		const uint8_t *b = buf[g[i].from + (int)m];
+
+		for (j = 0; j < g[i].gn; j++) {
+			if (used[j])
+				continue;
+			fill(tmp, len, seed, inst, g[g[i].from + (int)j].root);
+			if (memcmp(tmp, b, len) == 0)
+				break;
+		}
+		if (j == g[i].gn)
+			return 1;
+		used[j] = true;
+		for (k = 0; k < len; k++)
+			want[k] = (uint8_t)(want[k] + b[k]);
+	}
+	return memcmp(buf[i], want, len) == 0 ? 0 : 2;
+}
 
 static int
 run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
@@ -516,6 +600,10 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		int rc, id;
 
 		KCHECK(self, want && tmp, "alloc");
+		if (dyn)	/* no wildcard in a dynamic schedule (the k-th
+				 * receive of a group meets the k-th send) */
+			for (i = 0; i < n; i++)
+				g[i].wild = 0;
 		rc = spin_sched_create(comm, &s);
 		KCHECK(self, rc == 0, "create");
 		for (i = 0; i < n; i++) {
@@ -544,17 +632,44 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 				ids[nid++] = id;
 			}
 			if (o->type == G_MSG && o->b == a->rank) {
+				unsigned src = o->wild & W_SRC ?
+					       SPIN_SCHED_ANY_SOURCE : o->a;
+				uint32_t tag = o->wild & W_TAG ?
+					       SPIN_SCHED_ANY_TAG : o->tag;
+
 				buf[i] = xalloc(o->len);
 				id = o->acc ?
 				     spin_sched_recv_reduce(s, buf[i], o->len,
-					PTL_SUM, PTL_UINT8_T, o->a, o->tag) :
-				     spin_sched_recv(s, buf[i], o->len, o->a,
-						     o->tag);
+					PTL_SUM, PTL_UINT8_T, src, tag) :
+				     spin_sched_recv(s, buf[i], o->len, src,
+						     tag);
 				KCHECK(self, id >= 0, "recv");
 				rv[i] = id;
 				ids[nid++] = id;
 			}
-			if (o->type != G_MSG && o->a == a->rank) {
+			if (o->type == G_SUM && o->a == a->rank) {
+				/* buf = the group's buffers added up */
+				buf[i] = xalloc(o->len);
+				id = spin_sched_copy(s, buf[i], buf[o->from],
+						     o->len);
+				KCHECK(self, id >= 0 && spin_sched_dep(s,
+					rv[o->from], id) == 0, "sum copy");
+				for (k = 1; k < o->gn; k++) {
+					int prev = id;
+
+					id = spin_sched_reduce(s, buf[i],
+						buf[o->from + (int)k], o->len,
+						PTL_SUM, PTL_UINT8_T);
+					KCHECK(self, id >= 0 &&
+					       spin_sched_dep(s, prev, id) ==
+					       0 &&
+					       spin_sched_dep(s,
+						rv[o->from + (int)k], id) == 0,
+					       "sum reduce");
+				}
+				rv[i] = id;
+				ids[nid++] = id;
+			} else if (o->type != G_MSG && o->a == a->rank) {
 				buf[i] = xalloc(o->len);
 				if (o->type == G_COPY)
 					id = spin_sched_copy(s, buf[i],
@@ -571,8 +686,11 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 				rv[i] = id;
 				ids[nid++] = id;
 			}
-			/* a few more edges from earlier vertices */
-			for (j = 0; j < nid; j++) {
+			/* a few more edges from earlier vertices (none into a
+			 * group: its receives may match any of its sends, so
+			 * an edge from one member to another could close a
+			 * cycle) */
+			for (j = 0; j < nid && !o->grouped; j++) {
 				if (nl > 0 && rnd(&x) % 3 == 0)
 					(void)spin_sched_dep(s,
 						last[rnd(&x) % (unsigned)nl],
@@ -608,8 +726,20 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 			KCHECK(self, rc == 0, "random %u%s wait: %s", seed,
 			       dyn ? " (dynamic)" : "", strerror(-rc));
 			for (i = 0; i < n; i++) {
-				if (buf[i] == NULL)
+				if (buf[i] == NULL || g[i].perm)
 					continue;
+				if (g[i].type == G_SUM) {
+					rc = check_sum(g, buf, i, seed, inst,
+						       want, tmp);
+					KCHECK(self, rc == 0, "random %u "
+					       "instance %" PRIu64 ": group "
+					       "%d: %s", seed, inst,
+					       g[i].from, rc == 1 ?
+					       "a buffer holds none of the "
+					       "group's messages" :
+					       "wrong sum");
+					continue;
+				}
 				fill(want, g[i].len, seed, inst, g[i].root);
 				if (g[i].type == G_REDUCE || g[i].acc) {
 					fill(tmp, g[i].len, seed + 99, inst,
@@ -901,6 +1031,382 @@ run_setup(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 	return 0;
 }
 
+/* ---- wildcard receives -------------------------------------------------- */
+
+/* the sends of run_wild: to rank 0, in creation order at each sender */
+static const struct wsend {
+	unsigned from;
+	uint32_t tag;
+	size_t len;
+	bool acc;
+} wsends[] = {
+	{ 1, 5, 8, false },     /* A */
+	{ 1, 6, 8, false },     /* B */
+	{ 1, 5, 5000, false },  /* C (rendezvous) */
+	{ 1, 5, 8, false },     /* D */
+	{ 1, 7, 8, false },     /* E */
+	{ 2, 5, 8, false },     /* F */
+	{ 0, 9, 8, false },     /* G (to itself) */
+	{ 2, 5, 8, true },      /* H (accumulating, uint8 SUM) */
+	{ 3, 1, 6000, false },  /* I (rendezvous) */
+	{ 1, 8, 6000, false },  /* J (rendezvous) */
+};
+#define NWS (sizeof(wsends) / sizeof(wsends[0]))
+
+/* rank 0's receives, in creation order, and the send each must get:
+ * the specific ones first (C, and A: the earliest (1, 5, 8)), then the
+ * wildcards in creation order, each taking the earliest remaining send
+ * of its length and kind, lower source first: H (the only accumulating
+ * one), B (A taken), D, G (rank 0 before rank 1), F (rank 1 has no tag 5
+ * of 8 bytes left), E, J, I (rank 1's J taken) */
+static const struct wrecv {
+	unsigned src;
+	uint32_t tag;
+	size_t len;
+	bool acc;
+	char want;
+} wrecvs[] = {
+	{ SPIN_SCHED_ANY_SOURCE, SPIN_SCHED_ANY_TAG, 8, true, 'H' },
+	{ 1, SPIN_SCHED_ANY_TAG, 8, false, 'B' },
+	{ 1, 5, 5000, false, 'C' },
+	{ 1, 5, 8, false, 'A' },
+	{ SPIN_SCHED_ANY_SOURCE, 5, 8, false, 'D' },
+	{ SPIN_SCHED_ANY_SOURCE, SPIN_SCHED_ANY_TAG, 8, false, 'G' },
+	{ SPIN_SCHED_ANY_SOURCE, 5, 8, false, 'F' },
+	{ 1, SPIN_SCHED_ANY_TAG, 8, false, 'E' },
+	{ 1, SPIN_SCHED_ANY_TAG, 6000, false, 'J' },
+	{ SPIN_SCHED_ANY_SOURCE, SPIN_SCHED_ANY_TAG, 6000, false, 'I' },
+};
+#define NWR (sizeof(wrecvs) / sizeof(wrecvs[0]))
+
+/* every rank compiles @p s: @p bad_rank's compile fails with @p err, the
+ * others' with -ECANCELED (the compile barrier tells them), well within
+ * the 30 s a missing peer would cost */
+static int
+wild_refused(struct kid *self, spin_sched_t *s, const struct karg *a,
+	     unsigned bad_rank, int err, const char *what)
+{
+	double t0 = now_us();
+	int rc = spin_sched_compile(s, 0);
+	int want = a->rank == bad_rank ? err : -ECANCELED;
+
+	KCHECK(self, rc == want, "%s: compile gave %d (%s), want %d", what,
+	       rc, strerror(-rc), want);
+	KCHECK(self, now_us() - t0 < 10e6, "%s: compile took %.1f s", what,
+	       (now_us() - t0) / 1e6);
+	spin_sched_free(s);
+	return 0;
+}
+
+/* the resolution rule on one schedule, re-armed instances */
+static int
+wild_rule(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
+{
+	uint8_t *sb[NWS] = { 0 }, *rb[NWR] = { 0 }, want[6000], ini[8];
+	unsigned i, k, inst, ninst = 100;
+	double t0;
+	spin_sched_t *s;
+	int rc;
+
+	KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+	for (i = 0; i < NWS; i++) {
+		const struct wsend *w = &wsends[i];
+
+		if (w->from != a->rank)
+			continue;
+		sb[i] = xalloc(w->len);
+		rc = w->acc ? spin_sched_send_reduce(s, sb[i], w->len, PTL_SUM,
+						     PTL_UINT8_T, 0, w->tag) :
+			      spin_sched_send(s, sb[i], w->len, 0, w->tag);
+		KCHECK(self, rc >= 0, "send %c: %d", 'A' + i, rc);
+	}
+	for (i = 0; i < NWR && a->rank == 0; i++) {
+		const struct wrecv *w = &wrecvs[i];
+
+		rb[i] = xalloc(w->len);
+		rc = w->acc ? spin_sched_recv_reduce(s, rb[i], w->len, PTL_SUM,
+						     PTL_UINT8_T, w->src,
+						     w->tag) :
+			      spin_sched_recv(s, rb[i], w->len, w->src,
+					      w->tag);
+		KCHECK(self, rc >= 0, "recv %u: %d", i, rc);
+	}
+	t0 = now_us();
+	rc = spin_sched_compile(s, 0);
+	t0 = now_us() - t0;
+	KCHECK(self, rc == 0, "wild compile: %s", strerror(-rc));
+	for (inst = 0; inst < ninst; inst++) {
+		for (i = 0; i < NWS; i++)
+			if (sb[i] != NULL)
+				fill(sb[i], wsends[i].len, 77, inst, (int)i);
+		for (i = 0; i < NWR; i++)
+			if (rb[i] != NULL && wrecvs[i].acc)
+				fill(rb[i], wrecvs[i].len, 78, inst, (int)i);
+			else if (rb[i] != NULL)
+				memset(rb[i], 0xee, wrecvs[i].len);
+		KCHECK(self, spin_sched_start(s) == 0, "start");
+		rc = spin_sched_wait(s);
+		KCHECK(self, rc == 0, "wild instance %u: wait: %s", inst,
+		       strerror(-rc));
+		for (i = 0; i < NWR && a->rank == 0; i++) {
+			const struct wrecv *w = &wrecvs[i];
+
+			fill(want, w->len, 77, inst, w->want - 'A');
+			if (w->acc) {
+				fill(ini, w->len, 78, inst, (int)i);
+				for (k = 0; k < w->len; k++)
+					want[k] = (uint8_t)(want[k] + ini[k]);
+			}
+			KCHECK(self, memcmp(rb[i], want, w->len) == 0,
+			       "wild instance %u: receive %u did not get "
+			       "send %c", inst, i, w->want);
+		}
+	}
+	KCHECK(self, spin_sched_instances(s) == ninst, "instances");
+	spin_sched_free(s);
+	for (i = 0; i < NWS; i++)
+		xfree(sb[i]);
+	for (i = 0; i < NWR; i++)
+		xfree(rb[i]);
+	if (a->rank == 0)
+		fprintf(stderr, "itest_coll: wild: %u receives resolved as the "
+			"rule says, %u instances; rank 0's compile %.0f us "
+			"(wall time, shared cores)\n", (unsigned)NWR, ninst,
+			t0);
+	return 0;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* compile time with and without wildcards (printed, not asserted: wall
+ * time on shared cores): rank 0 sends 8 bytes to every other rank, which
+ * receives it from rank 0 with tag 0, or from any rank with any tag */
+static int
+wild_cost(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
+{
+	enum { N = 21 };
+	double t[2][N];
+	char buf[MAXP][8], got[8];
+	unsigned v, i, r;
+	int rc;
+
+	for (v = 0; v < 2; v++)
+		for (i = 0; i < N; i++) {
+			spin_sched_t *s;
+			double t0;
+
+			KCHECK(self, spin_coll_comm_sync(comm) == 0, "sync");
+			t0 = now_us();
+			KCHECK(self, spin_sched_create(comm, &s) == 0,
+			       "create");
+			for (r = 1; r < a->P && a->rank == 0; r++) {
+				memset(buf[r], (int)r, sizeof(buf[r]));
+				KCHECK(self, spin_sched_send(s, buf[r], 8, r,
+							     0) >= 0, "send");
+			}
+			if (a->rank != 0)
+				KCHECK(self, spin_sched_recv(s, got, 8,
+					v ? SPIN_SCHED_ANY_SOURCE : 0,
+					v ? SPIN_SCHED_ANY_TAG : 0) >= 0,
+				       "recv");
+			rc = spin_sched_compile(s, 0);
+			t[v][i] = now_us() - t0;
+			KCHECK(self, rc == 0, "cost compile: %s",
+			       strerror(-rc));
+			memset(got, 0, sizeof(got));
+			KCHECK(self, spin_sched_start(s) == 0 &&
+			       spin_sched_wait(s) == 0, "cost run");
+			KCHECK(self, a->rank == 0 ||
+			       kid_bytes_all((uint8_t *)got, 8,
+					     (uint8_t)a->rank), "cost data");
+			spin_sched_free(s);
+		}
+	qsort(t[0], N, sizeof(double), cmp_double);
+	qsort(t[1], N, sizeof(double), cmp_double);
+	if (a->rank == a->P - 1)
+		fprintf(stderr, "itest_coll: wild: rank %u's build (create, "
+			"compile, barrier), median of %u: %.0f us with a "
+			"specific receive, %.0f us with ANY_SOURCE|ANY_TAG "
+			"(wall time, shared cores)\n", a->rank, N, t[0][N / 2],
+			t[1][N / 2]);
+	return 0;
+}
+
+/*
+ * A hostile send table: on a fresh communicator, rank 1 appends its own
+ * entry with the table's match bits (type 7, its rank: coll_match.c)
+ * ahead of the library's, so rank 0's reads find it: a slot listing
+ * 2^20 + 1 sends, then (the next compile) one whose record is garbage.
+ * Rank 0's compile gives -EPROTO, the others' -ECANCELED.
+ */
+static int
+wild_hostile(struct kid *self, ptl_handle_ni_t ni, const struct karg *a)
+{
+	static uint32_t tab[4 * MAXP + 8 * 4];
+	spin_coll_comm_t *c2;
+	ptl_handle_me_t h = PTL_INVALID_HANDLE;
+	char b[8] = { 0 };
+	unsigned round;
+	int rc;
+
+	rc = spin_coll_comm_create(ni, COLL_PT + 1, &c2);
+	KCHECK(self, rc == 0, "hostile comm: %s", strerror(-rc));
+	if (a->rank == 1) {
+		ptl_me_t me;
+
+		memset(&me, 0, sizeof(me));
+		me.start = tab;
+		me.length = sizeof(tab);
+		me.ct_handle = PTL_CT_NONE;
+		me.uid = PTL_UID_ANY;
+		me.match_id.rank = PTL_RANK_ANY;
+		me.match_bits = (7ull << 61) | (1ull << 36);
+		me.options = PTL_ME_OP_GET | PTL_ME_EVENT_COMM_DISABLE |
+			     PTL_ME_EVENT_LINK_DISABLE |
+			     PTL_ME_EVENT_UNLINK_DISABLE;
+		KCHECK(self, PtlMEAppend(ni, COLL_PT + 1, &me,
+					 PTL_PRIORITY_LIST, NULL, &h) == PTL_OK,
+		       "hostile entry");
+	}
+	for (round = 0; round < 2; round++) {
+		spin_sched_t *s;
+
+		/* rank 0's slot: compile number, first record, count, the
+		 * number again (^ a constant); records from 16 * P bytes */
+		memset(tab, 0, sizeof(tab));
+		tab[0] = round;
+		tab[2] = round == 0 ? (1u << 20) + 1 : 1;
+		tab[3] = round ^ 0x5e7dab1eu;
+		tab[4 * a->P] = 0xdeadbeef;
+		KCHECK(self, spin_coll_comm_sync(c2) == 0, "sync");
+		KCHECK(self, spin_sched_create(c2, &s) == 0, "create");
+		if (a->rank == 0)
+			KCHECK(self, spin_sched_recv(s, b, 8,
+				SPIN_SCHED_ANY_SOURCE, SPIN_SCHED_ANY_TAG) >= 0,
+			       "recv");
+		if (a->rank == 2)
+			KCHECK(self, spin_sched_send(s, b, 8, 0, 0) >= 0,
+			       "send");
+		if (wild_refused(self, s, a, 0, -EPROTO, round == 0 ?
+				 "a table of 2^20 + 1 sends" :
+				 "a garbage record") != 0)
+			return 1;
+	}
+	if (a->rank == 1)
+		KCHECK(self, PtlMEUnlink(h) == PTL_OK, "unlink");
+	rc = spin_coll_comm_free(c2);
+	KCHECK(self, rc == 0, "hostile comm free: %s", strerror(-rc));
+	return 0;
+}
+
+static int
+run_wild(struct kid *self, spin_coll_comm_t *comm, ptl_handle_ni_t ni,
+	 const struct karg *a)
+{
+	char b[16] = "wild";
+	spin_sched_t *s;
+	int rc;
+
+	KCHECK(self, a->P >= 4, "wild needs 4 ranks");
+	if (wild_rule(self, comm, a) != 0)
+		return 1;
+	if (wild_cost(self, comm, a) != 0)
+		return 1;
+
+	/* misuse, refused where it is built */
+	KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+	KCHECK(self, spin_sched_send(s, b, 8, SPIN_SCHED_ANY_SOURCE, 0) ==
+	       -EINVAL, "send to any source");
+	KCHECK(self, spin_sched_send(s, b, 8, 0, SPIN_SCHED_ANY_TAG) ==
+	       -EINVAL, "send with any tag");
+	KCHECK(self, spin_sched_send_reduce(s, b, 8, PTL_SUM, PTL_UINT8_T,
+					    SPIN_SCHED_ANY_SOURCE, 0) ==
+	       -EINVAL, "send_reduce to any source");
+	KCHECK(self, spin_sched_recv(s, b, 8, a->P, 0) == -EINVAL, "src P");
+	KCHECK(self, spin_sched_recv(s, b, 8, 0, SPIN_SCHED_ANY_TAG - 1) ==
+	       -EINVAL, "tag 2^32 - 2");
+	/* Fig. 6 cannot resolve one: every rank alike (local, no barrier) */
+	KCHECK(self, spin_sched_recv(s, b, 8, SPIN_SCHED_ANY_SOURCE, 0) >= 0,
+	       "recv any");
+	KCHECK(self, spin_sched_compile(s, SPIN_SCHED_DYNAMIC) == -ENOTSUP,
+	       "dynamic wildcard");
+	spin_sched_free(s);
+	KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+	KCHECK(self, spin_sched_recv(s, b, 8, 0, SPIN_SCHED_ANY_TAG) >= 0,
+	       "recv any tag");
+	KCHECK(self, spin_sched_compile(s, SPIN_SCHED_DYNAMIC |
+					SPIN_SCHED_HOST) == -ENOTSUP,
+	       "dynamic host wildcard");
+	spin_sched_free(s);
+
+	/* a receive that matches nothing: compile fails on every rank,
+	 * -ENOMSG where it is */
+	KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+	if (a->rank == 0)
+		KCHECK(self, spin_sched_recv(s, b, 8, SPIN_SCHED_ANY_SOURCE,
+					     11) >= 0, "recv");
+	if (wild_refused(self, s, a, 0, -ENOMSG, "no send at all") != 0)
+		return 1;
+	/* the only send has another length */
+	KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+	if (a->rank == 1)
+		KCHECK(self, spin_sched_send(s, b, 8, 2, 4) >= 0, "send");
+	if (a->rank == 2)
+		KCHECK(self, spin_sched_recv(s, b, 16, 1, SPIN_SCHED_ANY_TAG) >=
+		       0, "recv");
+	if (wild_refused(self, s, a, 2, -ENOMSG, "length differs") != 0)
+		return 1;
+	/* the specific receive takes the only send, the wildcard none */
+	KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+	if (a->rank == 2)
+		KCHECK(self, spin_sched_send(s, b, 8, 3, 3) >= 0, "send");
+	if (a->rank == 3)
+		KCHECK(self, spin_sched_recv(s, b, 8, 2, SPIN_SCHED_ANY_TAG) >=
+		       0 && spin_sched_recv(s, b + 8, 8, 2, 3) >= 0, "recv");
+	if (wild_refused(self, s, a, 3, -ENOMSG, "taken by the specific "
+			 "receive") != 0)
+		return 1;
+	/* a plain send, an accumulating receive: kinds differ */
+	KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+	if (a->rank == 3)
+		KCHECK(self, spin_sched_send(s, b, 8, 1, 3) >= 0, "send");
+	if (a->rank == 1)
+		KCHECK(self, spin_sched_recv_reduce(s, b, 8, PTL_SUM,
+			PTL_UINT8_T, SPIN_SCHED_ANY_SOURCE,
+			SPIN_SCHED_ANY_TAG) >= 0, "recv_reduce");
+	if (wild_refused(self, s, a, 1, -ENOMSG, "kinds differ") != 0)
+		return 1;
+
+	/* after the failures, one that works; a second send nobody
+	 * receives fails at wait as before (-EIO), the rest completes */
+	KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+	if (a->rank == 1) {
+		memcpy(b, "first..\0second.", 16);
+		KCHECK(self, spin_sched_send(s, b, 8, 0, 4) >= 0 &&
+		       spin_sched_send(s, b + 8, 8, 0, 4) >= 0, "sends");
+	}
+	if (a->rank == 0)
+		KCHECK(self, spin_sched_recv(s, b, 8, SPIN_SCHED_ANY_SOURCE,
+					     SPIN_SCHED_ANY_TAG) >= 0, "recv");
+	rc = spin_sched_compile(s, 0);
+	KCHECK(self, rc == 0, "compile after failures: %s", strerror(-rc));
+	KCHECK(self, spin_sched_start(s) == 0, "start");
+	rc = spin_sched_wait_timeout(s, 60000);
+	KCHECK(self, rc == (a->rank == 1 ? -EIO : 0), "one send unmatched: "
+	       "wait gave %d", rc);
+	if (a->rank == 0)
+		KCHECK(self, memcmp(b, "first..", 8) == 0, "got %.8s", b);
+	spin_sched_free(s);
+	KCHECK(self, spin_coll_comm_sync(comm) == 0, "sync");
+	return wild_hostile(self, ni, a);
+}
+
 /* ---- a rank --------------------------------------------------------------- */
 
 static int
@@ -966,6 +1472,9 @@ kid_rank(struct kid *self, void *arg)
 		break;
 	case M_SETUP:
 		rc = run_setup(self, comm, a);
+		break;
+	case M_WILD:
+		rc = run_wild(self, comm, ni, a);
 		break;
 	}
 	if (rc != 0)
@@ -1082,6 +1591,8 @@ main(int argc, char **argv)
 		mode = M_ORDER;
 	else if (strcmp(argv[1], "setup") == 0)
 		mode = M_SETUP;
+	else if (strcmp(argv[1], "wild") == 0)
+		mode = M_WILD;
 	else
 		return 2;
 	if (mode == M_ORDER && atoi(argv[2]) < 2)

@@ -654,8 +654,9 @@ test_scaling(void **state)
 		check_rate_row(c, i);
 		if (h == 1)
 			assert_string_equal(f[c_sp], "1.000");
-		else
-			assert_true(atof(f[c_sp]) > 0);
+		else	/* 3 decimals: HPU threads starved by a loaded
+			 * machine's other work can print 0.000 */
+			assert_true(atof(f[c_sp]) >= 0);
 	}
 	assert_true(seen[1] && seen[2] && seen[3]);
 	free(c);

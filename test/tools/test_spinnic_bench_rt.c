@@ -131,7 +131,8 @@ test_rate_heap(void **state)
 
 		assert_string_equal(c->f[i][c_buf], i < 7 ? "region" :
 				    i < 14 ? "malloc" : "heap");
-		assert_true(m > 0);
+		/* 3 decimals: 0.000 on a loaded machine (see test_rate) */
+		assert_true(m >= 0);
 		if (i >= 7 && i < 14)
 			assert_string_equal(c->f[i][c_rm], "1.000");
 		/* the three printed to 3 decimals (e = 0.0005 each): the
