@@ -1260,6 +1260,13 @@ spinnic_inbound_poll(struct spinnic_node *node)
 		eng->rx.burst_i = 0;
 		eng->rx.burst_n = rte_eth_rx_burst(node->port_id, q, eng->rx.burst,
 					     ENG_RX_BURST);
+		/* a real port's frames to itself (node->loop), in the same
+		 * burst: the same checks, faults and counters as the wire's */
+		if (node->loop != NULL && eng->rx.burst_n < ENG_RX_BURST)
+			eng->rx.burst_n += rte_ring_sc_dequeue_burst(
+				node->loop,
+				(void **)&eng->rx.burst[eng->rx.burst_n],
+				ENG_RX_BURST - eng->rx.burst_n, NULL);
 		for (i = 0; i < eng->rx.burst_n; i++)
 			node->rx.bytes += rte_pktmbuf_pkt_len(eng->rx.burst[i]);
 		node->rx.pkts += eng->rx.burst_n;

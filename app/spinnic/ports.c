@@ -38,6 +38,8 @@
 #define POOL_CACHE 256u
 /* Staging ring of packets built off the outbound lcore (acks, replies). */
 #define TXR_SIZE 2048u
+/* frames of a real port's node to itself (node->loop) */
+#define LOOP_SIZE 1024u
 /* What the XDP program and its config map are called (bpf/spinnic_xdp.c). */
 #define XDP_PROG_NAME "spinnic_xdp"
 #define XDP_CFG_MAP "spinnic_cfg"
@@ -87,7 +89,8 @@ node_pool_create(struct spinnic *sn, struct spinnic_node *node)
 	data_room = RTE_ALIGN_CEIL(data_room, RTE_CACHE_LINE_SIZE);
 	if (data_room > UINT16_MAX)
 		data_room = UINT16_MAX;
-	n = pool_size(cfg, node->nb_txq);
+	n = pool_size(cfg, node->nb_txq) +
+	    (node->is_virtual ? 0 : LOOP_SIZE);
 	snprintf(name, sizeof(name), "spinnic_pool%u", node->index);
 	node->pool = rte_pktmbuf_pool_create(name, n, POOL_CACHE, 0,
 					     (uint16_t)data_room,
@@ -107,6 +110,18 @@ node_pool_create(struct spinnic *sn, struct spinnic_node *node)
 		SPINNIC_LOG(ERR, "node %u: TX staging ring: %s", node->index,
 			    rte_strerror(rte_errno));
 		return -rte_errno;
+	}
+	if (!node->is_virtual) {
+		/* one producer (the outbound role), one consumer (inbound) */
+		snprintf(name, sizeof(name), "spinnic_loop%u", node->index);
+		node->loop = rte_ring_create(name, LOOP_SIZE,
+					     (int)rte_socket_id(),
+					     RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (node->loop == NULL) {
+			SPINNIC_LOG(ERR, "node %u: loopback ring: %s",
+				    node->index, rte_strerror(rte_errno));
+			return -rte_errno;
+		}
 	}
 	return 0;
 }
@@ -662,6 +677,12 @@ spinnic_ports_fini(struct spinnic *sn)
 			while (rte_ring_dequeue(node->txr, (void **)&m) == 0)
 				rte_pktmbuf_free(m);
 			rte_ring_free(node->txr);
+		}
+		if (node->loop != NULL) {
+			while (rte_ring_dequeue(node->loop, (void **)&m) == 0)
+				rte_pktmbuf_free(m);
+			rte_ring_free(node->loop);
+			node->loop = NULL;
 		}
 	}
 	for (i = 0; i < sn->nb_nodes; i++) {

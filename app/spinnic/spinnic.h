@@ -187,6 +187,9 @@ struct spinnic_tx_stats {
 	uint64_t cmds;          /**< commands consumed from command rings */
 	uint64_t bad_cmds;      /**< commands rejected */
 	uint64_t retransmits;
+	/** frames to the node's own nid on a real port, handed to its own
+	 *  RX through node->loop instead of the wire (appended) */
+	uint64_t loopback;
 } __rte_cache_aligned;
 
 /** Written by the control thread. */
@@ -284,6 +287,14 @@ struct spinnic_node {
 	/** --wire-key: MAC contexts and counters (auth.h), else NULL;
 	 *  appended */
 	struct spinnic_auth *auth;
+
+	/** Real ports: frames to the node's own nid (two clients of one
+	 *  node, a triggered put to self). The wire would not bring them
+	 *  back (a virtual port's TX queue to itself does): the outbound
+	 *  role enqueues them here, the inbound role takes them with the
+	 *  port's bursts (ports.c, tx.c, inbound.c). NULL on virtual
+	 *  nodes; appended. */
+	struct rte_ring *loop;
 } __rte_cache_aligned;
 
 /**

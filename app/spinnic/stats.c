@@ -72,9 +72,9 @@ node_print(struct spinnic_node *node, FILE *f)
 		else
 			fprintf(f, "    drop engine%u %" PRIu64 "\n", i, v);
 	}
-	fprintf(f, "  tx: pkts %" PRIu64 " bytes %" PRIu64 " full %" PRIu64 " cmds %" PRIu64 " bad_cmds %" PRIu64 " retransmits %" PRIu64 "\n",
+	fprintf(f, "  tx: pkts %" PRIu64 " bytes %" PRIu64 " full %" PRIu64 " cmds %" PRIu64 " bad_cmds %" PRIu64 " retransmits %" PRIu64 " loopback %" PRIu64 "\n",
 		LD(tx->pkts), LD(tx->bytes), LD(tx->full), LD(tx->cmds),
-		LD(tx->bad_cmds), LD(tx->retransmits));
+		LD(tx->bad_cmds), LD(tx->retransmits), LD(tx->loopback));
 	if (node->auth != NULL)
 		fprintf(f, "  auth: sealed %" PRIu64 " seal_failed %" PRIu64 "\n",
 			LD(node->auth->sealed), LD(node->auth->seal_failed));

@@ -164,6 +164,7 @@ node_stats(struct spinnic_node *node, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "tx_cmds", LD(tx->cmds));
 	rte_tel_data_add_dict_u64(d, "tx_bad_cmds", LD(tx->bad_cmds));
 	rte_tel_data_add_dict_u64(d, "tx_retransmits", LD(tx->retransmits));
+	rte_tel_data_add_dict_u64(d, "tx_loopback", LD(tx->loopback));
 	/* --wire-key: frames sealed; refused ones are drop_auth/drop_unseq */
 	rte_tel_data_add_dict_u64(d, "wire_auth", node->auth != NULL);
 	rte_tel_data_add_dict_u64(d, "auth_sealed", node->auth != NULL ?

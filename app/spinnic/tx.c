@@ -7,6 +7,7 @@
  */
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "auth.h"
 #include "engine.h"
@@ -58,11 +59,26 @@ hold_flush(struct spinnic_engine *eng, uint16_t q)
 	return sent;
 }
 
-/* A sealed packet to its queue; with no room there it is one more loss,
- * which the transport repairs. */
+/* A sealed packet to its queue (a real port's node to itself: its own
+ * RX, through node->loop); with no room there it is one more loss, which
+ * the transport repairs. */
 static void
-hold_push_or_drop(struct spinnic_engine *eng, uint16_t q, struct rte_mbuf *m)
+hold_push_or_drop(struct spinnic_engine *eng, uint32_t dst_nid,
+		  struct rte_mbuf *m)
 {
+	struct spinnic_node *node = eng->node;
+	uint16_t q;
+
+	if (unlikely(dst_nid == node->nid) && node->loop != NULL) {
+		if (rte_ring_sp_enqueue(node->loop, m) != 0) {
+			node->tx.full++;
+			rte_pktmbuf_free(m);
+			return;
+		}
+		node->tx.loopback++;
+		return;
+	}
+	q = spinnic_node_txq(node, dst_nid);
 	if (q == UINT16_MAX || eng_tx_hold_free(eng, q) == 0) {
 		eng->node->tx.full++;
 		rte_pktmbuf_free(m);
@@ -80,8 +96,7 @@ hold_push_faulty(struct spinnic_engine *eng, struct rte_mbuf **pkts,
 	unsigned i;
 
 	for (i = 0; i < n; i++)
-		hold_push_or_drop(eng, spinnic_node_txq(eng->node,
-					eng_frame_dst_nid(pkts[i])), pkts[i]);
+		hold_push_or_drop(eng, eng_frame_dst_nid(pkts[i]), pkts[i]);
 }
 
 void
@@ -97,7 +112,7 @@ eng_tx_push(struct spinnic_engine *eng, struct rte_mbuf *m, uint32_t dst_nid)
 		return;
 	}
 	if (eng->tx.faults == NULL)
-		hold_push_or_drop(eng, spinnic_node_txq(eng->node, dst_nid), m);
+		hold_push_or_drop(eng, dst_nid, m);
 	else
 		hold_push_faulty(eng, out,
 				 fault_apply(eng->tx.faults, &m, 1, out));
@@ -108,6 +123,8 @@ eng_tx_hold_room(const struct spinnic_engine *eng, uint32_t dst_nid)
 {
 	uint16_t q = spinnic_node_txq(eng->node, dst_nid);
 
+	if (dst_nid == eng->node->nid && eng->node->loop != NULL)
+		return rte_ring_free_count(eng->node->loop) > ENG_TX_RESERVE;
 	return q == UINT16_MAX || eng_tx_hold_free(eng, q) > ENG_TX_RESERVE;
 }
 

@@ -368,6 +368,97 @@ fail:
 	return finish(s, s_p, rc);
 }
 
+/* The blocks first .. first + cnt - 1 (mod P) of @p P as at most two
+ * contiguous runs of block indices: [*a0, *a0 + *n0) and [0, *n1). */
+static void
+block_runs(unsigned first, unsigned cnt, unsigned P, unsigned *a0,
+	   unsigned *n0, unsigned *n1)
+{
+	*a0 = first;
+	*n0 = first + cnt <= P ? cnt : P - first;
+	*n1 = cnt - *n0;
+}
+
+/*
+ * Dissemination (Bruck) allgather, any P: in round k (d = 2^k) rank r
+ * sends the min(d, P - d) blocks it holds, r .. r + d - 1 (mod P), to
+ * r - d and receives r + d .. from r + d; ceil(log2 P) rounds. The blocks
+ * stay at their own place in @p recvbuf (no rotation at the end): a run
+ * that wraps past block P - 1 is two messages, split alike on both sides
+ * (the same block indices). A round's sends follow every earlier receive
+ * (they forward what those brought) and, from round 1, the copy of the
+ * rank's own block.
+ */
+static int
+allgather_bruck(spin_coll_comm_t *comm, const void *sendbuf, uint8_t *rb,
+		size_t blk, spin_sched_t *s)
+{
+	unsigned P = comm->size, r = comm->rank, d, k, i, j;
+	int rc = 0, copy = -1, id, nrecv = 0, recvs[2 * 32], sends[2];
+
+	if (blk > 0)
+		V(copy, spin_sched_copy(s, rb + (size_t)r * blk, sendbuf, blk));
+	for (d = 1, k = 0; d < P; d *= 2, k++) {
+		unsigned cnt = d < P - d ? d : P - d, to = (r + P - d) % P,
+			 from = (r + d) % P, a0, n0, n1, ns = 0;
+		int nr0 = nrecv;
+
+		if (blk == 0) {
+			/* one empty message a round: the same synchronisation */
+			V(sends[ns++], spin_sched_send(s, NULL, 0, to, k));
+			V(recvs[nrecv++], spin_sched_recv(s, NULL, 0, from, k));
+		} else if (k == 0) {
+			V(sends[ns++], spin_sched_send(s, sendbuf, blk, to, k));
+			V(recvs[nrecv++], spin_sched_recv(s,
+				rb + (size_t)from * blk, blk, from, k));
+		} else {
+			block_runs(r, cnt, P, &a0, &n0, &n1);
+			V(sends[ns++], spin_sched_send(s, rb + (size_t)a0 * blk,
+						       (size_t)n0 * blk, to, k));
+			if (n1 > 0)
+				V(sends[ns++], spin_sched_send(s, rb,
+					(size_t)n1 * blk, to, k));
+			block_runs(from, cnt, P, &a0, &n0, &n1);
+			V(recvs[nrecv++], spin_sched_recv(s,
+				rb + (size_t)a0 * blk, (size_t)n0 * blk, from,
+				k));
+			if (n1 > 0)
+				V(recvs[nrecv++], spin_sched_recv(s, rb,
+					(size_t)n1 * blk, from, k));
+		}
+		for (i = 0; i < ns; i++) {
+			for (j = 0; j < (unsigned)nr0; j++)
+				TRY(spin_sched_dep(s, recvs[j], sends[i]));
+			if (k > 0 && copy >= 0)
+				TRY(spin_sched_dep(s, copy, sends[i]));
+		}
+	}
+	(void)id;
+	return 0;
+fail:
+	return rc;
+}
+
+int
+spin_coll_allgather_algo(spin_coll_comm_t *comm, const void *sendbuf,
+			 void *recvbuf, size_t blk, unsigned algo,
+			 spin_sched_t **s_p)
+{
+	spin_sched_t *s;
+	int rc;
+
+	if (algo == SPIN_COLL_ALLGATHER_RING)
+		return spin_coll_allgather(comm, sendbuf, recvbuf, blk, s_p);
+	if (comm == NULL || s_p == NULL || algo != SPIN_COLL_ALLGATHER_BRUCK ||
+	    (blk > 0 && (sendbuf == NULL || recvbuf == NULL)))
+		return -EINVAL;
+	rc = spin_sched_create(comm, &s);
+	if (rc != 0)
+		return rc;
+	rc = allgather_bruck(comm, sendbuf, recvbuf, blk, s);
+	return finish(s, s_p, rc);
+}
+
 int
 spin_coll_allgather(spin_coll_comm_t *comm, const void *sendbuf,
 		    void *recvbuf, size_t blk, spin_sched_t **s_p)

@@ -423,6 +423,25 @@ int spin_coll_alltoall(spin_coll_comm_t *comm, const void *sendbuf,
 int spin_coll_allgather(spin_coll_comm_t *comm, const void *sendbuf,
 			void *recvbuf, size_t blk, spin_sched_t **s_p);
 
+/** Allgather algorithms. */
+enum spin_coll_allgather_algo {
+	SPIN_COLL_ALLGATHER_RING = 0,  /**< ring: P - 1 steps of one block */
+	/** dissemination (Bruck): ceil(log2 P) rounds, any P; in round k
+	 *  each rank sends the min(2^k, P - 2^k) blocks it holds to rank
+	 *  - 2^k (one or two messages: blocks stay in place, a run that
+	 *  wraps past the last block is sent as two) */
+	SPIN_COLL_ALLGATHER_BRUCK = 1,
+};
+
+/**
+ * spin_coll_allgather() with a choice of algorithm.
+ * @param algo an enum spin_coll_allgather_algo.
+ * @return as spin_coll_allgather(); -EINVAL (bad algo).
+ */
+int spin_coll_allgather_algo(spin_coll_comm_t *comm, const void *sendbuf,
+			     void *recvbuf, size_t blk, unsigned algo,
+			     spin_sched_t **s_p);
+
 /**
  * Bytes of one element of a Portals datatype.
  * @return the size, 0 for an unknown type.

@@ -59,6 +59,11 @@ coll_cases(unsigned P, struct coll_case *out, unsigned max)
 	if (P == 4)
 		ADD(.kind = CK_BCAST, .algo = 0, .size = 1 << 20, .root = 1,
 		    .instances = 3);
+	/* dissemination (Bruck) allgather: after the rest, so that the
+	 * earlier cases keep their index (the seed of their inputs) */
+	for (s = 0; s < NSIZES; s++)
+		ADD(.kind = CK_ALLGATHER, .algo = 1, .size = sizes[s],
+		    .instances = sizes[s] > 8192 ? 3 : 30);
 #undef ADD
 	return n;
 }

@@ -19,7 +19,8 @@ enum coll_kind {
 			   recursive doubling; 3, 4: as 0, 1 by reduce (atomics
 			   up a binomial tree) then bcast */
 	CK_ALLTOALL,    /* algo: 0 pairwise, 1 scatter; size = per pair */
-	CK_ALLGATHER,   /* size = per rank */
+	CK_ALLGATHER,   /* algo: 0 ring, 1 dissemination (Bruck);
+			   size = per rank */
 };
 
 struct coll_case {

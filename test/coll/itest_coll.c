@@ -54,7 +54,7 @@
 #define MAXCASES 256
 #define COLL_PT 7
 #define SLEEPER 3
-#define NPROG 10          /* cases of run_progress */
+#define NPROG 11          /* cases of run_progress */
 
 enum mode { M_RESULTS, M_QUICK, M_PROGRESS, M_RANDOM, M_ORDER, M_SETUP,
 	     M_WILD };
@@ -88,6 +88,11 @@ case_instances(const struct coll_case *c, enum mode m)
 {
 	if (m == M_QUICK)
 		return c->instances / 10 > 2 ? c->instances / 10 : 2;
+	/* over a port (SPINNIC_ITEST_LINK) at least 20 of every case, the
+	 * 64 KiB ones included (MPICH's digests stay those of instance 0
+	 * and c->instances - 1; the rest are checked directly) */
+	if (itest_link_nodes() > 0 && c->instances < 20)
+		return 20;
 	return c->instances;
 }
 
@@ -132,7 +137,8 @@ build(spin_coll_comm_t *comm, const struct coll_case *c, void *sb, void *rb,
 	case CK_ALLTOALL:
 		return spin_coll_alltoall(comm, sb, rb, c->size, c->algo, s_p);
 	case CK_ALLGATHER:
-		return spin_coll_allgather(comm, sb, rb, c->size, s_p);
+		return spin_coll_allgather_algo(comm, sb, rb, c->size,
+						c->algo, s_p);
 	}
 	return -EINVAL;
 }
@@ -283,6 +289,8 @@ run_api(struct kid *self, spin_coll_comm_t *comm, ptl_handle_ni_t ni,
 				     1, &s2) == -EINVAL, "radix 1");
 	KCHECK(self, spin_coll_allreduce(comm, d, d, 1, PTL_BAND, PTL_FLOAT,
 					 &s2) == -EINVAL, "BAND of floats");
+	KCHECK(self, spin_coll_allgather_algo(comm, b, d, 4, 2, &s2) ==
+	       -EINVAL, "allgather algo 2");
 	/* SPINNIC_COLL_EAGER, hostile values: the default and a message */
 	for (i = 0; i < sizeof(eager) / sizeof(eager[0]); i++) {
 		setenv("SPINNIC_COLL_EAGER", eager[i], 1);
@@ -315,6 +323,7 @@ run_progress(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		{ .kind = CK_BARRIER },
 		{ .kind = CK_ALLREDUCE, .algo = 4, .size = 8 * 1000 },
 		{ .kind = CK_BCAST, .algo = 3, .size = 65536, .root = 1 },
+		{ .kind = CK_ALLGATHER, .algo = 1, .size = 5000 },
 	};
 	_Static_assert(sizeof(cases) / sizeof(cases[0]) == NPROG,
 		       "the parent counts NPROG cases");
@@ -1606,6 +1615,10 @@ main(int argc, char **argv)
 		nodes = (unsigned)atoi(getenv("SPINNIC_COLL_NODES"));
 	if (nodes < 1 || nodes > P)
 		nodes = P;
+	/* SPINNIC_ITEST_LINK: two spinnic processes linked by a port, the
+	 * ranks alternating between them (nid 0, nid 1) */
+	if (itest_link_nodes() > 0)
+		nodes = itest_link_nodes();
 	itest_set_nodes(nodes);
 	/* no handlers: little NIC memory and smaller pools, so 16 nodes fit
 	 * in the 512 MiB of ordinary pages spinnic takes when other tests
@@ -1695,6 +1708,27 @@ main(int argc, char **argv)
 			"node 0 %lld, node %u %lld\n", NORDER, NORDER,
 			itest_counter(0, "drop_no_match"), 1 % nodes,
 			itest_counter(1 % nodes, "drop_no_match"));
+	/* over a port: frames crossed the wire both ways, and each node's
+	 * frames to itself (ranks sharing it, self-puts) came back through
+	 * its loopback, not the wire (spinnic's node->loop) */
+	if (itest_link_nodes() > 0) {
+		for (i = 0; i < 2; i++) {
+			/* rx pkts counts both (the loopback ring fills the
+			 * port's bursts); a port's own opackets is 0 on
+			 * memif */
+			long long lb = itest_counter(i, "loopback");
+			long long rx = itest_counter(i, "pkts");
+
+			ITEST_CHECK(lb > 0, "nid %u: no frame looped back to "
+				    "itself (%lld)", i, lb);
+			ITEST_CHECK(rx - lb > 0, "nid %u: no frame from the "
+				    "wire (%lld received, %lld looped back)", i,
+				    rx, lb);
+			fprintf(stderr, "itest_coll: nid %u: %lld frames from "
+				"the wire, %lld looped back to itself\n", i,
+				rx - lb, lb);
+		}
+	}
 	/* under injected faults: says how much was lost and resent (a clean
 	 * run may drop the host barrier's first puts to a peer that has not
 	 * posted its entry yet: they are re-sent, see spin_coll_comm_sync) */

@@ -49,6 +49,18 @@ void itest_spinnic_start(const char *const *extra);
  */
 void itest_set_nodes(unsigned n);
 
+/**
+ * Nodes of a test run over a real port: with SPINNIC_ITEST_LINK=memif (a
+ * memif link, no root needed) or =afxdp (a veth pair in two network
+ * namespaces through the af_xdp PMD and bpf/spinnic_xdp.o; root, 77
+ * otherwise) itest_spinnic_start() starts two spinnic processes, one node
+ * each (nid 0 and 1, sockets node0.sock and node1.sock as usual), linked
+ * by that port, and the final checks read each process's counters;
+ * itest_set_nodes() must then be 2 (the default).
+ * @return 2 with a link, 0 on --virtual
+ */
+unsigned itest_link_nodes(void);
+
 /** Path of node @p node's control socket (valid after itest_spinnic_start). */
 const char *itest_socket_path(unsigned node);
 

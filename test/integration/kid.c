@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -70,6 +71,12 @@ kid_start(struct kid *k, const char *name, unsigned node, bool huge,
 
 		close(down[1]);
 		close(up[0]);
+		/* a test that failed (exit) takes its kids with it: one
+		 * blocked in a wait would otherwise hold the test's output
+		 * open and meson waits for its timeout */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(1);
 		setenv("SPINNIC_REGION_SIZE", "16M", 1);
 		if (huge)
 			unsetenv("SPINNIC_HUGEPAGES");
