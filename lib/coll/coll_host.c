@@ -7,7 +7,8 @@
  * struct trig); nothing of the list is posted. Instead each progress
  * call reads every counter (PtlCTGet: shared memory, no round trip) and
  * issues, in list order, each operation whose counter reached its
- * threshold for the next instance it has not been issued for:
+ * threshold for the next instance it has not been issued for (TW_FIRST
+ * ones for the first instance only, TW_LATER ones from the second on):
  *   TP_PUT       PtlPut
  *   TP_ATOMIC    PtlAtomic
  *   TP_MEAPPEND  PtlMEAppend (a use-once entry, as the triggered append)
@@ -83,13 +84,17 @@ coll_host_prepare(struct coll_host **h_p, const struct trig *t, unsigned nt,
 		coll_host_free(h);
 		return -ENOMEM;
 	}
-	for (i = 0; i < nt; i++)
+	for (i = 0; i < nt; i++) {
+		/* an operation of the later instances only counts the
+		 * first as issued (instance i at thr + i * per) */
+		h->fired[i] = t[i].when == TW_LATER;
 		if (ct_index(h, t[i].trig, &h->trig_ix[i]) != 0 ||
 		    (t[i].kind == TP_CTINC &&
 		     ct_index(h, t[i].ct, &h->ct_ix[i]) != 0)) {
 			coll_host_free(h);
 			return -EINVAL;
 		}
+	}
 	*h_p = h;
 	return 0;
 }
@@ -186,7 +191,8 @@ coll_host_progress(struct coll_host *h, spin_sched_t *s,
 			h->val[k] = ev.success + h->add[k];
 		}
 		for (i = 0; i < h->nt && !full; i++)
-			while (h->fired[i] < inst &&
+			while (h->fired[i] < (t[i].when == TW_FIRST ?
+					      (inst > 0) : inst) &&
 			       h->val[h->trig_ix[i]] >=
 			       t[i].thr + h->fired[i] * t[i].per) {
 				rc = issue(h, s, &t[i], i);

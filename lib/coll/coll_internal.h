@@ -17,7 +17,9 @@
  *   [60:48] schedule  tag, the communicator's compile count mod 8192
  *   [47:36] rank      the rank that sends this message (DATA: the source;
  *                     RTR and CREDIT: the receiver answering the source)
- *   [35:24] seq       k-th message of one (source, destination, tag)
+ *   [35:24] seq       k-th message of one (source, destination, tag);
+ *                     bit 35 marks SPIN_SCHED_DYNAMIC's steady RTS and
+ *                     RTR (coll_sched.c COLL_SEQ_STEADY)
  *   [23:0]  tag       the user's tag (COPY: the local vertex id)
  * SYNC (the host barrier): [47:36] generation, [35:20] epoch, [19:12]
  * round, [11:0] the sender (coll_comm.c).
@@ -89,10 +91,17 @@ void *coll_sched_alloc(spin_sched_t *s, size_t len);
 
 enum { TP_PUT, TP_ATOMIC, TP_CTINC, TP_MEAPPEND };
 
+/* Which instances an operation belongs to (instance i fires it at
+ * thr + i * per): every one; the first only (SPIN_SCHED_DYNAMIC's Fig. 6
+ * start); every one but the first (its steady state, coll_sched.c
+ * compile_dynamic). */
+enum { TW_EVERY, TW_FIRST, TW_LATER };
+
 /* One triggered operation of the schedule, posted per instance (or once,
  * persistent, where the NIC re-arms) by trig_post() only. */
 struct trig {
 	uint8_t kind;
+	uint8_t when;           /* TW_* */
 	ptl_handle_md_t md;
 	ptl_size_t loff, roff, len;
 	ptl_ack_req_t ack;
@@ -105,6 +114,7 @@ struct trig {
 	void *me_start;         /* TP_MEAPPEND: a use-once entry over
 				   (me_start, len) matching bits */
 	bool me_ack;
+	bool me_keep;           /* TP_MEAPPEND: persistent, not use-once */
 	ptl_handle_ct_t trig;
 	ptl_size_t thr, per;
 	ptl_handle_me_t rsv;    /* TP_MEAPPEND: its entry, reserved in the
@@ -190,8 +200,9 @@ ptl_size_t coll_host_value(struct coll_host *h, ptl_handle_ct_t ct);
 int coll_sched_keep_me(spin_sched_t *s, ptl_handle_me_t h);
 /* The schedule's communicator. */
 spin_coll_comm_t *coll_sched_comm(spin_sched_t *s);
-/* The use-once entry a TP_MEAPPEND @p t appends (an empty one on the
- * schedule's 8-byte dummy), triggered or by the host. */
+/* The use-once (me_keep: persistent) entry a TP_MEAPPEND @p t appends
+ * (an empty one on the schedule's 8-byte dummy), triggered or by the
+ * host. */
 void coll_sched_me(spin_sched_t *s, const struct trig *t, ptl_me_t *me);
 
 #endif

@@ -54,7 +54,7 @@ struct spin_sched {
 	unsigned nt, capt;
 	bool compiled;
 	bool persistent;
-	bool dynamic;           /* SPIN_SCHED_DYNAMIC: posted at compile */
+	bool dynamic;           /* SPIN_SCHED_DYNAMIC: no compile barrier */
 	bool running;
 	bool sb_region;
 	unsigned stag;
@@ -164,7 +164,8 @@ coll_sched_me(spin_sched_t *s, const struct trig *t, ptl_me_t *me)
 	me->uid = PTL_UID_ANY;
 	me->match_id.rank = PTL_RANK_ANY;
 	me->match_bits = t->bits;
-	me->options = PTL_ME_OP_PUT | PTL_ME_USE_ONCE | PTL_ME_EVENT_CT_COMM |
+	me->options = PTL_ME_OP_PUT | (t->me_keep ? 0 : PTL_ME_USE_ONCE) |
+		      PTL_ME_EVENT_CT_COMM |
 		      PTL_ME_EVENT_COMM_DISABLE | PTL_ME_EVENT_LINK_DISABLE |
 		      PTL_ME_EVENT_UNLINK_DISABLE |
 		      (t->me_ack ? 0 : PTL_ME_ACK_DISABLE);
@@ -419,20 +420,27 @@ trig_add(spin_sched_t *s, const struct trig *t)
 
 /*
  * The one place a triggered operation is posted: persistent (the NIC
- * re-arms it, spin_trig_set_period), once at compile, with threshold thr
- * and period per; or one-shot for instance @p inst at thr + inst * per
- * (SPINNIC_COLL_REPOST=1, and dynamic schedules, which run once).
+ * re-arms it, spin_trig_set_period), once at compile, at the threshold of
+ * the first instance it belongs to (t->when) with period per, one-shot
+ * for a TW_FIRST one; or one-shot for instance @p inst at thr + inst * per
+ * (SPINNIC_COLL_REPOST=1), nothing when the op is not of that instance.
  */
 static int
 trig_post(spin_sched_t *s, const struct trig *t, uint64_t inst)
 {
 	ptl_process_t to = { .rank = t->rank };
-	ptl_size_t thr = t->thr + inst * t->per;
+	ptl_size_t thr = t->thr + inst * t->per, per = 0;
 	int rc = PTL_OK;
 
 	if (s->persistent) {
-		thr = t->thr;
-		rc = spin_trig_set_period(s->comm->ni, t->per);
+		thr = t->thr + (t->when == TW_LATER ? t->per : 0);
+		per = t->when == TW_FIRST ? 0 : t->per;
+	} else if (t->when == TW_FIRST ? inst > 0 :
+		   t->when == TW_LATER && inst == 0) {
+		return 0;
+	}
+	if (per > 0) {
+		rc = spin_trig_set_period(s->comm->ni, per);
 		if (rc != PTL_OK)
 			return ptl_err(rc);
 	}
@@ -474,7 +482,7 @@ trig_post(spin_sched_t *s, const struct trig *t, uint64_t inst)
 		break;
 	}
 	}
-	if (s->persistent)
+	if (per > 0)
 		(void)spin_trig_set_period(s->comm->ni, 0);
 	return ptl_err(rc);
 }
@@ -692,67 +700,162 @@ compile_acc_send(spin_sched_t *s, struct vtx *v, ptl_size_t npred)
 }
 
 /*
- * Fig. 6 (SPIN_SCHED_DYNAMIC): on activation the sender appends its RTR
- * entry (counting into G) and then sends an RTS; G >= 1 releases the
- * data. The receiver appends its data entry and its RTS entry (counting
- * into R) and then sends an RTR; an RTS that finds its entry (so the
- * first RTR may have come before the sender's RTR entry and been
- * dropped) sends a second RTR. All entries are use-once; an RTR or RTS
+ * The steady RTS and RTR of a dynamic schedule carry this bit of the seq
+ * field (so its messages keep seq below it): a first-instance RTS or RTR
+ * never matches a steady entry, nor the reverse.
+ */
+#define COLL_SEQ_STEADY 0x800u
+
+/* The data of a dynamic send, fired at @p trig >= thr (+ i * per): one
+ * put, or the atomics of an accumulating one (chunks as
+ * compile_acc_send's), each acknowledged into D */
+static int
+dyn_data(spin_sched_t *s, const struct vtx *v, ptl_handle_md_t md,
+	 ptl_match_bits_t bits, uint8_t when, ptl_handle_ct_t trig,
+	 ptl_size_t thr, ptl_size_t per)
+{
+	size_t esz = spin_coll_type_size(v->type), chunk, off;
+	int rc = 0;
+
+	if (!v->accumulate || v->len == 0)
+		return trig_add(s, &(struct trig){ .kind = TP_PUT,
+			.when = when, .md = md, .len = v->len,
+			.ack = PTL_CT_ACK_REQ, .rank = v->peer, .bits = bits,
+			.trig = trig, .thr = thr, .per = per });
+	chunk = s->comm->max_atomic / esz * esz;
+	for (off = 0; off < v->len && rc == 0; off += chunk)
+		rc = trig_add(s, &(struct trig){ .kind = TP_ATOMIC,
+			.when = when, .md = md, .loff = off, .roff = off,
+			.len = v->len - off < chunk ? v->len - off : chunk,
+			.ack = PTL_CT_ACK_REQ, .rank = v->peer, .bits = bits,
+			.op = v->op, .type = v->type, .trig = trig,
+			.thr = thr, .per = per });
+	return rc;
+}
+
+/*
+ * SPIN_SCHED_DYNAMIC (doc/NOTES.md "Fig. 6 (SPIN_SCHED_DYNAMIC)");
+ * instances are counted from 1 here, from 0 in the thresholds.
+ *
+ * Instance 1 is Fig. 6, one-shot (TW_FIRST): on activation the sender
+ * appends its RTR entry (use-once, counting into G) and then sends an
+ * RTS; G >= 1 releases the data. The receiver appends its data entry and
+ * its RTS entry (use-once, counting into G) and then sends an RTR; an
+ * RTS that finds its entry (so the first RTR may have come before the
+ * sender's RTR entry and been dropped) sends a second RTR. An RTR or RTS
  * that finds nothing is dropped, harmlessly. Issue order on one trigger
  * links each entry before the message that may answer it leaves.
+ *
+ * Instances k >= 2 (TW_LATER, posted persistent at compile): the data
+ * entry stays (appended persistent, not use-once), and each side has a
+ * steady catcher linked at compile, with COLL_SEQ_STEADY bits, counting
+ * into its counter C: the receiver's for the steady RTS, the sender's
+ * for the steady RTR. The sender's start_k sends a steady RTS; the
+ * receiver's start_k adds 1 to its C and sends the steady RTR at
+ * C >= 2(k-1); the sender sends the data at its C >= k-1. The receiver's
+ * C reaches 2(k-1) exactly when both start_k and RTS_k happened:
+ * start_{k+1} needs this rank's wait of k, RTS_{k+1} the sender's wait of
+ * k, and both need the data of k, which needs RTR_k. So data_k arrives
+ * after start_k (the buffer is ready). A steady message leaves only after
+ * its peer took part in instance 1 (the sender's RTS_2 after an RTR of
+ * instance 1), so after its peer's compile linked the catcher it goes
+ * to. What instance 1 leaves (an RTS entry its RTS missed, a surplus
+ * RTR) has first-instance bits no later message carries; free unlinks
+ * what is linked.
  */
 static int
 compile_dynamic(spin_sched_t *s, struct vtx *v, ptl_size_t npred)
 {
 	spin_coll_comm_t *c = s->comm;
-	ptl_handle_ct_t g;
+	unsigned sseq = v->seq | COLL_SEQ_STEADY;
+	ptl_match_bits_t data = coll_bits(COLL_T_DATA, s->stag,
+		v->kind == V_SEND ? c->rank : v->peer, v->seq, v->tag);
+	ptl_handle_ct_t g, cs;
 	ptl_handle_md_t md;
 	int rc;
 
+	if (v->seq >= COLL_SEQ_STEADY)
+		return -E2BIG;
+	/* accumulating: its atomics count into D, one per chunk */
+	if (v->accumulate)
+		v->done_per = acc_chunks(s, v);
 	rc = ct_new(s, &g);
+	if (rc == 0)
+		rc = ct_new(s, &cs);
 	if (rc != 0)
 		return rc;
 	if (v->kind == V_SEND) {
 		rc = md_new(s, v->buf, v->len, v->done, &md);
 		if (rc == 0)
 			rc = trig_add(s, &(struct trig){ .kind = TP_MEAPPEND,
+				.when = TW_FIRST,
 				.bits = coll_bits(COLL_T_RTR, s->stag, v->peer,
 						  v->seq, v->tag),
 				.ct = g, .trig = v->en, .thr = npred,
 				.per = npred });
 		if (rc == 0)
 			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
-				.md = c->ctl_md, .ack = PTL_NO_ACK_REQ,
-				.rank = v->peer,
+				.when = TW_FIRST, .md = c->ctl_md,
+				.ack = PTL_NO_ACK_REQ, .rank = v->peer,
 				.bits = coll_bits(COLL_T_RTS, s->stag, c->rank,
 						  v->seq, v->tag),
 				.trig = v->en, .thr = npred, .per = npred });
 		if (rc == 0)
+			rc = dyn_data(s, v, md, data, TW_FIRST, g, 1, 1);
+		/* steady: the RTR catcher; instance i >= 1 (from 0) sends
+		 * its RTS at activation and its data at C >= i */
+		if (rc == 0)
+			rc = me_new(s, NULL, 0, coll_bits(COLL_T_RTR, s->stag,
+				    v->peer, sseq, v->tag), cs, false);
+		if (rc == 0)
 			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
-				.md = md, .len = v->len, .ack = PTL_CT_ACK_REQ,
-				.rank = v->peer,
-				.bits = coll_bits(COLL_T_DATA, s->stag, c->rank,
-						  v->seq, v->tag),
-				.trig = g, .thr = 1, .per = 1 });
+				.when = TW_LATER, .md = c->ctl_md,
+				.ack = PTL_NO_ACK_REQ, .rank = v->peer,
+				.bits = coll_bits(COLL_T_RTS, s->stag, c->rank,
+						  sseq, v->tag),
+				.trig = v->en, .thr = npred, .per = npred });
+		if (rc == 0)
+			rc = dyn_data(s, v, md, data, TW_LATER, cs, 0, 1);
 		return rc;
 	}
+	/* the data entry stays for every instance (an accumulating
+	 * message's atomics land in it too): data only leaves after an
+	 * RTR, so after this receive started */
 	rc = trig_add(s, &(struct trig){ .kind = TP_MEAPPEND,
-		.me_start = v->buf, .len = v->len, .me_ack = true,
-		.bits = coll_bits(COLL_T_DATA, s->stag, v->peer, v->seq,
-				  v->tag),
-		.ct = v->done, .trig = v->en, .thr = npred, .per = npred });
+		.when = TW_FIRST, .me_start = v->buf, .len = v->len,
+		.me_ack = true, .me_keep = true, .bits = data, .ct = v->done,
+		.trig = v->en, .thr = npred, .per = npred });
 	if (rc == 0)
 		rc = trig_add(s, &(struct trig){ .kind = TP_MEAPPEND,
+			.when = TW_FIRST,
 			.bits = coll_bits(COLL_T_RTS, s->stag, v->peer, v->seq,
 					  v->tag),
 			.ct = g, .trig = v->en, .thr = npred, .per = npred });
 	for (int k = 0; k < 2 && rc == 0; k++)
 		rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
-			.md = c->ctl_md, .ack = PTL_NO_ACK_REQ, .rank = v->peer,
+			.when = TW_FIRST, .md = c->ctl_md,
+			.ack = PTL_NO_ACK_REQ, .rank = v->peer,
 			.bits = coll_bits(COLL_T_RTR, s->stag, c->rank, v->seq,
 					  v->tag),
 			.trig = k == 0 ? v->en : g, .thr = k == 0 ? npred : 1,
 			.per = k == 0 ? npred : 1 });
+	/* steady: the RTS catcher; instance i >= 1 (from 0) adds 1 to C
+	 * at activation and sends its RTR at C >= 2i (its activation and
+	 * the sender's RTS) */
+	if (rc == 0)
+		rc = me_new(s, NULL, 0, coll_bits(COLL_T_RTS, s->stag, v->peer,
+			    sseq, v->tag), cs, false);
+	if (rc == 0)
+		rc = trig_add(s, &(struct trig){ .kind = TP_CTINC,
+			.when = TW_LATER, .ct = cs, .trig = v->en,
+			.thr = npred, .per = npred });
+	if (rc == 0)
+		rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
+			.when = TW_LATER, .md = c->ctl_md,
+			.ack = PTL_NO_ACK_REQ, .rank = v->peer,
+			.bits = coll_bits(COLL_T_RTR, s->stag, c->rank, sseq,
+					  v->tag),
+			.trig = cs, .thr = 0, .per = 2 });
 	return rc;
 }
 
@@ -921,9 +1024,6 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 	flags |= s->comm->sched_flags;
 	s->dynamic = (flags & SPIN_SCHED_DYNAMIC) != 0;
 	s->host = (flags & SPIN_SCHED_HOST) != 0;
-	for (i = 0; i < s->nv && s->dynamic; i++)
-		if (s->v[i].accumulate)
-			return -EINVAL;
 	/* Fig. 6 cannot resolve a wildcard: the RTR's destination and bits
 	 * would come from the matched RTS (doc/NOTES.md) */
 	for (i = 0; i < s->nv && s->dynamic; i++)
@@ -1021,17 +1121,6 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 		rc = coll_host_prepare(&s->hst, s->t, s->nt, s->cts, s->ncts);
 	if (rc != 0)
 		goto fail;
-	if (s->dynamic && s->host)
-		return 0;
-	if (s->dynamic) {
-		/* runs once: everything armed now, start is one PtlCTInc;
-		 * no barrier: nothing is posted that a peer could miss */
-		for (i = 0; i < s->nt && rc == 0; i++)
-			rc = trig_post(s, &s->t[i], 0);
-		if (rc != 0)
-			goto fail;
-		return 0;
-	}
 	/* persistent: posted once, re-armed by the NIC every period;
 	 * SPINNIC_COLL_REPOST=1 re-posts them one-shot at each start;
 	 * SPIN_SCHED_HOST: never posted */
@@ -1040,6 +1129,10 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 		rc = trig_post(s, &s->t[i], 0);
 	if (rc != 0)
 		goto fail;
+	/* dynamic: no barrier, nothing is posted that a peer could miss
+	 * (compile_dynamic) */
+	if (s->dynamic)
+		return 0;
 	/* every entry of every rank is posted before anything is sent; the
 	 * OR says whether a rank failed (then all fail) */
 	bad = 0;
@@ -1083,8 +1176,6 @@ spin_sched_start(spin_sched_t *s)
 		return -EINVAL;
 	if (s->running)
 		return -EBUSY;
-	if (s->dynamic && s->inst > 0)
-		return -EINVAL;
 	if (s->host) {
 		s->inst++;
 		s->running = true;
@@ -1092,7 +1183,7 @@ spin_sched_start(spin_sched_t *s)
 		return rc != 0 ? rc : coll_host_progress(s->hst, s, s->t,
 							 s->inst);
 	}
-	if (!s->persistent && !s->dynamic)
+	if (!s->persistent)
 		for (i = 0; i < s->nt; i++) {
 			rc = trig_post(s, &s->t[i], s->inst);
 			if (rc != 0) {

@@ -205,12 +205,20 @@ int spin_sched_dep(spin_sched_t *s, int from, int to);
 
 /**
  * spin_sched_compile() flag: paper 002's rendezvous without pre-set
- * entries (Fig. 6): every send and receive, whatever its size, appends
- * its entries when it starts (PtlTriggeredMEAppend) and the two sides
- * meet by RTS and RTR, so compile posts nothing a peer could miss and
- * ends without the host barrier (it is local: ranks may start before
- * their peers compiled). Such a schedule runs once (built per call, as in
- * the paper); accumulating messages are refused.
+ * entries (Fig. 6): in the first instance every send and receive,
+ * whatever its size, appends its entries when it starts
+ * (PtlTriggeredMEAppend) and the two sides meet by RTS and RTR, so
+ * compile posts nothing a peer could miss and ends without the host
+ * barrier (it is local: ranks may start before their peers compiled).
+ * Like any schedule it is re-armed: later instances are started with
+ * spin_sched_start() again (one PtlCTInc), each message by an RTS and an
+ * RTR on entries the first instance left (the receive's data entry) or
+ * compile linked (the RTS and RTR catchers), with no new append; built
+ * per call, as in the paper, it costs a compile per call instead.
+ * Accumulating messages take the same protocol (their atomics land in
+ * the kept data entry). At most 2048 messages of one (peer, tag)
+ * (-E2BIG). With SPIN_SCHED_HOST the host issues the same
+ * operations.
  */
 #define SPIN_SCHED_DYNAMIC 1u
 
@@ -264,15 +272,15 @@ int spin_sched_dep(spin_sched_t *s, int from, int to);
  * at the communicator's first compile and when the table grows).
  * @param s the schedule.
  * @param flags 0, SPIN_SCHED_DYNAMIC, SPIN_SCHED_HOST or both.
- * @return 0; -EINVAL (cycle, flags, already compiled, accumulating
- *   messages in a dynamic schedule); -ENOTSUP (a wildcard receive in a
- *   dynamic schedule); -ENOMSG (a receive of this rank matches no send:
- *   printed on stderr); -ECANCELED (another rank's compile failed);
- *   -EPROTO (a peer's send table is malformed); -ENOMEM; -ENOSPC
- *   (NIC objects or triggered operations exhausted, or the schedule tag
- *   8192 compiles back still held); -E2BIG (over 4095 messages of one
- *   (peer, tag)); -ETIMEDOUT (a peer never came, 30 s); -EIO. A failed
- *   compile leaves a schedule that can only be freed.
+ * @return 0; -EINVAL (cycle, flags, already compiled); -ENOTSUP (a
+ *   wildcard receive in a dynamic schedule); -ENOMSG (a receive of this
+ *   rank matches no send: printed on stderr); -ECANCELED (another rank's
+ *   compile failed); -EPROTO (a peer's send table is malformed); -ENOMEM;
+ *   -ENOSPC (NIC objects or triggered operations exhausted, or the
+ *   schedule tag 8192 compiles back still held); -E2BIG (over 4095
+ *   messages of one (peer, tag), over 2048 with SPIN_SCHED_DYNAMIC);
+ *   -ETIMEDOUT (a peer never came, 30 s); -EIO. A failed compile leaves
+ *   a schedule that can only be freed.
  */
 int spin_sched_compile(spin_sched_t *s, unsigned flags);
 
@@ -283,9 +291,12 @@ int spin_sched_compile(spin_sched_t *s, unsigned flags);
  * compile, persistent (spin_trig_set_period), and the NIC re-arms them
  * for every instance. With SPINNIC_COLL_REPOST=1 in the environment at
  * compile, start re-posts the instance's operations one-shot instead
- * (ring commands, no control round trip), for comparison.
- * @return 0; -EINVAL (not compiled, or a dynamic schedule's second
- *   start); -EBUSY (an instance is running);
+ * (ring commands, no control round trip; unbatched,
+ * SPINNIC_COLL_BATCH=0, a SPIN_SCHED_DYNAMIC schedule's first start
+ * also reserves its triggered appends' entries, a round trip each), for
+ * comparison.
+ * @return 0; -EINVAL (not compiled); -EBUSY (an instance is running:
+ *   this rank's previous one was not waited for);
  *   -ENOSPC (triggered operations exhausted); -EIO.
  */
 int spin_sched_start(spin_sched_t *s);

@@ -12,8 +12,12 @@
  *       between start and wait (it blocks on a pipe until every other
  *       rank completed) does not keep the others from completing
  *   itest_coll random P N           N seeded random schedules
+ *   itest_coll order P              SPIN_SCHED_DYNAMIC re-armed, the
+ *       sender always first, then the receiver always first (ranks 0, 1)
  *   itest_coll wild P               wildcard receives: the resolution
  *       rule on one schedule (P >= 4), schedules that match nothing
+ * SPINNIC_COLL_HOST=1 and SPINNIC_COLL_DYNAMIC=1 add SPIN_SCHED_HOST and
+ * SPIN_SCHED_DYNAMIC to every compile (spin_coll_comm_set_sched_flags).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -52,7 +56,8 @@
 #define SLEEPER 3
 #define NPROG 11          /* cases of run_progress */
 
-enum mode { M_RESULTS, M_QUICK, M_PROGRESS, M_RANDOM, M_SETUP, M_WILD };
+enum mode { M_RESULTS, M_QUICK, M_PROGRESS, M_RANDOM, M_ORDER, M_SETUP,
+	     M_WILD };
 
 struct karg {
 	enum mode mode;
@@ -370,7 +375,13 @@ run_progress(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 	}
 	/* a failure surfaces: rank 0 sends to rank 1, which posted no
 	 * receive; the put is dropped there, its acknowledgement fails and
-	 * wait says so (the others' empty schedules complete) */
+	 * wait says so (the others' empty schedules complete). Dynamic
+	 * (SPINNIC_COLL_DYNAMIC): the RTS is dropped, no RTR ever comes,
+	 * and the instance cannot end: wait_timeout says so */
+	bool dyn = getenv("SPINNIC_COLL_DYNAMIC") != NULL;
+	int fail_rc = dyn ? -ETIMEDOUT : -EIO;
+	unsigned fail_ms = dyn ? 1000 : 60000;
+
 	{
 		spin_sched_t *s;
 		char b[16] = "unmatched";
@@ -382,8 +393,8 @@ run_progress(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 			       "send");
 		KCHECK(self, spin_sched_compile(s, 0) == 0, "compile");
 		KCHECK(self, spin_sched_start(s) == 0, "start");
-		rc = spin_sched_wait_timeout(s, 60000);
-		KCHECK(self, rc == (a->rank == 0 ? -EIO : 0),
+		rc = spin_sched_wait_timeout(s, fail_ms);
+		KCHECK(self, rc == (a->rank == 0 ? fail_rc : 0),
 		       "unmatched send: wait gave %d", rc);
 		spin_sched_free(s);
 		KCHECK(self, spin_coll_comm_sync(comm) == 0, "sync");
@@ -402,8 +413,8 @@ run_progress(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		KCHECK(self, spin_sched_compile(s, SPIN_SCHED_HOST) == 0,
 		       "compile host");
 		KCHECK(self, spin_sched_start(s) == 0, "start host");
-		rc = spin_sched_wait_timeout(s, 60000);
-		KCHECK(self, rc == (a->rank == 0 ? -EIO : 0),
+		rc = spin_sched_wait_timeout(s, fail_ms);
+		KCHECK(self, rc == (a->rank == 0 ? fail_rc : 0),
 		       "unmatched send, host-progressed: wait gave %d", rc);
 		spin_sched_free(s);
 		KCHECK(self, spin_coll_comm_sync(comm) == 0, "sync");
@@ -583,8 +594,9 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 	unsigned seed, pass;
 
 	/* pass 0: compiled once, 5 re-armed instances; pass 1: the same
-	 * graph with SPIN_SCHED_DYNAMIC (Fig. 6, no barrier at compile, one
-	 * instance, each rank starting after a random 0-2 ms) */
+	 * graph with SPIN_SCHED_DYNAMIC (Fig. 6, no barrier at compile),
+	 * 100 re-armed instances, each rank starting each after a random
+	 * 0-1 ms (the first after 0-2 ms) */
 	for (pass = 0; pass < 2; pass++)
 	for (seed = 1; seed <= a->nrand; seed++) {
 		bool dyn = pass == 1;
@@ -592,20 +604,17 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 		uint8_t *buf[GMAX] = { 0 }, *sbuf[GMAX] = { 0 };
 		int rv[GMAX], last[2 * GMAX], nl = 0;
 		unsigned n = gen_ops(seed, a->P, g, GMAX), i, k;
-		unsigned ninst = dyn ? 1 : 5;
+		unsigned ninst = dyn ? 100 : 5;
 		uint64_t x = seed * 7919u + a->rank, inst;
 		uint8_t *want = malloc(20000), *tmp = malloc(20000);
 		spin_sched_t *s;
 		int rc, id;
 
 		KCHECK(self, want && tmp, "alloc");
-		if (dyn)	/* plain messages: a dynamic schedule has none
-				 * that accumulate, and no wildcard (the k-th
+		if (dyn)	/* no wildcard in a dynamic schedule (the k-th
 				 * receive of a group meets the k-th send) */
-			for (i = 0; i < n; i++) {
-				g[i].acc = false;
+			for (i = 0; i < n; i++)
 				g[i].wild = 0;
-			}
 		rc = spin_sched_create(comm, &s);
 		KCHECK(self, rc == 0, "create");
 		for (i = 0; i < n; i++) {
@@ -717,8 +726,13 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 					memset(buf[i], 0xee, g[i].len);
 			}
 			if (dyn)
-				usleep((useconds_t)(rnd(&x) % 2000));
+				usleep((useconds_t)(rnd(&x) %
+						    (inst == 0 ? 2000 : 1000)));
 			KCHECK(self, spin_sched_start(s) == 0, "start");
+			if (dyn && inst % 7 == 3)
+				KCHECK(self, spin_sched_start(s) == -EBUSY,
+				       "random %u: dynamic start while "
+				       "running", seed);
 			rc = spin_sched_wait(s);
 			KCHECK(self, rc == 0, "random %u%s wait: %s", seed,
 			       dyn ? " (dynamic)" : "", strerror(-rc));
@@ -752,9 +766,7 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 				       seed, inst, i, g[i].type, g[i].len);
 			}
 		}
-		if (dyn)
-			KCHECK(self, spin_sched_start(s) == -EINVAL,
-			       "a dynamic schedule started twice");
+		KCHECK(self, spin_sched_instances(s) == ninst, "instances");
 		/* no barrier between dynamic schedules either: a late RTS or
 		 * RTR of this one finds nothing (another schedule tag) */
 		spin_sched_free(s);
@@ -768,18 +780,208 @@ run_random(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 	return 0;
 }
 
+/* ---- dynamic schedules, one side always first ---------------------------- */
+
+#define NORDER 200        /* instances per phase of run_order */
+#define ACCLEN 10000      /* its accumulating message, bytes */
+#define NCALL 20          /* run_order's schedules built per call */
+
+static const size_t order_lens[] = { 0, 100, 20000, 65536 };
+#define NM (sizeof(order_lens) / sizeof(order_lens[0]))
+
+struct obufs {
+	uint8_t *buf[NM], *cp, *self_s, *self_r, *acc;
+};
+
+/*
+ * Rank 0 sends to rank 1 (0, 100, 20000 and 65536 bytes, two tags, the
+ * last send after the third, rank 1 copying the second receive), adds
+ * ACCLEN bytes into rank 1's (accumulating) and sends itself 300 bytes,
+ * compiled with SPIN_SCHED_DYNAMIC.
+ */
+static int
+order_build(struct kid *self, spin_coll_comm_t *comm, unsigned me,
+	    const struct obufs *b, spin_sched_t **s_p)
+{
+	spin_sched_t *s;
+	int id[NM], idc, x, y, rc;
+	unsigned m;
+
+	KCHECK(self, spin_sched_create(comm, &s) == 0, "create");
+	for (m = 0; m < NM; m++) {
+		id[m] = me == 0 ?
+			spin_sched_send(s, b->buf[m], order_lens[m], 1, m / 2) :
+			spin_sched_recv(s, b->buf[m], order_lens[m], 0, m / 2);
+		KCHECK(self, id[m] >= 0, "message %u", m);
+	}
+	if (me == 0) {
+		KCHECK(self, spin_sched_dep(s, id[2], id[3]) == 0, "dep");
+		x = spin_sched_send(s, b->self_s, 300, 0, 5);
+		y = spin_sched_recv(s, b->self_r, 300, 0, 5);
+		KCHECK(self, x >= 0 && y >= 0, "self message");
+		KCHECK(self, spin_sched_send_reduce(s, b->acc, ACCLEN,
+			PTL_SUM, PTL_UINT8_T, 1, 6) >= 0, "send_reduce");
+	} else {
+		KCHECK(self, spin_sched_recv_reduce(s, b->acc, ACCLEN,
+			PTL_SUM, PTL_UINT8_T, 0, 6) >= 0, "recv_reduce");
+		idc = spin_sched_copy(s, b->cp, b->buf[1], 100);
+		KCHECK(self, idc >= 0 && spin_sched_dep(s, id[1], idc) == 0,
+		       "copy");
+	}
+	rc = spin_sched_compile(s, SPIN_SCHED_DYNAMIC);
+	KCHECK(self, rc == 0, "order: compile: %s", strerror(-rc));
+	*s_p = s;
+	return 0;
+}
+
+/*
+ * order_build's schedule, re-armed. Phase 0: in every instance the
+ * sender starts first (rank 1 starts only after the parent saw rank 0's
+ * start, and 300 us later); phase 1: the receiver first. A fresh
+ * schedule per phase, so each phase's first instance takes the other
+ * branch of Fig. 6 (an RTS before its entry / the first RTR before its
+ * entry) and the steady state sees C counted in both orders. Then, for
+ * information, the time of an instance built per call (create, compile,
+ * start, wait, free) against a re-armed one (start, wait), back to back.
+ */
+static int
+run_order(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
+{
+	unsigned phase, m, me = a->rank;
+	uint8_t *want = malloc(65536), *tmp = malloc(ACCLEN);
+	struct obufs b;
+	char line[64];
+	double t0, t_call, t_rearm;
+	spin_sched_t *s;
+	uint64_t inst;
+	int rc;
+
+	if (me > 1) {
+		free(want);
+		free(tmp);
+		return 0;
+	}
+	for (m = 0; m < NM; m++)
+		b.buf[m] = xalloc(order_lens[m]);
+	b.cp = xalloc(100);
+	b.self_s = xalloc(300);
+	b.self_r = xalloc(300);
+	b.acc = xalloc(ACCLEN);
+	KCHECK(self, want && tmp && b.buf[0] && b.buf[1] && b.buf[2] &&
+	       b.buf[3] && b.cp && b.self_s && b.self_r && b.acc, "alloc");
+	for (phase = 0; phase < 2; phase++) {
+		bool first = me == phase;
+
+		if (order_build(self, comm, me, &b, &s) != 0)
+			return 1;
+		for (inst = 0; inst < NORDER; inst++) {
+			for (m = 0; m < NM; m++)
+				if (me == 0)
+					fill(b.buf[m], order_lens[m],
+					     7 + phase, inst, (int)m);
+				else
+					memset(b.buf[m], 0xee, order_lens[m]);
+			if (me == 0) {
+				fill(b.self_s, 300, 7 + phase, inst, 99);
+				memset(b.self_r, 0xee, 300);
+			} else {
+				memset(b.cp, 0xee, 100);
+			}
+			/* the accumulation: rank 0's input into rank 1's */
+			fill(b.acc, ACCLEN, 7 + phase, inst, 50 + (int)me);
+			if (!first) {
+				KCHECK(self, kid_line(self, line, sizeof(line),
+						      120000) == 0 &&
+				       strcmp(line, "go") == 0, "no go");
+				usleep(300);
+			}
+			KCHECK(self, spin_sched_start(s) == 0, "start");
+			if (first)
+				kid_say(self, "started");
+			rc = spin_sched_wait_timeout(s, 60000);
+			KCHECK(self, rc == 0, "order phase %u instance %" PRIu64
+			       ": wait: %s", phase, inst, strerror(-rc));
+			for (m = 0; m < NM && me == 1; m++) {
+				fill(want, order_lens[m], 7 + phase, inst,
+				     (int)m);
+				KCHECK(self, memcmp(b.buf[m], want,
+						    order_lens[m]) == 0,
+				       "order phase %u instance %" PRIu64
+				       ": message %u wrong", phase, inst, m);
+				if (m == 1)
+					KCHECK(self, memcmp(b.cp, want, 100) ==
+					       0, "order phase %u instance %"
+					       PRIu64 ": copy wrong", phase,
+					       inst);
+			}
+			if (me == 1) {
+				fill(want, ACCLEN, 7 + phase, inst, 50);
+				fill(tmp, ACCLEN, 7 + phase, inst, 51);
+				for (m = 0; m < ACCLEN; m++)
+					want[m] = (uint8_t)(want[m] + tmp[m]);
+				KCHECK(self, memcmp(b.acc, want, ACCLEN) == 0,
+				       "order phase %u instance %" PRIu64
+				       ": accumulation wrong", phase, inst);
+			}
+			if (me == 0)
+				KCHECK(self, memcmp(b.self_s, b.self_r, 300) ==
+				       0, "order phase %u instance %" PRIu64
+				       ": self message wrong", phase, inst);
+		}
+		KCHECK(self, spin_sched_instances(s) == NORDER, "instances");
+		spin_sched_free(s);
+	}
+	/* built per call against re-armed (wall time on shared cores: no
+	 * assertion; the results are not checked here) */
+	t0 = now_us();
+	for (inst = 0; inst < NCALL; inst++) {
+		if (order_build(self, comm, me, &b, &s) != 0)
+			return 1;
+		KCHECK(self, spin_sched_start(s) == 0, "start");
+		rc = spin_sched_wait_timeout(s, 60000);
+		KCHECK(self, rc == 0, "per call: wait: %s", strerror(-rc));
+		spin_sched_free(s);
+	}
+	t_call = (now_us() - t0) / NCALL;
+	if (order_build(self, comm, me, &b, &s) != 0)
+		return 1;
+	t0 = now_us();
+	for (inst = 0; inst < NORDER; inst++) {
+		KCHECK(self, spin_sched_start(s) == 0, "start");
+		rc = spin_sched_wait_timeout(s, 60000);
+		KCHECK(self, rc == 0, "re-armed: wait: %s", strerror(-rc));
+	}
+	t_rearm = (now_us() - t0) / NORDER;
+	spin_sched_free(s);
+	if (me == 0)
+		fprintf(stderr, "itest_coll: rank 0: dynamic schedule built "
+			"per call %.0f us per instance (%d), re-armed %.0f us "
+			"(%d; start..wait): ratio %.1f\n", t_call, NCALL,
+			t_rearm, NORDER, t_call / t_rearm);
+	for (m = 0; m < NM; m++)
+		xfree(b.buf[m]);
+	xfree(b.cp);
+	xfree(b.self_s);
+	xfree(b.self_r);
+	xfree(b.acc);
+	free(want);
+	free(tmp);
+	return 0;
+}
+
 /* ---- setup: control round trips of a compile (batched, issue #18) ------- */
 
 /* Build a binomial bcast of 8 B from root 0 (create, compile with its
  * barrier), counting this process's control round trips; run it twice
- * (once for a dynamic one), checking the bytes. @return 0, 1 said why */
+ * (a dynamic one re-armed too), checking the bytes. @return 0, 1 said
+ * why */
 static int
 setup_one(struct kid *self, spin_coll_comm_t *comm, const struct karg *a,
 	  unsigned flags, uint64_t *rt_p)
 {
 	uint64_t buf, rt0;
 	spin_sched_t *s;
-	unsigned runs = (flags & SPIN_SCHED_DYNAMIC) ? 1 : 2;
+	unsigned runs = 2;
 	int rc;
 
 	KCHECK(self, spin_coll_comm_set_sched_flags(comm, flags) == 0,
@@ -1258,11 +1460,15 @@ kid_rank(struct kid *self, void *arg)
 	KCHECK(self, PtlSetMap(ni, a->P, map) == PTL_OK, "PtlSetMap");
 	rc = spin_coll_comm_create(ni, COLL_PT, &comm);
 	KCHECK(self, rc == 0, "comm_create: %s", strerror(-rc));
-	/* SPINNIC_COLL_HOST: every schedule host-progressed (the same
-	 * results expected) */
-	if (getenv("SPINNIC_COLL_HOST") != NULL)
+	/* SPINNIC_COLL_HOST: every schedule host-progressed;
+	 * SPINNIC_COLL_DYNAMIC: every schedule Fig. 6 (the same results
+	 * expected) */
+	if (getenv("SPINNIC_COLL_HOST") != NULL ||
+	    getenv("SPINNIC_COLL_DYNAMIC") != NULL)
 		KCHECK(self, spin_coll_comm_set_sched_flags(comm,
-			SPIN_SCHED_HOST) == 0, "set_sched_flags");
+			(getenv("SPINNIC_COLL_HOST") ? SPIN_SCHED_HOST : 0) |
+			(getenv("SPINNIC_COLL_DYNAMIC") ?
+			 SPIN_SCHED_DYNAMIC : 0)) == 0, "set_sched_flags");
 	KCHECK(self, spin_coll_comm_rank(comm) == a->rank &&
 	       spin_coll_comm_size(comm) == a->P, "rank/size");
 	switch (a->mode) {
@@ -1277,6 +1483,9 @@ kid_rank(struct kid *self, void *arg)
 		break;
 	case M_RANDOM:
 		rc = run_random(self, comm, a);
+		break;
+	case M_ORDER:
+		rc = run_order(self, comm, a);
 		break;
 	case M_SETUP:
 		rc = run_setup(self, comm, a);
@@ -1395,11 +1604,15 @@ main(int argc, char **argv)
 		mode = M_PROGRESS;
 	else if (strcmp(argv[1], "random") == 0)
 		mode = M_RANDOM;
+	else if (strcmp(argv[1], "order") == 0)
+		mode = M_ORDER;
 	else if (strcmp(argv[1], "setup") == 0)
 		mode = M_SETUP;
 	else if (strcmp(argv[1], "wild") == 0)
 		mode = M_WILD;
 	else
+		return 2;
+	if (mode == M_ORDER && atoi(argv[2]) < 2)
 		return 2;
 	if (P < 1 || P > MAXP)
 		return 2;
@@ -1461,6 +1674,16 @@ main(int argc, char **argv)
 			"ranks while rank %u's host made no call\n",
 			NPROG * 5, P - 1, SLEEPER);
 	}
+	if (mode == M_ORDER) {
+		/* phase 0: rank 0 (the sender) starts each instance
+		 * first, phase 1 rank 1 (the receiver) */
+		for (n = 0; n < 2; n++)
+			for (inst = 0; inst < NORDER; inst++) {
+				kid_expect(&kids[n], "started", line,
+					   sizeof(line));
+				kid_tell(&kids[1 - n], "go");
+			}
+	}
 	for (i = 0; i < P; i++) {
 		for (;;) {
 			unsigned ci;
@@ -1487,6 +1710,14 @@ main(int argc, char **argv)
 	}
 	itest_spinnic_finish();
 	itest_expect_no_leaks();
+	/* what took which branch (a first-instance RTS or RTR before its
+	 * entry, a surplus RTR: dropped for no match); information only */
+	if (mode == M_ORDER)
+		fprintf(stderr, "itest_coll: %u instances with the sender "
+			"first, %u with the receiver first; drop_no_match: "
+			"node 0 %lld, node %u %lld\n", NORDER, NORDER,
+			itest_counter(0, "drop_no_match"), 1 % nodes,
+			itest_counter(1 % nodes, "drop_no_match"));
 	/* over a port: frames crossed the wire both ways, and each node's
 	 * frames to itself (ranks sharing it, self-puts) came back through
 	 * its loopback, not the wire (spinnic's node->loop) */
