@@ -17,6 +17,7 @@
  * count the group compiles of the communicator, the same on every rank.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,10 @@ struct spin_group {
 	struct gentry *e;            /* GS_BOUND */
 };
 
+/* the communicators' group states (each used by one thread at a time, as
+ * its communicator; the list is shared) */
 static struct gctx *ctxs;
+static pthread_mutex_t ctxs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned
 env_unsigned(const char *name, unsigned def, unsigned lo, unsigned hi)
@@ -106,14 +110,19 @@ ctx_get(spin_coll_comm_t *comm, bool create)
 {
 	struct gctx *x;
 
+	pthread_mutex_lock(&ctxs_lock);
 	for (x = ctxs; x != NULL; x = x->next)
 		if (x->comm == comm)
-			return x;
-	if (!create)
-		return NULL;
+			break;
+	if (x != NULL || !create) {
+		pthread_mutex_unlock(&ctxs_lock);
+		return x;
+	}
 	x = calloc(1, sizeof(*x));
-	if (x == NULL)
+	if (x == NULL) {
+		pthread_mutex_unlock(&ctxs_lock);
 		return NULL;
+	}
 	x->comm = comm;
 	x->cap = env_unsigned("SPINNIC_GROUP_CACHE", GROUP_CAP_DEFAULT, 1,
 			      1u << 20);
@@ -122,6 +131,7 @@ ctx_get(spin_coll_comm_t *comm, bool create)
 	x->next_serial = 1;
 	x->next = ctxs;
 	ctxs = x;
+	pthread_mutex_unlock(&ctxs_lock);
 	return x;
 }
 
@@ -821,9 +831,11 @@ spin_group_cache_release(spin_coll_comm_t *comm)
 	spin_sched_free(x->agree);
 	xbuf_free(x->agree_in);
 	xbuf_free(x->agree_out);
+	pthread_mutex_lock(&ctxs_lock);
 	for (pp = &ctxs; *pp != x; pp = &(*pp)->next)
 		;
 	*pp = x->next;
+	pthread_mutex_unlock(&ctxs_lock);
 	free(x);
 	return 0;
 }

@@ -524,6 +524,40 @@ run_evict(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
 	return 0;
 }
 
+/* hostile SPINNIC_GROUP_CACHE values: the default and a message */
+static int
+run_env(struct kid *self, spin_coll_comm_t *comm, ptl_handle_ni_t ni)
+{
+	static const char *const cap[] = { "junk", "0", "-3", "5",
+					   "99999999999" };
+	static const unsigned want[] = { 64, 64, 64, 5, 64 };
+	spin_coll_comm_t *c2;
+	struct spin_group_stats st;
+	spin_group_t *g;
+	int rc;
+
+	(void)comm;
+	for (unsigned i = 0; i < sizeof(cap) / sizeof(cap[0]); i++) {
+		setenv("SPINNIC_GROUP_CACHE", cap[i], 1);
+		rc = spin_coll_comm_create(ni, COLL_PT + 1, &c2);
+		KCHECK(self, rc == 0, "second communicator: %s",
+		       strerror(-rc));
+		KCHECK(self, spin_group_start(c2, &g) == 0, "start");
+		KCHECK(self, spin_group_cache_stats(c2, &st) == 0 &&
+		       st.capacity == want[i], "SPINNIC_GROUP_CACHE=%s gave %u",
+		       cap[i], st.capacity);
+		KCHECK(self, spin_group_end(g) == 0 &&
+		       spin_group_call(g) == 0 && spin_group_wait(g) == 0,
+		       "empty group");
+		spin_group_free(g);
+		KCHECK(self, spin_group_cache_release(c2) == 0, "release");
+		rc = spin_coll_comm_free(c2);
+		KCHECK(self, rc == 0, "free: %s", strerror(-rc));
+	}
+	unsetenv("SPINNIC_GROUP_CACHE");
+	return 0;
+}
+
 /* misuse: refused on every rank alike, never a hang */
 static int
 run_misuse(struct kid *self, spin_coll_comm_t *comm, const struct karg *a)
@@ -674,6 +708,8 @@ kid_rank(struct kid *self, void *arg)
 		break;
 	case M_MISUSE:
 		rc = run_misuse(self, comm, a);
+		if (rc == 0)
+			rc = run_env(self, comm, ni);
 		break;
 	}
 	if (rc != 0)
