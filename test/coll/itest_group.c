@@ -50,10 +50,10 @@
 #define NCALLS 100
 
 enum mode { M_PATTERNS, M_EVICT, M_MISUSE };
-enum pat { P_A2A_PAIR, P_A2A_SCATTER, P_STENCIL, P_RING, NPAT };
+enum pat { P_A2A_PAIR, P_A2A_SCATTER, P_STENCIL, P_RING, P_ECHO, NPAT };
 
 static const char *const pat_name[NPAT] = { "alltoall-pairwise",
-	"alltoall-scatter", "stencil", "ring" };
+	"alltoall-scatter", "stencil", "ring", "stencil-echo" };
 
 struct karg {
 	enum mode mode;
@@ -102,6 +102,7 @@ struct pbufs {
 	unsigned dims[3];         /* stencil */
 	size_t face[3];           /* stencil: bytes per face of each axis */
 	uint8_t *sf[6], *rf[6];   /* stencil: send and receive faces */
+	uint8_t *ef[6];           /* stencil-echo: own faces sent back */
 	unsigned nb[6];           /* stencil: the neighbour in direction d */
 };
 
@@ -128,7 +129,7 @@ pb_init(struct pbufs *b, enum pat pat, unsigned P, unsigned r, size_t blk)
 	b->P = P;
 	b->r = r;
 	b->blk = blk;
-	if (pat != P_STENCIL) {
+	if (pat != P_STENCIL && pat != P_ECHO) {
 		b->sb = xalloc(pat == P_RING ? blk : P * blk);
 		b->rb = xalloc(P * blk);
 		return b->sb && b->rb ? 0 : -ENOMEM;
@@ -147,7 +148,9 @@ pb_init(struct pbufs *b, enum pat pat, unsigned P, unsigned r, size_t blk)
 		b->nb[d] = n[0] + b->dims[0] * (n[1] + b->dims[1] * n[2]);
 		b->sf[d] = xalloc(b->face[a]);
 		b->rf[d] = xalloc(b->face[a]);
-		if (b->sf[d] == NULL || b->rf[d] == NULL)
+		b->ef[d] = pat == P_ECHO ? xalloc(b->face[a]) : NULL;
+		if (b->sf[d] == NULL || b->rf[d] == NULL ||
+		    (pat == P_ECHO && b->ef[d] == NULL))
 			return -ENOMEM;
 	}
 	return 0;
@@ -161,6 +164,7 @@ pb_free(struct pbufs *b)
 	for (unsigned d = 0; d < 6; d++) {
 		xfree(b->sf[d]);
 		xfree(b->rf[d]);
+		xfree(b->ef[d]);
 	}
 }
 
@@ -195,6 +199,7 @@ pb_record(const struct pbufs *b, spin_group_t *g)
 		}
 		break;
 	case P_STENCIL:
+	case P_ECHO:
 		/* face d goes to the neighbour in direction d with tag d;
 		 * rf[d] comes from the one opposite (d ^ 1) with tag d */
 		for (j = 0; j < 6 && rc == 0; j++) {
@@ -204,6 +209,21 @@ pb_record(const struct pbufs *b, spin_group_t *g)
 				rc = spin_group_recv(g, b->rf[j],
 						     b->face[j / 2],
 						     b->nb[j ^ 1], j);
+		}
+		if (b->pat != P_ECHO || rc != 0)
+			break;
+		/* echo: after a local barrier (12 operations on each side:
+		 * the join vertex), each received face goes back to its
+		 * sender (tag 6 + d), so ef[d] gets this rank's own sf[d]
+		 * back from nb[d]; sent before it arrived, it would not */
+		rc = spin_group_local_barrier(g);
+		for (j = 0; j < 6 && rc == 0; j++) {
+			rc = spin_group_send(g, b->rf[j], b->face[j / 2],
+					     b->nb[j ^ 1], 6 + j);
+			if (rc == 0)
+				rc = spin_group_recv(g, b->ef[j],
+						     b->face[j / 2],
+						     b->nb[j], 6 + j);
 		}
 		break;
 	case P_RING:
@@ -245,10 +265,13 @@ pb_input(struct pbufs *b, uint64_t inst)
 		memset(b->rb, 0xee, P * b->blk);
 		break;
 	case P_STENCIL:
+	case P_ECHO:
 		for (d = 0; d < 6; d++) {
 			for (k = 0; k < b->face[d / 2]; k++)
 				b->sf[d][k] = val(b->pat, r, d, inst, k);
 			memset(b->rf[d], 0xee, b->face[d / 2]);
+			if (b->ef[d] != NULL)
+				memset(b->ef[d], 0xee, b->face[d / 2]);
 		}
 		break;
 	case P_RING:
@@ -278,11 +301,17 @@ pb_check(const struct pbufs *b, uint64_t inst)
 					return ((int64_t)j << 32) | (int64_t)k;
 		break;
 	case P_STENCIL:
+	case P_ECHO:
 		for (d = 0; d < 6; d++)
-			for (k = 0; k < b->face[d / 2]; k++)
+			for (k = 0; k < b->face[d / 2]; k++) {
 				if (b->rf[d][k] !=
 				    val(b->pat, b->nb[d ^ 1], d, inst, k))
 					return ((int64_t)d << 32) | (int64_t)k;
+				if (b->ef[d] != NULL && b->ef[d][k] !=
+				    val(b->pat, r, d, inst, k))
+					return ((int64_t)(6 + d) << 32) |
+					       (int64_t)k;
+			}
 		break;
 	case P_RING:
 		for (j = 0; j < P; j++)
@@ -345,8 +374,8 @@ new_group(struct kid *self, spin_coll_comm_t *comm, struct pbufs *b,
 static size_t
 pat_blk(enum pat p)
 {
-	/* eager, rendezvous, a stencil increment, rendezvous */
-	static const size_t blk[NPAT] = { 100, 5000, 16, 4500 };
+	/* eager, rendezvous, a stencil increment, rendezvous, (stencil) */
+	static const size_t blk[NPAT] = { 100, 5000, 16, 4500, 0 };
 
 	return blk[p];
 }
