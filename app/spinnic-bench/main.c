@@ -32,6 +32,7 @@ static const struct bench_cmd *const bench_cmds[] = {
 	&bench_aa_flush_cmd,
 	&bench_overlap_cmd,
 	&bench_setup_cmd,
+	&bench_group_cmd,
 };
 
 #define N_CMDS (sizeof(bench_cmds) / sizeof(bench_cmds[0]))

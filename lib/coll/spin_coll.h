@@ -441,6 +441,165 @@ enum spin_coll_allgather_algo {
 int spin_coll_allgather_algo(spin_coll_comm_t *comm, const void *sendbuf,
 			     void *recvbuf, size_t blk, unsigned algo,
 			     spin_sched_t **s_p);
+/* ---- group offload (paper 003; doc/NOTES.md "Group offload (issue #19)") */
+
+/** A recorded communication pattern (P003's OffloadGroupRequest). */
+typedef struct spin_group spin_group_t;
+
+/**
+ * spin_group_start_flags() flag: run the group's schedule host-progressed
+ * (SPIN_SCHED_HOST; the benchmarks' baseline): nothing moves between
+ * call and test/wait.
+ */
+#define SPIN_GROUP_HOST 1u
+/**
+ * spin_group_start_flags() flag: never cache: every call compiles a
+ * fresh schedule (collective, with the host barrier) and frees it at the
+ * next call or at free ("uncached group" of the benchmarks).
+ */
+#define SPIN_GROUP_NOCACHE 2u
+/**
+ * spin_group_start_flags() flag: the "simple" baseline (P003 Fig. 15):
+ * no triggered operation and no cached metadata; every call builds the
+ * pattern again as a host-progressed schedule with paper 002's
+ * per-message rendezvous (SPIN_SCHED_DYNAMIC | SPIN_SCHED_HOST): per
+ * transfer an RTS, an RTR and the data, each issued and its completion
+ * seen by the host, only inside spin_group_test()/spin_group_wait().
+ * The first call still checks the pairing (collective).
+ */
+#define SPIN_GROUP_SIMPLE 4u
+
+/**
+ * Start recording a group on @p comm (Group_Offload_start). Recording is
+ * local. Groups are collective objects: every rank of the communicator
+ * starts, ends, first-calls and frees its groups in the same order (the
+ * k-th group of every rank is one group; a rank with no part records an
+ * empty one), and calls it as often as its peers do.
+ * @param comm the communicator.
+ * @param g_p receives the group.
+ * @return 0; -EINVAL; -ENOMEM.
+ */
+int spin_group_start(spin_coll_comm_t *comm, spin_group_t **g_p);
+
+/**
+ * spin_group_start() with flags.
+ * @param flags 0, or SPIN_GROUP_HOST, SPIN_GROUP_NOCACHE (or both), or
+ *   SPIN_GROUP_SIMPLE alone; every rank passes the same for the same
+ *   group (checked at the first call).
+ * @return 0; -EINVAL (other flags); -ENOMEM.
+ */
+int spin_group_start_flags(spin_coll_comm_t *comm, unsigned flags,
+			   spin_group_t **g_p);
+
+/**
+ * Record a send of @p len bytes at @p buf to rank @p peer with tag @p tag
+ * (Send_Goffload). The buffer is read at every call, when the send's
+ * epoch starts. It matches the k-th receive of @p peer from this rank
+ * with the same tag (k-th in record order on both sides) and must have
+ * its length.
+ * @return 0; -EINVAL (bad rank or tag, NULL buffer with len > 0, group
+ *   ended); -ENOMEM.
+ */
+int spin_group_send(spin_group_t *g, const void *buf, size_t len,
+		    unsigned peer, uint32_t tag);
+
+/**
+ * Record a receive of exactly @p len bytes into @p buf from rank @p peer
+ * with tag @p tag (Recv_Goffload).
+ * @return 0; -EINVAL; -ENOMEM.
+ */
+int spin_group_recv(spin_group_t *g, void *buf, size_t len, unsigned peer,
+		    uint32_t tag);
+
+/**
+ * Record a local barrier (Local_barrier_Goffload): the operations
+ * recorded after it (epoch k + 1) start once every operation recorded
+ * before it since the previous barrier (epoch k) completed; local to the
+ * rank, enforced by the NIC (counters), not the host.
+ * @return 0; -EINVAL (group ended).
+ */
+int spin_group_local_barrier(spin_group_t *g);
+
+/**
+ * End the recording (Group_Offload_end). Local.
+ * @return 0; -EINVAL (already ended).
+ */
+int spin_group_end(spin_group_t *g);
+
+/**
+ * Call the group (Group_Offload_call): start one run of the whole
+ * pattern and return; the NIC moves everything, with no host step until
+ * completion (except under SPIN_GROUP_HOST). The first call of a group
+ * is collective: the ranks exchange, in one offloaded allgather, which
+ * cached schedule each would reuse (by signature: operations, buffers,
+ * sizes, peers, tags, epochs, flags) and a digest of each pair's
+ * messages; all reuse it when all named the same one (a hit), all
+ * compile a new one otherwise (a miss: batched upload and the host
+ * barrier, the cold start), all fail when a send and a receive do not
+ * pair up. Later calls of the same group are one PtlCTInc().
+ * The previous run must have completed (spin_group_wait()).
+ * @return 0; -EINVAL (not ended, NULL, the group failed before, or the
+ *   ranks' flags differ); -ENOMSG (a send or receive of some rank has
+ *   no partner with the same peer, tag and length: every rank returns
+ *   it, the group can only be freed); -EBUSY (running, or a group with
+ *   the same schedule is); -ENOSPC (the cache cannot make room on some
+ *   rank: every rank returns it); as spin_sched_compile() and
+ *   spin_sched_start().
+ */
+int spin_group_call(spin_group_t *g);
+
+/**
+ * Whether the group's run completed (never blocks).
+ * @param done_p receives true when it did (or none runs).
+ * @return 0; -EIO (a message was not delivered); -EINVAL.
+ */
+int spin_group_test(spin_group_t *g, bool *done_p);
+
+/**
+ * Wait for the group's run to complete (Group_Wait).
+ * @return 0; -EIO; -EINVAL.
+ */
+int spin_group_wait(spin_group_t *g);
+
+/**
+ * Free a group. Its compiled schedule stays in the communicator's cache,
+ * idle, for a later group of the same signature, until evicted (least
+ * recently used first) or spin_group_cache_release(). A running run is
+ * waited for (up to 10 s, then cancelled and the schedule freed).
+ * @param g the group (NULL is ignored).
+ */
+void spin_group_free(spin_group_t *g);
+
+/** Counters of a communicator's group cache (spin_group_cache_stats()). */
+struct spin_group_stats {
+	uint64_t calls;       /**< spin_group_call()s that started a run */
+	uint64_t first_calls; /**< ... of them the first of a group */
+	uint64_t hits;        /**< first calls that reused a cached schedule */
+	uint64_t misses;      /**< first calls that compiled */
+	uint64_t evictions;   /**< idle schedules freed to make room */
+	uint64_t failed;      /**< first calls refused (-ENOMSG, -ENOSPC) */
+	unsigned entries;     /**< schedules cached now (bound or idle) */
+	unsigned idle;        /**< ... of them bound to no group */
+	unsigned trig_ops;    /**< triggered operations they hold (bound) */
+	unsigned capacity;    /**< entries at most (SPINNIC_GROUP_CACHE) */
+	unsigned trig_budget; /**< triggered ops at most
+				   (SPINNIC_GROUP_CACHE_TRIGS) */
+};
+
+/**
+ * The group cache's counters on this rank.
+ * @return 0; -EINVAL.
+ */
+int spin_group_cache_stats(spin_coll_comm_t *comm,
+			   struct spin_group_stats *st_p);
+
+/**
+ * Free the communicator's group cache: every idle schedule and the
+ * agreement allgather (local; needed before spin_coll_comm_free(),
+ * which refuses a communicator with schedules).
+ * @return 0; -EBUSY (groups of @p comm not freed; nothing freed).
+ */
+int spin_group_cache_release(spin_coll_comm_t *comm);
 
 /**
  * Bytes of one element of a Portals datatype.
