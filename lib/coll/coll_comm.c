@@ -380,3 +380,24 @@ spin_coll_comm_free(spin_coll_comm_t *c)
 	comm_release(c);
 	return rc;
 }
+
+void *
+coll_mem_alloc(size_t len)
+{
+	void *p = spin_host_alloc(len ? len : 1);
+
+	if (p == NULL)
+		p = malloc(len ? len : 1);
+	if (p != NULL)
+		memset(p, 0, len ? len : 1);
+	return p;
+}
+
+void
+coll_mem_free(void *p)
+{
+	if (p != NULL && spin_host_contains(p, 1))
+		spin_host_free(p);
+	else
+		free(p);
+}

@@ -135,27 +135,6 @@ ctx_get(spin_coll_comm_t *comm, bool create)
 	return x;
 }
 
-static void
-xbuf_free(void *p)
-{
-	if (p != NULL && spin_host_contains(p, 1))
-		spin_host_free(p);
-	else
-		free(p);
-}
-
-static void *
-xbuf_alloc(size_t len)
-{
-	void *p = spin_host_alloc(len);
-
-	if (p == NULL)
-		p = malloc(len);
-	if (p != NULL)
-		memset(p, 0, len);
-	return p;
-}
-
 /* ---- recording ------------------------------------------------------------ */
 
 int
@@ -543,8 +522,8 @@ agree_setup(struct gctx *x)
 	if (x->agree != NULL)
 		return 0;
 	x->agree_blk = (AG_HDR + 2 * (size_t)P) * sizeof(uint64_t);
-	x->agree_in = xbuf_alloc(x->agree_blk);
-	x->agree_out = xbuf_alloc(x->agree_blk * P);
+	x->agree_in = coll_mem_alloc(x->agree_blk);
+	x->agree_out = coll_mem_alloc(x->agree_blk * P);
 	if (x->agree_in == NULL || x->agree_out == NULL) {
 		rc = -ENOMEM;
 		goto fail;
@@ -556,8 +535,8 @@ agree_setup(struct gctx *x)
 		goto fail;
 	return 0;
 fail:
-	xbuf_free(x->agree_in);
-	xbuf_free(x->agree_out);
+	coll_mem_free(x->agree_in);
+	coll_mem_free(x->agree_out);
 	x->agree_in = x->agree_out = NULL;
 	x->agree = NULL;
 	return rc;
@@ -829,8 +808,8 @@ spin_group_cache_release(spin_coll_comm_t *comm)
 	while (x->head != NULL)
 		entry_free(x, x->head);
 	spin_sched_free(x->agree);
-	xbuf_free(x->agree_in);
-	xbuf_free(x->agree_out);
+	coll_mem_free(x->agree_in);
+	coll_mem_free(x->agree_out);
 	pthread_mutex_lock(&ctxs_lock);
 	for (pp = &ctxs; *pp != x; pp = &(*pp)->next)
 		;

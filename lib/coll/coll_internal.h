@@ -81,6 +81,13 @@ size_t coll_eager_from_env(void);
 /* Whether PtlAtomic() takes @p op on @p type (a reduction). */
 bool coll_atomic_ok(ptl_op_t op, ptl_datatype_t type);
 
+/* Zeroed memory the NIC reaches: the host region's, the heap's where the
+ * region is full (the NIC then takes its slow path). @return NULL when
+ * out of memory */
+void *coll_mem_alloc(size_t len);
+/* Free coll_mem_alloc() memory (NULL is ignored). */
+void coll_mem_free(void *p);
+
 /* Zeroed memory freed with the schedule (collectives' temporaries): the
  * region's, the heap's where the region is full.
  * @return NULL when out of memory */

@@ -88,29 +88,6 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* NIC-visible memory: the host region, else the heap (as the schedule's
- * shadow buffers) */
-static void *
-xalloc(size_t len)
-{
-	void *p = spin_host_alloc(len ? len : 1);
-
-	if (p == NULL)
-		p = malloc(len ? len : 1);
-	if (p != NULL)
-		memset(p, 0, len ? len : 1);
-	return p;
-}
-
-static void
-xfree(void *p)
-{
-	if (p != NULL && spin_host_contains(p, 1))
-		spin_host_free(p);
-	else
-		free(p);
-}
-
 /* ---- local numbering ---------------------------------------------------- */
 
 struct nkey {
@@ -186,7 +163,7 @@ coll_match_comm_free(spin_coll_comm_t *c)
 	if (t->me != PTL_INVALID_HANDLE)
 		for (k = 0; k < 1000 && PtlMEUnlink(t->me) == PTL_IN_USE; k++)
 			usleep(100);
-	xfree(t->buf);
+	coll_mem_free(t->buf);
 	free(t);
 	c->xtab = NULL;
 }
@@ -214,9 +191,9 @@ xtab_room(spin_coll_comm_t *c, size_t len)
 		for (k = 0; k < 1000 && PtlMEUnlink(t->me) == PTL_IN_USE; k++)
 			usleep(100);
 	t->me = PTL_INVALID_HANDLE;
-	xfree(t->buf);
+	coll_mem_free(t->buf);
 	cap = t->cap * 2 > len ? t->cap * 2 : len + 64 * sizeof(struct xrec);
-	t->buf = xalloc(cap);
+	t->buf = coll_mem_alloc(cap);
 	t->cap = t->buf != NULL ? cap : 0;
 	if (t->buf == NULL)
 		return -ENOMEM;
@@ -356,7 +333,7 @@ pull(struct coll_xchg *x, uint32_t gen, const bool *need, size_t *first,
 		x->ct = PTL_CT_NONE;
 		return rc;
 	}
-	x->slots = xalloc((size_t)P * sizeof(*x->slots));
+	x->slots = coll_mem_alloc((size_t)P * sizeof(*x->slots));
 	if (x->slots == NULL)
 		return -ENOMEM;
 	rc = bind(x, x->slots, (size_t)P * sizeof(*x->slots), &x->md_slot);
@@ -412,7 +389,7 @@ pull(struct coll_xchg *x, uint32_t gen, const bool *need, size_t *first,
 		total += cnt[r];
 	}
 	x->nrecs = total;
-	x->recs = xalloc(total * sizeof(*x->recs));
+	x->recs = coll_mem_alloc(total * sizeof(*x->recs));
 	if (x->recs == NULL)
 		return -ENOMEM;
 	if (total == 0)
@@ -607,7 +584,7 @@ coll_match_end(struct coll_xchg *x)
 		PtlMDRelease(x->md_rec);
 	if (x->ct != PTL_CT_NONE)
 		PtlCTFree(x->ct);
-	xfree(x->slots);
-	xfree(x->recs);
+	coll_mem_free(x->slots);
+	coll_mem_free(x->recs);
 	free(x);
 }

@@ -362,12 +362,9 @@ coll_sched_alloc(spin_sched_t *s, size_t len)
 		return NULL;
 	/* the region when it has room (the NIC reaches it directly), else
 	 * the heap: a 1 MiB allreduce must not fail for a small region */
-	p = spin_host_alloc(len ? len : 1);
-	if (p == NULL)
-		p = malloc(len ? len : 1);
+	p = coll_mem_alloc(len);
 	if (p == NULL)
 		return NULL;
-	memset(p, 0, len ? len : 1);
 	s->owned[s->nowned++] = p;
 	return p;
 }
@@ -1367,12 +1364,8 @@ spin_sched_free(spin_sched_t *s)
 	free(s->mes);
 	free(s->mds);
 	free(s->bme);
-	for (i = 0; i < s->nowned; i++) {
-		if (spin_host_contains(s->owned[i], 1))
-			spin_host_free(s->owned[i]);
-		else
-			free(s->owned[i]);
-	}
+	for (i = 0; i < s->nowned; i++)
+		coll_mem_free(s->owned[i]);
 	free(s->owned);
 	s->comm->live_scheds--;
 	free(s);
