@@ -6,6 +6,7 @@
 #   make openmpi Open MPI 4.1.4 with its Portals 4 components over libspinnic,
 #               built once into ~/.cache/spinnic (tools/openmpi-build.sh)
 #   make test-mpi  suite mpi: MPI programs over that build (77 without it)
+#   make test-ports  suite ports: collectives over af_xdp (root), outside make test
 #   make bench  spinnic-bench tables, CSV and plots into bench-out/
 #   make fuzz   libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each
 BUILD    ?= build
@@ -24,7 +25,7 @@ HUGEPAGES ?= 512
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps hugepages build demo test test-mpi openmpi bench clean fuzz
+.PHONY: all deps hugepages build demo test test-mpi test-ports openmpi bench clean fuzz
 
 all: build
 
@@ -56,7 +57,10 @@ demo: build
 	./tools/demo.sh $(BUILD)
 
 test: build
-	meson test -C $(BUILD) --print-errorlogs --num-processes 2 --no-suite mpi
+	meson test -C $(BUILD) --print-errorlogs --num-processes 2 --no-suite mpi --no-suite ports
+
+test-ports: build
+	meson test -C $(BUILD) --print-errorlogs --suite ports
 
 openmpi: build
 	./tools/openmpi-build.sh $(BUILD)
