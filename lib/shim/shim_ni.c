@@ -89,22 +89,23 @@ PtlInit(void)
 	/* a missed wake-up costs one slice; tests lengthen it to prove the
 	 * wake-ups work */
 	shim_g.slice_ms = v > 0 && v <= 60000 ? (int)v : 10;
-	if (polls != NULL && shim_g.init_refs == 0) {
+	/* the first PtlInit only: a later one keeps spin_set_wait_polls */
+	if (shim_g.init_refs == 0) {
 		char *end;
 
-		p = strtol(polls, &end, 10);
-		if (end == polls || *end != '\0' || p < 0 ||
-		    p > (long)SHIM_WAIT_POLLS_MAX) {
-			SHIM_ERR("SPINNIC_WAIT_POLLS=%s: expected 0..%u; "
-				 "using %u", polls, SHIM_WAIT_POLLS_MAX,
-				 SHIM_WAIT_SPINS);
-			p = SHIM_WAIT_SPINS;
+		if (polls != NULL) {
+			p = strtol(polls, &end, 10);
+			if (end == polls || *end != '\0' || p < 0 ||
+			    p > (long)SHIM_WAIT_POLLS_MAX) {
+				SHIM_ERR("SPINNIC_WAIT_POLLS=%s: expected "
+					 "0..%u; using %u", polls,
+					 SHIM_WAIT_POLLS_MAX, SHIM_WAIT_SPINS);
+				p = SHIM_WAIT_SPINS;
+			}
 		}
-	}
-	/* the first PtlInit only: a later one keeps spin_set_wait_polls */
-	if (shim_g.init_refs == 0)
 		__atomic_store_n(&shim_g.wait_polls, (unsigned)p,
 				 __ATOMIC_RELAXED);
+	}
 	__atomic_add_fetch(&shim_g.init_refs, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&shim_g.lock);
 	return PTL_OK;

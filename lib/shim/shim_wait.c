@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Waiting on event queues and counters the NIC writes into the region:
- * a short spin that yields the CPU at every poll, then futex sleeps on the shared futex
- * words (not the private op: the NIC wakes them from another process) in
+ * a short spin that yields the CPU at every poll, then futex sleeps on
+ * the shared futex words (not the private op: the NIC wakes them from another process) in
  * bounded slices, so a missed wake-up costs at most one slice.
  */
 #include <errno.h>
