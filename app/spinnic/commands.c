@@ -23,6 +23,7 @@ eng_client_forget(struct spinnic_engine *eng, struct out_client *oc)
 	if (oc->op.active || oc->op.have_cmd)
 		eng->tx.stats.detach_drops++;
 	eng_sput_forget(eng, oc);
+	eng_op_unstage(eng, &oc->op);
 	if (oc->op.c != NULL)
 		ptl_client_put(oc->op.c);
 	memset(oc, 0, sizeof(*oc));
@@ -65,6 +66,7 @@ op_start(struct spinnic_engine *eng, struct out_op *op, bool client)
 		return -ENOENT; /* client detached meanwhile */
 	op->active = true;
 	op->off = 0;
+	RTE_ASSERT(op->stage == NULL);
 	if (client) {
 		spinnic_client_count(node, ptl_client_id(op->c).pid, false,
 				     cmd->op == SPINNIC_CMD_PUT ?
@@ -180,6 +182,69 @@ atomic_progress(struct spinnic_engine *eng, struct out_op *op)
 	return 1;
 }
 
+/* ---- staged puts (SPIN_MD_STAGE) ----------------------------------------- */
+
+/* Bytes of a staged put copied per visit: the copy of a large message
+ * does not hold the outbound lcore from other clients for long. */
+#define ENG_STAGE_CHUNK (256u * 1024)
+
+static bool
+put_staged(const struct out_op *op)
+{
+	return op->cmd.op == SPINNIC_CMD_PUT && op->pay == NULL &&
+	       (op->cmd.md_options & SPINNIC_PTL_MD_STAGE) &&
+	       !(op->cmd.flags & SPINNIC_CMD_F_INLINE) && op->cmd.length > 0;
+}
+
+void
+eng_op_unstage(struct spinnic_engine *eng, struct out_op *op)
+{
+	if (op->stage == NULL)
+		return;
+	spin_rt_stage_free(eng->node->rt, ptl_client_id(op->c).pid, op->stage,
+			   op->cmd.length);
+	op->stage = NULL;
+	op->staged = 0;
+}
+
+/*
+ * Copy the next piece of staged put @p op from the initiator's memory into
+ * its NIC-memory copy (allocated at the first piece). Nothing is sent
+ * before the last byte is in: the DPU's store and forward.
+ * @return 0 all copied; -EAGAIN more to copy (next visit); -ENOMEM no NIC
+ *   memory; else the host read's error
+ */
+static int
+put_stage(struct spinnic_engine *eng, struct out_op *op)
+{
+	const struct ptl_cmd *cmd = &op->cmd;
+	uint64_t n;
+	int rc;
+
+	if (op->stage == NULL) {
+		op->stage = spin_rt_stage_alloc(eng->node->rt,
+						ptl_client_id(op->c).pid,
+						cmd->length);
+		if (op->stage == NULL) {
+			eng->tx.stats.stage_no_mem++;
+			return -ENOMEM;
+		}
+		op->staged = 0;
+		eng->tx.stats.stage_puts++;
+	}
+	n = RTE_MIN(cmd->length - op->staged, (uint64_t)ENG_STAGE_CHUNK);
+	rc = (cmd->md_options & SPINNIC_PTL_IOVEC) ?
+		ptl_md_access(op->c, cmd->md, cmd->local_offset + op->staged,
+			      op->stage + op->staged, n, false) :
+		ptl_host_read(op->c, cmd->local_addr + op->staged,
+			      op->stage + op->staged, n);
+	if (rc != 0)
+		return rc;
+	op->staged += n;
+	eng->tx.stats.stage_bytes += n;
+	return op->staged == cmd->length ? 0 : -EAGAIN;
+}
+
 /*
  * The packet [off, off + len) of put @p op with its payload: the one an
  * HPU built (op->pay), or read from the initiator's memory now.
@@ -214,6 +279,13 @@ put_packet(struct spinnic_engine *eng, struct out_op *op, uint32_t len,
 		 * SPINNIC_ATOMIC_OPERAND); a resend uses the copy rel_tx.c
 		 * keeps */
 		memcpy(pay, op->cmd.operand + op->off, len);
+		*rc = 0;
+		return m;
+	}
+	if (op->stage != NULL) {
+		/* from its copy in NIC memory; a retransmission sends the
+		 * copy rel_tx.c keeps of the frame (src->c NULL) */
+		memcpy(pay, op->stage + op->off, len);
 		*rc = 0;
 		return m;
 	}
@@ -323,8 +395,23 @@ put_progress(struct spinnic_engine *eng, struct out_op *op, unsigned budget)
 	bool fallback = false;
 	int rc;
 
+	if (put_staged(op) && op->staged < cmd->length) {
+		rc = put_stage(eng, op);
+		if (rc == -EAGAIN)
+			return 1; /* a piece copied: work done */
+		if (rc != 0) {
+			eng_op_unstage(eng, op);
+			if (rc != -ENOMEM)
+				eng->tx.stats.read_faults++;
+			ptl_op_sent(node->nic, op->msg_id,
+				    rc == -ENOMEM ? SPINNIC_PTL_NI_DROPPED :
+						    SPINNIC_PTL_NI_SEGV);
+			op->active = false;
+			return 0;
+		}
+	}
 	/* several packets from outside the region: one read for a batch */
-	if (op->pay == NULL && budget > 1 &&
+	if (op->pay == NULL && op->stage == NULL && budget > 1 &&
 	    !(cmd->flags & SPINNIC_CMD_F_INLINE) &&
 	    !(cmd->md_options & SPINNIC_PTL_IOVEC) &&
 	    cmd->length - op->off > node->payload &&
@@ -352,6 +439,7 @@ put_progress(struct spinnic_engine *eng, struct out_op *op, unsigned budget)
 			eng->tx.stats.read_faults++;
 			ptl_op_sent(node->nic, op->msg_id, SPINNIC_PTL_NI_SEGV);
 			op->active = false;
+			eng_op_unstage(eng, op);
 			break;
 		}
 		if (rel_tx_send(eng, m, cmd->target.nid, &src) != 0) {
@@ -367,6 +455,7 @@ put_progress(struct spinnic_engine *eng, struct out_op *op, unsigned budget)
 		n++;
 		if (op->off == cmd->length) {
 			op->active = false;
+			eng_op_unstage(eng, op);
 			break;
 		}
 	}
@@ -398,6 +487,7 @@ sub_free(struct spinnic_engine *eng, struct out_sub *sub)
 	for (i = 0; i < RTE_DIM(sub->pay); i++)
 		if (sub->pay[i] != NULL)
 			rte_pktmbuf_free(sub->pay[i]);
+	eng_op_unstage(eng, &sub->op);
 	if (sub->op.c != NULL)
 		ptl_client_put(sub->op.c);
 	rte_mempool_put(eng->ops, sub);
@@ -557,12 +647,16 @@ eng_commands_peer_failed(struct spinnic_engine *eng, uint32_t dst_nid)
 	for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++) {
 		struct out_op *op = &eng->tx.clients[pid].op;
 
-		if (op->active && op->cmd.target.nid == dst_nid)
+		if (op->active && op->cmd.target.nid == dst_nid) {
 			op->active = false;
+			eng_op_unstage(eng, op);
+		}
 	}
 	if (eng->tx.sub != NULL && eng->tx.sub->op.active &&
-	    eng->tx.sub->op.cmd.target.nid == dst_nid)
+	    eng->tx.sub->op.cmd.target.nid == dst_nid) {
 		eng->tx.sub->op.active = false;
+		eng_op_unstage(eng, &eng->tx.sub->op);
+	}
 }
 
 void

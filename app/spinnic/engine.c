@@ -298,6 +298,9 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "no_mbuf", o->no_mbuf);
 	stat_put(&l, "ops_full", o->ops_full);
 	stat_put(&l, "read_faults", o->read_faults);
+	stat_put(&l, "stage_puts", o->stage_puts);
+	stat_put(&l, "stage_bytes", o->stage_bytes);
+	stat_put(&l, "stage_no_mem", o->stage_no_mem);
 	stat_put(&l, "aa_reply_waits", o->aa_waits);
 	stat_put(&l, "unreachable", o->unreachable);
 	stat_put(&l, "out_detach_drops", o->detach_drops);

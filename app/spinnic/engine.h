@@ -267,6 +267,10 @@ struct eng_out_stats {
 	uint64_t no_mbuf;       /**< builds postponed: pool empty */
 	uint64_t ops_full;      /**< commands postponed: op table full */
 	uint64_t read_faults;   /**< host reads that failed (op failed) */
+	uint64_t stage_puts;    /**< puts copied into NIC memory first
+				     (SPIN_MD_STAGE) */
+	uint64_t stage_bytes;   /**< bytes those copies moved */
+	uint64_t stage_no_mem;  /**< staged puts failed: no NIC memory */
 	uint64_t aa_waits;      /**< reply packets postponed: an Active
 				     Access log without room */
 	uint64_t unreachable;   /**< packets for a nid no queue reaches */
@@ -422,6 +426,10 @@ struct out_op {
 					     mbuf per packet; NULL: read from
 					     the client's memory at
 					     cmd.local_addr */
+	uint8_t *stage;                 /**< SPIN_MD_STAGE: the put's copy
+					     in NIC memory (cmd.length
+					     bytes), NULL: none */
+	uint64_t staged;                /**< bytes copied into stage */
 };
 
 /** An operation of the submit queue (eng->ops, eng->submit). */
@@ -638,6 +646,9 @@ void eng_clients_scan(struct spinnic_engine *eng);
 unsigned eng_commands_poll(struct spinnic_engine *eng, unsigned budget);
 /** Forget a client's command and streams (detach, gone, fini). */
 void eng_client_forget(struct spinnic_engine *eng, struct out_client *oc);
+/** Free @p op's staged copy in NIC memory (SPIN_MD_STAGE), if it has one:
+ *  when the op ends, fails or is dropped. */
+void eng_op_unstage(struct spinnic_engine *eng, struct out_op *op);
 /** The peer @p dst_nid was given up: build nothing more for it. */
 void eng_commands_peer_failed(struct spinnic_engine *eng, uint32_t dst_nid);
 /** Outbound side of a detach for commands: forget the client's. */

@@ -146,8 +146,9 @@ spin_group_start_flags(spin_coll_comm_t *comm, unsigned flags,
 
 	if (comm == NULL || g_p == NULL ||
 	    (flags & ~(SPIN_GROUP_HOST | SPIN_GROUP_NOCACHE |
-		       SPIN_GROUP_SIMPLE)) != 0 ||
-	    ((flags & SPIN_GROUP_SIMPLE) && flags != SPIN_GROUP_SIMPLE))
+		       SPIN_GROUP_SIMPLE | SPIN_GROUP_STAGED)) != 0 ||
+	    ((flags & SPIN_GROUP_SIMPLE) &&
+	     (flags & ~SPIN_GROUP_STAGED) != SPIN_GROUP_SIMPLE))
 		return -EINVAL;
 	x = ctx_get(comm, true);
 	if (x == NULL)
@@ -493,10 +494,12 @@ group_build(spin_group_t *g, spin_sched_t **s_p)
 		lo = i;
 	}
 	free(ids);
-	rc = spin_sched_compile(s, (g->flags & SPIN_GROUP_SIMPLE) ?
-				   SPIN_SCHED_DYNAMIC | SPIN_SCHED_HOST :
-				   (g->flags & SPIN_GROUP_HOST) ?
-				   SPIN_SCHED_HOST : 0);
+	rc = spin_sched_compile(s, ((g->flags & SPIN_GROUP_SIMPLE) ?
+				    SPIN_SCHED_DYNAMIC | SPIN_SCHED_HOST :
+				    (g->flags & SPIN_GROUP_HOST) ?
+				    SPIN_SCHED_HOST : 0) |
+				   ((g->flags & SPIN_GROUP_STAGED) ?
+				    SPIN_SCHED_STAGE : 0));
 	if (rc != 0) {
 		spin_sched_free(s);
 		return rc;

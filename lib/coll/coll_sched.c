@@ -75,6 +75,7 @@ struct spin_sched {
 	unsigned nowned, capowned;
 	char dummy[8];
 	bool host;              /* SPIN_SCHED_HOST: coll_host.c runs it */
+	bool stage;             /* SPIN_SCHED_STAGE: sends' MDs staged */
 	struct coll_host *hst;
 	spin_batch_t *batch;    /* compile: the objects go here (spin.h),
 				   unless SPINNIC_COLL_BATCH=0 */
@@ -556,9 +557,14 @@ ct_new(spin_sched_t *s, ptl_handle_ct_t *ct_p)
 	return 0;
 }
 
+/* Options of a data send's MD: staged in a SPIN_SCHED_STAGE schedule
+ * (atomics, control puts and local copies never are). */
+#define SEND_OPTS(s) ((s)->stage ? SPIN_MD_STAGE : 0u)
+
+/* An MD with @p opts besides the CT's. */
 static int
 md_new(spin_sched_t *s, const void *buf, size_t len, ptl_handle_ct_t ct,
-       ptl_handle_md_t *md_p)
+       unsigned opts, ptl_handle_md_t *md_p)
 {
 	ptl_md_t md;
 	int rc;
@@ -568,7 +574,7 @@ md_new(spin_sched_t *s, const void *buf, size_t len, ptl_handle_ct_t ct,
 	md.length = len;
 	md.eq_handle = PTL_EQ_NONE;
 	md.ct_handle = ct;
-	md.options = ct != PTL_CT_NONE ? PTL_MD_EVENT_CT_ACK : 0;
+	md.options = (ct != PTL_CT_NONE ? PTL_MD_EVENT_CT_ACK : 0) | opts;
 	rc = s->batch != NULL ? spin_batch_md_bind(s->batch, &md, md_p) :
 	     PtlMDBind(s->comm->ni, &md, md_p);
 	if (rc != PTL_OK)
@@ -679,7 +685,7 @@ compile_acc_send(spin_sched_t *s, struct vtx *v, ptl_size_t npred)
 	rc = me_new(s, NULL, 0, coll_bits(COLL_T_RTR, s->stag, v->peer,
 					  v->seq, v->tag), v->en, false);
 	if (rc == 0)
-		rc = md_new(s, v->buf, v->len, v->done, &md);
+		rc = md_new(s, v->buf, v->len, v->done, 0, &md);
 	if (rc != 0)
 		return rc;
 	if (v->len == 0)
@@ -782,7 +788,7 @@ compile_dynamic(spin_sched_t *s, struct vtx *v, ptl_size_t npred)
 	if (rc != 0)
 		return rc;
 	if (v->kind == V_SEND) {
-		rc = md_new(s, v->buf, v->len, v->done, &md);
+		rc = md_new(s, v->buf, v->len, v->done, SEND_OPTS(s), &md);
 		if (rc == 0)
 			rc = trig_add(s, &(struct trig){ .kind = TP_MEAPPEND,
 				.when = TW_FIRST,
@@ -888,7 +894,8 @@ compile_vertex(spin_sched_t *s, unsigned id)
 				      s->stag, v->peer, v->seq, v->tag),
 			    v->en, false);
 		if (rc == 0)
-			rc = md_new(s, v->buf, v->len, v->done, &md);
+			rc = md_new(s, v->buf, v->len, v->done,
+				    SEND_OPTS(s), &md);
 		if (rc == 0)
 			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
 				.md = md, .len = v->len, .ack = PTL_CT_ACK_REQ,
@@ -955,7 +962,7 @@ compile_vertex(spin_sched_t *s, unsigned id)
 			    coll_bits(COLL_T_COPY, s->stag, 0, 0, id), v->done,
 			    false);
 		if (rc == 0)
-			rc = md_new(s, v->src, v->len, PTL_CT_NONE, &md);
+			rc = md_new(s, v->src, v->len, PTL_CT_NONE, 0, &md);
 		if (rc == 0)
 			rc = trig_add(s, &(struct trig){ .kind = TP_PUT,
 				.md = md, .len = v->len, .ack = PTL_NO_ACK_REQ,
@@ -973,7 +980,7 @@ compile_vertex(spin_sched_t *s, unsigned id)
 			    coll_bits(COLL_T_COPY, s->stag, 0, 0, id), v->done,
 			    false);
 		if (rc == 0)
-			rc = md_new(s, v->src, v->len, PTL_CT_NONE, &md);
+			rc = md_new(s, v->src, v->len, PTL_CT_NONE, 0, &md);
 		if (rc != 0)
 			return rc;
 		if (zero) /* nothing to combine: a 0-byte put completes it */
@@ -1015,12 +1022,14 @@ spin_sched_compile(spin_sched_t *s, unsigned flags)
 	int rc;
 
 	if (s == NULL || s->compiled ||
-	    (flags & ~(SPIN_SCHED_DYNAMIC | SPIN_SCHED_HOST)) != 0 ||
+	    (flags & ~(SPIN_SCHED_DYNAMIC | SPIN_SCHED_HOST |
+		       SPIN_SCHED_STAGE)) != 0 ||
 	    !acyclic(s))
 		return -EINVAL;
 	flags |= s->comm->sched_flags;
 	s->dynamic = (flags & SPIN_SCHED_DYNAMIC) != 0;
 	s->host = (flags & SPIN_SCHED_HOST) != 0;
+	s->stage = (flags & SPIN_SCHED_STAGE) != 0;
 	/* Fig. 6 cannot resolve a wildcard: the RTR's destination and bits
 	 * would come from the matched RTS (doc/NOTES.md) */
 	for (i = 0; i < s->nv && s->dynamic; i++)

@@ -236,6 +236,15 @@ int spin_sched_dep(spin_sched_t *s, int from, int to);
 #define SPIN_SCHED_HOST 2u
 
 /**
+ * spin_sched_compile() flag: every send's data is staged: bound with
+ * spin.h's SPIN_MD_STAGE, so spinnic copies it whole into NIC memory
+ * before its first packet leaves (paper 003 Fig. 4, the BluesMPI
+ * analog; a baseline for benchmarks). Control messages and local copies
+ * are not staged. Combines with the other flags.
+ */
+#define SPIN_SCHED_STAGE 4u
+
+/**
  * Compile a schedule (collective over its communicator: every rank
  * compiles its schedules in the same order). Allocates the counters,
  * descriptors, entries and shadow buffers, posts the triggered
@@ -468,6 +477,13 @@ typedef struct spin_group spin_group_t;
  * The first call still checks the pairing (collective).
  */
 #define SPIN_GROUP_SIMPLE 4u
+/**
+ * spin_group_start_flags() flag: the group's sends are staged through
+ * NIC memory (SPIN_SCHED_STAGE; P003's BluesMPI baseline, Fig. 4 and
+ * 13). Combines with SPIN_GROUP_HOST and SPIN_GROUP_NOCACHE, and with
+ * SPIN_GROUP_SIMPLE.
+ */
+#define SPIN_GROUP_STAGED 8u
 
 /**
  * Start recording a group on @p comm (Group_Offload_start). Recording is
@@ -484,7 +500,8 @@ int spin_group_start(spin_coll_comm_t *comm, spin_group_t **g_p);
 /**
  * spin_group_start() with flags.
  * @param flags 0, or SPIN_GROUP_HOST, SPIN_GROUP_NOCACHE (or both), or
- *   SPIN_GROUP_SIMPLE alone; every rank passes the same for the same
+ *   SPIN_GROUP_SIMPLE alone; any of these with SPIN_GROUP_STAGED; every
+ *   rank passes the same for the same
  *   group (checked at the first call).
  * @return 0; -EINVAL (other flags); -ENOMEM.
  */

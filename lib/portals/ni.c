@@ -9,7 +9,7 @@
 		 SPINNIC_PTL_NI_LOGICAL | SPINNIC_PTL_NI_PHYSICAL)
 #define PT_OPTS (SPINNIC_PTL_PT_ONLY_USE_ONCE | SPINNIC_PTL_PT_ONLY_TRUNCATE | \
 		 SPINNIC_PTL_PT_FLOWCTRL)
-#define MD_OPTS (((1u << 8) - 1) | SPINNIC_PTL_IOVEC)
+#define MD_OPTS (((1u << 8) - 1) | SPINNIC_PTL_IOVEC | SPINNIC_PTL_MD_STAGE)
 
 struct ptl_ni *
 ptl_ni_get(struct ptl_client *c, uint32_t h)

@@ -642,9 +642,12 @@ static_assert(sizeof(struct spinnic_ct) == 64, "counter size");
 #define SPINNIC_PTL_PT_ONLY_TRUNCATE (1u << 1)
 #define SPINNIC_PTL_PT_FLOWCTRL      (1u << 2)
 
-/* Scatter/gather option bit (MD and ME); not supported by this NIC yet:
- * rejected with PTL_ARG_INVALID. */
+/* Scatter/gather option bit (MD and ME): doc/NOTES.md "iovec MDs and
+ * MEs". */
 #define SPINNIC_PTL_IOVEC (1u << 31)
+/* MD option, a spinnic extension (spin.h SPIN_MD_STAGE): a put from the
+ * MD is first copied whole into NIC memory, then sent from there. */
+#define SPINNIC_PTL_MD_STAGE (1u << 30)
 
 /* PtlMDBind options (spinnic_ctrl_md.options). */
 #define SPINNIC_PTL_MD_EVENT_SUCCESS_DISABLE (1u << 0)

@@ -166,7 +166,7 @@ spin_batch_md_bind(spin_batch_t *b, const ptl_md_t *md, ptl_handle_md_t *md_p)
 
 	SHIM_ENTER();
 	if (!builder_ok(b) || md == NULL || md_p == NULL ||
-	    (md->options & ~PTL_MD_OPTIONS_MASK) != 0)
+	    (md->options & ~(PTL_MD_OPTIONS_MASK | SPIN_MD_STAGE)) != 0)
 		return PTL_ARG_INVALID;
 	eq = shim_opt_handle(md->eq_handle, SHIM_KIND_EQ, b->slot);
 	if (eq < 0 || ct_arg(b, md->ct_handle, &ref, &ct) != 0 ||

@@ -16,6 +16,8 @@
 static_assert(sizeof(ptl_iovec_t) == 16 &&
 	      offsetof(ptl_iovec_t, iov_len) == 8,
 	      "ptl_iovec_t is the NIC's {addr, len}");
+static_assert(SPIN_MD_STAGE == SPINNIC_PTL_MD_STAGE &&
+	      (SPIN_MD_STAGE & PTL_MD_OPTIONS_MASK) == 0, "SPIN_MD_STAGE");
 
 int
 shim_mem_bytes(const struct shim_ni *ni, const void *start, ptl_size_t length,
@@ -63,7 +65,7 @@ PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t *md,
 	SHIM_ENTER();
 	ni = shim_to_ni(ni_handle, &slot);
 	if (ni == NULL || md == NULL || md_handle == NULL ||
-	    (md->options & ~PTL_MD_OPTIONS_MASK) != 0)
+	    (md->options & ~(PTL_MD_OPTIONS_MASK | SPIN_MD_STAGE)) != 0)
 		return PTL_ARG_INVALID;
 	eq = shim_opt_handle(md->eq_handle, SHIM_KIND_EQ, slot);
 	ct = shim_opt_handle(md->ct_handle, SHIM_KIND_CT, slot);

@@ -448,6 +448,22 @@ int spin_triggered_me_link(ptl_handle_me_t me_handle,
  */
 uint64_t spin_ctrl_round_trips(void);
 
+/* ---- staged sends (paper 003 Fig. 4, the BluesMPI baseline) ----------- */
+
+/**
+ * ptl_md_t option, a spinnic extension: a put from this MD (PtlPut,
+ * triggered or not; not gets, atomics or streaming puts) is first copied
+ * whole, [local_offset, +length), from host memory into NIC memory
+ * charged to this process (its --nic-mem-per-client share), then sent
+ * from there: one extra copy and a first packet that leaves only after
+ * the last byte was read, as a DPU that stages through its own memory.
+ * For benchmarks of what staging costs; a put that finds no NIC memory
+ * for its copy fails (PTL_NI_DROPPED in its SEND and ACK). Bit 30 of
+ * ptl_md_t options (PTL_IOVEC is bit 31); PtlMDBind() refuses it from a
+ * spinnic that predates it.
+ */
+#define SPIN_MD_STAGE (1u << 30)
+
 /* ---- streaming and processed puts (paper 000 §3.1) -------------------- */
 
 /** Handle of an open streaming put (a ptl_handle_any_t). */

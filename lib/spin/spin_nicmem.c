@@ -69,9 +69,9 @@ arena_owner(struct spin_arena *a, uint32_t owner, bool create)
 	return slot;
 }
 
-int
-spin_arena_alloc(struct spin_arena *a, uint32_t owner, uint64_t size,
-		 uint64_t *off_p)
+static int
+arena_alloc(struct spin_arena *a, uint32_t owner, uint64_t size,
+	    uint64_t *off_p, bool zero)
 {
 	struct spin_owner_acct *o;
 	unsigned i;
@@ -105,7 +105,8 @@ spin_arena_alloc(struct spin_arena *a, uint32_t owner, uint64_t size,
 		a->used += size;
 		a->allocs++;
 		rte_spinlock_unlock(&a->lock);
-		memset(a->base + *off_p, 0, size);
+		if (zero)
+			memset(a->base + *off_p, 0, size);
 		return 0;
 	}
 fail:
@@ -115,6 +116,13 @@ fail:
 fail_unlocked:
 	__atomic_fetch_add(&a->failures, 1, __ATOMIC_RELAXED);
 	return rc;
+}
+
+int
+spin_arena_alloc(struct spin_arena *a, uint32_t owner, uint64_t size,
+		 uint64_t *off_p)
+{
+	return arena_alloc(a, owner, size, off_p, true);
 }
 
 void
@@ -203,4 +211,25 @@ spin_rt_nicmem_stats(struct spin_rt *rt, struct spin_nicmem_stats *s_p)
 	s_p->frees = a->frees;
 	s_p->failures = a->failures;
 	rte_spinlock_unlock(&a->lock);
+}
+
+void *
+spin_rt_stage_alloc(struct spin_rt *rt, uint32_t owner, uint64_t size)
+{
+	uint64_t off;
+	int rc = arena_alloc(&rt->arena, owner, size, &off, false);
+
+	if (rc != 0) {
+		errno = -rc;
+		return NULL;
+	}
+	return rt->arena.base + off;
+}
+
+void
+spin_rt_stage_free(struct spin_rt *rt, uint32_t owner, void *p, uint64_t size)
+{
+	if (p != NULL)
+		spin_arena_free(&rt->arena, owner,
+				(uint64_t)((uint8_t *)p - rt->arena.base), size);
 }

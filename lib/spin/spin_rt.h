@@ -298,6 +298,19 @@ int spin_rt_nicmem_free(struct spin_rt *rt, uint32_t owner, uint32_t handle);
  */
 uint64_t spin_rt_nicmem_owner_usage(struct spin_rt *rt, uint32_t owner);
 
+/**
+ * NIC memory for the staged copy of an outbound put (SPIN_MD_STAGE, the
+ * outbound role): @p size bytes charged to @p owner as blobs are, not
+ * zeroed (the copy overwrites them), not a blob (no handle, never mapped
+ * by a handler).
+ * @return the bytes, or NULL (errno ENOMEM: no room or over the owner's
+ *   cap; ENOSPC: owner table full)
+ */
+void *spin_rt_stage_alloc(struct spin_rt *rt, uint32_t owner, uint64_t size);
+/** Free what spin_rt_stage_alloc() returned (@p size as allocated). */
+void spin_rt_stage_free(struct spin_rt *rt, uint32_t owner, void *p,
+			uint64_t size);
+
 /** NIC memory totals. */
 struct spin_nicmem_stats {
 	uint64_t capacity;
