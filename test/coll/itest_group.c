@@ -17,7 +17,9 @@
  *       good group still runs
  * SPINNIC_GROUP_HOST=1: every group SPIN_GROUP_HOST (host-progressed);
  * SPINNIC_GROUP_NOCACHE=1: every group SPIN_GROUP_NOCACHE (no hits);
- * SPINNIC_GROUP_SIMPLE=1: every group SPIN_GROUP_SIMPLE (the baseline).
+ * SPINNIC_GROUP_SIMPLE=1: every group SPIN_GROUP_SIMPLE (the baseline);
+ * SPINNIC_GROUP_STAGED=1: every group also SPIN_GROUP_STAGED (its sends
+ * staged through NIC memory: the spinnic counters must show them).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -706,6 +708,8 @@ kid_rank(struct kid *self, void *arg)
 		gflags |= SPIN_GROUP_NOCACHE;
 	if (getenv("SPINNIC_GROUP_SIMPLE") != NULL)
 		gflags = SPIN_GROUP_SIMPLE;
+	if (getenv("SPINNIC_GROUP_STAGED") != NULL)
+		gflags |= SPIN_GROUP_STAGED;
 	KCHECK(self, PtlInit() == PTL_OK, "PtlInit");
 	KCHECK(self, PtlNIInit(PTL_IFACE_DEFAULT,
 			       PTL_NI_MATCHING | PTL_NI_LOGICAL, PTL_PID_ANY,
@@ -814,6 +818,18 @@ main(int argc, char **argv)
 	}
 	itest_spinnic_finish();
 	itest_expect_no_leaks();
+	if (getenv("SPINNIC_GROUP_STAGED") != NULL) {
+		/* the sends were staged, and every copy found room */
+		long long staged = 0;
+
+		for (i = 0; i < P; i++) {
+			ITEST_CHECK(itest_counter(i, "stage_no_mem") < 0,
+				    "node %u: staged sends without room", i);
+			staged += itest_counter(i, "stage_puts");
+		}
+		ITEST_CHECK(staged > 0, "no send was staged");
+		fprintf(stderr, "itest_group: %lld staged sends\n", staged);
+	}
 	if (getenv("SPINNIC_ITEST_FAULTS") != NULL)
 		itest_expect_no_drops();
 	printf("itest_group %s P=%u: ok\n", argv[1], P);
