@@ -66,6 +66,7 @@ extern const struct bench_cmd bench_aa_flush_cmd;
 extern const struct bench_cmd bench_overlap_cmd;
 extern const struct bench_cmd bench_setup_cmd;
 extern const struct bench_cmd bench_group_cmd;
+extern const struct bench_cmd bench_staging_cmd;
 
 /* ---- a real spinnic (bench_latency.c; latency, auth) ---------------- */
 

@@ -33,6 +33,7 @@ static const struct bench_cmd *const bench_cmds[] = {
 	&bench_overlap_cmd,
 	&bench_setup_cmd,
 	&bench_group_cmd,
+	&bench_staging_cmd,
 };
 
 #define N_CMDS (sizeof(bench_cmds) / sizeof(bench_cmds[0]))

@@ -2,9 +2,9 @@
 /*
  * spinnic-bench's Portals-level benches, driven as a user would (behaviour,
  * never timing): rate (also under the preloaded heap), trig, the
- * collectives (coll, overlap, setup) and Active Access (aa-overhead, dht,
- * aa-count, aa-getlog, aa-ickpt, aa-flush): their rows, columns and the
- * arithmetic of their ratios. The rest: test_spinnic_bench.c.
+ * collectives (coll, overlap, setup), staging and Active Access
+ * (aa-overhead, dht, aa-count, aa-getlog, aa-ickpt, aa-flush): their rows,
+ * columns and the arithmetic of their ratios. The rest: test_spinnic_bench.c.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -451,6 +451,60 @@ test_overlap(void **state)
 	free(r);
 }
 
+/* staging: a row per size and variant (direct, staged), both times
+ * positive, staged/direct 1 on direct rows and the quotient of the two
+ * medians on staged ones; every exchange byte-checked by the bench (a
+ * mismatch fails it); a bad size refused */
+static void
+test_staging(void **state)
+{
+	static const char *const bytes[] = { "8", "70000" };
+	static const char *const variant[] = { "direct", "staged" };
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_b, c_v, c_us, c_q;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "staging", "--sizes", "8,70000", "--iters", "5", "--warmup",
+	    "1", "--csv", path("staging.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(c);
+		free(r);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench staging failed (%d): %s", r->status,
+			 r->err);
+	assert_non_null(strstr(r->out, "\n# two-way exchange"));
+	csv_read(c, path("staging.csv"));
+	c_b = col(c->hdr, c->nh, "bytes");
+	c_v = col(c->hdr, c->nh, "variant");
+	c_us = col(c->hdr, c->nh, "exchange_us");
+	c_q = col(c->hdr, c->nh, "staged/direct");
+	assert_true(c_b >= 0 && c_v >= 0 && c_us >= 0 && c_q >= 0);
+	assert_int_equal(c->rows, 4);
+	for (int i = 0; i < 4; i++) {
+		double us = atof(c->f[i][c_us]);
+		double d = atof(c->f[i - i % 2][c_us]);
+
+		assert_string_equal(c->f[i][c_b], bytes[i / 2]);
+		assert_string_equal(c->f[i][c_v], variant[i % 2]);
+		assert_true(us > 0 && d > 0);
+		if (i % 2 == 0)
+			assert_string_equal(c->f[i][c_q], "1.000");
+		else
+			assert_true(fabs(atof(c->f[i][c_q]) - us / d) <
+				    0.001 + 0.01 * (1 / d + us / (d * d)));
+	}
+	run(r, "staging", "--sizes", "0", NULL);
+	assert_int_not_equal(r->status, 0);
+	free(c);
+	free(r);
+}
+
 /* setup: the primitives once, then put, build (batched and not) and
  * re-armed start per P; the ratios over the put; cached/uncached = start
  * / build; control round trips: a batched build <= 2 per rank (issue
@@ -692,6 +746,7 @@ main(void)
 		cmocka_unit_test(test_trig),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_setup),
+		cmocka_unit_test(test_staging),
 		cmocka_unit_test(test_aa_overhead),
 		cmocka_unit_test(test_dht),
 		cmocka_unit_test(test_aa_count),
