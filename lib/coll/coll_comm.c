@@ -238,6 +238,16 @@ coll_comm_sync_or(spin_coll_comm_t *c, uint32_t *val)
 	return 0;
 }
 
+uint64_t
+coll_ctl_failures(spin_coll_comm_t *c)
+{
+	ptl_ct_event_t ev;
+
+	if (PtlCTGet(c->ctl_ct, &ev) != PTL_OK)
+		return UINT64_MAX;
+	return ev.failure;
+}
+
 /* ---- communicators ------------------------------------------------------ */
 
 static void
@@ -246,6 +256,8 @@ comm_release(spin_coll_comm_t *c)
 	coll_match_comm_free(c);
 	if (c->ctl_md != PTL_INVALID_HANDLE)
 		PtlMDRelease(c->ctl_md);
+	if (c->ctl_ct != PTL_INVALID_HANDLE)
+		PtlCTFree(c->ctl_ct);
 	if (c->sync_md != PTL_INVALID_HANDLE)
 		PtlMDRelease(c->sync_md);
 	if (c->sync_me != PTL_INVALID_HANDLE) {
@@ -300,6 +312,7 @@ spin_coll_comm_create(ptl_handle_ni_t ni, ptl_pt_index_t pt_index,
 	c->ni = ni;
 	c->pt = PTL_PT_ANY;
 	c->eq = c->sync_me = c->sync_md = c->ctl_md = PTL_INVALID_HANDLE;
+	c->ctl_ct = PTL_INVALID_HANDLE;
 	c->rank = me_id.rank;
 	c->size = (unsigned)map_size;
 	c->eager_max = coll_eager_from_env();
@@ -351,8 +364,17 @@ spin_coll_comm_create(ptl_handle_ni_t ni, ptl_pt_index_t pt_index,
 		comm_release(c);
 		return -EIO;
 	}
+	/* control puts carry no acknowledgement: their SEND, counted in
+	 * bytes (0 on success), tells a lost one (coll_ctl_failures()) */
+	if (PtlCTAlloc(ni, &c->ctl_ct) != PTL_OK) {
+		c->ctl_ct = PTL_INVALID_HANDLE;
+		comm_release(c);
+		return -EIO;
+	}
 	md.eq_handle = PTL_EQ_NONE;
-	md.options = 0;
+	md.ct_handle = c->ctl_ct;
+	md.options = PTL_MD_EVENT_SEND_DISABLE | PTL_MD_EVENT_CT_SEND |
+		     PTL_MD_EVENT_CT_BYTES;
 	if (PtlMDBind(ni, &md, &c->ctl_md) != PTL_OK) {
 		c->ctl_md = PTL_INVALID_HANDLE;
 		comm_release(c);

@@ -63,7 +63,9 @@ struct spin_coll_comm {
 	unsigned next_stag;
 	unsigned live_scheds;
 	uint8_t *stag_used;      /* COLL_SCHED_TAGS flags */
-	ptl_handle_md_t ctl_md;  /* 0 bytes: RTR and CREDIT puts */
+	ptl_handle_md_t ctl_md;  /* 0 bytes: RTS, RTR and CREDIT puts */
+	ptl_handle_ct_t ctl_ct;  /* ctl_md's: its puts' failures (SEND
+				    counted in bytes: a success adds 0) */
 	char ctl_byte;
 	unsigned sched_flags;    /* spin_coll_comm_set_sched_flags() */
 	struct coll_xtab *xtab;  /* the send table (coll_match.c) */
@@ -73,6 +75,11 @@ struct spin_coll_comm {
  * rank's bits in, the OR of all ranks' out (how a compile's failure on
  * one rank reaches all). @return as spin_coll_comm_sync() */
 int coll_comm_sync_or(spin_coll_comm_t *c, uint32_t *val);
+
+/* Control puts of @p c that failed so far (a lost RTS, RTR or credit:
+ * the peer's node gave up on them), UINT64_MAX when the counter cannot
+ * be read. */
+uint64_t coll_ctl_failures(spin_coll_comm_t *c);
 
 /* Environment value of SPINNIC_COLL_EAGER, or the default (bad values:
  * the default, with a message). */

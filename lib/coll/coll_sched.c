@@ -76,6 +76,7 @@ struct spin_sched {
 	char dummy[8];
 	bool host;              /* SPIN_SCHED_HOST: coll_host.c runs it */
 	bool stage;             /* SPIN_SCHED_STAGE: sends' MDs staged */
+	uint64_t ctl_fail0;     /* coll_ctl_failures() when it started */
 	struct coll_host *hst;
 	spin_batch_t *batch;    /* compile: the objects go here (spin.h),
 				   unless SPINNIC_COLL_BATCH=0 */
@@ -1182,6 +1183,7 @@ spin_sched_start(spin_sched_t *s)
 		return -EINVAL;
 	if (s->running)
 		return -EBUSY;
+	s->ctl_fail0 = coll_ctl_failures(s->comm);
 	if (s->host) {
 		s->inst++;
 		s->running = true;
@@ -1221,6 +1223,18 @@ sched_failures(spin_sched_t *s)
 	return 0;
 }
 
+/* A control put of the communicator failed since the instance started:
+ * the RTS, RTR or credit it waits for behind it will never come. */
+static bool
+ctl_lost(spin_sched_t *s)
+{
+	return coll_ctl_failures(s->comm) != s->ctl_fail0;
+}
+
+/* How long a wait sleeps on the done counter before it looks for
+ * failures that will never let it reach its value (ms). */
+#define WAIT_SLICE_MS 100u
+
 int
 spin_sched_test(spin_sched_t *s, bool *done_p)
 {
@@ -1248,10 +1262,12 @@ spin_sched_test(spin_sched_t *s, bool *done_p)
 		return -EIO;
 	}
 	*done_p = ev.success + ev.failure >= s->nsinks * s->inst;
-	if (!*done_p)
+	if (!*done_p && !ctl_lost(s))
 		return 0;
+	/* done, or never: a lost control put ends the instance */
+	*done_p = true;
 	s->running = false;
-	return sched_failures(s);
+	return ctl_lost(s) ? -EIO : sched_failures(s);
 }
 
 /* SPIN_SCHED_HOST: progress until done (0: no limit), spinning as an MPI
@@ -1279,45 +1295,66 @@ host_wait(spin_sched_t *s, unsigned timeout_ms)
 	}
 }
 
+/*
+ * Wait for the done counter up to @p timeout_ms (@p forever: no limit) in
+ * slices of WAIT_SLICE_MS. Between slices, failures that keep it from its
+ * value end the wait: a failed counter of the schedule (a data put or
+ * atomic its peer's node gave up on) or a lost control put of the
+ * communicator. The first slice is the whole cost when nothing failed.
+ */
+static int
+offload_wait(spin_sched_t *s, unsigned timeout_ms, bool forever)
+{
+	ptl_size_t want = s->nsinks * s->inst;
+	unsigned waited = 0;
+
+	for (;;) {
+		unsigned slice = forever ? WAIT_SLICE_MS :
+			timeout_ms - waited < WAIT_SLICE_MS ?
+			timeout_ms - waited : WAIT_SLICE_MS;
+		ptl_ct_event_t ev;
+		unsigned which;
+		int rc;
+
+		rc = PtlCTPoll(&s->done, &want, 1, slice, &ev, &which);
+		if (rc == PTL_OK)
+			break;
+		if (rc != PTL_CT_NONE_REACHED)
+			return -EIO;
+		if (ctl_lost(s) || sched_failures(s) != 0) {
+			s->running = false;
+			return -EIO;
+		}
+		waited += slice;
+		if (!forever && waited >= timeout_ms)
+			return -ETIMEDOUT;
+	}
+	s->running = false;
+	return sched_failures(s);
+}
+
 int
 spin_sched_wait_timeout(spin_sched_t *s, unsigned timeout_ms)
 {
-	ptl_size_t want;
-	ptl_ct_event_t ev;
-	unsigned which;
-	int rc;
-
 	if (s == NULL || !s->compiled)
 		return -EINVAL;
 	if (!s->running)
 		return 0;
 	if (s->host)
 		return host_wait(s, timeout_ms);
-	want = s->nsinks * s->inst;
-	rc = PtlCTPoll(&s->done, &want, 1, timeout_ms, &ev, &which);
-	if (rc == PTL_CT_NONE_REACHED)
-		return -ETIMEDOUT;
-	if (rc != PTL_OK)
-		return -EIO;
-	s->running = false;
-	return sched_failures(s);
+	return offload_wait(s, timeout_ms, false);
 }
 
 int
 spin_sched_wait(spin_sched_t *s)
 {
-	ptl_ct_event_t ev;
-
 	if (s == NULL || !s->compiled)
 		return -EINVAL;
 	if (!s->running)
 		return 0;
 	if (s->host)
 		return host_wait(s, 0);
-	if (PtlCTWait(s->done, s->nsinks * s->inst, &ev) != PTL_OK)
-		return -EIO;
-	s->running = false;
-	return sched_failures(s);
+	return offload_wait(s, 0, true);
 }
 
 static void

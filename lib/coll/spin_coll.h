@@ -312,16 +312,23 @@ int spin_sched_start(spin_sched_t *s);
 
 /**
  * Whether the running instance completed (never blocks).
- * @param done_p receives true when it did (or none runs).
+ * @param done_p receives true when it did (or none runs, or it never
+ *   will: -EIO).
  * @return 0; -EIO (it completed and a counter of the schedule holds a
- *   failure); -EINVAL.
+ *   failure, or a control message of the communicator (RTS, RTR, credit)
+ *   was lost since it started: its peer's node gave up on it, so what
+ *   waits behind it would never come; the instance is over); -EINVAL.
  */
 int spin_sched_test(spin_sched_t *s, bool *done_p);
 
 /**
- * Wait for the running instance to complete.
+ * Wait for the running instance to complete. A failure that keeps it
+ * from completing ends the wait within 100 ms of being counted (a
+ * message its peer's node gave up on: reliable delivery fails a peer
+ * silent for 5 s).
  * @return 0; -EIO (a counter of the schedule holds a failure: a message
- *   was not delivered); -EINVAL.
+ *   was not delivered; or a control message of the communicator was lost
+ *   since the instance started); -EINVAL.
  */
 int spin_sched_wait(spin_sched_t *s);
 

@@ -33,6 +33,7 @@
 #include <spin.h>
 #include <spin_coll.h>
 
+#include "coll_kid.h"
 #include "harness.h"
 #include "kid.h"
 
@@ -694,12 +695,9 @@ static int
 kid_rank(struct kid *self, void *arg)
 {
 	const struct karg *a = arg;
-	ptl_process_t map[MAXP], id;
 	spin_coll_comm_t *comm;
 	ptl_handle_ni_t ni;
-	char line[1024], *p;
-	unsigned i;
-	int rc;
+	int rc = 1;
 
 	alarm(0);
 	if (getenv("SPINNIC_GROUP_HOST") != NULL)
@@ -710,28 +708,8 @@ kid_rank(struct kid *self, void *arg)
 		gflags = SPIN_GROUP_SIMPLE;
 	if (getenv("SPINNIC_GROUP_STAGED") != NULL)
 		gflags |= SPIN_GROUP_STAGED;
-	KCHECK(self, PtlInit() == PTL_OK, "PtlInit");
-	KCHECK(self, PtlNIInit(PTL_IFACE_DEFAULT,
-			       PTL_NI_MATCHING | PTL_NI_LOGICAL, PTL_PID_ANY,
-			       NULL, NULL, &ni) == PTL_OK, "PtlNIInit");
-	KCHECK(self, PtlGetPhysId(ni, &id) == PTL_OK, "PtlGetPhysId");
-	kid_say(self, "id %u %u", id.phys.nid, id.phys.pid);
-	KCHECK(self, kid_line(self, line, sizeof(line), 60000) == 0 &&
-	       strncmp(line, "map", 3) == 0, "no map");
-	p = line + 3;
-	for (i = 0; i < a->P; i++) {
-		unsigned nid, pid;
-		int used;
-
-		KCHECK(self, sscanf(p, " %u:%u%n", &nid, &pid, &used) == 2,
-		       "map");
-		map[i].phys.nid = nid;
-		map[i].phys.pid = pid;
-		p += used;
-	}
-	KCHECK(self, PtlSetMap(ni, a->P, map) == PTL_OK, "PtlSetMap");
-	rc = spin_coll_comm_create(ni, COLL_PT, &comm);
-	KCHECK(self, rc == 0, "comm_create: %s", strerror(-rc));
+	if (coll_kid_comm(self, a->P, COLL_PT, 0, &ni, &comm) != 0)
+		return 1;
 	switch (a->mode) {
 	case M_PATTERNS:
 		rc = run_patterns(self, comm, a);
@@ -765,10 +743,9 @@ main(int argc, char **argv)
 	static struct karg args[MAXP];
 	static char names[MAXP][16];
 	struct kid kids[MAXP];
-	char line[256], map[1024];
+	char line[256];
 	enum mode mode;
 	unsigned P, i;
-	size_t off;
 
 	if (argc < 3)
 		return 2;
@@ -793,18 +770,7 @@ main(int argc, char **argv)
 		snprintf(names[i], sizeof(names[i]), "rank%u", i);
 		kid_start(&kids[i], names[i], i, false, kid_rank, &args[i]);
 	}
-	off = (size_t)snprintf(map, sizeof(map), "map");
-	for (i = 0; i < P; i++) {
-		unsigned nid, pid;
-
-		kid_expect(&kids[i], "id ", line, sizeof(line));
-		ITEST_CHECK(sscanf(line, "id %u %u", &nid, &pid) == 2, "%s",
-			    line);
-		off += (size_t)snprintf(map + off, sizeof(map) - off,
-					" %u:%u", nid, pid);
-	}
-	for (i = 0; i < P; i++)
-		kid_tell(&kids[i], map);
+	coll_kids_map(kids, P);
 	for (i = 0; i < P; i++) {
 		for (;;) {
 			kid_expect(&kids[i], "", line, sizeof(line));

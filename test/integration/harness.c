@@ -260,6 +260,12 @@ itest_link_nodes(void)
 	return link_on() ? 2 : 0;
 }
 
+pid_t
+itest_link_pid(unsigned node)
+{
+	return node < 2 ? link_pids[node] : -1;
+}
+
 /* the whole file, NUL-terminated, malloc'd (empty when unreadable) */
 static char *
 read_all(const char *path)

@@ -61,6 +61,13 @@ void itest_set_nodes(unsigned n);
  */
 unsigned itest_link_nodes(void);
 
+/**
+ * With a link (itest_link_nodes() 2): the process (and process group) of
+ * node @p node's spinnic, e.g. to stop it (SIGSTOP: its link goes silent);
+ * -1 without a link or before itest_spinnic_start().
+ */
+pid_t itest_link_pid(unsigned node);
+
 /** Path of node @p node's control socket (valid after itest_spinnic_start). */
 const char *itest_socket_path(unsigned node);
 
