@@ -34,6 +34,7 @@
 #include <spin_coll.h>
 
 #include "coll_cases.h"
+#include "coll_kid.h"
 #include "harness.h"
 #include "kid.h"
 
@@ -1424,42 +1425,16 @@ static int
 kid_rank(struct kid *self, void *arg)
 {
 	const struct karg *a = arg;
-	ptl_process_t map[MAXP], id;
 	spin_coll_comm_t *comm;
 	ptl_handle_ni_t ni;
-	char line[1024], *p;
-	ptl_ni_limits_t want;
-	unsigned i;
-	int rc;
+	int rc = 1;
 
 	alarm(0);
-	KCHECK(self, PtlInit() == PTL_OK, "PtlInit");
 	/* a 1 MiB reduction is 512 triggered atomics a step (one packet
 	 * each): more than the default 1024 in all (spinnic is started with
 	 * --max-triggered-ops 8192) */
-	memset(&want, 0, sizeof(want));
-	want.max_triggered_ops = 8192;
-	KCHECK(self, PtlNIInit(PTL_IFACE_DEFAULT,
-			       PTL_NI_MATCHING | PTL_NI_LOGICAL, PTL_PID_ANY,
-			       &want, NULL, &ni) == PTL_OK, "PtlNIInit");
-	KCHECK(self, PtlGetPhysId(ni, &id) == PTL_OK, "PtlGetPhysId");
-	kid_say(self, "id %u %u", id.phys.nid, id.phys.pid);
-	KCHECK(self, kid_line(self, line, sizeof(line), 60000) == 0 &&
-	       strncmp(line, "map", 3) == 0, "no map");
-	p = line + 3;
-	for (i = 0; i < a->P; i++) {
-		unsigned nid, pid;
-		int used;
-
-		KCHECK(self, sscanf(p, " %u:%u%n", &nid, &pid, &used) == 2,
-		       "map");
-		map[i].phys.nid = nid;
-		map[i].phys.pid = pid;
-		p += used;
-	}
-	KCHECK(self, PtlSetMap(ni, a->P, map) == PTL_OK, "PtlSetMap");
-	rc = spin_coll_comm_create(ni, COLL_PT, &comm);
-	KCHECK(self, rc == 0, "comm_create: %s", strerror(-rc));
+	if (coll_kid_comm(self, a->P, COLL_PT, 8192, &ni, &comm) != 0)
+		return 1;
 	/* SPINNIC_COLL_HOST: every schedule host-progressed;
 	 * SPINNIC_COLL_DYNAMIC: every schedule Fig. 6 (the same results
 	 * expected) */
@@ -1587,11 +1562,10 @@ main(int argc, char **argv)
 {
 	static struct karg args[MAXP];
 	struct kid kids[MAXP];
-	char line[256], map[1024];
+	char line[256];
 	static char names[MAXP][16];
 	enum mode mode;
 	unsigned P, nodes, i, n = 0, inst;
-	size_t off;
 
 	if (argc < 3)
 		return 2;
@@ -1643,18 +1617,7 @@ main(int argc, char **argv)
 		kid_start(&kids[i], names[i], i % nodes, false, kid_rank,
 			  &args[i]);
 	}
-	off = (size_t)snprintf(map, sizeof(map), "map");
-	for (i = 0; i < P; i++) {
-		unsigned nid, pid;
-
-		kid_expect(&kids[i], "id ", line, sizeof(line));
-		ITEST_CHECK(sscanf(line, "id %u %u", &nid, &pid) == 2, "%s",
-			    line);
-		off += (size_t)snprintf(map + off, sizeof(map) - off,
-					" %u:%u", nid, pid);
-	}
-	for (i = 0; i < P; i++)
-		kid_tell(&kids[i], map);
+	coll_kids_map(kids, P);
 	if (mode == M_PROGRESS) {
 		for (n = 0; n < NPROG; n++)
 			for (inst = 0; inst < 5; inst++) {

@@ -156,21 +156,6 @@ target_main(struct kid *self, void *arg)
 /* ---- the initiator ------------------------------------------------------- */
 
 static int
-want(struct kid *self, struct kid_ni *n, ptl_event_kind_t type,
-     ptl_ni_fail_t fail, ptl_event_t *ev_p)
-{
-	unsigned which;
-	int rc;
-
-	rc = PtlEQPoll(&n->eq, 1, 20000, ev_p, &which);
-	KCHECK(self, rc == PTL_OK, "no event (wanted %d): %d", type, rc);
-	KCHECK(self, ev_p->type == type && ev_p->ni_fail_type == fail,
-	       "event %d fail %d, wanted %d fail %d", ev_p->type,
-	       ev_p->ni_fail_type, type, fail);
-	return 0;
-}
-
-static int
 initiator_main(struct kid *self, void *arg)
 {
 	ptl_iovec_t src[NPIECE], back[NPIECE], bad[2];
@@ -215,8 +200,8 @@ initiator_main(struct kid *self, void *arg)
 		/* the whole MD to the whole ME */
 		KCHECK(self, PtlPut(md, 0, TOTAL, PTL_ACK_REQ, t, ptx, MATCH,
 				    0, NULL, 1) == PTL_OK, "PtlPut");
-		if (want(self, &n, PTL_EVENT_SEND, PTL_NI_OK, &ev) ||
-		    want(self, &n, PTL_EVENT_ACK, PTL_NI_OK, &ev))
+		if (kid_want_event(self, &n, PTL_EVENT_SEND, PTL_NI_OK, &ev) ||
+		    kid_want_event(self, &n, PTL_EVENT_ACK, PTL_NI_OK, &ev))
 			return 1;
 		KCHECK(self, ev.mlength == TOTAL, "ACK mlength %" PRIu64,
 		       (uint64_t)ev.mlength);
@@ -224,13 +209,13 @@ initiator_main(struct kid *self, void *arg)
 		KCHECK(self, PtlPut(md, SECOND_LOFF, SECOND_LEN, PTL_ACK_REQ,
 				    t, ptx, MATCH, SECOND_ROFF, NULL, 2) ==
 			     PTL_OK, "PtlPut 2");
-		if (want(self, &n, PTL_EVENT_SEND, PTL_NI_OK, &ev) ||
-		    want(self, &n, PTL_EVENT_ACK, PTL_NI_OK, &ev))
+		if (kid_want_event(self, &n, PTL_EVENT_SEND, PTL_NI_OK, &ev) ||
+		    kid_want_event(self, &n, PTL_EVENT_ACK, PTL_NI_OK, &ev))
 			return 1;
 		/* the whole ME back */
 		KCHECK(self, PtlGet(mdb, 0, TOTAL, t, ptx, MATCH, 0, NULL) ==
 			     PTL_OK, "PtlGet");
-		if (want(self, &n, PTL_EVENT_REPLY, PTL_NI_OK, &ev))
+		if (kid_want_event(self, &n, PTL_EVENT_REPLY, PTL_NI_OK, &ev))
 			return 1;
 		KCHECK(self, ev.mlength == TOTAL, "REPLY mlength %" PRIu64,
 		       (uint64_t)ev.mlength);
@@ -249,7 +234,7 @@ initiator_main(struct kid *self, void *arg)
 	KCHECK(self, PtlMDBind(n.ni, &d, &mdx) == PTL_OK, "PtlMDBind bad");
 	KCHECK(self, PtlPut(mdx, bad[0].iov_len - 8, 16, PTL_NO_ACK_REQ, t,
 			    ptx, MATCH ^ 1, 0, NULL, 3) == PTL_OK, "PtlPut bad");
-	if (want(self, &n, PTL_EVENT_SEND, PTL_NI_SEGV, &ev))
+	if (kid_want_event(self, &n, PTL_EVENT_SEND, PTL_NI_SEGV, &ev))
 		return 1;
 	kid_say(self, "ok");
 	PtlMDRelease(mdx);

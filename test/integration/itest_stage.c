@@ -99,21 +99,6 @@ target_main(struct kid *self, void *arg)
 
 /* ---- the initiator ------------------------------------------------------- */
 
-static int
-want(struct kid *self, struct kid_ni *n, ptl_event_kind_t type,
-     ptl_ni_fail_t fail, ptl_event_t *ev_p)
-{
-	unsigned which;
-	int rc;
-
-	rc = PtlEQPoll(&n->eq, 1, 30000, ev_p, &which);
-	KCHECK(self, rc == PTL_OK, "no event (wanted %d): %d", type, rc);
-	KCHECK(self, ev_p->type == type && ev_p->ni_fail_type == fail,
-	       "event %d fail %d, wanted %d fail %d", ev_p->type,
-	       ev_p->ni_fail_type, type, fail);
-	return 0;
-}
-
 struct ini {
 	struct kid_ni n;
 	ptl_process_t t;
@@ -132,7 +117,7 @@ check_back(struct kid *self, struct ini *x, unsigned r, uint64_t len,
 	memset(x->back, 0, len);
 	KCHECK(self, PtlGet(x->back_md, 0, len, x->t, x->pt, MATCH, ROFF,
 			    NULL) == PTL_OK, "PtlGet");
-	if (want(self, &x->n, PTL_EVENT_REPLY, PTL_NI_OK, &ev))
+	if (kid_want_event(self, &x->n, PTL_EVENT_REPLY, PTL_NI_OK, &ev))
 		return 1;
 	for (uint64_t i = 0; i < len; i++)
 		KCHECK(self, x->back[i] == pat(r, i),
@@ -150,8 +135,8 @@ put_one(struct kid *self, struct ini *x, ptl_handle_md_t md, uint64_t loff,
 
 	KCHECK(self, PtlPut(md, loff, len, PTL_ACK_REQ, x->t, x->pt, MATCH,
 			    ROFF, NULL, 0) == PTL_OK, "PtlPut %s", what);
-	if (want(self, &x->n, PTL_EVENT_SEND, PTL_NI_OK, &ev) ||
-	    want(self, &x->n, PTL_EVENT_ACK, PTL_NI_OK, &ev))
+	if (kid_want_event(self, &x->n, PTL_EVENT_SEND, PTL_NI_OK, &ev) ||
+	    kid_want_event(self, &x->n, PTL_EVENT_ACK, PTL_NI_OK, &ev))
 		return 1;
 	KCHECK(self, ev.mlength == len, "%s: ACK mlength %" PRIu64, what,
 	       (uint64_t)ev.mlength);
@@ -251,8 +236,8 @@ initiator_main(struct kid *self, void *arg)
 		reg[i] = pat(r, i);
 	KCHECK(self, PtlCTInc(ct, (ptl_ct_event_t){ 1, 0 }) == PTL_OK,
 	       "PtlCTInc");
-	if (want(self, &x.n, PTL_EVENT_SEND, PTL_NI_OK, &ev) ||
-	    want(self, &x.n, PTL_EVENT_ACK, PTL_NI_OK, &ev) ||
+	if (kid_want_event(self, &x.n, PTL_EVENT_SEND, PTL_NI_OK, &ev) ||
+	    kid_want_event(self, &x.n, PTL_EVENT_ACK, PTL_NI_OK, &ev) ||
 	    check_back(self, &x, r++, 100000, "triggered"))
 		return 1;
 	PtlCTFree(ct);
@@ -260,7 +245,7 @@ initiator_main(struct kid *self, void *arg)
 	/* more than this client's NIC memory: refused, nothing sent */
 	KCHECK(self, PtlPut(md[1], 0, OVER, PTL_NO_ACK_REQ, x.t, x.pt, MATCH,
 			    0, NULL, 0) == PTL_OK, "PtlPut over");
-	if (want(self, &x.n, PTL_EVENT_SEND, PTL_NI_DROPPED, &ev))
+	if (kid_want_event(self, &x.n, PTL_EVENT_SEND, PTL_NI_DROPPED, &ev))
 		return 1;
 	/* ... and its memory share is whole again */
 	for (uint64_t i = 0; i < BIG; i++)

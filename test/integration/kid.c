@@ -175,3 +175,18 @@ kid_bytes_all(const uint8_t *p, size_t len, uint8_t v)
 			return false;
 	return true;
 }
+
+int
+kid_want_event(struct kid *self, struct kid_ni *n, ptl_event_kind_t type,
+	       ptl_ni_fail_t fail, ptl_event_t *ev_p)
+{
+	unsigned which;
+	int rc;
+
+	rc = PtlEQPoll(&n->eq, 1, 30000, ev_p, &which);
+	KCHECK(self, rc == PTL_OK, "no event (wanted %d): %d", type, rc);
+	KCHECK(self, ev_p->type == type && ev_p->ni_fail_type == fail,
+	       "event %d fail %d, wanted %d fail %d", ev_p->type,
+	       ev_p->ni_fail_type, type, fail);
+	return 0;
+}

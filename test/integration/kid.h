@@ -70,6 +70,11 @@ int kid_ni_open(struct kid *self, struct kid_ni *n, unsigned eq_count);
 /* Undo kid_ni_open(). */
 void kid_ni_close(struct kid_ni *n);
 
+/* In a kid: the next event of @p n's EQ (30 s) must be @p type with
+ * @p fail; it goes to *ev_p. @return 0, 1 after saying why */
+int kid_want_event(struct kid *self, struct kid_ni *n, ptl_event_kind_t type,
+		   ptl_ni_fail_t fail, ptl_event_t *ev_p);
+
 /* Whether all @p len bytes at @p p are @p v. */
 bool kid_bytes_all(const uint8_t *p, size_t len, uint8_t v);
 
