@@ -17,6 +17,10 @@
  *               data through the host, nothing offloaded (Fig. 15)
  *   host        SPIN_GROUP_HOST: the cached group's schedule progressed by
  *               the host inside call and wait (host-progressed MPI)
+ *   mpich       MPICH's MPI_Ialltoall at the same P and bytes per pair
+ *               (spinnic-bench-mpi alltoall under mpiexec -n P, after
+ *               the ranks and spinnic stopped; same protocol, no t_first;
+ *               where MPI was found at build, else skipped with a line)
  * t_first: the group's first call to completion (compile included: the
  * cold start of Fig. 16c), max over ranks, apart from the steady state;
  * t_pure, t_total, overlap as `spinnic-bench overlap` (whose rank and job
@@ -47,9 +51,13 @@
 #define MAXRANKS 4
 #define BUSY_ALL BENCH_BUSY_ALL
 
-enum { G_CACHED, G_REREC, G_UNCACHED, G_SIMPLE, G_HOST, G_COUNT };
-static const char *const gvar_names[G_COUNT] = {
-	"cached", "rerecorded", "uncached", "simple", "host",
+/* The variants the ranks run (a new one: an index before G_COUNT, its
+ * name and its spin_group_start_flags()), then MPICH's, run apart by
+ * mpiexec after the ranks (not a group) */
+enum { G_CACHED, G_REREC, G_UNCACHED, G_SIMPLE, G_HOST, G_COUNT,
+       G_MPICH = G_COUNT };
+static const char *const gvar_names[G_COUNT + 1] = {
+	"cached", "rerecorded", "uncached", "simple", "host", "mpich",
 };
 static const unsigned gvar_flags[G_COUNT] = {
 	0, 0, SPIN_GROUP_NOCACHE, SPIN_GROUP_SIMPLE, SPIN_GROUP_HOST,
@@ -65,8 +73,9 @@ static struct {
 	long nic_lcores;
 	const char *spinnic;
 	const char *spinnic_log;
+	const char *mpich;
 } gcfg = { 1, { 4, 8, 16 }, 3, { 1024, 16384, 65536, 262144 }, 4, 2, 1,
-	   NULL, NULL };
+	   NULL, NULL, NULL };
 
 static const struct bench_cmd_opt group_opts[] = {
 	{ "ranks", 1, "comma-separated P (2..16; default 4,8,16)" },
@@ -77,6 +86,9 @@ static const struct bench_cmd_opt group_opts[] = {
 	{ "warmup", 1, "untimed calls after the first, before each phase "
 		       "(default 2)" },
 	{ "nic-lcores", 1, "spinnic's lcores K (default 1), as overlap" },
+	{ "mpich", 1, "the mpich variant's program (default: "
+		      "spinnic-bench-mpi beside this one, run by mpiexec; "
+		      "'none': skip it)" },
 	{ "spinnic", 1, "spinnic binary (default: beside this one)" },
 	{ "spinnic-log", 1, "keep spinnic's output in this file" },
 	{ NULL, 0, NULL },
@@ -107,6 +119,10 @@ group_opt(const char *name, const char *arg)
 	}
 	if (strcmp(name, "spinnic-log") == 0) {
 		gcfg.spinnic_log = arg;
+		return 0;
+	}
+	if (strcmp(name, "mpich") == 0) {
+		gcfg.mpich = arg;
 		return 0;
 	}
 	return bench_opt_num(name, arg, nums, sizeof(nums) / sizeof(nums[0])) ==
@@ -275,6 +291,24 @@ struct grow {
 	double first, pure, total, nonov, overlap;
 };
 
+/* MPICH's MPI_Ialltoall, @p bytes per pair: @return 0 (w filled), -EIO */
+static int
+gmpich(const char *helper, unsigned P, long bytes, int reps, struct grow *w)
+{
+	char args[128];
+	int rc;
+
+	snprintf(args, sizeof(args), "alltoall %ld %d %ld %ld", bytes, reps,
+		 gcfg.warmup, gcfg.busy);
+	rc = bench_mpich_run(helper, P, args, &w->pure, &w->total);
+	if (rc < 0)
+		return rc;
+	w->first = 0;
+	w->nonov = w->total - w->pure;
+	w->overlap = bench_clamp01(1 - w->nonov / w->pure);
+	return 0;
+}
+
 static int
 group_run(const struct bench_opts *o)
 {
@@ -289,6 +323,7 @@ group_run(const struct bench_opts *o)
 		{ "overlap", BENCH_COL_NUM, 3 },
 		{ "ratio_total_host", BENCH_COL_NUM, 3 },
 		{ "ratio_total_simple", BENCH_COL_NUM, 3 },
+		{ "ratio_total_mpich", BENCH_COL_NUM, 3 },
 	};
 	struct bench_table *tab;
 	struct bench_spinnic nic = { .pid = -1 };
@@ -296,7 +331,10 @@ group_run(const struct bench_opts *o)
 	int R = o->reps, rc = 0, ncpus = 0;
 	size_t n = (size_t)R + 1, maxb = 64;
 	double *m, *tmp;
+	char hbuf[4096];
+	const char *helper, *why = "";
 
+	helper = bench_mpich_path(gcfg.mpich, hbuf, sizeof(hbuf), &why);
 	tab = bench_table_create(cols, (int)(sizeof(cols) / sizeof(cols[0])));
 	m = calloc(n, sizeof(double));
 	tmp = calloc(n, sizeof(double));
@@ -310,7 +348,7 @@ group_run(const struct bench_opts *o)
 	bench_spinnic_signals();
 	for (unsigned pi = 0; pi < gcfg.nranks && rc == 0; pi++) {
 		unsigned P = (unsigned)gcfg.ranks[pi];
-		struct grow res[MAXSIZES][G_COUNT];
+		struct grow res[MAXSIZES][G_COUNT + 1];
 
 		/* region memory per rank: the two buffers and schedules' */
 		bench_job_region_env(2 * maxb * P);
@@ -354,8 +392,11 @@ group_run(const struct bench_opts *o)
 		else
 			bench_job_end(&j);
 		bench_spinnic_stop(&nic, gcfg.spinnic_log);
+		for (unsigned z = 0; z < gcfg.nsizes && rc == 0 && helper; z++)
+			rc = gmpich(helper, P, gcfg.sizes[z], R,
+				    &res[z][G_MPICH]);
 		for (unsigned z = 0; z < gcfg.nsizes && rc == 0; z++)
-			for (int g = 0; g < G_COUNT; g++) {
+			for (int g = 0; g < G_COUNT + (helper != NULL); g++) {
 				const struct grow *w = &res[z][g];
 
 				if (bench_table_row(tab) < 0) {
@@ -367,8 +408,9 @@ group_run(const struct bench_opts *o)
 						    gcfg.sizes[z]);
 				bench_table_set_str(tab, "variant",
 						    gvar_names[g]);
-				bench_table_set_num(tab, "t_first_us",
-						    w->first);
+				if (g != G_MPICH)
+					bench_table_set_num(tab, "t_first_us",
+							    w->first);
 				bench_table_set_num(tab, "t_pure_us", w->pure);
 				bench_table_set_num(tab, "t_total_us",
 						    w->total);
@@ -385,6 +427,11 @@ group_run(const struct bench_opts *o)
 						"ratio_total_simple",
 						w->total /
 						res[z][G_SIMPLE].total);
+				if (helper != NULL && g != G_MPICH)
+					bench_table_set_num(tab,
+						"ratio_total_mpich",
+						w->total /
+						res[z][G_MPICH].total);
 			}
 	}
 	if (rc == 0) {
@@ -399,10 +446,14 @@ group_run(const struct bench_opts *o)
 		       "max over ranks, one sample; other times: max over "
 		       "ranks per call, median of %d (%ld untimed first); "
 		       "t_work = t_pure of the variant; ratios: t_total "
-		       "against host's and simple's in the same run\n",
+		       "against host's, simple's and mpich's in the same "
+		       "run; mpich: MPICH's MPI_Ialltoall (spinnic-bench-mpi "
+		       "under mpiexec -n P, same protocol, no progress "
+		       "thread, MPIR_CVAR_POLLS_BEFORE_YIELD=1 by default)"
+		       "%s%s\n",
 		       gcfg.nic_lcores, ncpus, gcfg.busy == BUSY_ALL ?
 		       "every rank" : "one rank (--busy-rank)", R,
-		       gcfg.warmup);
+		       gcfg.warmup, helper ? "" : ": skipped, ", why);
 	}
 out:
 	bench_table_free(tab);
