@@ -285,7 +285,7 @@ grank_main(struct bench_rank *k, void *arg)
 	return rc;
 }
 
-/* ---- the parent (bench_job.h) ---------------------------------------------------- */
+/* ---- the parent (bench_job.h) -------------------------------------------- */
 
 struct grow {
 	double first, pure, total, nonov, overlap;

@@ -199,10 +199,18 @@ pack(size_t n, double stamp)
 			st.face[f][e] = st.cube[face_index(n, f, e)] + stamp;
 }
 
-/* each halo f holds neighbour nb[f]'s face f ^ 1 + @p stamp, every byte */
+/* each halo f holds neighbour nb[f]'s face f ^ 1 + @p stamp, every byte
+ * (SPINNIC_BENCH_CORRUPT in the environment: the last rank flips a bit of
+ * its first halo first, to see the check fail) */
 static int
 check(struct bench_rank *k, size_t n, double stamp)
 {
+	if (getenv("SPINNIC_BENCH_CORRUPT") != NULL && k->r == k->P - 1)
+		for (int f = 0; f < 6; f++)
+			if (st.nb[f] >= 0) {
+				((uint8_t *)st.halo[f])[n * n * 8 / 2] ^= 1;
+				break;
+			}
 	for (int f = 0; f < 6; f++) {
 		if (st.nb[f] < 0)
 			continue;
@@ -370,7 +378,7 @@ srank_main(struct bench_rank *k, void *arg)
 	return rc;
 }
 
-/* ---- the parent ----------------------------------------------------------- */
+/* ---- the parent ---------------------------------------------------- */
 
 struct srow {
 	double pure, total, nonov, overlap;
