@@ -17,6 +17,11 @@
  *             PtlCTInc)
  *   host      SPIN_GROUP_HOST: the same pattern progressed by the host
  *             inside call and wait
+ *   mpich     MPICH: MPI_Irecv and MPI_Isend of the same faces and halos,
+ *             MPI_Waitall (spinnic-bench-mpi stencil under mpiexec -n P,
+ *             after the ranks and spinnic stopped, same protocol and
+ *             t_work; its data is not checked), where MPI was found at
+ *             build, else skipped with a line
  * t_pure: call..wait without compute; t_total: call, compute t_work,
  * wait, with one t_work for both = t_pure(host); overlap = clamp(1 -
  * (t_total - t_work) / t_pure, 0, 1) of each variant; offload/host =
@@ -44,9 +49,12 @@
 #define NMAX 256
 #define RCHECK BENCH_RCHECK
 
-/* the variants (a new one: an index before S_COUNT, a name, a flag) */
-enum { S_OFFLOAD, S_HOST, S_COUNT };
-static const char *const svar_names[S_COUNT] = { "offload", "host" };
+/* the variants the ranks run (a new one: an index before S_COUNT, a name,
+ * a flag), then MPICH's, run apart by mpiexec */
+enum { S_OFFLOAD, S_HOST, S_COUNT, S_MPICH = S_COUNT };
+static const char *const svar_names[S_COUNT + 1] = {
+	"offload", "host", "mpich",
+};
 static const unsigned svar_flags[S_COUNT] = { 0, SPIN_GROUP_HOST };
 
 static struct {
@@ -59,7 +67,8 @@ static struct {
 	long nic_lcores;
 	const char *spinnic;
 	const char *spinnic_log;
-} scfg = { 1, { 8 }, 1, { 32, 64, 128 }, 3, 2, 1, NULL, NULL };
+	const char *mpich;
+} scfg = { 1, { 8 }, 1, { 32, 64, 128 }, 3, 2, 1, NULL, NULL, NULL };
 
 static const struct bench_cmd_opt stencil_opts[] = {
 	{ "ranks", 1, "comma-separated P (2..16; default 8: a 2x2x2 grid)" },
@@ -70,6 +79,9 @@ static const struct bench_cmd_opt stencil_opts[] = {
 	{ "warmup", 1, "untimed calls before each phase (default 2; the "
 		       "group's first call is one more)" },
 	{ "nic-lcores", 1, "spinnic's lcores K (default 1), as overlap" },
+	{ "mpich", 1, "the mpich variant's program (default: "
+		      "spinnic-bench-mpi beside this one, run by mpiexec; "
+		      "'none': skip it)" },
 	{ "spinnic", 1, "spinnic binary (default: beside this one)" },
 	{ "spinnic-log", 1, "keep spinnic's output in this file" },
 	{ NULL, 0, NULL },
@@ -100,6 +112,10 @@ stencil_opt(const char *name, const char *arg)
 	}
 	if (strcmp(name, "spinnic-log") == 0) {
 		scfg.spinnic_log = arg;
+		return 0;
+	}
+	if (strcmp(name, "mpich") == 0) {
+		scfg.mpich = arg;
 		return 0;
 	}
 	return bench_opt_num(name, arg, nums, sizeof(nums) / sizeof(nums[0])) ==
@@ -384,6 +400,25 @@ struct srow {
 	double pure, total, nonov, overlap;
 };
 
+/* MPICH's halo exchange of cube edge @p n with compute @p work_us:
+ * @return 0 (w filled), -EIO */
+static int
+smpich(const char *helper, unsigned P, long n, int reps, double work_us,
+       struct srow *w)
+{
+	char args[160];
+	int rc;
+
+	snprintf(args, sizeof(args), "stencil %ld %d %ld %ld %.3f", n, reps,
+		 scfg.warmup, scfg.busy, work_us);
+	rc = bench_mpich_run(helper, P, args, &w->pure, &w->total);
+	if (rc < 0)
+		return rc;
+	w->nonov = w->total - work_us;
+	w->overlap = bench_clamp01(1 - w->nonov / w->pure);
+	return 0;
+}
+
 static int
 stencil_run(const struct bench_opts *o)
 {
@@ -399,6 +434,7 @@ stencil_run(const struct bench_opts *o)
 		{ "t_nonov_us", BENCH_COL_NUM, 2 },
 		{ "overlap", BENCH_COL_NUM, 3 },
 		{ "ratio_total_host", BENCH_COL_NUM, 3 },
+		{ "ratio_total_mpich", BENCH_COL_NUM, 3 },
 	};
 	struct bench_table *tab;
 	struct bench_spinnic nic = { .pid = -1 };
@@ -406,7 +442,10 @@ stencil_run(const struct bench_opts *o)
 	int R = o->reps, rc = 0, ncpus = 0;
 	size_t nmax = 2;
 	double *m, *tmp;
+	char hbuf[4096];
+	const char *helper, *why = "";
 
+	helper = bench_mpich_path(scfg.mpich, hbuf, sizeof(hbuf), &why);
 	tab = bench_table_create(cols, (int)(sizeof(cols) / sizeof(cols[0])));
 	m = calloc((size_t)R, sizeof(double));
 	tmp = calloc((size_t)R, sizeof(double));
@@ -420,7 +459,7 @@ stencil_run(const struct bench_opts *o)
 	bench_spinnic_signals();
 	for (unsigned pi = 0; pi < scfg.nranks && rc == 0; pi++) {
 		unsigned P = (unsigned)scfg.ranks[pi], d[3];
-		struct srow res[MAXSIZES][S_COUNT];
+		struct srow res[MAXSIZES][S_COUNT + 1];
 		char grid[48];
 
 		grid_dims(P, d);
@@ -465,8 +504,11 @@ stencil_run(const struct bench_opts *o)
 		else
 			bench_job_end(&j);
 		bench_spinnic_stop(&nic, scfg.spinnic_log);
+		for (unsigned z = 0; z < scfg.nsizes && rc == 0 && helper; z++)
+			rc = smpich(helper, P, scfg.sizes[z], R,
+				    res[z][S_HOST].pure, &res[z][S_MPICH]);
 		for (unsigned z = 0; z < scfg.nsizes && rc == 0; z++)
-			for (int v = 0; v < S_COUNT; v++) {
+			for (int v = 0; v < S_COUNT + (helper != NULL); v++) {
 				const struct srow *w = &res[z][v];
 				long n = scfg.sizes[z];
 
@@ -494,6 +536,10 @@ stencil_run(const struct bench_opts *o)
 					bench_table_set_num(tab,
 						"ratio_total_host", w->total /
 						res[z][S_HOST].total);
+				if (helper != NULL && v != S_MPICH)
+					bench_table_set_num(tab,
+						"ratio_total_mpich", w->total /
+						res[z][S_MPICH].total);
 			}
 	}
 	if (rc == 0) {
@@ -510,11 +556,16 @@ stencil_run(const struct bench_opts *o)
 		       "sleep t_work without library calls; times: max over "
 		       "ranks per call, median of %d (%ld untimed first, and "
 		       "the group's first call); t_work = t_pure(host) for "
-		       "both; ratio: t_total against host's in the same run; "
-		       "halos checked byte for byte at every phase's last "
-		       "call\n", scfg.nic_lcores, ncpus,
+		       "all; ratios: t_total against host's and mpich's in "
+		       "the same run; halos checked byte for byte at every "
+		       "phase's last call; mpich: MPI_Isend/MPI_Irecv of the "
+		       "same buffers, MPI_Waitall (spinnic-bench-mpi under "
+		       "mpiexec -n P, same protocol and t_work, no progress "
+		       "thread, MPIR_CVAR_POLLS_BEFORE_YIELD=1 by default, "
+		       "data not checked)%s%s\n", scfg.nic_lcores, ncpus,
 		       scfg.busy == BENCH_BUSY_ALL ? "every rank" :
-		       "one rank (--busy-rank)", R, scfg.warmup);
+		       "one rank (--busy-rank)", R, scfg.warmup,
+		       helper ? "" : ": skipped, ", why);
 	}
 out:
 	bench_table_free(tab);

@@ -147,13 +147,14 @@ test_stencil(void **state)
 	static const char *const fb[] = { "128", "288" };
 	struct tool_result *r = malloc(sizeof(*r));
 	struct csv *c = malloc(sizeof(*c));
-	int c_p, c_g, c_n, c_fb, c_v, c_pu, c_w, c_to, c_nv, c_o, c_rh;
+	int c_p, c_g, c_n, c_fb, c_v, c_pu, c_w, c_to, c_nv, c_o, c_rh, c_rm;
 
 	(void)state;
 	assert_non_null(r);
 	assert_non_null(c);
 	run(r, "stencil", "--ranks", "3,8", "--sizes", "4,6", "--reps", "2",
-	    "--warmup", "1", "--csv", path("stencil.csv"), NULL);
+	    "--warmup", "1", "--mpich", "none", "--csv", path("stencil.csv"),
+	    NULL);
 	if (lacks_resources(r)) {
 		free(c);
 		free(r);
@@ -176,9 +177,10 @@ test_stencil(void **state)
 	c_nv = col(c->hdr, c->nh, "t_nonov_us");
 	c_o = col(c->hdr, c->nh, "overlap");
 	c_rh = col(c->hdr, c->nh, "ratio_total_host");
+	c_rm = col(c->hdr, c->nh, "ratio_total_mpich");
 	assert_true(c_p >= 0 && c_g >= 0 && c_n >= 0 && c_fb >= 0 &&
 		    c_v >= 0 && c_pu >= 0 && c_w >= 0 && c_to >= 0 &&
-		    c_nv >= 0 && c_o >= 0 && c_rh >= 0);
+		    c_nv >= 0 && c_o >= 0 && c_rh >= 0 && c_rm >= 0);
 	assert_int_equal(c->rows, 8);
 	for (int i = 0; i < 8; i++) {
 		int h = i | 1; /* the host row of the same P and n */
@@ -196,6 +198,28 @@ test_stencil(void **state)
 		else
 			assert_true(ratio3(c->f[i][c_rh], c->f[i][c_to],
 					   c->f[h][c_to]));
+		assert_string_equal(c->f[i][c_rm], "");
+	}
+	/* the mpich row (MPI_Isend/MPI_Irecv, host's t_work) where
+	 * spinnic-bench-mpi and mpiexec are there, else a skipped line */
+	run(r, "stencil", "--ranks", "2", "--sizes", "4", "--reps", "1",
+	    "--warmup", "0", "--csv", path("stencil-mpich.csv"), NULL);
+	if (r->status != 0)
+		fail_msg("spinnic-bench stencil (mpich) failed (%d): %s",
+			 r->status, r->err);
+	csv_read(c, path("stencil-mpich.csv"));
+	if (strstr(r->out, ": skipped, ") != NULL) {
+		assert_int_equal(c->rows, 2);
+	} else {
+		assert_int_equal(c->rows, 3);
+		assert_string_equal(c->f[2][c_v], "mpich");
+		assert_string_equal(c->f[2][c_g], "2x1x1");
+		assert_string_equal(c->f[2][c_w], c->f[1][c_pu]);
+		assert_overlap(c->f[2][c_pu], c->f[2][c_w], c->f[2][c_to],
+			       c->f[2][c_nv], c->f[2][c_o]);
+		for (int i = 0; i < 2; i++)
+			assert_true(ratio3(c->f[i][c_rm], c->f[i][c_to],
+					   c->f[2][c_to]));
 	}
 	setenv("SPINNIC_BENCH_CORRUPT", "1", 1);
 	run(r, "stencil", "--ranks", "2", "--sizes", "4", "--reps", "1",
