@@ -109,10 +109,10 @@ group_opt(const char *name, const char *arg)
 	}
 	if (strcmp(name, "ranks") == 0)
 		return bench_parse_list(name, arg, gcfg.ranks, MAXRANKS,
-				  &gcfg.nranks, 2, MAXP);
+					&gcfg.nranks, 2, MAXP);
 	if (strcmp(name, "sizes") == 0)
 		return bench_parse_list(name, arg, gcfg.sizes, MAXSIZES,
-				  &gcfg.nsizes, 1, 1 << 20);
+					&gcfg.nsizes, 1, 1 << 20);
 	if (strcmp(name, "spinnic") == 0) {
 		gcfg.spinnic = arg;
 		return 0;

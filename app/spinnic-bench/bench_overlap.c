@@ -139,10 +139,10 @@ overlap_opt(const char *name, const char *arg)
 	}
 	if (strcmp(name, "ranks") == 0)
 		return bench_parse_list(name, arg, ocfg.ranks, MAXRANKS,
-				  &ocfg.nranks, 2, MAXP);
+					&ocfg.nranks, 2, MAXP);
 	if (strcmp(name, "sizes") == 0)
 		return bench_parse_list(name, arg, ocfg.sizes, MAXSIZES,
-				  &ocfg.nsizes, 0, 1 << 20);
+					&ocfg.nsizes, 0, 1 << 20);
 	if (strcmp(name, "spinnic") == 0) {
 		ocfg.spinnic = arg;
 		return 0;
@@ -575,7 +575,7 @@ overlap_run(const struct bench_opts *o)
 				rc = bench_job_send_base(&j, 20e-3 + 5e-3 * P);
 				if (rc == 0)
 					rc = bench_job_gather_max(&j, m, tmp,
-							    (size_t)R);
+								  (size_t)R);
 				if (rc < 0)
 					break;
 				w->pure = bench_median(m, R);
@@ -588,7 +588,7 @@ overlap_run(const struct bench_opts *o)
 							 10e-3 + 1e-3 * P);
 				if (rc == 0)
 					rc = bench_job_gather_max(&j, m, tmp,
-							    (size_t)R);
+								  (size_t)R);
 				if (rc < 0)
 					break;
 				w->total = bench_median(m, R);
