@@ -19,7 +19,8 @@
 # apps once more with --mode wire (apps-wire.*; BENCH_ARGS_apps_wire); auth,
 # rate and trig start their own spinnic too (tables and CSV only); overlap
 # (paper 002 Fig. 9/10; plot_overlap.gp: overlap and t_nonov vs P per
-# variant) and setup start one spinnic --virtual P per P.
+# variant) and setup start one spinnic --virtual P per P, as group, stencil
+# and ring (paper 003 Fig. 13-16, 11/12, 17; tables and CSV only) do.
 set -eu
 
 usage() {
@@ -73,6 +74,9 @@ short_args() {
 	ckpt) echo "--reps 5 --hpus 4 --verify" ;;
 	overlap) echo "--reps 10" ;;
 	setup) echo "--reps 10" ;;
+	group) echo "--ranks 4,8 --sizes 1024,65536 --reps 7" ;;
+	stencil) echo "--reps 11" ;;
+	ring) echo "--reps 11" ;;
 	*) echo "" ;;
 	esac
 }

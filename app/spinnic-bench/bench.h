@@ -67,6 +67,8 @@ extern const struct bench_cmd bench_overlap_cmd;
 extern const struct bench_cmd bench_setup_cmd;
 extern const struct bench_cmd bench_group_cmd;
 extern const struct bench_cmd bench_staging_cmd;
+extern const struct bench_cmd bench_stencil_cmd;
+extern const struct bench_cmd bench_ring_cmd;
 
 /* ---- a real spinnic (bench_latency.c; latency, auth) ---------------- */
 

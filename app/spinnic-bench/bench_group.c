@@ -17,43 +17,47 @@
  *               data through the host, nothing offloaded (Fig. 15)
  *   host        SPIN_GROUP_HOST: the cached group's schedule progressed by
  *               the host inside call and wait (host-progressed MPI)
+ *   mpich       MPICH's MPI_Ialltoall at the same P and bytes per pair
+ *               (spinnic-bench-mpi alltoall under mpiexec -n P, after
+ *               the ranks and spinnic stopped; same protocol, no t_first;
+ *               where MPI was found at build, else skipped with a line)
  * t_first: the group's first call to completion (compile included: the
  * cold start of Fig. 16c), max over ranks, apart from the steady state;
  * t_pure, t_total, overlap as `spinnic-bench overlap` (whose rank and job
- * protocol this copies: iterations at instants agreed in advance,
- * --busy-rank computes with a calibrated loop while the others sleep
- * without library calls, --nic-lcores). Every phase's last call is
+ * protocol this shares, bench_job.h: iterations at instants agreed in
+ * advance, --busy-rank computes with a calibrated loop while the others
+ * sleep without library calls, --nic-lcores). Every phase's last call is
  * checked: block j of every rank's receive buffer holds rank j's bytes.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 
 #include <portals4.h>
 #include <spin.h>
 #include <spin_coll.h>
 
 #include "bench.h"
+#include "bench_job.h"
 #include "overlap_work.h"
 
-#define MAXP 16
-#define COLL_PT 7
+#define MAXP BENCH_JOB_MAXP
 #define WAIT_MS 60000u
 #define MAXSIZES 8
 #define MAXRANKS 4
-#define BUSY_ALL (-1L)
+#define BUSY_ALL BENCH_BUSY_ALL
 
-enum { G_CACHED, G_REREC, G_UNCACHED, G_SIMPLE, G_HOST, G_COUNT };
-static const char *const gvar_names[G_COUNT] = {
-	"cached", "rerecorded", "uncached", "simple", "host",
+/* The variants the ranks run (a new one: an index before G_COUNT, its
+ * name and its spin_group_start_flags()), then MPICH's, run apart by
+ * mpiexec after the ranks (not a group) */
+enum { G_CACHED, G_REREC, G_UNCACHED, G_SIMPLE, G_HOST, G_COUNT,
+       G_MPICH = G_COUNT };
+static const char *const gvar_names[G_COUNT + 1] = {
+	"cached", "rerecorded", "uncached", "simple", "host", "mpich",
 };
 static const unsigned gvar_flags[G_COUNT] = {
 	0, 0, SPIN_GROUP_NOCACHE, SPIN_GROUP_SIMPLE, SPIN_GROUP_HOST,
@@ -69,8 +73,9 @@ static struct {
 	long nic_lcores;
 	const char *spinnic;
 	const char *spinnic_log;
+	const char *mpich;
 } gcfg = { 1, { 4, 8, 16 }, 3, { 1024, 16384, 65536, 262144 }, 4, 2, 1,
-	   NULL, NULL };
+	   NULL, NULL, NULL };
 
 static const struct bench_cmd_opt group_opts[] = {
 	{ "ranks", 1, "comma-separated P (2..16; default 4,8,16)" },
@@ -81,37 +86,13 @@ static const struct bench_cmd_opt group_opts[] = {
 	{ "warmup", 1, "untimed calls after the first, before each phase "
 		       "(default 2)" },
 	{ "nic-lcores", 1, "spinnic's lcores K (default 1), as overlap" },
+	{ "mpich", 1, "the mpich variant's program (default: "
+		      "spinnic-bench-mpi beside this one, run by mpiexec; "
+		      "'none': skip it)" },
 	{ "spinnic", 1, "spinnic binary (default: beside this one)" },
 	{ "spinnic-log", 1, "keep spinnic's output in this file" },
 	{ NULL, 0, NULL },
 };
-
-static int
-parse_list(const char *what, const char *arg, long *out, unsigned max,
-	   unsigned *n, long lo, long hi)
-{
-	const char *p = arg;
-
-	*n = 0;
-	while (*p != '\0') {
-		char *end;
-		long v = strtol(p, &end, 10);
-
-		if (end == p || v < lo || v > hi || *n >= max ||
-		    (*end != ',' && *end != '\0')) {
-			bench_err("--%s %s: expected up to %u comma-separated "
-				  "values in %ld..%ld", what, arg, max, lo, hi);
-			return -EINVAL;
-		}
-		out[(*n)++] = v;
-		p = *end == ',' ? end + 1 : end;
-	}
-	if (*n == 0) {
-		bench_err("--%s: empty", what);
-		return -EINVAL;
-	}
-	return 0;
-}
 
 static int
 group_opt(const char *name, const char *arg)
@@ -127,11 +108,11 @@ group_opt(const char *name, const char *arg)
 		return 0;
 	}
 	if (strcmp(name, "ranks") == 0)
-		return parse_list(name, arg, gcfg.ranks, MAXRANKS,
-				  &gcfg.nranks, 2, MAXP);
+		return bench_parse_list(name, arg, gcfg.ranks, MAXRANKS,
+					&gcfg.nranks, 2, MAXP);
 	if (strcmp(name, "sizes") == 0)
-		return parse_list(name, arg, gcfg.sizes, MAXSIZES,
-				  &gcfg.nsizes, 1, 1 << 20);
+		return bench_parse_list(name, arg, gcfg.sizes, MAXSIZES,
+					&gcfg.nsizes, 1, 1 << 20);
 	if (strcmp(name, "spinnic") == 0) {
 		gcfg.spinnic = arg;
 		return 0;
@@ -140,43 +121,33 @@ group_opt(const char *name, const char *arg)
 		gcfg.spinnic_log = arg;
 		return 0;
 	}
+	if (strcmp(name, "mpich") == 0) {
+		gcfg.mpich = arg;
+		return 0;
+	}
 	return bench_opt_num(name, arg, nums, sizeof(nums) / sizeof(nums[0])) ==
 		0 ? 0 : -EINVAL;
 }
 
 /* ---- a rank ------------------------------------------------------------------- */
 
-struct grank {
-	unsigned r, P;
-	int wfd, rfd;
-	int reps;
-	ptl_handle_ni_t ni;
-	spin_coll_comm_t *comm;
-	double loops_per_us;
-	double at_base, at_period;
-	uint8_t *sb, *rb;
-	spin_group_t *g;          /* the phase's group (rerecorded: last) */
-};
+/* a rank: struct bench_rank (bench_job.h), k->a, k->b: send and receive
+ * buffers; rank_g: the phase's group (rerecorded: the last), one per
+ * rank (a process) */
+static spin_group_t *rank_g;
 
-#define RCHECK(k, cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "spinnic-bench: rank %u: ", (k)->r); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		return -EIO; \
-	} \
-} while (0)
+#define RCHECK BENCH_RCHECK
 
 static int
-record(struct grank *k, int v, size_t bytes, spin_group_t **g_p)
+record(struct bench_rank *k, int v, size_t bytes, spin_group_t **g_p)
 {
 	spin_group_t *g = NULL;
 	int rc = spin_group_start_flags(k->comm, gvar_flags[v], &g);
 
 	for (unsigned j = 0; j < k->P && rc == 0; j++) {
-		rc = spin_group_send(g, k->sb + j * bytes, bytes, j, 0);
+		rc = spin_group_send(g, k->a + j * bytes, bytes, j, 0);
 		if (rc == 0)
-			rc = spin_group_recv(g, k->rb + j * bytes, bytes, j,
+			rc = spin_group_recv(g, k->b + j * bytes, bytes, j,
 					     0);
 	}
 	if (rc == 0)
@@ -190,64 +161,54 @@ record(struct grank *k, int v, size_t bytes, spin_group_t **g_p)
 
 /* one call of variant @p v at the next agreed instant: @return µs, < 0 */
 static double
-giteration(struct grank *k, int v, size_t bytes, double work_us, long it)
+giteration(struct bench_rank *k, int v, size_t bytes, double work_us, long it)
 {
-	double at = k->at_base + (double)it * k->at_period;
-	struct timespec ts = { .tv_sec = (time_t)at,
-			       .tv_nsec = (long)((at - (double)(time_t)at) *
-						 1e9) };
 	double t0, t1;
 	int rc = 0;
 
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
-	       EINTR)
-		;
+	bench_rank_at(k, it);
 	t0 = bench_now();
-	if (v == G_REREC || k->g == NULL) {
+	if (v == G_REREC || rank_g == NULL) {
 		/* recorded again (timed: the recording is part of it) */
-		spin_group_free(k->g);
-		k->g = NULL;
-		rc = record(k, v, bytes, &k->g);
+		spin_group_free(rank_g);
+		rank_g = NULL;
+		rc = record(k, v, bytes, &rank_g);
 	}
 	if (rc == 0)
-		rc = spin_group_call(k->g);
-	if (rc == 0 && work_us > 0) {
-		if (gcfg.busy == BUSY_ALL ||
-		    k->r == (unsigned)gcfg.busy % k->P)
-			work_loops((uint64_t)(work_us * k->loops_per_us));
-		else
-			sleep_us(work_us);
-	}
+		rc = spin_group_call(rank_g);
+	if (rc == 0 && work_us > 0)
+		bench_rank_compute(k, gcfg.busy, work_us);
 	if (rc == 0)
-		rc = spin_group_wait(k->g);
+		rc = spin_group_wait(rank_g);
 	t1 = bench_now();
 	return rc != 0 ? rc : (t1 - t0) * 1e6;
 }
 
 static int
-check(struct grank *k, size_t bytes)
+check(struct bench_rank *k, size_t bytes)
 {
 	for (unsigned j = 0; j < k->P; j++)
-		RCHECK(k, k->rb[j * bytes] == (uint8_t)(j + 1) &&
-		       k->rb[j * bytes + bytes - 1] == (uint8_t)(j + 1),
+		RCHECK(k, k->b[j * bytes] == (uint8_t)(j + 1) &&
+		       k->b[j * bytes + bytes - 1] == (uint8_t)(j + 1),
 		       "alltoall %zu B: block %u wrong", bytes, j);
 	return 0;
 }
 
 /* t[0]: the first call (the pure phase of a new group), t[1..]: reps */
 static int
-gphase(struct grank *k, int v, size_t bytes, double work_us, double *t)
+gphase(struct bench_rank *k, int v, size_t bytes, double work_us, double *t)
 {
 	long it = 0;
 
-	if (bench_io_all(k->rfd, &k->at_base, sizeof(k->at_base), false) < 0)
+	if (bench_rank_phase(k, 4e-3 + 1.5e-3 * k->P +
+			     (double)bytes * k->P / 50e6 +
+			     (v == G_UNCACHED || v == G_SIMPLE ||
+			      v == G_REREC ? 3e-3 * k->P : 0) +
+			     3 * work_us * 1e-6) < 0)
 		return -EIO;
-	k->at_period = 4e-3 + 1.5e-3 * k->P + (double)bytes * k->P / 50e6 +
-		       (v == G_UNCACHED || v == G_SIMPLE || v == G_REREC ?
-			3e-3 * k->P : 0) + 3 * work_us * 1e-6;
-	memset(k->rb, 0, bytes * k->P);
+	memset(k->b, 0, bytes * k->P);
 	t[0] = 0;
-	if (k->g == NULL) {
+	if (rank_g == NULL) {
 		t[0] = giteration(k, v, bytes, 0, it++);
 		RCHECK(k, t[0] >= 0, "%s %zu B first call: %s",
 		       gvar_names[v], bytes, strerror((int)-t[0]));
@@ -264,7 +225,7 @@ gphase(struct grank *k, int v, size_t bytes, double work_us, double *t)
 }
 
 static int
-rank_group(struct grank *k)
+rank_group(struct bench_rank *k)
 {
 	size_t n = (size_t)k->reps + 1;
 	double *t = calloc(n, sizeof(double)), work;
@@ -276,7 +237,7 @@ rank_group(struct grank *k)
 		size_t bytes = (size_t)gcfg.sizes[z];
 
 		for (int v = 0; v < G_COUNT && rc == 0; v++) {
-			k->g = NULL;
+			rank_g = NULL;
 			rc = gphase(k, v, bytes, 0, t);
 			if (rc == 0)
 				rc = bench_io_all(k->wfd, t, n * sizeof(double),
@@ -289,230 +250,63 @@ rank_group(struct grank *k)
 			if (rc == 0)
 				rc = bench_io_all(k->wfd, t, n * sizeof(double),
 						  true);
-			spin_group_free(k->g);
-			k->g = NULL;
+			spin_group_free(rank_g);
+			rank_g = NULL;
 		}
 	}
 	free(t);
 	return rc;
 }
 
+/* a rank's body (bench_job_start()) */
 static int
-grank_main(struct grank *k)
+grank_main(struct bench_rank *k, void *arg)
 {
-	ptl_process_t map[MAXP], id;
-	uint32_t ids[2];
 	size_t cap = 64;
 	int rc;
 
-	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	k->loops_per_us = work_calibrate();
-	RCHECK(k, PtlInit() == PTL_OK, "PtlInit");
-	RCHECK(k, PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING |
-			    PTL_NI_LOGICAL, PTL_PID_ANY, NULL, NULL,
-			    &k->ni) == PTL_OK, "PtlNIInit");
-	RCHECK(k, PtlGetPhysId(k->ni, &id) == PTL_OK, "PtlGetPhysId");
-	ids[0] = id.phys.nid;
-	ids[1] = id.phys.pid;
-	if (bench_io_all(k->wfd, ids, sizeof(ids), true) < 0 ||
-	    bench_io_all(k->rfd, map, sizeof(map[0]) * k->P, false) < 0)
-		return -EIO;
-	RCHECK(k, PtlSetMap(k->ni, k->P, map) == PTL_OK, "PtlSetMap");
-	rc = spin_coll_comm_create(k->ni, COLL_PT, &k->comm);
-	RCHECK(k, rc == 0, "comm_create: %s", strerror(-rc));
+	(void)arg;
 	for (unsigned z = 0; z < gcfg.nsizes; z++)
 		if ((size_t)gcfg.sizes[z] > cap)
 			cap = (size_t)gcfg.sizes[z];
 	cap *= k->P;
-	k->sb = spin_host_alloc(cap);
-	k->rb = spin_host_alloc(cap);
-	RCHECK(k, k->sb != NULL && k->rb != NULL, "spin_host_alloc %zu", cap);
-	memset(k->sb, (int)k->r + 1, cap);
+	k->cap = cap;
+	k->a = spin_host_alloc(cap);
+	k->b = spin_host_alloc(cap);
+	RCHECK(k, k->a != NULL && k->b != NULL, "spin_host_alloc %zu", cap);
+	memset(k->a, (int)k->r + 1, cap);
 	rc = rank_group(k);
 	if (rc == 0) {
 		rc = spin_group_cache_release(k->comm);
 		RCHECK(k, rc == 0, "cache release: %s", strerror(-rc));
-		rc = spin_coll_comm_free(k->comm);
-		RCHECK(k, rc == 0, "comm_free: %s", strerror(-rc));
 	}
-	spin_host_free(k->sb);
-	spin_host_free(k->rb);
-	PtlNIFini(k->ni);
-	PtlFini();
+	spin_host_free(k->a);
+	spin_host_free(k->b);
 	return rc;
 }
 
-/* ---- the parent (as bench_overlap.c) --------------------------------------------- */
-
-struct gjob {
-	unsigned P;
-	pid_t kid[MAXP];
-	int rfd[MAXP], wfd[MAXP];
-};
-
-static void
-gjob_end(struct gjob *j)
-{
-	for (unsigned i = 0; i < j->P; i++) {
-		if (j->kid[i] > 0) {
-			kill(j->kid[i], SIGKILL);
-			waitpid(j->kid[i], NULL, 0);
-			j->kid[i] = -1;
-		}
-		if (j->rfd[i] >= 0)
-			close(j->rfd[i]);
-		if (j->wfd[i] >= 0)
-			close(j->wfd[i]);
-		j->rfd[i] = j->wfd[i] = -1;
-	}
-}
-
-static int
-gjob_start(struct gjob *j, const struct bench_spinnic *nic, unsigned P,
-	   int reps)
-{
-	ptl_process_t map[MAXP];
-
-	j->P = P;
-	for (unsigned i = 0; i < MAXP; i++) {
-		j->kid[i] = -1;
-		j->rfd[i] = j->wfd[i] = -1;
-	}
-	for (unsigned i = 0; i < P; i++) {
-		int up[2], down[2];
-
-		if (pipe(up) != 0)
-			return -EIO;
-		if (pipe(down) != 0) {
-			close(up[0]);
-			close(up[1]);
-			return -EIO;
-		}
-		fflush(NULL);
-		j->kid[i] = fork();
-		if (j->kid[i] < 0) {
-			close(up[0]);
-			close(up[1]);
-			close(down[0]);
-			close(down[1]);
-			return -EIO;
-		}
-		if (j->kid[i] == 0) {
-			struct grank k = { .r = i, .P = P, .wfd = up[1],
-					   .rfd = down[0], .reps = reps };
-			char sock[400];
-
-			signal(SIGINT, SIG_DFL);
-			signal(SIGTERM, SIG_DFL);
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			close(up[0]);
-			close(down[1]);
-			for (unsigned q = 0; q < i; q++) {
-				close(j->rfd[q]);
-				close(j->wfd[q]);
-			}
-			snprintf(sock, sizeof(sock), "%s/node%u.sock",
-				 nic->dir, i);
-			setenv("SPINNIC_SOCKET", sock, 1);
-			_exit(grank_main(&k) == 0 ? 0 : 1);
-		}
-		close(up[1]);
-		close(down[0]);
-		j->rfd[i] = up[0];
-		j->wfd[i] = down[1];
-	}
-	memset(map, 0, sizeof(map));
-	for (unsigned i = 0; i < P; i++) {
-		uint32_t ids[2];
-
-		if (bench_io_all(j->rfd[i], ids, sizeof(ids), false) < 0) {
-			bench_err("rank %u did not start", i);
-			return -EIO;
-		}
-		map[i].phys.nid = ids[0];
-		map[i].phys.pid = ids[1];
-	}
-	for (unsigned i = 0; i < P; i++)
-		if (bench_io_all(j->wfd[i], map, sizeof(map[0]) * P, true) < 0)
-			return -EIO;
-	return 0;
-}
-
-static int
-gjob_gather_max(struct gjob *j, double *out, double *tmp, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		out[i] = 0;
-	for (unsigned r = 0; r < j->P; r++) {
-		if (bench_io_all(j->rfd[r], tmp, n * sizeof(double), false) <
-		    0) {
-			bench_err("rank %u stopped", r);
-			return -EIO;
-		}
-		for (size_t i = 0; i < n; i++)
-			if (tmp[i] > out[i])
-				out[i] = tmp[i];
-	}
-	return 0;
-}
-
-static int
-gjob_finish(struct gjob *j)
-{
-	int rc = 0, st;
-
-	for (unsigned i = 0; i < j->P; i++) {
-		if (waitpid(j->kid[i], &st, 0) != j->kid[i] ||
-		    !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			bench_err("rank %u failed (status 0x%x)", i, st);
-			rc = -EIO;
-		}
-		j->kid[i] = -1;
-	}
-	gjob_end(j);
-	return rc;
-}
-
-static int
-gstart_nic(struct bench_spinnic *nic, unsigned P)
-{
-	char n[8], lc[48], roles[96];
-	const char *extra[] = { "--virtual", n, "--nic-mem", "4M", "--mbufs",
-				"4096", NULL, NULL, NULL, NULL, NULL };
-	long k = gcfg.nic_lcores;
-
-	snprintf(n, sizeof(n), "%u", P);
-	if (k > 1) {
-		snprintf(lc, sizeof(lc), "0-%ld", k - 1);
-		snprintf(roles, sizeof(roles), "inbound=0-%ld,outbound=0-%ld",
-			 k - 1, k - 1);
-		extra[6] = "--lcores";
-		extra[7] = lc;
-		extra[8] = "--lcore-roles";
-		extra[9] = roles;
-	}
-	return bench_spinnic_start(nic, gcfg.spinnic, extra);
-}
-
-static int
-gsend_base(struct gjob *j, unsigned P, double ahead)
-{
-	double base = bench_now() + ahead;
-
-	for (unsigned r = 0; r < P; r++)
-		if (bench_io_all(j->wfd[r], &base, sizeof(base), true) < 0)
-			return -EIO;
-	return 0;
-}
+/* ---- the parent (bench_job.h) -------------------------------------------- */
 
 struct grow {
 	double first, pure, total, nonov, overlap;
 };
 
-static double
-gclamp01(double x)
+/* MPICH's MPI_Ialltoall, @p bytes per pair: @return 0 (w filled), -EIO */
+static int
+gmpich(const char *helper, unsigned P, long bytes, int reps, struct grow *w)
 {
-	return x < 0 ? 0 : x > 1 ? 1 : x;
+	char args[128];
+	int rc;
+
+	snprintf(args, sizeof(args), "alltoall %ld %d %ld %ld", bytes, reps,
+		 gcfg.warmup, gcfg.busy);
+	rc = bench_mpich_run(helper, P, args, &w->pure, &w->total);
+	if (rc < 0)
+		return rc;
+	w->first = 0;
+	w->nonov = w->total - w->pure;
+	w->overlap = bench_clamp01(1 - w->nonov / w->pure);
+	return 0;
 }
 
 static int
@@ -529,14 +323,18 @@ group_run(const struct bench_opts *o)
 		{ "overlap", BENCH_COL_NUM, 3 },
 		{ "ratio_total_host", BENCH_COL_NUM, 3 },
 		{ "ratio_total_simple", BENCH_COL_NUM, 3 },
+		{ "ratio_total_mpich", BENCH_COL_NUM, 3 },
 	};
 	struct bench_table *tab;
 	struct bench_spinnic nic = { .pid = -1 };
-	struct gjob j = { .P = 0 };
+	struct bench_job j = { .P = 0 };
 	int R = o->reps, rc = 0, ncpus = 0;
 	size_t n = (size_t)R + 1, maxb = 64;
 	double *m, *tmp;
+	char hbuf[4096];
+	const char *helper, *why = "";
 
+	helper = bench_mpich_path(gcfg.mpich, hbuf, sizeof(hbuf), &why);
 	tab = bench_table_create(cols, (int)(sizeof(cols) / sizeof(cols[0])));
 	m = calloc(n, sizeof(double));
 	tmp = calloc(n, sizeof(double));
@@ -550,24 +348,24 @@ group_run(const struct bench_opts *o)
 	bench_spinnic_signals();
 	for (unsigned pi = 0; pi < gcfg.nranks && rc == 0; pi++) {
 		unsigned P = (unsigned)gcfg.ranks[pi];
-		struct grow res[MAXSIZES][G_COUNT];
-		char v[32];
+		struct grow res[MAXSIZES][G_COUNT + 1];
 
 		/* region memory per rank: the two buffers and schedules' */
-		snprintf(v, sizeof(v), "%zuM", 2 * maxb * P / (1 << 20) + 16);
-		setenv("SPINNIC_REGION_SIZE", v, 1);
-		rc = gstart_nic(&nic, P);
+		bench_job_region_env(2 * maxb * P);
+		rc = bench_job_nic_start(&nic, P, gcfg.nic_lcores,
+					 gcfg.spinnic);
 		if (rc < 0)
 			break;
 		ncpus = bench_clients_off_lcores((int)gcfg.nic_lcores);
-		rc = gjob_start(&j, &nic, P, R);
+		rc = bench_job_start(&j, &nic, P, R, grank_main, NULL);
 		for (unsigned z = 0; z < gcfg.nsizes && rc == 0; z++)
 			for (int g = 0; g < G_COUNT && rc == 0; g++) {
 				struct grow *w = &res[z][g];
 
-				rc = gsend_base(&j, P, 20e-3 + 5e-3 * P);
+				rc = bench_job_send_base(&j, 20e-3 + 5e-3 * P);
 				if (rc == 0)
-					rc = gjob_gather_max(&j, m, tmp, n);
+					rc = bench_job_gather_max(&j, m, tmp,
+								  n);
 				if (rc < 0)
 					break;
 				w->first = m[0];
@@ -577,23 +375,28 @@ group_run(const struct bench_opts *o)
 							  sizeof(w->pure),
 							  true);
 				if (rc == 0)
-					rc = gsend_base(&j, P,
+					rc = bench_job_send_base(&j,
 							10e-3 + 1e-3 * P);
 				if (rc == 0)
-					rc = gjob_gather_max(&j, m, tmp, n);
+					rc = bench_job_gather_max(&j, m, tmp,
+								  n);
 				if (rc < 0)
 					break;
 				w->total = bench_median(m + 1, R);
 				w->nonov = w->total - w->pure;
-				w->overlap = gclamp01(1 - w->nonov / w->pure);
+				w->overlap = bench_clamp01(1 - w->nonov /
+							   w->pure);
 			}
 		if (rc == 0)
-			rc = gjob_finish(&j);
+			rc = bench_job_finish(&j);
 		else
-			gjob_end(&j);
+			bench_job_end(&j);
 		bench_spinnic_stop(&nic, gcfg.spinnic_log);
+		for (unsigned z = 0; z < gcfg.nsizes && rc == 0 && helper; z++)
+			rc = gmpich(helper, P, gcfg.sizes[z], R,
+				    &res[z][G_MPICH]);
 		for (unsigned z = 0; z < gcfg.nsizes && rc == 0; z++)
-			for (int g = 0; g < G_COUNT; g++) {
+			for (int g = 0; g < G_COUNT + (helper != NULL); g++) {
 				const struct grow *w = &res[z][g];
 
 				if (bench_table_row(tab) < 0) {
@@ -605,8 +408,9 @@ group_run(const struct bench_opts *o)
 						    gcfg.sizes[z]);
 				bench_table_set_str(tab, "variant",
 						    gvar_names[g]);
-				bench_table_set_num(tab, "t_first_us",
-						    w->first);
+				if (g != G_MPICH)
+					bench_table_set_num(tab, "t_first_us",
+							    w->first);
 				bench_table_set_num(tab, "t_pure_us", w->pure);
 				bench_table_set_num(tab, "t_total_us",
 						    w->total);
@@ -623,6 +427,11 @@ group_run(const struct bench_opts *o)
 						"ratio_total_simple",
 						w->total /
 						res[z][G_SIMPLE].total);
+				if (helper != NULL && g != G_MPICH)
+					bench_table_set_num(tab,
+						"ratio_total_mpich",
+						w->total /
+						res[z][G_MPICH].total);
 			}
 	}
 	if (rc == 0) {
@@ -637,10 +446,14 @@ group_run(const struct bench_opts *o)
 		       "max over ranks, one sample; other times: max over "
 		       "ranks per call, median of %d (%ld untimed first); "
 		       "t_work = t_pure of the variant; ratios: t_total "
-		       "against host's and simple's in the same run\n",
+		       "against host's, simple's and mpich's in the same "
+		       "run; mpich: MPICH's MPI_Ialltoall (spinnic-bench-mpi "
+		       "under mpiexec -n P, same protocol, no progress "
+		       "thread, MPIR_CVAR_POLLS_BEFORE_YIELD=1 by default)"
+		       "%s%s\n",
 		       gcfg.nic_lcores, ncpus, gcfg.busy == BUSY_ALL ?
 		       "every rank" : "one rank (--busy-rank)", R,
-		       gcfg.warmup);
+		       gcfg.warmup, helper ? "" : ": skipped, ", why);
 	}
 out:
 	bench_table_free(tab);

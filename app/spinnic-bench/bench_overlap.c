@@ -39,24 +39,22 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 
 #include <portals4.h>
 #include <spin.h>
 #include <spin_coll.h>
 
 #include "bench.h"
+#include "bench_job.h"
 #include "overlap_work.h"
 
-#define MAXP 16
-#define COLL_PT 7
+#define MAXP BENCH_JOB_MAXP
+#define COLL_PT BENCH_JOB_COLL_PT
 #define WAIT_MS 30000u
 #define MAXSIZES 8
 #define MAXRANKS 4
@@ -68,7 +66,7 @@ static const char *const var_names[V_COUNT + 1] = {
 
 enum { C_BCAST, C_BARRIER, C_ALLREDUCE, C_ALLTOALL };
 /* --busy-rank all: every rank computes */
-#define BUSY_ALL (-1L)
+#define BUSY_ALL BENCH_BUSY_ALL
 static const char *const coll_names[] = {
 	"bcast", "barrier", "allreduce", "alltoall",
 };
@@ -117,33 +115,6 @@ static const struct bench_cmd_opt setup_opts[] = {
 };
 
 static int
-parse_list(const char *what, const char *arg, long *out, unsigned max,
-	   unsigned *n, long lo, long hi)
-{
-	const char *p = arg;
-
-	*n = 0;
-	while (*p != '\0') {
-		char *end;
-		long v = strtol(p, &end, 10);
-
-		if (end == p || v < lo || v > hi || *n >= max ||
-		    (*end != ',' && *end != '\0')) {
-			bench_err("--%s %s: expected up to %u comma-separated "
-				  "values in %ld..%ld", what, arg, max, lo, hi);
-			return -EINVAL;
-		}
-		out[(*n)++] = v;
-		p = *end == ',' ? end + 1 : end;
-	}
-	if (*n == 0) {
-		bench_err("--%s: empty", what);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int
 overlap_opt(const char *name, const char *arg)
 {
 	static const struct bench_num_opt nums[] = {
@@ -167,11 +138,11 @@ overlap_opt(const char *name, const char *arg)
 		return 0;
 	}
 	if (strcmp(name, "ranks") == 0)
-		return parse_list(name, arg, ocfg.ranks, MAXRANKS,
-				  &ocfg.nranks, 2, MAXP);
+		return bench_parse_list(name, arg, ocfg.ranks, MAXRANKS,
+					&ocfg.nranks, 2, MAXP);
 	if (strcmp(name, "sizes") == 0)
-		return parse_list(name, arg, ocfg.sizes, MAXSIZES,
-				  &ocfg.nsizes, 0, 1 << 20);
+		return bench_parse_list(name, arg, ocfg.sizes, MAXSIZES,
+					&ocfg.nsizes, 0, 1 << 20);
 	if (strcmp(name, "spinnic") == 0) {
 		ocfg.spinnic = arg;
 		return 0;
@@ -190,21 +161,12 @@ overlap_opt(const char *name, const char *arg)
 
 /* ---- a rank ----------------------------------------------------------------- */
 
-struct rank {
-	unsigned r, P;
-	int wfd, rfd;           /* to and from the parent */
-	int reps;
-	ptl_handle_ni_t ni;
-	spin_coll_comm_t *comm;
-	double loops_per_us;
-	double at_base, at_period; /* this phase's agreed instants */
-	uint8_t *a, *b;          /* send / receive (or the bcast buffer) */
-	size_t cap;
-};
+/* a rank: struct bench_rank (bench_job.h), k->a, k->b: send / receive
+ * (or the bcast buffer) */
 
 /* build the collective on the rank's buffers */
 static int
-build(struct rank *k, int coll, size_t bytes, spin_sched_t **s_p)
+build(struct bench_rank *k, int coll, size_t bytes, spin_sched_t **s_p)
 {
 	switch (coll) {
 	case C_BCAST:
@@ -223,35 +185,21 @@ build(struct rank *k, int coll, size_t bytes, spin_sched_t **s_p)
 	return -EINVAL;
 }
 
-#define RCHECK(k, cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "spinnic-bench: rank %u: ", (k)->r); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		return -EIO; \
-	} \
-} while (0)
+#define RCHECK BENCH_RCHECK
 
 /*
  * One iteration of variant @p v: @p work_us of compute (0: none) between
  * start and wait. @return its time in µs, < 0 on failure
  */
 static double
-iteration(struct rank *k, int v, int coll, size_t bytes, spin_sched_t *s,
+iteration(struct bench_rank *k, int v, int coll, size_t bytes, spin_sched_t *s,
 	  double work_us, long it)
 {
-	double at = k->at_base + (double)it * k->at_period;
-	struct timespec ts = { .tv_sec = (time_t)at,
-			       .tv_nsec = (long)((at - (double)(time_t)at) *
-						 1e9) };
 	spin_sched_t *own = NULL;
 	double t0, t1;
 	int rc;
 
-	/* the agreed instant (past already: at once) */
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
-	       EINTR)
-		;
+	bench_rank_at(k, it);
 	t0 = bench_now();
 	if (v == V_OFFLOAD) {
 		rc = build(k, coll, bytes, &own);
@@ -260,13 +208,8 @@ iteration(struct rank *k, int v, int coll, size_t bytes, spin_sched_t *s,
 		s = own;
 	}
 	rc = spin_sched_start(s);
-	if (rc == 0 && work_us > 0) {
-		if (ocfg.busy == BUSY_ALL ||
-		    k->r == (unsigned)ocfg.busy % k->P)
-			work_loops((uint64_t)(work_us * k->loops_per_us));
-		else
-			sleep_us(work_us);
-	}
+	if (rc == 0 && work_us > 0)
+		bench_rank_compute(k, ocfg.busy, work_us);
 	if (rc == 0)
 		rc = spin_sched_wait_timeout(s, WAIT_MS);
 	t1 = bench_now();
@@ -274,26 +217,18 @@ iteration(struct rank *k, int v, int coll, size_t bytes, spin_sched_t *s,
 	return rc != 0 ? rc : (t1 - t0) * 1e6;
 }
 
-/* Iterations start at instants agreed in advance, not at a barrier's
- * exit: on CPUs shared by the ranks they leave a barrier up to a
- * scheduling slice apart, which the first rank would time as the
- * collective's (the skew was most of a small bcast's t_pure). The parent
- * sends the phase's base (CLOCK_MONOTONIC, one clock for all ranks) once
- * every rank's previous phase ended; iteration i starts at base + i *
- * period, the period several times what the iteration should take (an
- * iteration that overruns makes the next one start late, not early). */
+/* the phase's agreed instants (bench_rank_phase()) */
 static int
-phase_instants(struct rank *k, int v, size_t bytes, double work_us)
+phase_instants(struct bench_rank *k, int v, size_t bytes, double work_us)
 {
-	if (bench_io_all(k->rfd, &k->at_base, sizeof(k->at_base), false) < 0)
-		return -EIO;
-	k->at_period = 4e-3 + 1.5e-3 * k->P + (double)bytes * k->P / 50e6 +
-		       (v == V_OFFLOAD ? 2e-3 * k->P : 0) + 3 * work_us * 1e-6;
-	return 0;
+	return bench_rank_phase(k, 4e-3 + 1.5e-3 * k->P +
+				(double)bytes * k->P / 50e6 +
+				(v == V_OFFLOAD ? 2e-3 * k->P : 0) +
+				3 * work_us * 1e-6);
 }
 
 static int
-phase(struct rank *k, int v, int coll, size_t bytes, spin_sched_t *s,
+phase(struct bench_rank *k, int v, int coll, size_t bytes, spin_sched_t *s,
       double work_us, double *t)
 {
 	long it = 0;
@@ -313,7 +248,7 @@ phase(struct rank *k, int v, int coll, size_t bytes, spin_sched_t *s,
 
 /* what a rank sends per (size, variant): reps pure, then reps total */
 static int
-rank_overlap(struct rank *k)
+rank_overlap(struct bench_rank *k)
 {
 	double *t = calloc((size_t)k->reps, sizeof(double)), work;
 	int rc = 0;
@@ -365,7 +300,7 @@ static const char *const setup_names[S_COUNT] = {
 
 /* rank 0's primitives; @p t: S_PUT1 + 1 rows of reps */
 static int
-setup_primitives(struct rank *k, double *t)
+setup_primitives(struct bench_rank *k, double *t)
 {
 	ptl_handle_ct_t ct, never;
 	ptl_handle_md_t md;
@@ -451,7 +386,7 @@ setup_primitives(struct rank *k, double *t)
 }
 
 static int
-rank_setup(struct rank *k)
+rank_setup(struct bench_rank *k)
 {
 	int R = k->reps;
 	double *t = calloc((size_t)R * S_ALL, sizeof(double));
@@ -517,31 +452,14 @@ rank_setup(struct rank *k)
 	return rc;
 }
 
+/* a rank's body (bench_job_start()): @p arg non-NULL: setup */
 static int
-rank_main(struct rank *k, bool setup)
+rank_main(struct bench_rank *k, void *arg)
 {
-	ptl_process_t map[MAXP], id;
-	uint32_t ids[2];
+	bool setup = arg != NULL;
 	size_t cap;
 	int rc;
 
-	/* the sleeping ranks wake at t_work, not 50 us (the default timer
-	 * slack) later: that lateness would be timed as non-overlapped */
-	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	k->loops_per_us = work_calibrate();
-	RCHECK(k, PtlInit() == PTL_OK, "PtlInit");
-	RCHECK(k, PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING |
-			    PTL_NI_LOGICAL, PTL_PID_ANY, NULL, NULL,
-			    &k->ni) == PTL_OK, "PtlNIInit");
-	RCHECK(k, PtlGetPhysId(k->ni, &id) == PTL_OK, "PtlGetPhysId");
-	ids[0] = id.phys.nid;
-	ids[1] = id.phys.pid;
-	if (bench_io_all(k->wfd, ids, sizeof(ids), true) < 0 ||
-	    bench_io_all(k->rfd, map, sizeof(map[0]) * k->P, false) < 0)
-		return -EIO;
-	RCHECK(k, PtlSetMap(k->ni, k->P, map) == PTL_OK, "PtlSetMap");
-	rc = spin_coll_comm_create(k->ni, COLL_PT, &k->comm);
-	RCHECK(k, rc == 0, "comm_create: %s", strerror(-rc));
 	cap = 64;
 	for (unsigned z = 0; z < ocfg.nsizes && !setup; z++)
 		if ((size_t)ocfg.sizes[z] > cap)
@@ -555,183 +473,12 @@ rank_main(struct rank *k, bool setup)
 	memset(k->a, (int)k->r + 1, cap);
 	memset(k->b, 0, cap);
 	rc = setup ? rank_setup(k) : rank_overlap(k);
-	if (rc == 0) {
-		rc = spin_coll_comm_free(k->comm);
-		RCHECK(k, rc == 0, "comm_free: %s", strerror(-rc));
-	}
 	spin_host_free(k->a);
 	spin_host_free(k->b);
-	PtlNIFini(k->ni);
-	PtlFini();
 	return rc;
 }
 
 /* ---- the parent --------------------------------------------------------------- */
-
-struct job {
-	unsigned P;
-	pid_t kid[MAXP];
-	int rfd[MAXP], wfd[MAXP];  /* from / to each rank */
-};
-
-static void
-job_end(struct job *j)
-{
-	for (unsigned i = 0; i < j->P; i++) {
-		if (j->kid[i] > 0) {
-			kill(j->kid[i], SIGKILL);
-			waitpid(j->kid[i], NULL, 0);
-			j->kid[i] = -1;
-		}
-		if (j->rfd[i] >= 0)
-			close(j->rfd[i]);
-		if (j->wfd[i] >= 0)
-			close(j->wfd[i]);
-		j->rfd[i] = j->wfd[i] = -1;
-	}
-}
-
-static int
-job_start(struct job *j, const struct bench_spinnic *nic, unsigned P,
-	  int reps, bool setup)
-{
-	ptl_process_t map[MAXP];
-
-	j->P = P;
-	for (unsigned i = 0; i < MAXP; i++) {
-		j->kid[i] = -1;
-		j->rfd[i] = j->wfd[i] = -1;
-	}
-	for (unsigned i = 0; i < P; i++) {
-		int up[2], down[2];
-
-		if (pipe(up) != 0)
-			return -EIO;
-		if (pipe(down) != 0) {
-			close(up[0]);
-			close(up[1]);
-			return -EIO;
-		}
-		fflush(NULL);
-		j->kid[i] = fork();
-		if (j->kid[i] < 0) {
-			close(up[0]);
-			close(up[1]);
-			close(down[0]);
-			close(down[1]);
-			return -EIO;
-		}
-		if (j->kid[i] == 0) {
-			struct rank k = { .r = i, .P = P, .wfd = up[1],
-					  .rfd = down[0], .reps = reps };
-			char sock[400];
-
-			signal(SIGINT, SIG_DFL);
-			signal(SIGTERM, SIG_DFL);
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			close(up[0]);
-			close(down[1]);
-			for (unsigned q = 0; q < i; q++) {
-				close(j->rfd[q]);
-				close(j->wfd[q]);
-			}
-			snprintf(sock, sizeof(sock), "%s/node%u.sock",
-				 nic->dir, i);
-			setenv("SPINNIC_SOCKET", sock, 1);
-			_exit(rank_main(&k, setup) == 0 ? 0 : 1);
-		}
-		close(up[1]);
-		close(down[0]);
-		j->rfd[i] = up[0];
-		j->wfd[i] = down[1];
-	}
-	memset(map, 0, sizeof(map));
-	for (unsigned i = 0; i < P; i++) {
-		uint32_t ids[2];
-
-		if (bench_io_all(j->rfd[i], ids, sizeof(ids), false) < 0) {
-			bench_err("rank %u did not start", i);
-			return -EIO;
-		}
-		map[i].phys.nid = ids[0];
-		map[i].phys.pid = ids[1];
-	}
-	for (unsigned i = 0; i < P; i++)
-		if (bench_io_all(j->wfd[i], map, sizeof(map[0]) * P, true) < 0)
-			return -EIO;
-	return 0;
-}
-
-/* every rank's @p n doubles; @p out[i] = max over ranks of element i */
-static int
-job_gather_max(struct job *j, double *out, double *tmp, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		out[i] = 0;
-	for (unsigned r = 0; r < j->P; r++) {
-		if (bench_io_all(j->rfd[r], tmp, n * sizeof(double), false) <
-		    0) {
-			bench_err("rank %u stopped", r);
-			return -EIO;
-		}
-		for (size_t i = 0; i < n; i++)
-			if (tmp[i] > out[i])
-				out[i] = tmp[i];
-	}
-	return 0;
-}
-
-static int
-job_finish(struct job *j)
-{
-	int rc = 0, st;
-
-	for (unsigned i = 0; i < j->P; i++) {
-		if (waitpid(j->kid[i], &st, 0) != j->kid[i] ||
-		    !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			bench_err("rank %u failed (status 0x%x)", i, st);
-			rc = -EIO;
-		}
-		j->kid[i] = -1;
-	}
-	job_end(j);
-	return rc;
-}
-
-static int
-start_nic(struct bench_spinnic *nic, unsigned P, const char *bin)
-{
-	char n[8], lc[48], roles[96];
-	/* lib/coll runs no handler: little NIC memory, and smaller pools,
-	 * so that 16 nodes fit where other spinnics hold hugepages */
-	const char *extra[] = { "--virtual", n, "--nic-mem", "4M", "--mbufs",
-				"4096", NULL, NULL, NULL, NULL, NULL };
-	long k = ocfg.nic_lcores;
-
-	snprintf(n, sizeof(n), "%u", P);
-	if (k > 1) {
-		/* --nic-lcores: node i's inbound and outbound on lcore
-		 * i mod K (spinnic --lcore-roles) */
-		snprintf(lc, sizeof(lc), "0-%ld", k - 1);
-		snprintf(roles, sizeof(roles), "inbound=0-%ld,outbound=0-%ld",
-			 k - 1, k - 1);
-		extra[6] = "--lcores";
-		extra[7] = lc;
-		extra[8] = "--lcore-roles";
-		extra[9] = roles;
-	}
-	return bench_spinnic_start(nic, bin, extra);
-}
-
-/* region memory per rank: the buffers and the schedules' */
-static void
-region_env(size_t need)
-{
-	char v[32];
-
-	snprintf(v, sizeof(v), "%zuM", need / (1 << 20) + 16);
-	setenv("SPINNIC_REGION_SIZE", v, 1);
-}
 
 struct orow {
 	unsigned P;
@@ -739,46 +486,11 @@ struct orow {
 	double pure, total, nonov, overlap;
 };
 
-static double
-clamp01(double x)
-{
-	return x < 0 ? 0 : x > 1 ? 1 : x;
-}
-
 /* the mpich helper's path, or NULL (why in @p why) */
 static const char *
 mpich_path(char *buf, size_t len, const char **why)
 {
-	char self[4096], *slash;
-	ssize_t n;
-
-	if (ocfg.mpich != NULL && strcmp(ocfg.mpich, "none") == 0) {
-		*why = "--mpich none";
-		return NULL;
-	}
-	if (system("command -v mpiexec >/dev/null 2>&1") != 0) {
-		*why = "no mpiexec";
-		return NULL;
-	}
-	if (ocfg.mpich != NULL) {
-		snprintf(buf, len, "%s", ocfg.mpich);
-	} else {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n <= 0) {
-			*why = "/proc/self/exe";
-			return NULL;
-		}
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash != NULL)
-			*slash = '\0';
-		snprintf(buf, len, "%.3900s/spinnic-bench-mpi", self);
-	}
-	if (access(buf, X_OK) != 0) {
-		*why = "spinnic-bench-mpi not built (no MPI found by meson)";
-		return NULL;
-	}
-	return buf;
+	return bench_mpich_path(ocfg.mpich, buf, len, why);
 }
 
 /* mpiexec -n P helper: @return 0 (w filled), -EIO (said) */
@@ -786,48 +498,19 @@ static int
 mpich_run(const char *helper, unsigned P, long bytes, int reps,
 	  struct orow *w)
 {
-	char cmd[4400], line[256];
+	char args[256];
 	double pure = 0, total = 0;
-	FILE *f;
-	int got = 0, st;
+	int rc;
 
-	snprintf(cmd, sizeof(cmd), "timeout 300 mpiexec -n %u '%s' %s %ld %d "
-		 "%ld %ld </dev/null", P, helper, coll_names[ocfg.coll],
-		 bytes, reps, ocfg.warmup, ocfg.busy);
-	/* P ranks on the CPUs off the lcore: MPICH's busy waits yield at
-	 * every poll, as host's wait does (unless set otherwise) */
-	setenv("MPIR_CVAR_POLLS_BEFORE_YIELD", "1", 0);
-	fflush(NULL);
-	f = popen(cmd, "r");
-	if (f == NULL) {
-		bench_err("popen %s: %s", cmd, strerror(errno));
-		return -EIO;
-	}
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "mpich %lf %lf", &pure, &total) == 2)
-			got = 1;
-	st = pclose(f);
-	if (st != 0 || !got || !(pure > 0) || !(total > 0)) {
-		bench_err("%s: status %d, %s", cmd, st,
-			  got ? "bad times" : "no result line");
-		return -EIO;
-	}
+	snprintf(args, sizeof(args), "%s %ld %d %ld %ld",
+		 coll_names[ocfg.coll], bytes, reps, ocfg.warmup, ocfg.busy);
+	rc = bench_mpich_run(helper, P, args, &pure, &total);
+	if (rc < 0)
+		return rc;
 	w->pure = pure;
 	w->total = total;
 	w->nonov = total - pure;
-	w->overlap = clamp01(1 - w->nonov / pure);
-	return 0;
-}
-
-/* the next phase's first instant, @p ahead s from now, to every rank */
-static int
-send_base(struct job *j, unsigned P, double ahead)
-{
-	double base = bench_now() + ahead;
-
-	for (unsigned r = 0; r < P; r++)
-		if (bench_io_all(j->wfd[r], &base, sizeof(base), true) < 0)
-			return -EIO;
+	w->overlap = bench_clamp01(1 - w->nonov / pure);
 	return 0;
 }
 
@@ -849,7 +532,7 @@ overlap_run(const struct bench_opts *o)
 	};
 	struct bench_table *tab;
 	struct bench_spinnic nic = { .pid = -1 };
-	struct job j = { .P = 0 };
+	struct bench_job j = { .P = 0 };
 	double *m, *tmp;
 	int R = o->reps, rc = 0, ncpus = 0;
 	size_t maxb = 64;
@@ -876,21 +559,23 @@ overlap_run(const struct bench_opts *o)
 		unsigned P = (unsigned)ocfg.ranks[pi];
 		struct orow res[MAXSIZES][V_COUNT + 1];
 
-		region_env(4 * maxb * (ocfg.coll == C_ALLTOALL ? P : 1));
-		rc = start_nic(&nic, P, ocfg.spinnic);
+		bench_job_region_env(4 * maxb *
+				     (ocfg.coll == C_ALLTOALL ? P : 1));
+		rc = bench_job_nic_start(&nic, P, ocfg.nic_lcores,
+					 ocfg.spinnic);
 		if (rc < 0)
 			break;
 		ncpus = bench_clients_off_lcores((int)ocfg.nic_lcores);
-		rc = job_start(&j, &nic, P, R, false);
+		rc = bench_job_start(&j, &nic, P, R, rank_main, NULL);
 		for (unsigned z = 0; z < ocfg.nsizes && rc == 0; z++)
 			for (int v = 0; v < V_COUNT && rc == 0; v++) {
 				struct orow *w = &res[z][v];
 
 				/* the ranks build first (collective) */
-				rc = send_base(&j, P, 20e-3 + 5e-3 * P);
+				rc = bench_job_send_base(&j, 20e-3 + 5e-3 * P);
 				if (rc == 0)
-					rc = job_gather_max(&j, m, tmp,
-							    (size_t)R);
+					rc = bench_job_gather_max(&j, m, tmp,
+								  (size_t)R);
 				if (rc < 0)
 					break;
 				w->pure = bench_median(m, R);
@@ -899,20 +584,22 @@ overlap_run(const struct bench_opts *o)
 							  sizeof(w->pure),
 							  true);
 				if (rc == 0)
-					rc = send_base(&j, P, 10e-3 + 1e-3 * P);
+					rc = bench_job_send_base(&j,
+							 10e-3 + 1e-3 * P);
 				if (rc == 0)
-					rc = job_gather_max(&j, m, tmp,
-							    (size_t)R);
+					rc = bench_job_gather_max(&j, m, tmp,
+								  (size_t)R);
 				if (rc < 0)
 					break;
 				w->total = bench_median(m, R);
 				w->nonov = w->total - w->pure;
-				w->overlap = clamp01(1 - w->nonov / w->pure);
+				w->overlap = bench_clamp01(1 - w->nonov /
+							   w->pure);
 			}
 		if (rc == 0)
-			rc = job_finish(&j);
+			rc = bench_job_finish(&j);
 		else
-			job_end(&j);
+			bench_job_end(&j);
 		bench_spinnic_stop(&nic, ocfg.spinnic_log);
 		for (unsigned z = 0; z < ocfg.nsizes && rc == 0 && helper; z++)
 			rc = mpich_run(helper, P, ocfg.sizes[z], R,
@@ -1015,7 +702,7 @@ setup_run(const struct bench_opts *o)
 	};
 	struct bench_table *tab;
 	struct bench_spinnic nic = { .pid = -1 };
-	struct job j = { .P = 0 };
+	struct bench_job j = { .P = 0 };
 	int R = o->reps, rc = 0, ncpus = 0;
 	size_t n = (size_t)R * S_ALL;
 	double *m = calloc(n, sizeof(double));
@@ -1031,18 +718,19 @@ setup_run(const struct bench_opts *o)
 		unsigned P = (unsigned)ocfg.ranks[pi];
 		double med[S_ALL], mins[S_ALL];
 
-		region_env(1 << 20);
-		rc = start_nic(&nic, P, ocfg.spinnic);
+		bench_job_region_env(1 << 20);
+		rc = bench_job_nic_start(&nic, P, ocfg.nic_lcores,
+					 ocfg.spinnic);
 		if (rc < 0)
 			break;
 		ncpus = bench_clients_off_lcores((int)ocfg.nic_lcores);
-		rc = job_start(&j, &nic, P, R, true);
+		rc = bench_job_start(&j, &nic, P, R, rank_main, &ocfg);
 		if (rc == 0)
-			rc = job_gather_max(&j, m, tmp, n);
+			rc = bench_job_gather_max(&j, m, tmp, n);
 		if (rc == 0)
-			rc = job_finish(&j);
+			rc = bench_job_finish(&j);
 		else
-			job_end(&j);
+			bench_job_end(&j);
 		bench_spinnic_stop(&nic, ocfg.spinnic_log);
 		for (int k = 0; k < S_ALL && rc == 0; k++) {
 			double *x = m + (size_t)k * (size_t)R;

@@ -34,6 +34,8 @@ static const struct bench_cmd *const bench_cmds[] = {
 	&bench_setup_cmd,
 	&bench_group_cmd,
 	&bench_staging_cmd,
+	&bench_stencil_cmd,
+	&bench_ring_cmd,
 };
 
 #define N_CMDS (sizeof(bench_cmds) / sizeof(bench_cmds[0]))

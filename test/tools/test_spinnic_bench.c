@@ -51,6 +51,9 @@ test_help(void **state)
 	assert_non_null(strstr(r->out, "\n  aa-flush "));
 	assert_non_null(strstr(r->out, "\n  overlap "));
 	assert_non_null(strstr(r->out, "\n  setup "));
+	assert_non_null(strstr(r->out, "\n  group "));
+	assert_non_null(strstr(r->out, "\n  stencil "));
+	assert_non_null(strstr(r->out, "\n  ring "));
 	/* wire mode says what "wire" is */
 	run(r, "apps", "--help", NULL);
 	assert_int_equal(r->status, 0);
@@ -773,6 +776,17 @@ test_new_bad_input(void **state)
 		{ "overlap", "--ranks", "17", NULL },
 		{ "overlap", "--spinnic", "/nonexistent/spinnic", NULL },
 		{ "setup", "--ranks", "0", NULL },
+		{ "group", "--ranks", "1", NULL },
+		{ "group", "--sizes", "0", NULL },
+		{ "stencil", "--sizes", "1", NULL },
+		{ "stencil", "--sizes", "257", NULL },
+		{ "stencil", "--ranks", "2,,4", NULL },
+		{ "stencil", "--busy-rank", "any", NULL },
+		{ "stencil", "--spinnic", "/nonexistent/spinnic", NULL },
+		{ "ring", "--poll-us", "0", NULL },
+		{ "ring", "--sizes", "16777217", NULL },
+		{ "ring", "--ranks", "17", NULL },
+		{ "ring", "--spinnic", "/nonexistent/spinnic", NULL },
 	};
 	struct tool_result *r = malloc(sizeof(*r));
 
