@@ -17,6 +17,9 @@
  *               data through the host, nothing offloaded (Fig. 15)
  *   host        SPIN_GROUP_HOST: the cached group's schedule progressed by
  *               the host inside call and wait (host-progressed MPI)
+ *   staged      SPIN_GROUP_STAGED: the cached group with every send
+ *               staged through NIC memory first (SPIN_MD_STAGE: the
+ *               BluesMPI analog of Fig. 4 and 13, with P003's cache)
  *   mpich       MPICH's MPI_Ialltoall at the same P and bytes per pair
  *               (spinnic-bench-mpi alltoall under mpiexec -n P, after
  *               the ranks and spinnic stopped; same protocol, no t_first;
@@ -54,13 +57,15 @@
 /* The variants the ranks run (a new one: an index before G_COUNT, its
  * name and its spin_group_start_flags()), then MPICH's, run apart by
  * mpiexec after the ranks (not a group) */
-enum { G_CACHED, G_REREC, G_UNCACHED, G_SIMPLE, G_HOST, G_COUNT,
-       G_MPICH = G_COUNT };
+enum { G_CACHED, G_REREC, G_UNCACHED, G_SIMPLE, G_HOST, G_STAGED,
+       G_COUNT, G_MPICH = G_COUNT };
 static const char *const gvar_names[G_COUNT + 1] = {
-	"cached", "rerecorded", "uncached", "simple", "host", "mpich",
+	"cached", "rerecorded", "uncached", "simple", "host", "staged",
+	"mpich",
 };
 static const unsigned gvar_flags[G_COUNT] = {
 	0, 0, SPIN_GROUP_NOCACHE, SPIN_GROUP_SIMPLE, SPIN_GROUP_HOST,
+	SPIN_GROUP_STAGED,
 };
 
 static struct {
@@ -323,6 +328,7 @@ group_run(const struct bench_opts *o)
 		{ "overlap", BENCH_COL_NUM, 3 },
 		{ "ratio_total_host", BENCH_COL_NUM, 3 },
 		{ "ratio_total_simple", BENCH_COL_NUM, 3 },
+		{ "ratio_total_staged", BENCH_COL_NUM, 3 },
 		{ "ratio_total_mpich", BENCH_COL_NUM, 3 },
 	};
 	struct bench_table *tab;
@@ -427,6 +433,11 @@ group_run(const struct bench_opts *o)
 						"ratio_total_simple",
 						w->total /
 						res[z][G_SIMPLE].total);
+				if (g != G_STAGED)
+					bench_table_set_num(tab,
+						"ratio_total_staged",
+						w->total /
+						res[z][G_STAGED].total);
 				if (helper != NULL && g != G_MPICH)
 					bench_table_set_num(tab,
 						"ratio_total_mpich",

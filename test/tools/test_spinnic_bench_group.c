@@ -51,17 +51,18 @@ assert_overlap(const char *pu, const char *w, const char *to, const char *n,
 							 (pure * pure)));
 }
 
-/* group: five variants in order, ratios against host's and simple's;
+/* group: six variants in order, ratios against host's, simple's and
+ * staged's;
  * then the mpich row where spinnic-bench-mpi and mpiexec are there, else
  * a line that says it was skipped */
 static void
 test_group(void **state)
 {
 	static const char *const variant[] = { "cached", "rerecorded",
-		"uncached", "simple", "host", "mpich" };
+		"uncached", "simple", "host", "staged", "mpich" };
 	struct tool_result *r = malloc(sizeof(*r));
 	struct csv *c = malloc(sizeof(*c));
-	int c_v, c_f, c_pu, c_to, c_n, c_o, c_rh, c_rs, c_rm;
+	int c_v, c_f, c_pu, c_to, c_n, c_o, c_rh, c_rs, c_rst, c_rm;
 
 	(void)state;
 	assert_non_null(r);
@@ -89,12 +90,13 @@ test_group(void **state)
 	c_o = col(c->hdr, c->nh, "overlap");
 	c_rh = col(c->hdr, c->nh, "ratio_total_host");
 	c_rs = col(c->hdr, c->nh, "ratio_total_simple");
+	c_rst = col(c->hdr, c->nh, "ratio_total_staged");
 	c_rm = col(c->hdr, c->nh, "ratio_total_mpich");
 	assert_true(c_v >= 0 && c_f >= 0 && c_pu >= 0 && c_to >= 0 &&
 		    c_n >= 0 && c_o >= 0 && c_rh >= 0 && c_rs >= 0 &&
-		    c_rm >= 0);
-	assert_int_equal(c->rows, 5);
-	for (int i = 0; i < 5; i++) {
+		    c_rst >= 0 && c_rm >= 0);
+	assert_int_equal(c->rows, 6);
+	for (int i = 0; i < 6; i++) {
 		assert_string_equal(c->f[i][c_v], variant[i]);
 		assert_true(atof(c->f[i][c_f]) > 0);
 		assert_overlap(c->f[i][c_pu], c->f[i][c_pu], c->f[i][c_to],
@@ -109,6 +111,11 @@ test_group(void **state)
 		else
 			assert_true(ratio3(c->f[i][c_rs], c->f[i][c_to],
 					   c->f[3][c_to]));
+		if (i == 5)
+			assert_string_equal(c->f[i][c_rst], "");
+		else
+			assert_true(ratio3(c->f[i][c_rst], c->f[i][c_to],
+					   c->f[5][c_to]));
 		assert_string_equal(c->f[i][c_rm], "");
 	}
 	run(r, "group", "--ranks", "2", "--sizes", "64", "--reps", "1",
@@ -118,17 +125,17 @@ test_group(void **state)
 			 r->status, r->err);
 	csv_read(c, path("group-mpich.csv"));
 	if (strstr(r->out, ": skipped, ") != NULL) {
-		assert_int_equal(c->rows, 5);
-	} else {
 		assert_int_equal(c->rows, 6);
-		assert_string_equal(c->f[5][c_v], variant[5]);
-		assert_string_equal(c->f[5][c_f], "");
-		assert_string_equal(c->f[5][c_rm], "");
-		assert_overlap(c->f[5][c_pu], c->f[5][c_pu], c->f[5][c_to],
-			       c->f[5][c_n], c->f[5][c_o]);
-		for (int i = 0; i < 5; i++)
+	} else {
+		assert_int_equal(c->rows, 7);
+		assert_string_equal(c->f[6][c_v], variant[6]);
+		assert_string_equal(c->f[6][c_f], "");
+		assert_string_equal(c->f[6][c_rm], "");
+		assert_overlap(c->f[6][c_pu], c->f[6][c_pu], c->f[6][c_to],
+			       c->f[6][c_n], c->f[6][c_o]);
+		for (int i = 0; i < 6; i++)
 			assert_true(ratio3(c->f[i][c_rm], c->f[i][c_to],
-					   c->f[5][c_to]));
+					   c->f[6][c_to]));
 	}
 	free(c);
 	free(r);
