@@ -457,8 +457,8 @@ group_run(const struct bench_opts *o)
 		       "max over ranks, one sample; other times: max over "
 		       "ranks per call, median of %d (%ld untimed first); "
 		       "t_work = t_pure of the variant; ratios: t_total "
-		       "against host's, simple's and mpich's in the same "
-		       "run; mpich: MPICH's MPI_Ialltoall (spinnic-bench-mpi "
+		       "against host's, simple's, staged's and mpich's in "
+		       "the same run; mpich: MPICH's MPI_Ialltoall (spinnic-bench-mpi "
 		       "under mpiexec -n P, same protocol, no progress "
 		       "thread, MPIR_CVAR_POLLS_BEFORE_YIELD=1 by default)"
 		       "%s%s\n",
