@@ -19,8 +19,11 @@
 # apps once more with --mode wire (apps-wire.*; BENCH_ARGS_apps_wire); auth,
 # rate and trig start their own spinnic too (tables and CSV only); overlap
 # (paper 002 Fig. 9/10; plot_overlap.gp: overlap and t_nonov vs P per
-# variant) and setup start one spinnic --virtual P per P, as group, stencil
-# and ring (paper 003 Fig. 13-16, 11/12, 17; tables and CSV only) do.
+# variant) and setup start one spinnic --virtual P per P, as group
+# (paper 003 Fig. 13-16; plot_group.gp: t_total and overlap vs bytes per
+# pair per variant at the largest P), stencil and ring (Fig. 11/12, 17;
+# tables and CSV only) do; staging (Fig. 4; plot_staging.gp: exchange
+# time and staged/direct vs size) starts a spinnic --virtual 2.
 set -eu
 
 usage() {
@@ -77,6 +80,7 @@ short_args() {
 	group) echo "--ranks 4,8 --sizes 1024,65536 --reps 7" ;;
 	stencil) echo "--reps 11" ;;
 	ring) echo "--reps 11" ;;
+	staging) echo "--iters 100" ;;
 	*) echo "" ;;
 	esac
 }
