@@ -50,8 +50,7 @@
 
 #define MAXP BENCH_JOB_MAXP
 #define WAIT_MS 60000u
-#define MAXSIZES 8
-#define MAXRANKS 4
+#define MAXSIZES BENCH_JOB_MAXSIZES
 #define BUSY_ALL BENCH_BUSY_ALL
 
 /* The variants the ranks run (a new one: an index before G_COUNT, its
@@ -68,19 +67,12 @@ static const unsigned gvar_flags[G_COUNT] = {
 	SPIN_GROUP_STAGED,
 };
 
-static struct {
-	long busy;
-	long ranks[MAXRANKS];
-	unsigned nranks;
-	long sizes[MAXSIZES];
-	unsigned nsizes;
-	long warmup;
-	long nic_lcores;
-	const char *spinnic;
-	const char *spinnic_log;
-	const char *mpich;
-} gcfg = { 1, { 4, 8, 16 }, 3, { 1024, 16384, 65536, 262144 }, 4, 2, 1,
-	   NULL, NULL, NULL };
+static struct bench_job_cfg gcfg = {
+	.busy = 1, .ranks = { 4, 8, 16 }, .nranks = 3,
+	.sizes = { 1024, 16384, 65536, 262144 }, .nsizes = 4,
+	.max_sizes = MAXSIZES, .size_min = 1, .size_max = 1 << 20,
+	.warmup = 2, .nic_lcores = 1,
+};
 
 static const struct bench_cmd_opt group_opts[] = {
 	{ "ranks", 1, "comma-separated P (2..16; default 4,8,16)" },
@@ -102,36 +94,10 @@ static const struct bench_cmd_opt group_opts[] = {
 static int
 group_opt(const char *name, const char *arg)
 {
-	static const struct bench_num_opt nums[] = {
-		{ "busy-rank", &gcfg.busy, 0, MAXP - 1 },
-		{ "warmup", &gcfg.warmup, 0, 1000 },
-		{ "nic-lcores", &gcfg.nic_lcores, 1, MAXP },
-	};
+	int rc;
 
-	if (strcmp(name, "busy-rank") == 0 && strcmp(arg, "all") == 0) {
-		gcfg.busy = BUSY_ALL;
-		return 0;
-	}
-	if (strcmp(name, "ranks") == 0)
-		return bench_parse_list(name, arg, gcfg.ranks, MAXRANKS,
-					&gcfg.nranks, 2, MAXP);
-	if (strcmp(name, "sizes") == 0)
-		return bench_parse_list(name, arg, gcfg.sizes, MAXSIZES,
-					&gcfg.nsizes, 1, 1 << 20);
-	if (strcmp(name, "spinnic") == 0) {
-		gcfg.spinnic = arg;
-		return 0;
-	}
-	if (strcmp(name, "spinnic-log") == 0) {
-		gcfg.spinnic_log = arg;
-		return 0;
-	}
-	if (strcmp(name, "mpich") == 0) {
-		gcfg.mpich = arg;
-		return 0;
-	}
-	return bench_opt_num(name, arg, nums, sizeof(nums) / sizeof(nums[0])) ==
-		0 ? 0 : -EINVAL;
+	rc = bench_job_opt(&gcfg, name, arg);
+	return rc == -ENOENT ? -EINVAL : rc;
 }
 
 /* ---- a rank ------------------------------------------------------------------- */

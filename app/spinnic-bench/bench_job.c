@@ -306,6 +306,37 @@ bench_parse_list(const char *what, const char *arg, long *out, unsigned max,
 	return 0;
 }
 
+int
+bench_job_opt(struct bench_job_cfg *c, const char *name, const char *arg)
+{
+	const struct bench_num_opt nums[] = {
+		{ "busy-rank", &c->busy, 0, BENCH_JOB_MAXP - 1 },
+		{ "warmup", &c->warmup, 0, 1000 },
+		{ "nic-lcores", &c->nic_lcores, 1, BENCH_JOB_MAXP },
+	};
+	const char **str = strcmp(name, "spinnic") == 0 ? &c->spinnic :
+		strcmp(name, "spinnic-log") == 0 ? &c->spinnic_log :
+		strcmp(name, "mpich") == 0 ? &c->mpich : NULL;
+
+	if (str != NULL) {
+		*str = arg;
+		return 0;
+	}
+	if (strcmp(name, "busy-rank") == 0 && strcmp(arg, "all") == 0) {
+		c->busy = BENCH_BUSY_ALL;
+		return 0;
+	}
+	if (strcmp(name, "ranks") == 0)
+		return bench_parse_list(name, arg, c->ranks, BENCH_JOB_MAXRANKS,
+					&c->nranks, 2, BENCH_JOB_MAXP);
+	if (strcmp(name, "sizes") == 0)
+		return bench_parse_list(name, arg, c->sizes,
+					c->max_sizes < BENCH_JOB_MAXSIZES ?
+					c->max_sizes : BENCH_JOB_MAXSIZES,
+					&c->nsizes, c->size_min, c->size_max);
+	return bench_opt_num(name, arg, nums, sizeof(nums) / sizeof(nums[0]));
+}
+
 double
 bench_clamp01(double x)
 {

@@ -142,6 +142,33 @@ int bench_job_nic_start(struct bench_spinnic *nic, unsigned P,
  *  schedules'). */
 void bench_job_region_env(size_t need);
 
+/** --ranks and --sizes values a job bench takes at most. */
+#define BENCH_JOB_MAXRANKS 4
+#define BENCH_JOB_MAXSIZES 8
+
+/** The options the job benches share (overlap, group, stencil, ring). */
+struct bench_job_cfg {
+	long busy;          /**< --busy-rank R, or BENCH_BUSY_ALL ('all') */
+	long ranks[BENCH_JOB_MAXRANKS];
+	unsigned nranks;    /**< --ranks: P, 2..BENCH_JOB_MAXP each */
+	long sizes[BENCH_JOB_MAXSIZES];
+	unsigned nsizes;    /**< --sizes */
+	unsigned max_sizes; /**< --sizes values at most (the bench's) */
+	long size_min, size_max; /**< --sizes bounds (the bench's) */
+	long warmup;        /**< --warmup: untimed iterations, 0..1000 */
+	long nic_lcores;    /**< --nic-lcores K, 1..BENCH_JOB_MAXP */
+	const char *spinnic, *spinnic_log, *mpich; /**< --spinnic ... */
+};
+
+/**
+ * Take option @p name of a job bench when it is one of the shared ones
+ * (busy-rank, ranks, sizes, warmup, nic-lcores, spinnic, spinnic-log,
+ * mpich; the bench's option table says which it offers).
+ * @return 0, -EINVAL (a bad value: said), -ENOENT (not a shared one)
+ */
+int bench_job_opt(struct bench_job_cfg *c, const char *name,
+		  const char *arg);
+
 /**
  * Parse "--@p what @p arg": up to @p max comma-separated integers in
  * @p lo..@p hi into @p out, their count in @p n_p.

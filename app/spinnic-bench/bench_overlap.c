@@ -56,8 +56,7 @@
 #define MAXP BENCH_JOB_MAXP
 #define COLL_PT BENCH_JOB_COLL_PT
 #define WAIT_MS 30000u
-#define MAXSIZES 8
-#define MAXRANKS 4
+#define MAXSIZES BENCH_JOB_MAXSIZES
 
 enum { V_OFFLOAD, V_CACHED, V_HOST, V_COUNT, V_MPICH = V_COUNT };
 static const char *const var_names[V_COUNT + 1] = {
@@ -71,20 +70,12 @@ static const char *const coll_names[] = {
 	"bcast", "barrier", "allreduce", "alltoall",
 };
 
-static struct {
-	int coll;
-	long busy;
-	long ranks[MAXRANKS];
-	unsigned nranks;
-	long sizes[MAXSIZES];
-	unsigned nsizes;
-	long warmup;
-	long nic_lcores;
-	const char *spinnic;
-	const char *spinnic_log;
-	const char *mpich;
-} ocfg = { C_BCAST, 1, { 2, 4, 8, 16 }, 4, { 8, 4096, 262144 }, 3, 2, 1,
-	   NULL, NULL, NULL };
+static int ocoll = C_BCAST; /* --coll */
+static struct bench_job_cfg ocfg = {
+	.busy = 1, .ranks = { 2, 4, 8, 16 }, .nranks = 4,
+	.sizes = { 8, 4096, 262144 }, .nsizes = 3, .max_sizes = MAXSIZES,
+	.size_min = 0, .size_max = 1 << 20, .warmup = 2, .nic_lcores = 1,
+};
 
 static const struct bench_cmd_opt overlap_opts[] = {
 	{ "coll", 1, "bcast (default), barrier, allreduce (uint64 SUM, "
@@ -117,46 +108,20 @@ static const struct bench_cmd_opt setup_opts[] = {
 static int
 overlap_opt(const char *name, const char *arg)
 {
-	static const struct bench_num_opt nums[] = {
-		{ "busy-rank", &ocfg.busy, 0, MAXP - 1 },
-		{ "warmup", &ocfg.warmup, 0, 1000 },
-		{ "nic-lcores", &ocfg.nic_lcores, 1, MAXP },
-	};
+	int rc;
 
 	if (strcmp(name, "coll") == 0) {
 		for (int c = 0; c < 4; c++)
 			if (strcmp(arg, coll_names[c]) == 0) {
-				ocfg.coll = c;
+				ocoll = c;
 				return 0;
 			}
 		bench_err("--coll %s: expected bcast, barrier, allreduce or "
 			  "alltoall", arg);
 		return -EINVAL;
 	}
-	if (strcmp(name, "busy-rank") == 0 && strcmp(arg, "all") == 0) {
-		ocfg.busy = BUSY_ALL;
-		return 0;
-	}
-	if (strcmp(name, "ranks") == 0)
-		return bench_parse_list(name, arg, ocfg.ranks, MAXRANKS,
-					&ocfg.nranks, 2, MAXP);
-	if (strcmp(name, "sizes") == 0)
-		return bench_parse_list(name, arg, ocfg.sizes, MAXSIZES,
-					&ocfg.nsizes, 0, 1 << 20);
-	if (strcmp(name, "spinnic") == 0) {
-		ocfg.spinnic = arg;
-		return 0;
-	}
-	if (strcmp(name, "spinnic-log") == 0) {
-		ocfg.spinnic_log = arg;
-		return 0;
-	}
-	if (strcmp(name, "mpich") == 0) {
-		ocfg.mpich = arg;
-		return 0;
-	}
-	return bench_opt_num(name, arg, nums, sizeof(nums) / sizeof(nums[0])) ==
-		0 ? 0 : -EINVAL;
+	rc = bench_job_opt(&ocfg, name, arg);
+	return rc == -ENOENT ? -EINVAL : rc;
 }
 
 /* ---- a rank ----------------------------------------------------------------- */
@@ -265,10 +230,10 @@ rank_overlap(struct bench_rank *k)
 				v == V_HOST ? SPIN_SCHED_HOST :
 				v == V_OFFLOAD ? SPIN_SCHED_DYNAMIC : 0);
 			if (rc == 0 && v != V_OFFLOAD)
-				rc = build(k, ocfg.coll, bytes, &s);
+				rc = build(k, ocoll, bytes, &s);
 			RCHECK(k, rc == 0, "build %s: %s", var_names[v],
 			       strerror(-rc));
-			rc = phase(k, v, ocfg.coll, bytes, s, 0, t);
+			rc = phase(k, v, ocoll, bytes, s, 0, t);
 			if (rc == 0)
 				rc = bench_io_all(k->wfd, t, (size_t)k->reps *
 						  sizeof(double), true);
@@ -276,7 +241,7 @@ rank_overlap(struct bench_rank *k)
 				rc = bench_io_all(k->rfd, &work, sizeof(work),
 						  false);
 			if (rc == 0)
-				rc = phase(k, v, ocfg.coll, bytes, s, work, t);
+				rc = phase(k, v, ocoll, bytes, s, work, t);
 			if (rc == 0)
 				rc = bench_io_all(k->wfd, t, (size_t)k->reps *
 						  sizeof(double), true);
@@ -464,7 +429,7 @@ rank_main(struct bench_rank *k, void *arg)
 	for (unsigned z = 0; z < ocfg.nsizes && !setup; z++)
 		if ((size_t)ocfg.sizes[z] > cap)
 			cap = (size_t)ocfg.sizes[z];
-	if (ocfg.coll == C_ALLTOALL && !setup)
+	if (ocoll == C_ALLTOALL && !setup)
 		cap *= k->P;
 	k->cap = cap;
 	k->a = spin_host_alloc(cap);
@@ -503,7 +468,7 @@ mpich_run(const char *helper, unsigned P, long bytes, int reps,
 	int rc;
 
 	snprintf(args, sizeof(args), "%s %ld %d %ld %ld",
-		 coll_names[ocfg.coll], bytes, reps, ocfg.warmup, ocfg.busy);
+		 coll_names[ocoll], bytes, reps, ocfg.warmup, ocfg.busy);
 	rc = bench_mpich_run(helper, P, args, &pure, &total);
 	if (rc < 0)
 		return rc;
@@ -539,7 +504,7 @@ overlap_run(const struct bench_opts *o)
 	char hbuf[4096];
 	const char *helper, *why = "";
 
-	if (ocfg.coll == C_BARRIER) {
+	if (ocoll == C_BARRIER) {
 		ocfg.sizes[0] = 0;
 		ocfg.nsizes = 1;
 	}
@@ -560,7 +525,7 @@ overlap_run(const struct bench_opts *o)
 		struct orow res[MAXSIZES][V_COUNT + 1];
 
 		bench_job_region_env(4 * maxb *
-				     (ocfg.coll == C_ALLTOALL ? P : 1));
+				     (ocoll == C_ALLTOALL ? P : 1));
 		rc = bench_job_nic_start(&nic, P, ocfg.nic_lcores,
 					 ocfg.spinnic);
 		if (rc < 0)
@@ -616,7 +581,7 @@ overlap_run(const struct bench_opts *o)
 					break;
 				}
 				bench_table_set_str(tab, "coll",
-						    coll_names[ocfg.coll]);
+						    coll_names[ocoll]);
 				bench_table_set_int(tab, "ranks", P);
 				bench_table_set_int(tab, "bytes",
 						    ocfg.sizes[z]);
@@ -667,7 +632,7 @@ overlap_run(const struct bench_opts *o)
 		       "(spinnic-bench-mpi under mpiexec -n P, same "
 		       "protocol, no progress thread, "
 		       "MPIR_CVAR_POLLS_BEFORE_YIELD=1 by default)%s%s\n",
-		       coll_names[ocfg.coll], where, ncpus, busy_who,
+		       coll_names[ocoll], where, ncpus, busy_who,
 		       ocfg.busy == BUSY_ALL ? "" : ", the others sleep "
 		       "t_work without library calls", R,
 		       ocfg.warmup, helper ? "" : ": skipped, ", why);

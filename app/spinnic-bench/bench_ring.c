@@ -49,7 +49,6 @@
 #include "bench_job.h"
 
 #define MAXSIZES 6
-#define MAXRANKS 4
 #define RCHECK BENCH_RCHECK
 
 /* the variants (a new one: an index before R_COUNT and its row in each
@@ -65,19 +64,13 @@ static const bool rvar_binomial[R_COUNT] = { false, false, true };
 /* the host tests the group between chunks of compute */
 static const bool rvar_polls[R_COUNT] = { false, true, true };
 
-static struct {
-	long busy;
-	long ranks[MAXRANKS];
-	unsigned nranks;
-	long sizes[MAXSIZES];
-	unsigned nsizes;
-	long warmup;
-	long poll_us;
-	long nic_lcores;
-	const char *spinnic;
-	const char *spinnic_log;
-} rcfg = { 1, { 4, 8 }, 2, { 65536, 524288, 4194304 }, 3, 2, 100, 1, NULL,
-	   NULL };
+static long rpoll_us = 100; /* --poll-us */
+static struct bench_job_cfg rcfg = {
+	.busy = 1, .ranks = { 4, 8 }, .nranks = 2,
+	.sizes = { 65536, 524288, 4194304 }, .nsizes = 3,
+	.max_sizes = MAXSIZES, .size_min = 1, .size_max = 1 << 24,
+	.warmup = 2, .nic_lcores = 1,
+};
 
 static const struct bench_cmd_opt ring_opts[] = {
 	{ "ranks", 1, "comma-separated P (2..16; default 4,8)" },
@@ -98,33 +91,15 @@ static const struct bench_cmd_opt ring_opts[] = {
 static int
 ring_opt(const char *name, const char *arg)
 {
-	static const struct bench_num_opt nums[] = {
-		{ "busy-rank", &rcfg.busy, 0, BENCH_JOB_MAXP - 1 },
-		{ "warmup", &rcfg.warmup, 0, 1000 },
-		{ "poll-us", &rcfg.poll_us, 1, 1000000 },
-		{ "nic-lcores", &rcfg.nic_lcores, 1, BENCH_JOB_MAXP },
+	static const struct bench_num_opt poll[] = {
+		{ "poll-us", &rpoll_us, 1, 1000000 },
 	};
+	int rc;
 
-	if (strcmp(name, "busy-rank") == 0 && strcmp(arg, "all") == 0) {
-		rcfg.busy = BENCH_BUSY_ALL;
-		return 0;
-	}
-	if (strcmp(name, "ranks") == 0)
-		return bench_parse_list(name, arg, rcfg.ranks, MAXRANKS,
-					&rcfg.nranks, 2, BENCH_JOB_MAXP);
-	if (strcmp(name, "sizes") == 0)
-		return bench_parse_list(name, arg, rcfg.sizes, MAXSIZES,
-					&rcfg.nsizes, 1, 1 << 24);
-	if (strcmp(name, "spinnic") == 0) {
-		rcfg.spinnic = arg;
-		return 0;
-	}
-	if (strcmp(name, "spinnic-log") == 0) {
-		rcfg.spinnic_log = arg;
-		return 0;
-	}
-	return bench_opt_num(name, arg, nums, sizeof(nums) / sizeof(nums[0])) ==
-		0 ? 0 : -EINVAL;
+	if (strcmp(name, "poll-us") == 0)
+		return bench_opt_num(name, arg, poll, 1);
+	rc = bench_job_opt(&rcfg, name, arg);
+	return rc == -ENOENT ? -EINVAL : rc;
 }
 
 /* ---- a rank (a process: its state in file-scope variables) -------------- */
@@ -191,7 +166,7 @@ record(struct bench_rank *k, int v, size_t bytes, spin_group_t **g_p)
 static int
 compute_polling(struct bench_rank *k, spin_group_t *g, double work_us)
 {
-	long chunks = (long)ceil(work_us / (double)rcfg.poll_us);
+	long chunks = (long)ceil(work_us / (double)rpoll_us);
 	double chunk = work_us / (double)(chunks > 0 ? chunks : 1);
 	bool done = false;
 	int rc = 0;
@@ -436,7 +411,7 @@ ring_run(const struct bench_opts *o)
 						    rvar_names[v]);
 				if (rvar_polls[v])
 					bench_table_set_int(tab, "poll_us",
-							    rcfg.poll_us);
+							    rpoll_us);
 				bench_table_set_num(tab, "t_pure_us", w->pure);
 				bench_table_set_num(tab, "t_work_us",
 						    res[z][R_HOST1].pure);
@@ -475,7 +450,7 @@ ring_run(const struct bench_opts *o)
 		       "all; ratios: t_total against host-1ring's and "
 		       "host-bcast's in the same run; every rank's panel "
 		       "checked byte for byte at every phase's last step\n",
-		       rcfg.poll_us, rcfg.nic_lcores, ncpus,
+		       rpoll_us, rcfg.nic_lcores, ncpus,
 		       rcfg.busy == BENCH_BUSY_ALL ? "every rank" :
 		       "one rank (--busy-rank)", R, rcfg.warmup);
 	}

@@ -45,7 +45,6 @@
 #include "bench_job.h"
 
 #define MAXSIZES 4
-#define MAXRANKS 4
 #define NMAX 256
 #define RCHECK BENCH_RCHECK
 
@@ -57,18 +56,11 @@ static const char *const svar_names[S_COUNT + 1] = {
 };
 static const unsigned svar_flags[S_COUNT] = { 0, SPIN_GROUP_HOST };
 
-static struct {
-	long busy;
-	long ranks[MAXRANKS];
-	unsigned nranks;
-	long sizes[MAXSIZES];
-	unsigned nsizes;
-	long warmup;
-	long nic_lcores;
-	const char *spinnic;
-	const char *spinnic_log;
-	const char *mpich;
-} scfg = { 1, { 8 }, 1, { 32, 64, 128 }, 3, 2, 1, NULL, NULL, NULL };
+static struct bench_job_cfg scfg = {
+	.busy = 1, .ranks = { 8 }, .nranks = 1, .sizes = { 32, 64, 128 },
+	.nsizes = 3, .max_sizes = MAXSIZES, .size_min = 2, .size_max = NMAX,
+	.warmup = 2, .nic_lcores = 1,
+};
 
 static const struct bench_cmd_opt stencil_opts[] = {
 	{ "ranks", 1, "comma-separated P (2..16; default 8: a 2x2x2 grid)" },
@@ -90,36 +82,10 @@ static const struct bench_cmd_opt stencil_opts[] = {
 static int
 stencil_opt(const char *name, const char *arg)
 {
-	static const struct bench_num_opt nums[] = {
-		{ "busy-rank", &scfg.busy, 0, BENCH_JOB_MAXP - 1 },
-		{ "warmup", &scfg.warmup, 0, 1000 },
-		{ "nic-lcores", &scfg.nic_lcores, 1, BENCH_JOB_MAXP },
-	};
+	int rc;
 
-	if (strcmp(name, "busy-rank") == 0 && strcmp(arg, "all") == 0) {
-		scfg.busy = BENCH_BUSY_ALL;
-		return 0;
-	}
-	if (strcmp(name, "ranks") == 0)
-		return bench_parse_list(name, arg, scfg.ranks, MAXRANKS,
-					&scfg.nranks, 2, BENCH_JOB_MAXP);
-	if (strcmp(name, "sizes") == 0)
-		return bench_parse_list(name, arg, scfg.sizes, MAXSIZES,
-					&scfg.nsizes, 2, NMAX);
-	if (strcmp(name, "spinnic") == 0) {
-		scfg.spinnic = arg;
-		return 0;
-	}
-	if (strcmp(name, "spinnic-log") == 0) {
-		scfg.spinnic_log = arg;
-		return 0;
-	}
-	if (strcmp(name, "mpich") == 0) {
-		scfg.mpich = arg;
-		return 0;
-	}
-	return bench_opt_num(name, arg, nums, sizeof(nums) / sizeof(nums[0])) ==
-		0 ? 0 : -EINVAL;
+	rc = bench_job_opt(&scfg, name, arg);
+	return rc == -ENOENT ? -EINVAL : rc;
 }
 
 /* ---- the grid ---------------------------------------------------------- */
