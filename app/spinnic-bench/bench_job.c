@@ -307,6 +307,34 @@ bench_parse_list(const char *what, const char *arg, long *out, unsigned max,
 }
 
 int
+bench_job_common_work(struct bench_job *j, int R, int nvar, int ref,
+		      double pure_period_s, double total_period_s,
+		      double *m, double *tmp, struct bench_job_times *out)
+{
+	double work;
+	int rc = 0;
+
+	for (int v = 0; v < nvar && rc == 0; v++) {
+		rc = bench_job_send_base(j, pure_period_s);
+		if (rc == 0)
+			rc = bench_job_gather_max(j, m, tmp, (size_t)R);
+		out[v].pure = bench_median(m, R);
+	}
+	work = out[ref].pure;
+	if (rc == 0)
+		rc = bench_job_send_all(j, &work, sizeof(work));
+	for (int v = 0; v < nvar && rc == 0; v++) {
+		rc = bench_job_send_base(j, total_period_s);
+		if (rc == 0)
+			rc = bench_job_gather_max(j, m, tmp, (size_t)R);
+		out[v].total = bench_median(m, R);
+		out[v].nonov = out[v].total - work;
+		out[v].overlap = bench_clamp01(1 - out[v].nonov / out[v].pure);
+	}
+	return rc;
+}
+
+int
 bench_job_opt(struct bench_job_cfg *c, const char *name, const char *arg)
 {
 	const struct bench_num_opt nums[] = {

@@ -142,6 +142,26 @@ int bench_job_nic_start(struct bench_spinnic *nic, unsigned P,
  *  schedules'). */
 void bench_job_region_env(size_t need);
 
+/** One variant's times at one size (µs; overlap 0..1). */
+struct bench_job_times {
+	double pure, total, nonov, overlap;
+};
+
+/**
+ * One size of a bench whose variants compute for one common time
+ * (stencil, ring): per variant a pure phase (the first may compile: the
+ * phases' periods are @p pure_period_s), then every rank is told t_work
+ * = the pure time of variant @p ref, then per variant a phase computing
+ * t_work (periods @p total_period_s). Times: max over ranks per
+ * iteration, medians of the @p R reps, into @p out[0..nvar-1]
+ * (nonov = total - t_work, overlap = 1 - nonov / pure, clamped).
+ * @param m, tmp @p R doubles each (scratch)
+ * @return 0, -EIO
+ */
+int bench_job_common_work(struct bench_job *j, int R, int nvar, int ref,
+			  double pure_period_s, double total_period_s,
+			  double *m, double *tmp, struct bench_job_times *out);
+
 /** --ranks and --sizes values a job bench takes at most. */
 #define BENCH_JOB_MAXRANKS 4
 #define BENCH_JOB_MAXSIZES 8

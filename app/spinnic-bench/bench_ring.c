@@ -314,10 +314,6 @@ rrank_main(struct bench_rank *k, void *arg)
 
 /* ---- the parent ---------------------------------------------------- */
 
-struct rrow {
-	double pure, total, nonov, overlap;
-};
-
 static int
 ring_run(const struct bench_opts *o)
 {
@@ -354,7 +350,7 @@ ring_run(const struct bench_opts *o)
 	bench_spinnic_signals();
 	for (unsigned pi = 0; pi < rcfg.nranks && rc == 0; pi++) {
 		unsigned P = (unsigned)rcfg.ranks[pi];
-		struct rrow res[MAXSIZES][R_COUNT];
+		struct bench_job_times res[MAXSIZES][R_COUNT];
 
 		bench_job_region_env(maxb);
 		rc = bench_job_nic_start(&nic, P, rcfg.nic_lcores,
@@ -363,34 +359,12 @@ ring_run(const struct bench_opts *o)
 			break;
 		ncpus = bench_clients_off_lcores((int)rcfg.nic_lcores);
 		rc = bench_job_start(&j, &nic, P, R, rrank_main, NULL);
-		for (unsigned z = 0; z < rcfg.nsizes && rc == 0; z++) {
-			double work;
-
-			for (int v = 0; v < R_COUNT && rc == 0; v++) {
-				/* the first call compiles (collective) */
-				rc = bench_job_send_base(&j, 20e-3 + 5e-3 * P);
-				if (rc == 0)
-					rc = bench_job_gather_max(&j, m, tmp,
-								  (size_t)R);
-				res[z][v].pure = bench_median(m, R);
-			}
-			work = res[z][R_HOST1].pure;
-			if (rc == 0)
-				rc = bench_job_send_all(&j, &work,
-							sizeof(work));
-			for (int v = 0; v < R_COUNT && rc == 0; v++) {
-				struct rrow *w = &res[z][v];
-
-				rc = bench_job_send_base(&j, 10e-3 + 1e-3 * P);
-				if (rc == 0)
-					rc = bench_job_gather_max(&j, m, tmp,
-								  (size_t)R);
-				w->total = bench_median(m, R);
-				w->nonov = w->total - work;
-				w->overlap = bench_clamp01(1 - w->nonov /
-							   w->pure);
-			}
-		}
+		/* the first call compiles (collective): longer periods */
+		for (unsigned z = 0; z < rcfg.nsizes && rc == 0; z++)
+			rc = bench_job_common_work(&j, R, R_COUNT, R_HOST1,
+						   20e-3 + 5e-3 * P,
+						   10e-3 + 1e-3 * P, m, tmp,
+						   res[z]);
 		if (rc == 0)
 			rc = bench_job_finish(&j);
 		else
@@ -398,7 +372,7 @@ ring_run(const struct bench_opts *o)
 		bench_spinnic_stop(&nic, rcfg.spinnic_log);
 		for (unsigned z = 0; z < rcfg.nsizes && rc == 0; z++)
 			for (int v = 0; v < R_COUNT; v++) {
-				const struct rrow *w = &res[z][v];
+				const struct bench_job_times *w = &res[z][v];
 
 				if (bench_table_row(tab) < 0) {
 					rc = -ENOMEM;

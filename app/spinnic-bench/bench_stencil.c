@@ -362,15 +362,11 @@ srank_main(struct bench_rank *k, void *arg)
 
 /* ---- the parent ---------------------------------------------------- */
 
-struct srow {
-	double pure, total, nonov, overlap;
-};
-
 /* MPICH's halo exchange of cube edge @p n with compute @p work_us:
  * @return 0 (w filled), -EIO */
 static int
 smpich(const char *helper, unsigned P, long n, int reps, double work_us,
-       struct srow *w)
+       struct bench_job_times *w)
 {
 	char args[160];
 	int rc;
@@ -425,7 +421,7 @@ stencil_run(const struct bench_opts *o)
 	bench_spinnic_signals();
 	for (unsigned pi = 0; pi < scfg.nranks && rc == 0; pi++) {
 		unsigned P = (unsigned)scfg.ranks[pi], d[3];
-		struct srow res[MAXSIZES][S_COUNT + 1];
+		struct bench_job_times res[MAXSIZES][S_COUNT + 1];
 		char grid[48];
 
 		grid_dims(P, d);
@@ -437,34 +433,12 @@ stencil_run(const struct bench_opts *o)
 			break;
 		ncpus = bench_clients_off_lcores((int)scfg.nic_lcores);
 		rc = bench_job_start(&j, &nic, P, R, srank_main, NULL);
-		for (unsigned z = 0; z < scfg.nsizes && rc == 0; z++) {
-			double work;
-
-			for (int v = 0; v < S_COUNT && rc == 0; v++) {
-				/* the first call compiles (collective) */
-				rc = bench_job_send_base(&j, 20e-3 + 5e-3 * P);
-				if (rc == 0)
-					rc = bench_job_gather_max(&j, m, tmp,
-								  (size_t)R);
-				res[z][v].pure = bench_median(m, R);
-			}
-			work = res[z][S_HOST].pure;
-			if (rc == 0)
-				rc = bench_job_send_all(&j, &work,
-							sizeof(work));
-			for (int v = 0; v < S_COUNT && rc == 0; v++) {
-				struct srow *w = &res[z][v];
-
-				rc = bench_job_send_base(&j, 10e-3 + 1e-3 * P);
-				if (rc == 0)
-					rc = bench_job_gather_max(&j, m, tmp,
-								  (size_t)R);
-				w->total = bench_median(m, R);
-				w->nonov = w->total - work;
-				w->overlap = bench_clamp01(1 - w->nonov /
-							   w->pure);
-			}
-		}
+		/* the first call compiles (collective): longer periods */
+		for (unsigned z = 0; z < scfg.nsizes && rc == 0; z++)
+			rc = bench_job_common_work(&j, R, S_COUNT, S_HOST,
+						   20e-3 + 5e-3 * P,
+						   10e-3 + 1e-3 * P, m, tmp,
+						   res[z]);
 		if (rc == 0)
 			rc = bench_job_finish(&j);
 		else
@@ -475,7 +449,7 @@ stencil_run(const struct bench_opts *o)
 				    res[z][S_HOST].pure, &res[z][S_MPICH]);
 		for (unsigned z = 0; z < scfg.nsizes && rc == 0; z++)
 			for (int v = 0; v < S_COUNT + (helper != NULL); v++) {
-				const struct srow *w = &res[z][v];
+				const struct bench_job_times *w = &res[z][v];
 				long n = scfg.sizes[z];
 
 				if (bench_table_row(tab) < 0) {
