@@ -30,7 +30,8 @@
  * protocol this shares, bench_job.h: iterations at instants agreed in
  * advance, --busy-rank computes with a calibrated loop while the others
  * sleep without library calls, --nic-lcores). Every phase's last call is
- * checked: block j of every rank's receive buffer holds rank j's bytes.
+ * checked byte for byte: block j of every rank's receive buffer holds
+ * what rank j sent it (a pattern of sender, receiver and offset).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -155,13 +156,26 @@ giteration(struct bench_rank *k, int v, size_t bytes, double work_us, long it)
 	return rc != 0 ? rc : (t1 - t0) * 1e6;
 }
 
+/* byte @p i of the block rank @p from sends to rank @p to */
+static uint8_t
+gbyte(unsigned from, unsigned to, size_t i)
+{
+	return (uint8_t)(from * 37u + to * 11u + i * 13u + (i >> 8) + 1u);
+}
+
 static int
 check(struct bench_rank *k, size_t bytes)
 {
+	/* SPINNIC_BENCH_CORRUPT: the last rank flips a bit first, to see
+	 * the check fail (as stencil and ring) */
+	if (getenv("SPINNIC_BENCH_CORRUPT") != NULL && k->r == k->P - 1)
+		k->b[bytes * k->P - 1] ^= 1;
 	for (unsigned j = 0; j < k->P; j++)
-		RCHECK(k, k->b[j * bytes] == (uint8_t)(j + 1) &&
-		       k->b[j * bytes + bytes - 1] == (uint8_t)(j + 1),
-		       "alltoall %zu B: block %u wrong", bytes, j);
+		for (size_t i = 0; i < bytes; i++)
+			RCHECK(k, k->b[j * bytes + i] == gbyte(j, k->r, i),
+			       "alltoall %zu B: block %u byte %zu is %#x, "
+			       "wanted %#x", bytes, j, i, k->b[j * bytes + i],
+			       gbyte(j, k->r, i));
 	return 0;
 }
 
@@ -171,6 +185,10 @@ gphase(struct bench_rank *k, int v, size_t bytes, double work_us, double *t)
 {
 	long it = 0;
 
+	/* block j for rank j (before the phase's agreed instants) */
+	for (unsigned j = 0; j < k->P; j++)
+		for (size_t i = 0; i < bytes; i++)
+			k->a[j * bytes + i] = gbyte(k->r, j, i);
 	if (bench_rank_phase(k, 4e-3 + 1.5e-3 * k->P +
 			     (double)bytes * k->P / 50e6 +
 			     (v == G_UNCACHED || v == G_SIMPLE ||
@@ -245,7 +263,6 @@ grank_main(struct bench_rank *k, void *arg)
 	k->a = spin_host_alloc(cap);
 	k->b = spin_host_alloc(cap);
 	RCHECK(k, k->a != NULL && k->b != NULL, "spin_host_alloc %zu", cap);
-	memset(k->a, (int)k->r + 1, cap);
 	rc = rank_group(k);
 	if (rc == 0) {
 		rc = spin_group_cache_release(k->comm);

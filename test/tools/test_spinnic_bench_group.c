@@ -118,6 +118,13 @@ test_group(void **state)
 					   c->f[5][c_to]));
 		assert_string_equal(c->f[i][c_rm], "");
 	}
+	/* the bench checks every byte: one flipped bit fails it */
+	setenv("SPINNIC_BENCH_CORRUPT", "1", 1);
+	run(r, "group", "--ranks", "2", "--sizes", "64", "--reps", "1",
+	    "--warmup", "0", "--mpich", "none", NULL);
+	unsetenv("SPINNIC_BENCH_CORRUPT");
+	assert_int_not_equal(r->status, 0);
+	assert_non_null(strstr(r->err, "block 1 byte 63"));
 	run(r, "group", "--ranks", "2", "--sizes", "64", "--reps", "1",
 	    "--warmup", "0", "--csv", path("group-mpich.csv"), NULL);
 	if (r->status != 0)
