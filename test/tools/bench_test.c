@@ -31,6 +31,35 @@ run(struct tool_result *r, ...)
 	assert_int_equal(tool_run(tool, tmpdir, args, r), 0);
 }
 
+struct csv *
+run_csv(struct tool_result *r, const char *csv_name, ...)
+{
+	const char *args[32];
+	char file[4200];
+	struct csv *c;
+	va_list ap;
+	int n = 0;
+
+	snprintf(file, sizeof(file), "%s/%s", tmpdir, csv_name);
+	va_start(ap, csv_name);
+	while (n < 29 && (args[n] = va_arg(ap, const char *)) != NULL)
+		n++;
+	va_end(ap);
+	args[n++] = "--csv";
+	args[n++] = file;
+	args[n] = NULL;
+	assert_int_equal(tool_run(tool, tmpdir, args, r), 0);
+	if (lacks_resources(r))
+		return NULL;
+	if (r->status != 0)
+		fail_msg("spinnic-bench %s failed (%d): %s", args[0], r->status,
+			 r->err);
+	c = malloc(sizeof(*c));
+	assert_non_null(c);
+	csv_read(c, file);
+	return c;
+}
+
 char *
 path(const char *name)
 {

@@ -36,6 +36,12 @@ void csv_read(struct csv *c, const char *file);
 /* The EAL or spinnic could not start here (memory, hugepages): skip. */
 int lacks_resources(const struct tool_result *r);
 
+/* Run spinnic-bench with the NULL-terminated arguments and "--csv
+ * @p csv_name" (in the test folder); a failure fails the test. @return
+ * the CSV read (malloc'd), or NULL when the bench lacks resources here
+ * (then skip) */
+struct csv *run_csv(struct tool_result *r, const char *csv_name, ...);
+
 /* Is @p q (printed to 0.01) the ratio @p t / @p h of two times printed
  * to 0.1, within what the rounding allows? */
 bool ratio_of(double q, double t, double h);

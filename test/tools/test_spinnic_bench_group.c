@@ -61,27 +61,20 @@ test_group(void **state)
 	static const char *const variant[] = { "cached", "rerecorded",
 		"uncached", "simple", "host", "staged", "mpich" };
 	struct tool_result *r = malloc(sizeof(*r));
-	struct csv *c = malloc(sizeof(*c));
+	struct csv *c;
 	int c_v, c_f, c_pu, c_to, c_n, c_o, c_rh, c_rs, c_rst, c_rm;
 
 	(void)state;
 	assert_non_null(r);
-	assert_non_null(c);
-	run(r, "group", "--ranks", "2", "--sizes", "64", "--reps", "1",
-	    "--warmup", "0", "--mpich", "none", "--csv", path("group.csv"),
-	    NULL);
-	if (lacks_resources(r)) {
-		free(c);
+	c = run_csv(r, "group.csv", "group", "--ranks", "2", "--sizes", "64",
+		    "--reps", "1", "--warmup", "0", "--mpich", "none", NULL);
+	if (c == NULL) {
 		free(r);
 		skip();
 		return;
 	}
-	if (r->status != 0)
-		fail_msg("spinnic-bench group failed (%d): %s", r->status,
-			 r->err);
 	assert_non_null(strstr(r->out, "\n# group "));
 	assert_non_null(strstr(r->out, ": skipped, --mpich none"));
-	csv_read(c, path("group.csv"));
 	c_v = col(c->hdr, c->nh, "variant");
 	c_f = col(c->hdr, c->nh, "t_first_us");
 	c_pu = col(c->hdr, c->nh, "t_pure_us");
@@ -160,26 +153,20 @@ test_stencil(void **state)
 	static const char *const n[] = { "4", "6" };
 	static const char *const fb[] = { "128", "288" };
 	struct tool_result *r = malloc(sizeof(*r));
-	struct csv *c = malloc(sizeof(*c));
+	struct csv *c;
 	int c_p, c_g, c_n, c_fb, c_v, c_pu, c_w, c_to, c_nv, c_o, c_rh, c_rm;
 
 	(void)state;
 	assert_non_null(r);
-	assert_non_null(c);
-	run(r, "stencil", "--ranks", "3,8", "--sizes", "4,6", "--reps", "2",
-	    "--warmup", "1", "--mpich", "none", "--csv", path("stencil.csv"),
-	    NULL);
-	if (lacks_resources(r)) {
-		free(c);
+	c = run_csv(r, "stencil.csv", "stencil", "--ranks", "3,8", "--sizes",
+		    "4,6", "--reps", "2", "--warmup", "1", "--mpich", "none",
+		    NULL);
+	if (c == NULL) {
 		free(r);
 		skip();
 		return;
 	}
-	if (r->status != 0)
-		fail_msg("spinnic-bench stencil failed (%d): %s", r->status,
-			 r->err);
 	assert_non_null(strstr(r->out, "\n# stencil "));
-	csv_read(c, path("stencil.csv"));
 	c_p = col(c->hdr, c->nh, "ranks");
 	c_g = col(c->hdr, c->nh, "grid");
 	c_n = col(c->hdr, c->nh, "n");
@@ -258,26 +245,20 @@ test_ring(void **state)
 					       "host-bcast" };
 	static const char *const bytes[] = { "100", "70000" };
 	struct tool_result *r = malloc(sizeof(*r));
-	struct csv *c = malloc(sizeof(*c));
+	struct csv *c;
 	int c_p, c_b, c_v, c_pl, c_pu, c_w, c_to, c_nv, c_o, c_r1, c_rb;
 
 	(void)state;
 	assert_non_null(r);
-	assert_non_null(c);
-	run(r, "ring", "--ranks", "3", "--sizes", "100,70000", "--reps", "2",
-	    "--warmup", "1", "--poll-us", "20", "--csv", path("ring.csv"),
-	    NULL);
-	if (lacks_resources(r)) {
-		free(c);
+	c = run_csv(r, "ring.csv", "ring", "--ranks", "3", "--sizes",
+		    "100,70000", "--reps", "2", "--warmup", "1", "--poll-us",
+		    "20", NULL);
+	if (c == NULL) {
 		free(r);
 		skip();
 		return;
 	}
-	if (r->status != 0)
-		fail_msg("spinnic-bench ring failed (%d): %s", r->status,
-			 r->err);
 	assert_non_null(strstr(r->out, "\n# ring "));
-	csv_read(c, path("ring.csv"));
 	c_p = col(c->hdr, c->nh, "ranks");
 	c_b = col(c->hdr, c->nh, "bytes");
 	c_v = col(c->hdr, c->nh, "variant");

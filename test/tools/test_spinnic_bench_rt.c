@@ -461,25 +461,19 @@ test_staging(void **state)
 	static const char *const bytes[] = { "8", "70000" };
 	static const char *const variant[] = { "direct", "staged" };
 	struct tool_result *r = malloc(sizeof(*r));
-	struct csv *c = malloc(sizeof(*c));
+	struct csv *c;
 	int c_b, c_v, c_us, c_q;
 
 	(void)state;
 	assert_non_null(r);
-	assert_non_null(c);
-	run(r, "staging", "--sizes", "8,70000", "--iters", "5", "--warmup",
-	    "1", "--csv", path("staging.csv"), NULL);
-	if (lacks_resources(r)) {
-		free(c);
+	c = run_csv(r, "staging.csv", "staging", "--sizes", "8,70000",
+		    "--iters", "5", "--warmup", "1", NULL);
+	if (c == NULL) {
 		free(r);
 		skip();
 		return;
 	}
-	if (r->status != 0)
-		fail_msg("spinnic-bench staging failed (%d): %s", r->status,
-			 r->err);
 	assert_non_null(strstr(r->out, "\n# two-way exchange"));
-	csv_read(c, path("staging.csv"));
 	c_b = col(c->hdr, c->nh, "bytes");
 	c_v = col(c->hdr, c->nh, "variant");
 	c_us = col(c->hdr, c->nh, "exchange_us");
@@ -582,28 +576,13 @@ test_setup(void **state)
 static struct csv *
 aa_use_run(struct tool_result *r, const char *name, const char *const *argv)
 {
-	struct csv *c = malloc(sizeof(*c));
-	const char *a[16] = { NULL };
+	const char *a[13] = { NULL };
 	int n = 0;
 
-	assert_non_null(c);
-	a[n++] = name;
 	while (*argv != NULL && n < 12)
 		a[n++] = *argv++;
-	a[n++] = "--csv";
-	a[n++] = path("aa_use.csv");
-	a[n] = NULL;
-	run(r, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-	    a[10], a[11], a[12], a[13], NULL);
-	if (lacks_resources(r)) {
-		free(c);
-		return NULL;
-	}
-	if (r->status != 0)
-		fail_msg("spinnic-bench %s failed (%d): %s", name, r->status,
-			 r->err);
-	csv_read(c, path("aa_use.csv"));
-	return c;
+	return run_csv(r, "aa_use.csv", name, a[0], a[1], a[2], a[3], a[4],
+		       a[5], a[6], a[7], a[8], a[9], a[10], a[11], NULL);
 }
 
 /* aa-count: three rows, every rate positive, none the reference */
