@@ -309,10 +309,14 @@ bench_parse_list(const char *what, const char *arg, long *out, unsigned max,
 int
 bench_job_common_work(struct bench_job *j, int R, int nvar, int ref,
 		      double pure_period_s, double total_period_s,
-		      double *m, double *tmp, struct bench_job_times *out)
+		      bool own, double *m, double *tmp,
+		      struct bench_job_times *out)
 {
-	double work;
+	double work, pures[BENCH_JOB_MAXVAR];
 	int rc = 0;
+
+	if (nvar > BENCH_JOB_MAXVAR)
+		return -EINVAL;
 
 	for (int v = 0; v < nvar && rc == 0; v++) {
 		rc = bench_job_send_base(j, pure_period_s);
@@ -330,6 +334,20 @@ bench_job_common_work(struct bench_job *j, int R, int nvar, int ref,
 		out[v].total = bench_median(m, R);
 		out[v].nonov = out[v].total - work;
 		out[v].overlap = bench_clamp01(1 - out[v].nonov / out[v].pure);
+	}
+	if (!own || rc != 0)
+		return rc;
+	for (int v = 0; v < nvar; v++)
+		pures[v] = out[v].pure;
+	rc = bench_job_send_all(j, pures, (size_t)nvar * sizeof(pures[0]));
+	for (int v = 0; v < nvar && rc == 0; v++) {
+		rc = bench_job_send_base(j, total_period_s);
+		if (rc == 0)
+			rc = bench_job_gather_max(j, m, tmp, (size_t)R);
+		out[v].total_own = bench_median(m, R);
+		out[v].overlap_own = bench_clamp01(1 - (out[v].total_own -
+							out[v].pure) /
+						   out[v].pure);
 	}
 	return rc;
 }

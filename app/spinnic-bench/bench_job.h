@@ -142,9 +142,14 @@ int bench_job_nic_start(struct bench_spinnic *nic, unsigned P,
  *  schedules'). */
 void bench_job_region_env(size_t need);
 
+/** Variants bench_job_common_work() takes at most. */
+#define BENCH_JOB_MAXVAR 8
+
 /** One variant's times at one size (µs; overlap 0..1). */
 struct bench_job_times {
 	double pure, total, nonov, overlap;
+	/** with its own t_pure as t_work (OMB's overlap; @p own phases) */
+	double total_own, overlap_own;
 };
 
 /**
@@ -154,13 +159,17 @@ struct bench_job_times {
  * = the pure time of variant @p ref, then per variant a phase computing
  * t_work (periods @p total_period_s). Times: max over ranks per
  * iteration, medians of the @p R reps, into @p out[0..nvar-1]
- * (nonov = total - t_work, overlap = 1 - nonov / pure, clamped).
+ * (nonov = total - t_work, overlap = 1 - nonov / pure, clamped). With
+ * @p own, then every rank is told the nvar pure times and each variant
+ * runs one more phase computing its own (total_own, overlap_own = 1 -
+ * (total_own - pure) / pure: the OSU benchmarks' overlap).
  * @param m, tmp @p R doubles each (scratch)
  * @return 0, -EIO
  */
 int bench_job_common_work(struct bench_job *j, int R, int nvar, int ref,
 			  double pure_period_s, double total_period_s,
-			  double *m, double *tmp, struct bench_job_times *out);
+			  bool own, double *m, double *tmp,
+			  struct bench_job_times *out);
 
 /** --ranks and --sizes values a job bench takes at most. */
 #define BENCH_JOB_MAXRANKS 4

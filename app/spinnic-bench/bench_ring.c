@@ -363,8 +363,8 @@ ring_run(const struct bench_opts *o)
 		for (unsigned z = 0; z < rcfg.nsizes && rc == 0; z++)
 			rc = bench_job_common_work(&j, R, R_COUNT, R_HOST1,
 						   20e-3 + 5e-3 * P,
-						   10e-3 + 1e-3 * P, m, tmp,
-						   res[z]);
+						   10e-3 + 1e-3 * P, false, m,
+						   tmp, res[z]);
 		if (rc == 0)
 			rc = bench_job_finish(&j);
 		else

@@ -289,6 +289,7 @@ static int
 rank_stencil(struct bench_rank *k)
 {
 	double *t = calloc((size_t)k->reps, sizeof(double)), work;
+	double own[S_COUNT];
 	size_t tb = (size_t)k->reps * sizeof(double);
 	int rc = 0;
 
@@ -313,6 +314,14 @@ rank_stencil(struct bench_rank *k)
 			rc = bench_io_all(k->rfd, &work, sizeof(work), false);
 		for (int v = 0; v < S_COUNT && rc == 0; v++) {
 			rc = sphase(k, v, n, work, false, t);
+			if (rc == 0)
+				rc = bench_io_all(k->wfd, t, tb, true);
+		}
+		/* each variant with its own pure time as t_work (OMB) */
+		if (rc == 0)
+			rc = bench_io_all(k->rfd, own, sizeof(own), false);
+		for (int v = 0; v < S_COUNT && rc == 0; v++) {
+			rc = sphase(k, v, n, own[v], false, t);
 			if (rc == 0)
 				rc = bench_io_all(k->wfd, t, tb, true);
 		}
@@ -395,6 +404,8 @@ stencil_run(const struct bench_opts *o)
 		{ "t_total_us", BENCH_COL_NUM, 2 },
 		{ "t_nonov_us", BENCH_COL_NUM, 2 },
 		{ "overlap", BENCH_COL_NUM, 3 },
+		{ "t_total_own_us", BENCH_COL_NUM, 2 },
+		{ "overlap_own", BENCH_COL_NUM, 3 },
 		{ "ratio_total_host", BENCH_COL_NUM, 3 },
 		{ "ratio_total_mpich", BENCH_COL_NUM, 3 },
 	};
@@ -437,8 +448,8 @@ stencil_run(const struct bench_opts *o)
 		for (unsigned z = 0; z < scfg.nsizes && rc == 0; z++)
 			rc = bench_job_common_work(&j, R, S_COUNT, S_HOST,
 						   20e-3 + 5e-3 * P,
-						   10e-3 + 1e-3 * P, m, tmp,
-						   res[z]);
+						   10e-3 + 1e-3 * P, true, m,
+						   tmp, res[z]);
 		if (rc == 0)
 			rc = bench_job_finish(&j);
 		else
@@ -472,6 +483,12 @@ stencil_run(const struct bench_opts *o)
 						    w->nonov);
 				bench_table_set_num(tab, "overlap",
 						    w->overlap);
+				if (v != S_MPICH) {
+					bench_table_set_num(tab,
+						"t_total_own_us", w->total_own);
+					bench_table_set_num(tab,
+						"overlap_own", w->overlap_own);
+				}
 				if (v != S_HOST)
 					bench_table_set_num(tab,
 						"ratio_total_host", w->total /
@@ -496,7 +513,9 @@ stencil_run(const struct bench_opts *o)
 		       "sleep t_work without library calls; times: max over "
 		       "ranks per call, median of %d (%ld untimed first, and "
 		       "the group's first call); t_work = t_pure(host) for "
-		       "all; ratios: t_total against host's and mpich's in "
+		       "all (t_total_own, overlap_own: each variant's own "
+		       "t_pure as t_work, the OSU benchmarks' overlap); "
+		       "ratios: t_total against host's and mpich's in "
 		       "the same run; halos checked byte for byte at every "
 		       "phase's last call; mpich: MPI_Isend/MPI_Irecv of the "
 		       "same buffers, MPI_Waitall (spinnic-bench-mpi under "

@@ -52,9 +52,8 @@ assert_overlap(const char *pu, const char *w, const char *to, const char *n,
 }
 
 /* group: six variants in order, ratios against host's, simple's and
- * staged's;
- * then the mpich row where spinnic-bench-mpi and mpiexec are there, else
- * a line that says it was skipped */
+ * staged's; then the mpich row where spinnic-bench-mpi and mpiexec are
+ * there, else a line that says it was skipped */
 static void
 test_group(void **state)
 {
@@ -155,6 +154,7 @@ test_stencil(void **state)
 	struct tool_result *r = malloc(sizeof(*r));
 	struct csv *c;
 	int c_p, c_g, c_n, c_fb, c_v, c_pu, c_w, c_to, c_nv, c_o, c_rh, c_rm;
+	int c_too, c_oo;
 
 	(void)state;
 	assert_non_null(r);
@@ -179,9 +179,12 @@ test_stencil(void **state)
 	c_o = col(c->hdr, c->nh, "overlap");
 	c_rh = col(c->hdr, c->nh, "ratio_total_host");
 	c_rm = col(c->hdr, c->nh, "ratio_total_mpich");
+	c_too = col(c->hdr, c->nh, "t_total_own_us");
+	c_oo = col(c->hdr, c->nh, "overlap_own");
 	assert_true(c_p >= 0 && c_g >= 0 && c_n >= 0 && c_fb >= 0 &&
 		    c_v >= 0 && c_pu >= 0 && c_w >= 0 && c_to >= 0 &&
-		    c_nv >= 0 && c_o >= 0 && c_rh >= 0 && c_rm >= 0);
+		    c_nv >= 0 && c_o >= 0 && c_rh >= 0 && c_rm >= 0 &&
+		    c_too >= 0 && c_oo >= 0);
 	assert_int_equal(c->rows, 8);
 	for (int i = 0; i < 8; i++) {
 		int h = i | 1; /* the host row of the same P and n */
@@ -194,6 +197,18 @@ test_stencil(void **state)
 		assert_string_equal(c->f[i][c_w], c->f[h][c_pu]);
 		assert_overlap(c->f[i][c_pu], c->f[i][c_w], c->f[i][c_to],
 			       c->f[i][c_nv], c->f[i][c_o]);
+		/* with its own t_pure as t_work */
+		{
+			double pu = atof(c->f[i][c_pu]);
+			double to = atof(c->f[i][c_too]);
+			double o = atof(c->f[i][c_oo]), want;
+
+			want = 1 - (to - pu) / pu;
+			want = want < 0 ? 0 : want > 1 ? 1 : want;
+			assert_true(to > 0 && o >= 0 && o <= 1);
+			assert_true(fabs(o - want) <= 0.002 + 0.011 *
+				    (1 / pu + to / (pu * pu)));
+		}
 		if (i % 2)
 			assert_string_equal(c->f[i][c_rh], "");
 		else
@@ -216,6 +231,7 @@ test_stencil(void **state)
 		assert_string_equal(c->f[2][c_v], "mpich");
 		assert_string_equal(c->f[2][c_g], "2x1x1");
 		assert_string_equal(c->f[2][c_w], c->f[1][c_pu]);
+		assert_string_equal(c->f[2][c_oo], "");
 		assert_overlap(c->f[2][c_pu], c->f[2][c_w], c->f[2][c_to],
 			       c->f[2][c_nv], c->f[2][c_o]);
 		for (int i = 0; i < 2; i++)
