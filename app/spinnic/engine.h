@@ -377,6 +377,10 @@ struct in_msg {
 	bool zero_sent;                 /**< sPIN: a packet was delivered */
 	bool unseq;                     /**< came unsequenced (a generator's,
 					     no session): no ACK goes back */
+	bool aa_wait;                   /**< an atomic matched but parked: an
+					     Active Access log lacked room
+					     for its records; its resend
+					     applies it */
 };
 
 /** A GET, or a fetching atomic, being answered (REPLY packets built by

@@ -675,25 +675,33 @@ rx_atomic(struct spinnic_engine *eng, struct rte_mbuf *m,
 	struct in_msg *e;
 	uint64_t mlen;
 	uint8_t fail;
+	int rc;
 
 	if (p->pay_len < lead || p->pay_len != p->msg_len) {
 		eng_in_drop(eng, m, ENG_DROP_INCONSISTENT);
 		return RX_DONE;
 	}
-	if (spinnic_msgtab_lookup(eng->rx.msgs, &key) != NULL) {
+	e = spinnic_msgtab_lookup(eng->rx.msgs, &key);
+	if (e != NULL && !(e->aa_wait && e->state == MSG_S_NP)) {
 		eng_in_drop(eng, m, ENG_DROP_LATE);
 		return RX_DONE;
 	}
 	if (fetch && rte_ring_free_count(eng->jobs) == 0)
 		return RX_STALL;
+	q.msg_len -= lead;
+	q.pay_len -= lead;
+	q.payload += lead;
+	if (e != NULL) {
+		/* the resend of an atomic parked for a full log: matched */
+		spinnic_msgtab_touch(eng->rx.msgs, e, now);
+		mlen = e->match.mlength;
+		goto apply;
+	}
 	e = msg_insert(eng, eng->rx.msgs, m, p, -1, now);
 	if (e == NULL)
 		return RX_DONE;
 	e->eng = eng;
 	e->unseq = !(p->flags & SPINNIC_WIRE_F_REL);
-	q.msg_len -= lead;
-	q.pay_len -= lead;
-	q.payload += lead;
 	if (ptl_nic_match(eng->node->nic, &q, &e->match) != 0) {
 		eng->node->rx.no_match++;
 		if (fetch || p->ack_req != SPINNIC_PTL_NO_ACK_REQ)
@@ -706,6 +714,7 @@ rx_atomic(struct spinnic_engine *eng, struct rte_mbuf *m,
 	/* whole elements of what the ME holds (truncation) */
 	mlen = e->match.mlength / esize * esize;
 	e->match.mlength = mlen;
+apply:
 	if (fetch && (j = fetch_job(p, mlen)) == NULL) {
 		/* no memory for the old values: the initiator hears why */
 		ack_send(eng, p, SPINNIC_PTL_NI_DROPPED, 0, true);
@@ -715,7 +724,23 @@ rx_atomic(struct spinnic_engine *eng, struct rte_mbuf *m,
 		eng_in_drop(eng, m, ENG_DROP_NO_MEM);
 		return RX_DONE;
 	}
-	if (ptl_match_check_remote(&e->match, mlen, true, fetch) != 0)
+	rc = ptl_match_check_remote(&e->match, mlen, true, fetch);
+	if (rc == -EAGAIN) {
+		/*
+		 * A back-pressuring Active Access log lacks room for the
+		 * records: nothing applied, the packet not acknowledged (so
+		 * resent, later ones of its sender held behind it) and the
+		 * match kept (timeout and detach release it as a put's).
+		 */
+		free(j);
+		e->aa_wait = true;
+		e->state = MSG_S_NP;
+		eng_in_drop(eng, m, ENG_DROP_AA_FULL);
+		return RX_DONE;
+	}
+	e->aa_wait = false;
+	e->state = MSG_S_NEW;
+	if (rc != 0)
 		fail = SPINNIC_PTL_NI_PERM_VIOLATION; /* a marked page refused */
 	else
 		fail = ptl_match_atomic(&e->match, p->atomic_op, p->atomic_type,

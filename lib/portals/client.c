@@ -21,7 +21,8 @@ static const char *const stats_names[] = {
 	"aa_blocked", "aa_redirected", "aa_log_err", "aa_logs_live",
 	"aa_flushes", "aa_backpressure", "aa_handled", "aa_timer_wakes",
 	"trig_rearmed", "trig_rearm_ended", "trig_deferred", "trig_me_full",
-	"flowctrl_owed",
+	"flowctrl_owed", "aa_atomic_waits", "aa_dma_waits",
+	"aa_dma_wait_lost",
 };
 _Static_assert(sizeof(stats_names) / sizeof(stats_names[0]) ==
 	       sizeof(struct ptl_nic_stats) / sizeof(uint64_t),

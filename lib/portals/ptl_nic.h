@@ -152,6 +152,13 @@ struct ptl_nic_stats {
 	uint64_t flowctrl_owed;    /**< flow control hit for a full EQ that
 				        only the events owed to messages
 				        matched but not yet completed fill */
+	/* Active Access back-pressure beyond put packets */
+	uint64_t aa_atomic_waits;  /**< atomics parked for a full log
+				        (not acknowledged, resent) */
+	uint64_t aa_dma_waits;     /**< handler DMAs that waited for room
+				        in a back-pressuring log */
+	uint64_t aa_dma_wait_lost; /**< of those, given up after the
+				        bound (their records lost) */
 };
 
 /**
@@ -497,6 +504,10 @@ struct ptl_aa_src {
 	bool may_block;     /**< internal: a put packet, refused whole when a
 				 back-pressuring log lacks room */
 	bool fetch;         /**< internal: a fetching atomic */
+	uint64_t wait_ns;   /**< ptl_host_access_remote with may_block: wait
+				 up to this long for room (a handler's DMA,
+				 which cannot come again), then go on as in
+				 drop mode; 0: return -EAGAIN at once */
 };
 
 /**
@@ -508,10 +519,10 @@ struct ptl_aa_src {
  * ptl_host_read, not this).
  * @return 0; -EPERM a page piece was refused (memory untouched there, the
  *   rest done: PTL_NI_PERM_VIOLATION); -ENOSPC a redirected piece was
- *   lost to a full log (PTL_NI_DROPPED); -EAGAIN (contiguous MEs) a log
- *   without SPINNIC_AA_LOG_DROP lacks room for the records: nothing was
- *   done, the packet must come again (a put) or be read again later (a
- *   reply); as ptl_match_access
+ *   lost to a full log (PTL_NI_DROPPED); -EAGAIN a log without
+ *   SPINNIC_AA_LOG_DROP lacks room for the records (of every entry, in an
+ *   iovec ME): nothing was done, the packet must come again (a put) or be
+ *   read again later (a reply); as ptl_match_access
  */
 int ptl_match_access_remote(const struct ptl_match *mt, uint64_t off,
 			    void *buf, uint64_t len, bool write);
@@ -523,15 +534,21 @@ int ptl_match_access_remote(const struct ptl_match *mt, uint64_t off,
  * an atomic to a redirecting page (W=0, WLD=1) is refused.
  * @param write true for an atomic, false for a get
  * @param fetch a fetching atomic (it reads as well)
- * @return 0, -EPERM (refused: nothing may happen)
+ * @return 0, -EPERM (refused: nothing may happen); -EAGAIN (atomics) a
+ *   log without SPINNIC_AA_LOG_DROP lacks room for the records: nothing
+ *   was recorded, the atomic must come again; -EFAULT a wrapping range
  */
 int ptl_match_check_remote(const struct ptl_match *mt, uint64_t len,
 			   bool write, bool fetch);
 
 /**
  * ptl_host_write/read for a remote access not tied to a match (an sPIN
- * handler's DMA): marks apply as in ptl_match_access_remote.
- * @return as ptl_match_access_remote
+ * handler's DMA): marks apply as in ptl_match_access_remote. With
+ * s->may_block and s->wait_ns, a full back-pressuring log is waited for
+ * (naps of 20 us) up to wait_ns, or while the client lives; then the
+ * access goes on and its records are lost and counted.
+ * @return as ptl_match_access_remote (-EAGAIN only with may_block and no
+ *   wait_ns)
  */
 int ptl_host_access_remote(struct ptl_client *c, uint64_t addr, void *buf,
 			   uint64_t len, bool write,

@@ -490,7 +490,7 @@ test_backpressure(void **state)
 	assert_int_equal(hdr->lost, 0);
 	assert_int_equal(hdr->prod, SPINNIC_AA_RING_MIN);
 	assert_memory_equal(e.region + PAGES_OFF, zero, sizeof(zero));
-	/* without may_block (a get reply, a handler DMA) it is lost */
+	/* without may_block it is lost */
 	src.may_block = false;
 	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
 			 -ENOSPC);
