@@ -346,6 +346,64 @@ ptl_aa_client_fini(struct ptl_client *c)
 	watch_del(c->nic, c);
 }
 
+/* ---- monitoring ---- */
+
+int
+ptl_client_aa_dump(struct ptl_nic *nic, uint32_t pid,
+		   struct ptl_aa_client_info *ci_p,
+		   struct ptl_aa_log_info *out, unsigned max, unsigned *n_p)
+{
+	struct ptl_client *c;
+	unsigned n = 0;
+	uint32_t i;
+
+	if (pid >= nic->conf.max_clients)
+		return -ERANGE;
+	memset(ci_p, 0, sizeof(*ci_p));
+	*n_p = 0;
+	ptl_lock(&nic->lock);
+	c = nic->clients[pid];
+	if (c == NULL) {
+		ptl_unlock(&nic->lock);
+		return -ENOENT;
+	}
+	ptl_lock(&c->aa.lock);
+	ci_p->ranges = c->aa.t.n;
+	for (i = 0; i < c->aa.t.n; i++)
+		ci_p->marked_bytes += c->aa.t.r[i].end - c->aa.t.r[i].start;
+	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
+		const struct ptl_aa_log *lg = &c->aa.logs[i];
+		struct ptl_aa_log_info *li;
+
+		if (!lg->used)
+			continue;
+		ci_p->logs++;
+		if (n == max)
+			continue;
+		li = &out[n++];
+		memset(li, 0, sizeof(*li));
+		li->handle = log_handle(lg, i);
+		li->drop = (lg->flags & SPINNIC_AA_LOG_DROP) != 0;
+		li->served = lg->ctx != SPINNIC_HANDLE_NONE;
+		li->err = lg->err;
+		li->ctx = lg->ctx;
+		li->notify_every = lg->notify_every;
+		li->notify_us = lg->notify_ns / 1000u;
+		li->size = lg->size;
+		li->prod = lg->prod;
+		/* the client's word: whatever it holds, only reported */
+		li->cons = __atomic_load_n(&lg->ring->cons, __ATOMIC_ACQUIRE);
+		li->cons_ok = li->cons <= li->prod &&
+			      li->prod - li->cons <= li->size;
+		li->records = lg->records;
+		li->lost = lg->lost;
+	}
+	ptl_unlock(&c->aa.lock);
+	ptl_unlock(&nic->lock);
+	*n_p = n;
+	return 0;
+}
+
 /* ---- accesses on behalf of a remote initiator ---- */
 
 static uint64_t

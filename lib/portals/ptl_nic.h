@@ -1127,6 +1127,45 @@ struct ptl_client_info {
 int ptl_client_info_get(struct ptl_nic *nic, uint32_t pid,
 			struct ptl_client_info *info_p);
 
+/** Active Access state of one client (ptl_client_aa_dump). */
+struct ptl_aa_client_info {
+	uint32_t ranges;           /**< marked ranges in its page table */
+	uint64_t marked_bytes;     /**< bytes those ranges cover */
+	uint32_t logs;             /**< live access logs */
+};
+
+/** One access log of a client (ptl_client_aa_dump). */
+struct ptl_aa_log_info {
+	uint32_t handle;           /**< the log's handle */
+	bool drop;                 /**< SPINNIC_AA_LOG_DROP: full drops */
+	bool served;               /**< consumed on the NIC (access handler) */
+	bool err;                  /**< stopped: invalid cons or ring */
+	bool cons_ok;              /**< cons read was consistent with prod */
+	uint32_t ctx;              /**< served: the execution context */
+	uint32_t notify_every;
+	uint64_t notify_us;
+	uint64_t size;             /**< ring bytes */
+	uint64_t prod;             /**< bytes written (records and PADs) */
+	uint64_t cons;             /**< the consumer's index, as read */
+	uint64_t records;          /**< records written */
+	uint64_t lost;             /**< records lost (full, stopped) */
+};
+
+/**
+ * The Active Access state of the client at physical pid @p pid: its page
+ * table's size and its live logs (the consumer index read once from the
+ * ring, as the NIC reads it). Takes the NIC lock, then the client's AA
+ * lock.
+ * @param ci_p   filled
+ * @param out    up to @p max logs, in slot order
+ * @param n_p    the logs written to out
+ * @return 0, -ERANGE (pid >= max_clients), -ENOENT (no client there)
+ */
+int ptl_client_aa_dump(struct ptl_nic *nic, uint32_t pid,
+		       struct ptl_aa_client_info *ci_p,
+		       struct ptl_aa_log_info *out, unsigned max,
+		       unsigned *n_p);
+
 /** One linked ME or LE (ptl_client_me_dump). */
 struct ptl_me_info {
 	uint32_t handle;           /**< ME handle */
