@@ -274,6 +274,13 @@ aa_assoc(struct ptl_client *c, struct spinnic_ctrl_aa *r)
 
 	if ((r->bits & ~SPINNIC_AA_BITS) != 0)
 		return SPINNIC_PTL_ARG_INVALID;
+	if (r->addr == 0 && r->len == 0 && r->bits == 0 &&
+	    log == SPINNIC_HANDLE_NONE)
+		return SPINNIC_PTL_OK; /* a query of the page size */
+	/* marks at the NIC's granularity (the table checks 4 KiB) */
+	if (r->addr % c->nic->conf.aa_page != 0 ||
+	    r->len % c->nic->conf.aa_page != 0)
+		return SPINNIC_PTL_ARG_INVALID;
 	ptl_lock(&c->aa.lock);
 	if (log != SPINNIC_HANDLE_NONE && log_get(c, log) == NULL) {
 		st = SPINNIC_PTL_ARG_INVALID;     /* not a live log of ours */
@@ -306,6 +313,7 @@ ptl_ctrl_aa(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 {
 	if (op != SPINNIC_CTRL_AA_LOG_FREE && ptl_ni_get(c, r->ni) == NULL)
 		return SPINNIC_PTL_ARG_INVALID;
+	r->page_shift = (uint32_t)__builtin_ctzll(nic->conf.aa_page);
 	switch (op) {
 	case SPINNIC_CTRL_AA_LOG_CREATE:
 		return aa_log_create(nic, c, r);

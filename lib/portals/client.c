@@ -37,6 +37,7 @@ ptl_nic_conf_default(struct ptl_nic_conf *conf_p, uint32_t nid)
 	conf_p->max_ops = 65536;
 	conf_p->payload_size = 2048;
 	conf_p->nic_mem_total = 64ull << 20;
+	conf_p->aa_page = SPINNIC_AA_PAGE;
 	conf_p->limits.max_entries = 16384;
 	conf_p->limits.max_unexpected_headers = 4096;
 	conf_p->limits.max_mds = 1024;
@@ -103,7 +104,9 @@ ptl_nic_create(const struct ptl_nic_conf *conf, struct ptl_nic **nic_p)
 	    l->max_list_size <= 0 || l->max_msg_size == 0 ||
 	    l->max_triggered_ops < 0 ||
 	    l->max_triggered_ops >= (int32_t)PTL_MAX_OBJS ||
-	    l->max_msg_size > SPINNIC_WIRE_MAX_MSG_SIZE) {
+	    l->max_msg_size > SPINNIC_WIRE_MAX_MSG_SIZE ||
+	    conf->aa_page < SPINNIC_AA_PAGE ||
+	    conf->aa_page > SPINNIC_AA_PAGE_MAX || !ptl_is_pow2(conf->aa_page)) {
 		PTL_LOG(ERR, "nic %u: invalid configuration", conf->nid);
 		return -EINVAL;
 	}

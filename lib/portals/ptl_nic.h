@@ -41,6 +41,9 @@ struct ptl_nic_conf {
 	uint32_t max_ops;        /**< outstanding initiator operations */
 	uint32_t payload_size;   /**< packet payload bytes (reported) */
 	uint64_t nic_mem_total;  /**< reported at attach */
+	/** Active Access marking page (--aa-page-size): marks are aligned
+	 *  to it; a power of two, SPINNIC_AA_PAGE .. SPINNIC_AA_PAGE_MAX */
+	uint64_t aa_page;
 	/** Upper bounds and defaults of NI limits: a desired value of -1/0
 	 *  gets this one; larger values are clamped to it. */
 	struct spinnic_limits limits;
