@@ -918,7 +918,8 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	struct in_msg *e;
 	int rc;
 
-	if (spinnic_msgtab_lookup(eng->rx.msgs, &key) != NULL) {
+	e = spinnic_msgtab_lookup(eng->rx.msgs, &key);
+	if (e != NULL && !(e->aa_wait && e->state == MSG_S_NP)) {
 		eng_in_drop(eng, m, ENG_DROP_LATE);
 		return RX_DONE;
 	}
@@ -927,16 +928,23 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	j = calloc(1, sizeof(*j));
 	if (j == NULL)
 		return RX_STALL;
+	if (e != NULL) {
+		/* the resend of a get parked for a full log: matched */
+		spinnic_msgtab_touch(eng->rx.msgs, e, now);
+		j->match = e->match;
+		goto check;
+	}
 	e = msg_insert(eng, eng->rx.msgs, m, p, -1, now);
 	if (e == NULL) {
 		free(j);
 		return RX_DONE;
 	}
 	e->eng = eng;
-	/* a request is one packet: its entry only recognises duplicates */
-	msg_retire(eng, e);
 	rc = ptl_nic_match(eng->node->nic, p, &j->match);
 	if (rc != 0) {
+		/* a request is one packet: its entry only recognises
+		 * duplicates */
+		msg_retire(eng, e);
 		eng->node->rx.no_match++;
 		ack_send(eng, p, j->match.ni_fail, 0, true);
 		free(j);
@@ -944,8 +952,21 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 		return RX_DONE;
 	}
 	eng->node->rx.matches++;
-	if (ptl_match_check_remote(&j->match, j->match.mlength, false,
-				   false) != 0) {
+check:
+	rc = ptl_match_check_remote(&j->match, j->match.mlength, false, false);
+	if (rc == -EAGAIN) {
+		/* a refused get's records do not fit a back-pressuring log:
+		 * parked as an atomic is (rx_atomic), the match kept */
+		e->match = j->match;
+		e->aa_wait = true;
+		e->state = MSG_S_NP;
+		free(j);
+		eng_in_drop(eng, m, ENG_DROP_AA_FULL);
+		return RX_DONE;
+	}
+	e->aa_wait = false;
+	msg_retire(eng, e);
+	if (rc != 0) {
 		/* a marked page with R=0: nothing of the window is sent */
 		ack_send(eng, p, SPINNIC_PTL_NI_PERM_VIOLATION, 0, true);
 		ptl_match_complete(eng->node->nic, &j->match,

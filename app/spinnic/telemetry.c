@@ -845,6 +845,7 @@ aa_node_dict(struct spinnic_node *node, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "flushes", st.aa_flushes);
 	rte_tel_data_add_dict_u64(d, "backpressure", st.aa_backpressure);
 	rte_tel_data_add_dict_u64(d, "atomic_waits", st.aa_atomic_waits);
+	rte_tel_data_add_dict_u64(d, "get_waits", st.aa_get_waits);
 	rte_tel_data_add_dict_u64(d, "dma_waits", st.aa_dma_waits);
 	rte_tel_data_add_dict_u64(d, "dma_wait_lost", st.aa_dma_wait_lost);
 	rte_tel_data_add_dict_u64(d, "handled", st.aa_handled);

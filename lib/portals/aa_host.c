@@ -919,17 +919,18 @@ ptl_match_check_remote(const struct ptl_match *mt, uint64_t len, bool write,
 		if (p[i].addr + p[i].len < p[i].addr)
 			return -EFAULT;
 	ptl_lock(&c->aa.lock);
-	/* an atomic's records before anything happens: it can come again
-	 * (not acknowledged), so it waits for room as a put packet does */
-	if (write) {
-		for (i = 0; i < k; i++)
-			fit_add(c, &f, p[i].addr, p[i].len, write, check_rule,
-				&s);
-		if (!fit_ok(c, &f)) {
-			ptl_unlock(&c->aa.lock);
+	/* the records before anything happens: an atomic or a get request
+	 * can come again (not acknowledged), so it waits for room as a put
+	 * packet does */
+	for (i = 0; i < k; i++)
+		fit_add(c, &f, p[i].addr, p[i].len, write, check_rule, &s);
+	if (!fit_ok(c, &f)) {
+		ptl_unlock(&c->aa.lock);
+		if (write)
 			PTL_STAT(c->nic, aa_atomic_waits);
-			return -EAGAIN;
-		}
+		else
+			PTL_STAT(c->nic, aa_get_waits);
+		return -EAGAIN;
 	}
 	for (i = 0; i < k; i++)
 		if (check_range_locked(c, p[i].addr, p[i].len, write, &s,

@@ -162,6 +162,8 @@ struct ptl_nic_stats {
 				        in a back-pressuring log */
 	uint64_t aa_dma_wait_lost; /**< of those, given up after the
 				        bound (their records lost) */
+	uint64_t aa_get_waits;     /**< get requests parked: a refused get's
+				        GET_BLOCKED records lacked room */
 };
 
 /**
@@ -537,9 +539,10 @@ int ptl_match_access_remote(const struct ptl_match *mt, uint64_t off,
  * an atomic to a redirecting page (W=0, WLD=1) is refused.
  * @param write true for an atomic, false for a get
  * @param fetch a fetching atomic (it reads as well)
- * @return 0, -EPERM (refused: nothing may happen); -EAGAIN (atomics) a
- *   log without SPINNIC_AA_LOG_DROP lacks room for the records: nothing
- *   was recorded, the atomic must come again; -EFAULT a wrapping range
+ * @return 0, -EPERM (refused: nothing may happen); -EAGAIN a log without
+ *   SPINNIC_AA_LOG_DROP lacks room for the records (ATOMIC, or BLOCKED of
+ *   a refused access): nothing was recorded, the request must come
+ *   again; -EFAULT a wrapping range
  */
 int ptl_match_check_remote(const struct ptl_match *mt, uint64_t len,
 			   bool write, bool fetch);

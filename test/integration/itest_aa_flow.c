@@ -4,7 +4,8 @@
  * (1000 redirected puts without acks to a slow consumer, then
  * spin_aa_flush returns the processed count kept on the flushing page);
  * full logs (a 16 KiB log whose consumer starts late: back-pressure loses
- * no record of puts, gets, atomics, iovec-ME puts or handler DMAs; drop
+ * no record of puts, gets, atomics, iovec-ME puts, handler DMAs or refused
+ * gets; drop
  * mode loses exactly the excess and redirected puts say PTL_NI_DROPPED); notification (spin_aa_log_wait times out on
  * an empty log, and is woken every 10 records). Again over the lossy
  * link (itest_aa_flow_lossy): every record exactly once.
@@ -192,11 +193,14 @@ enum bp_op {
 			an R|WLD page: two records per put */
 	BP_HANDLER,  /* 8-byte puts whose checksum handler DMAs them to a
 			W|R|WLD page */
+	BP_GETREF,   /* 8-byte gets of an RL page (R=0): refused, one
+			GET_BLOCKED record each */
 };
 
 static const char *const bp_names[] = {
 	[BP_PUT] = "puts", [BP_GET] = "gets", [BP_ATOMIC] = "atomics",
 	[BP_IOVEC] = "iovec-ME puts", [BP_HANDLER] = "handler DMAs",
+	[BP_GETREF] = "refused gets",
 };
 
 struct bp_arg {
@@ -232,6 +236,9 @@ on_bp_rec(void *arg, const struct spin_aa_rec *r)
 		bc->n += r->kind == SPIN_AA_PUT_DATA && r->len == 8 &&
 			 (r->flags & SPIN_AA_F_HANDLER);
 		break;
+	case BP_GETREF:
+		bc->n += r->kind == SPIN_AA_GET_BLOCKED && r->len == 0;
+		break;
 	}
 	return 0;
 }
@@ -243,7 +250,7 @@ bp_target_main(struct kid *self, void *arg)
 	static const unsigned bits[] = {
 		[BP_PUT] = A_R | A_WLD, [BP_GET] = A_R | A_RLD,
 		[BP_ATOMIC] = A_W | A_R | A_WL, [BP_IOVEC] = A_R | A_WLD,
-		[BP_HANDLER] = A_W | A_R | A_WLD,
+		[BP_HANDLER] = A_W | A_R | A_WLD, [BP_GETREF] = A_RL,
 	};
 	const struct bp_arg *ba = arg;
 	struct spin_csum_args ca = { .version = SPIN_CSUM_ARGS_VERSION,
@@ -331,14 +338,15 @@ bp_target_main(struct kid *self, void *arg)
 }
 
 /* NBP operations with acks (replies for gets); counts those that say
- * DROPPED. */
+ * DROPPED, and PERM_VIOLATION (refused gets). */
 static int
 bp_ini_main(struct kid *self, void *arg)
 {
 	const struct bp_arg *ba = arg;
 	ptl_process_t t = { .phys = { ba->nid, ba->pid } };
 	uint8_t *loc = spin_host_alloc(64);
-	unsigned i, acks = 0, dropped = 0, bad = 0, which;
+	unsigned i, acks = 0, dropped = 0, perm = 0, bad = 0, which;
+	const bool get = ba->op == BP_GET || ba->op == BP_GETREF;
 	const int64_t one = 1;
 	ptl_handle_md_t md;
 	struct kid_ni n;
@@ -359,7 +367,7 @@ bp_ini_main(struct kid *self, void *arg)
 	KCHECK(self, PtlMDBind(n.ni, &d, &md) == PTL_OK, "PtlMDBind");
 	for (i = 0; i < NBP || acks < NBP;) {
 		if (i < NBP) {
-			if (ba->op == BP_GET)
+			if (get)
 				rc = PtlGet(md, 8, 8, t, ba->pt, MATCH, 0,
 					    NULL);
 			else if (ba->op == BP_ATOMIC)
@@ -377,15 +385,18 @@ bp_ini_main(struct kid *self, void *arg)
 		if (i == NBP)
 			KCHECK(self, rc == PTL_OK, "ack %u: none", acks);
 		if (rc != PTL_OK ||
-		    ev.type != (ba->op == BP_GET ? PTL_EVENT_REPLY :
-				PTL_EVENT_ACK))
+		    ev.type != (get ? PTL_EVENT_REPLY : PTL_EVENT_ACK))
 			continue;
 		acks++;
 		dropped += ev.ni_fail_type == PTL_NI_DROPPED;
+		perm += ev.ni_fail_type == PTL_NI_PERM_VIOLATION;
 		bad += ev.ni_fail_type != PTL_NI_OK &&
-		       ev.ni_fail_type != PTL_NI_DROPPED;
+		       ev.ni_fail_type != PTL_NI_DROPPED &&
+		       ev.ni_fail_type != PTL_NI_PERM_VIOLATION;
 	}
 	KCHECK(self, bad == 0, "%u acks failed otherwise", bad);
+	KCHECK(self, perm == (ba->op == BP_GETREF ? NBP : 0),
+	       "%u acks say PERM_VIOLATION", perm);
 	PtlMDRelease(md);
 	kid_ni_close(&n);
 	kid_say(self, "ok dropped=%u", dropped);
@@ -403,7 +414,9 @@ bp_per_op(enum bp_op op)
 static unsigned
 bp_ring_holds(enum bp_op op)
 {
-	return op == BP_ATOMIC ? BP_RING / 64 : BP_RING / 128;
+	/* records without data take 64 bytes */
+	return op == BP_ATOMIC || op == BP_GETREF ? BP_RING / 64 :
+	       BP_RING / 128;
 }
 
 /* Records the NIC logs in one run_full (exactly once). */
@@ -610,7 +623,7 @@ main(void)
 	itest_spinnic_start(NULL);
 	run_flush();
 	want += NFLUSH;
-	for (op = BP_PUT; op <= BP_HANDLER; op++) {
+	for (op = BP_PUT; op <= BP_GETREF; op++) {
 		run_full(false, op);
 		run_full(true, op);
 		want += bp_logged(op, false) + bp_logged(op, true);
@@ -624,16 +637,18 @@ main(void)
 		    itest_counter(1, "drop_aa_full") > 0 &&
 		    itest_counter(1, "aa_reply_waits") > 0 &&
 		    itest_counter(1, "aa_atomic_waits") > 0 &&
-		    itest_counter(1, "aa_dma_waits") > 0,
+		    itest_counter(1, "aa_dma_waits") > 0 &&
+		    itest_counter(1, "aa_get_waits") > 0,
 		    "the paused consumer held nothing back "
 		    "(aa_backpressure %lld, drop_aa_full %lld, "
 		    "aa_reply_waits %lld, aa_atomic_waits %lld, "
-		    "aa_dma_waits %lld)",
+		    "aa_dma_waits %lld, aa_get_waits %lld)",
 		    itest_counter(1, "aa_backpressure"),
 		    itest_counter(1, "drop_aa_full"),
 		    itest_counter(1, "aa_reply_waits"),
 		    itest_counter(1, "aa_atomic_waits"),
-		    itest_counter(1, "aa_dma_waits"));
+		    itest_counter(1, "aa_dma_waits"),
+		    itest_counter(1, "aa_get_waits"));
 	ITEST_CHECK(itest_counter(1, "aa_dma_wait_lost") <= 0,
 		    "%lld handler DMAs gave up waiting",
 		    itest_counter(1, "aa_dma_wait_lost"));
