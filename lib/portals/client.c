@@ -106,7 +106,8 @@ ptl_nic_create(const struct ptl_nic_conf *conf, struct ptl_nic **nic_p)
 	    l->max_triggered_ops >= (int32_t)PTL_MAX_OBJS ||
 	    l->max_msg_size > SPINNIC_WIRE_MAX_MSG_SIZE ||
 	    conf->aa_page < SPINNIC_AA_PAGE ||
-	    conf->aa_page > SPINNIC_AA_PAGE_MAX || !ptl_is_pow2(conf->aa_page)) {
+	    conf->aa_page > SPINNIC_AA_PAGE_MAX ||
+	    !ptl_is_pow2(conf->aa_page)) {
 		PTL_LOG(ERR, "nic %u: invalid configuration", conf->nid);
 		return -EINVAL;
 	}

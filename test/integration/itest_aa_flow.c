@@ -5,9 +5,9 @@
  * spin_aa_flush returns the processed count kept on the flushing page);
  * full logs (a 16 KiB log whose consumer starts late: back-pressure loses
  * no record of puts, gets, atomics, iovec-ME puts, handler DMAs or refused
- * gets; drop
- * mode loses exactly the excess and redirected puts say PTL_NI_DROPPED); notification (spin_aa_log_wait times out on
- * an empty log, and is woken every 10 records). Again over the lossy
+ * gets; drop mode loses exactly the excess and redirected puts say
+ * PTL_NI_DROPPED); notification (spin_aa_log_wait times out on an empty
+ * log, and is woken every 10 records). Again over the lossy
  * link (itest_aa_flow_lossy): every record exactly once.
  */
 #include <inttypes.h>

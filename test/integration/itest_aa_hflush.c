@@ -8,8 +8,10 @@
  * spin_aa_flush follows at once, while most handlers have not run. The
  * flush must return only once every handler ran and the consumer
  * processed every record their DMAs made: the bytes processed are all the
- * puts' bytes, and a get right after reads every byte the handlers wrote. Again over the lossy link
- * (itest_aa_hflush_lossy).
+ * puts' bytes, and a get right after reads every byte the handlers
+ * wrote. The HPUs run on their own lcore (on the inbound role's, a
+ * burst's handlers all run before the next packet is read). Again over
+ * the lossy link (itest_aa_hflush_lossy).
  */
 #include <inttypes.h>
 #include <stdio.h>

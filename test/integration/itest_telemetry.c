@@ -148,23 +148,24 @@ check_handlers(int fd, unsigned pid, long long ctx, pid_t os_pid)
 				    "%s: %s %lld, expected %lld: %s", o, key,
 				    tel_need(r, o, key), calls[k], r);
 			snprintf(key, sizeof(key), "%s_ok", kinds[k]);
-			ITEST_CHECK(tel_need(r, o, key) == calls[k], "%s: %s: %s",
-				    o, key, r);
+			ITEST_CHECK(tel_need(r, o, key) == calls[k],
+				    "%s: %s: %s", o, key, r);
 			snprintf(key, sizeof(key), "%s_error", kinds[k]);
-			ITEST_CHECK(tel_need(r, o, key) == 0, "%s: %s: %s", o, key,
-				    r);
+			ITEST_CHECK(tel_need(r, o, key) == 0, "%s: %s: %s", o,
+				    key, r);
 			snprintf(key, sizeof(key), "%s_mean_ns", kinds[k]);
-			ITEST_CHECK(tel_need(r, o, key) > 0, "%s: %s: %s", o, key,
-				    r);
+			ITEST_CHECK(tel_need(r, o, key) > 0, "%s: %s: %s", o,
+				    key, r);
 			snprintf(key, sizeof(key), "%s_max_ns", kinds[k]);
-			ITEST_CHECK(tel_need(r, o, key) > 0, "%s: %s: %s", o, key,
-				    r);
+			ITEST_CHECK(tel_need(r, o, key) > 0, "%s: %s: %s", o,
+				    key, r);
 			snprintf(key, sizeof(key), "%s_p99_ns", kinds[k]);
-			ITEST_CHECK(tel_need(r, o, key) > 0, "%s: %s: %s", o, key,
-				    r);
+			ITEST_CHECK(tel_need(r, o, key) > 0, "%s: %s: %s", o,
+				    key, r);
 		}
 		ITEST_CHECK(tel_need(r, o, "calls") == 6 &&
-			    tel_need(r, o, "errors") == 0, "%s: calls: %s", o, r);
+			    tel_need(r, o, "errors") == 0, "%s: calls: %s", o,
+			    r);
 		ITEST_CHECK(tel_need(r, o, "dma_bytes_to_host") == 8192 + 32,
 			    "%s: dma_bytes_to_host %lld: %s", o,
 			    tel_need(r, o, "dma_bytes_to_host"), r);
@@ -179,8 +180,8 @@ check_handlers(int fd, unsigned pid, long long ctx, pid_t os_pid)
 	ITEST_CHECK(tel_need(r, obj, "pid") == pid, "%s pid: %s", obj, r);
 	ITEST_CHECK(tel_need(r, obj, "os_pid") == (long long)os_pid,
 		    "%s os_pid: %s", obj, r);
-	ITEST_CHECK(tel_need(r, obj, "live") == 1 && tel_need(r, obj, "msgs") == 1,
-		    "%s live, msgs: %s", obj, r);
+	ITEST_CHECK(tel_need(r, obj, "live") == 1 &&
+		    tel_need(r, obj, "msgs") == 1, "%s live, msgs: %s", obj, r);
 	ITEST_CHECK(tel_json_has_str(r, obj, "family", "checksum"),
 		    "%s family: %s", obj, r);
 	ITEST_CHECK(tel_need(r, obj, "traced") == 6, "%s traced: %s", obj, r);
@@ -219,7 +220,8 @@ check_handlers(int fd, unsigned pid, long long ctx, pid_t os_pid)
 			    r);
 		seen[off / 2048] = true;
 	}
-	ITEST_CHECK(tel_json_num(r, "e7", "len") == NO_OBJ, "%s: e7: %s", cmd, r);
+	ITEST_CHECK(tel_json_num(r, "e7", "len") == NO_OBJ, "%s: e7: %s", cmd,
+		    r);
 	free(r);
 	/* no such context: no data */
 	r = tel_query(fd, "/spinnic/handler_trace,1,65534");
@@ -260,8 +262,8 @@ check_clients(int fd)
 	tel_need(r, obj, "bad_msgs");
 	ITEST_CHECK(tel_need(r, obj, "nic_mem_used") > 0,
 		    "a checksum context uses NIC memory: %s", r);
-	ITEST_CHECK(tel_need(r, obj, "bytes_in") == 0, "bytes_in before a put: %s",
-		    r);
+	ITEST_CHECK(tel_need(r, obj, "bytes_in") == 0,
+		    "bytes_in before a put: %s", r);
 	free(r);
 
 	/* /spinnic/mes: its ME */
@@ -285,7 +287,8 @@ check_clients(int fd)
 	/* all clients: it is there too */
 	r = tel_query(fd, "/spinnic/mes");
 	snprintf(obj, sizeof(obj), "node1/pid%u/me0", pid);
-	ITEST_CHECK(tel_need(r, obj, "match_bits") == 0x42, "/spinnic/mes: %s", r);
+	ITEST_CHECK(tel_need(r, obj, "match_bits") == 0x42, "/spinnic/mes: %s",
+		    r);
 	free(r);
 
 	/* a handler put: HERs on node 1's HPUs, bytes into the client */
@@ -317,7 +320,8 @@ check_clients(int fd)
 		    "budget_rechecks of node1's HPUs");
 	r = tel_query(fd, "/spinnic/clients,1");
 	snprintf(obj, sizeof(obj), "node1/pid%u", pid);
-	ITEST_CHECK(tel_need(r, obj, "msgs_in") == 1, "msgs_in of %s: %s", obj, r);
+	ITEST_CHECK(tel_need(r, obj, "msgs_in") == 1, "msgs_in of %s: %s", obj,
+		    r);
 	ITEST_CHECK(tel_need(r, obj, "bytes_in") == 8192, "bytes_in of %s: %s",
 		    obj, r);
 	free(r);
