@@ -281,6 +281,8 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "acks_rcvd", in->acks_rcvd);
 	stat_put(&l, "nacks_rcvd", in->nacks_rcvd);
 	stat_put(&l, "gets_served", in->gets_served);
+	stat_put(&l, "aa_flush_waits", in->aa_flush_waits);
+	stat_put(&l, "aa_flush_nowait", in->aa_flush_nowait);
 	stat_put(&l, "replies_done", in->replies_done);
 	stat_put(&l, "reply_bytes", in->reply_bytes);
 	stat_put(&l, "timeouts", in->timeouts);

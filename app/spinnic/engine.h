@@ -89,6 +89,9 @@ struct out_op;
 /** Packets parked until their sender's earlier packets arrive (in-order
  *  matching, inbound.c). */
 #define ENG_PARK 512u
+/** Active flushes waiting for message handlers at once, per node (the
+ *  bits of in_msg.fwait_mask). */
+#define ENG_FLUSH_WAIT 16u
 /** Most packets a fault stage holds back to reorder (--fault-inject). */
 #define ENG_FAULT_WIN 32u
 /** A fail code (uint8_t) meaning "no event": the match is released
@@ -257,6 +260,9 @@ struct eng_in_stats {
 	uint64_t wb_flushes;    /**< batched writes outside regions (calls of
 				     wb_flush with something staged) */
 	uint64_t wb_pkts;       /**< ... packets they wrote */
+	uint64_t aa_flush_waits;  /**< active flushes that waited for the
+				       handlers of earlier messages */
+	uint64_t aa_flush_nowait; /**< ... that could not (slots full) */
 };
 
 /** Outbound counters (written by the outbound role). */
@@ -377,6 +383,12 @@ struct in_msg {
 	bool zero_sent;                 /**< sPIN: a packet was delivered */
 	bool unseq;                     /**< came unsequenced (a generator's,
 					     no session): no ACK goes back */
+	uint16_t fwait_mask;            /**< active flushes (rx.fwait slots)
+					     waiting for this sPIN message */
+	bool aa_wait;                   /**< an atomic matched but parked: an
+					     Active Access log lacked room
+					     for its records; its resend
+					     applies it */
 };
 
 /** A GET, or a fetching atomic, being answered (REPLY packets built by
@@ -483,6 +495,13 @@ struct eng_rx {
 		uint32_t nid, epoch, seq;
 	} park[ENG_PARK];               /**< waiting to match in order */
 	unsigned n_park;
+	/** active flushes whose reply waits for the sPIN messages its
+	 *  initiator sent the client before it (in_msg.fwait_mask) */
+	struct eng_fwait {
+		struct reply_job *j;    /**< NULL: slot free */
+		uint32_t left;          /**< messages not finished */
+	} fwait[ENG_FLUSH_WAIT];
+	unsigned n_fwait;               /**< slots in use */
 	uint64_t rel_moves;             /**< a peer's window moved (count) */
 	uint64_t park_seen;             /**< rel_moves at the last drain */
 	uint64_t park_tsc;              /**< parked packets last moved */

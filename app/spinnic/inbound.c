@@ -137,9 +137,24 @@ msg_matched(const struct in_msg *e)
 	return e->state != MSG_S_NEW && e->state != MSG_S_DONE;
 }
 
+/* An sPIN message an active flush waited for is finished (fwait_poll
+ * sends the flush's reply once none is left). */
+static void
+fwait_release(struct spinnic_engine *eng, struct in_msg *e)
+{
+	unsigned b;
+
+	for (b = 0; b < ENG_FLUSH_WAIT; b++)
+		if ((e->fwait_mask & (1u << b)) && eng->rx.fwait[b].left > 0)
+			eng->rx.fwait[b].left--;
+	e->fwait_mask = 0;
+}
+
 static void
 msg_retire(struct spinnic_engine *eng, struct in_msg *e)
 {
+	if (e->fwait_mask != 0)
+		fwait_release(eng, e);
 	e->state = MSG_S_DONE;
 	spinnic_msgtab_finish(eng->rx.msgs, e);
 }
@@ -675,25 +690,33 @@ rx_atomic(struct spinnic_engine *eng, struct rte_mbuf *m,
 	struct in_msg *e;
 	uint64_t mlen;
 	uint8_t fail;
+	int rc;
 
 	if (p->pay_len < lead || p->pay_len != p->msg_len) {
 		eng_in_drop(eng, m, ENG_DROP_INCONSISTENT);
 		return RX_DONE;
 	}
-	if (spinnic_msgtab_lookup(eng->rx.msgs, &key) != NULL) {
+	e = spinnic_msgtab_lookup(eng->rx.msgs, &key);
+	if (e != NULL && !(e->aa_wait && e->state == MSG_S_NP)) {
 		eng_in_drop(eng, m, ENG_DROP_LATE);
 		return RX_DONE;
 	}
 	if (fetch && rte_ring_free_count(eng->jobs) == 0)
 		return RX_STALL;
+	q.msg_len -= lead;
+	q.pay_len -= lead;
+	q.payload += lead;
+	if (e != NULL) {
+		/* the resend of an atomic parked for a full log: matched */
+		spinnic_msgtab_touch(eng->rx.msgs, e, now);
+		mlen = e->match.mlength;
+		goto apply;
+	}
 	e = msg_insert(eng, eng->rx.msgs, m, p, -1, now);
 	if (e == NULL)
 		return RX_DONE;
 	e->eng = eng;
 	e->unseq = !(p->flags & SPINNIC_WIRE_F_REL);
-	q.msg_len -= lead;
-	q.pay_len -= lead;
-	q.payload += lead;
 	if (ptl_nic_match(eng->node->nic, &q, &e->match) != 0) {
 		eng->node->rx.no_match++;
 		if (fetch || p->ack_req != SPINNIC_PTL_NO_ACK_REQ)
@@ -706,6 +729,7 @@ rx_atomic(struct spinnic_engine *eng, struct rte_mbuf *m,
 	/* whole elements of what the ME holds (truncation) */
 	mlen = e->match.mlength / esize * esize;
 	e->match.mlength = mlen;
+apply:
 	if (fetch && (j = fetch_job(p, mlen)) == NULL) {
 		/* no memory for the old values: the initiator hears why */
 		ack_send(eng, p, SPINNIC_PTL_NI_DROPPED, 0, true);
@@ -715,7 +739,23 @@ rx_atomic(struct spinnic_engine *eng, struct rte_mbuf *m,
 		eng_in_drop(eng, m, ENG_DROP_NO_MEM);
 		return RX_DONE;
 	}
-	if (ptl_match_check_remote(&e->match, mlen, true, fetch) != 0)
+	rc = ptl_match_check_remote(&e->match, mlen, true, fetch);
+	if (rc == -EAGAIN) {
+		/*
+		 * A back-pressuring Active Access log lacks room for the
+		 * records: nothing applied, the packet not acknowledged (so
+		 * resent, later ones of its sender held behind it) and the
+		 * match kept (timeout and detach release it as a put's).
+		 */
+		free(j);
+		e->aa_wait = true;
+		e->state = MSG_S_NP;
+		eng_in_drop(eng, m, ENG_DROP_AA_FULL);
+		return RX_DONE;
+	}
+	e->aa_wait = false;
+	e->state = MSG_S_NEW;
+	if (rc != 0)
 		fail = SPINNIC_PTL_NI_PERM_VIOLATION; /* a marked page refused */
 	else
 		fail = ptl_match_atomic(&e->match, p->atomic_op, p->atomic_type,
@@ -781,6 +821,94 @@ get_keep(struct spinnic_engine *eng, struct reply_job *j)
 	return k;
 }
 
+/* ---- active flush behind message handlers ----------------------------------- */
+
+struct fwait_arg {
+	const struct spinnic_pkt *p;    /* the flush's GET */
+	const struct ptl_client *c;     /* its target */
+	unsigned bit;
+	uint32_t n;
+};
+
+/* A message of the flush's initiator to the same client whose handlers
+ * may still run: the flush waits for it. */
+static void
+fwait_mark(void *obj, void *arg)
+{
+	struct fwait_arg *a = arg;
+	struct in_msg *e = obj;
+
+	if (e->s.link.key.nid != a->p->src.nid ||
+	    e->s.link.key.pid != a->p->src.pid || e->match.c != a->c ||
+	    (e->state != MSG_S_SPIN_WAIT && e->state != MSG_S_SPIN &&
+	     e->state != MSG_S_SPIN_FED))
+		return;
+	e->fwait_mask |= (uint16_t)(1u << a->bit);
+	a->n++;
+}
+
+/*
+ * An active flush (paper 004 §3.6) covers what its initiator sent before
+ * it: in-order matching delivered every earlier packet, and a
+ * non-processing put is logged on arrival, but an sPIN message's
+ * handlers (their DMAs, hence their records) may still run on the HPUs.
+ * The reply job is held until every such message of the initiator to
+ * this client finished; its log mark is taken then (fwait_poll), so the
+ * handlers' records are covered too. @return true when held
+ */
+static bool
+fwait_hold(struct spinnic_engine *eng, struct reply_job *j,
+	   const struct spinnic_pkt *p)
+{
+	struct fwait_arg a = { .p = p, .c = j->match.c };
+	unsigned b;
+
+	for (b = 0; b < ENG_FLUSH_WAIT; b++)
+		if (eng->rx.fwait[b].j == NULL)
+			break;
+	if (b == ENG_FLUSH_WAIT) {
+		/* every slot taken: answered without waiting (counted) */
+		eng->rx.stats.aa_flush_nowait++;
+		return false;
+	}
+	a.bit = b;
+	spinnic_msgtab_foreach_live(eng->rx.msgs, UINT64_MAX, fwait_mark, &a);
+	if (a.n == 0)
+		return false;
+	eng->rx.fwait[b].j = j;
+	eng->rx.fwait[b].left = a.n;
+	eng->rx.n_fwait++;
+	eng->rx.stats.aa_flush_waits++;
+	return true;
+}
+
+/* Held flushes whose messages finished: the log mark now, then the job
+ * to the outbound role. */
+static unsigned
+fwait_poll(struct spinnic_engine *eng)
+{
+	unsigned b, n = 0;
+
+	if (eng->rx.n_fwait == 0)
+		return 0;
+	for (b = 0; b < ENG_FLUSH_WAIT; b++) {
+		struct reply_job *j = eng->rx.fwait[b].j;
+
+		if (j == NULL || eng->rx.fwait[b].left > 0 ||
+		    rte_ring_free_count(eng->jobs) == 0)
+			continue;
+		j->aa_flush = ptl_match_flush_mark(&j->match,
+						   j->match.mlength,
+						   &j->aa_log, &j->aa_mark);
+		/* free count checked above; single producer */
+		rte_ring_sp_enqueue(eng->jobs, j);
+		eng->rx.fwait[b].j = NULL;
+		eng->rx.n_fwait--;
+		n++;
+	}
+	return n;
+}
+
 static enum rx_res
 rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
        const struct spinnic_pkt *p, uint64_t now)
@@ -790,7 +918,8 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	struct in_msg *e;
 	int rc;
 
-	if (spinnic_msgtab_lookup(eng->rx.msgs, &key) != NULL) {
+	e = spinnic_msgtab_lookup(eng->rx.msgs, &key);
+	if (e != NULL && !(e->aa_wait && e->state == MSG_S_NP)) {
 		eng_in_drop(eng, m, ENG_DROP_LATE);
 		return RX_DONE;
 	}
@@ -799,16 +928,23 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	j = calloc(1, sizeof(*j));
 	if (j == NULL)
 		return RX_STALL;
+	if (e != NULL) {
+		/* the resend of a get parked for a full log: matched */
+		spinnic_msgtab_touch(eng->rx.msgs, e, now);
+		j->match = e->match;
+		goto check;
+	}
 	e = msg_insert(eng, eng->rx.msgs, m, p, -1, now);
 	if (e == NULL) {
 		free(j);
 		return RX_DONE;
 	}
 	e->eng = eng;
-	/* a request is one packet: its entry only recognises duplicates */
-	msg_retire(eng, e);
 	rc = ptl_nic_match(eng->node->nic, p, &j->match);
 	if (rc != 0) {
+		/* a request is one packet: its entry only recognises
+		 * duplicates */
+		msg_retire(eng, e);
 		eng->node->rx.no_match++;
 		ack_send(eng, p, j->match.ni_fail, 0, true);
 		free(j);
@@ -816,8 +952,21 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 		return RX_DONE;
 	}
 	eng->node->rx.matches++;
-	if (ptl_match_check_remote(&j->match, j->match.mlength, false,
-				   false) != 0) {
+check:
+	rc = ptl_match_check_remote(&j->match, j->match.mlength, false, false);
+	if (rc == -EAGAIN) {
+		/* a refused get's records do not fit a back-pressuring log:
+		 * parked as an atomic is (rx_atomic), the match kept */
+		e->match = j->match;
+		e->aa_wait = true;
+		e->state = MSG_S_NP;
+		free(j);
+		eng_in_drop(eng, m, ENG_DROP_AA_FULL);
+		return RX_DONE;
+	}
+	e->aa_wait = false;
+	msg_retire(eng, e);
+	if (rc != 0) {
 		/* a marked page with R=0: nothing of the window is sent */
 		ack_send(eng, p, SPINNIC_PTL_NI_PERM_VIOLATION, 0, true);
 		ptl_match_complete(eng->node->nic, &j->match,
@@ -833,6 +982,10 @@ rx_get(struct spinnic_engine *eng, struct rte_mbuf *m,
 	j->ni_kind = p->ni;
 	j->op = SPINNIC_WIRE_OP_GET;
 	j->src = ptl_client_id(j->match.c);
+	if (j->aa_flush && fwait_hold(eng, j, p)) {
+		rte_pktmbuf_free(m);
+		return RX_DONE;
+	}
 	if (p->src.nid == eng->node->nid)
 		j = get_keep(eng, j);
 	/* free count checked above; single producer */
@@ -1223,6 +1376,7 @@ spinnic_inbound_poll(struct spinnic_node *node)
 	uint64_t now;
 
 	work += done_drain(eng);
+	work += fwait_poll(eng);
 	in_detach_check(eng);
 	work += acks_flush(eng);
 	now = rte_get_timer_cycles();

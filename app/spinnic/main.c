@@ -75,6 +75,8 @@ nodes_setup(struct spinnic *sn)
 		pconf.nic_mem_total = cfg->nic_mem;
 		if (cfg->max_trig != 0)
 			pconf.limits.max_triggered_ops = (int32_t)cfg->max_trig;
+		if (cfg->aa_page != 0)
+			pconf.aa_page = cfg->aa_page;
 		rc = ptl_nic_create(&pconf, &node->nic);
 		if (rc != 0) {
 			SPINNIC_LOG(ERR, "node %u: Portals state: %s", i,

@@ -56,6 +56,7 @@ enum {
 	OPT_MBUFS,
 	OPT_RING_SIZE,
 	OPT_MAX_TRIG,
+	OPT_AA_PAGE,
 	OPT_RX_LOSS,
 	OPT_RX_REORDER,
 	OPT_RX_DUP,
@@ -95,6 +96,7 @@ static const struct option long_opts[] = {
 	{"mbufs", required_argument, NULL, OPT_MBUFS},
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"max-triggered-ops", required_argument, NULL, OPT_MAX_TRIG},
+	{"aa-page-size", required_argument, NULL, OPT_AA_PAGE},
 	{"rx-loss", required_argument, NULL, OPT_RX_LOSS},
 	{"rx-reorder", required_argument, NULL, OPT_RX_REORDER},
 	{"rx-dup", required_argument, NULL, OPT_RX_DUP},
@@ -144,6 +146,8 @@ spinnic_options_usage(FILE *f, const char *prog)
 "  --mbufs N             mbufs per node pool (default: sized from rings)\n"
 "  --max-triggered-ops N most triggered operations an NI may hold armed\n"
 "                        (64..65536, default 1024; ptl_ni_limits_t)\n"
+"  --aa-page-size BYTES  Active Access marking granularity: a power of two,\n"
+"                        4K..1G (K/M/G suffixes; default 4K)\n"
 "  --ring-size N         RX/TX descriptors per queue (default %u)\n"
 "\n"
 "Real NICs (doc/REAL-NIC.md):\n"
@@ -712,6 +716,13 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 				bad = "--mbufs: expected 1024..16777216";
 			else
 				cfg->nb_mbufs = (unsigned)v;
+			break;
+		case OPT_AA_PAGE:
+			if (parse_size(optarg, 4096, 1ull << 30, &v) < 0 ||
+			    !rte_is_power_of_2((uint32_t)v))
+				bad = "--aa-page-size: expected a power of two in 4K..1G";
+			else
+				cfg->aa_page = v;
 			break;
 		case OPT_MAX_TRIG:
 			if (parse_u64(optarg, 64, 65536, &v) < 0)

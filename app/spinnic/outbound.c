@@ -339,6 +339,16 @@ eng_out_fini(struct spinnic_engine *eng)
 		if (eng->tx.clients[pid].op.c != NULL)
 			eng_client_forget(eng, &eng->tx.clients[pid]);
 	eng_commands_fini(eng);
+	/* flushes the inbound role held for message handlers (inbound.c) */
+	for (pid = 0; pid < ENG_FLUSH_WAIT; pid++) {
+		j = eng->rx.fwait[pid].j;
+		if (j == NULL)
+			continue;
+		ptl_match_release(eng->node->nic, &j->match);
+		free(j);
+		eng->rx.fwait[pid].j = NULL;
+	}
+	eng->rx.n_fwait = 0;
 	if (eng->jobs != NULL)
 		while (rte_ring_sc_dequeue(eng->jobs, &obj) == 0) {
 			j = obj;

@@ -107,6 +107,7 @@ struct spinnic_cfg {
 	unsigned idle_sleep_us;     /**< --idle-sleep-us: idle backoff */
 	unsigned nb_mbufs;          /**< --mbufs: per node pool size, 0 = auto */
 	unsigned max_trig;          /**< --max-triggered-ops, 0 = default */
+	uint64_t aa_page;           /**< --aa-page-size, 0 = 4096 */
 	unsigned ring_size;         /**< --ring-size: RX/TX descriptors */
 	char lcore_roles[256];      /**< --lcore-roles, as given ("" = default) */
 	char lcores[128];           /**< --lcores: EAL -l when no EAL args */

@@ -2,7 +2,7 @@
 /*
  * Telemetry (DESIGN §9): spinnic's counters and state as /spinnic/...
  * rte_telemetry commands (stats, hpus, clients, mes, handlers,
- * handler_trace), registered by main.c. The callbacks run on the telemetry
+ * handler_trace, aa), registered by main.c. The callbacks run on the telemetry
  * library's threads, concurrently with every role: relaxed counter loads,
  * locked lib/portals and lib/spin calls, and a read-write lock that keeps
  * the nodes alive. Commands, reply keys, limits and capture:
@@ -825,6 +825,133 @@ cmd_handler_trace(const char *cmd, const char *params,
 	return 0;
 }
 
+/* ---- /spinnic/aa ------------------------------------------------------- */
+
+/* Active Access counters of a node: lib/portals' and the engine's. */
+static void
+aa_node_dict(struct spinnic_node *node, struct rte_tel_data *d)
+{
+	const struct spinnic_engine *eng = node->eng;
+	struct ptl_nic_stats st;
+
+	ptl_nic_stats_get(node->nic, &st);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "records", st.aa_records);
+	rte_tel_data_add_dict_u64(d, "lost", st.aa_lost);
+	rte_tel_data_add_dict_u64(d, "blocked", st.aa_blocked);
+	rte_tel_data_add_dict_u64(d, "redirected", st.aa_redirected);
+	rte_tel_data_add_dict_u64(d, "log_err", st.aa_log_err);
+	rte_tel_data_add_dict_u64(d, "logs_live", st.aa_logs_live);
+	rte_tel_data_add_dict_u64(d, "flushes", st.aa_flushes);
+	rte_tel_data_add_dict_u64(d, "backpressure", st.aa_backpressure);
+	rte_tel_data_add_dict_u64(d, "atomic_waits", st.aa_atomic_waits);
+	rte_tel_data_add_dict_u64(d, "get_waits", st.aa_get_waits);
+	rte_tel_data_add_dict_u64(d, "dma_waits", st.aa_dma_waits);
+	rte_tel_data_add_dict_u64(d, "dma_wait_lost", st.aa_dma_wait_lost);
+	rte_tel_data_add_dict_u64(d, "handled", st.aa_handled);
+	rte_tel_data_add_dict_u64(d, "timer_wakes", st.aa_timer_wakes);
+	rte_tel_data_add_dict_u64(d, "drop_aa_full", eng != NULL ?
+		LD(eng->rx.stats.drop[ENG_DROP_AA_FULL]) : 0);
+	rte_tel_data_add_dict_u64(d, "reply_waits", eng != NULL ?
+				  LD(eng->tx.stats.aa_waits) : 0);
+	rte_tel_data_add_dict_u64(d, "flush_waits", eng != NULL ?
+				  LD(eng->rx.stats.aa_flush_waits) : 0);
+	rte_tel_data_add_dict_u64(d, "flush_nowait", eng != NULL ?
+				  LD(eng->rx.stats.aa_flush_nowait) : 0);
+}
+
+static void
+aa_log_dict(const struct ptl_aa_log_info *li, struct rte_tel_data *d)
+{
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "handle", li->handle);
+	rte_tel_data_add_dict_string(d, "mode", li->drop ? "drop" :
+				     "backpressure");
+	rte_tel_data_add_dict_string(d, "consumer", li->served ? "nic" :
+				     "host");
+	if (li->served)
+		rte_tel_data_add_dict_u64(d, "ctx", li->ctx);
+	rte_tel_data_add_dict_u64(d, "size", li->size);
+	rte_tel_data_add_dict_u64(d, "records", li->records);
+	rte_tel_data_add_dict_u64(d, "lost", li->lost);
+	rte_tel_data_add_dict_u64(d, "prod", li->prod);
+	rte_tel_data_add_dict_u64(d, "cons", li->cons);
+	/* bytes written but not consumed; -1: the client's index is not
+	 * one the NIC accepts (the next record stops the log) */
+	rte_tel_data_add_dict_int(d, "lag_bytes", li->cons_ok ?
+				  (int)RTE_MIN(li->prod - li->cons,
+					       (uint64_t)INT_MAX) : -1);
+	rte_tel_data_add_dict_u64(d, "err", li->err);
+	rte_tel_data_add_dict_u64(d, "notify_every", li->notify_every);
+	rte_tel_data_add_dict_u64(d, "notify_us", li->notify_us);
+}
+
+static int
+cmd_aa(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct ptl_aa_log_info li[SPINNIC_AA_LOGS_MAX];
+	char name[64];
+	struct spinnic *sn;
+	unsigned sel[2], i, pid, n, k;
+
+	(void)cmd;
+	if (params_parse(params, sel, 2) != 0)
+		return -EINVAL;
+	sn = tel_enter(sel[0]);
+	if (sn == NULL)
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < sn->nb_nodes; i++) {
+		struct spinnic_node *node = sn->nodes[i];
+		struct rte_tel_data *nd;
+
+		if ((sel[0] != UINT_MAX && i != sel[0]) || node->nic == NULL)
+			continue;
+		nd = rte_tel_data_alloc();
+		if (nd == NULL)
+			goto out;
+		aa_node_dict(node, nd);
+		snprintf(name, sizeof(name), "node%u", i);
+		dict_add_container(d, name, nd);
+		for (pid = 0; pid < SPINNIC_CLIENTS_MAX; pid++) {
+			struct ptl_aa_client_info ci;
+			struct rte_tel_data *cd;
+
+			if ((sel[1] != UINT_MAX && pid != sel[1]) ||
+			    ptl_client_aa_dump(node->nic, pid, &ci, li,
+					       RTE_DIM(li), &n) != 0)
+				continue;
+			/* clients that never used Active Access: none */
+			if (ci.ranges == 0 && ci.logs == 0)
+				continue;
+			cd = rte_tel_data_alloc();
+			if (cd == NULL)
+				goto out;
+			rte_tel_data_start_dict(cd);
+			rte_tel_data_add_dict_u64(cd, "pid", pid);
+			rte_tel_data_add_dict_u64(cd, "ranges", ci.ranges);
+			rte_tel_data_add_dict_u64(cd, "marked_bytes",
+						  ci.marked_bytes);
+			rte_tel_data_add_dict_u64(cd, "logs", ci.logs);
+			snprintf(name, sizeof(name), "node%u/pid%u", i, pid);
+			dict_add_container(d, name, cd);
+			for (k = 0; k < n; k++) {
+				struct rte_tel_data *ld = rte_tel_data_alloc();
+
+				if (ld == NULL)
+					goto out;
+				aa_log_dict(&li[k], ld);
+				snprintf(name, sizeof(name),
+					 "node%u/pid%u/log%u", i, pid, k);
+				dict_add_container(d, name, ld);
+			}
+		}
+	}
+out:
+	tel_leave();
+	return 0;
+}
+
 /* ---- setup ------------------------------------------------------------- */
 
 int
@@ -847,6 +974,8 @@ spinnic_telemetry_init(struct spinnic *sn)
 		  "spinnic handler statistics per family and context. Parameters: node,first (optional)" },
 		{ "/spinnic/handler_trace", cmd_handler_trace,
 		  "spinnic last handler invocations of a context (--handler-trace). Parameters: node,ctx,from (from optional)" },
+		{ "/spinnic/aa", cmd_aa,
+		  "spinnic Active Access counters per node, marks and access logs per client. Parameters: node,pid (optional)" },
 	};
 	char path[PATH_MAX];
 	const char *dir = rte_eal_get_runtime_dir();
@@ -876,7 +1005,7 @@ spinnic_telemetry_init(struct spinnic *sn)
 	prefix = prefix != NULL ? prefix + 1 : dir;
 	snprintf(path, sizeof(path), "%s/dpdk_telemetry.v2", dir);
 	if (stat(path, &st) == 0 && S_ISSOCK(st.st_mode))
-		SPINNIC_LOG(INFO, "telemetry: %s (dpdk-telemetry.py -f %s; /spinnic/stats, /spinnic/hpus, /spinnic/clients, /spinnic/mes, /spinnic/handlers, /spinnic/handler_trace)",
+		SPINNIC_LOG(INFO, "telemetry: %s (dpdk-telemetry.py -f %s; /spinnic/stats, /spinnic/hpus, /spinnic/clients, /spinnic/mes, /spinnic/handlers, /spinnic/handler_trace, /spinnic/aa)",
 			    path, prefix);
 	else
 		SPINNIC_LOG(NOTICE, "telemetry: no socket at %s (EAL --no-telemetry?)",

@@ -17,6 +17,7 @@
 #include "ptl_internal.h"
 
 #define LOG_IDX_BITS 8u
+#define AA_WAIT_NAP_NS 20000 /* a waiting handler DMA looks again */
 #define AA_MIN3(a, b, c) ((a) < (b) ? ((a) < (c) ? (a) : (c)) : \
 			   ((b) < (c) ? (b) : (c)))
 
@@ -273,6 +274,13 @@ aa_assoc(struct ptl_client *c, struct spinnic_ctrl_aa *r)
 
 	if ((r->bits & ~SPINNIC_AA_BITS) != 0)
 		return SPINNIC_PTL_ARG_INVALID;
+	if (r->addr == 0 && r->len == 0 && r->bits == 0 &&
+	    log == SPINNIC_HANDLE_NONE)
+		return SPINNIC_PTL_OK; /* a query of the page size */
+	/* marks at the NIC's granularity (the table checks 4 KiB) */
+	if (r->addr % c->nic->conf.aa_page != 0 ||
+	    r->len % c->nic->conf.aa_page != 0)
+		return SPINNIC_PTL_ARG_INVALID;
 	ptl_lock(&c->aa.lock);
 	if (log != SPINNIC_HANDLE_NONE && log_get(c, log) == NULL) {
 		st = SPINNIC_PTL_ARG_INVALID;     /* not a live log of ours */
@@ -305,6 +313,7 @@ ptl_ctrl_aa(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 {
 	if (op != SPINNIC_CTRL_AA_LOG_FREE && ptl_ni_get(c, r->ni) == NULL)
 		return SPINNIC_PTL_ARG_INVALID;
+	r->page_shift = (uint32_t)__builtin_ctzll(nic->conf.aa_page);
 	switch (op) {
 	case SPINNIC_CTRL_AA_LOG_CREATE:
 		return aa_log_create(nic, c, r);
@@ -343,6 +352,64 @@ ptl_aa_client_fini(struct ptl_client *c)
 		c->aa.watched = 1;
 	ptl_unlock(&c->nic->aa_wlock);
 	watch_del(c->nic, c);
+}
+
+/* ---- monitoring ---- */
+
+int
+ptl_client_aa_dump(struct ptl_nic *nic, uint32_t pid,
+		   struct ptl_aa_client_info *ci_p,
+		   struct ptl_aa_log_info *out, unsigned max, unsigned *n_p)
+{
+	struct ptl_client *c;
+	unsigned n = 0;
+	uint32_t i;
+
+	if (pid >= nic->conf.max_clients)
+		return -ERANGE;
+	memset(ci_p, 0, sizeof(*ci_p));
+	*n_p = 0;
+	ptl_lock(&nic->lock);
+	c = nic->clients[pid];
+	if (c == NULL) {
+		ptl_unlock(&nic->lock);
+		return -ENOENT;
+	}
+	ptl_lock(&c->aa.lock);
+	ci_p->ranges = c->aa.t.n;
+	for (i = 0; i < c->aa.t.n; i++)
+		ci_p->marked_bytes += c->aa.t.r[i].end - c->aa.t.r[i].start;
+	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
+		const struct ptl_aa_log *lg = &c->aa.logs[i];
+		struct ptl_aa_log_info *li;
+
+		if (!lg->used)
+			continue;
+		ci_p->logs++;
+		if (n == max)
+			continue;
+		li = &out[n++];
+		memset(li, 0, sizeof(*li));
+		li->handle = log_handle(lg, i);
+		li->drop = (lg->flags & SPINNIC_AA_LOG_DROP) != 0;
+		li->served = lg->ctx != SPINNIC_HANDLE_NONE;
+		li->err = lg->err;
+		li->ctx = lg->ctx;
+		li->notify_every = lg->notify_every;
+		li->notify_us = lg->notify_ns / 1000u;
+		li->size = lg->size;
+		li->prod = lg->prod;
+		/* the client's word: whatever it holds, only reported */
+		li->cons = __atomic_load_n(&lg->ring->cons, __ATOMIC_ACQUIRE);
+		li->cons_ok = li->cons <= li->prod &&
+			      li->prod - li->cons <= li->size;
+		li->records = lg->records;
+		li->lost = lg->lost;
+	}
+	ptl_unlock(&c->aa.lock);
+	ptl_unlock(&nic->lock);
+	*n_p = n;
+	return 0;
 }
 
 /* ---- accesses on behalf of a remote initiator ---- */
@@ -417,16 +484,68 @@ aa_record(struct ptl_client *c, uint32_t log, const struct ptl_aa_verdict *v,
 	return rc;
 }
 
-/*
- * aa.lock held: would every record of [addr, addr + len) fit in its log?
- * Logs that drop, are stopped, or could not take the records even empty
- * (never blocks for ever) say yes; the append decides there.
- */
-static bool
-aa_fits(struct ptl_client *c, uint64_t addr, uint64_t len, bool write)
+/* What an access does to a page piece with bits (records included). */
+typedef void aa_rule_fn(uint32_t bits, bool write, const struct ptl_aa_src *s,
+			struct ptl_aa_verdict *v_p);
+
+/* Puts, get replies and handler DMAs: the bytes move (ptl_aa_rule). */
+static void
+move_rule(uint32_t bits, bool write, const struct ptl_aa_src *s,
+	  struct ptl_aa_verdict *v_p)
 {
+	(void)s;
+	ptl_aa_rule(bits, write, v_p);
+}
+
+/*
+ * A check without data (gets before their first reply packet, atomics
+ * before they apply; write true: an atomic): only refused pieces are
+ * recorded (GET_BLOCKED, PUT_BLOCKED) and, for atomics, one ATOMIC
+ * record (no data) per logged piece.
+ */
+static void
+check_rule(uint32_t bits, bool write, const struct ptl_aa_src *s,
+	   struct ptl_aa_verdict *v_p)
+{
+	struct ptl_aa_verdict r;
+
+	ptl_aa_rule(bits, write, v_p);
+	if (write && !v_p->fail) {
+		/* a fetching atomic reads too; a redirecting one is refused
+		 * (its old values cannot come from a log) */
+		ptl_aa_rule(bits, false, &r);
+		if (v_p->redirected) {
+			v_p->fail = true;
+			v_p->kind = 0;
+		} else if (s->fetch && r.fail) {
+			v_p->fail = true;
+			v_p->kind = r.kind; /* GET_BLOCKED with RL/RLD */
+		} else if (v_p->kind != 0 || (s->fetch && r.kind != 0)) {
+			v_p->kind = SPINNIC_AA_ATOMIC;
+		}
+	} else if (!v_p->fail) {
+		v_p->kind = 0; /* logged when the data moves */
+	}
+	v_p->data = false;
+	v_p->redirected = false;
+}
+
+/* Where each back-pressuring log's writer would be after an access's
+ * records (PADs included): one access may span several ranges. */
+struct aa_fit {
 	uint64_t pos[SPINNIC_AA_LOGS_MAX];
-	uint32_t i, used = 0;
+	uint32_t used;
+};
+
+/*
+ * aa.lock held: add the records of [addr, addr + len) to @p f. Logs that
+ * drop or are stopped are left out (the append decides there).
+ */
+static void
+fit_add(struct ptl_client *c, struct aa_fit *f, uint64_t addr, uint64_t len,
+	bool write, aa_rule_fn *rule, const struct ptl_aa_src *s)
+{
+	uint32_t i;
 
 	while (len > 0) {
 		uint64_t end, n, page_end, need, room_at;
@@ -435,64 +554,76 @@ aa_fits(struct ptl_client *c, uint64_t addr, uint64_t len, bool write)
 		uint32_t log, bits;
 
 		bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
+		if (bits == PTL_AA_DEFAULT && log == SPINNIC_HANDLE_NONE) {
+			n = end - addr < len ? end - addr : len;
+			goto next;
+		}
 		page_end = (addr | (SPINNIC_AA_PAGE - 1)) + 1;
 		n = AA_MIN3(end - addr, page_end - addr, len);
-		ptl_aa_rule(bits, write, &v);
+		rule(bits, write, s, &v);
 		lg = v.kind != 0 ? log_get(c, log) : NULL;
 		if (lg != NULL && !(lg->flags & SPINNIC_AA_LOG_DROP) && !lg->err) {
 			i = (uint32_t)(lg - c->aa.logs);
-			if (!(used & (1u << i))) {
-				used |= 1u << i;
-				pos[i] = lg->prod;
+			if (!(f->used & (1u << i))) {
+				f->used |= 1u << i;
+				f->pos[i] = lg->prod;
 			}
 			need = sizeof(struct spinnic_aa_rec) +
 			       (v.data ? (n + 63) / 64 * 64 : 0);
-			room_at = lg->size - (pos[i] & (lg->size - 1));
+			room_at = lg->size - (f->pos[i] & (lg->size - 1));
 			if (room_at < need)
-				pos[i] += room_at; /* a PAD first */
-			pos[i] += need;
+				f->pos[i] += room_at; /* a PAD first */
+			f->pos[i] += need;
 		}
+next:
 		addr += n;
 		len -= n;
 	}
+}
+
+/*
+ * aa.lock held: would every record added to @p f fit in its log? A log
+ * that could not take them even empty (never blocks for ever) or whose
+ * cons is corrupt says yes: the append decides there.
+ */
+static bool
+fit_ok(struct ptl_client *c, const struct aa_fit *f)
+{
+	uint32_t i;
+
 	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
 		struct ptl_aa_log *lg = &c->aa.logs[i];
 		uint64_t cons;
 
-		if (!(used & (1u << i)))
+		if (!(f->used & (1u << i)))
 			continue;
 		cons = __atomic_load_n(&lg->ring->cons, __ATOMIC_ACQUIRE);
 		if (cons > lg->prod || lg->prod - cons > lg->size)
 			continue; /* corrupt: the append stops the log */
-		if (pos[i] - cons > lg->size && pos[i] - lg->prod <= lg->size)
+		if (f->pos[i] - cons > lg->size &&
+		    f->pos[i] - lg->prod <= lg->size)
 			return false;
 	}
 	return true;
 }
 
 /*
- * [addr, addr + len) of one contiguous client range: unmarked runs copied
- * as ptl_host_read/write would, marked pages piece by piece by the rule.
- * Pieces are independent (as an IOMMU's transactions): a blocked piece
- * leaves memory untouched and the others still happen.
+ * aa.lock held: [addr, addr + len) of one contiguous client range:
+ * unmarked runs copied as ptl_host_read/write would, marked pages piece
+ * by piece by the rule. Pieces are independent (as an IOMMU's
+ * transactions): a blocked piece leaves memory untouched and the others
+ * still happen.
  * @return 0; -EPERM a piece was blocked; -ENOSPC a redirected piece was
  *   lost (its log was its only destination); host errors as
  *   ptl_host_write (the access stops there)
  */
 static int
-aa_range(struct ptl_client *c, uint64_t addr, uint8_t *buf, uint64_t len,
-	 bool write, const struct ptl_aa_src *s, uint64_t msg_off)
+aa_range_locked(struct ptl_client *c, uint64_t addr, uint8_t *buf,
+		uint64_t len, bool write, const struct ptl_aa_src *s,
+		uint64_t msg_off)
 {
 	int rc = 0, res = 0;
 
-	if (addr + len < addr)
-		return -EFAULT;
-	ptl_lock(&c->aa.lock);
-	if (s->may_block && !aa_fits(c, addr, len, write)) {
-		ptl_unlock(&c->aa.lock);
-		PTL_STAT(c->nic, aa_backpressure);
-		return -EAGAIN;
-	}
 	while (len > 0) {
 		uint64_t end, n, page_end;
 		struct ptl_aa_verdict v;
@@ -532,18 +663,72 @@ aa_range(struct ptl_client *c, uint64_t addr, uint8_t *buf, uint64_t len,
 		len -= n;
 		msg_off += n;
 	}
-	ptl_unlock(&c->aa.lock);
 	return rc != 0 ? rc : res;
+}
+
+/* aa_range_locked under the lock; with s->may_block, -EAGAIN (nothing
+ * done) when a back-pressuring log lacks room for the records */
+static int
+aa_range(struct ptl_client *c, uint64_t addr, uint8_t *buf, uint64_t len,
+	 bool write, const struct ptl_aa_src *s, uint64_t msg_off)
+{
+	struct aa_fit f = { .used = 0 };
+	int rc;
+
+	if (addr + len < addr)
+		return -EFAULT;
+	ptl_lock(&c->aa.lock);
+	if (s->may_block) {
+		fit_add(c, &f, addr, len, write, move_rule, s);
+		if (!fit_ok(c, &f)) {
+			ptl_unlock(&c->aa.lock);
+			if (s->wait_ns == 0)
+				PTL_STAT(c->nic, aa_backpressure);
+			return -EAGAIN;
+		}
+	}
+	rc = aa_range_locked(c, addr, buf, len, write, s, msg_off);
+	ptl_unlock(&c->aa.lock);
+	return rc;
 }
 
 int
 ptl_host_access_remote(struct ptl_client *c, uint64_t addr, void *buf,
 		       uint64_t len, bool write, const struct ptl_aa_src *s)
 {
+	const struct timespec nap = { 0, AA_WAIT_NAP_NS };
+	struct ptl_aa_src last;
+	uint64_t until;
+	int rc;
+
 	if (!aa_hits(c, addr, len))
 		return write ? ptl_host_write(c, addr, buf, len) :
 			       ptl_host_read(c, addr, buf, len);
-	return aa_range(c, addr, buf, len, write, s, s->msg_off);
+	rc = aa_range(c, addr, buf, len, write, s, s->msg_off);
+	if (rc != -EAGAIN || s->wait_ns == 0)
+		return rc;
+	/*
+	 * A handler's DMA cannot be refused and come again as a packet
+	 * can: it waits for the consumer (the HPU stalls, as a DMA held by
+	 * a busy IOMMU), up to wait_ns so that a client that never consumes
+	 * cannot hold the NIC; then it goes on and its records are lost
+	 * and counted, as in drop mode.
+	 */
+	PTL_STAT(c->nic, aa_dma_waits);
+	until = aa_now_ns() + s->wait_ns;
+	do {
+		if (!ptl_client_is_alive(c) || aa_now_ns() >= until) {
+			if (ptl_client_is_alive(c))
+				PTL_STAT(c->nic, aa_dma_wait_lost);
+			last = *s;
+			last.may_block = false;
+			return aa_range(c, addr, buf, len, write, &last,
+					s->msg_off);
+		}
+		nanosleep(&nap, NULL);
+		rc = aa_range(c, addr, buf, len, write, s, s->msg_off);
+	} while (rc == -EAGAIN);
+	return rc;
 }
 
 bool
@@ -563,20 +748,29 @@ ptl_host_marked(struct ptl_client *c, uint64_t addr, uint64_t len)
 	return marked;
 }
 
-/* A match's [off, off + len) as contiguous client ranges (iovec MEs: per
- * entry), each through aa_range. */
-static int
-match_walk(const struct ptl_match *mt, uint64_t off, uint8_t *buf,
-	   uint64_t len, bool write, const struct ptl_aa_src *s)
+/* One contiguous client range of a match: [addr, addr + len) at
+ * msg_off in the message. */
+struct aa_piece {
+	uint64_t addr, len, msg_off;
+};
+
+/* A match's [off, off + len) as contiguous client ranges (iovec MEs: one
+ * per entry; the rest, when the entries end, in *rest_p).
+ * @return the pieces written to p (at most max) */
+static uint32_t
+match_pieces(const struct ptl_match *mt, uint64_t off, uint64_t len,
+	     struct aa_piece *p, uint32_t max, uint64_t *rest_p)
 {
 	const struct ptl_iovs *v = mt->iov;
 	uint64_t at = mt->local_offset + off, msg_off = off;
-	int rc, res = 0;
-	uint32_t i;
+	uint32_t i, k = 0;
 
-	if (v == NULL)
-		return aa_range(mt->c, mt->start + off, buf, len, write, s, off);
-	for (i = 0; i < v->n && len > 0; i++) {
+	if (v == NULL) {
+		p[0] = (struct aa_piece){ mt->start + off, len, off };
+		*rest_p = 0;
+		return 1;
+	}
+	for (i = 0; i < v->n && len > 0 && k < max; i++) {
 		uint64_t take;
 
 		if (at >= v->ent[i].len) {
@@ -584,20 +778,64 @@ match_walk(const struct ptl_match *mt, uint64_t off, uint8_t *buf,
 			continue;
 		}
 		take = v->ent[i].len - at < len ? v->ent[i].len - at : len;
-		rc = aa_range(mt->c, v->ent[i].addr + at, buf, take, write, s,
-			      msg_off);
-		if (rc == -EPERM || rc == -ENOSPC) {
-			if (res == 0)
-				res = rc;
-		} else if (rc != 0) {
-			return rc;
-		}
-		buf += take;
+		p[k++] = (struct aa_piece){ v->ent[i].addr + at, take,
+					    msg_off };
 		len -= take;
 		msg_off += take;
 		at = 0;
 	}
-	return len > 0 ? -ERANGE : res;
+	*rest_p = len;
+	return k;
+}
+
+/*
+ * A match's [off, off + len) through aa_range_locked, piece by piece,
+ * under one hold of the lock: with s->may_block every record of every
+ * piece must fit first (-EAGAIN: nothing done), so an iovec ME's packet
+ * is refused whole as a contiguous one is.
+ */
+static int
+match_walk(const struct ptl_match *mt, uint64_t off, uint8_t *buf,
+	   uint64_t len, bool write, const struct ptl_aa_src *s)
+{
+	struct aa_piece p[PTL_MAX_IOVECS];
+	struct ptl_client *c = mt->c;
+	struct aa_fit f = { .used = 0 };
+	uint64_t rest;
+	uint32_t k, i;
+	int rc, res = 0;
+
+	k = match_pieces(mt, off, len, p, PTL_MAX_IOVECS, &rest);
+	for (i = 0; i < k; i++)
+		if (p[i].addr + p[i].len < p[i].addr)
+			return -EFAULT;
+	ptl_lock(&c->aa.lock);
+	if (s->may_block) {
+		for (i = 0; i < k; i++)
+			fit_add(c, &f, p[i].addr, p[i].len, write, move_rule,
+				s);
+		if (!fit_ok(c, &f)) {
+			ptl_unlock(&c->aa.lock);
+			PTL_STAT(c->nic, aa_backpressure);
+			return -EAGAIN;
+		}
+	}
+	for (i = 0; i < k; i++) {
+		rc = aa_range_locked(c, p[i].addr, buf, p[i].len, write, s,
+				     p[i].msg_off);
+		if (rc == -EPERM || rc == -ENOSPC) {
+			if (res == 0)
+				res = rc;
+		} else if (rc != 0) {
+			res = rc;
+			break;
+		}
+		buf += p[i].len;
+	}
+	ptl_unlock(&c->aa.lock);
+	if (res != 0 && res != -EPERM && res != -ENOSPC)
+		return res;
+	return rest > 0 ? -ERANGE : res;
 }
 
 static void
@@ -620,31 +858,22 @@ ptl_match_access_remote(const struct ptl_match *mt, uint64_t off, void *buf,
 	    (mt->iov == NULL && !aa_hits(mt->c, mt->start + off, len)))
 		return ptl_match_access(mt, off, buf, len, write);
 	match_src(mt, write, &s);
-	/* a put packet can come again, a reply packet be read again;
-	 * whole only in a contiguous ME (an iovec ME's entries are checked
-	 * one by one) */
-	s.may_block = mt->iov == NULL;
+	/* a put packet can come again, a reply packet be read again */
+	s.may_block = true;
 	return match_walk(mt, off, buf, len, write, &s);
 }
 
-/*
- * A check without data (gets before their first reply packet, atomics
- * before they apply): every page piece of [0, len) by the rule, records
- * only for the refused ones (GET_BLOCKED, PUT_BLOCKED) and, for atomics,
- * one ATOMIC record per logged page piece.
- */
+/* aa.lock held: the check (check_rule) of [addr, addr + len): records
+ * for refused and atomic pieces. @return 0 or -EPERM */
 static int
-check_range(struct ptl_client *c, uint64_t addr, uint64_t len, bool write,
-	    bool atomic, const struct ptl_aa_src *s, uint64_t msg_off)
+check_range_locked(struct ptl_client *c, uint64_t addr, uint64_t len,
+		   bool write, const struct ptl_aa_src *s, uint64_t msg_off)
 {
 	int res = 0;
 
-	if (addr + len < addr)
-		return -EFAULT;
-	ptl_lock(&c->aa.lock);
 	while (len > 0) {
 		uint64_t end, n, page_end;
-		struct ptl_aa_verdict v, r;
+		struct ptl_aa_verdict v;
 		uint32_t log, bits;
 
 		bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
@@ -654,24 +883,7 @@ check_range(struct ptl_client *c, uint64_t addr, uint64_t len, bool write,
 		}
 		page_end = (addr | (SPINNIC_AA_PAGE - 1)) + 1;
 		n = page_end - addr < len ? page_end - addr : len;
-		ptl_aa_rule(bits, write, &v);
-		if (atomic && !v.fail) {
-			/* a fetching atomic reads too; redirecting one is
-			 * refused (its old values cannot come from a log) */
-			ptl_aa_rule(bits, false, &r);
-			if (v.redirected) {
-				v.fail = true;
-				v.kind = 0;
-			} else if (s->fetch && r.fail) {
-				v.fail = true;
-				v.kind = r.kind; /* GET_BLOCKED with RL/RLD */
-			} else if (v.kind != 0 || (s->fetch && r.kind != 0)) {
-				v.kind = SPINNIC_AA_ATOMIC;
-				v.data = false;
-			}
-		} else if (!v.fail) {
-			v.kind = 0; /* logged when the data moves */
-		}
+		check_rule(bits, write, s, &v);
 		if (v.kind != 0)
 			aa_record(c, log, &v, bits, addr, NULL, n, s, msg_off);
 		if (v.fail) {
@@ -683,7 +895,6 @@ next:
 		len -= n;
 		msg_off += n;
 	}
-	ptl_unlock(&c->aa.lock);
 	return res;
 }
 
@@ -691,33 +902,41 @@ int
 ptl_match_check_remote(const struct ptl_match *mt, uint64_t len, bool write,
 		       bool fetch)
 {
-	const struct ptl_iovs *v = mt->iov;
-	uint64_t at = mt->local_offset, msg_off = 0;
+	struct aa_piece p[PTL_MAX_IOVECS];
+	struct ptl_client *c = mt->c;
+	struct aa_fit f = { .used = 0 };
 	struct ptl_aa_src s;
+	uint64_t rest;
+	uint32_t k, i;
 	int res = 0;
-	uint32_t i;
 
-	if (!aa_on(mt->c) || (v == NULL && !aa_hits(mt->c, mt->start, len)))
+	if (!aa_on(c) || (mt->iov == NULL && !aa_hits(c, mt->start, len)))
 		return 0;
 	match_src(mt, write, &s);
 	s.fetch = fetch;
-	if (v == NULL)
-		return check_range(mt->c, mt->start, len, write, write, &s, 0);
-	for (i = 0; i < v->n && len > 0; i++) {
-		uint64_t take;
-
-		if (at >= v->ent[i].len) {
-			at -= v->ent[i].len;
-			continue;
-		}
-		take = v->ent[i].len - at < len ? v->ent[i].len - at : len;
-		if (check_range(mt->c, v->ent[i].addr + at, take, write, write,
-				&s, msg_off) != 0)
-			res = -EPERM;
-		len -= take;
-		msg_off += take;
-		at = 0;
+	k = match_pieces(mt, 0, len, p, PTL_MAX_IOVECS, &rest);
+	for (i = 0; i < k; i++)
+		if (p[i].addr + p[i].len < p[i].addr)
+			return -EFAULT;
+	ptl_lock(&c->aa.lock);
+	/* the records before anything happens: an atomic or a get request
+	 * can come again (not acknowledged), so it waits for room as a put
+	 * packet does */
+	for (i = 0; i < k; i++)
+		fit_add(c, &f, p[i].addr, p[i].len, write, check_rule, &s);
+	if (!fit_ok(c, &f)) {
+		ptl_unlock(&c->aa.lock);
+		if (write)
+			PTL_STAT(c->nic, aa_atomic_waits);
+		else
+			PTL_STAT(c->nic, aa_get_waits);
+		return -EAGAIN;
 	}
+	for (i = 0; i < k; i++)
+		if (check_range_locked(c, p[i].addr, p[i].len, write, &s,
+				       p[i].msg_off) != 0)
+			res = -EPERM;
+	ptl_unlock(&c->aa.lock);
 	return res;
 }
 

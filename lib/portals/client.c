@@ -21,7 +21,8 @@ static const char *const stats_names[] = {
 	"aa_blocked", "aa_redirected", "aa_log_err", "aa_logs_live",
 	"aa_flushes", "aa_backpressure", "aa_handled", "aa_timer_wakes",
 	"trig_rearmed", "trig_rearm_ended", "trig_deferred", "trig_me_full",
-	"flowctrl_owed",
+	"flowctrl_owed", "aa_atomic_waits", "aa_dma_waits",
+	"aa_dma_wait_lost", "aa_get_waits",
 };
 _Static_assert(sizeof(stats_names) / sizeof(stats_names[0]) ==
 	       sizeof(struct ptl_nic_stats) / sizeof(uint64_t),
@@ -36,6 +37,7 @@ ptl_nic_conf_default(struct ptl_nic_conf *conf_p, uint32_t nid)
 	conf_p->max_ops = 65536;
 	conf_p->payload_size = 2048;
 	conf_p->nic_mem_total = 64ull << 20;
+	conf_p->aa_page = SPINNIC_AA_PAGE;
 	conf_p->limits.max_entries = 16384;
 	conf_p->limits.max_unexpected_headers = 4096;
 	conf_p->limits.max_mds = 1024;
@@ -102,7 +104,10 @@ ptl_nic_create(const struct ptl_nic_conf *conf, struct ptl_nic **nic_p)
 	    l->max_list_size <= 0 || l->max_msg_size == 0 ||
 	    l->max_triggered_ops < 0 ||
 	    l->max_triggered_ops >= (int32_t)PTL_MAX_OBJS ||
-	    l->max_msg_size > SPINNIC_WIRE_MAX_MSG_SIZE) {
+	    l->max_msg_size > SPINNIC_WIRE_MAX_MSG_SIZE ||
+	    conf->aa_page < SPINNIC_AA_PAGE ||
+	    conf->aa_page > SPINNIC_AA_PAGE_MAX ||
+	    !ptl_is_pow2(conf->aa_page)) {
 		PTL_LOG(ERR, "nic %u: invalid configuration", conf->nid);
 		return -EINVAL;
 	}

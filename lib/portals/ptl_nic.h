@@ -41,6 +41,9 @@ struct ptl_nic_conf {
 	uint32_t max_ops;        /**< outstanding initiator operations */
 	uint32_t payload_size;   /**< packet payload bytes (reported) */
 	uint64_t nic_mem_total;  /**< reported at attach */
+	/** Active Access marking page (--aa-page-size): marks are aligned
+	 *  to it; a power of two, SPINNIC_AA_PAGE .. SPINNIC_AA_PAGE_MAX */
+	uint64_t aa_page;
 	/** Upper bounds and defaults of NI limits: a desired value of -1/0
 	 *  gets this one; larger values are clamped to it. */
 	struct spinnic_limits limits;
@@ -152,6 +155,15 @@ struct ptl_nic_stats {
 	uint64_t flowctrl_owed;    /**< flow control hit for a full EQ that
 				        only the events owed to messages
 				        matched but not yet completed fill */
+	/* Active Access back-pressure beyond put packets */
+	uint64_t aa_atomic_waits;  /**< atomics parked for a full log
+				        (not acknowledged, resent) */
+	uint64_t aa_dma_waits;     /**< handler DMAs that waited for room
+				        in a back-pressuring log */
+	uint64_t aa_dma_wait_lost; /**< of those, given up after the
+				        bound (their records lost) */
+	uint64_t aa_get_waits;     /**< get requests parked: a refused get's
+				        GET_BLOCKED records lacked room */
 };
 
 /**
@@ -497,6 +509,10 @@ struct ptl_aa_src {
 	bool may_block;     /**< internal: a put packet, refused whole when a
 				 back-pressuring log lacks room */
 	bool fetch;         /**< internal: a fetching atomic */
+	uint64_t wait_ns;   /**< ptl_host_access_remote with may_block: wait
+				 up to this long for room (a handler's DMA,
+				 which cannot come again), then go on as in
+				 drop mode; 0: return -EAGAIN at once */
 };
 
 /**
@@ -508,10 +524,10 @@ struct ptl_aa_src {
  * ptl_host_read, not this).
  * @return 0; -EPERM a page piece was refused (memory untouched there, the
  *   rest done: PTL_NI_PERM_VIOLATION); -ENOSPC a redirected piece was
- *   lost to a full log (PTL_NI_DROPPED); -EAGAIN (contiguous MEs) a log
- *   without SPINNIC_AA_LOG_DROP lacks room for the records: nothing was
- *   done, the packet must come again (a put) or be read again later (a
- *   reply); as ptl_match_access
+ *   lost to a full log (PTL_NI_DROPPED); -EAGAIN a log without
+ *   SPINNIC_AA_LOG_DROP lacks room for the records (of every entry, in an
+ *   iovec ME): nothing was done, the packet must come again (a put) or be
+ *   read again later (a reply); as ptl_match_access
  */
 int ptl_match_access_remote(const struct ptl_match *mt, uint64_t off,
 			    void *buf, uint64_t len, bool write);
@@ -523,15 +539,22 @@ int ptl_match_access_remote(const struct ptl_match *mt, uint64_t off,
  * an atomic to a redirecting page (W=0, WLD=1) is refused.
  * @param write true for an atomic, false for a get
  * @param fetch a fetching atomic (it reads as well)
- * @return 0, -EPERM (refused: nothing may happen)
+ * @return 0, -EPERM (refused: nothing may happen); -EAGAIN a log without
+ *   SPINNIC_AA_LOG_DROP lacks room for the records (ATOMIC, or BLOCKED of
+ *   a refused access): nothing was recorded, the request must come
+ *   again; -EFAULT a wrapping range
  */
 int ptl_match_check_remote(const struct ptl_match *mt, uint64_t len,
 			   bool write, bool fetch);
 
 /**
  * ptl_host_write/read for a remote access not tied to a match (an sPIN
- * handler's DMA): marks apply as in ptl_match_access_remote.
- * @return as ptl_match_access_remote
+ * handler's DMA): marks apply as in ptl_match_access_remote. With
+ * s->may_block and s->wait_ns, a full back-pressuring log is waited for
+ * (naps of 20 us) up to wait_ns, or while the client lives; then the
+ * access goes on and its records are lost and counted.
+ * @return as ptl_match_access_remote (-EAGAIN only with may_block and no
+ *   wait_ns)
  */
 int ptl_host_access_remote(struct ptl_client *c, uint64_t addr, void *buf,
 			   uint64_t len, bool write,
@@ -1109,6 +1132,45 @@ struct ptl_client_info {
  */
 int ptl_client_info_get(struct ptl_nic *nic, uint32_t pid,
 			struct ptl_client_info *info_p);
+
+/** Active Access state of one client (ptl_client_aa_dump). */
+struct ptl_aa_client_info {
+	uint32_t ranges;           /**< marked ranges in its page table */
+	uint64_t marked_bytes;     /**< bytes those ranges cover */
+	uint32_t logs;             /**< live access logs */
+};
+
+/** One access log of a client (ptl_client_aa_dump). */
+struct ptl_aa_log_info {
+	uint32_t handle;           /**< the log's handle */
+	bool drop;                 /**< SPINNIC_AA_LOG_DROP: full drops */
+	bool served;               /**< consumed on the NIC (access handler) */
+	bool err;                  /**< stopped: invalid cons or ring */
+	bool cons_ok;              /**< cons read was consistent with prod */
+	uint32_t ctx;              /**< served: the execution context */
+	uint32_t notify_every;
+	uint64_t notify_us;
+	uint64_t size;             /**< ring bytes */
+	uint64_t prod;             /**< bytes written (records and PADs) */
+	uint64_t cons;             /**< the consumer's index, as read */
+	uint64_t records;          /**< records written */
+	uint64_t lost;             /**< records lost (full, stopped) */
+};
+
+/**
+ * The Active Access state of the client at physical pid @p pid: its page
+ * table's size and its live logs (the consumer index read once from the
+ * ring, as the NIC reads it). Takes the NIC lock, then the client's AA
+ * lock.
+ * @param ci_p   filled
+ * @param out    up to @p max logs, in slot order
+ * @param n_p    the logs written to out
+ * @return 0, -ERANGE (pid >= max_clients), -ENOENT (no client there)
+ */
+int ptl_client_aa_dump(struct ptl_nic *nic, uint32_t pid,
+		       struct ptl_aa_client_info *ci_p,
+		       struct ptl_aa_log_info *out, unsigned max,
+		       unsigned *n_p);
 
 /** One linked ME or LE (ptl_client_me_dump). */
 struct ptl_me_info {

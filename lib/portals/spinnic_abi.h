@@ -268,7 +268,11 @@ struct spinnic_ctrl_aa {
 				 family's access handler consumes the log
 				 on the NIC, over the window [addr, addr +
 				 len) */
-	uint32_t pad;
+	uint32_t page_shift; /**< reply of every AA op: log2 of the NIC's
+				  marking page (--aa-page-size); 0 from a NIC
+				  that predates it (4096). An ASSOC with addr,
+				  len and bits 0 and no log marks nothing: a
+				  query of it */
 };
 
 struct spinnic_ctrl_msg {
@@ -302,6 +306,9 @@ static_assert(sizeof(struct spinnic_ctrl_msg) == SPINNIC_CTRL_MSG_SIZE,
 
 /** Emulated IOMMU page: marks cover whole pages of this size. */
 #define SPINNIC_AA_PAGE 4096u
+/** Largest marking page (spinnic --aa-page-size); records still cover at
+ *  most SPINNIC_AA_PAGE bytes (an access is cut at 4 KiB boundaries). */
+#define SPINNIC_AA_PAGE_MAX (1ull << 30)
 /** Page bits (the paper's PTE bits). Unmarked pages are W|R. */
 #define SPINNIC_AA_W   0x01u /**< writes reach memory */
 #define SPINNIC_AA_R   0x02u /**< reads return memory */

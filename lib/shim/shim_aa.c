@@ -198,6 +198,34 @@ spin_aa_log_free(spin_handle_aalog_t log)
 }
 
 int
+spin_aa_page_size(ptl_handle_ni_t ni_handle, uint64_t *size_p)
+{
+	struct spinnic_ctrl_msg msg;
+	struct shim_ni *ni;
+	unsigned slot;
+	int rc;
+
+	SHIM_ENTER();
+	ni = shim_to_ni(ni_handle, &slot);
+	if (ni == NULL || size_p == NULL)
+		return PTL_ARG_INVALID;
+	/* an ASSOC of nothing: the NIC answers with its page */
+	shim_ctrl_prep(&msg, SPINNIC_CTRL_AA_ASSOC);
+	msg.u.aa.ni = ni->nic_ni;
+	msg.u.aa.log = SPINNIC_HANDLE_NONE;
+	rc = shim_ctrl_call(&msg);
+	if (rc != 0)
+		return shim_ptl(rc);
+	/* 0: a NIC that predates --aa-page-size (4096) */
+	if (msg.u.aa.page_shift > 30 ||
+	    (msg.u.aa.page_shift != 0 && msg.u.aa.page_shift < 12))
+		return PTL_FAIL;
+	*size_p = msg.u.aa.page_shift == 0 ? SPIN_AA_PAGE :
+		  1ull << msg.u.aa.page_shift;
+	return PTL_OK;
+}
+
+int
 spin_aa_assoc(ptl_handle_ni_t ni_handle, void *addr, size_t len,
 	      unsigned bits, spin_handle_aalog_t log)
 {

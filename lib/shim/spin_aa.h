@@ -24,7 +24,9 @@ typedef ptl_handle_any_t spin_handle_aalog_t;
 /** "No log": spin_aa_assoc() with bits that log nothing. */
 #define SPIN_AA_LOG_NONE ((spin_handle_aalog_t)0x7fffffff)
 
-/** Marks cover whole pages of this many bytes. */
+/** Marks cover whole pages of at least this many bytes (the NIC's page,
+ *  spinnic --aa-page-size, may be larger: spin_aa_page_size()); a record
+ *  covers at most this many. */
 #define SPIN_AA_PAGE 4096u
 
 /** Page bits (the paper's IOMMU PTE bits); an unmarked page is W|R. */
@@ -155,13 +157,23 @@ int spin_aa_log_wait(spin_handle_aalog_t log, int timeout_ms);
 int spin_aa_log_free(spin_handle_aalog_t log);
 
 /**
+ * The NIC's marking page: spin_aa_assoc() ranges are aligned to it
+ * (spinnic --aa-page-size: a power of two, 4 KiB .. 1 GiB).
+ * @param ni_handle an initialized NI
+ * @param size_p receives the page size in bytes
+ * @return PTL_OK; PTL_ARG_INVALID (NI, size_p); PTL_NO_INIT
+ */
+int spin_aa_page_size(ptl_handle_ni_t ni_handle, uint64_t *size_p);
+
+/**
  * Mark every page of [addr, addr + len) of this process's memory (region
  * or not) with bits, bound to log; replaces earlier marks of those pages,
  * SPIN_AA_W | SPIN_AA_R with SPIN_AA_LOG_NONE unmarks. Effective for
  * every remote access that starts after the call returns.
  * @param ni_handle an initialized NI (marks are per process, all NIs)
- * @param addr  SPIN_AA_PAGE-aligned
- * @param len   a multiple of SPIN_AA_PAGE, > 0
+ * @param addr  aligned to the NIC's page (spin_aa_page_size(), at least
+ *   SPIN_AA_PAGE)
+ * @param len   a multiple of that page, > 0
  * @param bits  SPIN_AA_* page bits
  * @param log   a log of this process, required when bits log anything
  * @return PTL_OK; PTL_ARG_INVALID (alignment, range, bits, log);

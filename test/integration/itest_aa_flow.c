@@ -4,9 +4,10 @@
  * (1000 redirected puts without acks to a slow consumer, then
  * spin_aa_flush returns the processed count kept on the flushing page);
  * full logs (a 16 KiB log whose consumer starts late: back-pressure loses
- * no put and no get record; drop mode loses exactly the excess and the
- * puts say PTL_NI_DROPPED); notification (spin_aa_log_wait times out on
- * an empty log, and is woken every 10 records). Again over the lossy
+ * no record of puts, gets, atomics, iovec-ME puts, handler DMAs or refused
+ * gets; drop mode loses exactly the excess and redirected puts say
+ * PTL_NI_DROPPED); notification (spin_aa_log_wait times out on an empty
+ * log, and is woken every 10 records). Again over the lossy
  * link (itest_aa_flow_lossy): every record exactly once.
  */
 #include <inttypes.h>
@@ -19,6 +20,7 @@
 #include <portals4.h>
 #include <spin.h>
 #include <spin_aa.h>
+#include <spin_handler_args.h>
 
 #include "harness.h"
 #include "itest_aa.h"
@@ -180,21 +182,64 @@ run_flush(void)
 /* ---- full logs: back-pressure and drop ----------------------------------------- */
 
 #define NBP 1000u
-#define BP_RING 16384u /* 128 records of 8 bytes */
+#define BP_RING 16384u /* 128 records of 8 bytes, 256 without data */
+
+/* What the initiator does to the target's marked page 0. */
+enum bp_op {
+	BP_PUT,      /* 8-byte puts to an R|WLD page (redirected) */
+	BP_GET,      /* 8-byte gets of an R|RLD page */
+	BP_ATOMIC,   /* PtlAtomic SUM of 1 (int64) on a W|R|WL page */
+	BP_IOVEC,    /* 8-byte puts to an iovec ME of two 4-byte entries on
+			an R|WLD page: two records per put */
+	BP_HANDLER,  /* 8-byte puts whose checksum handler DMAs them to a
+			W|R|WLD page */
+	BP_GETREF,   /* 8-byte gets of an RL page (R=0): refused, one
+			GET_BLOCKED record each */
+};
+
+static const char *const bp_names[] = {
+	[BP_PUT] = "puts", [BP_GET] = "gets", [BP_ATOMIC] = "atomics",
+	[BP_IOVEC] = "iovec-ME puts", [BP_HANDLER] = "handler DMAs",
+	[BP_GETREF] = "refused gets",
+};
 
 struct bp_arg {
 	bool drop;
-	bool get;               /* gets of an R|RLD page, not puts */
+	enum bp_op op;
 	unsigned nid, pid, pt;  /* the initiator's target */
+};
+
+struct bp_count {
+	enum bp_op op;
+	unsigned n;
 };
 
 static int
 on_bp_rec(void *arg, const struct spin_aa_rec *r)
 {
-	unsigned *count = arg;
+	struct bp_count *bc = arg;
 
-	(*count) += (r->kind == SPIN_AA_PUT_DATA ||
-		     r->kind == SPIN_AA_GET_DATA) && r->len == 8;
+	switch (bc->op) {
+	case BP_PUT:
+		bc->n += r->kind == SPIN_AA_PUT_DATA && r->len == 8;
+		break;
+	case BP_GET:
+		bc->n += r->kind == SPIN_AA_GET_DATA && r->len == 8;
+		break;
+	case BP_ATOMIC:
+		bc->n += r->kind == SPIN_AA_ATOMIC && r->len == 0;
+		break;
+	case BP_IOVEC:
+		bc->n += r->kind == SPIN_AA_PUT_DATA && r->len == 4;
+		break;
+	case BP_HANDLER:
+		bc->n += r->kind == SPIN_AA_PUT_DATA && r->len == 8 &&
+			 (r->flags & SPIN_AA_F_HANDLER);
+		break;
+	case BP_GETREF:
+		bc->n += r->kind == SPIN_AA_GET_BLOCKED && r->len == 0;
+		break;
+	}
 	return 0;
 }
 
@@ -202,11 +247,25 @@ on_bp_rec(void *arg, const struct spin_aa_rec *r)
 static int
 bp_target_main(struct kid *self, void *arg)
 {
+	static const unsigned bits[] = {
+		[BP_PUT] = A_R | A_WLD, [BP_GET] = A_R | A_RLD,
+		[BP_ATOMIC] = A_W | A_R | A_WL, [BP_IOVEC] = A_R | A_WLD,
+		[BP_HANDLER] = A_W | A_R | A_WLD, [BP_GETREF] = A_RL,
+	};
 	const struct bp_arg *ba = arg;
+	struct spin_csum_args ca = { .version = SPIN_CSUM_ARGS_VERSION,
+				     .flags = SPIN_CSUM_F_COPY,
+				     .result_off = PG };
+	struct spin_ctx_desc cd = { .family = "checksum", .args = &ca,
+				    .args_len = sizeof(ca) };
+	struct bp_count bc = { .op = ba->op };
+	spin_handle_ctx_t ctx = SPIN_CTX_NONE;
 	struct spin_aa_log_status st;
 	spin_handle_aalog_t log;
+	ptl_iovec_t iov[2];
 	ptl_handle_me_t meh;
-	unsigned count = 0, got;
+	unsigned got;
+	int64_t sum;
 	struct kid_ni n;
 	char line[64];
 	uint8_t *raw, *buf;
@@ -214,14 +273,15 @@ bp_target_main(struct kid *self, void *arg)
 
 	if (kid_ni_open(self, &n, 64) != 0)
 		return 1;
-	raw = spin_host_alloc(2 * PG);
+	raw = spin_host_alloc(3 * PG);
 	KCHECK(self, raw != NULL, "alloc");
 	buf = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
+	memset(buf, 0, 2 * PG);
 	KCHECK(self, aa_log_new(n.ni, BP_RING,
 				ba->drop ? SPIN_AA_LOG_DROP : 0, 0,
 				&log) == PTL_OK, "log");
-	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, ba->get ? A_R | A_RLD :
-				   A_R | A_WLD, log) == PTL_OK, "assoc");
+	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, bits[ba->op], log) == PTL_OK,
+	       "assoc");
 	memset(&me, 0, sizeof(me));
 	me.start = buf;
 	me.length = PG;
@@ -232,36 +292,62 @@ bp_target_main(struct kid *self, void *arg)
 	me.match_id.phys.nid = PTL_NID_ANY;
 	me.match_id.phys.pid = PTL_PID_ANY;
 	me.match_bits = MATCH;
-	KCHECK(self, PtlMEAppend(n.ni, n.pt, &me, PTL_PRIORITY_LIST, NULL,
-				 &meh) == PTL_OK, "PtlMEAppend");
+	if (ba->op == BP_IOVEC) {
+		iov[0].iov_base = buf;
+		iov[0].iov_len = 4;
+		iov[1].iov_base = buf + 64;
+		iov[1].iov_len = 4;
+		me.start = iov;
+		me.length = 2;
+		me.options |= PTL_IOVEC;
+	}
+	if (ba->op == BP_HANDLER) {
+		/* the data to page 0, the result to page 1 (unmarked) */
+		me.length = 2 * PG;
+		KCHECK(self, spin_ctx_install(n.ni, &cd, &ctx) == PTL_OK,
+		       "ctx");
+		KCHECK(self, spin_me_append(n.ni, n.pt, &me, PTL_PRIORITY_LIST,
+					    ctx, NULL, &meh) == PTL_OK,
+		       "spin_me_append");
+	} else {
+		KCHECK(self, PtlMEAppend(n.ni, n.pt, &me, PTL_PRIORITY_LIST,
+					 NULL, &meh) == PTL_OK, "PtlMEAppend");
+	}
 	kid_say(self, "ready %u %u %u", n.id.phys.nid, n.id.phys.pid, n.pt);
 	KCHECK(self, kid_line(self, line, sizeof(line), 60000) == 0 &&
 	       strcmp(line, "consume") == 0, "no consume line");
 	while (kid_line(self, line, sizeof(line), 1) != 0)
-		while (spin_aa_log_poll(log, on_bp_rec, &count, 64, &got) ==
+		while (spin_aa_log_poll(log, on_bp_rec, &bc, 64, &got) ==
 		       PTL_OK)
 			;
 	KCHECK(self, strcmp(line, "done") == 0, "line %s", line);
-	while (spin_aa_log_poll(log, on_bp_rec, &count, 64, &got) == PTL_OK)
+	while (spin_aa_log_poll(log, on_bp_rec, &bc, 64, &got) == PTL_OK)
 		;
 	KCHECK(self, spin_aa_log_status(log, &st) == PTL_OK, "status");
+	memcpy(&sum, buf, sizeof(sum));
 	PtlMEUnlink(meh);
+	if (ctx != SPIN_CTX_NONE)
+		KCHECK(self, spin_ctx_free(ctx) == PTL_OK, "ctx free");
 	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, A_W | A_R,
 				   SPIN_AA_LOG_NONE) == PTL_OK, "unmark");
 	KCHECK(self, spin_aa_log_free(log) == PTL_OK, "log free");
 	kid_ni_close(&n);
-	kid_say(self, "ok count=%u lost=%" PRIu64, count, st.lost);
+	kid_say(self, "ok count=%u lost=%" PRIu64 " sum=%" PRId64, bc.n,
+		st.lost, sum);
 	return 0;
 }
 
-/* NBP 8-byte puts with acks; counts the acks that say DROPPED. */
+/* NBP operations with acks (replies for gets); counts those that say
+ * DROPPED, and PERM_VIOLATION (refused gets). */
 static int
 bp_ini_main(struct kid *self, void *arg)
 {
 	const struct bp_arg *ba = arg;
 	ptl_process_t t = { .phys = { ba->nid, ba->pid } };
 	uint8_t *loc = spin_host_alloc(64);
-	unsigned i, acks = 0, dropped = 0, bad = 0, which;
+	unsigned i, acks = 0, dropped = 0, perm = 0, bad = 0, which;
+	const bool get = ba->op == BP_GET || ba->op == BP_GETREF;
+	const int64_t one = 1;
 	ptl_handle_md_t md;
 	struct kid_ni n;
 	ptl_event_t ev;
@@ -269,6 +355,7 @@ bp_ini_main(struct kid *self, void *arg)
 	int rc;
 
 	KCHECK(self, loc != NULL, "alloc");
+	memcpy(loc, &one, sizeof(one));
 	if (kid_ni_open(self, &n, 4096) != 0)
 		return 1;
 	memset(&d, 0, sizeof(d));
@@ -280,40 +367,75 @@ bp_ini_main(struct kid *self, void *arg)
 	KCHECK(self, PtlMDBind(n.ni, &d, &md) == PTL_OK, "PtlMDBind");
 	for (i = 0; i < NBP || acks < NBP;) {
 		if (i < NBP) {
-			rc = ba->get ? PtlGet(md, 8, 8, t, ba->pt, MATCH, 0,
-					      NULL) :
-				PtlPut(md, 0, 8, PTL_ACK_REQ, t, ba->pt, MATCH,
-				       0, NULL, 0);
+			if (get)
+				rc = PtlGet(md, 8, 8, t, ba->pt, MATCH, 0,
+					    NULL);
+			else if (ba->op == BP_ATOMIC)
+				rc = PtlAtomic(md, 0, 8, PTL_ACK_REQ, t,
+					       ba->pt, MATCH, 0, NULL, 0,
+					       PTL_SUM, PTL_INT64_T);
+			else
+				rc = PtlPut(md, 0, 8, PTL_ACK_REQ, t, ba->pt,
+					    MATCH, 0, NULL, 0);
 			KCHECK(self, rc == PTL_OK || rc == PTL_NO_SPACE,
-			       "put %u: %d", i, rc);
+			       "op %u: %d", i, rc);
 			i += rc == PTL_OK;
 		}
 		rc = PtlEQPoll(&n.eq, 1, i < NBP ? 0 : 30000, &ev, &which);
 		if (i == NBP)
 			KCHECK(self, rc == PTL_OK, "ack %u: none", acks);
 		if (rc != PTL_OK ||
-		    ev.type != (ba->get ? PTL_EVENT_REPLY : PTL_EVENT_ACK))
+		    ev.type != (get ? PTL_EVENT_REPLY : PTL_EVENT_ACK))
 			continue;
 		acks++;
 		dropped += ev.ni_fail_type == PTL_NI_DROPPED;
+		perm += ev.ni_fail_type == PTL_NI_PERM_VIOLATION;
 		bad += ev.ni_fail_type != PTL_NI_OK &&
-		       ev.ni_fail_type != PTL_NI_DROPPED;
+		       ev.ni_fail_type != PTL_NI_DROPPED &&
+		       ev.ni_fail_type != PTL_NI_PERM_VIOLATION;
 	}
 	KCHECK(self, bad == 0, "%u acks failed otherwise", bad);
+	KCHECK(self, perm == (ba->op == BP_GETREF ? NBP : 0),
+	       "%u acks say PERM_VIOLATION", perm);
 	PtlMDRelease(md);
 	kid_ni_close(&n);
 	kid_say(self, "ok dropped=%u", dropped);
 	return 0;
 }
 
-static void
-run_full(bool drop, bool get)
+/* Records of the op per operation, and how many a full 16 KiB ring
+ * holds. */
+static unsigned
+bp_per_op(enum bp_op op)
 {
-	struct bp_arg ba = { .drop = drop, .get = get };
-	unsigned count, dropped;
+	return op == BP_IOVEC ? 2 : 1;
+}
+
+static unsigned
+bp_ring_holds(enum bp_op op)
+{
+	/* records without data take 64 bytes */
+	return op == BP_ATOMIC || op == BP_GETREF ? BP_RING / 64 :
+	       BP_RING / 128;
+}
+
+/* Records the NIC logs in one run_full (exactly once). */
+static unsigned long
+bp_logged(enum bp_op op, bool drop)
+{
+	return drop ? bp_ring_holds(op) : bp_per_op(op) * NBP;
+}
+
+static void
+run_full(bool drop, enum bp_op op)
+{
+	struct bp_arg ba = { .drop = drop, .op = op };
+	const unsigned holds = bp_ring_holds(op), per = bp_per_op(op);
+	unsigned count, dropped, want_dropped;
 	unsigned long long lost;
 	struct kid tk, ik;
 	char line[256];
+	long long sum;
 
 	kid_start(&tk, "aa-bp-target", 1, false, bp_target_main, &ba);
 	kid_expect(&tk, "ready", line, sizeof(line));
@@ -334,18 +456,30 @@ run_full(bool drop, bool get)
 	kid_end(&ik);
 	kid_tell(&tk, "done");
 	kid_expect(&tk, "ok", line, sizeof(line));
-	ITEST_CHECK(sscanf(line, "ok count=%u lost=%llu", &count, &lost) == 2,
-		    "%s", line);
+	ITEST_CHECK(sscanf(line, "ok count=%u lost=%llu sum=%lld", &count,
+			   &lost, &sum) == 3, "%s", line);
 	kid_end(&tk);
-	printf("itest_aa: full log of %s, %s: %u processed, %llu lost, %u "
-	       "DROPPED\n", get ? "gets" : "puts",
+	printf("itest_aa: full log of %s, %s: %u records processed, %llu "
+	       "lost, %u DROPPED\n", bp_names[op],
 	       drop ? "drop" : "back-pressure", count, lost, dropped);
+	/* a redirected piece whose record is lost fails its put; a lost
+	 * record of a written piece (atomic, handler DMA) or of a get
+	 * only counts */
+	want_dropped = op == BP_PUT ? NBP - holds :
+		       op == BP_IOVEC ? NBP - holds / per : 0;
 	if (drop)
-		ITEST_CHECK(count == BP_RING / 128 && lost == NBP - count &&
-			    dropped == (get ? 0 : lost), "drop: exact loss");
+		ITEST_CHECK(count == holds && lost == per * NBP - holds &&
+			    dropped == want_dropped,
+			    "drop: exact loss (count %u, lost %llu, dropped "
+			    "%u, want %u, %u, %u)", count, lost, dropped,
+			    holds, per * NBP - holds, want_dropped);
 	else
-		ITEST_CHECK(count == NBP && lost == 0 && dropped == 0,
-			    "back-pressure: nothing lost");
+		ITEST_CHECK(count == per * NBP && lost == 0 && dropped == 0,
+			    "back-pressure: nothing lost (count %u, lost "
+			    "%llu, dropped %u)", count, lost, dropped);
+	if (op == BP_ATOMIC)
+		ITEST_CHECK(sum == NBP, "atomics: sum %lld, want %u", sum,
+			    NBP);
 }
 
 /* ---- notification: spin_aa_log_wait, woken every 10 records ------------------- */
@@ -483,16 +617,17 @@ int
 main(void)
 {
 	unsigned long want = 0;
+	enum bp_op op;
 
 	itest_init("itest_aa_flow", 240);
 	itest_spinnic_start(NULL);
 	run_flush();
 	want += NFLUSH;
-	run_full(false, false);
-	run_full(true, false);
-	run_full(false, true);
-	run_full(true, true);
-	want += 2 * (NBP + BP_RING / 128);
+	for (op = BP_PUT; op <= BP_GETREF; op++) {
+		run_full(false, op);
+		run_full(true, op);
+		want += bp_logged(op, false) + bp_logged(op, true);
+	}
 	run_notify();
 	want += NNOTIFY;
 	itest_spinnic_finish();
@@ -500,12 +635,22 @@ main(void)
 	aa_expect_logged("itest_aa_flow", want);
 	ITEST_CHECK(itest_counter(1, "aa_backpressure") > 0 &&
 		    itest_counter(1, "drop_aa_full") > 0 &&
-		    itest_counter(1, "aa_reply_waits") > 0,
-		    "the paused consumer held no put or get back "
+		    itest_counter(1, "aa_reply_waits") > 0 &&
+		    itest_counter(1, "aa_atomic_waits") > 0 &&
+		    itest_counter(1, "aa_dma_waits") > 0 &&
+		    itest_counter(1, "aa_get_waits") > 0,
+		    "the paused consumer held nothing back "
 		    "(aa_backpressure %lld, drop_aa_full %lld, "
-		    "aa_reply_waits %lld)",
+		    "aa_reply_waits %lld, aa_atomic_waits %lld, "
+		    "aa_dma_waits %lld, aa_get_waits %lld)",
 		    itest_counter(1, "aa_backpressure"),
 		    itest_counter(1, "drop_aa_full"),
-		    itest_counter(1, "aa_reply_waits"));
+		    itest_counter(1, "aa_reply_waits"),
+		    itest_counter(1, "aa_atomic_waits"),
+		    itest_counter(1, "aa_dma_waits"),
+		    itest_counter(1, "aa_get_waits"));
+	ITEST_CHECK(itest_counter(1, "aa_dma_wait_lost") <= 0,
+		    "%lld handler DMAs gave up waiting",
+		    itest_counter(1, "aa_dma_wait_lost"));
 	return 0;
 }

@@ -29,143 +29,12 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "tel.h"
 
 #define HPUS 2          /* spinnic's default --hpus */
-#define TEL_BUF (64 * 1024)
-#define TEL_TIMEOUT_MS 5000
 
 static char tel_path[256];
 static char tel_prefix[128];
-
-/* One SEQPACKET message, with a timeout; NUL-terminated in @p buf. */
-static void
-tel_recv(int fd, char *buf, size_t len, const char *what)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	ssize_t n;
-
-	if (poll(&p, 1, TEL_TIMEOUT_MS) != 1)
-		itest_fail("telemetry: no reply to %s in %u ms", what,
-			   TEL_TIMEOUT_MS);
-	n = recv(fd, buf, len - 1, 0);
-	if (n <= 0)
-		itest_fail("telemetry: %s: %s", what,
-			   n < 0 ? strerror(errno) : "connection closed");
-	buf[n] = '\0';
-}
-
-static int
-tel_connect(void)
-{
-	struct sockaddr_un sa;
-	char *buf;
-	int fd;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	if (strlen(tel_path) >= sizeof(sa.sun_path))
-		itest_fail("telemetry socket path too long: %s", tel_path);
-	memcpy(sa.sun_path, tel_path, strlen(tel_path) + 1);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		itest_fail("socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
-		itest_fail("telemetry: connect %s: %s", tel_path,
-			   strerror(errno));
-	buf = malloc(TEL_BUF);
-	if (buf == NULL)
-		itest_fail("out of memory");
-	tel_recv(fd, buf, TEL_BUF, "connect");
-	if (strstr(buf, "\"version\"") == NULL ||
-	    strstr(buf, "\"max_output_len\"") == NULL)
-		itest_fail("telemetry: unexpected greeting %s", buf);
-	free(buf);
-	return fd;
-}
-
-/* Send @p cmd, return its reply (malloc'd). */
-static char *
-tel_query(int fd, const char *cmd)
-{
-	char *buf = malloc(TEL_BUF);
-
-	if (buf == NULL)
-		itest_fail("out of memory");
-	if (send(fd, cmd, strlen(cmd), 0) != (ssize_t)strlen(cmd))
-		itest_fail("telemetry: send %s: %s", cmd, strerror(errno));
-	tel_recv(fd, buf, TEL_BUF, cmd);
-	return buf;
-}
-
-/*
- * The object "@p obj": {...} of a reply (the replies nest one level, so
- * its end is the first '}'): its text in @p out.
- * @return 0, or -1 when there is no such object
- */
-static int
-json_obj(const char *json, const char *obj, char *out, size_t len)
-{
-	char key[160];
-	const char *p, *end;
-
-	/* the socket sends compact JSON, dpdk-telemetry.py spaces it */
-	snprintf(key, sizeof(key), "\"%s\":", obj);
-	p = strstr(json, key);
-	if (p == NULL)
-		return -1;
-	p += strlen(key);
-	while (*p == ' ')
-		p++;
-	if (*p++ != '{')
-		return -1;
-	end = strchr(p, '}');
-	if (end == NULL || (size_t)(end - p) >= len)
-		return -1;
-	memcpy(out, p, (size_t)(end - p));
-	out[end - p] = '\0';
-	return 0;
-}
-
-#define NO_KEY LLONG_MIN
-#define NO_OBJ (LLONG_MIN + 1)
-
-/* Number under "@p key" in object "@p obj"; NO_KEY, NO_OBJ. */
-static long long
-json_num(const char *json, const char *obj, const char *key)
-{
-	char body[8192], k[96];
-	const char *p;
-
-	if (json_obj(json, obj, body, sizeof(body)) != 0)
-		return NO_OBJ;
-	/* at the start or after a ',': a whole key */
-	snprintf(k, sizeof(k), "\"%s\":", key);
-	for (p = strstr(body, k); p != NULL; p = strstr(p + 1, k))
-		if (p == body || p[-1] == ',' || p[-1] == ' ')
-			break;
-	if (p == NULL)
-		return NO_KEY;
-	p += strlen(k);
-	while (*p == ' ')
-		p++;
-	if (*p == '-' || (*p >= '0' && *p <= '9'))
-		return strtoll(p, NULL, 10);
-	return NO_KEY;
-}
-
-/* json_num that must exist. */
-static long long
-need(const char *json, const char *obj, const char *key)
-{
-	long long v = json_num(json, obj, key);
-
-	if (v == NO_OBJ)
-		itest_fail("telemetry: no \"%s\" in %s", obj, json);
-	if (v == NO_KEY)
-		itest_fail("telemetry: no number \"%s\" in \"%s\" of %s", key,
-			   obj, json);
-	return v;
-}
 
 static long long
 stat_of(int fd, unsigned node, const char *key)
@@ -174,7 +43,7 @@ stat_of(int fd, unsigned node, const char *key)
 	long long v;
 
 	snprintf(obj, sizeof(obj), "node%u", node);
-	v = need(r, obj, key);
+	v = tel_need(r, obj, key);
 	free(r);
 	return v;
 }
@@ -207,12 +76,12 @@ check_stats(int fd)
 		    "node0 tx_bytes grew by less than the message");
 	/* the other counter groups are there */
 	r = tel_query(fd, "/spinnic/stats,1");
-	need(r, "node1", "drop_no_match");
-	need(r, "node1", "drop_short");
-	need(r, "node1", "ptl_match_priority");
-	ITEST_CHECK(need(r, "node1", "nic_mem_total") > 0,
+	tel_need(r, "node1", "drop_no_match");
+	tel_need(r, "node1", "drop_short");
+	tel_need(r, "node1", "ptl_match_priority");
+	ITEST_CHECK(tel_need(r, "node1", "nic_mem_total") > 0,
 		    "nic_mem_total is 0: %s", r);
-	ITEST_CHECK(json_num(r, "node0", "rx_pkts") == NO_OBJ,
+	ITEST_CHECK(tel_json_num(r, "node0", "rx_pkts") == NO_OBJ,
 		    "/spinnic/stats,1 answered node0 too: %s", r);
 	free(r);
 	/* a node that does not exist: no data */
@@ -234,26 +103,13 @@ hpu_sum(int fd, unsigned node, const char *key)
 
 	for (h = 0; h < HPUS; h++) {
 		snprintf(obj, sizeof(obj), "node%u/hpu%u", node, h);
-		sum += need(r, obj, key);
+		sum += tel_need(r, obj, key);
 	}
 	snprintf(obj, sizeof(obj), "node%u/hpu%u", node, HPUS);
-	ITEST_CHECK(json_num(r, obj, "hers") == NO_OBJ,
+	ITEST_CHECK(tel_json_num(r, obj, "hers") == NO_OBJ,
 		    "an entry for HPU %u of %u: %s", HPUS, HPUS, r);
 	free(r);
 	return sum;
-}
-
-/* A string value "@p key":"@p val" in object @p obj. */
-static bool
-json_has_str(const char *json, const char *obj, const char *key,
-	     const char *val)
-{
-	char body[8192], kv[160];
-
-	if (json_obj(json, obj, body, sizeof(body)) != 0)
-		return false;
-	snprintf(kv, sizeof(kv), "\"%s\":\"%s\"", key, val);
-	return strstr(body, kv) != NULL;
 }
 
 /*
@@ -277,8 +133,8 @@ check_handlers(int fd, unsigned pid, long long ctx, pid_t os_pid)
 	/* the HPUs store their counts before the ack; allow a moment */
 	for (i = 0;; i++) {
 		r = tel_query(fd, "/spinnic/handlers,1");
-		if ((json_num(r, fam, "calls") == 6 &&
-		     json_num(r, obj, "calls") == 6) || i == 100)
+		if ((tel_json_num(r, fam, "calls") == 6 &&
+		     tel_json_num(r, obj, "calls") == 6) || i == 100)
 			break;
 		free(r);
 		usleep(20000);
@@ -288,53 +144,54 @@ check_handlers(int fd, unsigned pid, long long ctx, pid_t os_pid)
 
 		for (k = 0; k < 3; k++) {
 			snprintf(key, sizeof(key), "%s_calls", kinds[k]);
-			ITEST_CHECK(need(r, o, key) == calls[k],
+			ITEST_CHECK(tel_need(r, o, key) == calls[k],
 				    "%s: %s %lld, expected %lld: %s", o, key,
-				    need(r, o, key), calls[k], r);
+				    tel_need(r, o, key), calls[k], r);
 			snprintf(key, sizeof(key), "%s_ok", kinds[k]);
-			ITEST_CHECK(need(r, o, key) == calls[k], "%s: %s: %s",
-				    o, key, r);
+			ITEST_CHECK(tel_need(r, o, key) == calls[k],
+				    "%s: %s: %s", o, key, r);
 			snprintf(key, sizeof(key), "%s_error", kinds[k]);
-			ITEST_CHECK(need(r, o, key) == 0, "%s: %s: %s", o, key,
-				    r);
+			ITEST_CHECK(tel_need(r, o, key) == 0, "%s: %s: %s", o,
+				    key, r);
 			snprintf(key, sizeof(key), "%s_mean_ns", kinds[k]);
-			ITEST_CHECK(need(r, o, key) > 0, "%s: %s: %s", o, key,
-				    r);
+			ITEST_CHECK(tel_need(r, o, key) > 0, "%s: %s: %s", o,
+				    key, r);
 			snprintf(key, sizeof(key), "%s_max_ns", kinds[k]);
-			ITEST_CHECK(need(r, o, key) > 0, "%s: %s: %s", o, key,
-				    r);
+			ITEST_CHECK(tel_need(r, o, key) > 0, "%s: %s: %s", o,
+				    key, r);
 			snprintf(key, sizeof(key), "%s_p99_ns", kinds[k]);
-			ITEST_CHECK(need(r, o, key) > 0, "%s: %s: %s", o, key,
-				    r);
+			ITEST_CHECK(tel_need(r, o, key) > 0, "%s: %s: %s", o,
+				    key, r);
 		}
-		ITEST_CHECK(need(r, o, "calls") == 6 &&
-			    need(r, o, "errors") == 0, "%s: calls: %s", o, r);
-		ITEST_CHECK(need(r, o, "dma_bytes_to_host") == 8192 + 32,
+		ITEST_CHECK(tel_need(r, o, "calls") == 6 &&
+			    tel_need(r, o, "errors") == 0, "%s: calls: %s", o,
+			    r);
+		ITEST_CHECK(tel_need(r, o, "dma_bytes_to_host") == 8192 + 32,
 			    "%s: dma_bytes_to_host %lld: %s", o,
-			    need(r, o, "dma_bytes_to_host"), r);
-		ITEST_CHECK(need(r, o, "dma_bytes_from_host") == 0 &&
-			    need(r, o, "dma_rejects") == 0,
+			    tel_need(r, o, "dma_bytes_to_host"), r);
+		ITEST_CHECK(tel_need(r, o, "dma_bytes_from_host") == 0 &&
+			    tel_need(r, o, "dma_rejects") == 0,
 			    "%s: dma: %s", o, r);
 		/* the checksum family has no sender-side handler */
-		ITEST_CHECK(json_num(r, o, "outbound_calls") == NO_KEY,
+		ITEST_CHECK(tel_json_num(r, o, "outbound_calls") == NO_KEY,
 			    "%s: outbound_calls: %s", o, r);
 	}
-	ITEST_CHECK(need(r, fam, "budget_us") == 100, "budget_us: %s", r);
-	ITEST_CHECK(need(r, obj, "pid") == pid, "%s pid: %s", obj, r);
-	ITEST_CHECK(need(r, obj, "os_pid") == (long long)os_pid,
+	ITEST_CHECK(tel_need(r, fam, "budget_us") == 100, "budget_us: %s", r);
+	ITEST_CHECK(tel_need(r, obj, "pid") == pid, "%s pid: %s", obj, r);
+	ITEST_CHECK(tel_need(r, obj, "os_pid") == (long long)os_pid,
 		    "%s os_pid: %s", obj, r);
-	ITEST_CHECK(need(r, obj, "live") == 1 && need(r, obj, "msgs") == 1,
-		    "%s live, msgs: %s", obj, r);
-	ITEST_CHECK(json_has_str(r, obj, "family", "checksum"),
+	ITEST_CHECK(tel_need(r, obj, "live") == 1 &&
+		    tel_need(r, obj, "msgs") == 1, "%s live, msgs: %s", obj, r);
+	ITEST_CHECK(tel_json_has_str(r, obj, "family", "checksum"),
 		    "%s family: %s", obj, r);
-	ITEST_CHECK(need(r, obj, "traced") == 6, "%s traced: %s", obj, r);
-	ITEST_CHECK(json_num(r, "node0/family/checksum", "calls") == NO_OBJ,
+	ITEST_CHECK(tel_need(r, obj, "traced") == 6, "%s traced: %s", obj, r);
+	ITEST_CHECK(tel_json_num(r, "node0/family/checksum", "calls") == NO_OBJ,
 		    "/spinnic/handlers,1 answered node0: %s", r);
 	free(r);
 	/* paging: the family is entry 0, the context entry 1 */
 	r = tel_query(fd, "/spinnic/handlers,1,1");
-	ITEST_CHECK(json_num(r, fam, "calls") == NO_OBJ &&
-		    need(r, obj, "calls") == 6 &&
+	ITEST_CHECK(tel_json_num(r, fam, "calls") == NO_OBJ &&
+		    tel_need(r, obj, "calls") == 6 &&
 		    strstr(r, "\"not_shown\":0") != NULL,
 		    "/spinnic/handlers,1,1: %s", r);
 	free(r);
@@ -342,28 +199,29 @@ check_handlers(int fd, unsigned pid, long long ctx, pid_t os_pid)
 	/* the trace: header first, completion last, the four packets */
 	snprintf(cmd, sizeof(cmd), "/spinnic/handler_trace,1,%lld", ctx);
 	r = tel_query(fd, cmd);
-	ITEST_CHECK(need(r, "/spinnic/handler_trace", "head") == 6 ||
+	ITEST_CHECK(tel_need(r, "/spinnic/handler_trace", "head") == 6 ||
 		    strstr(r, "\"head\":6") != NULL,
 		    "%s: head: %s", cmd, r);
-	ITEST_CHECK(json_has_str(r, "e1", "kind", "header") &&
-		    json_has_str(r, "e6", "kind", "completion"),
+	ITEST_CHECK(tel_json_has_str(r, "e1", "kind", "header") &&
+		    tel_json_has_str(r, "e6", "kind", "completion"),
 		    "%s: header, completion: %s", cmd, r);
 	for (i = 2; i <= 5; i++) {
 		long long off;
 
 		snprintf(key, sizeof(key), "e%u", i);
-		ITEST_CHECK(json_has_str(r, key, "kind", "payload") &&
-			    json_has_str(r, key, "rc", "ok") &&
-			    need(r, key, "len") == 2048 &&
-			    need(r, key, "ns") > 0,
+		ITEST_CHECK(tel_json_has_str(r, key, "kind", "payload") &&
+			    tel_json_has_str(r, key, "rc", "ok") &&
+			    tel_need(r, key, "len") == 2048 &&
+			    tel_need(r, key, "ns") > 0,
 			    "%s: %s: %s", cmd, key, r);
-		off = need(r, key, "offset");
+		off = tel_need(r, key, "offset");
 		ITEST_CHECK(off % 2048 == 0 && off / 2048 < 4 &&
 			    !seen[off / 2048], "%s: %s offset: %s", cmd, key,
 			    r);
 		seen[off / 2048] = true;
 	}
-	ITEST_CHECK(json_num(r, "e7", "len") == NO_OBJ, "%s: e7: %s", cmd, r);
+	ITEST_CHECK(tel_json_num(r, "e7", "len") == NO_OBJ, "%s: e7: %s", cmd,
+		    r);
 	free(r);
 	/* no such context: no data */
 	r = tel_query(fd, "/spinnic/handler_trace,1,65534");
@@ -391,45 +249,46 @@ check_clients(int fd)
 	/* /spinnic/clients: the hold client, with its objects */
 	r = tel_query(fd, "/spinnic/clients");
 	snprintf(obj, sizeof(obj), "node1/pid%u", pid);
-	ITEST_CHECK(need(r, obj, "os_pid") == (long long)h.pid,
+	ITEST_CHECK(tel_need(r, obj, "os_pid") == (long long)h.pid,
 		    "os_pid of %s is not %d: %s", obj, (int)h.pid, r);
-	ITEST_CHECK(need(r, obj, "pid") == pid, "pid of %s: %s", obj, r);
-	ITEST_CHECK(need(r, obj, "uid") == (long long)getuid(),
+	ITEST_CHECK(tel_need(r, obj, "pid") == pid, "pid of %s: %s", obj, r);
+	ITEST_CHECK(tel_need(r, obj, "uid") == (long long)getuid(),
 		    "uid of %s: %s", obj, r);
-	ITEST_CHECK(need(r, obj, "nis") >= 1, "no NI in %s: %s", obj, r);
-	ITEST_CHECK(need(r, obj, "pts") >= 1, "no PT in %s: %s", obj, r);
-	ITEST_CHECK(need(r, obj, "mes") == 1, "MEs of %s: %s", obj, r);
-	ITEST_CHECK(need(r, obj, "eqs") >= 1, "no EQ in %s: %s", obj, r);
-	need(r, obj, "cts");
-	need(r, obj, "bad_msgs");
-	ITEST_CHECK(need(r, obj, "nic_mem_used") > 0,
+	ITEST_CHECK(tel_need(r, obj, "nis") >= 1, "no NI in %s: %s", obj, r);
+	ITEST_CHECK(tel_need(r, obj, "pts") >= 1, "no PT in %s: %s", obj, r);
+	ITEST_CHECK(tel_need(r, obj, "mes") == 1, "MEs of %s: %s", obj, r);
+	ITEST_CHECK(tel_need(r, obj, "eqs") >= 1, "no EQ in %s: %s", obj, r);
+	tel_need(r, obj, "cts");
+	tel_need(r, obj, "bad_msgs");
+	ITEST_CHECK(tel_need(r, obj, "nic_mem_used") > 0,
 		    "a checksum context uses NIC memory: %s", r);
-	ITEST_CHECK(need(r, obj, "bytes_in") == 0, "bytes_in before a put: %s",
-		    r);
+	ITEST_CHECK(tel_need(r, obj, "bytes_in") == 0,
+		    "bytes_in before a put: %s", r);
 	free(r);
 
 	/* /spinnic/mes: its ME */
 	snprintf(cmd, sizeof(cmd), "/spinnic/mes,1,%u", pid);
 	r = tel_query(fd, cmd);
 	snprintf(obj, sizeof(obj), "node1/pid%u/me0", pid);
-	ITEST_CHECK(need(r, obj, "pt") == ptn, "pt of %s: %s", obj, r);
-	ITEST_CHECK(need(r, obj, "match_bits") == 0x42,
+	ITEST_CHECK(tel_need(r, obj, "pt") == ptn, "pt of %s: %s", obj, r);
+	ITEST_CHECK(tel_need(r, obj, "match_bits") == 0x42,
 		    "match_bits of %s: %s", obj, r);
-	ITEST_CHECK(need(r, obj, "ignore_bits") == 0,
+	ITEST_CHECK(tel_need(r, obj, "ignore_bits") == 0,
 		    "ignore_bits of %s: %s", obj, r);
-	ITEST_CHECK(need(r, obj, "length") >= 8192, "length of %s: %s", obj,
+	ITEST_CHECK(tel_need(r, obj, "length") >= 8192, "length of %s: %s", obj,
 		    r);
-	ctx = need(r, obj, "ctx");
+	ctx = tel_need(r, obj, "ctx");
 	ITEST_CHECK(ctx >= 0, "no ctx in %s: %s", obj, r);
 	ITEST_CHECK(strstr(r, "\"list\":\"priority\"") != NULL,
 		    "list of %s: %s", obj, r);
 	snprintf(obj, sizeof(obj), "node1/pid%u/me1", pid);
-	ITEST_CHECK(json_num(r, obj, "pt") == NO_OBJ, "a second ME: %s", r);
+	ITEST_CHECK(tel_json_num(r, obj, "pt") == NO_OBJ, "a second ME: %s", r);
 	free(r);
 	/* all clients: it is there too */
 	r = tel_query(fd, "/spinnic/mes");
 	snprintf(obj, sizeof(obj), "node1/pid%u/me0", pid);
-	ITEST_CHECK(need(r, obj, "match_bits") == 0x42, "/spinnic/mes: %s", r);
+	ITEST_CHECK(tel_need(r, obj, "match_bits") == 0x42, "/spinnic/mes: %s",
+		    r);
 	free(r);
 
 	/* a handler put: HERs on node 1's HPUs, bytes into the client */
@@ -456,13 +315,14 @@ check_clients(int fd)
 		    hpu_sum(fd, 1, "out_failures") == 0,
 		    "outbound jobs on node1's HPUs without a processed put");
 	/* the budget's burst checks are reported (a loaded host may have
-	 * made some; need() fails when the key is missing) */
+	 * made some; tel_need() fails when the key is missing) */
 	ITEST_CHECK(hpu_sum(fd, 1, "budget_rechecks") >= 0,
 		    "budget_rechecks of node1's HPUs");
 	r = tel_query(fd, "/spinnic/clients,1");
 	snprintf(obj, sizeof(obj), "node1/pid%u", pid);
-	ITEST_CHECK(need(r, obj, "msgs_in") == 1, "msgs_in of %s: %s", obj, r);
-	ITEST_CHECK(need(r, obj, "bytes_in") == 8192, "bytes_in of %s: %s",
+	ITEST_CHECK(tel_need(r, obj, "msgs_in") == 1, "msgs_in of %s: %s", obj,
+		    r);
+	ITEST_CHECK(tel_need(r, obj, "bytes_in") == 8192, "bytes_in of %s: %s",
 		    obj, r);
 	free(r);
 	snprintf(obj, sizeof(obj), "node1/pid%u/me0", pid);
@@ -470,9 +330,9 @@ check_clients(int fd)
 		bool ok;
 
 		r = tel_query(fd, cmd);
-		ok = need(r, obj, "ctx_msgs") == 1 &&
-		     need(r, obj, "ctx_hers") >= 6 &&
-		     need(r, obj, "ctx_dma_bytes") >= 8192;
+		ok = tel_need(r, obj, "ctx_msgs") == 1 &&
+		     tel_need(r, obj, "ctx_hers") >= 6 &&
+		     tel_need(r, obj, "ctx_dma_bytes") >= 8192;
 		if (!ok && i == 50)
 			itest_fail("context counters of %s: %s", obj, r);
 		free(r);
@@ -491,7 +351,7 @@ check_clients(int fd)
 	snprintf(obj, sizeof(obj), "node1/pid%u", pid);
 	for (i = 0; i < 100; i++) {
 		r = tel_query(fd, "/spinnic/clients");
-		v = json_num(r, obj, "pid");
+		v = tel_json_num(r, obj, "pid");
 		free(r);
 		if (v == NO_OBJ)
 			break;
@@ -542,7 +402,7 @@ main(void)
 	if (itest_log_word("dpdk-telemetry.py -f ", tel_prefix,
 			   sizeof(tel_prefix)) != 0)
 		itest_fail("spinnic did not log its file prefix");
-	fd = tel_connect();
+	fd = tel_connect(tel_path);
 	check_stats(fd);
 	check_clients(fd);
 	check_script();

@@ -490,7 +490,7 @@ test_backpressure(void **state)
 	assert_int_equal(hdr->lost, 0);
 	assert_int_equal(hdr->prod, SPINNIC_AA_RING_MIN);
 	assert_memory_equal(e.region + PAGES_OFF, zero, sizeof(zero));
-	/* without may_block (a get reply, a handler DMA) it is lost */
+	/* without may_block it is lost */
 	src.may_block = false;
 	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
 			 -ENOSPC);
@@ -508,6 +508,93 @@ test_backpressure(void **state)
 	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
 			 -ENOSPC);
 	assert_int_equal(hdr->err, 1);
+	t_env_teardown(&e);
+}
+
+/* --aa-page-size (ptl_nic_conf.aa_page): marks aligned to the NIC's page,
+ * the page size in every AA reply (and the all-zero ASSOC a query of
+ * it), records still cut at 4 KiB inside a bigger page. */
+static void
+test_page_size(void **state)
+{
+	const uint64_t big = 64 * 1024;
+	struct ptl_aa_src src = { .nid = 3, .pid = 4, .may_block = true };
+	struct spinnic_ctrl_aa a = { 0 };
+	struct spinnic_aa_ring *hdr;
+	struct ptl_nic_conf cf;
+	struct parsed out[8];
+	struct ptl_nic *nic;
+	uint8_t buf[8192], zero[8192] = { 0 };
+	uint64_t pg, cons = 0;
+	uint32_t log, seq = 1;
+	struct t_env e;
+
+	(void)state;
+	/* powers of two from 4 KiB to 1 GiB only */
+	ptl_nic_conf_default(&cf, 1);
+	assert_int_equal(cf.aa_page, SPINNIC_AA_PAGE);
+	cf.aa_page = 2048;
+	assert_int_equal(ptl_nic_create(&cf, &nic), -EINVAL);
+	cf.aa_page = 3 * 4096;
+	assert_int_equal(ptl_nic_create(&cf, &nic), -EINVAL);
+	cf.aa_page = 2ull << 30;
+	assert_int_equal(ptl_nic_create(&cf, &nic), -EINVAL);
+	cf.aa_page = 1ull << 30;
+	assert_int_equal(ptl_nic_create(&cf, &nic), 0);
+	ptl_nic_destroy(nic);
+
+	/* the default NIC says 4096 */
+	t_env_setup(&e);
+	a.ni = e.ni;
+	a.log = SPINNIC_HANDLE_NONE;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_ASSOC, &a),
+			 SPINNIC_PTL_OK);
+	assert_int_equal(a.page_shift, 12);
+	t_env_teardown(&e);
+
+	ptl_nic_conf_default(&cf, 1);
+	cf.max_ops = 64;
+	cf.aa_page = big;
+	t_env_setup_opts(&e, 64, 0, &cf);
+	/* the query: nothing marked, the page said */
+	memset(&a, 0, sizeof(a));
+	a.ni = e.ni;
+	a.log = SPINNIC_HANDLE_NONE;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_ASSOC, &a),
+			 SPINNIC_PTL_OK);
+	assert_int_equal(a.page_shift, 16);
+	assert_false(ptl_aa_active(e.c));
+	log = log_create(&e, e.c, e.ni, RING_OFF);
+	hdr = (struct spinnic_aa_ring *)(e.region + RING_OFF);
+	pg = (t_addr(&e, PAGES_OFF) + big - 1) & ~(big - 1);
+	/* 4 KiB alignment is not enough any more */
+	assert_int_equal(assoc(&e, e.c, e.ni, pg + 4096, big, R | WLD, log),
+			 SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, 4096, R | WLD, log),
+			 SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, big + 4096, R | WLD, log),
+			 SPINNIC_PTL_ARG_INVALID);
+	assert_false(ptl_aa_active(e.c));
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, big, R | WLD, log), 0);
+	/* the whole 64 KiB page redirects; 8 KiB at 4 KiB in: two records
+	 * of 4096 bytes, memory untouched */
+	memset(buf, 0x3c, sizeof(buf));
+	assert_int_equal(ptl_host_access_remote(e.c, pg + 4096, buf,
+						sizeof(buf), true, &src), 0);
+	assert_memory_equal((void *)(uintptr_t)(pg + 4096), zero,
+			    sizeof(zero));
+	assert_int_equal(parse(e.region + RING_OFF, &cons, &seq, out, 8), 2);
+	assert_int_equal(out[0].kind, SPINNIC_AA_PUT_DATA);
+	assert_int_equal(out[0].addr, pg + 4096);
+	assert_int_equal(out[0].len, 4096);
+	assert_int_equal(out[1].addr, pg + 8192);
+	assert_int_equal(out[1].len, 4096);
+	assert_int_equal(hdr->lost, 0);
+	/* the last 4 KiB of the page too */
+	assert_int_equal(ptl_host_access_remote(e.c, pg + big - 8, buf, 8,
+						true, &src), 0);
+	assert_int_equal(parse(e.region + RING_OFF, &cons, &seq, out, 8), 1);
+	assert_int_equal(out[0].addr, pg + big - 8);
 	t_env_teardown(&e);
 }
 
@@ -652,6 +739,7 @@ main(void)
 		cmocka_unit_test(test_ctrl),
 		cmocka_unit_test(test_remote_write),
 		cmocka_unit_test(test_backpressure),
+		cmocka_unit_test(test_page_size),
 		cmocka_unit_test(test_nic_consumer),
 	};
 
