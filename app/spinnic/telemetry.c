@@ -850,6 +850,11 @@ aa_node_dict(struct spinnic_node *node, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "dma_wait_lost", st.aa_dma_wait_lost);
 	rte_tel_data_add_dict_u64(d, "handled", st.aa_handled);
 	rte_tel_data_add_dict_u64(d, "timer_wakes", st.aa_timer_wakes);
+	/* fault logs (E = 0 pages): counts only, the records are their
+	 * clients' (spin_aa_fault_read) */
+	rte_tel_data_add_dict_u64(d, "faults", st.aa_faults);
+	rte_tel_data_add_dict_u64(d, "faults_lost", st.aa_faults_lost);
+	rte_tel_data_add_dict_u64(d, "faults_read", st.aa_faults_read);
 	rte_tel_data_add_dict_u64(d, "drop_aa_full", eng != NULL ?
 		LD(eng->rx.stats.drop[ENG_DROP_AA_FULL]) : 0);
 	rte_tel_data_add_dict_u64(d, "reply_waits", eng != NULL ?
@@ -922,7 +927,8 @@ cmd_aa(const char *cmd, const char *params, struct rte_tel_data *d)
 					       RTE_DIM(li), &n) != 0)
 				continue;
 			/* clients that never used Active Access: none */
-			if (ci.ranges == 0 && ci.logs == 0)
+			if (ci.ranges == 0 && ci.logs == 0 && ci.faults == 0 &&
+			    ci.fault_lost == 0)
 				continue;
 			cd = rte_tel_data_alloc();
 			if (cd == NULL)
@@ -933,6 +939,11 @@ cmd_aa(const char *cmd, const char *params, struct rte_tel_data *d)
 			rte_tel_data_add_dict_u64(cd, "marked_bytes",
 						  ci.marked_bytes);
 			rte_tel_data_add_dict_u64(cd, "logs", ci.logs);
+			rte_tel_data_add_dict_u64(cd, "faults", ci.faults);
+			rte_tel_data_add_dict_u64(cd, "fault_lost",
+						  ci.fault_lost);
+			rte_tel_data_add_dict_u64(cd, "fault_held",
+						  ci.fault_held);
 			snprintf(name, sizeof(name), "node%u/pid%u", i, pid);
 			dict_add_container(d, name, cd);
 			for (k = 0; k < n; k++) {

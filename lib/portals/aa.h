@@ -13,6 +13,11 @@
 
 #include "spinnic_abi.h"
 
+/** Log of a range marked with logging bits and no log (the paper's
+ *  E = 0): its records go to the client's fault log (never a handle:
+ *  a log handle's low byte is below SPINNIC_AA_LOGS_MAX). */
+#define PTL_AA_LOG_FAULT 0xfffffffeu
+
 /** Bits of an unmarked page. */
 #define PTL_AA_DEFAULT (SPINNIC_AA_W | SPINNIC_AA_R)
 

@@ -269,6 +269,9 @@ aa_assoc(struct ptl_client *c, struct spinnic_ctrl_aa *r)
 	const uint32_t logging = SPINNIC_AA_WL | SPINNIC_AA_WLD |
 				 SPINNIC_AA_RL | SPINNIC_AA_RLD |
 				 SPINNIC_AA_FLUSH;
+	/* what only a log can hold: data, and a flushing page's log */
+	const uint32_t needs_log = SPINNIC_AA_WLD | SPINNIC_AA_RLD |
+				   SPINNIC_AA_FLUSH;
 	uint32_t log = r->log;
 	int rc, st = SPINNIC_PTL_OK;
 
@@ -284,11 +287,18 @@ aa_assoc(struct ptl_client *c, struct spinnic_ctrl_aa *r)
 	ptl_lock(&c->aa.lock);
 	if (log != SPINNIC_HANDLE_NONE && log_get(c, log) == NULL) {
 		st = SPINNIC_PTL_ARG_INVALID;     /* not a live log of ours */
-	} else if ((r->bits & logging) != 0 && log == SPINNIC_HANDLE_NONE) {
-		st = SPINNIC_PTL_ARG_INVALID;     /* logging needs a log */
+	} else if ((r->bits & needs_log) != 0 && log == SPINNIC_HANDLE_NONE) {
+		st = SPINNIC_PTL_ARG_INVALID;     /* data needs a log */
+	} else if ((r->bits & logging) != 0 && log == SPINNIC_HANDLE_NONE &&
+		   c->aa.fault == NULL &&
+		   (c->aa.fault = calloc(SPINNIC_AA_FAULTS_MAX,
+					 sizeof(*c->aa.fault))) == NULL) {
+		st = SPINNIC_PTL_NO_SPACE;
 	} else {
 		if ((r->bits & logging) == 0)
 			log = SPINNIC_HANDLE_NONE;
+		else if (log == SPINNIC_HANDLE_NONE)
+			log = PTL_AA_LOG_FAULT;   /* E = 0: the fault log */
 		rc = ptl_aa_table_set(&c->aa.t, r->addr, r->len, r->bits, log);
 		st = ptl_errno_to_status(rc);
 		if (rc == 0)
@@ -307,6 +317,40 @@ aa_assoc(struct ptl_client *c, struct spinnic_ctrl_aa *r)
 	return st;
 }
 
+/*
+ * Move the caller's oldest fault records into its region: only this
+ * client's fault log is read (each client has its own), so no client
+ * sees another's records.
+ */
+static int
+aa_fault_read(struct ptl_nic *nic, struct ptl_client *c,
+	      struct spinnic_ctrl_aa *r)
+{
+	struct spinnic_aa_rec *out;
+	uint32_t n = 0;
+
+	if (r->size == 0 || r->size > SPINNIC_AA_FAULTS_MAX ||
+	    r->ring_off % 64 != 0 ||
+	    r->ring_off < sizeof(struct spinnic_region_hdr) ||
+	    !ptl_range_ok(r->ring_off, r->size * sizeof(*out), c->size))
+		return SPINNIC_PTL_ARG_INVALID;
+	out = (struct spinnic_aa_rec *)(void *)(c->region + r->ring_off);
+	ptl_lock(&c->aa.lock);
+	while (n < r->size && c->aa.fault_n > 0) {
+		memcpy(&out[n++], &c->aa.fault[c->aa.fault_head],
+		       sizeof(*out));
+		c->aa.fault_head = (c->aa.fault_head + 1) %
+				   SPINNIC_AA_FAULTS_MAX;
+		c->aa.fault_n--;
+	}
+	r->size = n;
+	r->addr = c->aa.faults;
+	r->len = c->aa.fault_lost;
+	ptl_unlock(&c->aa.lock);
+	PTL_STAT_ADD(nic, aa_faults_read, n);
+	return SPINNIC_PTL_OK;
+}
+
 int
 ptl_ctrl_aa(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 	    struct spinnic_ctrl_aa *r)
@@ -321,6 +365,8 @@ ptl_ctrl_aa(struct ptl_nic *nic, struct ptl_client *c, uint16_t op,
 		return aa_log_free(nic, c, r);
 	case SPINNIC_CTRL_AA_ASSOC:
 		return aa_assoc(c, r);
+	case SPINNIC_CTRL_AA_FAULT_READ:
+		return aa_fault_read(nic, c, r);
 	default:
 		return SPINNIC_PTL_ARG_INVALID;
 	}
@@ -338,6 +384,9 @@ ptl_aa_client_fini(struct ptl_client *c)
 	ptl_aa_table_clear(&c->aa.t);
 	free(c->aa.rmap);
 	c->aa.rmap = NULL;
+	free(c->aa.fault);
+	c->aa.fault = NULL;
+	c->aa.fault_n = 0;
 	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
 		if (c->aa.logs[i].used) {
 			c->aa.logs[i].used = false;
@@ -377,6 +426,9 @@ ptl_client_aa_dump(struct ptl_nic *nic, uint32_t pid,
 	}
 	ptl_lock(&c->aa.lock);
 	ci_p->ranges = c->aa.t.n;
+	ci_p->faults = c->aa.faults;
+	ci_p->fault_lost = c->aa.fault_lost;
+	ci_p->fault_held = c->aa.fault_n;
 	for (i = 0; i < c->aa.t.n; i++)
 		ci_p->marked_bytes += c->aa.t.r[i].end - c->aa.t.r[i].start;
 	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
@@ -439,6 +491,30 @@ log_notify(struct ptl_client *c, struct ptl_aa_log *lg)
 	PTL_STAT(c->nic, futex_wakes);
 }
 
+/*
+ * aa.lock held: a record of an E = 0 page to the client's fault log
+ * (metadata only, as the paper's fault entries). Full: the new record
+ * is lost and counted (the paper's fault log does not record on
+ * overflow; nothing waits for it).
+ */
+static int
+fault_record(struct ptl_client *c, struct spinnic_aa_rec *h)
+{
+	if (c->aa.fault == NULL || c->aa.fault_n == SPINNIC_AA_FAULTS_MAX) {
+		c->aa.fault_lost++;
+		PTL_STAT(c->nic, aa_faults_lost);
+		return -ENOSPC;
+	}
+	h->len = 0;
+	h->ts_ns = aa_now_ns();
+	h->seq = (uint32_t)++c->aa.faults;
+	c->aa.fault[(c->aa.fault_head + c->aa.fault_n) %
+		    SPINNIC_AA_FAULTS_MAX] = *h;
+	c->aa.fault_n++;
+	PTL_STAT(c->nic, aa_faults);
+	return 0;
+}
+
 /* aa.lock held: one record; @return 0 or why it was lost */
 static int
 aa_record(struct ptl_client *c, uint32_t log, const struct ptl_aa_verdict *v,
@@ -450,7 +526,7 @@ aa_record(struct ptl_client *c, uint32_t log, const struct ptl_aa_verdict *v,
 	bool was_err;
 	int rc;
 
-	if (lg == NULL) {
+	if (lg == NULL && log != PTL_AA_LOG_FAULT) {
 		PTL_STAT(c->nic, aa_lost);
 		return -ENOENT;
 	}
@@ -465,6 +541,8 @@ aa_record(struct ptl_client *c, uint32_t log, const struct ptl_aa_verdict *v,
 	h.msg_id = s->msg_id;
 	h.msg_off = msg_off;
 	h.hdr_data = s->hdr_data;
+	if (lg == NULL)
+		return fault_record(c, &h);
 	was_err = lg->err;
 	rc = ptl_aa_log_append(lg, &h, buf);
 	if (rc == 0) {

@@ -22,7 +22,8 @@ static const char *const stats_names[] = {
 	"aa_flushes", "aa_backpressure", "aa_handled", "aa_timer_wakes",
 	"trig_rearmed", "trig_rearm_ended", "trig_deferred", "trig_me_full",
 	"flowctrl_owed", "aa_atomic_waits", "aa_dma_waits",
-	"aa_dma_wait_lost", "aa_get_waits",
+	"aa_dma_wait_lost", "aa_get_waits", "aa_faults", "aa_faults_lost",
+	"aa_faults_read",
 };
 _Static_assert(sizeof(stats_names) / sizeof(stats_names[0]) ==
 	       sizeof(struct ptl_nic_stats) / sizeof(uint64_t),

@@ -63,6 +63,7 @@ ptl_nic_ctrl(struct ptl_nic *nic, struct ptl_client *c,
 		case SPINNIC_CTRL_AA_LOG_CREATE:
 		case SPINNIC_CTRL_AA_LOG_FREE:
 		case SPINNIC_CTRL_AA_ASSOC:
+		case SPINNIC_CTRL_AA_FAULT_READ:
 			st = ptl_ctrl_aa(nic, c, m.op, &m.u.aa);
 			break;
 		case SPINNIC_CTRL_ME_APPEND:

@@ -252,6 +252,13 @@ struct ptl_aa {
 	struct ptl_aa_table t;
 	struct ptl_aa_log logs[SPINNIC_AA_LOGS_MAX];
 	uint32_t watched;     /* logs the NIC serves (nic->aa_watch) */
+	/* fault log (E = 0 pages): NIC memory, this client's records only;
+	 * allocated at the first E = 0 mark, under lock */
+	struct spinnic_aa_rec *fault;  /* SPINNIC_AA_FAULTS_MAX records */
+	uint32_t fault_head;  /* index of the oldest */
+	uint32_t fault_n;     /* records held */
+	uint64_t faults;      /* records logged (seq of the last one) */
+	uint64_t fault_lost;  /* records lost: fault log full */
 };
 
 struct ptl_client {

@@ -164,6 +164,10 @@ struct ptl_nic_stats {
 				        bound (their records lost) */
 	uint64_t aa_get_waits;     /**< get requests parked: a refused get's
 				        GET_BLOCKED records lacked room */
+	/* Active Access fault logs (E = 0 pages) */
+	uint64_t aa_faults;        /**< records put in clients' fault logs */
+	uint64_t aa_faults_lost;   /**< ... lost: that fault log was full */
+	uint64_t aa_faults_read;   /**< ... taken by their clients */
 };
 
 /**
@@ -1138,6 +1142,9 @@ struct ptl_aa_client_info {
 	uint32_t ranges;           /**< marked ranges in its page table */
 	uint64_t marked_bytes;     /**< bytes those ranges cover */
 	uint32_t logs;             /**< live access logs */
+	uint64_t faults;           /**< fault log records logged (E = 0) */
+	uint64_t fault_lost;       /**< ... lost (fault log full) */
+	uint32_t fault_held;       /**< ... held, not yet read */
 };
 
 /** One access log of a client (ptl_client_aa_dump). */

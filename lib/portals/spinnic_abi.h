@@ -55,6 +55,8 @@ enum spinnic_ctrl_op {
 	SPINNIC_CTRL_AA_ASSOC,      /* Active Access: mark pages */
 	SPINNIC_CTRL_BATCH,         /* ABI 7: records in the region, applied
 				       in order (struct spinnic_ctrl_batch) */
+	SPINNIC_CTRL_AA_FAULT_READ, /* Active Access: take the caller's
+				       fault records (E = 0 pages) */
 	SPINNIC_CTRL_OP_MAX,
 };
 
@@ -245,7 +247,16 @@ struct spinnic_ctrl_status {
  * Active Access (doc/NOTES.md "Active Access"): AA_LOG_CREATE {ni,
  * ring_off, size, flags, notify_every, notify_us, ctx, addr, len} ->
  * log; AA_LOG_FREE {log}; AA_ASSOC {ni, addr, len, bits, log}: pages of the client's own address space, effective for
- * accesses that start after the reply.
+ * accesses that start after the reply. AA_ASSOC with log NONE and bits
+ * that log metadata only (WL and/or RL; no WLD, RLD, FLUSH) marks the
+ * pages E = 0: their records go to the client's fault log, kept in NIC
+ * memory (SPINNIC_AA_FAULTS_MAX records; full: the new record is lost
+ * and counted). AA_FAULT_READ {ni, ring_off: region offset of a
+ * 64-aligned buffer, size: records it holds (1..SPINNIC_AA_FAULTS_MAX)}
+ * moves the caller's oldest fault records there (struct spinnic_aa_rec,
+ * len 0, seq 1 + the record's index among the client's fault records)
+ * and replies size = records moved, addr = fault records logged so far,
+ * len = fault records lost so far (both since the client attached).
  */
 struct spinnic_ctrl_aa {
 	uint32_t ni;
@@ -334,6 +345,8 @@ static_assert(sizeof(struct spinnic_ctrl_msg) == SPINNIC_CTRL_MSG_SIZE,
 #define SPINNIC_AA_WATCH_MAX 64u
 /** Access logs per client. */
 #define SPINNIC_AA_LOGS_MAX 16u
+/** Fault log (E = 0 pages) records held per client. */
+#define SPINNIC_AA_FAULTS_MAX 256u
 /** Marked ranges per client (a range: consecutive pages, same bits). */
 #define SPINNIC_AA_RANGES_MAX 1024u
 /** Ring bytes: a power of two in [MIN, MAX]. */

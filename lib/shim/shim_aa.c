@@ -259,6 +259,75 @@ spin_aa_assoc(ptl_handle_ni_t ni_handle, void *addr, size_t len,
 	return rc != 0 ? shim_ptl(rc) : PTL_OK;
 }
 
+int
+spin_aa_fault_read(ptl_handle_ni_t ni_handle, struct spin_aa_rec *recs,
+		   unsigned max, unsigned *n_p,
+		   struct spin_aa_fault_status *st_p)
+{
+	struct spinnic_ctrl_msg msg;
+	struct spinnic_aa_rec *buf;
+	struct shim_ni *ni;
+	unsigned slot, i;
+	int rc, st = PTL_OK;
+
+	SHIM_ENTER();
+	if (n_p != NULL)
+		*n_p = 0;
+	ni = shim_to_ni(ni_handle, &slot);
+	if (ni == NULL || recs == NULL || max == 0)
+		return PTL_ARG_INVALID;
+	if (max > SPINNIC_AA_FAULTS_MAX)
+		max = SPINNIC_AA_FAULTS_MAX;
+	buf = shim_heap_alloc((size_t)max * sizeof(*buf));
+	if (buf == NULL)
+		return PTL_NO_SPACE;
+	shim_ctrl_prep(&msg, SPINNIC_CTRL_AA_FAULT_READ);
+	msg.u.aa.ni = ni->nic_ni;
+	msg.u.aa.log = SPINNIC_HANDLE_NONE;
+	msg.u.aa.ring_off = shim_region_off(buf);
+	msg.u.aa.size = max;
+	rc = shim_ctrl_call(&msg);
+	if (rc != 0) {
+		shim_heap_free(buf);
+		return shim_ptl(rc);
+	}
+	if (msg.u.aa.size > max) {
+		shim_heap_free(buf);
+		return PTL_FAIL;
+	}
+	for (i = 0; i < msg.u.aa.size; i++) {
+		struct spinnic_aa_rec h;
+		struct spin_aa_rec *r = &recs[i];
+
+		memcpy(&h, &buf[i], sizeof(h));
+		if (h.kind == 0 || h.kind > SPINNIC_AA_ATOMIC) {
+			st = PTL_FAIL;
+			break;
+		}
+		memset(r, 0, sizeof(*r));
+		r->kind = h.kind;
+		r->flags = h.flags;
+		r->mode = h.mode;
+		r->addr = (void *)(uintptr_t)h.addr;
+		r->initiator.phys.nid = h.src_nid;
+		r->initiator.phys.pid = h.src_pid;
+		r->msg_id = h.msg_id;
+		r->msg_off = h.msg_off;
+		r->hdr_data = h.hdr_data;
+		r->ts_ns = h.ts_ns;
+	}
+	shim_heap_free(buf);
+	if (n_p != NULL)
+		*n_p = i;
+	if (st_p != NULL) {
+		st_p->logged = msg.u.aa.addr;
+		st_p->lost = msg.u.aa.len;
+	}
+	if (st == PTL_OK && i == 0)
+		st = PTL_EQ_EMPTY;
+	return st;
+}
+
 /* A log of ours with its ring, its poll lock taken. */
 static struct aa_log *
 aa_lock_log(spin_handle_aalog_t log)

@@ -41,6 +41,10 @@ typedef ptl_handle_any_t spin_handle_aalog_t;
 				 of it is answered once the log was consumed
 				 past the get's arrival (spin_aa_flush) */
 
+/** Fault records (E = 0 pages) the NIC holds per process; past it the
+ *  new ones are lost and counted (spin_aa_fault_read). */
+#define SPIN_AA_FAULTS_MAX 256u
+
 /** Log flag: a full log loses records and counts them. Default (0):
  *  back-pressure — a put packet whose records do not fit is not
  *  acknowledged and comes again (reliable delivery), nothing lost; get
@@ -175,12 +179,40 @@ int spin_aa_page_size(ptl_handle_ni_t ni_handle, uint64_t *size_p);
  *   SPIN_AA_PAGE)
  * @param len   a multiple of that page, > 0
  * @param bits  SPIN_AA_* page bits
- * @param log   a log of this process, required when bits log anything
+ * @param log   a log of this process, required when bits hold WLD, RLD
+ *   or SPIN_AA_FLUSH; SPIN_AA_LOG_NONE with WL and/or RL (the paper's
+ *   E = 0) sends the pages' records (metadata only) to this process's
+ *   fault log on the NIC instead: spin_aa_fault_read()
  * @return PTL_OK; PTL_ARG_INVALID (alignment, range, bits, log);
  *   PTL_NO_SPACE (more than 1024 marked ranges); PTL_NO_INIT
  */
 int spin_aa_assoc(ptl_handle_ni_t ni_handle, void *addr, size_t len,
 		  unsigned bits, spin_handle_aalog_t log);
+
+/** What spin_aa_fault_read() reports beside the records. */
+struct spin_aa_fault_status {
+	uint64_t logged;  /**< fault records logged for this process so far */
+	uint64_t lost;    /**< ... lost so far: its fault log was full */
+};
+
+/**
+ * Take this process's oldest fault records: the records of pages marked
+ * with WL or RL and no log (E = 0), kept by the NIC for this process
+ * only (no process sees another's), oldest first, at most
+ * SPIN_AA_FAULTS_MAX held; records past that are lost and counted.
+ * Records carry no data (len 0, data NULL); seq order is log order.
+ * @param ni_handle an initialized NI
+ * @param recs  receives up to max records (their data pointers NULL)
+ * @param max   > 0 (more than SPIN_AA_FAULTS_MAX reads that many)
+ * @param n_p   receives the records taken (may be NULL)
+ * @param st_p  receives the counters (may be NULL)
+ * @return PTL_OK (at least one record); PTL_EQ_EMPTY (none);
+ *   PTL_ARG_INVALID (NI, recs, max); PTL_NO_SPACE (region heap);
+ *   PTL_FAIL (the NIC's answer did not parse); PTL_NO_INIT
+ */
+int spin_aa_fault_read(ptl_handle_ni_t ni_handle, struct spin_aa_rec *recs,
+		       unsigned max, unsigned *n_p,
+		       struct spin_aa_fault_status *st_p);
 
 /**
  * Consume up to max committed records, in log order, calling fn on each.

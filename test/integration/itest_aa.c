@@ -371,8 +371,8 @@ target_main(struct kid *self, void *arg)
 	       PTL_ARG_INVALID, "unaligned");
 	KCHECK(self, spin_aa_assoc(n.ni, buf, 0, A_W, SPIN_AA_LOG_NONE) ==
 	       PTL_ARG_INVALID, "empty");
-	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, A_WL, SPIN_AA_LOG_NONE) ==
-	       PTL_ARG_INVALID, "logging without a log");
+	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, A_WLD, SPIN_AA_LOG_NONE) ==
+	       PTL_ARG_INVALID, "logging data without a log");
 	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, 0x40, log) ==
 	       PTL_ARG_INVALID, "bad bits");
 	KCHECK(self, spin_aa_assoc(n.ni, buf, PG, A_WL, log ^ 0x100) ==

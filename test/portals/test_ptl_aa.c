@@ -334,9 +334,17 @@ test_ctrl(void **state)
 				      .size = SPINNIC_AA_RING_MIN, .flags = 1 };
 	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
 			 SPINNIC_PTL_ARG_INVALID);
-	/* marks: logging bits need a log; a bogus log; bad bits */
-	assert_int_equal(assoc(&e, e.c, e.ni, t_addr(&e, PAGES_OFF), 4096, WL,
-			       SPINNIC_HANDLE_NONE), SPINNIC_PTL_ARG_INVALID);
+	/* marks: data and flushing need a log (metadata alone goes to the
+	 * fault log: test_fault_log); a bogus log; bad bits */
+	assert_int_equal(assoc(&e, e.c, e.ni, t_addr(&e, PAGES_OFF), 4096,
+			       W | WLD, SPINNIC_HANDLE_NONE),
+			 SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(assoc(&e, e.c, e.ni, t_addr(&e, PAGES_OFF), 4096,
+			       R | RLD | WL, SPINNIC_HANDLE_NONE),
+			 SPINNIC_PTL_ARG_INVALID);
+	assert_int_equal(assoc(&e, e.c, e.ni, t_addr(&e, PAGES_OFF), 4096,
+			       R | SPINNIC_AA_FLUSH, SPINNIC_HANDLE_NONE),
+			 SPINNIC_PTL_ARG_INVALID);
 	assert_int_equal(assoc(&e, e.c, e.ni, t_addr(&e, PAGES_OFF), 4096, WL,
 			       log + 0x100), SPINNIC_PTL_ARG_INVALID);
 	assert_int_equal(assoc(&e, e.c, e.ni, t_addr(&e, PAGES_OFF), 4096,
@@ -450,6 +458,232 @@ test_remote_write(void **state)
 			       SPINNIC_HANDLE_NONE), 0);
 	assert_false(ptl_host_marked(e.c, pg + 4 * P + 4000, 200));
 	assert_true(ptl_host_marked(e.c, pg + 2 * P, 1));
+	t_env_teardown(&e);
+}
+
+/* ---- the fault log (E = 0 pages) ---- */
+
+#define FAULT_OFF (256u * 1024)
+
+/* FAULT_READ of up to max records into c's region at FAULT_OFF */
+static int
+fault_read(struct t_env *e, struct ptl_client *c, uint32_t ni, uint8_t *region,
+	   uint32_t max, struct spinnic_aa_rec *out, uint64_t *n_p,
+	   uint64_t *logged_p, uint64_t *lost_p)
+{
+	struct spinnic_ctrl_aa a = { .ni = ni, .ring_off = FAULT_OFF,
+				     .size = max, .log = SPINNIC_HANDLE_NONE };
+	int st;
+
+	memset(region + FAULT_OFF, 0xee, (size_t)max * 64);
+	st = aa_ctrl(e, c, SPINNIC_CTRL_AA_FAULT_READ, &a);
+	if (st != SPINNIC_PTL_OK)
+		return st;
+	assert_true(a.size <= max);
+	memcpy(out, region + FAULT_OFF, (size_t)a.size * 64);
+	*n_p = a.size;
+	*logged_p = a.addr;
+	*lost_p = a.len;
+	return st;
+}
+
+/*
+ * Pages marked WL/RL with no log: metadata records to the client's own
+ * fault log; each client reads its own only; exact records, seq order,
+ * overflow lost and counted; data bits still need a log; bad reads.
+ */
+static void
+test_fault_log(void **state)
+{
+	const uint64_t P = SPINNIC_AA_PAGE;
+	struct ptl_aa_src src = { .nid = 3, .pid = 4, .msg_id = 99,
+				  .hdr_data = 0x77 };
+	static struct spinnic_aa_rec out[SPINNIC_AA_FAULTS_MAX];
+	uint8_t buf[2 * 4096 + 64], zero[4096] = { 0 }, *rb;
+	struct spinnic_ctrl_aa a;
+	uint64_t pg, pgb, n, logged, lost, i;
+	struct ptl_aa_client_info ci;
+	struct ptl_nic_stats s;
+	struct ptl_client *b;
+	unsigned nl;
+	struct t_env e;
+	uint32_t ni_b;
+
+	(void)state;
+	t_env_setup(&e);
+	rb = t_region_new();
+	assert_int_equal(ptl_client_attach(e.nic, rb, T_REGION_SIZE,
+					   (uint64_t)(uintptr_t)rb, getpid(),
+					   getuid(), SPINNIC_PTL_PID_ANY, &b),
+			 0);
+	ptl_client_set_release(b, t_region_unmap, NULL);
+	ni_b = t_ni_init(&e, b, SPINNIC_PTL_NI_MATCHING |
+			 SPINNIC_PTL_NI_PHYSICAL);
+	pg = t_addr(&e, PAGES_OFF);
+	pgb = (uint64_t)(uintptr_t)rb + PAGES_OFF;
+
+	/* nothing marked yet: an empty read, counters 0 */
+	assert_int_equal(fault_read(&e, e.c, e.ni, e.region, 4, out, &n,
+				    &logged, &lost), SPINNIC_PTL_OK);
+	assert_true(n == 0 && logged == 0 && lost == 0);
+	/* A: P0 refuses writes (standard fault: W=0, WL), P1 logs writes,
+	 * P2 refuses reads (RL); B: its page logs reads */
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, P, R | WL,
+			       SPINNIC_HANDLE_NONE), SPINNIC_PTL_OK);
+	assert_int_equal(assoc(&e, e.c, e.ni, pg + P, P, W | R | WL,
+			       SPINNIC_HANDLE_NONE), SPINNIC_PTL_OK);
+	assert_int_equal(assoc(&e, e.c, e.ni, pg + 2 * P, P, W | RL,
+			       SPINNIC_HANDLE_NONE), SPINNIC_PTL_OK);
+	assert_int_equal(assoc(&e, b, ni_b, pgb, P, W | R | RL,
+			       SPINNIC_HANDLE_NONE), SPINNIC_PTL_OK);
+
+	/* a write over P0..P2 from pg + 4032: P0 refused (one record),
+	 * P1 written and logged, P2 written, not logged (no WL) */
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 5 + 3);
+	src.msg_off = 0;
+	assert_int_equal(ptl_host_access_remote(e.c, pg + P - 64, buf,
+						sizeof(buf), true, &src),
+			 -EPERM);
+	assert_memory_equal(e.region + PAGES_OFF, zero, P);
+	assert_memory_equal(e.region + PAGES_OFF + P, buf + 64, P);
+	assert_memory_equal(e.region + PAGES_OFF + 2 * P, buf + 64 + P, 64);
+	/* a read of P2: refused, recorded; B's read of its page: logged */
+	src.msg_id = 100;
+	assert_int_equal(ptl_host_access_remote(e.c, pg + 2 * P + 8, buf, 16,
+						false, &src), -EPERM);
+	src.msg_id = 200;
+	src.nid = 5;
+	assert_int_equal(ptl_host_access_remote(b, pgb + 128, buf, 32, false,
+						&src), 0);
+
+	/* B sees its one record, none of A's */
+	assert_int_equal(fault_read(&e, b, ni_b, rb, 8, out, &n, &logged,
+				    &lost), SPINNIC_PTL_OK);
+	assert_true(n == 1 && logged == 1 && lost == 0);
+	assert_int_equal(out[0].seq, 1);
+	assert_int_equal(out[0].kind, SPINNIC_AA_GET_META);
+	assert_int_equal(out[0].len, 0);
+	assert_int_equal(out[0].mode, W | R | RL);
+	assert_true(out[0].addr == pgb + 128);
+	assert_true(out[0].msg_id == 200 && out[0].src_nid == 5);
+	assert_true(out[0].ts_ns != 0);
+	/* A sees its three, in order, exactly */
+	assert_int_equal(fault_read(&e, e.c, e.ni, e.region, 8, out, &n,
+				    &logged, &lost), SPINNIC_PTL_OK);
+	assert_true(n == 3 && logged == 3 && lost == 0);
+	assert_int_equal(out[0].seq, 1);
+	assert_int_equal(out[0].kind, SPINNIC_AA_PUT_BLOCKED);
+	assert_int_equal(out[0].mode, R | WL);
+	assert_true(out[0].addr == pg + P - 64);
+	assert_true(out[0].msg_off == 0 && out[0].msg_id == 99);
+	assert_true(out[0].hdr_data == 0x77 && out[0].src_nid == 3 &&
+		    out[0].src_pid == 4);
+	assert_int_equal(out[1].seq, 2);
+	assert_int_equal(out[1].kind, SPINNIC_AA_PUT_META);
+	assert_true(out[1].addr == pg + P && out[1].msg_off == 64);
+	assert_int_equal(out[1].len, 0);
+	assert_int_equal(out[2].seq, 3);
+	assert_int_equal(out[2].kind, SPINNIC_AA_GET_BLOCKED);
+	assert_true(out[2].addr == pg + 2 * P + 8 && out[2].msg_id == 100);
+	/* taken: nothing more for either */
+	assert_int_equal(fault_read(&e, e.c, e.ni, e.region, 8, out, &n,
+				    &logged, &lost), SPINNIC_PTL_OK);
+	assert_true(n == 0 && logged == 3);
+	assert_int_equal(fault_read(&e, b, ni_b, rb, 8, out, &n, &logged,
+				    &lost), SPINNIC_PTL_OK);
+	assert_true(n == 0 && logged == 1);
+
+	/* overflow: FAULTS_MAX + 5 refused writes of P0, the last 5 lost */
+	for (i = 0; i < SPINNIC_AA_FAULTS_MAX + 5; i++) {
+		src.msg_id = 1000 + i;
+		assert_int_equal(ptl_host_access_remote(e.c, pg + 8, buf, 8,
+							true, &src), -EPERM);
+	}
+	assert_memory_equal(e.region + PAGES_OFF, zero, P);
+	/* B's fault log is its own: A's flood took none of its room */
+	assert_int_equal(ptl_host_access_remote(b, pgb, buf, 8, false, &src),
+			 0);
+	/* the monitor's view: A's counters, B's apart */
+	for (i = 0, n = 0; i < 64; i++) {
+		if (ptl_client_aa_dump(e.nic, (uint32_t)i, &ci, NULL, 0,
+				       &nl) != 0)
+			continue;
+		if (ci.fault_lost != 0) {
+			assert_true(ci.faults == 3 + SPINNIC_AA_FAULTS_MAX &&
+				    ci.fault_lost == 5 &&
+				    ci.fault_held == SPINNIC_AA_FAULTS_MAX);
+			n++;
+		} else {
+			assert_true(ci.faults == 2 && ci.fault_held == 1);
+			n += 10;
+		}
+	}
+	assert_true(n == 11);
+	assert_int_equal(fault_read(&e, e.c, e.ni, e.region, 100, out, &n,
+				    &logged, &lost), SPINNIC_PTL_OK);
+	assert_true(n == 100 && logged == 3 + SPINNIC_AA_FAULTS_MAX &&
+		    lost == 5);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(out[i].seq, 4 + i);
+		assert_true(out[i].msg_id == 1000 + i);
+		assert_int_equal(out[i].kind, SPINNIC_AA_PUT_BLOCKED);
+	}
+	/* room again: one more is kept, after the 156 still held */
+	src.msg_id = 5000;
+	assert_int_equal(ptl_host_access_remote(e.c, pg + 8, buf, 8, true,
+						&src), -EPERM);
+	assert_int_equal(fault_read(&e, e.c, e.ni, e.region,
+				    SPINNIC_AA_FAULTS_MAX, out, &n, &logged,
+				    &lost), SPINNIC_PTL_OK);
+	assert_true(n == SPINNIC_AA_FAULTS_MAX - 100 + 1 && lost == 5);
+	assert_true(out[0].msg_id == 1100 && out[n - 2].msg_id ==
+		    1000 + SPINNIC_AA_FAULTS_MAX - 1);
+	assert_true(out[n - 1].msg_id == 5000 &&
+		    out[n - 1].seq == 4 + SPINNIC_AA_FAULTS_MAX);
+	assert_int_equal(fault_read(&e, b, ni_b, rb, 8, out, &n, &logged,
+				    &lost), SPINNIC_PTL_OK);
+	assert_true(n == 1 && logged == 2 && lost == 0 &&
+		    out[0].addr == pgb && out[0].seq == 2);
+	ptl_nic_stats_get(e.nic, &s);
+	assert_true(s.aa_faults == 3 + SPINNIC_AA_FAULTS_MAX + 1 + 2);
+	assert_true(s.aa_faults_lost == 5);
+	assert_true(s.aa_faults_read == s.aa_faults);
+	assert_true(s.aa_records == 0 && s.aa_lost == 0);
+
+	/* hostile reads: size, alignment, the region header, outside */
+	a = (struct spinnic_ctrl_aa){ .ni = e.ni, .ring_off = FAULT_OFF };
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_FAULT_READ, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.size = SPINNIC_AA_FAULTS_MAX + 1;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_FAULT_READ, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.size = 1;
+	a.ring_off = FAULT_OFF + 8;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_FAULT_READ, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.ring_off = 0;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_FAULT_READ, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.ring_off = T_REGION_SIZE - 64;
+	a.size = 2;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_FAULT_READ, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a.ring_off = UINT64_MAX - 63;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_FAULT_READ, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	a = (struct spinnic_ctrl_aa){ .ni = 0x12345, .ring_off = FAULT_OFF,
+				      .size = 1 };
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_FAULT_READ, &a),
+			 SPINNIC_PTL_ARG_INVALID);
+	/* unmarking drops the E = 0 pages; B leaves with records held */
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, 3 * P, W | R,
+			       SPINNIC_HANDLE_NONE), SPINNIC_PTL_OK);
+	assert_int_equal(ptl_host_access_remote(e.c, pg + 8, buf, 8, true,
+						&src), 0);
+	assert_int_equal(ptl_host_access_remote(b, pgb, buf, 8, false, &src),
+			 0);
+	ptl_client_detach(e.nic, b);
 	t_env_teardown(&e);
 }
 
@@ -738,6 +972,7 @@ main(void)
 		cmocka_unit_test(test_ring),
 		cmocka_unit_test(test_ctrl),
 		cmocka_unit_test(test_remote_write),
+		cmocka_unit_test(test_fault_log),
 		cmocka_unit_test(test_backpressure),
 		cmocka_unit_test(test_page_size),
 		cmocka_unit_test(test_nic_consumer),
