@@ -77,6 +77,9 @@ nodes_setup(struct spinnic *sn)
 			pconf.limits.max_triggered_ops = (int32_t)cfg->max_trig;
 		if (cfg->aa_page != 0)
 			pconf.aa_page = cfg->aa_page;
+		pconf.aa_iotlb_entries = cfg->aa_iotlb[0];
+		pconf.aa_iotlb_ways = cfg->aa_iotlb[1];
+		pconf.aa_iotlb_policy = cfg->aa_iotlb[2];
 		rc = ptl_nic_create(&pconf, &node->nic);
 		if (rc != 0) {
 			SPINNIC_LOG(ERR, "node %u: Portals state: %s", i,

@@ -57,6 +57,7 @@ enum {
 	OPT_RING_SIZE,
 	OPT_MAX_TRIG,
 	OPT_AA_PAGE,
+	OPT_AA_IOTLB,
 	OPT_RX_LOSS,
 	OPT_RX_REORDER,
 	OPT_RX_DUP,
@@ -97,6 +98,7 @@ static const struct option long_opts[] = {
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"max-triggered-ops", required_argument, NULL, OPT_MAX_TRIG},
 	{"aa-page-size", required_argument, NULL, OPT_AA_PAGE},
+	{"aa-iotlb", required_argument, NULL, OPT_AA_IOTLB},
 	{"rx-loss", required_argument, NULL, OPT_RX_LOSS},
 	{"rx-reorder", required_argument, NULL, OPT_RX_REORDER},
 	{"rx-dup", required_argument, NULL, OPT_RX_DUP},
@@ -148,6 +150,11 @@ spinnic_options_usage(FILE *f, const char *prog)
 "                        (64..65536, default 1024; ptl_ni_limits_t)\n"
 "  --aa-page-size BYTES  Active Access marking granularity: a power of two,\n"
 "                        4K..1G (K/M/G suffixes; default 4K)\n"
+"  --aa-iotlb E[,W[,lru|rnd]] model an IOTLB of E entries (a power of two\n"
+"                        up to 65536; 0 = off, the default), W ways (a power\n"
+"                        of two dividing E; default E: fully associative),\n"
+"                        LRU or random replacement; counts hits, misses and\n"
+"                        page-walk reads in the AA lookup path, never waits\n"
 "  --ring-size N         RX/TX descriptors per queue (default %u)\n"
 "\n"
 "Real NICs (doc/REAL-NIC.md):\n"
@@ -291,6 +298,40 @@ parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *v_p)
 	if (errno != 0 || *end != '\0' || v < lo || v > hi)
 		return -EINVAL;
 	*v_p = v;
+	return 0;
+}
+
+/* --aa-iotlb E[,W[,lru|rnd]] into out[3]. @return 0, -EINVAL */
+static int
+parse_iotlb(const char *s, unsigned out[3])
+{
+	char buf[64], *w, *pol;
+	uint64_t e, ways;
+
+	if (s == NULL || strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	w = strchr(buf, ',');
+	pol = NULL;
+	if (w != NULL) {
+		*w++ = '\0';
+		pol = strchr(w, ',');
+		if (pol != NULL)
+			*pol++ = '\0';
+	}
+	if (parse_u64(buf, 0, 65536, &e) < 0 || (e & (e - 1)) != 0)
+		return -EINVAL;
+	ways = e;
+	if (w != NULL && (parse_u64(w, 1, 65536, &ways) < 0 ||
+			  (ways & (ways - 1)) != 0 || ways > e))
+		return -EINVAL;
+	out[0] = (unsigned)e;
+	out[1] = (unsigned)ways;
+	out[2] = 0;
+	if (pol != NULL && strcmp(pol, "rnd") == 0)
+		out[2] = 1;
+	else if (pol != NULL && strcmp(pol, "lru") != 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -723,6 +764,10 @@ spinnic_options_parse(struct spinnic_cfg *cfg, int argc, char **argv)
 				bad = "--aa-page-size: expected a power of two in 4K..1G";
 			else
 				cfg->aa_page = v;
+			break;
+		case OPT_AA_IOTLB:
+			if (parse_iotlb(optarg, cfg->aa_iotlb) < 0)
+				bad = "--aa-iotlb: expected ENTRIES[,WAYS[,lru|rnd]], powers of two, ENTRIES <= 65536, WAYS <= ENTRIES";
 			break;
 		case OPT_MAX_TRIG:
 			if (parse_u64(optarg, 64, 65536, &v) < 0)

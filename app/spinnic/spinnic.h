@@ -108,6 +108,9 @@ struct spinnic_cfg {
 	unsigned nb_mbufs;          /**< --mbufs: per node pool size, 0 = auto */
 	unsigned max_trig;          /**< --max-triggered-ops, 0 = default */
 	uint64_t aa_page;           /**< --aa-page-size, 0 = 4096 */
+	unsigned aa_iotlb[3];       /**< --aa-iotlb: entries (0 = off),
+				         ways (0 = fully associative),
+				         policy (0 lru, 1 rnd) */
 	unsigned ring_size;         /**< --ring-size: RX/TX descriptors */
 	char lcore_roles[256];      /**< --lcore-roles, as given ("" = default) */
 	char lcores[128];           /**< --lcores: EAL -l when no EAL args */

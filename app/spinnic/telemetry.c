@@ -855,6 +855,17 @@ aa_node_dict(struct spinnic_node *node, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "faults", st.aa_faults);
 	rte_tel_data_add_dict_u64(d, "faults_lost", st.aa_faults_lost);
 	rte_tel_data_add_dict_u64(d, "faults_read", st.aa_faults_read);
+	/* the IOTLB model (--aa-iotlb; 0 entries: off) */
+	rte_tel_data_add_dict_u64(d, "iotlb_entries",
+				  node->sn->cfg.aa_iotlb[0]);
+	rte_tel_data_add_dict_u64(d, "iotlb_ways", node->sn->cfg.aa_iotlb[1]);
+	rte_tel_data_add_dict_string(d, "iotlb_policy",
+				     node->sn->cfg.aa_iotlb[2] ? "rnd" : "lru");
+	rte_tel_data_add_dict_u64(d, "iotlb_hits", st.aa_iotlb_hits);
+	rte_tel_data_add_dict_u64(d, "iotlb_misses", st.aa_iotlb_misses);
+	rte_tel_data_add_dict_u64(d, "iotlb_walk_reads",
+				  st.aa_iotlb_walk_reads);
+	rte_tel_data_add_dict_u64(d, "iotlb_inval", st.aa_iotlb_inval);
 	rte_tel_data_add_dict_u64(d, "drop_aa_full", eng != NULL ?
 		LD(eng->rx.stats.drop[ENG_DROP_AA_FULL]) : 0);
 	rte_tel_data_add_dict_u64(d, "reply_waits", eng != NULL ?

@@ -274,3 +274,94 @@ ptl_aa_log_append(struct ptl_aa_log *lg, struct spinnic_aa_rec *h,
 	__atomic_store_n(&lg->ring->prod, lg->prod, __ATOMIC_RELEASE);
 	return 0;
 }
+
+/* ---- the IOTLB model ---- */
+
+int
+ptl_aa_iotlb_init(struct ptl_aa_iotlb *t, uint32_t entries, uint32_t ways,
+		  uint32_t policy)
+{
+	memset(t, 0, sizeof(*t));
+	if (entries == 0)
+		return 0;
+	if (ways == 0)
+		ways = entries;
+	if (entries > PTL_AA_IOTLB_MAX || (entries & (entries - 1)) != 0 ||
+	    (ways & (ways - 1)) != 0 || ways > entries ||
+	    policy > PTL_AA_IOTLB_RND)
+		return -EINVAL;
+	t->tag = calloc(entries, sizeof(*t->tag));
+	t->stamp = calloc(entries, sizeof(*t->stamp));
+	if (t->tag == NULL || t->stamp == NULL) {
+		ptl_aa_iotlb_fini(t);
+		return -ENOMEM;
+	}
+	t->entries = entries;
+	t->ways = ways;
+	t->sets = entries / ways;
+	t->policy = policy;
+	t->rnd = 0x9e3779b97f4a7c15ull;
+	return 0;
+}
+
+void
+ptl_aa_iotlb_fini(struct ptl_aa_iotlb *t)
+{
+	free(t->tag);
+	free(t->stamp);
+	memset(t, 0, sizeof(*t));
+}
+
+bool
+ptl_aa_iotlb_lookup(struct ptl_aa_iotlb *t, uint32_t dom, uint64_t page)
+{
+	const uint64_t key = 1 + (((uint64_t)dom << 44) |
+				  (page & ((1ull << 44) - 1)));
+	uint64_t *tag, *stamp;
+	uint32_t w, victim = UINT32_MAX;
+
+	if (t->entries == 0)
+		return false;
+	tag = t->tag + (size_t)(page & (t->sets - 1)) * t->ways;
+	stamp = t->stamp + (size_t)(page & (t->sets - 1)) * t->ways;
+	t->clock++;
+	for (w = 0; w < t->ways; w++) {
+		if (tag[w] == key) {
+			stamp[w] = t->clock;
+			return true;
+		}
+		if (tag[w] == 0 && victim == UINT32_MAX)
+			victim = w;
+	}
+	if (victim == UINT32_MAX) {
+		if (t->policy == PTL_AA_IOTLB_RND) {
+			t->rnd ^= t->rnd << 13;
+			t->rnd ^= t->rnd >> 7;
+			t->rnd ^= t->rnd << 17;
+			victim = (uint32_t)(t->rnd % t->ways);
+		} else {
+			victim = 0;
+			for (w = 1; w < t->ways; w++)
+				if (stamp[w] < stamp[victim])
+					victim = w;
+		}
+	}
+	tag[victim] = key;
+	stamp[victim] = t->clock;
+	return false;
+}
+
+uint32_t
+ptl_aa_iotlb_inval(struct ptl_aa_iotlb *t, uint32_t dom)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < t->entries; i++) {
+		if (t->tag[i] != 0 && ((t->tag[i] - 1) >> 44) == dom) {
+			t->tag[i] = 0;
+			t->stamp[i] = 0;
+			n++;
+		}
+	}
+	return n;
+}

@@ -123,4 +123,56 @@ int ptl_aa_log_init(struct ptl_aa_log *lg, void *mem, uint64_t size);
 int ptl_aa_log_append(struct ptl_aa_log *lg, struct spinnic_aa_rec *h,
 		      const void *data);
 
+/** IOTLB replacement policies (paper 004 Fig. 7c: lru, rnd). */
+enum ptl_aa_iotlb_policy {
+	PTL_AA_IOTLB_LRU = 0,
+	PTL_AA_IOTLB_RND = 1,
+};
+
+/** Most IOTLB entries of the model. */
+#define PTL_AA_IOTLB_MAX 65536u
+
+/**
+ * An IOTLB model (doc/NOTES.md "Active Access", IOTLB): @c sets sets of
+ * @c ways entries, each caching one (domain, page) translation; a page
+ * maps to set (page mod sets). A miss fills an empty way, else evicts the
+ * least recently used (LRU) or a pseudo-random way (RND, xorshift64 from
+ * a fixed seed: deterministic). It only counts: translations are not
+ * taken from it.
+ */
+struct ptl_aa_iotlb {
+	uint64_t *tag;     /* entries: 0 empty, else 1 + (dom << 44 | page) */
+	uint64_t *stamp;   /* LRU: the clock at the last use */
+	uint32_t entries, ways, sets;
+	uint32_t policy;   /* enum ptl_aa_iotlb_policy */
+	uint64_t clock;
+	uint64_t rnd;
+};
+
+/**
+ * Set up a model: entries 0 (off: lookups are not made) or a power of two
+ * up to PTL_AA_IOTLB_MAX; ways a power of two dividing entries (entries:
+ * fully associative; 0 means that too).
+ * @return 0; -EINVAL; -ENOMEM
+ */
+int ptl_aa_iotlb_init(struct ptl_aa_iotlb *t, uint32_t entries,
+		      uint32_t ways, uint32_t policy);
+
+/** Free the model's arrays. */
+void ptl_aa_iotlb_fini(struct ptl_aa_iotlb *t);
+
+/**
+ * Translate page @p page (address >> page shift, below 2^44) of domain
+ * @p dom (below 2^20): a hit, or a miss that fills the entry.
+ * @return true on a hit
+ */
+bool ptl_aa_iotlb_lookup(struct ptl_aa_iotlb *t, uint32_t dom,
+			 uint64_t page);
+
+/**
+ * Drop every entry of domain @p dom (a domain-selective invalidation).
+ * @return the entries dropped
+ */
+uint32_t ptl_aa_iotlb_inval(struct ptl_aa_iotlb *t, uint32_t dom);
+
 #endif

@@ -97,6 +97,55 @@ rmap_update(struct ptl_client *c, uint64_t addr, uint64_t len, bool marked)
 	__atomic_store_n(&c->aa.rmap, m, __ATOMIC_RELEASE);
 }
 
+/* ---- the IOTLB model (--aa-iotlb) ---- */
+
+/*
+ * The IOTLB model sees [addr, addr + len) of client c: one lookup per
+ * 4 KiB piece (an IOMMU transaction, as accesses are cut), of the marking
+ * page holding it; a miss counts a page-table walk of aa_walk_levels
+ * reads. Counting only: the translation is the table's as always.
+ */
+static void
+iotlb_touch(struct ptl_client *c, uint64_t addr, uint64_t len)
+{
+	struct ptl_nic *nic = c->nic;
+	const unsigned shift = (unsigned)__builtin_ctzll(nic->conf.aa_page);
+	uint64_t hits = 0, misses = 0, end = addr + len;
+
+	if (nic->aa_tlb.entries == 0 || len == 0 || end < addr)
+		return;
+	ptl_lock(&nic->aa_tlb_lock);
+	while (addr < end) {
+		uint64_t next = (addr | (SPINNIC_AA_PAGE - 1)) + 1;
+
+		if (ptl_aa_iotlb_lookup(&nic->aa_tlb, c->pid, addr >> shift))
+			hits++;
+		else
+			misses++;
+		addr = next > addr && next < end ? next : end;
+	}
+	ptl_unlock(&nic->aa_tlb_lock);
+	PTL_STAT_ADD(nic, aa_iotlb_hits, hits);
+	PTL_STAT_ADD(nic, aa_iotlb_misses, misses);
+	PTL_STAT_ADD(nic, aa_iotlb_walk_reads, misses * nic->aa_walk_levels);
+}
+
+/* Marks changed or the client left: drop its entries (a domain-selective
+ * invalidation, as the OS does after changing a page table). */
+static void
+iotlb_inval(struct ptl_client *c)
+{
+	struct ptl_nic *nic = c->nic;
+	uint32_t n;
+
+	if (nic->aa_tlb.entries == 0)
+		return;
+	ptl_lock(&nic->aa_tlb_lock);
+	n = ptl_aa_iotlb_inval(&nic->aa_tlb, c->pid);
+	ptl_unlock(&nic->aa_tlb_lock);
+	PTL_STAT_ADD(nic, aa_iotlb_inval, n);
+}
+
 static uint32_t
 log_handle(const struct ptl_aa_log *lg, uint32_t idx)
 {
@@ -301,10 +350,12 @@ aa_assoc(struct ptl_client *c, struct spinnic_ctrl_aa *r)
 			log = PTL_AA_LOG_FAULT;   /* E = 0: the fault log */
 		rc = ptl_aa_table_set(&c->aa.t, r->addr, r->len, r->bits, log);
 		st = ptl_errno_to_status(rc);
-		if (rc == 0)
+		if (rc == 0) {
 			rmap_update(c, r->addr, r->len,
 				    r->bits != PTL_AA_DEFAULT ||
 				    log != SPINNIC_HANDLE_NONE);
+			iotlb_inval(c);
+		}
 		__atomic_store_n(&c->aa.lo, c->aa.t.n > 0 ? c->aa.t.r[0].start :
 				 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&c->aa.hi, c->aa.t.n > 0 ?
@@ -387,6 +438,7 @@ ptl_aa_client_fini(struct ptl_client *c)
 	free(c->aa.fault);
 	c->aa.fault = NULL;
 	c->aa.fault_n = 0;
+	iotlb_inval(c);
 	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
 		if (c->aa.logs[i].used) {
 			c->aa.logs[i].used = false;
@@ -710,6 +762,7 @@ aa_range_locked(struct ptl_client *c, uint64_t addr, uint8_t *buf,
 		bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
 		if (bits == PTL_AA_DEFAULT && log == SPINNIC_HANDLE_NONE) {
 			n = end - addr < len ? end - addr : len;
+			iotlb_touch(c, addr, n);
 			rc = write ? ptl_host_write(c, addr, buf, n) :
 				     ptl_host_read(c, addr, buf, n);
 			if (rc != 0)
@@ -717,6 +770,7 @@ aa_range_locked(struct ptl_client *c, uint64_t addr, uint8_t *buf,
 		} else {
 			page_end = (addr | (SPINNIC_AA_PAGE - 1)) + 1;
 			n = page_end - addr < len ? page_end - addr : len;
+			iotlb_touch(c, addr, n);
 			ptl_aa_rule(bits, write, &v);
 			if (v.mem) {
 				rc = write ? ptl_host_write(c, addr, buf, n) :
@@ -957,10 +1011,14 @@ check_range_locked(struct ptl_client *c, uint64_t addr, uint64_t len,
 		bits = ptl_aa_table_find(&c->aa.t, addr, &end, &log);
 		if (bits == PTL_AA_DEFAULT && log == SPINNIC_HANDLE_NONE) {
 			n = end - addr < len ? end - addr : len;
+			if (write) /* an atomic; a get's reply looks up */
+				iotlb_touch(c, addr, n);
 			goto next;
 		}
 		page_end = (addr | (SPINNIC_AA_PAGE - 1)) + 1;
 		n = page_end - addr < len ? page_end - addr : len;
+		if (write)
+			iotlb_touch(c, addr, n);
 		check_rule(bits, write, s, &v);
 		if (v.kind != 0)
 			aa_record(c, log, &v, bits, addr, NULL, n, s, msg_off);

@@ -23,7 +23,8 @@ static const char *const stats_names[] = {
 	"trig_rearmed", "trig_rearm_ended", "trig_deferred", "trig_me_full",
 	"flowctrl_owed", "aa_atomic_waits", "aa_dma_waits",
 	"aa_dma_wait_lost", "aa_get_waits", "aa_faults", "aa_faults_lost",
-	"aa_faults_read",
+	"aa_faults_read", "aa_iotlb_hits", "aa_iotlb_misses",
+	"aa_iotlb_walk_reads", "aa_iotlb_inval",
 };
 _Static_assert(sizeof(stats_names) / sizeof(stats_names[0]) ==
 	       sizeof(struct ptl_nic_stats) / sizeof(uint64_t),
@@ -89,6 +90,7 @@ atomic_limits(struct ptl_nic_conf *conf)
 int
 ptl_nic_create(const struct ptl_nic_conf *conf, struct ptl_nic **nic_p)
 {
+	int rc;
 	const struct spinnic_limits *l = &conf->limits;
 	struct ptl_nic *nic;
 	uint32_t i;
@@ -115,12 +117,24 @@ ptl_nic_create(const struct ptl_nic_conf *conf, struct ptl_nic **nic_p)
 	nic = calloc(1, sizeof(*nic));
 	if (nic == NULL)
 		return -ENOMEM;
+	rc = ptl_aa_iotlb_init(&nic->aa_tlb, conf->aa_iotlb_entries,
+			       conf->aa_iotlb_ways, conf->aa_iotlb_policy);
+	if (rc != 0) {
+		PTL_LOG(ERR, "nic %u: invalid IOTLB model", conf->nid);
+		free(nic);
+		return rc;
+	}
+	/* x86-64 page walk: 4 levels for 4 KiB pages, 3 for 2 MiB, 2 for
+	 * 1 GiB; the sizes between walk as the next smaller one */
+	nic->aa_walk_levels = conf->aa_page < (2ull << 20) ? 4 :
+			      conf->aa_page < (1ull << 30) ? 3 : 2;
 	nic->conf = *conf;
 	atomic_limits(&nic->conf);
 	nic->clients = calloc(conf->max_clients, sizeof(*nic->clients));
 	nic->ops = calloc(conf->max_ops, sizeof(*nic->ops));
 	nic->op_free = calloc(conf->max_ops, sizeof(*nic->op_free));
 	if (nic->clients == NULL || nic->ops == NULL || nic->op_free == NULL) {
+		ptl_aa_iotlb_fini(&nic->aa_tlb);
 		free(nic->op_free);
 		free(nic->ops);
 		free(nic->clients);
@@ -150,6 +164,7 @@ ptl_nic_destroy(struct ptl_nic *nic)
 	for (i = 0; i < nic->conf.max_clients; i++)
 		if (nic->clients[i] != NULL)
 			ptl_client_detach(nic, nic->clients[i]);
+	ptl_aa_iotlb_fini(&nic->aa_tlb);
 	free(nic->op_free);
 	free(nic->ops);
 	free(nic->clients);

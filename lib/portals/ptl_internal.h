@@ -306,6 +306,11 @@ struct ptl_nic {
 	/* Active Access: clients with logs the NIC serves itself (access
 	 * handlers, notify_us), by pid; aa_poll_busy: one poller at a time */
 	ptl_lock_t aa_wlock;
+	/* the IOTLB model (conf.aa_iotlb_*): nested inside a client's
+	 * aa.lock, never the other way */
+	ptl_lock_t aa_tlb_lock;
+	struct ptl_aa_iotlb aa_tlb;
+	uint32_t aa_walk_levels;
 	uint32_t aa_wn;       /* atomic */
 	uint32_t aa_wpid[SPINNIC_AA_WATCH_MAX];
 	struct ptl_client *aa_wcl[SPINNIC_AA_WATCH_MAX]; /* identity only:

@@ -44,6 +44,13 @@ struct ptl_nic_conf {
 	/** Active Access marking page (--aa-page-size): marks are aligned
 	 *  to it; a power of two, SPINNIC_AA_PAGE .. SPINNIC_AA_PAGE_MAX */
 	uint64_t aa_page;
+	/** Active Access IOTLB model (--aa-iotlb; doc/NOTES.md "Active
+	 *  Access", IOTLB): entries (0: off, else a power of two up to
+	 *  65536), ways (a power of two dividing entries; 0: fully
+	 *  associative) and policy (0 LRU, 1 random) */
+	uint32_t aa_iotlb_entries;
+	uint32_t aa_iotlb_ways;
+	uint32_t aa_iotlb_policy;
 	/** Upper bounds and defaults of NI limits: a desired value of -1/0
 	 *  gets this one; larger values are clamped to it. */
 	struct spinnic_limits limits;
@@ -168,6 +175,14 @@ struct ptl_nic_stats {
 	uint64_t aa_faults;        /**< records put in clients' fault logs */
 	uint64_t aa_faults_lost;   /**< ... lost: that fault log was full */
 	uint64_t aa_faults_read;   /**< ... taken by their clients */
+	/* Active Access IOTLB model (--aa-iotlb) */
+	uint64_t aa_iotlb_hits;    /**< page translations found */
+	uint64_t aa_iotlb_misses;  /**< ... missed: a page-table walk */
+	uint64_t aa_iotlb_walk_reads; /**< the walks' table reads (levels
+					   per miss: 4 below 2 MiB pages,
+					   3 below 1 GiB, 2 at 1 GiB) */
+	uint64_t aa_iotlb_inval;   /**< entries dropped by invalidations
+				        (marks changed, client gone) */
 };
 
 /**

@@ -687,6 +687,176 @@ test_fault_log(void **state)
 	t_env_teardown(&e);
 }
 
+/* ---- the IOTLB model ---- */
+
+/* @p rounds passes over pages first, first + step, .. (k of them) of
+ * domain dom; @return the hits */
+static uint64_t
+tlb_cycle(struct ptl_aa_iotlb *t, uint32_t dom, uint64_t first,
+	  uint64_t step, uint32_t k, uint32_t rounds)
+{
+	uint64_t hits = 0;
+	uint32_t r, i;
+
+	for (r = 0; r < rounds; r++)
+		for (i = 0; i < k; i++)
+			hits += ptl_aa_iotlb_lookup(t, dom, first + i * step);
+	return hits;
+}
+
+/*
+ * The model alone, against counts worked out by hand: a cyclic pass over
+ * k pages of one set misses k times when k fits its ways and every time
+ * (LRU) when k exceeds them; sets are page mod sets; domains are apart
+ * and invalidated alone; random replacement is deterministic and never
+ * evicts while a set has room; bad geometries refused.
+ */
+static void
+test_iotlb_model(void **state)
+{
+	struct ptl_aa_iotlb t, u;
+	uint64_t h1, h2;
+
+	(void)state;
+	assert_int_equal(ptl_aa_iotlb_init(&t, 3, 1, 0), -EINVAL);
+	assert_int_equal(ptl_aa_iotlb_init(&t, 8, 16, 0), -EINVAL);
+	assert_int_equal(ptl_aa_iotlb_init(&t, 8, 3, 0), -EINVAL);
+	assert_int_equal(ptl_aa_iotlb_init(&t, 8, 2, 2), -EINVAL);
+	assert_int_equal(ptl_aa_iotlb_init(&t, 1u << 17, 1, 0), -EINVAL);
+	/* off: nothing cached */
+	assert_int_equal(ptl_aa_iotlb_init(&t, 0, 0, 0), 0);
+	assert_int_equal(tlb_cycle(&t, 1, 0, 1, 4, 3), 0);
+	ptl_aa_iotlb_fini(&t);
+
+	/* fully associative LRU, 8 entries (ways 0: all) */
+	assert_int_equal(ptl_aa_iotlb_init(&t, 8, 0, PTL_AA_IOTLB_LRU), 0);
+	assert_int_equal(t.sets, 1);
+	assert_int_equal(tlb_cycle(&t, 1, 100, 1, 8, 5), 8 * 4); /* 8 miss */
+	assert_int_equal(ptl_aa_iotlb_inval(&t, 1), 8);
+	assert_int_equal(tlb_cycle(&t, 1, 100, 1, 9, 5), 0);    /* thrash */
+	/* another domain's same pages: its own entries */
+	assert_int_equal(ptl_aa_iotlb_inval(&t, 1), 8);
+	assert_int_equal(tlb_cycle(&t, 1, 100, 1, 4, 1), 0);
+	assert_int_equal(tlb_cycle(&t, 2, 100, 1, 4, 2), 4);
+	assert_int_equal(tlb_cycle(&t, 1, 100, 1, 4, 1), 4);
+	assert_int_equal(ptl_aa_iotlb_inval(&t, 2), 4);
+	assert_int_equal(tlb_cycle(&t, 1, 100, 1, 4, 1), 4);
+	assert_int_equal(ptl_aa_iotlb_inval(&t, 3), 0);
+	ptl_aa_iotlb_fini(&t);
+
+	/* direct mapped, 8 sets: pages 8 apart share a set */
+	assert_int_equal(ptl_aa_iotlb_init(&t, 8, 1, PTL_AA_IOTLB_LRU), 0);
+	assert_int_equal(tlb_cycle(&t, 1, 0, 8, 2, 10), 0);
+	/* page 8 held set 0: the first pass misses all 8 */
+	assert_int_equal(tlb_cycle(&t, 1, 0, 1, 8, 3), 16);
+	ptl_aa_iotlb_fini(&t);
+
+	/* 2 ways, 4 sets: 2 pages of a set stay, 3 thrash under LRU */
+	assert_int_equal(ptl_aa_iotlb_init(&t, 8, 2, PTL_AA_IOTLB_LRU), 0);
+	assert_int_equal(t.sets, 4);
+	assert_int_equal(tlb_cycle(&t, 1, 1, 4, 2, 6), 10);
+	assert_int_equal(ptl_aa_iotlb_inval(&t, 1), 2);
+	assert_int_equal(tlb_cycle(&t, 1, 1, 4, 3, 6), 0);
+	/* LRU keeps the recently used: a, b, a, c (evicts b), a hits */
+	assert_int_equal(ptl_aa_iotlb_inval(&t, 1), 2);
+	assert_false(ptl_aa_iotlb_lookup(&t, 1, 0));
+	assert_false(ptl_aa_iotlb_lookup(&t, 1, 4));
+	assert_true(ptl_aa_iotlb_lookup(&t, 1, 0));
+	assert_false(ptl_aa_iotlb_lookup(&t, 1, 8));
+	assert_true(ptl_aa_iotlb_lookup(&t, 1, 0));
+	assert_false(ptl_aa_iotlb_lookup(&t, 1, 4));
+	ptl_aa_iotlb_fini(&t);
+
+	/* random: no eviction while room; the same pattern, the same
+	 * counts (a fixed seed); thrashing misses more than cold */
+	assert_int_equal(ptl_aa_iotlb_init(&t, 16, 4, PTL_AA_IOTLB_RND), 0);
+	assert_int_equal(ptl_aa_iotlb_init(&u, 16, 4, PTL_AA_IOTLB_RND), 0);
+	assert_int_equal(tlb_cycle(&t, 1, 0, 1, 16, 4), 16 * 3);
+	h1 = tlb_cycle(&t, 1, 0, 1, 40, 20);
+	assert_int_equal(tlb_cycle(&u, 1, 0, 1, 16, 4), 16 * 3);
+	h2 = tlb_cycle(&u, 1, 0, 1, 40, 20);
+	assert_true(h1 == h2 && h1 < 40 * 20 - 40);
+	ptl_aa_iotlb_fini(&t);
+	ptl_aa_iotlb_fini(&u);
+}
+
+/*
+ * The model in the AA lookup path (spinnic --aa-iotlb 4,2): remote writes
+ * to marked pages look up one entry per 4 KiB piece; a mark invalidates
+ * the client's entries; an unmarked client is never looked up; counts and
+ * walk reads (4 per miss at 4 KiB pages) as worked out by hand.
+ */
+static void
+test_iotlb_path(void **state)
+{
+	const uint64_t P = SPINNIC_AA_PAGE;
+	struct ptl_aa_src src = { .nid = 3, .pid = 4 };
+	uint8_t buf[2 * 4096 + 32] = { 0 };
+	struct ptl_nic_conf cf;
+	struct ptl_nic_stats s;
+	struct t_env e;
+	uint64_t pg, hits = 0, misses = 0;
+	uint32_t r, i;
+
+	(void)state;
+	ptl_nic_conf_default(&cf, 1);
+	cf.max_ops = 64;
+	cf.aa_iotlb_entries = 4;
+	cf.aa_iotlb_ways = 2;
+	cf.aa_iotlb_ways = 3;
+	assert_int_equal(ptl_nic_create(&cf, &e.nic), -EINVAL);
+	cf.aa_iotlb_ways = 2;
+	t_env_setup_opts(&e, 64, 0, &cf);
+	pg = t_addr(&e, PAGES_OFF);
+	/* no marks: the fast path, no lookup */
+	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 8, true, &src),
+			 0);
+	ptl_nic_stats_get(e.nic, &s);
+	assert_true(s.aa_iotlb_hits == 0 && s.aa_iotlb_misses == 0);
+	/* 8 pages marked W (R = 0: marked, nothing logged) */
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, 8 * P, W,
+			       SPINNIC_HANDLE_NONE), SPINNIC_PTL_OK);
+	/* 4 pages, 2 per set (consecutive pages alternate sets): 3 passes,
+	 * 4 misses then 8 hits */
+	for (r = 0; r < 3; r++)
+		for (i = 0; i < 4; i++)
+			assert_int_equal(ptl_host_access_remote(e.c, pg + i * P
+					 + 8, buf, 8, true, &src), 0);
+	hits += 8;
+	misses += 4;
+	ptl_nic_stats_get(e.nic, &s);
+	assert_true(s.aa_iotlb_hits == hits && s.aa_iotlb_misses == misses);
+	/* then 6 pages twice: 0..3 hit, 4 and 5 evict 0 and 1 (their
+	 * sets' least recent), and from there each page finds its set's
+	 * two entries the next two pages of that set: all miss */
+	for (r = 0; r < 2; r++)
+		for (i = 0; i < 6; i++)
+			assert_int_equal(ptl_host_access_remote(e.c, pg + i * P,
+					 buf, 8, true, &src), 0);
+	hits += 4;
+	misses += 8;
+	/* one write of 8 KiB + 32 from 16 bytes before page 7: pieces in
+	 * pages 6, 7, 8, 9, one lookup each, all new (miss); 8 and 9 are
+	 * unmarked but in an access that takes the AA path: looked up */
+	assert_int_equal(ptl_host_access_remote(e.c, pg + 6 * P + 4096 - 16,
+						buf, sizeof(buf), true, &src),
+			 0);
+	misses += 4;
+	ptl_nic_stats_get(e.nic, &s);
+	assert_true(s.aa_iotlb_hits == hits && s.aa_iotlb_misses == misses);
+	assert_true(s.aa_iotlb_walk_reads == 4 * misses);
+	/* a mark drops the client's 4 entries: page 8's set is cold */
+	assert_int_equal(assoc(&e, e.c, e.ni, pg + 8 * P, P, W,
+			       SPINNIC_HANDLE_NONE), SPINNIC_PTL_OK);
+	ptl_nic_stats_get(e.nic, &s);
+	assert_true(s.aa_iotlb_inval == 4);
+	assert_int_equal(ptl_host_access_remote(e.c, pg + 7 * P, buf, 8, true,
+						&src), 0);
+	ptl_nic_stats_get(e.nic, &s);
+	assert_true(s.aa_iotlb_misses == misses + 1);
+	t_env_teardown(&e);
+}
+
 /* A back-pressuring log (no DROP flag) refuses a whole write it cannot
  * log: nothing written, nothing logged; after consuming, it goes. */
 static void
@@ -973,6 +1143,8 @@ main(void)
 		cmocka_unit_test(test_ctrl),
 		cmocka_unit_test(test_remote_write),
 		cmocka_unit_test(test_fault_log),
+		cmocka_unit_test(test_iotlb_model),
+		cmocka_unit_test(test_iotlb_path),
 		cmocka_unit_test(test_backpressure),
 		cmocka_unit_test(test_page_size),
 		cmocka_unit_test(test_nic_consumer),
