@@ -63,6 +63,7 @@ extern const struct bench_cmd bench_aa_count_cmd;
 extern const struct bench_cmd bench_aa_getlog_cmd;
 extern const struct bench_cmd bench_aa_ickpt_cmd;
 extern const struct bench_cmd bench_aa_flush_cmd;
+extern const struct bench_cmd bench_aa_iotlb_cmd;
 extern const struct bench_cmd bench_overlap_cmd;
 extern const struct bench_cmd bench_setup_cmd;
 extern const struct bench_cmd bench_group_cmd;

@@ -30,6 +30,7 @@ static const struct bench_cmd *const bench_cmds[] = {
 	&bench_aa_getlog_cmd,
 	&bench_aa_ickpt_cmd,
 	&bench_aa_flush_cmd,
+	&bench_aa_iotlb_cmd,
 	&bench_overlap_cmd,
 	&bench_setup_cmd,
 	&bench_group_cmd,

@@ -716,6 +716,69 @@ test_aa_flush(void **state)
 	free(r);
 }
 
+/*
+ * aa-iotlb: a row per (pattern, ways, pages); every put looked up once;
+ * 8 dense pages (distinct sets) miss exactly once each in every geometry,
+ * 8 pages 128 apart share one direct-mapped set (most lookups miss) but
+ * fit the fully associative one (8 misses); the af rows are their own
+ * reference (ratio 1)
+ */
+static void
+test_aa_iotlb(void **state)
+{
+	static const char *const args[] = { "--ops", "300", "--pages",
+					    "8,512", "--ways", "1,0",
+					    "--lru-only", NULL };
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c;
+	int c_p, c_w, c_k, c_l, c_m, c_q, c_r;
+
+	(void)state;
+	assert_non_null(r);
+	c = aa_use_run(r, "aa-iotlb", args);
+	if (c == NULL) {
+		free(r);
+		skip();
+		return;
+	}
+	c_p = col(c->hdr, c->nh, "pattern");
+	c_w = col(c->hdr, c->nh, "ways");
+	c_k = col(c->hdr, c->nh, "pages");
+	c_l = col(c->hdr, c->nh, "lookups");
+	c_m = col(c->hdr, c->nh, "misses");
+	c_q = col(c->hdr, c->nh, "walk_reads_per_op");
+	c_r = col(c->hdr, c->nh, "miss_ratio_af_lru");
+	assert_true(c_p >= 0 && c_w >= 0 && c_k >= 0 && c_l >= 0 &&
+		    c_m >= 0 && c_q >= 0 && c_r >= 0);
+	assert_int_equal(c->rows, 8);
+	for (int i = 0; i < 8; i++) {
+		const bool spread = strcmp(c->f[i][c_p], "spread") == 0;
+		const bool af = strcmp(c->f[i][c_w], "af") == 0;
+		const long k = atol(c->f[i][c_k]), m = atol(c->f[i][c_m]);
+
+		assert_string_equal(c->f[i][c_p], i < 4 ? "dense" : "spread");
+		assert_string_equal(c->f[i][c_w], (i / 2) % 2 ? "af" : "a1");
+		assert_int_equal(atol(c->f[i][c_l]), 300);
+		/* 4 walk reads per miss at 4 KiB pages */
+		assert_true(fabs(atof(c->f[i][c_q]) - 4.0 * (double)m / 300) <
+			    0.002);
+		if (af)
+			assert_string_equal(c->f[i][c_r], "1.000");
+		if (k == 8 && (!spread || af))
+			assert_int_equal(m, 8);
+		else if (k == 8)
+			assert_true(m > 200);
+		else
+			assert_true(m > 150 && m <= 300);
+	}
+	free(c);
+	run(r, "aa-iotlb", "--ways", "3", NULL);
+	assert_int_not_equal(r->status, 0);
+	run(r, "aa-iotlb", "--entries", "48", NULL);
+	assert_int_not_equal(r->status, 0);
+	free(r);
+}
+
 int
 main(void)
 {
@@ -732,6 +795,7 @@ main(void)
 		cmocka_unit_test(test_aa_getlog),
 		cmocka_unit_test(test_aa_ickpt),
 		cmocka_unit_test(test_aa_flush),
+		cmocka_unit_test(test_aa_iotlb),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
