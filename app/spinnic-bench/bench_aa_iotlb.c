@@ -6,7 +6,10 @@
  * (each put to a page drawn uniformly from K of 1024, a fixed xorshift
  * seed), the K pages either dense (the first K: consecutive pages fill
  * the sets evenly) or spread (every 1024/K-th page: a power-of-two stride
- * that lands them in few sets, the conflicts associativity is for), for
+ * that lands them in few sets, the conflicts associativity is for) or hot
+ * (dense, but 3 puts in 4 go to the first K/8 pages: the locality that
+ * LRU keeps and random replacement loses; uniform draws alone make every
+ * policy equal), for
  * every (ways, policy) and K: the miss rate, page-walk
  * reads per access and the modelled walk time per access (70 ns per read:
  * the paper's memory access), and the miss rate against the fully
@@ -42,14 +45,17 @@ static struct {
 	long ways[MAX_LIST];   /* 0: fully associative */
 	unsigned nways;
 	int rnd;               /* also the rnd policy */
-	int dense_only;
+	unsigned pats;         /* bit per pattern */
 	const char *spinnic;
 } icfg = { 8192, 64, { 16, 32, 64, 128, 256, 1024 }, 6,
-	   { 1, 2, 4, 0 }, 4, 1, 0, NULL };
+	   { 1, 2, 4, 0 }, 4, 1, 7, NULL };
+
+enum { P_DENSE, P_SPREAD, P_HOT, P_COUNT };
+static const char *const pat_names[P_COUNT] = { "dense", "spread", "hot" };
 
 struct pat {
 	long k;
-	int spread;
+	int kind;
 };
 
 static const struct bench_cmd_opt iotlb_opts[] = {
@@ -59,7 +65,8 @@ static const struct bench_cmd_opt iotlb_opts[] = {
 		      "16,32,64,128,256,1024; at most 1024)" },
 	{ "ways", 1, "associativities, list, 0 = full (default 1,2,4,0)" },
 	{ "lru-only", 0, "leave out the random-replacement rows" },
-	{ "dense-only", 0, "leave out the spread-pages rows" },
+	{ "patterns", 1, "page patterns, list of dense, spread, hot (default "
+			 "all)" },
 	{ "spinnic", 1, "spinnic binary (default: beside this one)" },
 	{ NULL, 0, NULL },
 };
@@ -80,9 +87,27 @@ iotlb_opt(const char *name, const char *arg)
 		icfg.rnd = 0;
 		return 0;
 	}
-	if (strcmp(name, "dense-only") == 0) {
-		icfg.dense_only = 1;
-		return 0;
+	if (strcmp(name, "patterns") == 0) {
+		char buf[64], *save = NULL, *t;
+		unsigned i;
+
+		icfg.pats = 0;
+		if (strlen(arg) >= sizeof(buf))
+			return -EINVAL;
+		strcpy(buf, arg);
+		for (t = strtok_r(buf, ",", &save); t != NULL;
+		     t = strtok_r(NULL, ",", &save)) {
+			for (i = 0; i < P_COUNT; i++)
+				if (strcmp(t, pat_names[i]) == 0)
+					break;
+			if (i == P_COUNT) {
+				bench_err("--patterns: %s: not dense, spread "
+					  "or hot", t);
+				return -EINVAL;
+			}
+			icfg.pats |= 1u << i;
+		}
+		return icfg.pats != 0 ? 0 : -EINVAL;
 	}
 	if (strcmp(name, "pages") == 0)
 		return bench_parse_list("pages", arg, icfg.pages, MAX_LIST,
@@ -111,7 +136,8 @@ client_child(double *out, void *arg)
 {
 	const struct pat *pa = arg;
 	const uint64_t k = (uint64_t)pa->k;
-	const uint64_t stride = pa->spread ? NPAGES / k : 1;
+	const uint64_t stride = pa->kind == P_SPREAD ? NPAGES / k : 1;
+	const uint64_t hot = k / 8 > 0 ? k / 8 : 1;
 	uint64_t x = 0x2545f4914f6cdd1dull, posted = 0, done = 0, spins = 0;
 	ptl_handle_ni_t ni;
 	ptl_handle_eq_t eq;
@@ -171,7 +197,10 @@ client_child(double *out, void *arg)
 			x ^= x << 13;
 			x ^= x >> 7;
 			x ^= x << 17;
-			page = (x % k) * stride;
+			if (pa->kind == P_HOT && (x >> 32) % 4 != 0)
+				page = x % hot;
+			else
+				page = (x % k) * stride;
 			CHECK_PTL(PtlPut(md, 0, 8, PTL_NO_ACK_REQ, self, pt,
 					 0xaa, page * PG + (posted % 512) * 8,
 					 NULL, 0));
@@ -287,15 +316,20 @@ iotlb_run(const struct bench_opts *o)
 		{ "miss_ratio_af_lru", BENCH_COL_NUM, 3 },
 	};
 	const unsigned npol = icfg.rnd ? 2 : 1;
-	const unsigned npat = icfg.dense_only ? 1 : 2;
-	const size_t ncell = (size_t)npat * icfg.nways * npol * icfg.npages;
-	struct cell *cells = calloc(ncell, sizeof(*cells));
+	unsigned pk[P_COUNT], npat = 0;
+	struct cell *cells = NULL;
 	struct bench_table *tab = NULL;
-	struct cell *ref = calloc((size_t)npat * icfg.npages, sizeof(*ref));
+	struct cell *ref = NULL;
 	unsigned w, p, k, s;
 	int rc = 0;
 
 	(void)o;
+	for (s = 0; s < P_COUNT; s++)
+		if (icfg.pats & (1u << s))
+			pk[npat++] = s;
+	cells = calloc((size_t)npat * icfg.nways * npol * icfg.npages,
+		       sizeof(*cells));
+	ref = calloc((size_t)npat * icfg.npages, sizeof(*ref));
 	if (cells == NULL || ref == NULL) {
 		rc = -ENOMEM;
 		goto out;
@@ -318,7 +352,7 @@ iotlb_run(const struct bench_opts *o)
 	/* the fully associative LRU reference of each K */
 	for (s = 0; s < npat; s++)
 		for (k = 0; k < icfg.npages; k++) {
-			struct pat pa = { icfg.pages[k], (int)s };
+			struct pat pa = { icfg.pages[k], (int)pk[s] };
 
 			rc = cell_run(0, 0, pa, &ref[s * icfg.npages + k]);
 			if (rc < 0)
@@ -328,7 +362,7 @@ iotlb_run(const struct bench_opts *o)
 	for (w = 0; w < icfg.nways; w++)
 		for (p = 0; p < npol; p++)
 			for (k = 0; k < icfg.npages; k++) {
-				struct pat pa = { icfg.pages[k], (int)s };
+				struct pat pa = { icfg.pages[k], (int)pk[s] };
 				struct cell *c = &cells[((s * icfg.nways + w) *
 					npol + p) * icfg.npages + k];
 
@@ -369,7 +403,7 @@ iotlb_run(const struct bench_opts *o)
 				if (rc < 0)
 					goto out;
 				bench_table_set_str(tab, "pattern",
-						    s ? "spread" : "dense");
+						    pat_names[pk[s]]);
 				bench_table_set_str(tab, "ways", wn);
 				bench_table_set_str(tab, "policy",
 						    p ? "rnd" : "lru");
@@ -394,7 +428,8 @@ iotlb_run(const struct bench_opts *o)
 	       "puts per cell, one client of node 0 to its own ME over 1024 "
 	       "pages marked W, each put to one of PAGES pages (uniform, "
 	       "fixed seed): dense the first PAGES, spread every "
-	       "1024/PAGES-th; counts exact from spinnic's counters, one spinnic "
+	       "1024/PAGES-th, hot dense with 3 in 4 puts to the first "
+	       "PAGES/8; counts exact from spinnic's counters, one spinnic "
 	       "per cell; model_ns_per_op charges %.0f ns per page-walk read "
 	       "(4 reads per miss at 4 KiB pages), nothing waits; "
 	       "miss_ratio_af_lru: miss rate / the fully associative LRU "

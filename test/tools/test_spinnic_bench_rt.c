@@ -728,7 +728,8 @@ test_aa_iotlb(void **state)
 {
 	static const char *const args[] = { "--ops", "300", "--pages",
 					    "8,512", "--ways", "1,0",
-					    "--lru-only", NULL };
+					    "--lru-only", "--patterns",
+					    "dense,spread", NULL };
 	struct tool_result *r = malloc(sizeof(*r));
 	struct csv *c;
 	int c_p, c_w, c_k, c_l, c_m, c_q, c_r;
@@ -775,6 +776,8 @@ test_aa_iotlb(void **state)
 	run(r, "aa-iotlb", "--ways", "3", NULL);
 	assert_int_not_equal(r->status, 0);
 	run(r, "aa-iotlb", "--entries", "48", NULL);
+	assert_int_not_equal(r->status, 0);
+	run(r, "aa-iotlb", "--patterns", "dense,zipf", NULL);
 	assert_int_not_equal(r->status, 0);
 	free(r);
 }
