@@ -8,7 +8,10 @@
  * SPIN_AA_FAULTS_MAX + 4 puts: it reads exactly the first
  * SPIN_AA_FAULTS_MAX records, in order, and 4 lost; B reads exactly its
  * 5, none of A's (and A none of B's). The node's counters say the same;
- * over the lossy link each record is there once.
+ * over the lossy link each record is there once. spinnic runs with the
+ * IOTLB model (--aa-iotlb 64,4): every put is one lookup, the two pages
+ * (one per client) miss once each; bad --aa-iotlb values are refused
+ * before the EAL.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,6 +30,24 @@
 #define NA (SPIN_AA_FAULTS_MAX + 4u)  /* puts to A */
 #define NB 5u                         /* puts to B */
 #define B_TAG 1000u                   /* B's hdr_data: B_TAG + i */
+
+/* spinnic --aa-iotlb @p spec must exit 2 with one line, before the EAL */
+static void
+expect_iotlb_refused(const char *spec)
+{
+	const char *a[] = { "--", "--virtual", "2", "--aa-iotlb", spec,
+			    NULL };
+	const char *log, *nl;
+	int st;
+
+	st = itest_spinnic_run(a, 30000);
+	log = itest_spinnic_log();
+	nl = strchr(log, '\n');
+	ITEST_CHECK(st == 2 && strstr(log, "--aa-iotlb") != NULL &&
+		    nl != NULL && nl[1] == '\0' && strstr(log, "EAL:") == NULL,
+		    "--aa-iotlb %s: status %d, want 2 and one line\n%s", spec,
+		    st, log);
+}
 
 struct tgt_arg {
 	bool refuse;   /* A: R|WL; B: W|R|WL */
@@ -185,7 +206,16 @@ main(void)
 	struct two tw;
 
 	itest_init("itest_aa_fault", 120);
-	itest_spinnic_start(NULL);
+	expect_iotlb_refused("48");
+	expect_iotlb_refused("64,128");
+	expect_iotlb_refused("64,3");
+	expect_iotlb_refused("64,4,fifo");
+	expect_iotlb_refused("131072");
+	{
+		const char *opts[] = { "--aa-iotlb", "64,4", NULL };
+
+		itest_spinnic_start(opts);
+	}
 	kid_start(&ka, "aa-fault-A", 1, false, target_main, &aa);
 	kid_expect(&ka, "ready", line, sizeof(line));
 	ITEST_CHECK(sscanf(line, "ready %u %u %u", &tw.a.nid, &tw.a.pid,
@@ -226,5 +256,15 @@ main(void)
 		    itest_counter(1, "aa_faults"),
 		    itest_counter(1, "aa_faults_lost"),
 		    itest_counter(1, "aa_faults_read"));
+	/* the IOTLB model: one lookup per put (each one 8-byte piece, once
+	 * however often the link repeats it), A's and B's page one miss
+	 * each (the marks came before every put, the unmarks after) */
+	ITEST_CHECK(itest_counter(1, "aa_iotlb_hits") == NA + NB - 2 &&
+		    itest_counter(1, "aa_iotlb_misses") == 2 &&
+		    itest_counter(1, "aa_iotlb_walk_reads") == 8,
+		    "node 1 IOTLB: hits %lld misses %lld walk reads %lld",
+		    itest_counter(1, "aa_iotlb_hits"),
+		    itest_counter(1, "aa_iotlb_misses"),
+		    itest_counter(1, "aa_iotlb_walk_reads"));
 	return 0;
 }
