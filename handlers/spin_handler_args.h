@@ -220,6 +220,28 @@ struct spin_aa_count_args {
 };
 static_assert(sizeof(struct spin_aa_count_args) == 40, "aa_count args");
 
+#define SPIN_AA_DIRTY_ARGS_VERSION 1u
+
+/**
+ * Dirty pages for incremental checkpointing (paper 004 §4.3) on the NIC:
+ * per record of a remote write that reached memory (PUT_META, PUT_DATA
+ * not redirected, ATOMIC) the byte of the record's page in a host bitmap
+ * at window offset bitmap_off + page is set to 1 (a 1-byte DMA: setting
+ * is idempotent, no atomic needed), page = (addr - base) / 4096 below
+ * npages; refused and redirected writes and reads mark nothing. Then a
+ * fetch-add of 1 on processed_off (unless SPIN_AA_NO_WORD), as aa_count.
+ * The client clears the bytes it has checkpointed.
+ */
+struct spin_aa_dirty_args {
+	uint32_t version;     /**< SPIN_AA_DIRTY_ARGS_VERSION */
+	uint32_t flags;       /**< 0 */
+	uint64_t base;        /**< client address of page 0, page-aligned */
+	uint64_t npages;      /**< pages tracked (> 0) */
+	uint64_t bitmap_off;  /**< window offset of npages bytes */
+	uint64_t processed_off; /**< window offset or SPIN_AA_NO_WORD */
+};
+static_assert(sizeof(struct spin_aa_dirty_args) == 40, "aa_dirty args");
+
 #define SPIN_AA_DHT_ARGS_VERSION 1u
 
 /**

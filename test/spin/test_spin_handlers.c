@@ -459,6 +459,97 @@ ctx_of(struct spin_rt *rt, const char *fam, const void *args, uint32_t len)
 	return h;
 }
 
+/* ctx_of() that may fail: the handle, or UINT32_MAX */
+static uint32_t
+ctx_of_rc(struct spin_rt *rt, const char *fam, const void *args,
+	  uint32_t len)
+{
+	struct spinnic_ctrl_ctx req = {
+		.args_len = len, .policy = SPINNIC_SCHED_DEFAULT,
+	};
+	uint32_t h = SPINNIC_HANDLE_NONE;
+
+	strcpy(req.family, fam);
+	if (spin_rt_ctx_install(rt, 1, &req, args, &h) != 0)
+		return UINT32_MAX;
+	return h;
+}
+
+/*
+ * aa_dirty: the byte of each page a write reached set, once however many
+ * writes; refused, redirected and read records mark nothing; records
+ * outside the tracked pages only count; bad arguments refused; a window
+ * that ends before the bitmap fails the record.
+ */
+static void
+aa_dirty_check(struct spin_rt *rt, struct test_host *h)
+{
+	struct spin_aa_dirty_args da = {
+		.version = SPIN_AA_DIRTY_ARGS_VERSION, .base = TEST_ADDR,
+		.npages = 16, .bitmap_off = 2 * 4096 + 64,
+		.processed_off = 2 * 4096,
+	};
+	/* {kind, flags, page}: wrote memory or not */
+	static const struct { uint16_t kind, flags; uint64_t page; bool dirty; }
+	recs[] = {
+		{ 1, 0, 3, true },   /* PUT_META */
+		{ 2, 0, 5, true },   /* PUT_DATA */
+		{ 2, 1, 6, false },  /* PUT_DATA redirected: memory untouched */
+		{ 5, 0, 7, false },  /* PUT_BLOCKED */
+		{ 3, 0, 8, false },  /* GET_META */
+		{ 4, 0, 9, false },  /* GET_DATA */
+		{ 6, 0, 10, false }, /* GET_BLOCKED */
+		{ 7, 0, 11, true },  /* ATOMIC */
+		{ 1, 2, 3, true },   /* again page 3, from a handler */
+		{ 1, 0, 15, true },  /* the last page */
+		{ 1, 0, 16, false }, /* past the pages: counted only */
+	};
+	struct spin_access a = { .len = 0 };
+	uint8_t *win = test_host_win(h);
+	uint64_t *w = (uint64_t *)(void *)win;
+	uint32_t ctx;
+	unsigned i;
+
+	memset(win + da.processed_off, 0, 8 + 64 + 16);
+	da.version = 2;
+	assert_int_equal(ctx_of_rc(rt, "aa_dirty", &da, sizeof(da)),
+			 UINT32_MAX);
+	da.version = SPIN_AA_DIRTY_ARGS_VERSION;
+	da.npages = 0;
+	assert_int_equal(ctx_of_rc(rt, "aa_dirty", &da, sizeof(da)),
+			 UINT32_MAX);
+	da.npages = 16;
+	da.base = TEST_ADDR + 8;
+	assert_int_equal(ctx_of_rc(rt, "aa_dirty", &da, sizeof(da)),
+			 UINT32_MAX);
+	da.base = TEST_ADDR;
+	ctx = ctx_of(rt, "aa_dirty", &da, sizeof(da));
+	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		a.kind = recs[i].kind;
+		a.flags = recs[i].flags;
+		a.addr = TEST_ADDR + recs[i].page * 4096 + 8 * i;
+		a.win_off = a.addr - TEST_ADDR < h->len ?
+			    a.addr - TEST_ADDR : UINT64_MAX;
+		assert_int_equal(spin_rt_access_run(rt, 0, 1, ctx, h,
+						    TEST_ADDR, h->len, &a),
+				 SPIN_SUCCESS);
+	}
+	for (i = 0; i < 16; i++) {
+		bool want = i == 3 || i == 5 || i == 11 || i == 15;
+
+		assert_int_equal(win[da.bitmap_off + i], want ? 1 : 0);
+	}
+	assert_int_equal(win[da.bitmap_off + 16], 0);
+	assert_int_equal(w[da.processed_off / 8],
+			 sizeof(recs) / sizeof(recs[0]));
+	/* a window that ends before the bitmap: the DMA refused */
+	a.kind = 1;
+	a.addr = TEST_ADDR + 4096;
+	assert_int_equal(spin_rt_access_run(rt, 0, 1, ctx, h, TEST_ADDR,
+					    2 * 4096, &a), SPIN_ERROR);
+	spin_rt_ctx_free(rt, 1, ctx);
+}
+
 /* aa_dht and aa_count run per record through spin_rt_access_run with
  * host atomics; wrong owner, a family without access handler, a record
  * the handler refuses, a window too small for its counters */
@@ -551,6 +642,7 @@ test_access(void **state)
 	assert_int_equal(spin_rt_ctx_free(rt, 1, cnt), 0);
 	assert_int_equal(spin_rt_access_run(rt, 0, 1, cnt, &h, TEST_ADDR,
 					    h.len, &a), -ENOENT);
+	aa_dirty_check(rt, &h);
 	spin_rt_ctx_free(rt, 1, dht);
 	spin_rt_ctx_free(rt, 1, cs);
 	test_host_fini(&h);
