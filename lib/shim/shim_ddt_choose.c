@@ -252,6 +252,53 @@ shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns)
 	return true;
 }
 
+bool
+shim_ddt_obs_sample(struct shim_ddt_obs *o, bool nic, double ns,
+		    uint64_t uses)
+{
+	double *ew = nic ? &o->nic_ns : &o->host_ns;
+	uint32_t *n = nic ? &o->n_nic : &o->n_host;
+	bool *stale = nic ? &o->nic_stale : &o->host_stale;
+
+	if (!shim_ddt_obs_add(ew, n, ns))
+		return false;
+	/* a re-measure of an old estimate: a lower sample is the path's
+	 * cost now (a load spike's samples made it look slow; the clipped
+	 * EWMA would take ~10 explorations to forget a 4x spike) */
+	if (*stale && *n > SHIM_DDT_OBS_MIN && ns < *ew)
+		*ew = ns;
+	*stale = false;
+	if (nic)
+		o->nic_at = uses;
+	else
+		o->host_at = uses;
+	return true;
+}
+
+bool
+shim_ddt_explore(struct shim_ddt_obs *o, bool nic_side, uint64_t uses,
+		 bool can)
+{
+	uint64_t at = nic_side ? o->host_at : o->nic_at;
+
+	if (o->explore_n < SHIM_DDT_EXPLORE_MIN || nic_side != o->on_nic)
+		o->explore_n = SHIM_DDT_EXPLORE_MIN; /* a flip: look again
+							soon */
+	if (!can || uses < at || uses - at < o->explore_n)
+		return false;
+	if (nic_side) {
+		o->host_at = uses;
+		o->host_stale = true;
+	} else {
+		o->nic_at = uses;
+		o->nic_stale = true;
+	}
+	/* the choice stood: look less often (a bounded share of posts) */
+	o->explore_n = o->explore_n >= SHIM_DDT_EXPLORE_MAX / 2 ?
+		SHIM_DDT_EXPLORE_MAX : o->explore_n * 2;
+	return true;
+}
+
 void
 shim_ddt_choose(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 		const struct shim_ddt_feat *f, bool ready,

@@ -440,7 +440,7 @@ post_e(const struct ddt_type *t, struct shim_lc_entry **e_p)
 /* Online refinement: measured host times below the table's NIC
  * prediction bring the host back after SHIM_DDT_OBS_MIN samples, measured
  * NIC times take it away again; a prepared entry explores the other path
- * once every 64 uses. */
+ * once its estimate is 8 uses old, then at periods doubling to 128. */
 static void
 test_refine_and_explore(void **state)
 {
@@ -466,17 +466,22 @@ test_refine_and_explore(void **state)
 	shim_lc_observe(e, false, NAN);
 	shim_lc_stats_get(&st);
 	assert_int_equal(st.observed, 2 * SHIM_DDT_OBS_MIN);
-	/* uses 6..133: two of them (64 and 128) go the other way */
+	/* uses 6..133: the host, last posted at use 4, is explored once its
+	 * estimate is 8 uses old (use 12), then at periods doubling: 28, 60
+	 * and 124 */
 	for (i = 0; i < 128; i++) {
-		if (post_e(big, &e) == SPIN_TYPE_HOST)
+		if (post_e(big, &e) == SPIN_TYPE_HOST) {
+			assert_true(i + 6 == 12 || i + 6 == 28 ||
+				    i + 6 == 60 || i + 6 == 124);
 			host++;
-		else
+		} else {
 			nic++;
+		}
 	}
 	shim_lc_stats_get(&st);
-	assert_int_equal(st.explores, 2);
-	assert_int_equal(host, 2);
-	assert_int_equal(nic, 126);
+	assert_int_equal(st.explores, 4);
+	assert_int_equal(host, 4);
+	assert_int_equal(nic, 124);
 	ddt_free(big);
 }
 
@@ -664,6 +669,88 @@ test_nic_samples_flip(void **state)
 	ddt_free(big);
 }
 
+/* Post big once and give the path it took a sample: host_ns for the
+ * host, nic_ns for the NIC. @return whether it went to the host */
+static bool
+post_sample(const struct ddt_type *big, double host_ns, double nic_ns,
+	    struct shim_lc_entry **e_p)
+{
+	bool host = post_e(big, e_p) == SPIN_TYPE_HOST;
+
+	shim_lc_observe(*e_p, !host, host ? host_ns : nic_ns);
+	return host;
+}
+
+/* A stale estimate is measured again: the host path (90 us) beats the
+ * NIC (100 us) until one spike on its samples (clipped to 2x: 112.5 us)
+ * sends the layout to the NIC, then a load spike (four samples: 220 us,
+ * not even a close call). Each time the host, now the path not taken,
+ * is explored once its estimate is SHIM_DDT_EXPLORE_MIN uses old, its
+ * fresh 90 us replaces the old estimate and it is chosen again (the
+ * fourth slice's exploration, every 8th use in a close call and every
+ * 64th otherwise, with the clipped EWMA, took ~12 explorations, ~100
+ * uses, for the one spike and ~9 x 64 uses for the load spike). Then,
+ * with the choice right, explorations of the NIC come at periods
+ * doubling from 8 to 128 uses: 12 in 1000 uses. */
+static void
+test_stale_remeasure(void **state)
+{
+	struct ddt_type *big = vec(256, 4096);
+	struct shim_lc_entry *e;
+	struct shim_lc_stats st;
+	unsigned i, k, spikes, nx = 0, back;
+	uint64_t last = 0, gap = 0, x0;
+
+	(void)state;
+	configure(SHIM_CHOOSER_AWARE, true, 16);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_HOST);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_SPECIALIZED);
+	for (i = 0; i < SHIM_DDT_OBS_MIN; i++) {
+		shim_lc_observe(e, false, 90000.0);
+		shim_lc_observe(e, true, 100000.0);
+	}
+	/* measured: the host 10% faster than the NIC leaves it */
+	assert_true(post_sample(big, 90000.0, 100000.0, &e));
+	for (k = 0; k < 2; k++) {
+		/* k = 0: one spike (a preempted receive, 10x); k = 1: a
+		 * load spike of four */
+		spikes = k == 0 ? 1 : 4;
+		for (i = 0; i < spikes; i++)
+			shim_lc_observe(e, false, 900000.0);
+		assert_false(post_sample(big, 90000.0, 100000.0, &e));
+		/* on the NIC; the host explored within the period, its
+		 * fresh sample good: the host again */
+		for (back = 0; back < 3 * SHIM_DDT_EXPLORE_MIN; back++)
+			if (post_sample(big, 90000.0, 100000.0, &e))
+				break;
+		assert_true(back < SHIM_DDT_EXPLORE_MIN);
+		/* that was the exploration; the next post decides host */
+		assert_true(post_sample(big, 90000.0, 100000.0, &e));
+	}
+	shim_lc_stats_get(&st);
+	x0 = st.explores;
+	assert_int_equal(x0, 2);
+	/* the choice stays right: the NIC explored ever less often */
+	for (i = 0; i < 1000; i++) {
+		if (post_sample(big, 90000.0, 100000.0, &e))
+			continue;
+		nx++;
+		if (nx > 1) {
+			/* the period doubles up to its bound */
+			assert_true(i - last >= gap);
+			gap = i - last;
+			assert_true(gap <= SHIM_DDT_EXPLORE_MAX);
+		}
+		last = i;
+	}
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.explores - x0, nx);
+	assert_int_equal(gap, SHIM_DDT_EXPLORE_MAX);
+	/* 8, 16, 32, 64 then every 128: 4 + (1000 - 120) / 128 */
+	assert_true(nx >= 9 && nx <= 12);
+	ddt_free(big);
+}
+
 /* ---- replay oracle -------------------------------------------------------
  * The decisions of a scripted sequence of posts are recorded through the
  * trace hook and replayed here by rules written from the documents, not
@@ -672,8 +759,10 @@ test_nic_samples_flip(void **state)
  * the registration thread when l > T; a hit goes HA when l > T and the
  * layout is registered); AWARE is the rule of doc/NOTES.md (cost model,
  * simplest candidate within 10% of the cheapest, measured times after 3
- * samples, 10% hysteresis both ways, gate, exploration every 64th use or
- * every 8th while the estimates are within 25%). The
+ * samples, 10% hysteresis both ways, gate, exploration of the path not
+ * chosen once its last post or sample is 8 uses old, the period doubling
+ * to 128 and back to 8 when the side flips, and a stale estimate's
+ * fresh lower sample replacing it). The
  * preparation is inline: what a post queued is ready at the next post. */
 
 #define ORC_STEPS 600
@@ -709,6 +798,10 @@ struct orc_layout {
 	uint64_t uses;
 	double ew[2];               /* host, NIC */
 	unsigned nw[2];
+	uint64_t at[2];             /* use of the last sample or post
+				       of each path */
+	bool stale[2];              /* explored, no sample since */
+	unsigned xn;                /* exploration period */
 	struct shim_lc_entry *e;    /* to inject samples */
 };
 
@@ -758,8 +851,8 @@ orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
 	double l = (double)L->bl, th, tn = -1.0, best = -1.0, t[2];
 	double byte = -1.0;
 	enum spin_type_strategy cand = SPIN_TYPE_HOST;
-	bool worth, close, stay;
-	int i;
+	bool worth, close, stay, side;
+	int i, other;
 
 	*q_p = *x_p = false;
 	L->uses++;
@@ -804,12 +897,23 @@ orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
 	if (!worth && !stay && close && L->nw[1] < 3)
 		worth = stay = true;
 	*s_p = L->ready && (worth || stay) ? cand : SPIN_TYPE_HOST;
-	L->on_nic = *s_p != SPIN_TYPE_HOST;
-	/* every 64th use, every 8th in a close call */
-	if (L->ready && L->uses % (close ? 8 : 64) == 0) {
+	/* exploration by age: the path not chosen once its last sample or
+	 * post is xn uses old; xn 8, doubled by each exploration up
+	 * to 128, 8 again when the side flips */
+	side = *s_p != SPIN_TYPE_HOST;
+	if (side != L->on_nic || L->xn < 8)
+		L->xn = 8;
+	L->on_nic = side;
+	other = side ? 0 : 1;
+	if (L->ready && L->uses - L->at[other] >= L->xn) {
 		*s_p = *s_p == SPIN_TYPE_HOST ? cand : SPIN_TYPE_HOST;
 		*x_p = true;
+		L->at[other] = L->uses;
+		L->stale[other] = true;
+		L->xn = L->xn * 2 > 128 ? 128 : L->xn * 2;
 	}
+	/* the path posted: its age starts again */
+	L->at[*s_p == SPIN_TYPE_HOST ? 0 : 1] = L->uses;
 	if (worth && !L->queued && !L->ready)
 		*q_p = gate == SHIM_GATE_EAGER ? true :
 			L->uses < 2 ? false :
@@ -831,6 +935,11 @@ orc_sample(struct orc_layout *L, int nic, double ns)
 		*e = ns;
 	else if (L->nw[nic] >= 3)
 		*e += 0.25 * (fmin(fmax(x, *e / 2.0), 2.0 * *e) - *e);
+	/* the first sample after an exploration: lower replaces */
+	if (L->stale[nic] && L->nw[nic] >= 3 && ns < *e)
+		*e = ns;
+	L->stale[nic] = false;
+	L->at[nic] = L->uses;
 	L->nw[nic]++;
 	shim_lc_observe(L->e, nic != 0, ns);
 }
@@ -955,6 +1064,7 @@ main(void)
 		cmocka_unit_test_teardown(test_gate_rent, teardown),
 		cmocka_unit_test_teardown(test_prep_cost, teardown),
 		cmocka_unit_test_teardown(test_nic_samples_flip, teardown),
+		cmocka_unit_test_teardown(test_stale_remeasure, teardown),
 		cmocka_unit_test_teardown(test_oracle_threshold, teardown),
 		cmocka_unit_test_teardown(test_oracle_aware, teardown),
 	};
