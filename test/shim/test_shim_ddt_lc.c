@@ -751,6 +751,82 @@ test_stale_remeasure(void **state)
 	ddt_free(big);
 }
 
+/* The cache's counters through the public API (spin.h,
+ * spin_type_cache_stats()): hits and misses, entries and bytes now,
+ * evictions, preparations done and failed, host and NIC posts,
+ * explorations and samples. */
+static void
+test_public_stats(void **state)
+{
+	struct ddt_type *big = vec(256, 4096), *small = vec(16, 8);
+	struct ddt_type *third = vec(4, 16), *big2 = vec(128, 4096);
+	struct spin_type_cache_stats p;
+	struct shim_lc_stats st;
+	struct shim_lc_entry *e;
+
+	(void)state;
+	configure(SHIM_CHOOSER_AWARE, true, 2);
+	spin_type_cache_stats(&p);
+	assert_int_equal(p.hits + p.misses + p.entries, 0);
+	spin_type_cache_stats(NULL); /* tolerated */
+	assert_int_equal(post(big, 1), SPIN_TYPE_HOST);
+	assert_int_equal(post(big, 1), SPIN_TYPE_SPECIALIZED);
+	assert_int_equal(post(small, 1), SPIN_TYPE_HOST);
+	spin_type_cache_stats(&p);
+	assert_int_equal(p.misses, 2);
+	assert_int_equal(p.hits, 1);
+	assert_int_equal(p.entries, 2);
+	assert_int_equal(p.bytes, 1000); /* big's arguments (fake build) */
+	assert_int_equal(p.prep_queued, 1);
+	assert_int_equal(p.prep_done, 1);
+	assert_int_equal(p.host_choices, 2);
+	assert_int_equal(p.nic_choices, 1);
+	assert_int_equal(p.host_while_preparing, 1);
+	assert_int_equal(p.evictions, 0);
+	/* over 2 entries: the least recently used idle one (big) goes */
+	assert_int_equal(post(third, 1), SPIN_TYPE_HOST);
+	spin_type_cache_stats(&p);
+	assert_int_equal(p.entries, 2);
+	assert_int_equal(p.evictions, 1);
+	assert_int_equal(p.bytes, 0);
+	/* a preparation that fails (NIC memory short): counted, host */
+	load_fail = 1;
+	assert_int_equal(post_e(big2, &e), SPIN_TYPE_HOST);
+	assert_int_equal(post_e(big2, &e), SPIN_TYPE_HOST);
+	shim_lc_observe(e, false, 1000.0);
+	shim_lc_observe(e, false, -1.0); /* not a time: not counted */
+	spin_type_cache_stats(&p);
+	assert_int_equal(p.prep_queued, 2);
+	assert_int_equal(p.prep_done, 1);
+	assert_int_equal(p.prep_failed, 1);
+	assert_int_equal(p.misses, 4);
+	assert_int_equal(p.hits, 2);
+	assert_int_equal(p.evictions, 2);
+	assert_int_equal(p.host_choices, 5);
+	assert_int_equal(p.nic_choices, 1);
+	assert_int_equal(p.samples, 1);
+	assert_int_equal(p.explorations, 0);
+	/* the same figures as the cache's own */
+	shim_lc_stats_get(&st);
+	assert_int_equal(p.hits, st.hits);
+	assert_int_equal(p.misses, st.misses);
+	assert_int_equal(p.evictions, st.evicted);
+	assert_int_equal(p.entries, st.entries);
+	assert_int_equal(p.bytes, st.bytes);
+	assert_int_equal(p.prep_queued, st.prep_queued);
+	assert_int_equal(p.prep_done, st.prep_done);
+	assert_int_equal(p.prep_failed, st.prep_failed);
+	assert_int_equal(p.host_choices, st.host_choices);
+	assert_int_equal(p.nic_choices, st.nic_choices);
+	assert_int_equal(p.host_while_preparing, st.host_while_preparing);
+	assert_int_equal(p.explorations, st.explores);
+	assert_int_equal(p.samples, st.observed);
+	ddt_free(big);
+	ddt_free(small);
+	ddt_free(third);
+	ddt_free(big2);
+}
+
 /* ---- replay oracle -------------------------------------------------------
  * The decisions of a scripted sequence of posts are recorded through the
  * trace hook and replayed here by rules written from the documents, not
@@ -1065,6 +1141,7 @@ main(void)
 		cmocka_unit_test_teardown(test_prep_cost, teardown),
 		cmocka_unit_test_teardown(test_nic_samples_flip, teardown),
 		cmocka_unit_test_teardown(test_stale_remeasure, teardown),
+		cmocka_unit_test_teardown(test_public_stats, teardown),
 		cmocka_unit_test_teardown(test_oracle_threshold, teardown),
 		cmocka_unit_test_teardown(test_oracle_aware, teardown),
 	};
