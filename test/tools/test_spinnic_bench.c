@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <setjmp.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -836,6 +837,73 @@ layout_csv(struct csv *c, const char *fig, const char *file)
 	free(r);
 }
 
+/* tools/plot_layout_fig3.gp on CSV @p csv: @return its exit status, or
+ * -1 without gnuplot; a PNG at @p png when 0 */
+static int
+plot_fig3(const char *csv, const char *png)
+{
+	const char *src = getenv("SPINNIC_SOURCE_DIR");
+	char cmd[9000];
+	int st;
+
+	assert_non_null(src);
+	if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "t=pngcairo; gnuplot -e 'set terminal "
+		 "pngcairo' >/dev/null 2>&1 || t=png; gnuplot -e \"csv='%s'; "
+		 "png='%s'; term='$t'\" '%s/tools/plot_layout_fig3.gp' "
+		 "2>/dev/null", csv, png, src);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+}
+
+/* Fig. 3: a grid of 5 block sizes x 3 uses, each cell the NIC (prepared
+ * once per layout, or per receive) and the chooser against host; the
+ * heat map of tools/plot_layout_fig3.gp drawn from it (a PNG), and a CSV
+ * that is not a grid refused. */
+static void
+layout_fig3(struct csv *c)
+{
+	static const int64_t blk[] = { 64, 512, 2048, 4096, 16384 };
+	static const long uses[] = { 1, 10, 100 };
+	char csv[4200], png[4200], other[4200];
+	unsigned char magic[8] = { 0 };
+	int c_b, c_u, c_s, c_a, c_n, rc;
+	FILE *f;
+
+	layout_csv(c, "3", "layout3.csv");
+	c_b = col(c->hdr, c->nh, "block_b");
+	c_u = col(c->hdr, c->nh, "uses");
+	c_s = col(c->hdr, c->nh, "static_vs_host");
+	c_a = col(c->hdr, c->nh, "aware_vs_host");
+	c_n = col(c->hdr, c->nh, "nic_uncached_vs_host");
+	assert_true(c_b >= 0 && c_u >= 0 && c_s >= 0 && c_a >= 0 && c_n >= 0);
+	assert_int_equal(c->rows, 15);
+	for (int i = 0; i < c->rows; i++) {
+		assert_string_equal(c->f[i][0], "grid");
+		assert_int_equal(atoll(c->f[i][c_b]), blk[i / 3]);
+		assert_int_equal(atol(c->f[i][c_u]), uses[i % 3]);
+		assert_true(atof(c->f[i][c_s]) > 0 && atof(c->f[i][c_a]) > 0 &&
+			    atof(c->f[i][c_n]) > 0);
+	}
+	snprintf(csv, sizeof(csv), "%s", path("layout3.csv"));
+	snprintf(png, sizeof(png), "%s", path("layout3.png"));
+	snprintf(other, sizeof(other), "%s", path("layout9.csv"));
+	rc = plot_fig3(csv, png);
+	if (rc < 0) {
+		print_message("no gnuplot: plot_layout_fig3.gp not run\n");
+		return;
+	}
+	assert_int_equal(rc, 0);
+	f = fopen(png, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(magic, 1, sizeof(magic), f), sizeof(magic));
+	fclose(f);
+	assert_memory_equal(magic, "\x89PNG\r\n\x1a\n", sizeof(magic));
+	/* Fig. 9's CSV has no grid rows: refused, not an empty picture */
+	assert_int_not_equal(plot_fig3(other, png), 0);
+}
+
 static void
 test_layout(void **state)
 {
@@ -903,6 +971,7 @@ test_layout(void **state)
 	assert_int_equal(c->rows, 3);
 	for (int i = 0; i < c->rows; i++)
 		assert_true(atof(c->f[i][c_r]) > 0);
+	layout_fig3(c);
 	/* Fig. 13: a row per application type, the chooser against host
 	 * and the best fixed strategy of the same run; specialized only
 	 * where the layout is regular ('-' otherwise) */
