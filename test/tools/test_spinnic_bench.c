@@ -769,6 +769,10 @@ test_new_bad_input(void **state)
 		{ "layout", "--figure", "", NULL },
 		{ "layout", "--lreps", "0", NULL },
 		{ "layout", "--spinnic", "/nonexistent/spinnic", NULL },
+		{ "halo", "--grid", "3", NULL },
+		{ "halo", "--iters", "0", NULL },
+		{ "halo", "--hreps", "x", NULL },
+		{ "halo", "--spinnic", "/nonexistent/spinnic", NULL },
 		{ "overlap", "--coll", "nope", NULL },
 		{ "overlap", "--nic-lcores", "0", NULL },
 		{ "overlap", "--nic-lcores", "17", NULL },
@@ -994,6 +998,61 @@ test_layout(void **state)
 	free(c);
 }
 
+/* halo (paper 001 Fig. 14b): a row per group of iterations with both
+ * variants' times, aware / host of the same row and each face's share of
+ * aware receives by the NIC; every face was checked by the ranks. */
+static void
+test_halo(void **state)
+{
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	int c_f, c_l, c_h, c_a, c_r, c_n[3];
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "halo", "--grid", "8", "--iters", "12", "--group", "4",
+	    "--hreps", "1", "--csv", path("halo.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(r);
+		free(c);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench halo failed (%d): %s", r->status,
+			 r->err);
+	assert_non_null(strstr(r->out, "# halo exchange"));
+	csv_read(c, path("halo.csv"));
+	c_f = col(c->hdr, c->nh, "iter_first");
+	c_l = col(c->hdr, c->nh, "iter_last");
+	c_h = col(c->hdr, c->nh, "host_us");
+	c_a = col(c->hdr, c->nh, "aware_us");
+	c_r = col(c->hdr, c->nh, "aware_vs_host");
+	c_n[0] = col(c->hdr, c->nh, "aware_nic_x");
+	c_n[1] = col(c->hdr, c->nh, "aware_nic_y");
+	c_n[2] = col(c->hdr, c->nh, "aware_nic_z");
+	assert_true(c_f >= 0 && c_l >= 0 && c_h >= 0 && c_a >= 0 && c_r >= 0 &&
+		    c_n[0] >= 0 && c_n[1] >= 0 && c_n[2] >= 0);
+	assert_int_equal(c->rows, 3);
+	for (int i = 0; i < c->rows; i++) {
+		assert_int_equal(atoll(c->f[i][c_f]), 4 * i + 1);
+		assert_int_equal(atoll(c->f[i][c_l]), 4 * i + 4);
+		assert_true(atof(c->f[i][c_h]) > 0 && atof(c->f[i][c_a]) > 0);
+		assert_true(ratio_of(atof(c->f[i][c_r]), atof(c->f[i][c_a]),
+				     atof(c->f[i][c_h])));
+		for (int f = 0; f < 3; f++)
+			assert_true(atof(c->f[i][c_n[f]]) >= 0 &&
+				    atof(c->f[i][c_n[f]]) <= 1);
+	}
+	/* the first iteration of an emptied cache is host-based: the
+	 * first group cannot be all NIC */
+	for (int f = 0; f < 3; f++)
+		assert_true(atof(c->f[0][c_n[f]]) <= 0.75 + 1e-9);
+	free(r);
+	free(c);
+}
+
 static void
 test_csv_unwritable(void **state)
 {
@@ -1057,6 +1116,7 @@ main(void)
 		cmocka_unit_test(test_ckpt),
 		cmocka_unit_test(test_new_bad_input),
 		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_halo),
 		cmocka_unit_test(test_csv_unwritable),
 	};
 
