@@ -152,9 +152,11 @@ struct shim_ddt_obs {
 				    path re-measures an old estimate */
 };
 
-/* The bounds of the exploration period (uses). */
+/* The bounds of the exploration period (uses); in a close call the
+ * period is at most SHIM_DDT_EXPLORE_CLOSE. */
 #define SHIM_DDT_EXPLORE_MIN 8u
 #define SHIM_DDT_EXPLORE_MAX 128u
+#define SHIM_DDT_EXPLORE_CLOSE 16u
 
 /** Fold sample @p ns into estimate @p *ewma_p of @p *n_p samples: the
  *  least of the first SHIM_DDT_OBS_MIN samples, then an EWMA
@@ -167,9 +169,9 @@ bool shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns);
 /** One measured receive of the layout's host path or NIC candidate
  *  (@p nic) at its @p uses-th use: folded by shim_ddt_obs_add(), except
  *  that the first sample after an exploration (an estimate older than
- *  the exploration period) replaces the estimate when it is lower —
- *  interference only adds time, so a fresh low sample is what the path
- *  costs now, and an estimate a load spike raised comes back at once.
+ *  the exploration period) replaces the estimate when the estimate is
+ *  over SHIM_DDT_OBS_CLIP times the sample — interference only adds
+ *  time, so an estimate a load spike raised comes back at once.
  *  The path's age starts again (o->host_at or o->nic_at = @p uses).
  *  @return false when @p ns is not a time: ignored, nothing changed */
 bool shim_ddt_obs_sample(struct shim_ddt_obs *o, bool nic, double ns,
@@ -180,12 +182,14 @@ bool shim_ddt_obs_sample(struct shim_ddt_obs *o, bool nic, double ns,
  *  (against o->on_nic) resets the period to SHIM_DDT_EXPLORE_MIN. When
  *  @p can (AWARE with a table, the NIC object prepared), the other path
  *  is explored once its estimate is o->explore_n uses old (uses since
- *  its last sample or post); each exploration doubles the period
- *  up to SHIM_DDT_EXPLORE_MAX and marks that estimate stale. O(1); does
- *  not set o->on_nic (the caller does, with the side).
+ *  its last sample or post; at most SHIM_DDT_EXPLORE_CLOSE when the
+ *  decision is a close call, @p close, shim_ddt_close()); each
+ *  exploration doubles the period up to SHIM_DDT_EXPLORE_MAX and marks
+ *  that estimate stale. O(1); does not set o->on_nic (the caller does,
+ *  with the side).
  *  @return whether this post takes the other path */
 bool shim_ddt_explore(struct shim_ddt_obs *o, bool nic_side, uint64_t uses,
-		      bool can);
+		      bool can, bool close);
 
 /** shim_ddt_choose() with measured times: in AWARE mode with a table, an
  *  estimate of SHIM_DDT_OBS_MIN samples or more replaces the table's

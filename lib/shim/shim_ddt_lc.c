@@ -787,12 +787,13 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 	}
 	/* exploration by age (aware with a table, the candidate prepared):
 	 * the path not taken, once its estimate is old (shim_ddt_explore());
-	 * a flip of the side resets the period */
+	 * a flip of the side resets the period, a close call caps it */
 	explored = shim_ddt_explore(&e->obs, ch.strat != SPIN_TYPE_HOST,
 				    e->uses, lc.cfg.costs != NULL &&
 				    lc.cfg.chooser == SHIM_CHOOSER_AWARE &&
 				    e->state == LC_READY && e->off != NULL &&
-				    e->off->strat == e->nic);
+				    e->off->strat == e->nic,
+				    shim_ddt_close(&ch));
 	/* the side chosen, before exploration or a fallback */
 	e->obs.on_nic = ch.strat != SPIN_TYPE_HOST;
 	/* a table that came after the entry (calibration) may name another

@@ -28,6 +28,7 @@ CLOSE = 0.25
 OBS_MIN = 3
 EXPLORE_MIN = 8
 EXPLORE_MAX = 128
+EXPLORE_CLOSE = 16
 PREP_USES = 2
 
 MAX_BYTES = 64 << 20
@@ -248,20 +249,21 @@ def check(d, lay, err):
         err("prepare %d, the rule says %d" % (d["prepare"], prepare))
     # exploration by age (aware with a table, prepared): the path not
     # chosen once its estimate is xn uses old (since its last post or
-    # sample); xn starts at EXPLORE_MIN, doubles at each
-    # exploration up to EXPLORE_MAX, and starts again when the side flips
+    # sample), at most EXPLORE_CLOSE in a close call; xn starts at
+    # EXPLORE_MIN, doubles at each exploration up to EXPLORE_MAX, and
+    # starts again when the side flips
     side = rule != "host"
     if side != lay.on_nic or lay.xn < EXPLORE_MIN:
         lay.xn = EXPLORE_MIN
     lay.on_nic = side
     aware_t = d["ch"] == "aware" and d["table"] and rule != "contig"
     at = lay.at_host if side else lay.at_nic
+    bound = min(lay.xn, EXPLORE_CLOSE) if close(d) else lay.xn
     want_explore = (aware_t and d["ready"] and d["use"] >= at and
-                    d["use"] - at >= lay.xn)
+                    d["use"] - at >= bound)
     if d["explored"] != want_explore:
         err("explored %d, the rule says %d (use %d, age %d, bound %d)" %
-            (d["explored"], want_explore, d["use"], d["use"] - at,
-             lay.xn))
+            (d["explored"], want_explore, d["use"], d["use"] - at, bound))
     if want_explore:
         if side:
             lay.at_host = d["use"]
