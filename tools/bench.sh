@@ -26,7 +26,9 @@
 # time and staged/direct vs size) starts a spinnic --virtual 2; layout
 # (paper 001, its default Fig. 10: table and CSV) and layout --figure 3
 # once more (layout-fig3.*; plot_layout_fig3.gp: heat maps of time / host
-# over block size x uses; BENCH_ARGS_layout_fig3).
+# over block size x uses; BENCH_ARGS_layout_fig3); halo (paper 001 Fig.
+# 14b; plot_halo.gp: time per iteration, aware/host and each face's NIC
+# share against the iteration).
 set -eu
 
 usage() {

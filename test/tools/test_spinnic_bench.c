@@ -841,10 +841,10 @@ layout_csv(struct csv *c, const char *fig, const char *file)
 	free(r);
 }
 
-/* tools/plot_layout_fig3.gp on CSV @p csv: @return its exit status, or
- * -1 without gnuplot; a PNG at @p png when 0 */
+/* tools/@p gp on CSV @p csv: @return its exit status, or -1 without
+ * gnuplot; a PNG at @p png when 0 */
 static int
-plot_fig3(const char *csv, const char *png)
+plot_gp(const char *gp, const char *csv, const char *png)
 {
 	const char *src = getenv("SPINNIC_SOURCE_DIR");
 	char cmd[9000];
@@ -855,10 +855,23 @@ plot_fig3(const char *csv, const char *png)
 		return -1;
 	snprintf(cmd, sizeof(cmd), "t=pngcairo; gnuplot -e 'set terminal "
 		 "pngcairo' >/dev/null 2>&1 || t=png; gnuplot -e \"csv='%s'; "
-		 "png='%s'; term='$t'\" '%s/tools/plot_layout_fig3.gp' "
-		 "2>/dev/null", csv, png, src);
+		 "png='%s'; term='$t'\" '%s/tools/%s' 2>/dev/null", csv, png,
+		 src, gp);
 	st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+}
+
+/* @p png begins as a PNG file does */
+static void
+assert_png(const char *png)
+{
+	unsigned char magic[8] = { 0 };
+	FILE *f = fopen(png, "rb");
+
+	assert_non_null(f);
+	assert_int_equal(fread(magic, 1, sizeof(magic), f), sizeof(magic));
+	fclose(f);
+	assert_memory_equal(magic, "\x89PNG\r\n\x1a\n", sizeof(magic));
 }
 
 /* Fig. 3: a grid of 5 block sizes x 3 uses, each cell the NIC (prepared
@@ -871,9 +884,7 @@ layout_fig3(struct csv *c)
 	static const int64_t blk[] = { 64, 512, 2048, 4096, 16384 };
 	static const long uses[] = { 1, 10, 100 };
 	char csv[4200], png[4200], other[4200];
-	unsigned char magic[8] = { 0 };
 	int c_b, c_u, c_s, c_a, c_n, rc;
-	FILE *f;
 
 	layout_csv(c, "3", "layout3.csv");
 	c_b = col(c->hdr, c->nh, "block_b");
@@ -893,19 +904,15 @@ layout_fig3(struct csv *c)
 	snprintf(csv, sizeof(csv), "%s", path("layout3.csv"));
 	snprintf(png, sizeof(png), "%s", path("layout3.png"));
 	snprintf(other, sizeof(other), "%s", path("layout9.csv"));
-	rc = plot_fig3(csv, png);
+	rc = plot_gp("plot_layout_fig3.gp", csv, png);
 	if (rc < 0) {
 		print_message("no gnuplot: plot_layout_fig3.gp not run\n");
 		return;
 	}
 	assert_int_equal(rc, 0);
-	f = fopen(png, "rb");
-	assert_non_null(f);
-	assert_int_equal(fread(magic, 1, sizeof(magic), f), sizeof(magic));
-	fclose(f);
-	assert_memory_equal(magic, "\x89PNG\r\n\x1a\n", sizeof(magic));
+	assert_png(png);
 	/* Fig. 9's CSV has no grid rows: refused, not an empty picture */
-	assert_int_not_equal(plot_fig3(other, png), 0);
+	assert_int_not_equal(plot_gp("plot_layout_fig3.gp", other, png), 0);
 }
 
 static void
@@ -1006,7 +1013,8 @@ test_halo(void **state)
 {
 	struct tool_result *r = malloc(sizeof(*r));
 	struct csv *c = malloc(sizeof(*c));
-	int c_f, c_l, c_h, c_a, c_r, c_n[3];
+	char csv[4200], png[4200];
+	int c_f, c_l, c_h, c_a, c_r, c_n[3], rc;
 
 	(void)state;
 	assert_non_null(r);
@@ -1049,6 +1057,16 @@ test_halo(void **state)
 	 * first group cannot be all NIC */
 	for (int f = 0; f < 3; f++)
 		assert_true(atof(c->f[0][c_n[f]]) <= 0.75 + 1e-9);
+	/* tools/plot_halo.gp draws it; Fig. 3's script refuses it */
+	snprintf(csv, sizeof(csv), "%s", path("halo.csv"));
+	snprintf(png, sizeof(png), "%s", path("halo.png"));
+	rc = plot_gp("plot_halo.gp", csv, png);
+	if (rc >= 0) {
+		assert_int_equal(rc, 0);
+		assert_png(png);
+		assert_int_not_equal(plot_gp("plot_layout_fig3.gp", csv, png),
+				     0);
+	}
 	free(r);
 	free(c);
 }
