@@ -23,7 +23,12 @@
 # (paper 003 Fig. 13-16; plot_group.gp: t_total and overlap vs bytes per
 # pair per variant at the largest P), stencil and ring (Fig. 11/12, 17;
 # tables and CSV only) do; staging (Fig. 4; plot_staging.gp: exchange
-# time and staged/direct vs size) starts a spinnic --virtual 2.
+# time and staged/direct vs size) starts a spinnic --virtual 2; layout
+# (paper 001, its default Fig. 10: table and CSV) and layout --figure 3
+# once more (layout-fig3.*; plot_layout_fig3.gp: heat maps of time / host
+# over block size x uses; BENCH_ARGS_layout_fig3); halo (paper 001 Fig.
+# 14b; plot_halo.gp: time per iteration, aware/host and each face's NIC
+# share against the iteration).
 set -eu
 
 usage() {
@@ -133,6 +138,27 @@ if printf '%s\n' $cmds | grep -qx apps; then
 		fi
 	else
 		echo "$0: spinnic-bench apps --mode wire failed" >&2
+		status=1
+	fi
+fi
+# layout once more for paper 001's Fig. 3 (block size x uses grid), as a
+# heat map (plot_layout_fig3.gp; BENCH_ARGS_layout_fig3)
+if printf '%s\n' $cmds | grep -qx layout; then
+	extra=${BENCH_ARGS_layout_fig3-""}
+	echo "== spinnic-bench layout --figure 3 $extra"
+	# shellcheck disable=SC2086
+	if "$bench" layout --figure 3 --csv "$out/layout-fig3.csv" $extra \
+		>"$out/layout-fig3.txt"; then
+		cat "$out/layout-fig3.txt"
+		if [ -n "$term" ] && gnuplot -e "csv='$out/layout-fig3.csv'; png='$out/layout-fig3.png'; term='$term'" \
+			"$here/plot_layout_fig3.gp"; then
+			echo "   plot: $out/layout-fig3.png"
+		elif [ -n "$term" ]; then
+			echo "$0: plotting layout-fig3 failed" >&2
+			status=1
+		fi
+	else
+		echo "$0: spinnic-bench layout --figure 3 failed" >&2
 		status=1
 	fi
 fi

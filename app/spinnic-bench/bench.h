@@ -70,6 +70,7 @@ extern const struct bench_cmd bench_group_cmd;
 extern const struct bench_cmd bench_staging_cmd;
 extern const struct bench_cmd bench_stencil_cmd;
 extern const struct bench_cmd bench_ring_cmd;
+extern const struct bench_cmd bench_halo_cmd;
 
 /* ---- a real spinnic (bench_latency.c; latency, auth) ---------------- */
 

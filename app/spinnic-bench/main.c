@@ -37,6 +37,7 @@ static const struct bench_cmd *const bench_cmds[] = {
 	&bench_staging_cmd,
 	&bench_stencil_cmd,
 	&bench_ring_cmd,
+	&bench_halo_cmd,
 };
 
 #define N_CMDS (sizeof(bench_cmds) / sizeof(bench_cmds[0]))

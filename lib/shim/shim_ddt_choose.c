@@ -252,6 +252,60 @@ shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns)
 	return true;
 }
 
+bool
+shim_ddt_obs_sample(struct shim_ddt_obs *o, bool nic, double ns,
+		    uint64_t uses)
+{
+	double *ew = nic ? &o->nic_ns : &o->host_ns;
+	uint32_t *n = nic ? &o->n_nic : &o->n_host;
+	bool *stale = nic ? &o->nic_stale : &o->host_stale;
+
+	if (!shim_ddt_obs_add(ew, n, ns))
+		return false;
+	/* a re-measure of an old estimate more than CLIP times what the
+	 * path costs now: a load spike's leftover (the clipped EWMA would
+	 * take ~10 explorations to forget four samples at 10x), replaced.
+	 * Any lower sample replacing it (first version) biased the path not
+	 * taken low against the taken one's EWMA: 1.6x the flips in close
+	 * calls, measured with spinnic-bench halo */
+	if (*stale && *n > SHIM_DDT_OBS_MIN && ns * SHIM_DDT_OBS_CLIP < *ew)
+		*ew = ns;
+	*stale = false;
+	if (nic)
+		o->nic_at = uses;
+	else
+		o->host_at = uses;
+	return true;
+}
+
+bool
+shim_ddt_explore(struct shim_ddt_obs *o, bool nic_side, uint64_t uses,
+		 bool can, bool close)
+{
+	uint64_t at = nic_side ? o->host_at : o->nic_at;
+	uint32_t n;
+
+	if (o->explore_n < SHIM_DDT_EXPLORE_MIN || nic_side != o->on_nic)
+		o->explore_n = SHIM_DDT_EXPLORE_MIN; /* a flip: look again
+							soon */
+	/* a close call turns on a few percent: looked at more often */
+	n = close && o->explore_n > SHIM_DDT_EXPLORE_CLOSE ?
+		SHIM_DDT_EXPLORE_CLOSE : o->explore_n;
+	if (!can || uses < at || uses - at < n)
+		return false;
+	if (nic_side) {
+		o->host_at = uses;
+		o->host_stale = true;
+	} else {
+		o->nic_at = uses;
+		o->nic_stale = true;
+	}
+	/* the choice stood: look less often (a bounded share of posts) */
+	o->explore_n = o->explore_n >= SHIM_DDT_EXPLORE_MAX / 2 ?
+		SHIM_DDT_EXPLORE_MAX : o->explore_n * 2;
+	return true;
+}
+
 void
 shim_ddt_choose(enum shim_ddt_chooser ch, const struct shim_ddt_costs *c,
 		const struct shim_ddt_feat *f, bool ready,

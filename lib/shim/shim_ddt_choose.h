@@ -137,7 +137,26 @@ struct shim_ddt_obs {
 				    being built, the candidate is chosen
 				    per post; else the layout's NIC object,
 				    which is then the candidate */
+	/* Age of the estimates (shim_ddt_explore()): the layout's use at
+	 * the last sample of each path or at its last post (an exploration
+	 * included: its sample is on the way), whichever came later; 0:
+	 * neither yet */
+	uint64_t host_at, nic_at;
+	uint32_t explore_n;      /* the path not taken is explored once its
+				    estimate is this many uses old (0:
+				    SHIM_DDT_EXPLORE_MIN); doubles at each
+				    exploration up to SHIM_DDT_EXPLORE_MAX,
+				    back to the minimum when the side
+				    chosen flips */
+	bool host_stale, nic_stale; /* explored: the next sample of that
+				    path re-measures an old estimate */
 };
+
+/* The bounds of the exploration period (uses); in a close call the
+ * period is at most SHIM_DDT_EXPLORE_CLOSE. */
+#define SHIM_DDT_EXPLORE_MIN 8u
+#define SHIM_DDT_EXPLORE_MAX 128u
+#define SHIM_DDT_EXPLORE_CLOSE 16u
 
 /** Fold sample @p ns into estimate @p *ewma_p of @p *n_p samples: the
  *  least of the first SHIM_DDT_OBS_MIN samples, then an EWMA
@@ -146,6 +165,31 @@ struct shim_ddt_obs {
  *  @return false when @p ns is not a time (NaN, negative, over 1000 s):
  *  ignored */
 bool shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns);
+
+/** One measured receive of the layout's host path or NIC candidate
+ *  (@p nic) at its @p uses-th use: folded by shim_ddt_obs_add(), except
+ *  that the first sample after an exploration (an estimate older than
+ *  the exploration period) replaces the estimate when the estimate is
+ *  over SHIM_DDT_OBS_CLIP times the sample — interference only adds
+ *  time, so an estimate a load spike raised comes back at once.
+ *  The path's age starts again (o->host_at or o->nic_at = @p uses).
+ *  @return false when @p ns is not a time: ignored, nothing changed */
+bool shim_ddt_obs_sample(struct shim_ddt_obs *o, bool nic, double ns,
+			 uint64_t uses);
+
+/** Exploration by age, at the @p uses-th post of a layout whose decision
+ *  side is @p nic_side (before any exploration). A flip of the side
+ *  (against o->on_nic) resets the period to SHIM_DDT_EXPLORE_MIN. When
+ *  @p can (AWARE with a table, the NIC object prepared), the other path
+ *  is explored once its estimate is o->explore_n uses old (uses since
+ *  its last sample or post; at most SHIM_DDT_EXPLORE_CLOSE when the
+ *  decision is a close call, @p close, shim_ddt_close()); each
+ *  exploration doubles the period up to SHIM_DDT_EXPLORE_MAX and marks
+ *  that estimate stale. O(1); does not set o->on_nic (the caller does,
+ *  with the side).
+ *  @return whether this post takes the other path */
+bool shim_ddt_explore(struct shim_ddt_obs *o, bool nic_side, uint64_t uses,
+		      bool can, bool close);
 
 /** shim_ddt_choose() with measured times: in AWARE mode with a table, an
  *  estimate of SHIM_DDT_OBS_MIN samples or more replaces the table's

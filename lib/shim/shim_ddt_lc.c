@@ -23,14 +23,6 @@
 #define LC_MAX_BYTES (64ull << 20)
 /* a layout whose preparation failed is tried again after so many uses */
 #define LC_RETRY_USES 64u
-/* exploration: every so many uses of a prepared entry take the path not
- * chosen, so that its estimate follows the machine (at most 1/64 of the
- * posts of a layout) */
-#define LC_EXPLORE 64u
-/* ... and every so many in a close call (shim_ddt_close()): there the
- * decision turns on a few percent, and the path not taken must not be
- * judged on a stale sample */
-#define LC_EXPLORE_CLOSE 8u
 /* keys of recently posted type objects (direct-mapped by address): the
  * fourth slice's key serialized and hashed the whole type, O(blocks) for
  * an indexed one (1.5 ms a post for specfem3d_oc's 32222 blocks in
@@ -174,7 +166,8 @@ trace_file(const struct shim_lc_trace *t, void *arg)
 		"id %" PRIu64 " use %" PRIu64 " ch %s gate %s table %d"
 		" state %s cls %s size %" PRId64 " blocks %" PRId64
 		" l %.17g pkts %" PRId64 " region %d ready %d"
-		" host %.17g/%u nic %.17g/%u on_nic %d built %s cand %s"
+		" host %.17g/%u nic %.17g/%u on_nic %d at %" PRIu64 "/%"
+		PRIu64 " xn %u built %s cand %s"
 		" prepare %d t_host %.17g t_nic %.17g prep %.17g queued %d"
 		" explored %d fallback %d -> %s\n", t->id, t->uses,
 		ch < 3 ? chooser_names[ch] : "?", g < 3 ? gate_names[g] : "?",
@@ -182,7 +175,8 @@ trace_file(const struct shim_lc_trace *t, void *arg)
 		ddt_class_name(t->feat.cls), t->feat.size, t->feat.nblocks,
 		t->feat.blk_mean, t->feat.npkts, t->feat.in_region, t->ready,
 		t->obs.host_ns, t->obs.n_host, t->obs.nic_ns, t->obs.n_nic,
-		t->obs.on_nic, spin_type_strategy_name(t->obs.built),
+		t->obs.on_nic, t->obs.host_at, t->obs.nic_at,
+		t->obs.explore_n, spin_type_strategy_name(t->obs.built),
 		spin_type_strategy_name(t->choice.nic), t->choice.prepare,
 		t->choice.t_host, t->choice.t_nic, t->prep_ns, t->queued,
 		t->explored, t->fallback, spin_type_strategy_name(t->strat));
@@ -192,7 +186,7 @@ trace_file(const struct shim_lc_trace *t, void *arg)
 static void
 trace_header(FILE *f)
 {
-	fprintf(f, "# spinnic-ddt-trace 2 pid %ld\n", (long)getpid());
+	fprintf(f, "# spinnic-ddt-trace 3 pid %ld\n", (long)getpid());
 }
 
 /* Configuration from the environment (lc.lock held). */
@@ -748,13 +742,6 @@ entry_prep_ns(const struct shim_lc_entry *e)
 	return ns + blk * (double)e->feat.nblocks;
 }
 
-/* Exploration period of a prepared entry by the decision's estimates. */
-static unsigned
-explore_every(const struct shim_ddt_choice *ch)
-{
-	return shim_ddt_close(ch) ? LC_EXPLORE_CLOSE : LC_EXPLORE;
-}
-
 /* Decide a post on entry e and take the posted reference (lc.lock
  * held). */
 static void
@@ -798,6 +785,15 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 		tr.table = lc.cfg.costs != NULL;
 		tr.choice = ch;
 	}
+	/* exploration by age (aware with a table, the candidate prepared):
+	 * the path not taken, once its estimate is old (shim_ddt_explore());
+	 * a flip of the side resets the period, a close call caps it */
+	explored = shim_ddt_explore(&e->obs, ch.strat != SPIN_TYPE_HOST,
+				    e->uses, lc.cfg.costs != NULL &&
+				    lc.cfg.chooser == SHIM_CHOOSER_AWARE &&
+				    e->state == LC_READY && e->off != NULL &&
+				    e->off->strat == e->nic,
+				    shim_ddt_close(&ch));
 	/* the side chosen, before exploration or a fallback */
 	e->obs.on_nic = ch.strat != SPIN_TYPE_HOST;
 	/* a table that came after the entry (calibration) may name another
@@ -808,14 +804,11 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 	/* of the candidate the gate would queue (the one just taken) */
 	prep_ns = entry_prep_ns(e);
 	tr.prep_ns = prep_ns;
-	if (lc.cfg.costs != NULL && lc.cfg.chooser == SHIM_CHOOSER_AWARE &&
-	    e->state == LC_READY && e->uses % explore_every(&ch) == 0 &&
-	    e->off != NULL && e->off->strat == e->nic) {
-		/* exploration: the other path, to keep its estimate */
+	if (explored) {
+		/* the other path, to measure its estimate again */
 		ch.strat = ch.strat == SPIN_TYPE_HOST ? e->nic :
 			SPIN_TYPE_HOST;
 		lc.st.explores++;
-		explored = true;
 	}
 	u->strat = ch.strat;
 	o = e->off;
@@ -861,6 +854,11 @@ entry_use(struct shim_lc_entry *e, bool in_region, struct shim_lc_use *u)
 	e->uses_host++;
 	lc.st.host_choices++;
 trace:
+	/* the path posted will give a sample: its age starts again */
+	if (u->strat == SPIN_TYPE_HOST)
+		e->obs.host_at = e->uses;
+	else if (u->strat != SPIN_TYPE_CONTIG)
+		e->obs.nic_at = e->uses;
 	if (lc.cfg.trace != NULL) {
 		tr.explored = explored;
 		tr.queued = queued;
@@ -1138,10 +1136,7 @@ shim_lc_observe(struct shim_lc_entry *e, bool nic, double ns)
 	bool ok;
 
 	pthread_mutex_lock(&lc.lock);
-	if (nic)
-		ok = shim_ddt_obs_add(&e->obs.nic_ns, &e->obs.n_nic, ns);
-	else
-		ok = shim_ddt_obs_add(&e->obs.host_ns, &e->obs.n_host, ns);
+	ok = shim_ddt_obs_sample(&e->obs, nic, ns, e->uses);
 	if (ok)
 		lc.st.observed++;
 	pthread_mutex_unlock(&lc.lock);

@@ -382,3 +382,28 @@ spin_type_stats(struct spin_type_stats *s_p)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&shim_type_lock);
 }
+
+void
+spin_type_cache_stats(struct spin_type_cache_stats *s_p)
+{
+	struct shim_lc_stats st;
+
+	if (s_p == NULL)
+		return;
+	shim_lc_stats_get(&st);
+	*s_p = (struct spin_type_cache_stats){
+		.hits = st.hits,
+		.misses = st.misses,
+		.evictions = st.evicted,
+		.entries = st.entries,
+		.bytes = st.bytes,
+		.prep_queued = st.prep_queued,
+		.prep_done = st.prep_done,
+		.prep_failed = st.prep_failed,
+		.host_choices = st.host_choices,
+		.nic_choices = st.nic_choices,
+		.host_while_preparing = st.host_while_preparing,
+		.explorations = st.explores,
+		.samples = st.observed,
+	};
+}

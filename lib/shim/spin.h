@@ -803,6 +803,43 @@ int spin_type_unpack(const struct spin_type_offload *off, const void *src,
  */
 void spin_type_stats(struct spin_type_stats *s_p);
 
+/** Counters of the layout cache behind spin_me_append_ddt() (all NIs of
+ *  this process, since its first typed receive). */
+struct spin_type_cache_stats {
+	uint64_t hits;          /**< posts that found their layout's entry
+				     (an equal type created anew included) */
+	uint64_t misses;        /**< posts that created an entry */
+	uint64_t evictions;     /**< idle entries dropped over the bounds
+				     (least recently used first) */
+	uint64_t entries;       /**< entries now */
+	uint64_t bytes;         /**< host bytes of the entries' prepared NIC
+				     arguments now */
+	uint64_t prep_queued;   /**< preparations handed to the background
+				     (a reload after the NIC took the memory
+				     back included) */
+	uint64_t prep_done;     /**< preparations that made a layout ready */
+	uint64_t prep_failed;   /**< preparations that failed (the layout
+				     stays on the host, retried later) */
+	uint64_t host_choices;  /**< posts by the host path (a contiguous
+				     layout's plain entry included) */
+	uint64_t nic_choices;   /**< posts by a prepared NIC strategy */
+	uint64_t host_while_preparing; /**< host posts of a layout whose
+				     preparation was queued or running */
+	uint64_t explorations;  /**< posts sent to the path not chosen, to
+				     measure it again */
+	uint64_t samples;       /**< receive times taken into the layouts'
+				     estimates */
+};
+
+/**
+ * Counters of the layout cache (spin_me_append_ddt()). The posts of
+ * SPINNIC_DDT_CHOOSER=static and of a forced SPINNIC_DDT_STRATEGY (their
+ * object built at the entry's creation, uploaded at the post) count in
+ * hits and misses only.
+ * @param s_p receives them (not NULL).
+ */
+void spin_type_cache_stats(struct spin_type_cache_stats *s_p);
+
 #ifdef __cplusplus
 }
 #endif

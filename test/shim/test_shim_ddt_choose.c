@@ -421,6 +421,100 @@ test_candidate_common_byte(void **state)
 	assert_true(ch.t_nic == shim_ddt_predict(&c, SPIN_TYPE_HPU_LOCAL, &f));
 }
 
+/* Exploration by age (shim_ddt_explore()) and the re-measure of an old
+ * estimate (shim_ddt_obs_sample()), O(1) per post. */
+static void
+test_explore_age(void **state)
+{
+	struct shim_ddt_obs o = {0};
+	uint64_t u, next;
+	unsigned n, x = 0;
+
+	(void)state;
+	/* on the host since use 1, the NIC last sampled at use 2 */
+	assert_true(shim_ddt_obs_sample(&o, true, 100.0, 2));
+	assert_int_equal(o.nic_at, 2);
+	o.on_nic = false;
+	for (u = 3; u < 10; u++)
+		assert_false(shim_ddt_explore(&o, false, u, true, false));
+	/* its estimate 8 uses old: explored, and the period doubles */
+	assert_true(shim_ddt_explore(&o, false, 10, true, false));
+	assert_true(o.nic_stale);
+	assert_int_equal(o.nic_at, 10);
+	assert_int_equal(o.explore_n, 2 * SHIM_DDT_EXPLORE_MIN);
+	/* no sample came (lost): not again before the new period */
+	for (u = 11, n = 0; u < 10 + 2 * SHIM_DDT_EXPLORE_MIN; u++)
+		n += shim_ddt_explore(&o, false, u, true, false);
+	assert_int_equal(n, 0);
+	/* the periods double up to the bound: 8 + 16 + ... + 128 x k */
+	for (u = 10 + 2 * SHIM_DDT_EXPLORE_MIN, next = u; u < 3000; u++) {
+		bool e = shim_ddt_explore(&o, false, u, true, false);
+
+		assert_int_equal(e, u == next);
+		if (e) {
+			x++;
+			next = u + o.explore_n;
+		}
+	}
+	assert_int_equal(o.explore_n, SHIM_DDT_EXPLORE_MAX);
+	assert_true(x <= 4 + 3000 / SHIM_DDT_EXPLORE_MAX);
+	/* a close call: the period is at most SHIM_DDT_EXPLORE_CLOSE */
+	o.nic_at = 3000 + SHIM_DDT_EXPLORE_CLOSE - 1;
+	assert_false(shim_ddt_explore(&o, false, 3000 + 2 *
+				      SHIM_DDT_EXPLORE_CLOSE - 2, true,
+				      true));
+	assert_true(shim_ddt_explore(&o, false, 3000 + 2 *
+				     SHIM_DDT_EXPLORE_CLOSE - 1, true, true));
+	assert_int_equal(o.explore_n, SHIM_DDT_EXPLORE_MAX);
+	/* cannot (not prepared, no table): the age grows, nothing else */
+	o.nic_at = 0;
+	assert_false(shim_ddt_explore(&o, false, 5000, false, false));
+	/* a flip of the side: the minimum period again, and the host's
+	 * age is what counts now */
+	o.host_at = 4995;
+	assert_false(shim_ddt_explore(&o, true, 5001, true, false));
+	assert_int_equal(o.explore_n, SHIM_DDT_EXPLORE_MIN);
+	o.on_nic = true;
+	assert_true(shim_ddt_explore(&o, true, 4995 + SHIM_DDT_EXPLORE_MIN,
+				     true, false));
+	assert_true(o.host_stale);
+	/* the host's estimate raised by a spike (90 -> 112.5 by the
+	 * clipped EWMA) and re-measured at 91: within CLIP of the sample,
+	 * the usual step (a lower sample replacing any estimate biased the
+	 * path not taken low: more flips in close calls) */
+	o.n_host = 0;
+	o.host_stale = false;
+	for (n = 0; n < SHIM_DDT_OBS_MIN; n++)
+		assert_true(shim_ddt_obs_sample(&o, false, 90.0, 5000));
+	assert_true(shim_ddt_obs_sample(&o, false, 900.0, 5001));
+	assert_true(o.host_ns > 112.0 && o.host_ns < 113.0);
+	o.host_stale = true;
+	assert_true(shim_ddt_obs_sample(&o, false, 91.0, 5002));
+	assert_true(o.host_ns > 106.0);
+	assert_false(o.host_stale);
+	/* a load spike's leftover, over CLIP times the fresh sample: that
+	 * sample is the estimate now; not stale, only the clipped step */
+	o.host_ns = 400.0;
+	assert_true(shim_ddt_obs_sample(&o, false, 150.0, 5003));
+	assert_true(o.host_ns == 400.0 + 0.25 * (200.0 - 400.0));
+	o.host_ns = 400.0;
+	o.host_stale = true;
+	assert_true(shim_ddt_obs_sample(&o, false, 150.0, 5003));
+	assert_true(o.host_ns == 150.0);
+	assert_false(o.host_stale);
+	assert_int_equal(o.host_at, 5003);
+	o.host_ns = 91.0;
+	/* a stale estimate re-measured higher: the usual clipped step */
+	o.host_stale = true;
+	assert_true(shim_ddt_obs_sample(&o, false, 1000.0, 5004));
+	assert_true(o.host_ns > 91.0 && o.host_ns <= 91.0 * 1.25 + 1e-9);
+	/* not a time: ignored, the stale mark and the age kept */
+	o.host_stale = true;
+	assert_false(shim_ddt_obs_sample(&o, false, -1.0, 5005));
+	assert_true(o.host_stale);
+	assert_int_equal(o.host_at, 5004);
+}
+
 static void
 test_parse(void **state)
 {
@@ -447,6 +541,7 @@ main(void)
 		cmocka_unit_test(test_built_candidate),
 		cmocka_unit_test(test_gate),
 		cmocka_unit_test(test_candidate_common_byte),
+		cmocka_unit_test(test_explore_age),
 		cmocka_unit_test(test_parse),
 	};
 

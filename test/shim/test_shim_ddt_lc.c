@@ -440,7 +440,7 @@ post_e(const struct ddt_type *t, struct shim_lc_entry **e_p)
 /* Online refinement: measured host times below the table's NIC
  * prediction bring the host back after SHIM_DDT_OBS_MIN samples, measured
  * NIC times take it away again; a prepared entry explores the other path
- * once every 64 uses. */
+ * once its estimate is 8 uses old, then at periods doubling to 128. */
 static void
 test_refine_and_explore(void **state)
 {
@@ -466,17 +466,22 @@ test_refine_and_explore(void **state)
 	shim_lc_observe(e, false, NAN);
 	shim_lc_stats_get(&st);
 	assert_int_equal(st.observed, 2 * SHIM_DDT_OBS_MIN);
-	/* uses 6..133: two of them (64 and 128) go the other way */
+	/* uses 6..133: the host, last posted at use 4, is explored once its
+	 * estimate is 8 uses old (use 12), then at periods doubling: 28, 60
+	 * and 124 */
 	for (i = 0; i < 128; i++) {
-		if (post_e(big, &e) == SPIN_TYPE_HOST)
+		if (post_e(big, &e) == SPIN_TYPE_HOST) {
+			assert_true(i + 6 == 12 || i + 6 == 28 ||
+				    i + 6 == 60 || i + 6 == 124);
 			host++;
-		else
+		} else {
 			nic++;
+		}
 	}
 	shim_lc_stats_get(&st);
-	assert_int_equal(st.explores, 2);
-	assert_int_equal(host, 2);
-	assert_int_equal(nic, 126);
+	assert_int_equal(st.explores, 4);
+	assert_int_equal(host, 4);
+	assert_int_equal(nic, 124);
 	ddt_free(big);
 }
 
@@ -664,6 +669,181 @@ test_nic_samples_flip(void **state)
 	ddt_free(big);
 }
 
+/* Post big once and give the path it took a sample: host_ns for the
+ * host, nic_ns for the NIC. @return whether it went to the host */
+static bool
+post_sample(const struct ddt_type *big, double host_ns, double nic_ns,
+	    struct shim_lc_entry **e_p)
+{
+	bool host = post_e(big, e_p) == SPIN_TYPE_HOST;
+
+	shim_lc_observe(*e_p, !host, host ? host_ns : nic_ns);
+	return host;
+}
+
+/* A stale estimate is measured again: the host path (90 us) beats the
+ * NIC (100 us) until a load spike (four samples at 10x, clipped to 2x
+ * each: 220 us, not even a close call) sends the layout to the NIC. The
+ * host, now the path not taken, is explored once its estimate is
+ * SHIM_DDT_EXPLORE_MIN uses old; its fresh 90 us, under half the stale
+ * estimate, replaces it and the host is chosen again (the fifth slice
+ * explored every 64th use outside a close call and moved the estimate by
+ * the clipped EWMA: ~9 explorations, ~600 uses). One spike (112.5 us, a
+ * close call) is forgotten by the EWMA at periods of at most 16 uses.
+ * Then, with the NIC measured far slower, explorations come at periods
+ * doubling from 8 to 128 uses. */
+static void
+test_stale_remeasure(void **state)
+{
+	struct ddt_type *big = vec(256, 4096);
+	struct shim_lc_entry *e;
+	struct shim_lc_stats st;
+	unsigned i, nx = 0, back;
+	uint64_t last = 0, gap = 0, x0;
+
+	(void)state;
+	configure(SHIM_CHOOSER_AWARE, true, 16);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_HOST);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_SPECIALIZED);
+	for (i = 0; i < SHIM_DDT_OBS_MIN; i++) {
+		shim_lc_observe(e, false, 90000.0);
+		shim_lc_observe(e, true, 100000.0);
+	}
+	/* measured: the host 10% faster than the NIC leaves it */
+	assert_true(post_sample(big, 90000.0, 100000.0, &e));
+	/* a load spike: four receives at 10x */
+	for (i = 0; i < 4; i++)
+		shim_lc_observe(e, false, 900000.0);
+	assert_false(post_sample(big, 90000.0, 100000.0, &e));
+	/* on the NIC; the host explored within the period, its fresh
+	 * sample good: the host again */
+	for (back = 0; back < 3 * SHIM_DDT_EXPLORE_MIN; back++)
+		if (post_sample(big, 90000.0, 100000.0, &e))
+			break;
+	assert_true(back < SHIM_DDT_EXPLORE_MIN);
+	/* that was the exploration; the next post decides host */
+	assert_true(post_sample(big, 90000.0, 100000.0, &e));
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.explores, 1);
+	/* one spike (a preempted receive): 112.5 us, a close call; the
+	 * exploration's samples bring it down by the EWMA, explored every
+	 * 16 uses at most */
+	shim_lc_observe(e, false, 900000.0);
+	assert_false(post_sample(big, 90000.0, 100000.0, &e));
+	for (back = 0; back < 400; back++) {
+		bool host = post_e(big, &e) == SPIN_TYPE_HOST;
+
+		shim_lc_observe(e, !host, host ? 90000.0 : 100000.0);
+		/* explorations are single host posts; the switch back is
+		 * the first of two host posts in a row */
+		if (host && post_sample(big, 90000.0, 100000.0, &e))
+			break;
+	}
+	assert_true(back < 12 * SHIM_DDT_EXPLORE_CLOSE);
+	shim_lc_stats_get(&st);
+	x0 = st.explores;
+	assert_true(x0 >= 8 && x0 <= 16);
+	/* the NIC measured far slower (300 us): the choice stays right and
+	 * the NIC is explored ever less often */
+	for (i = 0; i < 1000; i++) {
+		if (post_sample(big, 90000.0, 300000.0, &e))
+			continue;
+		nx++;
+		if (nx > 2) {
+			/* the period doubles up to its bound */
+			assert_true(i - last >= gap);
+			gap = i - last;
+			assert_true(gap <= SHIM_DDT_EXPLORE_MAX);
+		}
+		last = i;
+	}
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.explores - x0, nx);
+	assert_int_equal(gap, SHIM_DDT_EXPLORE_MAX);
+	/* 8 or 16, 16, 32, 64 then every 128 */
+	assert_true(nx >= 9 && nx <= 13);
+	print_message("stale re-measure: one spike forgotten in %u uses, %"
+		      PRIu64 " explorations so far; then %u in 1000 uses\n",
+		      back, x0, nx);
+	ddt_free(big);
+}
+
+/* The cache's counters through the public API (spin.h,
+ * spin_type_cache_stats()): hits and misses, entries and bytes now,
+ * evictions, preparations done and failed, host and NIC posts,
+ * explorations and samples. */
+static void
+test_public_stats(void **state)
+{
+	struct ddt_type *big = vec(256, 4096), *small = vec(16, 8);
+	struct ddt_type *third = vec(4, 16), *big2 = vec(128, 4096);
+	struct spin_type_cache_stats p;
+	struct shim_lc_stats st;
+	struct shim_lc_entry *e;
+
+	(void)state;
+	configure(SHIM_CHOOSER_AWARE, true, 2);
+	spin_type_cache_stats(&p);
+	assert_int_equal(p.hits + p.misses + p.entries, 0);
+	spin_type_cache_stats(NULL); /* tolerated */
+	assert_int_equal(post(big, 1), SPIN_TYPE_HOST);
+	assert_int_equal(post(big, 1), SPIN_TYPE_SPECIALIZED);
+	assert_int_equal(post(small, 1), SPIN_TYPE_HOST);
+	spin_type_cache_stats(&p);
+	assert_int_equal(p.misses, 2);
+	assert_int_equal(p.hits, 1);
+	assert_int_equal(p.entries, 2);
+	assert_int_equal(p.bytes, 1000); /* big's arguments (fake build) */
+	assert_int_equal(p.prep_queued, 1);
+	assert_int_equal(p.prep_done, 1);
+	assert_int_equal(p.host_choices, 2);
+	assert_int_equal(p.nic_choices, 1);
+	assert_int_equal(p.host_while_preparing, 1);
+	assert_int_equal(p.evictions, 0);
+	/* over 2 entries: the least recently used idle one (big) goes */
+	assert_int_equal(post(third, 1), SPIN_TYPE_HOST);
+	spin_type_cache_stats(&p);
+	assert_int_equal(p.entries, 2);
+	assert_int_equal(p.evictions, 1);
+	assert_int_equal(p.bytes, 0);
+	/* a preparation that fails (NIC memory short): counted, host */
+	load_fail = 1;
+	assert_int_equal(post_e(big2, &e), SPIN_TYPE_HOST);
+	assert_int_equal(post_e(big2, &e), SPIN_TYPE_HOST);
+	shim_lc_observe(e, false, 1000.0);
+	shim_lc_observe(e, false, -1.0); /* not a time: not counted */
+	spin_type_cache_stats(&p);
+	assert_int_equal(p.prep_queued, 2);
+	assert_int_equal(p.prep_done, 1);
+	assert_int_equal(p.prep_failed, 1);
+	assert_int_equal(p.misses, 4);
+	assert_int_equal(p.hits, 2);
+	assert_int_equal(p.evictions, 2);
+	assert_int_equal(p.host_choices, 5);
+	assert_int_equal(p.nic_choices, 1);
+	assert_int_equal(p.samples, 1);
+	assert_int_equal(p.explorations, 0);
+	/* the same figures as the cache's own */
+	shim_lc_stats_get(&st);
+	assert_int_equal(p.hits, st.hits);
+	assert_int_equal(p.misses, st.misses);
+	assert_int_equal(p.evictions, st.evicted);
+	assert_int_equal(p.entries, st.entries);
+	assert_int_equal(p.bytes, st.bytes);
+	assert_int_equal(p.prep_queued, st.prep_queued);
+	assert_int_equal(p.prep_done, st.prep_done);
+	assert_int_equal(p.prep_failed, st.prep_failed);
+	assert_int_equal(p.host_choices, st.host_choices);
+	assert_int_equal(p.nic_choices, st.nic_choices);
+	assert_int_equal(p.host_while_preparing, st.host_while_preparing);
+	assert_int_equal(p.explorations, st.explores);
+	assert_int_equal(p.samples, st.observed);
+	ddt_free(big);
+	ddt_free(small);
+	ddt_free(third);
+	ddt_free(big2);
+}
+
 /* ---- replay oracle -------------------------------------------------------
  * The decisions of a scripted sequence of posts are recorded through the
  * trace hook and replayed here by rules written from the documents, not
@@ -672,8 +852,11 @@ test_nic_samples_flip(void **state)
  * the registration thread when l > T; a hit goes HA when l > T and the
  * layout is registered); AWARE is the rule of doc/NOTES.md (cost model,
  * simplest candidate within 10% of the cheapest, measured times after 3
- * samples, 10% hysteresis both ways, gate, exploration every 64th use or
- * every 8th while the estimates are within 25%). The
+ * samples, 10% hysteresis both ways, gate, exploration of the path not
+ * chosen once its last post or sample is 8 uses old, the period doubling
+ * to 128 (at most 16 in a close call) and back to 8 when the side
+ * flips, and a stale estimate over twice its fresh sample replaced by
+ * it). The
  * preparation is inline: what a post queued is ready at the next post. */
 
 #define ORC_STEPS 600
@@ -709,6 +892,10 @@ struct orc_layout {
 	uint64_t uses;
 	double ew[2];               /* host, NIC */
 	unsigned nw[2];
+	uint64_t at[2];             /* use of the last sample or post
+				       of each path */
+	bool stale[2];              /* explored, no sample since */
+	unsigned xn;                /* exploration period */
 	struct shim_lc_entry *e;    /* to inject samples */
 };
 
@@ -758,8 +945,8 @@ orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
 	double l = (double)L->bl, th, tn = -1.0, best = -1.0, t[2];
 	double byte = -1.0;
 	enum spin_type_strategy cand = SPIN_TYPE_HOST;
-	bool worth, close, stay;
-	int i;
+	bool worth, close, stay, side;
+	int i, other;
 
 	*q_p = *x_p = false;
 	L->uses++;
@@ -804,12 +991,24 @@ orc_decide(int chooser, int gate, double prep_ns, struct orc_layout *L,
 	if (!worth && !stay && close && L->nw[1] < 3)
 		worth = stay = true;
 	*s_p = L->ready && (worth || stay) ? cand : SPIN_TYPE_HOST;
-	L->on_nic = *s_p != SPIN_TYPE_HOST;
-	/* every 64th use, every 8th in a close call */
-	if (L->ready && L->uses % (close ? 8 : 64) == 0) {
+	/* exploration by age: the path not chosen once its last sample or
+	 * post is xn uses old (at most 16 in a close call); xn 8, doubled
+	 * by each exploration up to 128, 8 again when the side flips */
+	side = *s_p != SPIN_TYPE_HOST;
+	if (side != L->on_nic || L->xn < 8)
+		L->xn = 8;
+	L->on_nic = side;
+	other = side ? 0 : 1;
+	if (L->ready && L->uses - L->at[other] >= (close && L->xn > 16 ?
+						   16 : L->xn)) {
 		*s_p = *s_p == SPIN_TYPE_HOST ? cand : SPIN_TYPE_HOST;
 		*x_p = true;
+		L->at[other] = L->uses;
+		L->stale[other] = true;
+		L->xn = L->xn * 2 > 128 ? 128 : L->xn * 2;
 	}
+	/* the path posted: its age starts again */
+	L->at[*s_p == SPIN_TYPE_HOST ? 0 : 1] = L->uses;
 	if (worth && !L->queued && !L->ready)
 		*q_p = gate == SHIM_GATE_EAGER ? true :
 			L->uses < 2 ? false :
@@ -831,6 +1030,12 @@ orc_sample(struct orc_layout *L, int nic, double ns)
 		*e = ns;
 	else if (L->nw[nic] >= 3)
 		*e += 0.25 * (fmin(fmax(x, *e / 2.0), 2.0 * *e) - *e);
+	/* the first sample after an exploration: an estimate over twice
+	 * the sample is replaced */
+	if (L->stale[nic] && L->nw[nic] >= 3 && ns * 2.0 < *e)
+		*e = ns;
+	L->stale[nic] = false;
+	L->at[nic] = L->uses;
 	L->nw[nic]++;
 	shim_lc_observe(L->e, nic != 0, ns);
 }
@@ -955,6 +1160,8 @@ main(void)
 		cmocka_unit_test_teardown(test_gate_rent, teardown),
 		cmocka_unit_test_teardown(test_prep_cost, teardown),
 		cmocka_unit_test_teardown(test_nic_samples_flip, teardown),
+		cmocka_unit_test_teardown(test_stale_remeasure, teardown),
+		cmocka_unit_test_teardown(test_public_stats, teardown),
 		cmocka_unit_test_teardown(test_oracle_threshold, teardown),
 		cmocka_unit_test_teardown(test_oracle_aware, teardown),
 	};

@@ -26,8 +26,9 @@ T = 2048.0
 HYST = 0.10
 CLOSE = 0.25
 OBS_MIN = 3
-EXPLORE = 64
-EXPLORE_CLOSE = 8
+EXPLORE_MIN = 8
+EXPLORE_MAX = 128
+EXPLORE_CLOSE = 16
 PREP_USES = 2
 
 MAX_BYTES = 64 << 20
@@ -43,7 +44,7 @@ STRATS = ("auto", "host", "contig") + NIC
 NUM = r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?"
 UINT = r"\d{1,20}"
 FLAG = r"[01]"
-HEADER = re.compile(r"# spinnic-ddt-trace 2 pid (\d{1,10})")
+HEADER = re.compile(r"# spinnic-ddt-trace 3 pid (\d{1,10})")
 # (name, pattern) in the order the library writes them
 FIELDS = (
     ("id", UINT), ("use", UINT), ("ch", "|".join(CHOOSERS)),
@@ -53,7 +54,8 @@ FIELDS = (
     ("region", FLAG), ("ready", FLAG),
     ("host", "(" + NUM + ")/(" + UINT + ")"),
     ("nic", "(" + NUM + ")/(" + UINT + ")"),
-    ("on_nic", FLAG), ("built", "|".join(re.escape(s) for s in STRATS)),
+    ("on_nic", FLAG), ("at", "(" + UINT + ")/(" + UINT + ")"),
+    ("xn", UINT), ("built", "|".join(re.escape(s) for s in STRATS)),
     ("cand", "|".join(re.escape(s) for s in STRATS)), ("prepare", FLAG),
     ("t_host", NUM), ("t_nic", NUM), ("prep", NUM), ("queued", FLAG),
     ("explored", FLAG), ("fallback", FLAG),
@@ -88,10 +90,15 @@ def parse(line):
             d["n_" + name] = int(g[i + 2])
             i += 3
             continue
+        if name == "at":
+            d["at_host"] = int(g[i + 1])
+            d["at_nic"] = int(g[i + 2])
+            i += 3
+            continue
         d[name] = g[i]
         i += 1
     d["strat"] = g[i]
-    for k in ("id", "use", "size", "blocks", "pkts"):
+    for k in ("id", "use", "size", "blocks", "pkts", "xn"):
         d[k] = int(d[k])
     for k in ("table", "region", "ready", "on_nic", "prepare", "queued",
               "explored", "fallback"):
@@ -147,6 +154,13 @@ class Layout:
         self.use = 0
         self.on_nic = False
         self.queued_once = False
+        # the age of the estimates: the use of each path's last post or
+        # sample (its count grew since the previous line), the later
+        self.at_host = 0
+        self.at_nic = 0
+        self.n_host = 0
+        self.n_nic = 0
+        self.xn = 0
 
 
 def decide(d, lay, err):
@@ -214,6 +228,18 @@ def check(d, lay, err):
     if d["on_nic"] != lay.on_nic:
         err("on_nic %d, the previous decision was %s" %
             (d["on_nic"], "NIC" if lay.on_nic else "host"))
+    # samples that came since the previous post: the path's age restarts
+    # at that post's use
+    if d["n_host"] != lay.n_host:
+        lay.at_host = d["use"] - 1
+    if d["n_nic"] != lay.n_nic:
+        lay.at_nic = d["use"] - 1
+    lay.n_host, lay.n_nic = d["n_host"], d["n_nic"]
+    if (d["at_host"], d["at_nic"], d["xn"]) != (lay.at_host, lay.at_nic,
+                                                lay.xn):
+        err("at %d/%d xn %d, the replay has %d/%d xn %d" %
+            (d["at_host"], d["at_nic"], d["xn"], lay.at_host, lay.at_nic,
+             lay.xn))
     if d["l"] != (d["size"] / d["blocks"] if d["blocks"] else 0.0):
         err("l %r is not size / blocks" % d["l"])
     cand, prepare, rule = decide(d, lay, err)
@@ -221,18 +247,37 @@ def check(d, lay, err):
         err("candidate %s, the rule names %s" % (d["cand"], cand))
     if d["prepare"] != prepare:
         err("prepare %d, the rule says %d" % (d["prepare"], prepare))
-    lay.on_nic = rule != "host"
-    # exploration (aware with a table, prepared): every EXPLORE-th use,
-    # every EXPLORE_CLOSE-th in a close call, the path not chosen
+    # exploration by age (aware with a table, prepared): the path not
+    # chosen once its estimate is xn uses old (since its last post or
+    # sample), at most EXPLORE_CLOSE in a close call; xn starts at
+    # EXPLORE_MIN, doubles at each exploration up to EXPLORE_MAX, and
+    # starts again when the side flips
+    side = rule != "host"
+    if side != lay.on_nic or lay.xn < EXPLORE_MIN:
+        lay.xn = EXPLORE_MIN
+    lay.on_nic = side
     aware_t = d["ch"] == "aware" and d["table"] and rule != "contig"
-    every = EXPLORE_CLOSE if close(d) else EXPLORE
-    want_explore = aware_t and d["ready"] and d["use"] % every == 0
+    at = lay.at_host if side else lay.at_nic
+    bound = min(lay.xn, EXPLORE_CLOSE) if close(d) else lay.xn
+    want_explore = (aware_t and d["ready"] and d["use"] >= at and
+                    d["use"] - at >= bound)
     if d["explored"] != want_explore:
-        err("explored %d, the rule says %d (use %d, every %d)" %
-            (d["explored"], want_explore, d["use"], every))
+        err("explored %d, the rule says %d (use %d, age %d, bound %d)" %
+            (d["explored"], want_explore, d["use"], d["use"] - at, bound))
+    if want_explore:
+        if side:
+            lay.at_host = d["use"]
+        else:
+            lay.at_nic = d["use"]
+        lay.xn = min(2 * lay.xn, EXPLORE_MAX)
     s = rule
     if d["explored"]:
         s = cand if rule == "host" else "host"
+    # the path posted will give a sample: its age starts again
+    if d["strat"] == "host":
+        lay.at_host = d["use"]
+    elif is_nic(d["strat"]):
+        lay.at_nic = d["use"]
     if is_nic(s) and d["fallback"]:
         if d["strat"] != "host":
             err("a fallback posted %s, not host" % d["strat"])

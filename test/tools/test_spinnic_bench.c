@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <setjmp.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -768,6 +769,10 @@ test_new_bad_input(void **state)
 		{ "layout", "--figure", "", NULL },
 		{ "layout", "--lreps", "0", NULL },
 		{ "layout", "--spinnic", "/nonexistent/spinnic", NULL },
+		{ "halo", "--grid", "3", NULL },
+		{ "halo", "--iters", "0", NULL },
+		{ "halo", "--hreps", "x", NULL },
+		{ "halo", "--spinnic", "/nonexistent/spinnic", NULL },
 		{ "overlap", "--coll", "nope", NULL },
 		{ "overlap", "--nic-lcores", "0", NULL },
 		{ "overlap", "--nic-lcores", "17", NULL },
@@ -834,6 +839,80 @@ layout_csv(struct csv *c, const char *fig, const char *file)
 	assert_non_null(strstr(r->out, "calibration measured"));
 	csv_read(c, path(file));
 	free(r);
+}
+
+/* tools/@p gp on CSV @p csv: @return its exit status, or -1 without
+ * gnuplot; a PNG at @p png when 0 */
+static int
+plot_gp(const char *gp, const char *csv, const char *png)
+{
+	const char *src = getenv("SPINNIC_SOURCE_DIR");
+	char cmd[9000];
+	int st;
+
+	assert_non_null(src);
+	if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "t=pngcairo; gnuplot -e 'set terminal "
+		 "pngcairo' >/dev/null 2>&1 || t=png; gnuplot -e \"csv='%s'; "
+		 "png='%s'; term='$t'\" '%s/tools/%s' 2>/dev/null", csv, png,
+		 src, gp);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+}
+
+/* @p png begins as a PNG file does */
+static void
+assert_png(const char *png)
+{
+	unsigned char magic[8] = { 0 };
+	FILE *f = fopen(png, "rb");
+
+	assert_non_null(f);
+	assert_int_equal(fread(magic, 1, sizeof(magic), f), sizeof(magic));
+	fclose(f);
+	assert_memory_equal(magic, "\x89PNG\r\n\x1a\n", sizeof(magic));
+}
+
+/* Fig. 3: a grid of 5 block sizes x 3 uses, each cell the NIC (prepared
+ * once per layout, or per receive) and the chooser against host; the
+ * heat map of tools/plot_layout_fig3.gp drawn from it (a PNG), and a CSV
+ * that is not a grid refused. */
+static void
+layout_fig3(struct csv *c)
+{
+	static const int64_t blk[] = { 64, 512, 2048, 4096, 16384 };
+	static const long uses[] = { 1, 10, 100 };
+	char csv[4200], png[4200], other[4200];
+	int c_b, c_u, c_s, c_a, c_n, rc;
+
+	layout_csv(c, "3", "layout3.csv");
+	c_b = col(c->hdr, c->nh, "block_b");
+	c_u = col(c->hdr, c->nh, "uses");
+	c_s = col(c->hdr, c->nh, "static_vs_host");
+	c_a = col(c->hdr, c->nh, "aware_vs_host");
+	c_n = col(c->hdr, c->nh, "nic_uncached_vs_host");
+	assert_true(c_b >= 0 && c_u >= 0 && c_s >= 0 && c_a >= 0 && c_n >= 0);
+	assert_int_equal(c->rows, 15);
+	for (int i = 0; i < c->rows; i++) {
+		assert_string_equal(c->f[i][0], "grid");
+		assert_int_equal(atoll(c->f[i][c_b]), blk[i / 3]);
+		assert_int_equal(atol(c->f[i][c_u]), uses[i % 3]);
+		assert_true(atof(c->f[i][c_s]) > 0 && atof(c->f[i][c_a]) > 0 &&
+			    atof(c->f[i][c_n]) > 0);
+	}
+	snprintf(csv, sizeof(csv), "%s", path("layout3.csv"));
+	snprintf(png, sizeof(png), "%s", path("layout3.png"));
+	snprintf(other, sizeof(other), "%s", path("layout9.csv"));
+	rc = plot_gp("plot_layout_fig3.gp", csv, png);
+	if (rc < 0) {
+		print_message("no gnuplot: plot_layout_fig3.gp not run\n");
+		return;
+	}
+	assert_int_equal(rc, 0);
+	assert_png(png);
+	/* Fig. 9's CSV has no grid rows: refused, not an empty picture */
+	assert_int_not_equal(plot_gp("plot_layout_fig3.gp", other, png), 0);
 }
 
 static void
@@ -903,6 +982,7 @@ test_layout(void **state)
 	assert_int_equal(c->rows, 3);
 	for (int i = 0; i < c->rows; i++)
 		assert_true(atof(c->f[i][c_r]) > 0);
+	layout_fig3(c);
 	/* Fig. 13: a row per application type, the chooser against host
 	 * and the best fixed strategy of the same run; specialized only
 	 * where the layout is regular ('-' otherwise) */
@@ -922,6 +1002,72 @@ test_layout(void **state)
 		if (strcmp(c->f[i][0], "nas_mg_y") == 0)
 			assert_true(atof(c->f[i][c_h]) > 0);
 	}
+	free(c);
+}
+
+/* halo (paper 001 Fig. 14b): a row per group of iterations with both
+ * variants' times, aware / host of the same row and each face's share of
+ * aware receives by the NIC; every face was checked by the ranks. */
+static void
+test_halo(void **state)
+{
+	struct tool_result *r = malloc(sizeof(*r));
+	struct csv *c = malloc(sizeof(*c));
+	char csv[4200], png[4200];
+	int c_f, c_l, c_h, c_a, c_r, c_n[3], rc;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(c);
+	run(r, "halo", "--grid", "8", "--iters", "12", "--group", "4",
+	    "--hreps", "1", "--csv", path("halo.csv"), NULL);
+	if (lacks_resources(r)) {
+		free(r);
+		free(c);
+		skip();
+		return;
+	}
+	if (r->status != 0)
+		fail_msg("spinnic-bench halo failed (%d): %s", r->status,
+			 r->err);
+	assert_non_null(strstr(r->out, "# halo exchange"));
+	csv_read(c, path("halo.csv"));
+	c_f = col(c->hdr, c->nh, "iter_first");
+	c_l = col(c->hdr, c->nh, "iter_last");
+	c_h = col(c->hdr, c->nh, "host_us");
+	c_a = col(c->hdr, c->nh, "aware_us");
+	c_r = col(c->hdr, c->nh, "aware_vs_host");
+	c_n[0] = col(c->hdr, c->nh, "aware_nic_x");
+	c_n[1] = col(c->hdr, c->nh, "aware_nic_y");
+	c_n[2] = col(c->hdr, c->nh, "aware_nic_z");
+	assert_true(c_f >= 0 && c_l >= 0 && c_h >= 0 && c_a >= 0 && c_r >= 0 &&
+		    c_n[0] >= 0 && c_n[1] >= 0 && c_n[2] >= 0);
+	assert_int_equal(c->rows, 3);
+	for (int i = 0; i < c->rows; i++) {
+		assert_int_equal(atoll(c->f[i][c_f]), 4 * i + 1);
+		assert_int_equal(atoll(c->f[i][c_l]), 4 * i + 4);
+		assert_true(atof(c->f[i][c_h]) > 0 && atof(c->f[i][c_a]) > 0);
+		assert_true(ratio_of(atof(c->f[i][c_r]), atof(c->f[i][c_a]),
+				     atof(c->f[i][c_h])));
+		for (int f = 0; f < 3; f++)
+			assert_true(atof(c->f[i][c_n[f]]) >= 0 &&
+				    atof(c->f[i][c_n[f]]) <= 1);
+	}
+	/* the first iteration of an emptied cache is host-based: the
+	 * first group cannot be all NIC */
+	for (int f = 0; f < 3; f++)
+		assert_true(atof(c->f[0][c_n[f]]) <= 0.75 + 1e-9);
+	/* tools/plot_halo.gp draws it; Fig. 3's script refuses it */
+	snprintf(csv, sizeof(csv), "%s", path("halo.csv"));
+	snprintf(png, sizeof(png), "%s", path("halo.png"));
+	rc = plot_gp("plot_halo.gp", csv, png);
+	if (rc >= 0) {
+		assert_int_equal(rc, 0);
+		assert_png(png);
+		assert_int_not_equal(plot_gp("plot_layout_fig3.gp", csv, png),
+				     0);
+	}
+	free(r);
 	free(c);
 }
 
@@ -988,6 +1134,7 @@ main(void)
 		cmocka_unit_test(test_ckpt),
 		cmocka_unit_test(test_new_bad_input),
 		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_halo),
 		cmocka_unit_test(test_csv_unwritable),
 	};
 
