@@ -769,6 +769,21 @@ int spin_typed_recv_complete(struct spin_typed_recv *r, const ptl_event_t *ev,
 			     void **user_ptr_p);
 
 /**
+ * The NIC's own time for the message of an event: from its first
+ * packet's match to its completion (last DMA done, completion handler
+ * run), as spinnic reports it in its event record (not in ptl_event_t).
+ * Known for the last event this thread took from an EQ (PtlEQGet(),
+ * PtlEQWait(), PtlEQPoll()) when it was posted at a message's completion
+ * (a target PUT, GET, ATOMIC, ...); spin_typed_recv_complete() uses it
+ * for the layout-aware chooser's samples.
+ * @param ev the event, as the last take on this thread filled it.
+ * @param ns_p receives the time, ns (>= 1; UINT32_MAX or more saturates).
+ * @return PTL_OK; PTL_FAIL (no time: another event since, an event
+ *   without one, a spinnic that does not report it); NULL: PTL_FAIL.
+ */
+int spin_event_nic_time(const ptl_event_t *ev, uint64_t *ns_p);
+
+/**
  * Unlink a typed receive that has not matched a message, and free it.
  * @param r the receive.
  * @return PTL_OK; PTL_ARG_INVALID (NULL); PTL_IN_USE (it matched: its
@@ -829,6 +844,10 @@ struct spin_type_cache_stats {
 				     measure it again */
 	uint64_t samples;       /**< receive times taken into the layouts'
 				     estimates */
+	uint64_t nic_timed;     /**< ... of them timed from the data's
+				     arrival by spinnic's NIC time
+				     (spin_event_nic_time()), not from the
+				     post */
 };
 
 /**
