@@ -141,6 +141,9 @@ struct shim_lc_config {
 	/* predicted preparation of a NIC object (ns: fixed, per block of an
 	 * iovec list), for SHIM_GATE_RENT; 0: unknown */
 	double prep_msg_ns, prep_block_ns;
+	/* samples from the post, spinnic's NIC time ignored
+	 * (SPINNIC_DDT_NICTIME=off: the sixth slice's samples, for A/B) */
+	bool no_nic_time;
 	/* called with every decision of a post (lc.lock held; tests) */
 	void (*trace)(const struct shim_lc_trace *t, void *arg);
 	void *trace_arg;

@@ -235,6 +235,13 @@ config_env(void)
 			lc.cfg.trace_arg = f;
 		}
 	}
+	v = getenv("SPINNIC_DDT_NICTIME");
+	if (v != NULL && strcmp(v, "off") == 0) {
+		lc.cfg.no_nic_time = true;
+	} else if (v != NULL && *v != '\0' && strcmp(v, "on") != 0) {
+		SHIM_ERR("SPINNIC_DDT_NICTIME=%s: expected on or off", v);
+		lc.cfg_err = -EINVAL;
+	}
 	v = getenv("SPINNIC_DDT_PREP_THREAD");
 	lc.cfg.inline_prep = v != NULL && strcmp(v, "0") == 0;
 	lc.ops = real_ops;
@@ -1154,6 +1161,8 @@ shim_lc_observe_times(struct shim_lc_entry *e, bool nic, double ptc_ns,
 	bool ok, used;
 
 	pthread_mutex_lock(&lc.lock);
+	if (lc.cfg.no_nic_time)
+		nic_ns = 0;
 	ns = shim_ddt_ctx_sample(ptc_ns, nic_ns, unpack_ns, &lc.lat_ns, &used);
 	if (e == NULL) {
 		/* a receive no estimate is about: the latency only */

@@ -719,7 +719,9 @@ int spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
  * in the background (SPINNIC_DDT_PREP_THREAD=0: the next post does),
  * with aware from its second use (SPINNIC_DDT_GATE=second | eager: the
  * first | rent: once its uses repay the preparation). Receive times
- * refine aware's choice per layout. SPINNIC_DDT_STRATEGY forces a strategy as for spin_type_offload().
+ * refine aware's choice per layout, timed from the data's arrival by
+ * spinnic's NIC time (spin_event_nic_time(); SPINNIC_DDT_NICTIME=off:
+ * from the post, for comparison). SPINNIC_DDT_STRATEGY forces a strategy as for spin_type_offload().
  * Otherwise the contract of spin_me_append_typed(); complete with
  * spin_typed_recv_complete(). The NI's entries are released by
  * spin_type_cache_flush(), or by PtlNIFini() of its last reference.
@@ -732,7 +734,8 @@ int spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
  * @param user_ptr the caller's, returned by spin_typed_recv_complete().
  * @param r_p receives the posted receive.
  * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (bad arguments or options,
- *   type not committed, a bad SPINNIC_DDT_CHOOSER, SPINNIC_DDT_GATE or
+ *   type not committed, a bad SPINNIC_DDT_CHOOSER, SPINNIC_DDT_GATE,
+ *   SPINNIC_DDT_NICTIME or
  *   SPINNIC_DDT_STRATEGY value, the type too large); PTL_NO_SPACE (host memory, or the NIC's
  *   entry table); or another error of spin_me_append() /
  *   spin_ctx_install().
