@@ -721,7 +721,8 @@ int spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
  * first | rent: once its uses repay the preparation). Receive times
  * refine aware's choice per layout, timed from the data's arrival by
  * spinnic's NIC time (spin_event_nic_time(); SPINNIC_DDT_NICTIME=off:
- * from the post, for comparison). SPINNIC_DDT_STRATEGY forces a strategy as for spin_type_offload().
+ * from the post, for comparison). SPINNIC_DDT_STRATEGY forces a strategy
+ * as for spin_type_offload().
  * Otherwise the contract of spin_me_append_typed(); complete with
  * spin_typed_recv_complete(). The NI's entries are released by
  * spin_type_cache_flush(), or by PtlNIFini() of its last reference.
@@ -735,10 +736,9 @@ int spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
  * @param r_p receives the posted receive.
  * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (bad arguments or options,
  *   type not committed, a bad SPINNIC_DDT_CHOOSER, SPINNIC_DDT_GATE,
- *   SPINNIC_DDT_NICTIME or
- *   SPINNIC_DDT_STRATEGY value, the type too large); PTL_NO_SPACE (host memory, or the NIC's
- *   entry table); or another error of spin_me_append() /
- *   spin_ctx_install().
+ *   SPINNIC_DDT_NICTIME or SPINNIC_DDT_STRATEGY value, the type too
+ *   large); PTL_NO_SPACE (host memory, or the NIC's entry table); or
+ *   another error of spin_me_append() / spin_ctx_install().
  */
 int spin_me_append_ddt(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 		       const ptl_me_t *me, const struct ddt_type *t,
