@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Target-side matching of message headers, and the end of a match. */
+#include <time.h>
+
 #include "ptl_internal.h"
 
 #define UH_REF(slot, gen) (((uint32_t)(gen) << 24) | ((slot) + 1))
@@ -103,6 +105,27 @@ uh_alloc(struct ptl_ni *ni)
 	return PTL_NIL;
 }
 
+static uint64_t
+match_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The NIC's time for a message, from its match to now, for the target
+ * event (spinnic_event.nic_ns): saturated at UINT32_MAX, at least 1 (0
+ * means none). */
+static uint32_t
+match_nic_ns(const struct ptl_match *mt)
+{
+	uint64_t now = match_now_ns();
+	uint64_t d = now > mt->t0_ns ? now - mt->t0_ns : 1;
+
+	return d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+}
+
 int
 ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	      struct ptl_match *mt)
@@ -122,6 +145,7 @@ ptl_nic_match(struct ptl_nic *nic, const struct spinnic_pkt *hdr,
 	int rc;
 
 	memset(mt, 0, sizeof(*mt));
+	mt->t0_ns = match_now_ns();
 	/* Any packet of a message may arrive first: each carries the header. */
 	if (!(hdr->type == SPINNIC_WIRE_T_DATA ||
 	      hdr->type == SPINNIC_WIRE_T_GET) ||
@@ -399,6 +423,8 @@ ptl_match_complete(struct ptl_nic *nic, struct ptl_match *mt, uint8_t ni_fail)
 			ev.atomic_op = mt->atomic_op;
 			ev.atomic_type = mt->atomic_type;
 			ev.list = (uint8_t)mt->list;
+			if (mt->t0_ns != 0)
+				ev.nic_ns = match_nic_ns(mt);
 			ptl_eq_post(c, mt->eq, &ev);
 		}
 		if (mt->options & SPINNIC_PTL_ME_EVENT_CT_COMM)

@@ -462,6 +462,9 @@ struct ptl_match {
 				      events (flow-controlled PT) */
 	uint32_t me_slot;        /**< internal */
 	uint32_t uh;             /**< internal: unexpected header slot + 1 */
+	uint64_t t0_ns;          /**< internal: CLOCK_MONOTONIC at the match
+				      (the first packet); the target event's
+				      nic_ns counts from it */
 };
 
 /**

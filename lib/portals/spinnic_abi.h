@@ -17,7 +17,7 @@
 #include <assert.h>
 #include <stdint.h>
 
-#define SPINNIC_ABI_VERSION 7u
+#define SPINNIC_ABI_VERSION 8u
 /** Region cookie: "SPINREG1". */
 #define SPINNIC_REGION_MAGIC 0x314745524e495053ull
 
@@ -564,6 +564,14 @@ struct spinnic_event {
 				     what the message matched (target events,
 				     ACK) */
 	uint8_t pad[2];
+	/** ABI 8: the NIC's own time for the message of a target event
+	 *  posted at its completion (PUT, GET, ATOMIC, ... on either list),
+	 *  ns from its first packet's match to its completion (last DMA
+	 *  done, completion handler run), at least 1, saturated at
+	 *  UINT32_MAX; 0 for other events (a PUT_OVERFLOW posted at a later
+	 *  append, initiator events, ...). Read by the shim's typed receives
+	 *  (spin_event_nic_time()), not part of ptl_event_t. */
+	uint32_t nic_ns;
 	uint32_t seq;           /**< written last: slot valid when == index+1 */
 };
 static_assert(sizeof(struct spinnic_event) == 88, "event size");

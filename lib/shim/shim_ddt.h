@@ -141,6 +141,9 @@ struct shim_lc_config {
 	/* predicted preparation of a NIC object (ns: fixed, per block of an
 	 * iovec list), for SHIM_GATE_RENT; 0: unknown */
 	double prep_msg_ns, prep_block_ns;
+	/* samples from the post, spinnic's NIC time ignored
+	 * (SPINNIC_DDT_NICTIME=off: the sixth slice's samples, for A/B) */
+	bool no_nic_time;
 	/* called with every decision of a post (lc.lock held; tests) */
 	void (*trace)(const struct shim_lc_trace *t, void *arg);
 	void *trace_arg;
@@ -152,6 +155,8 @@ struct shim_lc_stats {
 	uint64_t host_choices, nic_choices, host_while_preparing;
 	uint64_t explores;           /* posts sent the other way on purpose */
 	uint64_t observed;           /* refinement samples taken */
+	uint64_t nic_timed;          /* ... of them from spinnic's NIC time
+					(shim_ddt_ctx_sample()) */
 };
 
 /** Find or create the entry of (ni, t, count), decide this post, and take
@@ -181,6 +186,15 @@ void shim_lc_config_get(struct shim_lc_config *c_p);
  *  time from the post to the data in place (host: unpack included).
  *  Samples that are not times are ignored. */
 void shim_lc_observe(struct shim_lc_entry *e, bool nic, double ns);
+/** shim_lc_observe() of a receive without the wait for its sender:
+ *  shim_ddt_ctx_sample(@p ptc_ns, @p nic_ns, @p unpack_ns) with the
+ *  process's completion latency (updated). @p nic_ns 0: none (the
+ *  sample is @p ptc_ns). @p e NULL: the latency only (a receive no
+ *  estimate is about: prepared types, the calibration's). */
+void shim_lc_observe_times(struct shim_lc_entry *e, bool nic, double ptc_ns,
+			   double nic_ns, double unpack_ns);
+/** The completion latency of shim_lc_observe_times() (ns; < 0: none). */
+double shim_lc_latency(void);
 struct shim_calib;
 /** Whether the aware table is the calibration's (copied to @p c_p when
  *  not NULL). */

@@ -7,6 +7,7 @@
  * calls it on every post.
  */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "shim_ddt_choose.h"
@@ -276,6 +277,29 @@ shim_ddt_obs_sample(struct shim_ddt_obs *o, bool nic, double ns,
 	else
 		o->host_at = uses;
 	return true;
+}
+
+double
+shim_ddt_ctx_sample(double ptc_ns, double nic_ns, double unpack_ns,
+		    double *lat_p, bool *used_p)
+{
+	double out;
+
+	if (used_p != NULL)
+		*used_p = false;
+	if (!(ptc_ns >= 0) || ptc_ns > 1e12)
+		return NAN;
+	if (!(unpack_ns >= 0) || unpack_ns > ptc_ns)
+		unpack_ns = 0;
+	/* the NIC's word: within the client's own time, or not used */
+	if (!(nic_ns > 0) || nic_ns > ptc_ns || nic_ns + unpack_ns > ptc_ns)
+		return ptc_ns;
+	out = ptc_ns - nic_ns - unpack_ns;
+	if (!(*lat_p >= 0) || out < *lat_p)
+		*lat_p = out;
+	if (used_p != NULL)
+		*used_p = true;
+	return nic_ns + unpack_ns + *lat_p;
 }
 
 bool

@@ -177,6 +177,26 @@ bool shim_ddt_obs_add(double *ewma_p, uint32_t *n_p, double ns);
 bool shim_ddt_obs_sample(struct shim_ddt_obs *o, bool nic, double ns,
 			 uint64_t uses);
 
+/** A receive's sample without the wait for its sender (spinnic's NIC
+ *  time, spinnic_event.nic_ns): the NIC's time for the message (from its
+ *  first packet to its completion: the NIC strategy's work, or the copy
+ *  to the host path's staging buffer) plus @p unpack_ns (the host path's
+ *  unpack after the data landed, 0 on the NIC) plus the completion
+ *  latency *@p lat_p, the least (post-to-completion - NIC time - unpack)
+ *  seen so far: the post, the event's way to the client and the
+ *  completion call when the sender was already waiting (any wait only
+ *  adds). So both paths' samples count from the data's arrival and stay
+ *  in the calibration table's units (a receive whose sender is ready).
+ *  @p nic_ns is the NIC's word: used only when a time in (0,
+ *  @p ptc_ns] (a message matched after its post cannot take longer on
+ *  the NIC than at the client), else the sample is @p ptc_ns as before.
+ *  *@p lat_p < 0: none yet (the first usable receive sets it, so its
+ *  sample is its @p ptc_ns). *@p used_p (when not NULL): whether the
+ *  NIC time was used.
+ *  @return the sample (ns); NaN when @p ptc_ns is not a time */
+double shim_ddt_ctx_sample(double ptc_ns, double nic_ns, double unpack_ns,
+			   double *lat_p, bool *used_p);
+
 /** Exploration by age, at the @p uses-th post of a layout whose decision
  *  side is @p nic_side (before any exploration). A flip of the side
  *  (against o->on_nic) resets the period to SHIM_DDT_EXPLORE_MIN. When

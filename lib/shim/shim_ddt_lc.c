@@ -114,7 +114,10 @@ static struct {
 	double prep_blk_ns[SPIN_TYPE_COUNT];
 	uint32_t prep_blk_n[SPIN_TYPE_COUNT];
 	const struct shim_ddt_costs *prep_costs; /* the table they go with */
+	/* the completion latency of shim_ddt_ctx_sample() (< 0: none) */
+	double lat_ns;
 } lc = {
+	.lat_ns = -1,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.work = PTHREAD_COND_INITIALIZER,
 	.idle = PTHREAD_COND_INITIALIZER,
@@ -231,6 +234,13 @@ config_env(void)
 			lc.cfg.trace = trace_file;
 			lc.cfg.trace_arg = f;
 		}
+	}
+	v = getenv("SPINNIC_DDT_NICTIME");
+	if (v != NULL && strcmp(v, "off") == 0) {
+		lc.cfg.no_nic_time = true;
+	} else if (v != NULL && *v != '\0' && strcmp(v, "on") != 0) {
+		SHIM_ERR("SPINNIC_DDT_NICTIME=%s: expected on or off", v);
+		lc.cfg_err = -EINVAL;
 	}
 	v = getenv("SPINNIC_DDT_PREP_THREAD");
 	lc.cfg.inline_prep = v != NULL && strcmp(v, "0") == 0;
@@ -1089,6 +1099,7 @@ shim_lc_configure(const struct shim_lc_config *c)
 	memo_free(mv);
 	pthread_mutex_lock(&lc.lock);
 	memset(&lc.st, 0, sizeof(lc.st));
+	lc.lat_ns = -1;
 	lc.next_id = 0;
 	lc.configured = c != NULL;
 	lc.cfg_err = 0;
@@ -1140,6 +1151,42 @@ shim_lc_observe(struct shim_lc_entry *e, bool nic, double ns)
 	if (ok)
 		lc.st.observed++;
 	pthread_mutex_unlock(&lc.lock);
+}
+
+void
+shim_lc_observe_times(struct shim_lc_entry *e, bool nic, double ptc_ns,
+		      double nic_ns, double unpack_ns)
+{
+	double ns;
+	bool ok, used;
+
+	pthread_mutex_lock(&lc.lock);
+	if (lc.cfg.no_nic_time)
+		nic_ns = 0;
+	ns = shim_ddt_ctx_sample(ptc_ns, nic_ns, unpack_ns, &lc.lat_ns, &used);
+	if (e == NULL) {
+		/* a receive no estimate is about: the latency only */
+		pthread_mutex_unlock(&lc.lock);
+		return;
+	}
+	ok = shim_ddt_obs_sample(&e->obs, nic, ns, e->uses);
+	if (ok) {
+		lc.st.observed++;
+		if (used)
+			lc.st.nic_timed++;
+	}
+	pthread_mutex_unlock(&lc.lock);
+}
+
+double
+shim_lc_latency(void)
+{
+	double v;
+
+	pthread_mutex_lock(&lc.lock);
+	v = lc.lat_ns;
+	pthread_mutex_unlock(&lc.lock);
+	return v;
 }
 
 bool

@@ -34,7 +34,7 @@ struct spin_typed_recv {
 	struct shim_lc_entry *lce; /* spin_me_append_ddt() by the host path
 				      or the entry's NIC candidate: its
 				      time refines the entry */
-	uint64_t post_ns;          /* lce: CLOCK_MONOTONIC at the post */
+	uint64_t post_ns;          /* CLOCK_MONOTONIC at the post */
 };
 
 static uint64_t
@@ -151,9 +151,11 @@ spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 {
 	struct spin_typed_recv *r;
 	spin_handle_ctx_t ctx;
+	uint64_t t0;
 	int rc;
 
 	SHIM_ENTER();
+	t0 = recv_now_ns();
 	if (me == NULL || off == NULL || r_p == NULL || off->ni != ni_handle ||
 	    (buf == NULL && off->size > 0) ||
 	    (me->options & TYPED_BAD_OPTIONS))
@@ -182,6 +184,7 @@ spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 		TYPE_COUNT(fallbacks);
 	else
 		TYPE_COUNT(offloaded);
+	r->post_ns = t0;
 	*r_p = r;
 	return PTL_OK;
 }
@@ -312,14 +315,26 @@ spin_typed_recv_complete(struct spin_typed_recv *r, const ptl_event_t *ev,
 		return PTL_ARG_INVALID;
 	if (user_ptr_p != NULL)
 		*user_ptr_p = r->user_ptr;
-	if (r->lce != NULL && ev->type == PTL_EVENT_PUT &&
-	    ev->ni_fail_type == PTL_NI_OK) {
-		/* refinement: post to data in place, as the application
-		 * sees it, on either path (the host's unpack included) */
+	if (ev->type == PTL_EVENT_PUT && ev->ni_fail_type == PTL_NI_OK) {
+		/* refinement: from the data's arrival at the NIC to the data
+		 * in place (spinnic's NIC time + the host's unpack + the
+		 * completion latency, shim_ddt_ctx_sample()); without a NIC
+		 * time, post to data in place as the application sees it.
+		 * Every typed receive (the calibration's: a sender ready at
+		 * once) tells the completion latency */
+		uint64_t nic_ns = 0, a, b;
+
+		if (spin_event_nic_time(ev, &nic_ns) != PTL_OK)
+			nic_ns = 0;
+		a = recv_now_ns();
 		rc = recv_finish(r, ev);
+		b = recv_now_ns();
 		if (rc == 0 && ev->mlength == (ptl_size_t)r->off->size)
-			shim_lc_observe(r->lce, r->strat != SPIN_TYPE_HOST,
-					(double)(recv_now_ns() - r->post_ns));
+			shim_lc_observe_times(r->lce,
+					      r->strat != SPIN_TYPE_HOST,
+					      (double)(b - r->post_ns),
+					      (double)nic_ns,
+					      (double)(b - a));
 	} else {
 		rc = recv_finish(r, ev);
 	}
@@ -405,5 +420,6 @@ spin_type_cache_stats(struct spin_type_cache_stats *s_p)
 		.host_while_preparing = st.host_while_preparing,
 		.explorations = st.explores,
 		.samples = st.observed,
+		.nic_timed = st.nic_timed,
 	};
 }

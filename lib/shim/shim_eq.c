@@ -122,6 +122,28 @@ event_convert(const struct shim_ni *ni, const struct spinnic_event *e,
 	ev->atomic_type = (ptl_datatype_t)e->atomic_type;
 }
 
+/* The NIC's time of the last event this thread took (spinnic_event.nic_ns,
+ * not in ptl_event_t), with what names that event: spin_event_nic_time()
+ * gives it only for an event equal in these fields. */
+static _Thread_local struct {
+	uint64_t user_ptr, match_bits, mlength;
+	uint32_t nic_ns;
+	uint16_t type;
+} eq_last;
+
+int
+spin_event_nic_time(const ptl_event_t *ev, uint64_t *ns_p)
+{
+	if (ev == NULL || ns_p == NULL || eq_last.nic_ns == 0 ||
+	    eq_last.user_ptr != (uint64_t)(uintptr_t)ev->user_ptr ||
+	    eq_last.match_bits != ev->match_bits ||
+	    eq_last.mlength != ev->mlength ||
+	    eq_last.type != (uint16_t)ev->type)
+		return PTL_FAIL;
+	*ns_p = eq_last.nic_ns;
+	return PTL_OK;
+}
+
 /* Take the next event of one EQ. @return 0; -EOVERFLOW (taken, but events
  * were lost before it: PTL_EQ_DROPPED); -EAGAIN (none: PTL_EQ_EMPTY) */
 static int
@@ -149,6 +171,11 @@ eq_take(struct shim_obj *o, const struct shim_ni *ni, ptl_event_t *ev)
 	q->last_dropped = d;
 	pthread_mutex_unlock(&q->lock);
 	event_convert(ni, &e, ev);
+	eq_last.user_ptr = e.user_ptr;
+	eq_last.match_bits = e.match_bits;
+	eq_last.mlength = e.mlength;
+	eq_last.type = e.type;
+	eq_last.nic_ns = e.nic_ns;
 	return rc;
 }
 

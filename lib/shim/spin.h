@@ -719,7 +719,10 @@ int spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
  * in the background (SPINNIC_DDT_PREP_THREAD=0: the next post does),
  * with aware from its second use (SPINNIC_DDT_GATE=second | eager: the
  * first | rent: once its uses repay the preparation). Receive times
- * refine aware's choice per layout. SPINNIC_DDT_STRATEGY forces a strategy as for spin_type_offload().
+ * refine aware's choice per layout, timed from the data's arrival by
+ * spinnic's NIC time (spin_event_nic_time(); SPINNIC_DDT_NICTIME=off:
+ * from the post, for comparison). SPINNIC_DDT_STRATEGY forces a strategy
+ * as for spin_type_offload().
  * Otherwise the contract of spin_me_append_typed(); complete with
  * spin_typed_recv_complete(). The NI's entries are released by
  * spin_type_cache_flush(), or by PtlNIFini() of its last reference.
@@ -732,10 +735,10 @@ int spin_me_append_typed(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
  * @param user_ptr the caller's, returned by spin_typed_recv_complete().
  * @param r_p receives the posted receive.
  * @return PTL_OK; PTL_NO_INIT; PTL_ARG_INVALID (bad arguments or options,
- *   type not committed, a bad SPINNIC_DDT_CHOOSER, SPINNIC_DDT_GATE or
- *   SPINNIC_DDT_STRATEGY value, the type too large); PTL_NO_SPACE (host memory, or the NIC's
- *   entry table); or another error of spin_me_append() /
- *   spin_ctx_install().
+ *   type not committed, a bad SPINNIC_DDT_CHOOSER, SPINNIC_DDT_GATE,
+ *   SPINNIC_DDT_NICTIME or SPINNIC_DDT_STRATEGY value, the type too
+ *   large); PTL_NO_SPACE (host memory, or the NIC's entry table); or
+ *   another error of spin_me_append() / spin_ctx_install().
  */
 int spin_me_append_ddt(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index,
 		       const ptl_me_t *me, const struct ddt_type *t,
@@ -767,6 +770,21 @@ int spin_type_cache_flush(ptl_handle_ni_t ni_handle);
  */
 int spin_typed_recv_complete(struct spin_typed_recv *r, const ptl_event_t *ev,
 			     void **user_ptr_p);
+
+/**
+ * The NIC's own time for the message of an event: from its first
+ * packet's match to its completion (last DMA done, completion handler
+ * run), as spinnic reports it in its event record (not in ptl_event_t).
+ * Known for the last event this thread took from an EQ (PtlEQGet(),
+ * PtlEQWait(), PtlEQPoll()) when it was posted at a message's completion
+ * (a target PUT, GET, ATOMIC, ...); spin_typed_recv_complete() uses it
+ * for the layout-aware chooser's samples.
+ * @param ev the event, as the last take on this thread filled it.
+ * @param ns_p receives the time, ns (>= 1; UINT32_MAX or more saturates).
+ * @return PTL_OK; PTL_FAIL (no time: another event since, an event
+ *   without one, a spinnic that does not report it); NULL: PTL_FAIL.
+ */
+int spin_event_nic_time(const ptl_event_t *ev, uint64_t *ns_p);
 
 /**
  * Unlink a typed receive that has not matched a message, and free it.
@@ -829,6 +847,10 @@ struct spin_type_cache_stats {
 				     measure it again */
 	uint64_t samples;       /**< receive times taken into the layouts'
 				     estimates */
+	uint64_t nic_timed;     /**< ... of them timed from the data's
+				     arrival by spinnic's NIC time
+				     (spin_event_nic_time()), not from the
+				     post */
 };
 
 /**

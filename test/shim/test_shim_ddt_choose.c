@@ -3,6 +3,7 @@
  * layouts, and static, threshold and aware choices with an injected cost
  * table. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -515,6 +516,75 @@ test_explore_age(void **state)
 	assert_int_equal(o.host_at, 5004);
 }
 
+/* A sample from spinnic's NIC time (shim_ddt_ctx_sample()): NIC time +
+ * unpack + the least completion latency seen; the wait for the sender
+ * is out of it; the NIC's word used only within the client's time */
+static void
+test_ctx_sample(void **state)
+{
+	struct shim_ddt_obs raw = {0}, ctx = {0};
+	double lat = -1, lat2 = -1;
+	bool used = true;
+	int i;
+
+	(void)state;
+	/* not a time at the client: none */
+	assert_true(isnan(shim_ddt_ctx_sample(NAN, 10, 0, &lat, &used)));
+	assert_true(isnan(shim_ddt_ctx_sample(-1, 10, 0, &lat, NULL)));
+	assert_false(used);
+	/* no NIC time, or one the client cannot believe: the client's */
+	assert_true(shim_ddt_ctx_sample(1000, 0, 100, &lat, &used) == 1000);
+	assert_false(used);
+	assert_true(shim_ddt_ctx_sample(1000, 1001, 0, &lat, &used) == 1000);
+	assert_false(used);
+	assert_true(shim_ddt_ctx_sample(1000, 901, 100, &lat, &used) == 1000);
+	assert_true(shim_ddt_ctx_sample(1000, NAN, 0, &lat, &used) == 1000);
+	assert_true(shim_ddt_ctx_sample(1000, -5, 0, &lat, &used) == 1000);
+	assert_false(used);
+	assert_true(lat < 0); /* nothing learned from them */
+	/* the first usable receive sets the latency: its sample is its own
+	 * time */
+	assert_true(shim_ddt_ctx_sample(1000, 300, 200, &lat, &used) == 1000);
+	assert_true(used);
+	assert_true(lat == 500);
+	/* a sender 200 us late: the same sample, the latency stays */
+	assert_true(shim_ddt_ctx_sample(201000, 300, 200, &lat, &used) ==
+		    1000);
+	assert_true(lat == 500);
+	/* a quicker completion lowers it (any wait only adds) */
+	assert_true(shim_ddt_ctx_sample(700, 300, 100, &lat, &used) == 700);
+	assert_true(lat == 300);
+	assert_true(shim_ddt_ctx_sample(5000, 300, 100, &lat, &used) == 700);
+	/* an unpack time that is not one is taken as none */
+	assert_true(shim_ddt_ctx_sample(5000, 300, 6000, &lat, &used) == 600);
+	assert_true(shim_ddt_ctx_sample(5000, 300, NAN, &lat, &used) == 600);
+	assert_true(used);
+
+	/* a halo exchange: the receives are posted before the peer sends.
+	 * Host path 20 us (NIC copy to staging 8 + unpack 12), NIC 9 us,
+	 * completion 3 us; the NIC's receives happened to wait 250 us, the
+	 * host's 150 us. From the post, the host looks faster; from the
+	 * data's arrival, the NIC is, by its real margin */
+	assert_true(shim_ddt_ctx_sample(23000, 8000, 12000, &lat2, &used) ==
+		    23000);
+	for (i = 0; i < 20; i++) {
+		double h = 150000 + 23000, n = 250000 + 12000;
+
+		assert_true(shim_ddt_obs_sample(&raw, false, h, (uint64_t)i));
+		assert_true(shim_ddt_obs_sample(&raw, true, n, (uint64_t)i));
+		assert_true(shim_ddt_obs_sample(&ctx, false,
+			shim_ddt_ctx_sample(h, 8000, 12000, &lat2, NULL),
+			(uint64_t)i));
+		assert_true(shim_ddt_obs_sample(&ctx, true,
+			shim_ddt_ctx_sample(n, 9000, 0, &lat2, NULL),
+			(uint64_t)i));
+	}
+	assert_true(raw.host_ns < raw.nic_ns);
+	assert_true(ctx.host_ns == 23000);
+	assert_true(ctx.nic_ns == 12000);
+	assert_true(lat2 == 3000);
+}
+
 static void
 test_parse(void **state)
 {
@@ -542,6 +612,7 @@ main(void)
 		cmocka_unit_test(test_gate),
 		cmocka_unit_test(test_candidate_common_byte),
 		cmocka_unit_test(test_explore_age),
+		cmocka_unit_test(test_ctx_sample),
 		cmocka_unit_test(test_parse),
 	};
 

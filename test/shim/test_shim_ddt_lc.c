@@ -437,6 +437,63 @@ post_e(const struct ddt_type *t, struct shim_lc_entry **e_p)
 	return u.strat;
 }
 
+/* Samples timed by spinnic's NIC time (shim_lc_observe_times()): a halo
+ * exchange's receives wait for their sender, the NIC's ones longer (300
+ * us) than the host's (100 us); from the post the host looks 3x faster,
+ * from the data's arrival the NIC is (6 us against 11 us) and is chosen.
+ * With SPINNIC_DDT_NICTIME=off (no_nic_time) the same receives keep the
+ * layout on the host. A receive of no entry (the calibration's) sets the
+ * completion latency only. */
+static void
+run_nic_times(bool no_nic_time, enum spin_type_strategy want)
+{
+	struct ddt_type *big = vec(256, 4096);
+	struct shim_lc_config c = {
+		.chooser = SHIM_CHOOSER_AWARE, .forced = SPIN_TYPE_AUTO,
+		.costs = &table, .max_entries = 16, .max_bytes = 1 << 20,
+		.inline_prep = true, .ops = &fake_ops,
+		.gate = SHIM_GATE_EAGER, .no_nic_time = no_nic_time,
+	};
+	struct shim_lc_entry *e;
+	struct shim_lc_stats st;
+	unsigned i;
+
+	/* the fake preparation's state as configure_full() sets it */
+	configure_full(SHIM_CHOOSER_AWARE, true, 16, &table, SHIM_GATE_EAGER,
+		       0.0, NULL);
+	shim_lc_configure(&c);
+	assert_true(shim_lc_latency() < 0);
+	/* the calibration's receive: a sender ready, 1 us outside the NIC */
+	shim_lc_observe_times(NULL, true, 5000.0, 3000.0, 1000.0);
+	assert_true(shim_lc_latency() == (no_nic_time ? -1.0 : 1000.0));
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.observed, 0);
+	assert_int_equal(post_e(big, &e), SPIN_TYPE_HOST);
+	for (i = 0; i < SHIM_DDT_OBS_MIN; i++) {
+		shim_lc_observe_times(e, true, 300000.0, 5000.0, 0.0);
+		shim_lc_observe_times(e, false, 100000.0, 2000.0, 8000.0);
+	}
+	/* the NIC's word beyond the client's time is not believed */
+	shim_lc_observe_times(e, false, 100000.0, 200000.0, 0.0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(post_e(big, &e), want);
+	shim_lc_stats_get(&st);
+	assert_int_equal(st.observed, 2 * SHIM_DDT_OBS_MIN + 1);
+	assert_int_equal(st.nic_timed, no_nic_time ? 0 : 2 * SHIM_DDT_OBS_MIN);
+	if (!no_nic_time)
+		assert_true(shim_lc_latency() == 1000.0);
+	shim_lc_configure(NULL);
+	ddt_free(big);
+}
+
+static void
+test_nic_times(void **state)
+{
+	(void)state;
+	run_nic_times(false, SPIN_TYPE_SPECIALIZED);
+	run_nic_times(true, SPIN_TYPE_HOST);
+}
+
 /* Online refinement: measured host times below the table's NIC
  * prediction bring the host back after SHIM_DDT_OBS_MIN samples, measured
  * NIC times take it away again; a prepared entry explores the other path
@@ -1162,6 +1219,7 @@ main(void)
 		cmocka_unit_test_teardown(test_nic_samples_flip, teardown),
 		cmocka_unit_test_teardown(test_stale_remeasure, teardown),
 		cmocka_unit_test_teardown(test_public_stats, teardown),
+		cmocka_unit_test_teardown(test_nic_times, teardown),
 		cmocka_unit_test_teardown(test_oracle_threshold, teardown),
 		cmocka_unit_test_teardown(test_oracle_aware, teardown),
 	};

@@ -455,6 +455,59 @@ test_eq_events_and_drops(void **state)
 	assert_int_equal(PtlEQGet(eq, &ev), PTL_ARG_INVALID);
 }
 
+/* spinnic's NIC time in the event record (ABI 8), not in ptl_event_t:
+ * spin_event_nic_time() gives it for the last event this thread took,
+ * and only for that event */
+static void
+test_eq_nic_time(void **state)
+{
+	struct fx *x = *state;
+	struct spinnic_event e;
+	ptl_handle_eq_t eq;
+	ptl_event_t ev, first;
+	uint64_t ns = 0;
+	uint32_t id;
+
+	assert_int_equal(PtlEQAlloc(x->ni, 4, &eq), PTL_OK);
+	id = last_id(x, SPINNIC_CTRL_EQ_ALLOC);
+	e = ev_make(PTL_EVENT_PUT, 0x1000, 0x2000, 64);
+	e.nic_ns = 12345;
+	assert_true(fake_nic_post_event(&x->f, id, &e));
+	assert_int_equal(PtlEQGet(eq, &ev), PTL_OK);
+	assert_int_equal(spin_event_nic_time(&ev, &ns), PTL_OK);
+	assert_int_equal(ns, 12345);
+	/* saturated by the NIC: the largest time it can say */
+	e.nic_ns = UINT32_MAX;
+	assert_true(fake_nic_post_event(&x->f, id, &e));
+	assert_int_equal(PtlEQWait(eq, &ev), PTL_OK);
+	assert_int_equal(spin_event_nic_time(&ev, &ns), PTL_OK);
+	assert_int_equal(ns, UINT32_MAX);
+	first = ev;
+	/* an event without a time (0: an older spinnic, an initiator
+	 * event) has none, and the earlier event's is gone with it */
+	e = ev_make(PTL_EVENT_PUT, 0x1000, 0x3000, 64);
+	assert_true(fake_nic_post_event(&x->f, id, &e));
+	assert_int_equal(PtlEQGet(eq, &ev), PTL_OK);
+	assert_int_equal(spin_event_nic_time(&ev, &ns), PTL_FAIL);
+	assert_int_equal(spin_event_nic_time(&first, &ns), PTL_FAIL);
+	/* another event than the last one taken: none */
+	e = ev_make(PTL_EVENT_PUT, 0x1000, 0x2000, 64);
+	e.nic_ns = 7;
+	assert_true(fake_nic_post_event(&x->f, id, &e));
+	assert_int_equal(PtlEQGet(eq, &ev), PTL_OK);
+	first = ev;
+	first.mlength = 63;
+	assert_int_equal(spin_event_nic_time(&first, &ns), PTL_FAIL);
+	first = ev;
+	first.user_ptr = (void *)0x2001;
+	assert_int_equal(spin_event_nic_time(&first, &ns), PTL_FAIL);
+	assert_int_equal(spin_event_nic_time(NULL, &ns), PTL_FAIL);
+	assert_int_equal(spin_event_nic_time(&ev, NULL), PTL_FAIL);
+	assert_int_equal(spin_event_nic_time(&ev, &ns), PTL_OK);
+	assert_int_equal(ns, 7);
+	assert_int_equal(PtlEQFree(eq), PTL_OK);
+}
+
 struct waiter {
 	ptl_handle_eq_t eqs[2];
 	unsigned n;
@@ -1010,6 +1063,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_ring_threads, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_eq_events_and_drops, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_eq_nic_time, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_eq_wait_wakeup, setup,
 						teardown),
