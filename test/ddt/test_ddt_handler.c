@@ -208,20 +208,25 @@ run_strategy(struct spin_rt *rt, const struct tcase *c, uint32_t strategy,
 	free(args);
 }
 
+/* @p state: the runtime's handler_time_every; 0 times every call, so
+ * every packet goes alone through the payload handler; 4 sends most
+ * packets polled together through payload_burst */
 static void
 test_random_types(void **state)
 {
+	const unsigned every = *(const unsigned *)*state;
 	struct spin_rt_conf conf = {
 		.nic_mem = 64 << 20, .nhpu = NHPU, .ops = &ops,
 		.families = spin_handler_families,
+		.handler_time_every = every,
 	};
 	struct spin_rt *rt = spin_rt_create(&conf);
-	uint64_t gs = 0x7e57d17a;
+	uint64_t gs = 0x7e57d17a, bursts = 0;
 	unsigned seed = 7;
 	int done = 0;
 
-	(void)state;
 	assert_non_null(rt);
+	n_prog = 0;
 	while (done < NTYPES) {
 		struct ddt_type *t = ddt_gen_random(&gs, 4, 64 << 10);
 		struct tcase c;
@@ -238,6 +243,18 @@ test_random_types(void **state)
 	}
 	/* nearly every type carried its compiled form */
 	assert_true(n_prog > 3 * NTYPES * 9 / 10);
+	for (unsigned h = 0; h < NHPU; h++) {
+		struct spin_hpu_stats hs;
+
+		assert_int_equal(spin_hpu_stats(rt, h, &hs), 0);
+		bursts += hs.bursts;
+	}
+	printf("  handler_time_every %u: %" PRIu64 " burst calls\n", every,
+	       bursts);
+	if (every == 0)
+		assert_int_equal(bursts, 0);
+	else
+		assert_true(bursts > 100);
 	spin_rt_destroy(rt);
 }
 
@@ -293,11 +310,14 @@ test_corrupt_prog(void **state)
 	spin_rt_destroy(rt);
 }
 
+static unsigned every_all = 0, every_4 = 4;
+
 int
 main(int argc, char **argv)
 {
 	static const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_random_types),
+		cmocka_unit_test_prestate(test_random_types, &every_all),
+		cmocka_unit_test_prestate(test_random_types, &every_4),
 		cmocka_unit_test(test_corrupt_prog),
 	};
 
