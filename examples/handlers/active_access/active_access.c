@@ -47,7 +47,7 @@
 #define PAGE 4096u
 #define MAX_PAGES (1ull << 40)
 
-/* ---- "aa_count" ------------------------------------------------------------ */
+/* ---- "aa_count" --------------------------------------------------------- */
 
 static int
 count_init(const void *args, uint32_t args_len, uint32_t *state_len_p)
@@ -98,7 +98,7 @@ static const struct spin_handler_family aa_count = {
 	.access = count_access,
 };
 
-/* ---- "aa_dirty" ------------------------------------------------------------ */
+/* ---- "aa_dirty" --------------------------------------------------------- */
 
 static int
 dirty_init(const void *args, uint32_t args_len, uint32_t *state_len_p)
@@ -151,7 +151,7 @@ static const struct spin_handler_family aa_dirty = {
 	.access = dirty_access,
 };
 
-/* ---- "aa_dht" -------------------------------------------------------------- */
+/* ---- "aa_dht" ----------------------------------------------------------- */
 
 static bool
 off_ok(uint64_t off)

@@ -24,7 +24,7 @@
 /** processed_off value: keep no processed count. */
 #define AA_NO_WORD UINT64_MAX
 
-/* ---- "aa_count": access counting (paper 004 §4.2) ------------------------ */
+/* ---- "aa_count": access counting (paper 004 §4.2) ----------------------- */
 
 #define AA_COUNT_ARGS_VERSION 1u
 
@@ -47,7 +47,7 @@ struct aa_count_args {
 };
 static_assert(sizeof(struct aa_count_args) == 40, "aa_count args");
 
-/* ---- "aa_dirty": dirty pages for incremental checkpoints (§4.3) ---------- */
+/* ---- "aa_dirty": dirty pages for incremental checkpoints (§4.3) --------- */
 
 #define AA_DIRTY_ARGS_VERSION 1u
 
@@ -71,7 +71,7 @@ struct aa_dirty_args {
 };
 static_assert(sizeof(struct aa_dirty_args) == 40, "aa_dirty args");
 
-/* ---- "aa_dht": the hashtable insert (§4.1, Listing 3) -------------------- */
+/* ---- "aa_dht": the hashtable insert (§4.1, Listing 3) ------------------- */
 
 #define AA_DHT_ARGS_VERSION 1u
 
