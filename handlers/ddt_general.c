@@ -593,6 +593,23 @@ gen_prog(const struct spin_pkt *pkt, struct spin_hctx *h)
 	return 1;
 }
 
+/* the packet the strategy's way (segments, checkpoints) */
+static int
+gen_strategy(const struct spin_pkt *pkt, struct spin_hctx *h,
+	     const struct ddt_blob *b)
+{
+	const struct spin_ddt_args *a = spin_hctx_args(h);
+
+	switch (a->strategy) {
+	case SPIN_DDT_HPU_LOCAL:
+		return gen_hpu_local(pkt, h, b);
+	case SPIN_DDT_RO_CP:
+		return gen_ro_cp(pkt, h, b);
+	default:
+		return gen_rw_cp(pkt, h, b);
+	}
+}
+
 static int
 gen_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
 {
@@ -608,14 +625,131 @@ gen_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
 	STAT_INC(h, pkts);
 	if ((a->flags & SPIN_DDT_F_PROG) && pkt->len > 0 && gen_prog(pkt, h))
 		return SPIN_SUCCESS;
-	switch (a->strategy) {
-	case SPIN_DDT_HPU_LOCAL:
-		return gen_hpu_local(pkt, h, b);
-	case SPIN_DDT_RO_CP:
-		return gen_ro_cp(pkt, h, b);
-	default:
-		return gen_rw_cp(pkt, h, b);
+	return gen_strategy(pkt, h, b);
+}
+
+/* the first bytes of a packet's payload on their way to the cache (what
+ * the runtime does for the packets it runs one by one) */
+static inline void
+gen_prefetch(const struct spin_pkt *pkt)
+{
+	uint32_t n = pkt->len < 1024 ? pkt->len : 1024;
+
+	for (uint32_t o = 0; o < n; o += 64)
+		__builtin_prefetch(pkt->payload + o);
+}
+
+/* where the compiled form places packets of a burst straight into the
+ * window (prog NULL: it does not) */
+struct gen_place {
+	const uint8_t *prog;
+	uint8_t *dst;          /* window + origin */
+	int64_t lo, hi;
+	uint64_t bytes, n;     /* placed, to account once */
+};
+
+/* one packet of a burst: through the form, else the strategy's way */
+static int
+gen_burst_one(const struct spin_pkt *pkt, struct spin_hctx *h,
+	      const struct ddt_blob *b, struct gen_place *pl)
+{
+	int64_t first = (int64_t)pkt->offset, last = first + pkt->len;
+
+	if (pl->prog != NULL && pkt->len > 0 &&
+	    ddt_prog_unpack_bounded(pl->prog, first, last, pkt->payload,
+				    pl->dst, pl->lo, pl->hi) == last) {
+		pl->bytes += pkt->len;
+		pl->n++;
+		return SPIN_SUCCESS;
 	}
+	return gen_strategy(pkt, h, b);
+}
+
+/*
+ * A burst of packets of one message: the arguments, the blob and (with
+ * the compiled form) the window looked up once, one DMA account for all.
+ * Packets that follow each other in the stream go through the form
+ * together (ddt_prog_unpack_pieces: a transpose is written in tiles
+ * across them, each line once); a packet the form does not place goes
+ * the strategy's way, in order.
+ */
+static void
+gen_payload_burst(const struct spin_pkt *pkts, unsigned n, int *rc,
+		  struct spin_hctx *h)
+{
+	const struct spin_ddt_args *a = spin_hctx_args(h);
+	const struct ddt_blob *b = gen_blob(h);
+	struct ddt_piece pc[SPIN_PAYLOAD_BURST_MAX];
+	struct gen_place pl = { .prog = NULL };
+	uint64_t total, win_len;
+	unsigned i, j, t;
+	uint8_t *win;
+
+	if (b == NULL) {
+		for (i = 0; i < n; i++)
+			rc[i] = SPIN_ERROR;
+		return;
+	}
+	total = (uint64_t)a->count * (uint64_t)ddt_blob_size(b);
+	if (a->flags & SPIN_DDT_F_PROG) {
+		win = spin_dma_window(h, &win_len);
+		if (win != NULL && win_len <= INT64_MAX &&
+		    !__builtin_sub_overflow(0, a->origin, &pl.lo) &&
+		    !__builtin_sub_overflow((int64_t)win_len, a->origin,
+					    &pl.hi)) {
+			pl.prog = (const uint8_t *)a +
+				spin_ddt_args_prog_off(a);
+			pl.dst = (uint8_t *)((uintptr_t)win +
+					     (uintptr_t)a->origin);
+		}
+	}
+	for (i = 0; i < n; i = j) {
+		int64_t reached;
+
+		if (pkts[i].offset > total ||
+		    pkts[i].len > total - pkts[i].offset) {
+			rc[i] = SPIN_ERROR; /* more bytes than the type holds */
+			j = i + 1;
+			continue;
+		}
+		/* the packets that continue it in the stream */
+		for (j = i + 1; j < n && pl.prog != NULL && pkts[i].len > 0 &&
+		     pkts[j].len > 0 &&
+		     pkts[j].offset == pkts[j - 1].offset + pkts[j - 1].len &&
+		     pkts[j].len <= total - pkts[j].offset; j++)
+			;
+		if (j - i == 1) {
+			if (i + 2 < n)
+				gen_prefetch(&pkts[i + 2]);
+			STAT_INC(h, pkts);
+			rc[i] = gen_burst_one(&pkts[i], h, b, &pl);
+			continue;
+		}
+		for (t = i; t < j; t++) {
+			pc[t - i] = (struct ddt_piece){ pkts[t].payload,
+							pkts[t].len };
+			STAT_INC(h, pkts);
+		}
+		reached = ddt_prog_unpack_pieces(pl.prog,
+						 (int64_t)pkts[i].offset,
+						 pc, j - i, pl.dst, pl.lo,
+						 pl.hi);
+		for (t = i; t < j; t++) {
+			if ((int64_t)(pkts[t].offset + pkts[t].len) <=
+			    reached) {
+				pl.bytes += pkts[t].len;
+				pl.n++;
+				rc[t] = SPIN_SUCCESS;
+			} else if ((int64_t)pkts[t].offset < reached) {
+				/* cut inside: all of it the strategy's way */
+				rc[t] = gen_strategy(&pkts[t], h, b);
+			} else {
+				rc[t] = gen_burst_one(&pkts[t], h, b, &pl);
+			}
+		}
+	}
+	if (pl.n != 0)
+		spin_dma_account(h, pl.bytes, pl.n, SPIN_DMA_NO_EVENT);
 }
 
 static int
@@ -650,6 +784,7 @@ gen_completion(const struct spin_done *done, struct spin_hctx *h)
 const struct spin_handler_family spin_handlers_ddt_general = {
 	.name = "ddt_general",
 	.payload = gen_payload,
+	.payload_burst = gen_payload_burst,
 	.completion = gen_completion,
 	.init = gen_init,
 };

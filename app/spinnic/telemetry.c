@@ -352,6 +352,7 @@ cmd_hpus(const char *cmd, const char *params, struct rte_tel_data *d)
 			rte_tel_data_add_dict_u64(hd, "vhpu_runs", hs.vhpu_runs);
 			rte_tel_data_add_dict_u64(hd, "vhpu_yields",
 						  hs.vhpu_yields);
+			rte_tel_data_add_dict_u64(hd, "bursts", hs.bursts);
 			rte_tel_data_add_dict_u64(hd, "polls", hs.polls);
 			rte_tel_data_add_dict_u64(hd, "polls_idle",
 						  hs.idle_polls);

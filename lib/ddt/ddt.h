@@ -198,6 +198,28 @@ int64_t ddt_prog_unpack_bounded(const void *buf, int64_t first, int64_t last,
 				const void *src, void *dst, int64_t lo,
 				int64_t hi);
 
+/** A piece of a packed stream: @c len bytes at @c src. */
+struct ddt_piece {
+	const void *src;
+	int64_t len;
+};
+
+/**
+ * ddt_prog_unpack_bounded() for a stream range given in @p n pieces that
+ * follow each other in the stream (the payloads of consecutive packets):
+ * [first, first + Σ len). A transpose (repetitions side by side with
+ * blocks far apart, FFT2D's columns) whose repetitions each lie in one
+ * piece is unpacked in tiles across the pieces, each destination line
+ * written in one visit instead of once per repetition.
+ * @param buf bytes ddt_prog_check() accepted; the range as for
+ *   ddt_prog_unpack_bounded(); piece lengths >= 0
+ * @return the stream offset reached: the end, or the start of the first
+ *   run of blocks not inside [lo, hi) (nothing of that run written)
+ */
+int64_t ddt_prog_unpack_pieces(const void *buf, int64_t first,
+			       const struct ddt_piece *pc, unsigned n,
+			       void *dst, int64_t lo, int64_t hi);
+
 /**
  * Copy @p n blocks of @p bl bytes from contiguous @p src to @p dst, one
  * every @p stride bytes, with the compiled form's kernels (fixed sizes up

@@ -402,6 +402,14 @@ int64_t ddt_prog_range(const struct ddt_prog *pg, int64_t first, int64_t last,
 		       uint8_t *typed, uint8_t *p, bool unpack,
 		       const struct ddt_bounds *bd);
 
+/* ddt_prog_range() for stream bytes from @p first in @p npc pieces that
+ * follow each other in the stream, unpacking; transposed ops whose
+ * repetitions each lie in one piece go in tiles across pieces.
+ * @return the stream offset reached */
+int64_t ddt_prog_range_pieces(const struct ddt_prog *pg, int64_t first,
+			      const struct ddt_piece *pc, unsigned npc,
+			      uint8_t *typed, const struct ddt_bounds *bd);
+
 /* flatten.c */
 int64_t ddt_blob_count_blocks(const struct ddt_blob *b, int64_t count);
 

@@ -821,3 +821,97 @@ int64_t ddt_prog_range(const struct ddt_prog *pg, int64_t first, int64_t last,
 	}
 	return last;
 }
+
+/*
+ * A tile of @p nr repetitions q, q+1, ... of transposed op @p o (each
+ * repetition's packed bytes at src[j]) into typed origin @p t of
+ * repetition q: block row by block row, so each destination line is
+ * written in one visit (vec_tiles() with a source per repetition).
+ */
+static void vec_tile_pieces(const struct ddt_op *o, uint8_t *t,
+			    const uint8_t *const *src, unsigned nr)
+{
+	for (int64_t k = 0; k < o->n; k++) {
+		uint8_t *tk = t + k * o->stride;
+		int64_t pk = k * o->bl;
+
+		if (o->bl == 16)
+			for (unsigned j = 0; j < nr; j++)
+				memcpy(tk + j * 16, src[j] + pk, 16);
+		else
+			for (unsigned j = 0; j < nr; j++)
+				ddt_copy_small(tk + j * o->bl, src[j] + pk,
+					       (size_t)o->bl);
+	}
+}
+
+#define PIECE_TILE_MAX 16u
+
+int64_t ddt_prog_range_pieces(const struct ddt_prog *pg, int64_t first,
+			      const struct ddt_piece *pc, unsigned npc,
+			      uint8_t *typed, const struct ddt_bounds *bd)
+{
+	unsigned k = 0;
+	int64_t kp = 0; /* bytes of piece k done */
+
+	while (k < npc) {
+		int64_t left = pc[k].len - kp, e, r, o, within, q, x, end;
+		int64_t reached;
+		const struct ddt_op *op;
+
+		if (left <= 0) {
+			k++;
+			kp = 0;
+			continue;
+		}
+		e = ddt_div(first, pg->size, pg->m_size);
+		r = first - e * pg->size;
+		o = prog_find(pg, r);
+		op = &pg->ops[o];
+		within = r - pg->pre[o];
+		q = ddt_div(within, op->rsize, op->m_rs);
+		x = within - q * op->rsize;
+		end = first + left;
+		if (vec_transposed(op)) {
+			const uint8_t *src[PIECE_TILE_MAX];
+			int64_t tile = 64 / op->bl, torg, kkp = kp;
+			unsigned nr = 0, kk = k;
+
+			if (tile > (int64_t)PIECE_TILE_MAX)
+				tile = PIECE_TILE_MAX;
+			torg = e * pg->extent + op->off + q * op->stride2;
+			/* whole repetitions from here, each in one piece */
+			while (x == 0 && nr < tile && q + nr < op->n2) {
+				while (kk < npc && pc[kk].len - kkp <= 0) {
+					kk++;
+					kkp = 0;
+				}
+				if (kk == npc || pc[kk].len - kkp < op->rsize ||
+				    (bd != NULL &&
+				     !rep_inside(op, torg + nr * op->stride2,
+						 bd)))
+					break;
+				src[nr++] = (const uint8_t *)pc[kk].src + kkp;
+				kkp += op->rsize;
+			}
+			if (nr >= 2) {
+				vec_tile_pieces(op, typed + torg, src, nr);
+				first += nr * op->rsize;
+				k = kk;
+				kp = kkp;
+				continue;
+			}
+			/* this repetition alone: the next may start a tile */
+			if (end > first + op->rsize - x)
+				end = first + op->rsize - x;
+		}
+		reached = ddt_prog_range(pg, first, end, typed,
+					 (uint8_t *)(uintptr_t)pc[k].src + kp,
+					 true, bd);
+		if (reached != end)
+			return reached;
+		kp += end - first;
+		first = end;
+	}
+	return first;
+}

@@ -189,3 +189,14 @@ int64_t ddt_prog_unpack_bounded(const void *buf, int64_t first, int64_t last,
 	return ddt_prog_range(&pg, first, last, dst, (uint8_t *)src, true,
 			      &bd);
 }
+
+int64_t ddt_prog_unpack_pieces(const void *buf, int64_t first,
+			       const struct ddt_piece *pc, unsigned n,
+			       void *dst, int64_t lo, int64_t hi)
+{
+	struct ddt_bounds bd = { lo, hi, false };
+	struct ddt_prog pg;
+
+	prog_view(buf, &pg);
+	return ddt_prog_range_pieces(&pg, first, pc, n, dst, &bd);
+}

@@ -150,6 +150,8 @@ spin_family_check(const struct spin_handler_family *f, const char **why_p)
 	if (f->header == NULL && f->payload == NULL &&
 	    f->completion == NULL && f->outbound == NULL && f->access == NULL)
 		why = "no handler (header, payload, completion, outbound and access all NULL)";
+	else if (f->payload_burst != NULL && f->payload == NULL)
+		why = "payload_burst without payload";
 out:
 	if (why != NULL && why_p != NULL)
 		*why_p = why;

@@ -583,6 +583,36 @@ typedef int (*spin_header_fn)(const struct spin_hdr *hdr, struct spin_hctx *h);
 typedef int (*spin_payload_fn)(const struct spin_pkt *pkt,
 			       struct spin_hctx *h);
 
+/** Most packets one payload_burst call gets. */
+#define SPIN_PAYLOAD_BURST_MAX 16u
+
+/**
+ * Payload handler for several packets of one message at once (optional,
+ * handler ABI 3): the runtime calls it instead of the payload handler
+ * for 2 to SPIN_PAYLOAD_BURST_MAX packets of one message that an HPU
+ * takes together, in the order the HPU would have run them one by one
+ * (a vHPU's packets in its order, blocked-RR included; otherwise the
+ * order they were queued in, which need not be stream order). Everything
+ * said of the payload handler holds for each packet; one call saves the
+ * runtime's per-packet work (context setup, counts) and lets a handler
+ * share work between neighbouring packets (a window lookup, a tile of a
+ * transpose). A family that sets it must set @c payload too: a packet
+ * alone, and the calls the runtime times (one in
+ * spin_rt_conf.handler_time_every, or all with a trace), go through
+ * @c payload.
+ *
+ * @param pkts the packets (their payloads valid during the call only)
+ * @param n how many, 2 to SPIN_PAYLOAD_BURST_MAX
+ * @param rc out: each packet's outcome, as the payload handler returns
+ *   it (SPIN_SUCCESS, SPIN_DROP, SPIN_PROCEED, SPIN_ERROR); a DMA of the
+ *   call that was rejected or failed makes every SPIN_SUCCESS of the
+ *   call SPIN_ERROR
+ * @param h handler context (one for the call)
+ */
+typedef void (*spin_payload_burst_fn)(const struct spin_pkt *pkts,
+				      unsigned n, int *rc,
+				      struct spin_hctx *h);
+
 /**
  * Completion handler: once per message, after every payload handler
  * returned and its DMAs finished.
@@ -684,6 +714,12 @@ struct spin_handler_family {
 	 * be NULL: such a context cannot be bound to a log.
 	 */
 	spin_access_fn access;
+	/**
+	 * Payload handler for a burst of packets of one message (handler
+	 * ABI 3; see spin_payload_burst_fn). May be NULL; when set,
+	 * @c payload must be set too.
+	 */
+	spin_payload_burst_fn payload_burst;
 };
 
 /**
@@ -704,7 +740,7 @@ extern const struct spin_handler_family *const spin_handler_families[];
  * built against the same version (spinnic --handlers refuses it with one
  * line otherwise). Raised on any incompatible change.
  */
-#define SPIN_HANDLER_ABI_VERSION 2u
+#define SPIN_HANDLER_ABI_VERSION 3u
 
 /** Most families one plugin may define. */
 #define SPIN_HANDLER_PLUGIN_FAMILIES_MAX 64u

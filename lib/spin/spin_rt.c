@@ -850,6 +850,30 @@ count_call_untimed(struct spin_exec *x, unsigned rc)
 	}
 }
 
+/* count_call_untimed() for one payload_burst call of @p n packets with
+ * outcomes rc[] (its DMA bytes are the call's) */
+static inline void
+count_burst_untimed(struct spin_exec *x, const unsigned *rc, unsigned n)
+{
+	struct spin_hpu *hpu = x->hpu;
+	struct spin_fstat *f = &hpu->fst[x->ctx->fam_idx];
+	struct spin_batch *b = spin_batch_for(x->rt, hpu, x->m);
+	uint64_t to = x->dma_bytes, from = x->dma_from;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		f->k[SPIN_HK_PAYLOAD].rc[rc[i]]++;
+		b->hk[SPIN_HK_PAYLOAD].rc[rc[i]]++;
+	}
+	b->kmask |= 1u << SPIN_HK_PAYLOAD;
+	f->dma_to += to;
+	b->h_dma_to += to;
+	if (unlikely(from != 0)) {
+		f->dma_from += from;
+		b->h_dma_from += from;
+	}
+}
+
 /*
  * Whether this payload invocation is timed: every one with time_mask 0
  * (conf.handler_time_every 0 or 1), a trace, or after a burst over the
@@ -931,9 +955,60 @@ run_header(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 	spin_batch_for(rt, hpu, m)->puts++;
 }
 
+/*
+ * What follows a payload outcome @p rc of @p her: the non-processing
+ * path for SPIN_PROCEED, the message's counters, the HER done. @p x is
+ * the call's context, released.
+ */
+static inline void
+payload_outcome(struct spin_rt *rt, struct spin_hpu *hpu,
+		struct spin_exec *x, struct spin_msg_int *m,
+		struct spin_her *her, unsigned rc)
+{
+	hpu->st.pay++;
+	switch (rc) {
+	case SPIN_PROCEED:
+		/* the non-processing path: payload to the window at offset */
+		SPIN_ATOMIC_ADD(&m->res.proceed_pkts, 1);
+		x->err = false;
+		spin_dma_write_win(x, her->offset, her->payload, her->len,
+				   SPIN_DMA_NO_EVENT);
+		spin_exec_release(x);
+		if (x->err)
+			SPIN_ATOMIC_ADD(&m->pay_errors, 1);
+		break;
+	case SPIN_DROP:
+		SPIN_ATOMIC_ADD(&m->res.dropped_pkts, 1);
+		break;
+	case SPIN_ERROR:
+		SPIN_ATOMIC_ADD(&m->res.handler_errors, 1);
+		SPIN_ATOMIC_ADD(&m->pay_errors, 1);
+		break;
+	default:
+		break;
+	}
+	batch_her_done(rt, hpu, m, her);
+}
+
+static inline struct spin_pkt
+pkt_of(const struct spin_msg_int *m, const struct spin_her *her)
+{
+	return (struct spin_pkt){
+		.payload = her->payload,
+		.len = her->len,
+		.index = (uint32_t)spin_pkt_index(m, her->offset),
+		.offset = her->offset,
+		.info = &m->info,
+	};
+}
+
+/*
+ * One payload HER through the family's payload handler. @p timed: 1 time
+ * the call, 0 not, -1 payload_timed() decides (when there is a call).
+ */
 static void
 run_payload(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
-	    struct spin_her *her, uint32_t vhpu)
+	    struct spin_her *her, uint32_t vhpu, int timed)
 {
 	struct spin_msg_int *m = her->m;
 	uint32_t fl = __atomic_load_n(&m->flags, __ATOMIC_ACQUIRE);
@@ -943,21 +1018,17 @@ run_payload(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 
 	if (fl & (SPIN_MF_ABORTED | SPIN_MF_DROPPED)) {
 		hpu->st.skipped++;
-		goto out;
+		batch_her_done(rt, hpu, m, her);
+		return;
 	}
 	exec_init(&x, rt, m, hpu, hpu_id, vhpu);
 	if (fn != NULL && !(fl & SPIN_MF_PROCEED)) {
-		struct spin_pkt pkt = {
-			.payload = her->payload,
-			.len = her->len,
-			.index = (uint32_t)spin_pkt_index(m, her->offset),
-			.offset = her->offset,
-			.info = &m->info,
-		};
-
+		struct spin_pkt pkt = pkt_of(m, her);
 		uint64_t t0, t1;
 
-		if (payload_timed(rt, hpu, m->ctx)) {
+		if (timed < 0)
+			timed = payload_timed(rt, hpu, m->ctx);
+		if (timed) {
 			t0 = rte_rdtsc();
 			rc = rc_index(fn(&pkt, &x.h));
 			t1 = rte_rdtsc();
@@ -977,30 +1048,92 @@ run_payload(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		/* no payload handler or header said proceed */
 		rc = SPIN_PROCEED;
 	}
-	hpu->st.pay++;
-	switch (rc) {
-	case SPIN_PROCEED:
-		/* the non-processing path: payload to the window at offset */
-		SPIN_ATOMIC_ADD(&m->res.proceed_pkts, 1);
-		x.err = false;
-		spin_dma_write_win(&x, her->offset, her->payload, her->len,
-				   SPIN_DMA_NO_EVENT);
-		spin_exec_release(&x);
-		if (x.err)
-			SPIN_ATOMIC_ADD(&m->pay_errors, 1);
-		break;
-	case SPIN_DROP:
-		SPIN_ATOMIC_ADD(&m->res.dropped_pkts, 1);
-		break;
-	case SPIN_ERROR:
-		SPIN_ATOMIC_ADD(&m->res.handler_errors, 1);
-		SPIN_ATOMIC_ADD(&m->pay_errors, 1);
-		break;
-	default:
-		break;
+	payload_outcome(rt, hpu, &x, m, her, rc);
+}
+
+/*
+ * Whether payload HERs of @p m may go through its family's payload_burst
+ * now: the family has one, calls are sampled (with every call timed, or a
+ * trace, each goes alone), and no flag changes the path.
+ */
+static inline bool
+burst_ok(const struct spin_rt *rt, const struct spin_msg_int *m)
+{
+	const struct spin_ctx *c = m->ctx;
+
+	return c->fam->payload_burst != NULL && rt->time_mask != 0 &&
+	       c->trace == NULL &&
+	       !(__atomic_load_n(&m->flags, __ATOMIC_ACQUIRE) &
+		 (SPIN_MF_ABORTED | SPIN_MF_DROPPED | SPIN_MF_PROCEED));
+}
+
+/*
+ * Payload HERs hers[0..n) of one message (2 <= n <= SPIN_PAYLOAD_BURST_MAX,
+ * burst_ok) in one payload_burst call: one context, one count of its DMAs,
+ * each packet's outcome counted and followed as run_payload's.
+ */
+static void
+run_payload_burst(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
+		  struct spin_her *const *hers, unsigned n, uint32_t vhpu)
+{
+	struct spin_msg_int *m = hers[0]->m;
+	struct spin_pkt pkts[SPIN_PAYLOAD_BURST_MAX];
+	int rcs[SPIN_PAYLOAD_BURST_MAX];
+	unsigned rc[SPIN_PAYLOAD_BURST_MAX];
+	struct spin_exec x;
+	unsigned i;
+
+	RTE_VERIFY(n >= 2 && n <= SPIN_PAYLOAD_BURST_MAX);
+	exec_init(&x, rt, m, hpu, hpu_id, vhpu);
+	for (i = 0; i < n; i++) {
+		pkts[i] = pkt_of(m, hers[i]);
+		rcs[i] = SPIN_ERROR;
 	}
-out:
-	batch_her_done(rt, hpu, m, her);
+	m->ctx->fam->payload_burst(pkts, n, rcs, &x.h);
+	for (i = 0; i < n; i++) {
+		rc[i] = rc_index(rcs[i]);
+		if (x.err && rc[i] == SPIN_SUCCESS)
+			rc[i] = SPIN_ERROR;
+	}
+	count_burst_untimed(&x, rc, n);
+	spin_exec_release(&x);
+	for (i = 0; i < n; i++) {
+		count_rc(&x, rc[i]);
+		payload_outcome(rt, hpu, &x, m, hers[i], rc[i]);
+	}
+	hpu->st.bursts++;
+}
+
+/*
+ * Payload HERs hers[0..n) of one message, in this order (burst_ok): in
+ * payload_burst calls of up to SPIN_PAYLOAD_BURST_MAX, each run cut
+ * before a packet the runtime times, which goes alone through payload.
+ */
+static void
+run_payload_run(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
+		struct spin_her *const *hers, unsigned n, uint32_t vhpu)
+{
+	unsigned i = 0;
+
+	while (i < n) {
+		unsigned j = i;
+		bool timed = false;
+
+		while (j < n && j - i < SPIN_PAYLOAD_BURST_MAX) {
+			timed = payload_timed(rt, hpu, hers[j]->m->ctx);
+			if (timed)
+				break;
+			j++;
+		}
+		if (j - i >= 2)
+			run_payload_burst(rt, hpu, hpu_id, hers + i, j - i,
+					  vhpu);
+		else if (j - i == 1)
+			run_payload(rt, hpu, hpu_id, hers[i], vhpu, 0);
+		if (timed)
+			run_payload(rt, hpu, hpu_id, hers[j++], vhpu, 1);
+		i = j;
+	}
 }
 
 static void
@@ -1073,7 +1206,7 @@ run_her(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		run_header(rt, hpu, hpu_id, her->m);
 		break;
 	case SPIN_HER_PAYLOAD:
-		run_payload(rt, hpu, hpu_id, her, SPIN_VHPU_NONE);
+		run_payload(rt, hpu, hpu_id, her, SPIN_VHPU_NONE, -1);
 		break;
 	default:
 		run_completion(rt, hpu, hpu_id, her->m);
@@ -1119,11 +1252,25 @@ run_vhpu(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		last->next = NULL;
 		rte_spinlock_unlock(&v->lock);
 		/* the vHPU's own pending reference keeps m alive here */
-		for (; her != NULL; her = next) {
-			next = her->next;
-			if (next != NULL)
-				her_prefetch(next);
-			run_payload(rt, hpu, hpu_id, her, v->id);
+		while (her != NULL) {
+			struct spin_her *run[SPIN_PAYLOAD_BURST_MAX];
+			unsigned r = 0;
+
+			if (!burst_ok(rt, m)) {
+				next = her->next;
+				if (next != NULL)
+					her_prefetch(next);
+				run_payload(rt, hpu, hpu_id, her, v->id, -1);
+				her = next;
+				continue;
+			}
+			/* in the vHPU's order, through payload_burst */
+			for (; her != NULL && r < SPIN_PAYLOAD_BURST_MAX;
+			     her = her->next)
+				run[r++] = her;
+			if (her != NULL)
+				her_prefetch(her);
+			run_payload_run(rt, hpu, hpu_id, run, r, v->id);
 		}
 		n += k;
 		rte_spinlock_lock(&v->lock);
@@ -1379,10 +1526,35 @@ spin_hpu_poll(struct spin_rt *rt, unsigned hpu_id, unsigned budget)
 					      NULL);
 		for (i = 0; i < k && i < SPIN_PREFETCH_AHEAD; i++)
 			her_prefetch(burst[i]);
-		for (i = 0; i < k; i++) {
+		for (i = 0; i < k;) {
+			struct spin_her *her = burst[i];
+			unsigned j = i + 1;
+
 			if (i + SPIN_PREFETCH_AHEAD < k)
 				her_prefetch(burst[i + SPIN_PREFETCH_AHEAD]);
-			run_her(rt, hpu, hpu_id, burst[i]);
+			/* packets of one message in a row: one burst call */
+			if (her->kind == SPIN_HER_PAYLOAD &&
+			    burst_ok(rt, her->m))
+				while (j < k && j - i < SPIN_PAYLOAD_BURST_MAX &&
+				       ((struct spin_her *)burst[j])->kind ==
+				       SPIN_HER_PAYLOAD &&
+				       ((struct spin_her *)burst[j])->m ==
+				       her->m)
+					j++;
+			if (j - i == 1) {
+				run_her(rt, hpu, hpu_id, her);
+			} else {
+				unsigned t;
+
+				/* the handler prefetches inside its burst */
+				for (t = j; t < k && t < j + SPIN_PREFETCH_AHEAD;
+				     t++)
+					her_prefetch(burst[t]);
+				run_payload_run(rt, hpu, hpu_id,
+						(struct spin_her **)burst + i,
+						j - i, SPIN_VHPU_NONE);
+			}
+			i = j;
 		}
 		n += k;
 		if (n < budget && rte_ring_mc_dequeue(rt->vhpu_q, &v) == 0)
@@ -1473,11 +1645,12 @@ spin_rt_stats_print(struct spin_rt *rt, FILE *f)
 			" drop %" PRIu64 " proceed %" PRIu64 " err %" PRIu64
 			" skipped %" PRIu64 " dma %" PRIu64 " B to, %" PRIu64
 			" B from, rejects %" PRIu64 " failures %" PRIu64
-			" vhpu runs %" PRIu64 " yields %" PRIu64 "\n", i,
+			" vhpu runs %" PRIu64 " yields %" PRIu64
+			" bursts %" PRIu64 "\n", i,
 			h->hers, h->hdr, h->pay, h->cmpl, h->rc[0], h->rc[1],
 			h->rc[2], h->rc[3], h->skipped, h->dma_bytes_to,
 			h->dma_bytes_from, h->dma_rejects, h->dma_failures,
-			h->vhpu_runs, h->vhpu_yields);
+			h->vhpu_runs, h->vhpu_yields, h->bursts);
 		if (h->out_jobs != 0)
 			fprintf(f, "  hpu %u: outbound jobs %" PRIu64
 				" failures %" PRIu64 " bytes %" PRIu64 "\n", i,

@@ -581,6 +581,9 @@ struct spin_hpu_stats {
 	 *  SPIN_BUDGET_RECHECK payload invocations (spin_rt_conf
 	 *  handler_budget_ns) */
 	uint64_t budget_rechecks;
+	/** payload_burst calls (2 or more packets of one message each;
+	 *  their packets count in @c pay as one by one) */
+	uint64_t bursts;
 };
 
 /** Counters of one context (all HPUs, relaxed atomics). */

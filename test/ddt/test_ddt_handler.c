@@ -89,10 +89,11 @@ tcase_free(struct tcase *c)
 	ddt_free(c->t);
 }
 
-/* every packet once, shuffled, HPUs polled between packets */
+/* every packet once, shuffled unless @p in_order, HPUs polled between
+ * packets */
 static void
 deliver(struct spin_rt *rt, struct spin_msg *m, const struct tcase *c,
-	unsigned *seed)
+	int in_order, unsigned *seed)
 {
 	uint32_t npkt = (uint32_t)((c->total + PP - 1) / PP);
 	uint32_t *order = malloc(sizeof(*order) * npkt);
@@ -100,7 +101,8 @@ deliver(struct spin_rt *rt, struct spin_msg *m, const struct tcase *c,
 	assert_non_null(order);
 	for (uint32_t i = 0; i < npkt; i++)
 		order[i] = i;
-	test_shuffle(order, npkt, seed);
+	if (!in_order)
+		test_shuffle(order, npkt, seed);
 	for (uint32_t i = 0; i < npkt; i++) {
 		uint64_t off = (uint64_t)order[i] * PP;
 		uint32_t len = (uint32_t)RTE_MIN((uint64_t)PP, c->total - off);
@@ -118,7 +120,9 @@ deliver(struct spin_rt *rt, struct spin_msg *m, const struct tcase *c,
 }
 
 /* one message into a window of win bytes, compared with the reference
- * when it succeeds and @p check; @return its status */
+ * when it succeeds and @p check; packets in stream order when @p direct
+ * is 2 (a direct window: runs of them go through payload_burst as
+ * pieces); @return its status */
 static int
 one_msg(struct spin_rt *rt, uint32_t ctx, const struct tcase *c,
 	uint64_t win, int direct, int check, unsigned *seed)
@@ -132,7 +136,7 @@ one_msg(struct spin_rt *rt, uint32_t ctx, const struct tcase *c,
 	ndone = 0;
 	m = spin_msg_start(rt, ctx, &info, &host, TEST_ADDR, win, NULL);
 	assert_non_null(m);
-	deliver(rt, m, c, seed);
+	deliver(rt, m, c, direct == 2, seed);
 	while (__atomic_load_n(&ndone, __ATOMIC_ACQUIRE) == 0) {
 		spin_hpu_poll(rt, i % NHPU, 8);
 		assert_true(++i < 100000000);
@@ -195,7 +199,7 @@ run_strategy(struct spin_rt *rt, const struct tcase *c, uint32_t strategy,
 	a = args;
 	n_prog += (a->flags & SPIN_DDT_F_PROG) != 0;
 	ctx = install(rt, args, len, &sc);
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 3; k++)
 		assert_int_equal(one_msg(rt, ctx, c, c->span, k, 1, seed),
 				 SPIN_SUCCESS);
 	/* a window one byte short: failed, nothing outside written */
@@ -208,20 +212,25 @@ run_strategy(struct spin_rt *rt, const struct tcase *c, uint32_t strategy,
 	free(args);
 }
 
+/* @p state: the runtime's handler_time_every; 0 times every call, so
+ * every packet goes alone through the payload handler; 4 sends most
+ * packets polled together through payload_burst */
 static void
 test_random_types(void **state)
 {
+	const unsigned every = *(const unsigned *)*state;
 	struct spin_rt_conf conf = {
 		.nic_mem = 64 << 20, .nhpu = NHPU, .ops = &ops,
 		.families = spin_handler_families,
+		.handler_time_every = every,
 	};
 	struct spin_rt *rt = spin_rt_create(&conf);
-	uint64_t gs = 0x7e57d17a;
+	uint64_t gs = 0x7e57d17a, bursts = 0;
 	unsigned seed = 7;
 	int done = 0;
 
-	(void)state;
 	assert_non_null(rt);
+	n_prog = 0;
 	while (done < NTYPES) {
 		struct ddt_type *t = ddt_gen_random(&gs, 4, 64 << 10);
 		struct tcase c;
@@ -238,6 +247,60 @@ test_random_types(void **state)
 	}
 	/* nearly every type carried its compiled form */
 	assert_true(n_prog > 3 * NTYPES * 9 / 10);
+	for (unsigned h = 0; h < NHPU; h++) {
+		struct spin_hpu_stats hs;
+
+		assert_int_equal(spin_hpu_stats(rt, h, &hs), 0);
+		bursts += hs.bursts;
+	}
+	printf("  handler_time_every %u: %" PRIu64 " burst calls\n", every,
+	       bursts);
+	if (every == 0)
+		assert_int_equal(bursts, 0);
+	else
+		assert_true(bursts > 100);
+	spin_rt_destroy(rt);
+}
+
+/* Transposes (FFT2D's columns, one per 2 KiB packet; smaller blocks
+ * across packets) through bursts in stream order: the tiles across
+ * packets of ddt_prog_unpack_pieces, every strategy, byte for byte. */
+static void
+test_transpose(void **state)
+{
+	static const struct { const char *e; int64_t count; } tr[] = {
+		{ "contig(128)[resized(0,16)[vector(128,1,1024)"
+		  "[double_complex]]]", 1 },
+		{ "contig(64)[resized(0,8)[vector(100,1,300)[double]]]", 2 },
+		{ "contig(40)[resized(0,4)[hvector(50,1,-2048)[int32]]]", 3 },
+	};
+	struct spin_rt_conf conf = {
+		.nic_mem = 64 << 20, .nhpu = NHPU, .ops = &ops,
+		.families = spin_handler_families, .handler_time_every = 4,
+	};
+	struct spin_rt *rt = spin_rt_create(&conf);
+	unsigned seed = 5;
+	uint64_t bursts = 0;
+
+	(void)state;
+	assert_non_null(rt);
+	for (unsigned i = 0; i < sizeof(tr) / sizeof(tr[0]); i++) {
+		struct ddt_type *t = ddt_parse(tr[i].e, NULL);
+		struct tcase c;
+
+		assert_non_null(t);
+		assert_int_equal(tcase_make(&c, t, tr[i].count, &seed), 0);
+		for (uint32_t s = SPIN_DDT_HPU_LOCAL; s <= SPIN_DDT_RW_CP; s++)
+			run_strategy(rt, &c, s, &seed);
+		tcase_free(&c);
+	}
+	for (unsigned h = 0; h < NHPU; h++) {
+		struct spin_hpu_stats hs;
+
+		assert_int_equal(spin_hpu_stats(rt, h, &hs), 0);
+		bursts += hs.bursts;
+	}
+	assert_true(bursts > 10);
 	spin_rt_destroy(rt);
 }
 
@@ -293,11 +356,15 @@ test_corrupt_prog(void **state)
 	spin_rt_destroy(rt);
 }
 
+static unsigned every_all = 0, every_4 = 4;
+
 int
 main(int argc, char **argv)
 {
 	static const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_random_types),
+		cmocka_unit_test_prestate(test_random_types, &every_all),
+		cmocka_unit_test_prestate(test_random_types, &every_4),
+		cmocka_unit_test(test_transpose),
 		cmocka_unit_test(test_corrupt_prog),
 	};
 

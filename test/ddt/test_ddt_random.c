@@ -38,17 +38,20 @@ struct fixture {
 /* origin of a buffer holding span [lo, hi) */
 #define ORG(f, buf) ((buf) - (f)->lo)
 
-static int setup(struct fixture *f, uint64_t seed)
+/* the fixture of type @p t (NULL: a random one of @p seed) */
+static int setup_type(struct fixture *f, uint64_t seed, struct ddt_type *t,
+		      int64_t count)
 {
 	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
 	int64_t span;
 
 	memset(f, 0, sizeof(*f));
 	f->seed = seed;
-	f->t = ddt_gen_random(&s, 1 + (int)(seed % 6), 64 + (int64_t)(seed % 8) * 512);
+	f->t = t != NULL ? t : ddt_gen_random(&s, 1 + (int)(seed % 6),
+					      64 + (int64_t)(seed % 8) * 512);
 	assert_non_null(f->t);
 	assert_int_equal(ddt_commit(f->t), 0);
-	f->count = 1 + (int64_t)(ddt_gen_rand(&s) % 3);
+	f->count = count > 0 ? count : 1 + (int64_t)(ddt_gen_rand(&s) % 3);
 	f->total = f->count * ddt_size(f->t);
 	f->n = ddt_ref_typemap(f->t, f->count, &f->map);
 	assert_true(f->n >= 0);
@@ -64,6 +67,11 @@ static int setup(struct fixture *f, uint64_t seed)
 	ddt_ref_pack(f->map, f->n, ORG(f, f->typed), f->packed);
 	ddt_ref_unpack(f->map, f->n, f->packed, ORG(f, f->expect));
 	return (int)(f->hi - f->lo);
+}
+
+static int setup(struct fixture *f, uint64_t seed)
+{
+	return setup_type(f, seed, NULL, 0);
 }
 
 static void teardown(struct fixture *f)
@@ -631,6 +639,118 @@ static void test_prog(void **state)
 	assert_true(with > NTYPES * 9 / 10);
 }
 
+/*
+ * ddt_prog_unpack_pieces (a burst of packets that follow each other): the
+ * stream cut in order into pieces of @p plen bytes (0: random lengths to
+ * 3000), runs of 1 to 16 pieces each placed in one call. Unbounded, every
+ * run reaches its end and the buffer is the reference; bounded by a
+ * random [cut_lo, cut_hi), each run stops where ddt_prog_unpack_bounded
+ * over the same contiguous bytes stops, having written the same bytes.
+ */
+static void prog_pieces(struct fixture *f, const uint64_t *prog,
+			int64_t plen, uint64_t *s)
+{
+	int64_t span = f->hi - f->lo, cut_lo, cut_hi;
+	uint8_t *got2 = calloc(1, (size_t)span + 1);
+
+	assert_non_null(got2);
+	cut_lo = f->lo + (int64_t)(ddt_gen_rand(s) % (uint64_t)(span / 4 + 1));
+	cut_hi = f->hi - (int64_t)(ddt_gen_rand(s) % (uint64_t)(span / 4 + 1));
+	for (int bounded = 0; bounded < 2; bounded++) {
+		int64_t lo = bounded ? cut_lo : f->lo;
+		int64_t hi = bounded ? cut_hi : f->hi;
+		int64_t pos = 0;
+
+		memset(f->got, 0, (size_t)span);
+		memset(got2, 0, (size_t)span);
+		while (pos < f->total) {
+			struct ddt_piece pc[16];
+			unsigned n = 1 + (unsigned)(ddt_gen_rand(s) % 16), k;
+			int64_t end = pos, r1, r2;
+
+			for (k = 0; k < n && end < f->total; k++) {
+				int64_t len = plen > 0 ? plen :
+					1 + (int64_t)(ddt_gen_rand(s) % 3000);
+
+				if (len > f->total - end)
+					len = f->total - end;
+				pc[k] = (struct ddt_piece){ f->packed + end,
+							    len };
+				end += len;
+			}
+			r1 = ddt_prog_unpack_pieces(prog, pos, pc, k,
+						    ORG(f, f->got), lo, hi);
+			r2 = ddt_prog_unpack_bounded(prog, pos, end,
+						     f->packed + pos,
+						     ORG(f, got2), lo, hi);
+			if (r1 != r2)
+				describe(f);
+			assert_int_equal(r1, r2);
+			if (!bounded)
+				assert_int_equal(r1, end);
+			pos = end;
+		}
+		if (!bounded)
+			check_got(f);
+		assert_memory_equal(f->got, got2, (size_t)span);
+	}
+	free(got2);
+}
+
+static void test_prog_pieces(void **state)
+{
+	/* transposes (FFT2D's columns, smaller blocks, two elements,
+	 * negative strides), then random types */
+	static const struct { const char *e; int64_t count, plen; } tr[] = {
+		{ "contig(128)[resized(0,16)[vector(128,1,1024)"
+		  "[double_complex]]]", 1, 2048 },
+		{ "contig(128)[resized(0,16)[vector(128,1,1024)"
+		  "[double_complex]]]", 1, 0 },
+		{ "contig(64)[resized(0,8)[vector(100,1,300)[double]]]", 2,
+		  800 },
+		{ "contig(40)[resized(0,4)[hvector(50,1,-2048)[int32]]]", 1,
+		  200 },
+		{ "contig(33)[resized(0,24)[hvector(20,1,4096)"
+		  "[contig(3)[double]]]]", 2, 0 },
+		{ "contig(16)[resized(0,32)[vector(64,1,64)[contig(2)"
+		  "[double_complex]]]]", 1, 2048 },
+	};
+	int with = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(tr) / sizeof(tr[0]); i++) {
+		uint64_t s = 0x9ec35 + i, *blob, *prog;
+		struct ddt_type *t = ddt_parse(tr[i].e, NULL);
+		struct fixture f;
+		size_t plen;
+
+		assert_non_null(t);
+		setup_type(&f, i, t, tr[i].count);
+		assert_int_equal(prog_of(&f, &blob, &prog, &plen), 1);
+		for (int rep = 0; rep < 3; rep++)
+			prog_pieces(&f, prog, tr[i].plen, &s);
+		free(blob);
+		free(prog);
+		teardown(&f);
+	}
+	for (uint64_t seed = 1; seed <= NTYPES / 3; seed++) {
+		uint64_t s = seed ^ 0x51ece5u, *blob, *prog;
+		struct fixture f;
+		size_t plen;
+
+		setup(&f, seed);
+		if (f.total > 0 && prog_of(&f, &blob, &prog, &plen)) {
+			prog_pieces(&f, prog, (int64_t)(seed % 3) * 1024, &s);
+			free(blob);
+			free(prog);
+			with++;
+		}
+		teardown(&f);
+	}
+	print_message("  %d of %d random types with a compiled form\n", with, NTYPES / 3);
+	assert_true(with > NTYPES / 3 * 8 / 10); /* some have no data */
+}
+
 /* ddt_copy_strided against a block-by-block memcpy, every block size to
  * 130 B (each fixed kernel, the inline ones, memcpy), both directions of
  * stride, nothing else touched. */
@@ -717,6 +837,7 @@ int main(void)
 		cmocka_unit_test(test_segments),
 		cmocka_unit_test(test_segments_bounded),
 		cmocka_unit_test(test_prog),
+		cmocka_unit_test(test_prog_pieces),
 		cmocka_unit_test(test_copy_strided),
 		cmocka_unit_test(test_checkpoints),
 	};

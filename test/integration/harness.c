@@ -447,6 +447,17 @@ link_spawn(unsigned nid, const char *bin, const char *const *extra)
 		argv[n++] = "--payload";
 		argv[n++] = "1280";
 	}
+	/*
+	 * A loaded 2-core machine (CI, load 15-28) left a memif peer
+	 * unanswered for 5 s, the default --peer-timeout-ms: every
+	 * outstanding operation to it failed (PTL_NI_UNDELIVERABLE) and
+	 * the collectives' waits ended with -EIO (coll_memif_results_p16
+	 * and _p7 failed so). A link here is two processes on one machine,
+	 * not a network: 60 s. A test's own --peer-timeout-ms (coll_lost_*)
+	 * comes later in argv and wins.
+	 */
+	argv[n++] = "--peer-timeout-ms";
+	argv[n++] = "60000";
 	for (i = 0; extra != NULL && extra[i] != NULL && n < 60; i++)
 		argv[n++] = extra[i];
 	if (getenv("SPINNIC_ITEST_HANDLERS") != NULL && n < 62) {

@@ -228,10 +228,10 @@ refusals(int argc, char **argv)
 	snprintf(p, sizeof(p), "%s/x.so", plugdir);
 	write_text(p, "not an ELF file, a text file named x.so\n");
 	expect_refused(p, NULL, p, "not a loadable shared object: ");
-	/* spinnic's SPIN_HANDLER_ABI_VERSION: 2 since access handlers */
+	/* spinnic's SPIN_HANDLER_ABI_VERSION: 3 since payload_burst */
 	expect_refused(plugin(argc, argv, "plugin_abi.so"), NULL,
 		       plugin(argc, argv, "plugin_abi.so"),
-		       "handler ABI version 999, this spinnic's is 2");
+		       "handler ABI version 999, this spinnic's is 3");
 	expect_refused(plugin(argc, argv, "plugin_nosym.so"), NULL,
 		       plugin(argc, argv, "plugin_nosym.so"),
 		       "no symbol spin_handler_plugin");

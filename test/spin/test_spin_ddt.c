@@ -48,17 +48,58 @@ static const struct spin_host_ops ops = {
 	.pkt_release = test_pkt_release,
 };
 
+/* the runtimes' handler_time_every: 0 (every call timed, each packet
+ * alone through payload) or, for the tests run a second time, 4 (most
+ * packets polled together go through payload_burst) */
+static unsigned rt_every;
+
 static struct spin_rt *
 rt_new(void)
 {
 	struct spin_rt_conf c = {
 		.nic_mem = 64 << 20, .nhpu = NHPU, .ops = &ops,
 		.families = spin_handler_families,
+		.handler_time_every = rt_every,
 	};
 	struct spin_rt *rt = spin_rt_create(&c);
 
 	assert_non_null(rt);
 	return rt;
+}
+
+/* destroy @p rt; with bursts asked for, they happened */
+static void
+rt_done(struct spin_rt *rt)
+{
+	uint64_t bursts = 0;
+
+	for (unsigned h = 0; h < NHPU; h++) {
+		struct spin_hpu_stats hs;
+
+		assert_int_equal(spin_hpu_stats(rt, h, &hs), 0);
+		bursts += hs.bursts;
+	}
+	if (rt_every == 0)
+		assert_int_equal(bursts, 0);
+	else
+		assert_true(bursts > 0);
+	spin_rt_destroy(rt);
+}
+
+static int
+bursts_on(void **state)
+{
+	RTE_SET_USED(state);
+	rt_every = 4;
+	return 0;
+}
+
+static int
+bursts_off(void **state)
+{
+	RTE_SET_USED(state);
+	rt_every = 0;
+	return 0;
 }
 
 /* one message layout: type, packed stream, reference window */
@@ -423,7 +464,7 @@ test_random_types(void **state)
 	       " up to %u packets; vector %u, iblock %u, general %u runs\n",
 	       ntypes, deep, bytes, maxpk, n_vec, n_iblock, n_general);
 	assert_int_equal(ntypes, 100);
-	spin_rt_destroy(rt);
+	rt_done(rt);
 }
 
 /* layouts the specialized handlers must take, blocks straddling packets */
@@ -457,7 +498,7 @@ test_specialized_types(void **state)
 	}
 	assert_int_equal(n_vec - v0, 5);
 	assert_int_equal(n_iblock - i0, 4);
-	spin_rt_destroy(rt);
+	rt_done(rt);
 }
 
 /* HPU-local and RW-CP with the HPUs polled from two threads */
@@ -479,7 +520,7 @@ test_threads(void **state)
 	run_general(rt, &c, SPIN_DDT_RW_CP, 8 * PP, 0, 2, &seed);
 	run_general(rt, &c, SPIN_DDT_HPU_LOCAL, 0, 0, 2, &seed);
 	tcase_free(&c);
-	spin_rt_destroy(rt);
+	rt_done(rt);
 }
 
 /*
@@ -736,6 +777,13 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_specialized_types),
 		cmocka_unit_test(test_random_types),
 		cmocka_unit_test(test_threads),
+		/* the same through payload_burst */
+		cmocka_unit_test_setup_teardown(test_specialized_types,
+						bursts_on, bursts_off),
+		cmocka_unit_test_setup_teardown(test_random_types, bursts_on,
+						bursts_off),
+		cmocka_unit_test_setup_teardown(test_threads, bursts_on,
+						bursts_off),
 		cmocka_unit_test(test_inorder_costs),
 		cmocka_unit_test(test_hostile_args),
 		cmocka_unit_test(test_runtime_errors),

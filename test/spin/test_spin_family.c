@@ -16,6 +16,14 @@ pay(const struct spin_pkt *pkt, struct spin_hctx *h)
 	return SPIN_SUCCESS;
 }
 
+static void
+pay_burst(const struct spin_pkt *pkts, unsigned n, int *rc,
+	  struct spin_hctx *h)
+{
+	for (unsigned i = 0; i < n; i++)
+		rc[i] = SPIN_SUCCESS;
+}
+
 static int
 out(const struct spin_out_pkt *pkt, struct spin_hctx *h)
 {
@@ -77,6 +85,11 @@ test_check(void **state)
 	/* init alone is no handler */
 	refused(&f, "no handler");
 	f.outbound = out;
+	assert_int_equal(spin_family_check(&f, NULL), 0);
+	/* a burst handler needs the one-packet handler beside it */
+	f.payload_burst = pay_burst;
+	refused(&f, "payload_burst without payload");
+	f.payload = pay;
 	assert_int_equal(spin_family_check(&f, NULL), 0);
 	for (b = spin_handler_families; *b != NULL; b++)
 		assert_int_equal(spin_family_check(*b, NULL), 0);

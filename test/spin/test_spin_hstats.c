@@ -156,11 +156,77 @@ static const struct spin_handler_family fam_plain = {
 	.completion = plain_completion, .outbound = plain_outbound,
 };
 
+
+/*
+ * "bursty": payload and payload_burst with the outcomes of "outcomes" by
+ * offset (0 error, 100 a DMA out of the window, 200 drop, 300 proceed,
+ * others copied), each packet logged in the order run: its offset, the
+ * call (0 alone through payload, else the burst call's number) and vHPU.
+ */
+struct blog {
+	uint64_t off;
+	unsigned call;
+	uint32_t vhpu;
+};
+static struct blog blog[256];
+static unsigned nblog, nbcalls;
+
+static int
+bursty_one(const struct spin_pkt *pkt, struct spin_hctx *h, unsigned call)
+{
+	uint8_t b = 0;
+
+	if (nblog < RTE_DIM(blog))
+		blog[nblog++] = (struct blog){ pkt->offset, call,
+					       spin_hctx_vhpu(h) };
+	switch (pkt->offset) {
+	case 0:
+		return SPIN_ERROR;
+	case 100:
+		(void)spin_dma_to_host(h, spin_hctx_win_len(h), &b, 1, 0);
+		return SPIN_SUCCESS;
+	case 200:
+		return SPIN_DROP;
+	case 300:
+		return SPIN_PROCEED;
+	default:
+		return spin_dma_to_host_nb(h, pkt->offset, pkt->payload,
+					   pkt->len, SPIN_DMA_NO_EVENT) == 0 ?
+			SPIN_SUCCESS : SPIN_ERROR;
+	}
+}
+
+static int
+bursty_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
+{
+	return bursty_one(pkt, h, 0);
+}
+
+static void
+bursty_burst(const struct spin_pkt *pkts, unsigned n, int *rc,
+	     struct spin_hctx *h)
+{
+	unsigned i, call = ++nbcalls;
+
+	assert_true(n >= 2 && n <= SPIN_PAYLOAD_BURST_MAX);
+	for (i = 0; i < n; i++) {
+		/* one message: the same info for every packet */
+		assert_ptr_equal(pkts[i].info, pkts[0].info);
+		rc[i] = bursty_one(&pkts[i], h, call);
+	}
+}
+
+static const struct spin_handler_family fam_bursty = {
+	.name = "bursty", .header = oc_header, .payload = bursty_payload,
+	.payload_burst = bursty_burst,
+};
+
 /* built-ins first, then the test's: a plugin's families come after */
 static const struct spin_handler_family *const fams[] = {
-	&spin_handlers_checksum, &fam_outcomes, &fam_slow, &fam_plain, NULL,
+	&spin_handlers_checksum, &fam_outcomes, &fam_slow, &fam_plain,
+	&fam_bursty, NULL,
 };
-enum { F_CHECKSUM, F_OUTCOMES, F_SLOW, F_PLAIN, F_COUNT };
+enum { F_CHECKSUM, F_OUTCOMES, F_SLOW, F_PLAIN, F_BURSTY, F_COUNT };
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -939,12 +1005,160 @@ test_ctx_next(void **state)
 	spin_rt_destroy(rt);
 }
 
+/*
+ * payload_burst: packets of one message queued together go to it in runs
+ * (in the order one by one would take: the queue's, or each vHPU's),
+ * cut before each packet the runtime times, which goes alone through
+ * payload; outcomes counted per packet as if one by one, except that a
+ * DMA rejected in a burst call makes every SPIN_SUCCESS of that call an
+ * error; with every call timed, or a trace, there are no bursts.
+ * Passes: 0 sampled 1 in 8; 1 the same, blocked-RR (4-packet sequences,
+ * 2 vHPUs); 2 every call timed; 3 sampled with a trace.
+ */
+static void
+test_bursts(void **state)
+{
+	struct spin_rt_conf c = {
+		.nic_mem = 1 << 20, .nhpu = 1, .max_ctxs = 16,
+		.max_owners = 4, .pkt_payload = 100, .ops = &ops,
+		.families = fams,
+	};
+	enum { NPKT = 40, LEN = NPKT * 100 };
+	static uint8_t data[LEN];
+	unsigned pass, i, j, msg;
+
+	RTE_SET_USED(state);
+	for (i = 0; i < LEN; i++)
+		data[i] = (uint8_t)(i * 7 + 1);
+	for (pass = 0; pass < 4; pass++) {
+		struct spin_ctx_conf cc = { .family = "bursty" };
+		uint64_t rcs[4] = { 0 }, singles = 0, timed_want;
+		struct spin_handler_stats cs;
+		struct spin_hpu_stats hs;
+		struct test_host h;
+		struct spin_rt *rt;
+		uint32_t a;
+
+		c.handler_time_every = pass == 2 ? 1 : 8;
+		c.handler_trace = pass == 3 ? 16 : 0;
+		if (pass == 1) {
+			cc.policy = SPINNIC_SCHED_BLOCKED_RR;
+			cc.delta_p = 4;
+			cc.nvhpu = 2;
+		}
+		rt = spin_rt_create(&c);
+		assert_non_null(rt);
+		assert_int_equal(spin_rt_ctx_create(rt, 1, &cc, &a), 0);
+		test_host_init(&h, LEN, 1);
+		for (msg = 0; msg < 4; msg++) {
+			struct spin_msg_info info = { .length = LEN,
+						      .msg_id = msg };
+			uint64_t want = ndone + 1;
+			struct spin_msg *m;
+			uint64_t off;
+
+			nblog = 0;
+			nbcalls = 0;
+			memset(h.mem + TEST_GUARD, 0, LEN);
+			m = spin_msg_start(rt, a, &info, &h, TEST_ADDR, h.len,
+					   NULL);
+			assert_non_null(m);
+			/* the header first, then every packet queued at once */
+			while (spin_hpu_poll(rt, 0, 1) != 0)
+				;
+			for (off = 0; off < LEN; off += 100)
+				test_deliver(rt, m, data, off, 100);
+			for (i = 0; __atomic_load_n(&ndone, __ATOMIC_ACQUIRE) <
+				    want; i++) {
+				spin_hpu_poll(rt, 0, 64);
+				assert_true(i < 1000000);
+			}
+			assert_int_equal(nblog, NPKT);
+			for (i = 0; i < NPKT; i++) {
+				const struct blog *l = &blog[i];
+				bool err_call = false;
+				unsigned k;
+
+				for (k = 0; k < NPKT && l->call != 0; k++)
+					if (blog[k].call == l->call &&
+					    blog[k].off == 100)
+						err_call = true;
+				/* the outcome counted for this packet */
+				if (l->off == 0 || l->off == 100)
+					rcs[SPIN_ERROR]++;
+				else if (l->off == 200)
+					rcs[SPIN_DROP]++;
+				else if (l->off == 300)
+					rcs[SPIN_PROCEED]++;
+				else if (err_call)
+					rcs[SPIN_ERROR]++;
+				else
+					rcs[SPIN_SUCCESS]++;
+				singles += l->call == 0;
+				/* placed: copied (error or not) or proceeded */
+				if (l->off != 0 && l->off != 100 &&
+				    l->off != 200)
+					assert_memory_equal(h.mem + TEST_GUARD +
+							    l->off,
+							    data + l->off, 100);
+				else
+					for (k = 0; k < 100; k++)
+						assert_int_equal(h.mem[TEST_GUARD +
+							l->off + k], 0);
+				/* run in order: by offset on the one queue,
+				 * within each vHPU under blocked-RR */
+				for (k = i + 1; k < NPKT; k++)
+					if (pass != 1 ||
+					    blog[k].vhpu == l->vhpu)
+						assert_true(blog[k].off > l->off);
+				/* a burst call holds one vHPU's packets */
+				for (k = 0; k < NPKT && l->call != 0; k++)
+					if (blog[k].call == l->call)
+						assert_int_equal(blog[k].vhpu,
+								 l->vhpu);
+			}
+			if (pass >= 2)
+				assert_int_equal(nbcalls, 0);
+			else
+				assert_true(nbcalls >= 2);
+		}
+		test_host_check_guards(&h);
+		assert_int_equal(spin_rt_ctx_handler_stats(rt, a, &cs), 0);
+		assert_int_equal(cs.kind[SPIN_HK_PAYLOAD].calls, 4 * NPKT);
+		for (j = 0; j < 4; j++)
+			assert_int_equal(cs.kind[SPIN_HK_PAYLOAD].rc[j],
+					 rcs[j]);
+		/* timed calls went alone through payload */
+		timed_want = cs.kind[SPIN_HK_PAYLOAD].timed;
+		assert_true(timed_want <= singles);
+		if (pass == 0)
+			assert_true(timed_want > 0 && timed_want < 4 * NPKT / 2);
+		if (pass >= 2)
+			assert_int_equal(timed_want, 4 * NPKT);
+		assert_int_equal(spin_hpu_stats(rt, 0, &hs), 0);
+		assert_int_equal(hs.pay, 4 * NPKT);
+		assert_int_equal(hs.rc[SPIN_ERROR] + hs.rc[SPIN_DROP] +
+				 hs.rc[SPIN_PROCEED] + hs.rc[SPIN_SUCCESS],
+				 hs.hers);
+		if (pass >= 2)
+			assert_int_equal(hs.bursts, 0);
+		else
+			assert_true(hs.bursts >= 8);
+		assert_int_equal(spin_rt_family_stats(rt, F_BURSTY, &cs), 0);
+		assert_int_equal(cs.kind[SPIN_HK_PAYLOAD].calls, 4 * NPKT);
+		test_host_fini(&h);
+		spin_rt_destroy(rt);
+	}
+	assert_int_equal(test_pkts_live, 0);
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_sampled),
+		cmocka_unit_test(test_bursts),
 		cmocka_unit_test(test_budget_bursts),
 		cmocka_unit_test(test_outcomes),
 		cmocka_unit_test(test_over_budget),
