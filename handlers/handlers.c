@@ -11,8 +11,5 @@ const struct spin_handler_family *const spin_handler_families[] = {
 	&spin_handlers_ddt_general,
 	&spin_handlers_ddt_iovec,
 	&spin_handlers_ddt_gather,
-	&spin_handlers_aa_count,
-	&spin_handlers_aa_dirty,
-	&spin_handlers_aa_dht,
 	NULL,
 };

@@ -16,9 +16,6 @@ extern const struct spin_handler_family spin_handlers_ddt_iblock;
 extern const struct spin_handler_family spin_handlers_ddt_general;
 extern const struct spin_handler_family spin_handlers_ddt_iovec;
 extern const struct spin_handler_family spin_handlers_ddt_gather;
-extern const struct spin_handler_family spin_handlers_aa_count;
-extern const struct spin_handler_family spin_handlers_aa_dirty;
-extern const struct spin_handler_family spin_handlers_aa_dht;
 
 /** |v| as an unsigned number (INT64_MIN included). */
 static inline uint64_t

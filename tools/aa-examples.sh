@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# The Active Access use cases (examples/aa_usecases.c, paper 004 §4) on
-# two virtual nodes of one spinnic: for each case the owner of the marked
-# memory runs on node 1, the initiator on node 0; both check what they
+# The Active Access use cases (paper 004 §4; examples/handlers/active_access/:
+# the client aa_usecases.c, the plugin libactive_access.so with the access
+# handler families aa_dht, aa_count, aa_dirty) on two virtual nodes of one
+# spinnic --handlers libactive_access.so: for each case the owner of the
+# marked memory runs on node 1, the initiator on node 0; both check what they
 # see and say "ok". Everything stops on its own (timeouts).
 #
 # usage: tools/aa-examples.sh [BUILD_DIR [CASE...]]
@@ -13,11 +15,13 @@ BUILD=${1:-build}
 [ $# -gt 0 ] && shift
 CASES=${*:-dht-host dht-handler count ickpt getlog}
 SPINNIC="$BUILD/app/spinnic/spinnic"
-EX="$BUILD/examples/aa_usecases"
+EX="$BUILD/examples/handlers/aa_usecases"
+PLUGIN="$BUILD/examples/handlers/libactive_access.so"
 
 for b in "$SPINNIC" "$EX"; do
 	[ -x "$b" ] || { echo "aa-examples: $b is missing: build first" >&2; exit 1; }
 done
+[ -f "$PLUGIN" ] || { echo "aa-examples: $PLUGIN is missing: build first" >&2; exit 1; }
 
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/spinnic-aa-XXXXXX")
 SPID=
@@ -42,7 +46,8 @@ for f in ${FAULTS:-}; do
 	FARGS="$FARGS --fault-inject $f"
 done
 # shellcheck disable=SC2086
-timeout 300 "$SPINNIC" -- --virtual 2 --socket-dir "$DIR" $FARGS >"$DIR/spinnic.log" 2>&1 &
+timeout 300 "$SPINNIC" -- --virtual 2 --socket-dir "$DIR" \
+	--handlers "$PLUGIN" $FARGS >"$DIR/spinnic.log" 2>&1 &
 SPID=$!
 i=0
 until grep -q "spinnic: ready" "$DIR/spinnic.log" 2>/dev/null; do

@@ -93,6 +93,23 @@ int bench_spinnic_start(struct bench_spinnic *p, const char *bin,
 /** Stop it (SIGTERM, then SIGKILL), keep its log in @p keep_log (NULL:
  *  not kept), remove its directory. */
 void bench_spinnic_stop(struct bench_spinnic *p, const char *keep_log);
+
+/** The file name of the Active Access handler plugin (aa_count, aa_dirty,
+ *  aa_dht; examples/handlers/active_access). */
+#define BENCH_AA_PLUGIN "libactive_access.so"
+
+/**
+ * Where a handler plugin is, for spinnic --handlers.
+ * @param given the path the user gave (an option), or NULL: the build
+ *   tree's, <build>/examples/handlers/@p name beside spinnic-bench's
+ *   <build>/app, else the installed one (<libdir>/spinnic/handlers)
+ * @param name the plugin's file name, e.g. BENCH_AA_PLUGIN
+ * @param buf receives the path
+ * @param len bytes of @p buf
+ * @return 0; a negative errno (the reason printed: not found)
+ */
+int bench_plugin_path(const char *given, const char *name, char *buf,
+		      size_t len);
 /** SIGINT/SIGTERM kill the bench's spinnic (and client) first. */
 void bench_spinnic_signals(void);
 /** Keep this process off CPU 0, where spinnic's lcore busy-polls.

@@ -21,7 +21,7 @@
  *        the insert
  *   aa_handler  the same puts to a log bound to an "aa_dht" context: the
  *        NIC's access handler inserts with 8-byte host atomics (its own
- *        layout, spin_handler_args.h); the client waits for the
+ *        layout, active_access.h); the client waits for the
  *        handler's processed count
  *   am   active messages: a put of the key per insert to an ME carrying
  *        an "aa_dht" context, the slot as header data: its payload
@@ -30,6 +30,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -42,7 +43,7 @@
 #include <spin_aa.h>
 
 #include "bench.h"
-#include "spin_handler_args.h"
+#include "active_access.h"
 
 #define PG SPIN_AA_PAGE
 #define NSLOT 8192u
@@ -63,7 +64,7 @@ struct vol {
 	uint64_t last_ptr[NSLOT];  /* 1 + last cell of the slot's chain */
 };
 
-/* The volume of the aa_dht handler (struct spin_aa_dht_args), one ME
+/* The volume of the aa_dht handler (struct aa_dht_args), one ME
  * of its own: keys, chain heads, cells {key, next}, counters; the table
  * page-aligned for the marks. */
 struct hvol {
@@ -86,7 +87,8 @@ static struct {
 	long coll[8];
 	int ncoll;
 	const char *spinnic;
-} dcfg = { 2000, 2, 2, 64, { 0 }, 0, NULL };
+	const char *handlers;
+} dcfg = { 2000, 2, 2, 64, { 0 }, 0, NULL, NULL };
 
 static const struct bench_cmd_opt dht_opts[] = {
 	{ "inserts", 1, "inserts per sample (default 2000, at most 8192)" },
@@ -95,6 +97,8 @@ static const struct bench_cmd_opt dht_opts[] = {
 	{ "batch", 1, "aa: puts between two drains of the log (default 64)" },
 	{ "collisions", 1, "percentages, comma-separated (default 0,5,25,50)" },
 	{ "spinnic", 1, "spinnic binary (default: beside this one)" },
+	{ "handlers", 1, "the Active Access plugin " BENCH_AA_PLUGIN
+	  " (default: the build tree's, else the installed one)" },
 	{ NULL, 0, NULL },
 };
 
@@ -110,6 +114,10 @@ dht_opt(const char *name, const char *arg)
 
 	if (strcmp(name, "spinnic") == 0) {
 		dcfg.spinnic = arg;
+		return 0;
+	}
+	if (strcmp(name, "handlers") == 0) {
+		dcfg.handlers = arg;
 		return 0;
 	}
 	if (strcmp(name, "collisions") == 0) {
@@ -216,8 +224,8 @@ dht_open(struct dht *d)
 	d->hv = (struct hvol *)(((uintptr_t)raw + PG - 1) &
 				~(uintptr_t)(PG - 1));
 	{
-		struct spin_aa_dht_args da = {
-			.version = SPIN_AA_DHT_ARGS_VERSION, .nslot = NSLOT,
+		struct aa_dht_args da = {
+			.version = AA_DHT_ARGS_VERSION, .nslot = NSLOT,
 			.table_off = offsetof(struct hvol, table),
 			.head_off = offsetof(struct hvol, head),
 			.nheap = MAX_INS,
@@ -682,7 +690,8 @@ dht_run(const struct bench_opts *o)
 	double *all = NULL, *buf = NULL;
 	struct bench_spinnic nic = { .pid = -1 };
 	struct bench_table *tab = NULL;
-	char sock[400];
+	char sock[400], plugin[PATH_MAX];
+	const char *const extra[] = { "--handlers", plugin, NULL };
 	int rc = 0;
 
 	if (dcfg.ncoll == 0) {
@@ -696,9 +705,14 @@ dht_run(const struct bench_opts *o)
 		rc = -ENOMEM;
 		goto out;
 	}
+	/* the aa_handler and am rows: the aa_dht family, a plugin */
+	rc = bench_plugin_path(dcfg.handlers, BENCH_AA_PLUGIN, plugin,
+			       sizeof(plugin));
+	if (rc < 0)
+		goto out;
 	bench_spinnic_signals();
 	for (long r = 0; r < dcfg.rounds; r++) {
-		rc = bench_spinnic_start(&nic, dcfg.spinnic, NULL);
+		rc = bench_spinnic_start(&nic, dcfg.spinnic, extra);
 		if (rc < 0)
 			goto out;
 		(void)bench_clients_off_lcore();

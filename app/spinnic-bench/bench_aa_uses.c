@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -43,7 +44,7 @@
 #include <spin_aa.h>
 
 #include "bench.h"
-#include "spin_handler_args.h"
+#include "active_access.h"
 
 #define PG SPIN_AA_PAGE
 #define NCP 16u                 /* counted pages per row */
@@ -79,7 +80,8 @@ static struct {
 	long dirty[8];
 	int ndirty;
 	const char *spinnic;
-} ucfg = { 2000, 1, 3, { 0 }, 0, { 0 }, 0, { 0 }, 0, NULL };
+	const char *handlers;
+} ucfg = { 2000, 1, 3, { 0 }, 0, { 0 }, 0, { 0 }, 0, NULL, NULL };
 
 static const struct bench_cmd_opt uses_opts[] = {
 	{ "ops", 1, "aa-count: puts, aa-getlog: gets per sample (default 2000)" },
@@ -89,6 +91,8 @@ static const struct bench_cmd_opt uses_opts[] = {
 	{ "outstanding", 1, "aa-flush: records before the flush (default 0,10,100,1000)" },
 	{ "dirty", 1, "aa-ickpt: percent of pages written (default 1,10,50)" },
 	{ "spinnic", 1, "spinnic binary (default: beside this one)" },
+	{ "handlers", 1, "the Active Access plugin " BENCH_AA_PLUGIN
+	  " (default: the build tree's, else the installed one)" },
 	{ NULL, 0, NULL },
 };
 
@@ -124,6 +128,10 @@ uses_opt(const char *name, const char *arg)
 
 	if (strcmp(name, "spinnic") == 0) {
 		ucfg.spinnic = arg;
+		return 0;
+	}
+	if (strcmp(name, "handlers") == 0) {
+		ucfg.handlers = arg;
 		return 0;
 	}
 	if (strcmp(name, "sizes") == 0)
@@ -213,8 +221,8 @@ static int
 tgt_setup(struct tgt *t, int data_mode)
 {
 	struct spin_aa_log_desc ld = { .size = 4u << 20 };
-	struct spin_aa_count_args ca = {
-		.version = SPIN_AA_COUNT_ARGS_VERSION, .npages = NCP,
+	struct aa_count_args ca = {
+		.version = AA_COUNT_ARGS_VERSION, .npages = NCP,
 		.counters_off = T_CNT * PG, .processed_off = T_FLN * PG,
 	};
 	struct spin_ctx_desc cd = { .family = "aa_count", .args = &ca,
@@ -629,10 +637,16 @@ round_run(struct ini_arg *ia, int data_mode, double *iout, size_t ni,
 	struct bench_spinnic nic = { .pid = -1 };
 	struct tgt_arg ta = { .data_mode = data_mode };
 	int idp[2] = { -1, -1 }, stp[2] = { -1, -1 }, st, rc;
-	char sock[400], logp[320];
+	char sock[400], logp[320], plugin[PATH_MAX];
+	const char *const extra[] = { "--handlers", plugin, NULL };
 	pid_t tpid = -1;
 
-	rc = bench_spinnic_start(&nic, ucfg.spinnic, NULL);
+	/* the target installs an aa_count context: a plugin family */
+	rc = bench_plugin_path(ucfg.handlers, BENCH_AA_PLUGIN, plugin,
+			       sizeof(plugin));
+	if (rc < 0)
+		return rc;
+	rc = bench_spinnic_start(&nic, ucfg.spinnic, extra);
 	if (rc < 0)
 		return rc;
 	(void)bench_clients_off_lcore();

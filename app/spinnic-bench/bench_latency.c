@@ -188,6 +188,41 @@ spinnic_path(const char *given, char *buf, size_t len)
 	return 0;
 }
 
+int
+bench_plugin_path(const char *given, const char *name, char *buf,
+		  size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (given != NULL) {
+		snprintf(buf, len, "%s", given);
+	} else {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n < 0) {
+			bench_err("/proc/self/exe: %s (use --handlers PATH)",
+				  strerror(errno));
+			return -errno;
+		}
+		self[n] = '\0';
+		/* <build>/app/spinnic-bench/spinnic-bench: <build> */
+		snprintf(buf, len, "%s/examples/handlers/%s",
+			 dirname(dirname(dirname(self))), name);
+#ifdef SPINNIC_HANDLER_DIR
+		if (access(buf, R_OK) != 0)
+			snprintf(buf, len, "%s/%s", SPINNIC_HANDLER_DIR, name);
+#endif
+	}
+	if (access(buf, R_OK) != 0) {
+		int err = errno;
+
+		bench_err("handler plugin %s not found at %s: %s (use "
+			  "--handlers PATH)", name, buf, strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
 static char *
 file_text(const char *path)
 {

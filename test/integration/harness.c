@@ -460,6 +460,10 @@ link_spawn(unsigned nid, const char *bin, const char *const *extra)
 	argv[n++] = "60000";
 	for (i = 0; extra != NULL && extra[i] != NULL && n < 60; i++)
 		argv[n++] = extra[i];
+	if (getenv("SPINNIC_ITEST_HANDLERS") != NULL && n < 62) {
+		argv[n++] = "--handlers";
+		argv[n++] = getenv("SPINNIC_ITEST_HANDLERS");
+	}
 	if (getenv("SPINNIC_ITEST_FAULTS") != NULL) {
 		char *save = NULL, *tok;
 
@@ -728,6 +732,11 @@ itest_spinnic_start(const char *const *extra)
 	argv[argc++] = sdir;
 	for (i = 0; extra != NULL && extra[i] != NULL && argc < 54; i++)
 		argv[argc++] = extra[i];
+	/* SPINNIC_ITEST_HANDLERS=PLUGIN (harness.h): --handlers PLUGIN */
+	if (getenv("SPINNIC_ITEST_HANDLERS") != NULL) {
+		argv[argc++] = "--handlers";
+		argv[argc++] = getenv("SPINNIC_ITEST_HANDLERS");
+	}
 	/* SPINNIC_ITEST_FAULTS="SPEC [SPEC]": --fault-inject SPEC for every
 	 * spinnic of the test (meson's *_lossy variants, DESIGN §11) */
 	if (getenv("SPINNIC_ITEST_FAULTS") != NULL) {

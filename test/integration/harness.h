@@ -38,7 +38,10 @@ void itest_init(const char *name, unsigned timeout_s);
 /**
  * Start spinnic --virtual 2 with extra options (NULL-terminated, may be
  * NULL) and wait for "spinnic: ready". Exits 77 when spinnic cannot start
- * for lack of resources, 1 on any other failure.
+ * for lack of resources, 1 on any other failure. With
+ * SPINNIC_ITEST_HANDLERS=PLUGIN in the environment (meson sets it for the
+ * tests of plugin families, e.g. the Active Access ones) every spinnic
+ * started also gets `--handlers PLUGIN`.
  */
 void itest_spinnic_start(const char *const *extra);
 

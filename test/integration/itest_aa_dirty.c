@@ -22,7 +22,7 @@
 #include "harness.h"
 #include "itest_aa.h"
 #include "kid.h"
-#include "spin_handler_args.h"
+#include "active_access.h"
 
 #define NDATA 16u
 #define P_BITMAP 16u
@@ -34,8 +34,8 @@
 static int
 target_main(struct kid *self, void *arg)
 {
-	struct spin_aa_dirty_args da = {
-		.version = SPIN_AA_DIRTY_ARGS_VERSION, .npages = NDATA,
+	struct aa_dirty_args da = {
+		.version = AA_DIRTY_ARGS_VERSION, .npages = NDATA,
 		.bitmap_off = P_BITMAP * PG, .processed_off = P_FLUSH * PG,
 	};
 	struct spin_ctx_desc cd = { 0 };

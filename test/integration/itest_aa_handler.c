@@ -38,6 +38,7 @@
 
 #include "harness.h"
 #include "kid.h"
+#include "active_access.h"
 #include "spin_handler_args.h"
 
 #define PG SPIN_AA_PAGE
@@ -177,16 +178,16 @@ never(void *arg, const struct spin_aa_rec *r)
 static int
 owner_main(struct kid *self, void *arg)
 {
-	struct spin_aa_dht_args da = {
-		.version = SPIN_AA_DHT_ARGS_VERSION,
+	struct aa_dht_args da = {
+		.version = AA_DHT_ARGS_VERSION,
 		.nslot = NSLOT, .table_off = P_TABLE * PG,
 		.head_off = P_HEAD * PG, .nheap = NHEAP,
 		.heap_off = P_HEAP * PG, .next_free_off = P_FREE * PG,
 		.overflow_off = P_FREE * PG + 8,
 		.processed_off = P_FLUSH_D * PG,
 	};
-	struct spin_aa_count_args ca = {
-		.version = SPIN_AA_COUNT_ARGS_VERSION,
+	struct aa_count_args ca = {
+		.version = AA_COUNT_ARGS_VERSION,
 		.npages = 4, .counters_off = P_CNT * PG,
 		.processed_off = P_FLUSH_C * PG,
 	};
@@ -278,8 +279,8 @@ owner_main(struct kid *self, void *arg)
 	memset(mm, 0, 2 * PG);
 	KCHECK(self, !spin_host_contains(mm, 2 * PG), "malloc'd in region");
 	{
-		struct spin_aa_count_args c2 = {
-			.version = SPIN_AA_COUNT_ARGS_VERSION,
+		struct aa_count_args c2 = {
+			.version = AA_COUNT_ARGS_VERSION,
 			.base = (uintptr_t)b + P_COUNT2 * PG, .npages = 1,
 			.counters_off = 0, .processed_off = PG,
 		};

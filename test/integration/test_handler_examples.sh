@@ -6,14 +6,19 @@
 #     there by its own Makefile, which finds the handler API and libspinnic
 #     only through pkg-config: the build tree's uninstalled .pc files
 #     (PKG_CONFIG_LIBDIR=<build>/meson-uninstalled, nothing else searched);
-#   - spinnic --virtual 2 --handlers DIR (both plugins in one folder), then
-#     the clients of each example on the two nodes:
+#   - spinnic --virtual 2 --handlers DIR (the three plugins in one folder),
+#     then the clients of each example on the two nodes:
 #       reduce_put: the int64 total of N int32s, summed by the handlers on
 #         node 1 and put to a peer on node 0, equals the host's sum; no
 #         byte of the message reached the reducer's buffer;
 #       histogram: every byte of the target's buffer (kept packets in
 #         place, dropped ones never written), the 256 bins and the packet
 #         counts the completion handler wrote;
+#       active_access (paper 004's use cases, the families aa_dht,
+#         aa_count, aa_dirty): the hashtable insert by the aa_dht access
+#         handler (owner on node 1: every key once in its table or chains,
+#         nothing lost) and access counting by aa_count (every page's
+#         write and read counters exact);
 #   - again with --handlers FILE (the reduce_put plugin alone) and
 #     --payload 1022: int32s straddle packets;
 #   - spinnic stops cleanly with no context left.
@@ -65,9 +70,9 @@ cflags="-O2 -g -Wall -Wextra -Werror"
 	cflags="$cflags -fsanitize=$sanitize -fno-omit-frame-pointer"
 export PKG_CONFIG_LIBDIR=$pcdir
 unset PKG_CONFIG_PATH
-for ex in reduce_put histogram; do
+for ex in reduce_put histogram active_access; do
 	cp -r "$src/$ex" "$dir/$ex"
-	rm -f "$dir/$ex"/*.so "$dir/$ex/${ex}_client"
+	make -C "$dir/$ex" clean > /dev/null 2>&1
 	if ! make -C "$dir/$ex" CFLAGS="$cflags" \
 			> "$dir/$ex.build" 2>&1; then
 		cat "$dir/$ex.build"
@@ -78,7 +83,7 @@ for ex in reduce_put histogram; do
 done
 mkdir "$dir/plugins"
 cp "$dir/reduce_put/libreduce_put.so" "$dir/histogram/libhistogram.so" \
-	"$dir/plugins/"
+	"$dir/active_access/libactive_access.so" "$dir/plugins/"
 
 # ---- spinnic --------------------------------------------------------------
 spinnic_start() { # LOG ARGS...
@@ -190,6 +195,21 @@ histogram() { # WHAT LEN
 	client_ok "$what-target" "$tpid"
 }
 
+# an Active Access use case: owner on node 1, initiator on node 0; both
+# check what they see (aa_usecases.c)
+aa_case() { # CASE
+	local c=$1 bin=$dir/active_access/aa_usecases opid ipid
+
+	client_start "aa-$c-owner" 1 "$bin" owner "$c"
+	opid=$cpid
+	client_ready "aa-$c-owner" "$opid" || return
+	set -- $rdy
+	client_start "aa-$c-init" 0 "$bin" init "$c" "$1" "$2" "$3"
+	ipid=$cpid
+	client_ok "aa-$c-init" "$ipid"
+	client_ok "aa-$c-owner" "$opid"
+}
+
 spinnic_start "$dir/spinnic1.log" --handlers "$dir/plugins"
 # last packet short; one packet; many packets
 reduce_put reduce-100003 100003 7
@@ -198,6 +218,9 @@ reduce_put reduce-1 1 3
 histogram hist-100001 100001
 histogram hist-6146 6146
 histogram hist-100 100
+# the DHT insert and access counting, by the plugin's access handlers
+aa_case dht-handler
+aa_case count
 spinnic_stop "$dir/spinnic1.log"
 
 spinnic_start "$dir/spinnic2.log" --payload 1022 \

@@ -7,10 +7,13 @@
 #    path that works;
 #  - everything the plugin leaves undefined, beyond libc, is exported by
 #    the spinnic executable (nm -D), and spinnic exports nothing but the
-#    bounds-checked handler API (app/spinnic/handler_api.dynlist).
-# Arguments: CC SPINNIC HEADER PLUGIN_SOURCE BUILD_DIR DYNLIST
+#    bounds-checked handler API (app/spinnic/handler_api.dynlist);
+#  - the same for the shipped plugins given after DYNLIST (the Active
+#    Access families, examples/handlers/active_access/active_access.c).
+# Arguments: CC SPINNIC HEADER PLUGIN_SOURCE BUILD_DIR DYNLIST [PLUGIN...]
 set -eu
 cc=$1 spinnic=$2 header=$3 src=$4 build=$5 dynlist=$6
+shift 6
 for t in nm pkg-config; do
 	command -v "$t" >/dev/null 2>&1 || { echo "SKIP: no $t"; exit 77; }
 done
@@ -45,6 +48,18 @@ if [ -n "$missing" ]; then
 	echo "FAIL: the plugin needs what spinnic does not export: $missing"
 	exit 1
 fi
+for p in "$@"; do
+	$cc -std=c11 -Wall -Wextra -pedantic -Werror -shared -fPIC \
+		-fvisibility=hidden -I"$tmp/inc" "$p" -o "$tmp/shipped.so"
+	nm -D --undefined-only "$tmp/shipped.so" | awk '{ print $NF }' |
+		grep '^spin_' | sort > "$tmp/needed_p" || true
+	missing=$(comm -23 "$tmp/needed_p" "$tmp/exported")
+	if [ -n "$missing" ]; then
+		echo "FAIL: $p needs what spinnic does not export: $missing"
+		exit 1
+	fi
+	echo "ok: $(basename "$p") needs $(tr '\n' ' ' < "$tmp/needed_p")"
+done
 if [ ! -s "$tmp/needed" ]; then
 	echo "FAIL: the plugin calls no spin_* function (test broken?)"
 	exit 1

@@ -41,13 +41,14 @@
 #include <portals4.h>
 #include <spin.h>
 #include <spin_aa.h>
-#include <spin_handler_args.h>
+
+#include "active_access.h"
 
 #define PG SPIN_AA_PAGE
 #define MATCH 0xaa0ull
 #define MATCH_FLUSH 0xaa1ull
 
-/* dht: the volume of spin_aa_dht_args, in pages */
+/* dht: the volume of aa_dht_args, in pages */
 #define NSLOT 1024u
 #define NKEY 3000u
 #define P_TABLE 0u
@@ -309,15 +310,15 @@ owner_setup(struct owner *o, const char *cas)
 {
 	struct spin_aa_log_desc ld = { .size = 1u << 20, .notify_every = 16,
 				       .notify_us = 500 };
-	struct spin_aa_dht_args da = {
-		.version = SPIN_AA_DHT_ARGS_VERSION, .nslot = NSLOT,
+	struct aa_dht_args da = {
+		.version = AA_DHT_ARGS_VERSION, .nslot = NSLOT,
 		.table_off = P_TABLE * PG, .head_off = P_HEAD * PG,
 		.nheap = NKEY, .heap_off = P_HEAP * PG,
 		.next_free_off = P_FREE * PG, .overflow_off = P_FREE * PG + 8,
 		.processed_off = P_FLUSH * PG,
 	};
-	struct spin_aa_count_args ca = {
-		.version = SPIN_AA_COUNT_ARGS_VERSION, .npages = NCPAGE,
+	struct aa_count_args ca = {
+		.version = AA_COUNT_ARGS_VERSION, .npages = NCPAGE,
 		.counters_off = P_CNT * PG, .processed_off = P_FLUSH * PG,
 	};
 	struct spin_ctx_desc cd = { 0 };
