@@ -322,6 +322,7 @@ spinnic_engine_stats_print(const struct spinnic_node *node, FILE *f)
 	stat_put(&l, "rel_fillers", o->rel_fillers);
 	stat_put(&l, "peer_fails", o->peer_fails);
 	stat_put(&l, "peer_failed_ops", o->peer_failed_ops);
+	stat_put(&l, "rel_stalls", o->rel_stalls);
 	stat_put(&l, "peers_full", o->peers_full);
 	stat_put(&l, "chal_answered", o->chal_answered);
 	stat_put(&l, "chal_ignored", o->chal_ignored);

@@ -288,6 +288,9 @@ struct eng_out_stats {
 	uint64_t rel_fillers;   /**< resent as fillers: source memory gone */
 	uint64_t peer_fails;    /**< peers given up (--peer-timeout-ms) */
 	uint64_t peer_failed_ops; /**< operations failed with them */
+	uint64_t rel_stalls;    /**< gaps of over 10 ms between this
+				     engine's own polls (its lcore not
+				     running): not counted as peers' silence */
 	uint64_t peers_full;    /**< sends postponed: no peer slot free */
 	uint64_t chal_answered; /**< challenges of our epoch answered */
 	uint64_t chal_ignored;  /**< challenges of another epoch or nid */
@@ -541,6 +544,7 @@ struct eng_tx {
 	struct rel_tx *peers[ENG_PEERS]; /**< send side, by peer */
 	unsigned n_peers;
 	uint64_t next_probe_scan;
+	uint64_t last_poll;             /**< tsc of the last rel_tx_poll */
 	uint32_t failed[ENG_PEERS];     /**< peers given up by rel_tx_poll,
 					     not yet told to the builders */
 	unsigned n_failed;

@@ -500,6 +500,23 @@ rel_tx_poll(struct spinnic_engine *eng, uint64_t now)
 	struct rel_ack_rec recs[32];
 	unsigned n, i, sent = 0;
 
+	/*
+	 * A gap in this engine's own polls is its lcore not running (an
+	 * overcommitted host: 16 ranks on 2 cores starved spinnic for
+	 * seconds), not its peers' silence: it heard nothing because it did
+	 * not listen. Each peer's last progress moves on by the gap, so a
+	 * peer is given up only after --peer-timeout-ms of silence while
+	 * this engine ran. An idle lcore sleeps at most 1 ms (lcore.c).
+	 */
+	if (eng->tx.last_poll != 0 && now > eng->tx.last_poll &&
+	    now - eng->tx.last_poll > eng->hz / 100) {
+		uint64_t gap = now - eng->tx.last_poll;
+
+		for (i = 0; i < eng->tx.n_peers; i++)
+			eng->tx.peers[i]->progress += gap;
+		eng->tx.stats.rel_stalls++;
+	}
+	eng->tx.last_poll = now;
 	do {
 		n = rte_ring_sc_dequeue_burst_elem(eng->rel_acks, recs,
 						   sizeof(recs[0]), 32, NULL);

@@ -71,6 +71,9 @@ unsigned itest_link_nodes(void);
  */
 pid_t itest_link_pid(unsigned node);
 
+/** The pid of the spinnic itest_spinnic_start() started (-1: none). */
+pid_t itest_spinnic_pid(void);
+
 /** Path of node @p node's control socket (valid after itest_spinnic_start). */
 const char *itest_socket_path(unsigned node);
 
