@@ -506,10 +506,16 @@ rel_tx_poll(struct spinnic_engine *eng, uint64_t now)
 	 * seconds), not its peers' silence: it heard nothing because it did
 	 * not listen. Each peer's last progress moves on by the gap, so a
 	 * peer is given up only after --peer-timeout-ms of silence while
-	 * this engine ran. An idle lcore sleeps at most 1 ms (lcore.c).
+	 * this engine ran. An idle lcore sleeps at most 1 ms, or
+	 * --idle-sleep-us when larger (lcore.c): a gap is over 10 ms and
+	 * over 4 such sleeps.
 	 */
+	uint64_t stall = RTE_MAX(eng->hz / 100, eng->hz * 4 *
+				 RTE_MAX(eng->node->sn->cfg.idle_sleep_us,
+					 1000u) / 1000000u);
+
 	if (eng->tx.last_poll != 0 && now > eng->tx.last_poll &&
-	    now - eng->tx.last_poll > eng->hz / 100) {
+	    now - eng->tx.last_poll > stall) {
 		uint64_t gap = now - eng->tx.last_poll;
 
 		for (i = 0; i < eng->tx.n_peers; i++)
