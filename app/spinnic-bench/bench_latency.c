@@ -158,25 +158,41 @@ on_signal(int sig)
 	_exit(128 + sig);
 }
 
-/* <build>/app/spinnic-bench/spinnic-bench -> <build>/app/spinnic/spinnic */
+/* the build folder of this binary (<build>/app/spinnic-bench/spinnic-bench)
+ * into @p buf; @p opt names the option that would avoid it */
 static int
-spinnic_path(const char *given, char *buf, size_t len)
+build_dir(char *buf, size_t len, const char *opt)
 {
 	char self[PATH_MAX];
 	ssize_t n;
 
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0) {
+		bench_err("/proc/self/exe: %s (use %s PATH)", strerror(errno),
+			  opt);
+		return -errno;
+	}
+	self[n] = '\0';
+	snprintf(buf, len, "%s", dirname(dirname(dirname(self))));
+	return 0;
+}
+
+/* <build>/app/spinnic-bench/spinnic-bench -> <build>/app/spinnic/spinnic */
+static int
+spinnic_path(const char *given, char *buf, size_t len)
+{
+	char dir[PATH_MAX];
+	int rc;
+
 	if (given != NULL) {
 		snprintf(buf, len, "%s", given);
 	} else {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n < 0) {
-			bench_err("/proc/self/exe: %s (use --spinnic PATH)",
-				  strerror(errno));
-			return -errno;
-		}
-		self[n] = '\0';
-		snprintf(buf, len, "%s/spinnic/spinnic",
-			 dirname(dirname(self)));
+		rc = build_dir(dir, sizeof(dir), "--spinnic");
+		if (rc != 0)
+			return rc;
+		if (snprintf(buf, len, "%s/app/spinnic/spinnic", dir) >=
+		    (int)len)
+			return -ENAMETOOLONG;
 	}
 	if (access(buf, X_OK) != 0) {
 		int err = errno;
@@ -192,22 +208,18 @@ int
 bench_plugin_path(const char *given, const char *name, char *buf,
 		  size_t len)
 {
-	char self[PATH_MAX];
-	ssize_t n;
+	char dir[PATH_MAX];
+	int rc;
 
 	if (given != NULL) {
 		snprintf(buf, len, "%s", given);
 	} else {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n < 0) {
-			bench_err("/proc/self/exe: %s (use --handlers PATH)",
-				  strerror(errno));
-			return -errno;
-		}
-		self[n] = '\0';
-		/* <build>/app/spinnic-bench/spinnic-bench: <build> */
-		snprintf(buf, len, "%s/examples/handlers/%s",
-			 dirname(dirname(dirname(self))), name);
+		rc = build_dir(dir, sizeof(dir), "--handlers");
+		if (rc != 0)
+			return rc;
+		if (snprintf(buf, len, "%s/examples/handlers/%s", dir, name) >=
+		    (int)len)
+			return -ENAMETOOLONG;
 #ifdef SPINNIC_HANDLER_DIR
 		if (access(buf, R_OK) != 0)
 			snprintf(buf, len, "%s/%s", SPINNIC_HANDLER_DIR, name);
