@@ -1239,6 +1239,7 @@ int
 spin_sched_test(spin_sched_t *s, bool *done_p)
 {
 	ptl_ct_event_t ev;
+	bool lost;
 
 	if (s == NULL || done_p == NULL || !s->compiled)
 		return -EINVAL;
@@ -1262,12 +1263,13 @@ spin_sched_test(spin_sched_t *s, bool *done_p)
 		return -EIO;
 	}
 	*done_p = ev.success + ev.failure >= s->nsinks * s->inst;
-	if (!*done_p && !ctl_lost(s))
+	lost = ctl_lost(s);
+	if (!*done_p && !lost)
 		return 0;
 	/* done, or never: a lost control put ends the instance */
 	*done_p = true;
 	s->running = false;
-	return ctl_lost(s) ? -EIO : sched_failures(s);
+	return lost ? -EIO : sched_failures(s);
 }
 
 /* SPIN_SCHED_HOST: progress until done (0: no limit), spinning as an MPI
