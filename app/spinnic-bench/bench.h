@@ -110,6 +110,30 @@ void bench_spinnic_stop(struct bench_spinnic *p, const char *keep_log);
  */
 int bench_plugin_path(const char *given, const char *name, char *buf,
 		      size_t len);
+/**
+ * Two ranks over a bench_spinnic's two nodes, linked by pipes: this
+ * process is rank 0 on node 0, a forked child rank 1 on node 1 (halo,
+ * staging).
+ */
+struct bench_pair {
+	pid_t child;    /**< rank 1 (in the parent), -1: none or reaped */
+	int rd, wr;     /**< this rank's ends: from the other, to it */
+};
+
+/**
+ * Fork rank 1. The child gets the default SIGINT/SIGTERM, dies with the
+ * parent and talks to node 1 (SPINNIC_SOCKET); the parent to node 0.
+ * Set what both ranks inherit before the call.
+ * @return 1 in the child, 0 in the parent, a negative errno (printed)
+ */
+int bench_pair_fork(struct bench_pair *pp, const struct bench_spinnic *nic);
+/**
+ * Parent, after rank 0's run ended with @p rc: wait for rank 1 when
+ * @p rc is 0 (and require its status 0), else kill it; close the pipes.
+ * @return @p rc, or -EIO when rank 1 failed
+ */
+int bench_pair_end(struct bench_pair *pp, int rc);
+
 /** SIGINT/SIGTERM kill the bench's spinnic (and client) first. */
 void bench_spinnic_signals(void);
 /** Keep this process off CPU 0, where spinnic's lcore busy-polls.

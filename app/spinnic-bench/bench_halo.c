@@ -35,8 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 
 #include <ddt.h>
 #include <portals4.h>
@@ -456,15 +454,14 @@ halo_run(const struct bench_opts *o)
 		{ "aware_nic_z", BENCH_COL_NUM, 2 },
 	};
 	struct bench_spinnic nic = { .pid = -1 };
-	int to_child[2] = { -1, -1 }, to_parent[2] = { -1, -1 };
+	struct bench_pair pair = { .child = -1, .rd = -1, .wr = -1 };
 	struct bench_table *tab = NULL;
 	size_t nt = (size_t)hcfg.reps * V_COUNT * (size_t)hcfg.iters;
 	size_t nn = (size_t)hcfg.reps * (size_t)hcfg.iters;
 	double *t = NULL, *nm = NULL, *col = NULL, calib_ms;
-	char sock[400], calib[400];
+	char calib[400];
 	struct hrank r0, r1;
-	pid_t child = -1;
-	int rc, status, ncpus;
+	int rc, ncpus;
 
 	(void)o->verify; /* every face is checked */
 	if (hcfg.group > hcfg.iters)
@@ -482,31 +479,15 @@ halo_run(const struct bench_opts *o)
 	if (rc < 0)
 		goto out;
 	ncpus = bench_clients_off_lcore();
-	if (pipe(to_child) != 0 || pipe(to_parent) != 0) {
-		bench_err("pipe: %s", strerror(errno));
-		rc = -EIO;
-		goto out;
-	}
 	/* this run's own calibration: rank 0 measures, rank 1 reads it */
 	snprintf(calib, sizeof(calib), "%s/ddt-calib", nic.dir);
 	setenv("SPINNIC_DDT_CALIB_FILE", calib, 1);
 	unsetenv("SPINNIC_DDT_CHOOSER");
 	unsetenv("SPINNIC_DDT_STRATEGY");
-	fflush(NULL);
-	child = fork();
-	if (child < 0) {
-		bench_err("fork: %s", strerror(errno));
-		rc = -EIO;
+	rc = bench_pair_fork(&pair, &nic);
+	if (rc < 0)
 		goto out;
-	}
-	if (child == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(to_child[1]);
-		close(to_parent[0]);
-		snprintf(sock, sizeof(sock), "%s/node1.sock", nic.dir);
-		setenv("SPINNIC_SOCKET", sock, 1);
+	if (rc == 1) {
 		setenv("SPINNIC_DDT_CALIB", "auto", 1);
 		/* a decision trace per process: the replay reads one */
 		if (getenv("SPINNIC_DDT_TRACE") != NULL &&
@@ -519,25 +500,14 @@ halo_run(const struct bench_opts *o)
 		}
 		memset(&r1, 0, sizeof(r1));
 		r1.me = 1;
-		_exit(rank_run(&r1, to_child[0], to_parent[1], NULL, NULL) ==
-		      0 ? 0 : 1);
+		_exit(rank_run(&r1, pair.rd, pair.wr, NULL, NULL) == 0 ? 0 :
+		      1);
 	}
-	close(to_child[0]);
-	close(to_parent[1]);
-	to_child[0] = to_parent[1] = -1;
-	snprintf(sock, sizeof(sock), "%s/node0.sock", nic.dir);
-	setenv("SPINNIC_SOCKET", sock, 1);
 	setenv("SPINNIC_DDT_CALIB", "force", 1);
 	memset(&r0, 0, sizeof(r0));
 	r0.me = 0;
-	rc = rank_run(&r0, to_parent[0], to_child[1], t, nm);
-	if (rc == 0 && !(waitpid(child, &status, 0) == child &&
-			 WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-		bench_err("halo rank 1 failed");
-		rc = -EIO;
-	}
-	if (rc == 0)
-		child = -1;
+	rc = rank_run(&r0, pair.rd, pair.wr, t, nm);
+	rc = bench_pair_end(&pair, rc);
 	if (rc < 0)
 		goto out;
 	calib_ms = nm[nn];
@@ -603,16 +573,7 @@ halo_run(const struct bench_opts *o)
 		       hcfg.n * hcfg.n, hcfg.n, hcfg.n * 8, hcfg.reps,
 		       calib_ms);
 out:
-	if (child > 0) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-	}
-	for (int i = 0; i < 2; i++) {
-		if (to_child[i] >= 0)
-			close(to_child[i]);
-		if (to_parent[i] >= 0)
-			close(to_parent[i]);
-	}
+	bench_pair_end(&pair, -1);
 	bench_spinnic_stop(&nic, hcfg.spinnic_log);
 	bench_table_free(tab);
 	free(t);

@@ -768,6 +768,79 @@ pinger(int rfd, int wfd, long warm, long iters, double *lat[P_COUNT])
  * CPU straight to the other client. @return CPUs the clients may use
  */
 int
+bench_pair_fork(struct bench_pair *pp, const struct bench_spinnic *nic)
+{
+	int to_child[2], to_parent[2];
+	char sock[400];
+	int i;
+
+	pp->child = -1;
+	pp->rd = pp->wr = -1;
+	if (pipe(to_child) != 0)
+		goto fail;
+	if (pipe(to_parent) != 0) {
+		close(to_child[0]);
+		close(to_child[1]);
+		goto fail;
+	}
+	fflush(NULL);
+	pp->child = fork();
+	if (pp->child < 0) {
+		for (i = 0; i < 2; i++) {
+			close(to_child[i]);
+			close(to_parent[i]);
+		}
+		goto fail;
+	}
+	if (pp->child == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(to_child[1]);
+		close(to_parent[0]);
+		pp->rd = to_child[0];
+		pp->wr = to_parent[1];
+	} else {
+		close(to_child[0]);
+		close(to_parent[1]);
+		pp->rd = to_parent[0];
+		pp->wr = to_child[1];
+	}
+	snprintf(sock, sizeof(sock), "%s/node%d.sock", nic->dir,
+		 pp->child == 0 ? 1 : 0);
+	setenv("SPINNIC_SOCKET", sock, 1);
+	return pp->child == 0 ? 1 : 0;
+fail:
+	bench_err("rank 1: %s", strerror(errno));
+	return -EIO;
+}
+
+int
+bench_pair_end(struct bench_pair *pp, int rc)
+{
+	int status;
+
+	if (pp->child > 0) {
+		if (rc == 0 && !(waitpid(pp->child, &status, 0) == pp->child &&
+				 WIFEXITED(status) &&
+				 WEXITSTATUS(status) == 0)) {
+			bench_err("rank 1 failed");
+			rc = -EIO;
+		} else if (rc != 0) {
+			kill(pp->child, SIGKILL);
+			waitpid(pp->child, NULL, 0);
+		}
+		pp->child = -1;
+	}
+	if (pp->rd >= 0)
+		close(pp->rd);
+	if (pp->wr >= 0)
+		close(pp->wr);
+	pp->rd = pp->wr = -1;
+	return rc;
+}
+
+int
 bench_clients_off_lcore(void)
 {
 	return bench_clients_off_lcores(1);

@@ -25,8 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 
 #include <portals4.h>
 #include <spin.h>
@@ -301,14 +299,13 @@ staging_run(const struct bench_opts *o)
 		{ "staged/direct", BENCH_COL_NUM, 3 },
 	};
 	struct bench_spinnic nic = { .pid = -1 };
-	int to_child[2] = { -1, -1 }, to_parent[2] = { -1, -1 };
+	struct bench_pair pair = { .child = -1, .rd = -1, .wr = -1 };
 	struct bench_table *tab = NULL;
 	size_t maxb = 0, n;
 	struct rank r0, r1;
 	double *t = NULL;
-	char sock[400], v[32];
-	pid_t child = -1;
-	int rc, status, ncpus;
+	char v[32];
+	int rc, ncpus;
 
 	(void)o->verify; /* every exchange is checked */
 	for (unsigned z = 0; z < scfg.nsizes; z++)
@@ -329,46 +326,19 @@ staging_run(const struct bench_opts *o)
 	if (rc < 0)
 		goto out;
 	ncpus = bench_clients_off_lcore();
-	if (pipe(to_child) != 0 || pipe(to_parent) != 0) {
-		bench_err("pipe: %s", strerror(errno));
-		rc = -EIO;
+	rc = bench_pair_fork(&pair, &nic);
+	if (rc < 0)
 		goto out;
-	}
-	fflush(NULL);
-	child = fork();
-	if (child < 0) {
-		bench_err("fork: %s", strerror(errno));
-		rc = -EIO;
-		goto out;
-	}
-	if (child == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(to_child[1]);
-		close(to_parent[0]);
-		snprintf(sock, sizeof(sock), "%s/node1.sock", nic.dir);
-		setenv("SPINNIC_SOCKET", sock, 1);
+	if (rc == 1) {
 		memset(&r1, 0, sizeof(r1));
 		r1.me = 1;
-		_exit(rank_run(&r1, maxb, to_child[0], to_parent[1], NULL) ==
-		      0 ? 0 : 1);
+		_exit(rank_run(&r1, maxb, pair.rd, pair.wr, NULL) == 0 ? 0 :
+		      1);
 	}
-	close(to_child[0]);
-	close(to_parent[1]);
-	to_child[0] = to_parent[1] = -1;
-	snprintf(sock, sizeof(sock), "%s/node0.sock", nic.dir);
-	setenv("SPINNIC_SOCKET", sock, 1);
 	memset(&r0, 0, sizeof(r0));
 	r0.me = 0;
-	rc = rank_run(&r0, maxb, to_parent[0], to_child[1], t);
-	if (rc == 0 && !(waitpid(child, &status, 0) == child &&
-			 WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-		bench_err("rank 1 failed");
-		rc = -EIO;
-	}
-	if (rc == 0)
-		child = -1;
+	rc = rank_run(&r0, maxb, pair.rd, pair.wr, t);
+	rc = bench_pair_end(&pair, rc);
 	if (rc < 0)
 		goto out;
 
@@ -414,16 +384,7 @@ staging_run(const struct bench_opts *o)
 		       "(busy-polling lcore on CPU 0); ranks on %d CPU(s) off "
 		       "it\n", ncpus);
 out:
-	if (child > 0) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-	}
-	for (int i = 0; i < 2; i++) {
-		if (to_child[i] >= 0)
-			close(to_child[i]);
-		if (to_parent[i] >= 0)
-			close(to_parent[i]);
-	}
+	bench_pair_end(&pair, -1);
 	bench_spinnic_stop(&nic, scfg.spinnic_log);
 	bench_table_free(tab);
 	free(t);
