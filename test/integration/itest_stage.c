@@ -309,11 +309,19 @@ main(void)
 	staged = counter(0, "stage_puts");
 	no_mem = counter(0, "stage_no_mem");
 	used = itest_counter(0, "nic_mem_used");
-	/* the last one staged or dropped before its copy: at most one more */
-	ITEST_CHECK(staged >= (long long)STAGED_OK &&
-		    staged <= (long long)STAGED_OK + 1,
+	/*
+	 * Every put that must succeed was staged but the 1-byte one from
+	 * malloc'd memory: the shim copies a small put from outside the
+	 * region into its command (SPINNIC_CMD_F_INLINE), which has no host
+	 * memory to stage from. The last one, staged or dropped before its
+	 * copy (its client left at once): at most one more. (This counted
+	 * the inlined put as staged and passed only when the last put was
+	 * staged: CI caught stage_puts 16.)
+	 */
+	ITEST_CHECK(staged >= (long long)STAGED_OK - 1 &&
+		    staged <= (long long)STAGED_OK,
 		    "stage_puts %lld, wanted %u (+1)", staged,
-		    (unsigned)STAGED_OK);
+		    (unsigned)STAGED_OK - 1);
 	ITEST_CHECK(no_mem == 1, "stage_no_mem %lld, wanted 1", no_mem);
 	ITEST_CHECK(used == 0, "nic_mem_used %lld at the end", used);
 	/* no itest_expect_no_drops(): the initiator that left mid-put leaves
