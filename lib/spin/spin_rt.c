@@ -822,38 +822,13 @@ count_call(struct spin_exec *x, unsigned kind, unsigned rc, uint64_t t0,
 }
 
 /*
- * Count one payload invocation that was not timed: its outcome and DMA
- * bytes where count_call() puts them, no duration, histogram or budget.
+ * Count @p n payload invocations that were not timed (one call of the
+ * payload handler, n = 1, or of payload_burst), outcomes rc[]: each
+ * outcome and the call's DMA bytes where count_call() puts them, no
+ * duration, histogram or budget.
  */
 static inline void
-count_call_untimed(struct spin_exec *x, unsigned rc)
-{
-	struct spin_hpu *hpu = x->hpu;
-	struct spin_fstat *f = &hpu->fst[x->ctx->fam_idx];
-	struct spin_batch *b = spin_batch_for(x->rt, hpu, x->m);
-	uint64_t to = x->dma_bytes, from = x->dma_from;
-
-	f->k[SPIN_HK_PAYLOAD].rc[rc]++;
-	b->hk[SPIN_HK_PAYLOAD].rc[rc]++;
-	b->kmask |= 1u << SPIN_HK_PAYLOAD;
-	/*
-	 * Scalar loads, one per field: the handler's DMAs just stored each
-	 * with its own 8-byte store, and one 16-byte load of both (what the
-	 * compiler makes of the two sums) cannot be forwarded from them
-	 * (a store-forwarding stall, ~10% of a 2 KiB packet's time here).
-	 */
-	f->dma_to += to;
-	b->h_dma_to += to;
-	if (unlikely(from != 0)) {
-		f->dma_from += from;
-		b->h_dma_from += from;
-	}
-}
-
-/* count_call_untimed() for one payload_burst call of @p n packets with
- * outcomes rc[] (its DMA bytes are the call's) */
-static inline void
-count_burst_untimed(struct spin_exec *x, const unsigned *rc, unsigned n)
+count_untimed(struct spin_exec *x, const unsigned *rc, unsigned n)
 {
 	struct spin_hpu *hpu = x->hpu;
 	struct spin_fstat *f = &hpu->fst[x->ctx->fam_idx];
@@ -866,6 +841,12 @@ count_burst_untimed(struct spin_exec *x, const unsigned *rc, unsigned n)
 		b->hk[SPIN_HK_PAYLOAD].rc[rc[i]]++;
 	}
 	b->kmask |= 1u << SPIN_HK_PAYLOAD;
+	/*
+	 * Scalar loads, one per field: the handler's DMAs just stored each
+	 * with its own 8-byte store, and one 16-byte load of both (what the
+	 * compiler makes of the two sums) cannot be forwarded from them
+	 * (a store-forwarding stall, ~10% of a 2 KiB packet's time here).
+	 */
 	f->dma_to += to;
 	b->h_dma_to += to;
 	if (unlikely(from != 0)) {
@@ -1040,7 +1021,7 @@ run_payload(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 			rc = rc_index(fn(&pkt, &x.h));
 			if (x.err && rc == SPIN_SUCCESS)
 				rc = SPIN_ERROR;
-			count_call_untimed(&x, rc);
+			count_untimed(&x, &rc, 1);
 		}
 		spin_exec_release(&x);
 		count_rc(&x, rc);
@@ -1095,7 +1076,7 @@ run_payload_burst(struct spin_rt *rt, struct spin_hpu *hpu, unsigned hpu_id,
 		if (x.err && rc[i] == SPIN_SUCCESS)
 			rc[i] = SPIN_ERROR;
 	}
-	count_burst_untimed(&x, rc, n);
+	count_untimed(&x, rc, n);
 	spin_exec_release(&x);
 	for (i = 0; i < n; i++) {
 		count_rc(&x, rc[i]);
