@@ -567,32 +567,6 @@ gen_rw_cp(const struct spin_pkt *pkt, struct spin_hctx *h,
 	return rc;
 }
 
-/* SPIN_DDT_F_PROG: the packet through the compiled form straight into
- * the window. @return 1 placed; 0 not (no window, or runs outside it: the
- * strategy's segments place it, writing the same bytes again) */
-static int
-gen_prog(const struct spin_pkt *pkt, struct spin_hctx *h)
-{
-	const struct spin_ddt_args *a = spin_hctx_args(h);
-	int64_t first = (int64_t)pkt->offset, last = first + pkt->len, lo, hi;
-	uint64_t win_len;
-	uint8_t *win = spin_dma_window(h, &win_len);
-
-	if (win == NULL || win_len > INT64_MAX ||
-	    __builtin_sub_overflow(0, a->origin, &lo) ||
-	    __builtin_sub_overflow((int64_t)win_len, a->origin, &hi))
-		return 0;
-	if (ddt_prog_unpack_bounded((const uint8_t *)a +
-				    spin_ddt_args_prog_off(a), first, last,
-				    pkt->payload,
-				    (void *)((uintptr_t)win +
-					     (uintptr_t)a->origin),
-				    lo, hi) != last)
-		return 0;
-	spin_dma_account(h, pkt->len, 1, SPIN_DMA_NO_EVENT);
-	return 1;
-}
-
 /* the packet the strategy's way (segments, checkpoints) */
 static int
 gen_strategy(const struct spin_pkt *pkt, struct spin_hctx *h,
@@ -608,35 +582,6 @@ gen_strategy(const struct spin_pkt *pkt, struct spin_hctx *h,
 	default:
 		return gen_rw_cp(pkt, h, b);
 	}
-}
-
-static int
-gen_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
-{
-	const struct spin_ddt_args *a = spin_hctx_args(h);
-	const struct ddt_blob *b = gen_blob(h);
-	uint64_t total;
-
-	if (b == NULL)
-		return SPIN_ERROR;
-	total = (uint64_t)a->count * (uint64_t)ddt_blob_size(b);
-	if (pkt->offset > total || pkt->len > total - pkt->offset)
-		return SPIN_ERROR; /* more bytes than the type holds */
-	STAT_INC(h, pkts);
-	if ((a->flags & SPIN_DDT_F_PROG) && pkt->len > 0 && gen_prog(pkt, h))
-		return SPIN_SUCCESS;
-	return gen_strategy(pkt, h, b);
-}
-
-/* the first bytes of a packet's payload on their way to the cache (what
- * the runtime does for the packets it runs one by one) */
-static inline void
-gen_prefetch(const struct spin_pkt *pkt)
-{
-	uint32_t n = pkt->len < 1024 ? pkt->len : 1024;
-
-	for (uint32_t o = 0; o < n; o += 64)
-		__builtin_prefetch(pkt->payload + o);
 }
 
 /* where the compiled form places packets of a burst straight into the
@@ -720,7 +665,7 @@ gen_payload_burst(const struct spin_pkt *pkts, unsigned n, int *rc,
 			;
 		if (j - i == 1) {
 			if (i + 2 < n)
-				gen_prefetch(&pkts[i + 2]);
+				handlers_prefetch(&pkts[i + 2]);
 			STAT_INC(h, pkts);
 			rc[i] = gen_burst_one(&pkts[i], h, b, &pl);
 			continue;
@@ -750,6 +695,17 @@ gen_payload_burst(const struct spin_pkt *pkts, unsigned n, int *rc,
 	}
 	if (pl.n != 0)
 		spin_dma_account(h, pl.bytes, pl.n, SPIN_DMA_NO_EVENT);
+}
+
+/* one packet: a burst of one (the window looked up, the form tried, the
+ * strategy's way otherwise) */
+static int
+gen_payload(const struct spin_pkt *pkt, struct spin_hctx *h)
+{
+	int rc;
+
+	gen_payload_burst(pkt, 1, &rc, h);
+	return rc;
 }
 
 static int

@@ -172,13 +172,8 @@ vec_payload_burst(const struct spin_pkt *pkts, unsigned n, int *rc,
 		  struct spin_hctx *h)
 {
 	for (unsigned i = 0; i < n; i++) {
-		if (i + 2 < n) {
-			uint32_t m = pkts[i + 2].len < 1024 ?
-				pkts[i + 2].len : 1024;
-
-			for (uint32_t o = 0; o < m; o += 64)
-				__builtin_prefetch(pkts[i + 2].payload + o);
-		}
+		if (i + 2 < n)
+			handlers_prefetch(&pkts[i + 2]);
 		rc[i] = vec_payload(&pkts[i], h);
 	}
 }
