@@ -790,13 +790,12 @@ static inline bool rep_inside(const struct ddt_op *op, int64_t torg,
 	       a >= bd->lo && z <= bd->hi;
 }
 
-int64_t ddt_prog_range(const struct ddt_prog *pg, int64_t first, int64_t last,
-		       uint8_t *typed, uint8_t *p, bool unpack,
-		       const struct ddt_bounds *bd)
+/* ddt_prog_range() from element @p e, packed offset @p r in it, op @p o
+ * (where @p first is, already found) */
+static int64_t range_at(const struct ddt_prog *pg, int64_t e, int64_t r,
+			int64_t o, int64_t first, int64_t last, uint8_t *typed,
+			uint8_t *p, bool unpack, const struct ddt_bounds *bd)
 {
-	int64_t e = ddt_div(first, pg->size, pg->m_size), r = first - e * pg->size;
-	int64_t o = prog_find(pg, r);
-
 	while (first < last) {
 		const struct ddt_op *op = &pg->ops[o];
 		int64_t within = r - pg->pre[o];
@@ -820,6 +819,16 @@ int64_t ddt_prog_range(const struct ddt_prog *pg, int64_t first, int64_t last,
 		}
 	}
 	return last;
+}
+
+int64_t ddt_prog_range(const struct ddt_prog *pg, int64_t first, int64_t last,
+		       uint8_t *typed, uint8_t *p, bool unpack,
+		       const struct ddt_bounds *bd)
+{
+	int64_t e = ddt_div(first, pg->size, pg->m_size), r = first - e * pg->size;
+
+	return range_at(pg, e, r, prog_find(pg, r), first, last, typed, p,
+			unpack, bd);
 }
 
 /*
@@ -905,9 +914,9 @@ int64_t ddt_prog_range_pieces(const struct ddt_prog *pg, int64_t first,
 			if (end > first + op->rsize - x)
 				end = first + op->rsize - x;
 		}
-		reached = ddt_prog_range(pg, first, end, typed,
-					 (uint8_t *)(uintptr_t)pc[k].src + kp,
-					 true, bd);
+		reached = range_at(pg, e, r, o, first, end, typed,
+				   (uint8_t *)(uintptr_t)pc[k].src + kp, true,
+				   bd);
 		if (reached != end)
 			return reached;
 		kp += end - first;
