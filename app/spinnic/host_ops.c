@@ -37,14 +37,6 @@ host_dma_read(void *host, uint64_t addr, void *dst, size_t len)
 	return ptl_host_read(host, addr, dst, len);
 }
 
-/*
- * A handler DMA to a page whose back-pressuring Active Access log is full
- * waits this long for the consumer (the HPU stalls), then goes on and
- * loses its records (counted): bounded so that a client that never
- * consumes cannot hold an HPU, below --peer-timeout-ms's default (5 s).
- */
-#define HANDLER_AA_WAIT_NS (2000ull * 1000 * 1000)
-
 /* A message's handler DMA: Active Access records name its initiator and
  * the offset in the ME window (the message offset for contiguous MEs). */
 static void
@@ -57,8 +49,8 @@ handler_src_of(const struct in_msg *e, uint64_t addr, struct ptl_aa_src *s)
 	s->msg_off = addr >= e->match.start ? addr - e->match.start : 0;
 	s->hdr_data = e->match.hdr_data;
 	s->handler = true;
-	s->may_block = true;
-	s->wait_ns = HANDLER_AA_WAIT_NS;
+	/* a full back-pressuring log holds its records on the NIC */
+	s->defer = true;
 }
 
 static int

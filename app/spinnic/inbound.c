@@ -553,6 +553,14 @@ rx_data(struct spinnic_engine *eng, struct rte_mbuf *m,
 		uint64_t mlen = e->match.mlength, off = p->offset, len;
 		bool deliver;
 
+		/* handler records wait on the NIC for room in one of the
+		 * client's Active Access logs: its sPIN packets wait too
+		 * (not acknowledged, so resent), which slows their senders
+		 * as a full log slows puts */
+		if (ptl_aa_backlogged(e->match.c)) {
+			eng_in_drop(eng, m, ENG_DROP_AA_FULL);
+			return RX_DONE;
+		}
 		wb_flush(eng); /* handlers may read what they wrote */
 		if (e->state == MSG_S_SPIN_WAIT) {
 			if (msg_spin_start(eng, e, p) == RX_STALL)

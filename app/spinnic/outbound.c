@@ -145,7 +145,8 @@ replies_poll(struct spinnic_engine *eng, unsigned budget)
 			continue;
 		}
 		if (j->aa_flush) {
-			if (!ptl_aa_flush_done(mt->c, j->aa_log, j->aa_mark)) {
+			if (!ptl_aa_flush_done(mt->c, j->aa_log,
+					       &j->aa_mark)) {
 				if (!job_park(eng, j, &parked))
 					break;
 				continue;

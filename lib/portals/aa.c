@@ -221,11 +221,28 @@ rec_commit(struct ptl_aa_log *lg, uint8_t *slot, struct spinnic_aa_rec *h)
 	__atomic_store_n(&dst->seq, h->seq, __ATOMIC_RELEASE);
 }
 
-static void
-log_lose(struct ptl_aa_log *lg)
+void
+ptl_aa_log_lose(struct ptl_aa_log *lg)
 {
 	lg->lost++;
 	__atomic_store_n(&lg->ring->lost, lg->lost, __ATOMIC_RELAXED);
+}
+
+bool
+ptl_aa_log_fits(const struct ptl_aa_log *lg, uint32_t len)
+{
+	uint64_t need = sizeof(struct spinnic_aa_rec) +
+			((uint64_t)len + 63) / 64 * 64;
+	uint64_t pos = lg->prod & (lg->size - 1), pad = 0, cons;
+
+	if (need > lg->size / 2 || lg->err)
+		return true;
+	cons = __atomic_load_n(&lg->ring->cons, __ATOMIC_ACQUIRE);
+	if (cons > lg->prod || lg->prod - cons > lg->size || cons % 64 != 0)
+		return true;
+	if (lg->size - pos < need)
+		pad = lg->size - pos;
+	return lg->prod + pad + need - cons <= lg->size;
 }
 
 int
@@ -239,7 +256,7 @@ ptl_aa_log_append(struct ptl_aa_log *lg, struct spinnic_aa_rec *h,
 	if (need > lg->size / 2)
 		return -EINVAL;
 	if (lg->err) {
-		log_lose(lg);
+		ptl_aa_log_lose(lg);
 		return -EPIPE;
 	}
 	/* the client's word: read once, checked, never trusted further */
@@ -247,13 +264,13 @@ ptl_aa_log_append(struct ptl_aa_log *lg, struct spinnic_aa_rec *h,
 	if (cons > lg->prod || lg->prod - cons > lg->size || cons % 64 != 0) {
 		lg->err = true;
 		__atomic_store_n(&lg->ring->err, 1, __ATOMIC_RELAXED);
-		log_lose(lg);
+		ptl_aa_log_lose(lg);
 		return -EPIPE;
 	}
 	if (lg->size - pos < need)
 		pad = lg->size - pos;
 	if (lg->prod + pad + need - cons > lg->size) {
-		log_lose(lg);
+		ptl_aa_log_lose(lg);
 		return -ENOSPC;
 	}
 	if (pad != 0) {

@@ -77,6 +77,21 @@ bool ptl_aa_table_uses_log(const struct ptl_aa_table *t, uint32_t log);
 /** Free the table's ranges (it is empty after). */
 void ptl_aa_table_clear(struct ptl_aa_table *t);
 
+/**
+ * A record that a handler's DMA made while its back-pressuring log was
+ * full, held on the NIC until the ring has room (doc/NOTES.md "Active
+ * Access: records wait on the NIC"): the header as it will be appended,
+ * then h.len bytes of data.
+ */
+struct ptl_aa_bl {
+	struct ptl_aa_bl *next;
+	struct spinnic_aa_rec h;
+	uint8_t data[];
+};
+
+/** Most bytes of held records (struct ptl_aa_bl + data) per client. */
+#define PTL_AA_BACKLOG_MAX (4u << 20)
+
 /** The NIC's side of one access log; the ring is in the client region. */
 struct ptl_aa_log {
 	struct spinnic_aa_ring *ring;  /* header; records follow */
@@ -100,6 +115,10 @@ struct ptl_aa_log {
 	uint64_t ccons;    /* bytes consumed (NIC-private) */
 	uint64_t win_addr, win_len;
 	bool cbusy;        /* a poller is consuming it */
+	/* records held on the NIC (handler DMAs into a full ring), FIFO:
+	 * while there are any, they go to the ring before anything else */
+	struct ptl_aa_bl *bl_head, *bl_tail;
+	uint64_t bl_in, bl_out; /* records held so far, appended from it */
 };
 
 /**
@@ -122,6 +141,17 @@ int ptl_aa_log_init(struct ptl_aa_log *lg, void *mem, uint64_t size);
  */
 int ptl_aa_log_append(struct ptl_aa_log *lg, struct spinnic_aa_rec *h,
 		      const void *data);
+
+/**
+ * Would a record of len data bytes fit the ring now (no side effect)?
+ * A record the append would refuse whatever the room (larger than half
+ * the ring, a stopped log, a corrupt cons) says true: the append
+ * decides and counts it.
+ */
+bool ptl_aa_log_fits(const struct ptl_aa_log *lg, uint32_t len);
+
+/** Count one record lost to the log (lost, and the ring's lost word). */
+void ptl_aa_log_lose(struct ptl_aa_log *lg);
 
 /** IOTLB replacement policies (paper 004 Fig. 7c: lru, rnd). */
 enum ptl_aa_iotlb_policy {

@@ -17,7 +17,10 @@
 #include "ptl_internal.h"
 
 #define LOG_IDX_BITS 8u
-#define AA_WAIT_NAP_NS 20000 /* a waiting handler DMA looks again */
+static bool bl_free(struct ptl_client *c, struct ptl_aa_log *lg);
+
+/* a flush mark that counts held handler records (ptl_match_flush_mark) */
+#define AA_MARK_HELD (1ull << 63)
 #define AA_MIN3(a, b, c) ((a) < (b) ? ((a) < (c) ? (a) : (c)) : \
 			   ((b) < (c) ? (b) : (c)))
 
@@ -301,6 +304,9 @@ aa_log_free(struct ptl_nic *nic, struct ptl_client *c,
 		st = SPINNIC_PTL_IN_USE;
 	} else {
 		watched = log_watched(lg);
+		/* its held records go with it (and its watch) */
+		if (bl_free(c, lg))
+			watch_del(nic, c);
 		lg->used = false;
 		lg->gen++;
 		lg->ring = NULL;
@@ -440,6 +446,7 @@ ptl_aa_client_fini(struct ptl_client *c)
 	c->aa.fault_n = 0;
 	iotlb_inval(c);
 	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
+		bl_free(c, &c->aa.logs[i]);
 		if (c->aa.logs[i].used) {
 			c->aa.logs[i].used = false;
 			c->aa.logs[i].gen++;
@@ -567,6 +574,135 @@ fault_record(struct ptl_client *c, struct spinnic_aa_rec *h)
 	return 0;
 }
 
+/* aa.lock held: append one record to a live log, count and notify;
+ * @return 0 or why it was lost */
+static int
+log_put(struct ptl_client *c, struct ptl_aa_log *lg, uint32_t log,
+	struct spinnic_aa_rec *h, const void *buf)
+{
+	bool was_err = lg->err;
+	int rc;
+
+	rc = ptl_aa_log_append(lg, h, buf);
+	if (rc == 0) {
+		PTL_STAT(c->nic, aa_records);
+		if (lg->since == 0 && lg->notify_ns != 0)
+			lg->first_ns = aa_now_ns();
+		if (++lg->since >= lg->notify_every)
+			log_notify(c, lg);
+		return 0;
+	}
+	PTL_STAT(c->nic, aa_lost);
+	if (!was_err && lg->err) {
+		PTL_STAT(c->nic, aa_log_err);
+		PTL_LOG(NOTICE, "client pid %u: access log %#x stopped: invalid "
+			"consumer index", c->pid, log);
+	}
+	return rc;
+}
+
+/*
+ * aa.lock held: hold a handler DMA's record on the NIC (its log is full
+ * or already holds some). The client's held bytes are bounded: past
+ * PTL_AA_BACKLOG_MAX the record is lost and counted, as in drop mode. A
+ * log's first held record puts the client on the watch list, so that
+ * ptl_aa_poll moves the records on when the consumer makes room.
+ * @return 0; -ENOSPC lost
+ */
+static int
+bl_push(struct ptl_client *c, struct ptl_aa_log *lg,
+	const struct spinnic_aa_rec *h, const void *buf)
+{
+	const uint64_t bytes = sizeof(struct ptl_aa_bl) + h->len;
+	struct ptl_aa_bl *e = NULL;
+
+	if (c->aa.bl_bytes + bytes <= PTL_AA_BACKLOG_MAX)
+		e = malloc(bytes);
+	if (e != NULL && lg->bl_head == NULL && watch_add(c->nic, c) != 0) {
+		free(e);
+		e = NULL;
+	}
+	if (e == NULL) {
+		ptl_aa_log_lose(lg);
+		PTL_STAT(c->nic, aa_lost);
+		PTL_STAT(c->nic, aa_dma_wait_lost);
+		return -ENOSPC;
+	}
+	e->next = NULL;
+	e->h = *h;
+	if (h->len > 0)
+		memcpy(e->data, buf, h->len);
+	if (lg->bl_tail != NULL)
+		lg->bl_tail->next = e;
+	else
+		lg->bl_head = e;
+	lg->bl_tail = e;
+	lg->bl_in++;
+	__atomic_store_n(&c->aa.bl_bytes, c->aa.bl_bytes + bytes,
+			 __ATOMIC_RELAXED);
+	PTL_STAT(c->nic, aa_dma_waits);
+	return 0;
+}
+
+/* aa.lock held: drop a log's held records (the log or client goes);
+ * @return true when it held some */
+static bool
+bl_free(struct ptl_client *c, struct ptl_aa_log *lg)
+{
+	struct ptl_aa_bl *e, *next;
+	bool had = lg->bl_head != NULL;
+
+	for (e = lg->bl_head; e != NULL; e = next) {
+		next = e->next;
+		__atomic_store_n(&c->aa.bl_bytes, c->aa.bl_bytes -
+				 (sizeof(*e) + e->h.len), __ATOMIC_RELAXED);
+		free(e);
+	}
+	lg->bl_head = lg->bl_tail = NULL;
+	return had;
+}
+
+/*
+ * aa.lock held: append the log's held records the ring has room for, in
+ * order (a stopped log loses and counts them all). The last one leaves
+ * the watch list.
+ */
+static void
+bl_drain(struct ptl_client *c, uint32_t i)
+{
+	struct ptl_aa_log *lg = &c->aa.logs[i];
+	struct ptl_aa_bl *e;
+
+	if (lg->bl_head == NULL)
+		return;
+	while ((e = lg->bl_head) != NULL) {
+		if (!ptl_aa_log_fits(lg, e->h.len))
+			return;
+		(void)log_put(c, lg, log_handle(lg, i), &e->h, e->data);
+		lg->bl_head = e->next;
+		if (lg->bl_head == NULL)
+			lg->bl_tail = NULL;
+		lg->bl_out++;
+		__atomic_store_n(&c->aa.bl_bytes, c->aa.bl_bytes -
+				 (sizeof(*e) + e->h.len), __ATOMIC_RELAXED);
+		free(e);
+	}
+	watch_del(c->nic, c);
+}
+
+/* aa.lock held: bl_drain of every log of the client */
+static void
+bl_drain_all(struct ptl_client *c)
+{
+	uint32_t i;
+
+	if (c->aa.bl_bytes == 0)
+		return;
+	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++)
+		if (c->aa.logs[i].used)
+			bl_drain(c, i);
+}
+
 /* aa.lock held: one record; @return 0 or why it was lost */
 static int
 aa_record(struct ptl_client *c, uint32_t log, const struct ptl_aa_verdict *v,
@@ -575,8 +711,6 @@ aa_record(struct ptl_client *c, uint32_t log, const struct ptl_aa_verdict *v,
 {
 	struct ptl_aa_log *lg = log_get(c, log);
 	struct spinnic_aa_rec h = { 0 };
-	bool was_err;
-	int rc;
 
 	if (lg == NULL && log != PTL_AA_LOG_FAULT) {
 		PTL_STAT(c->nic, aa_lost);
@@ -595,23 +729,12 @@ aa_record(struct ptl_client *c, uint32_t log, const struct ptl_aa_verdict *v,
 	h.hdr_data = s->hdr_data;
 	if (lg == NULL)
 		return fault_record(c, &h);
-	was_err = lg->err;
-	rc = ptl_aa_log_append(lg, &h, buf);
-	if (rc == 0) {
-		PTL_STAT(c->nic, aa_records);
-		if (lg->since == 0 && lg->notify_ns != 0)
-			lg->first_ns = aa_now_ns();
-		if (++lg->since >= lg->notify_every)
-			log_notify(c, lg);
-		return 0;
-	}
-	PTL_STAT(c->nic, aa_lost);
-	if (!was_err && lg->err) {
-		PTL_STAT(c->nic, aa_log_err);
-		PTL_LOG(NOTICE, "client pid %u: access log %#x stopped: invalid "
-			"consumer index", c->pid, log);
-	}
-	return rc;
+	/* a handler's DMA cannot come again as a packet can: its records
+	 * wait on the NIC, behind those already waiting */
+	if (s->defer && !(lg->flags & SPINNIC_AA_LOG_DROP) && !lg->err &&
+	    (lg->bl_head != NULL || !ptl_aa_log_fits(lg, h.len)))
+		return bl_push(c, lg, &h, buf);
+	return log_put(c, lg, log, &h, buf);
 }
 
 /* What an access does to a page piece with bits (records included). */
@@ -665,6 +788,7 @@ check_rule(uint32_t bits, bool write, const struct ptl_aa_src *s,
 struct aa_fit {
 	uint64_t pos[SPINNIC_AA_LOGS_MAX];
 	uint32_t used;
+	bool held;    /* a log holds handler records: they go first */
 };
 
 /*
@@ -693,6 +817,8 @@ fit_add(struct ptl_client *c, struct aa_fit *f, uint64_t addr, uint64_t len,
 		rule(bits, write, s, &v);
 		lg = v.kind != 0 ? log_get(c, log) : NULL;
 		if (lg != NULL && !(lg->flags & SPINNIC_AA_LOG_DROP) && !lg->err) {
+			if (lg->bl_head != NULL)
+				f->held = true;
 			i = (uint32_t)(lg - c->aa.logs);
 			if (!(f->used & (1u << i))) {
 				f->used |= 1u << i;
@@ -721,6 +847,8 @@ fit_ok(struct ptl_client *c, const struct aa_fit *f)
 {
 	uint32_t i;
 
+	if (f->held)
+		return false;
 	for (i = 0; i < SPINNIC_AA_LOGS_MAX; i++) {
 		struct ptl_aa_log *lg = &c->aa.logs[i];
 		uint64_t cons;
@@ -798,69 +926,46 @@ aa_range_locked(struct ptl_client *c, uint64_t addr, uint8_t *buf,
 	return rc != 0 ? rc : res;
 }
 
-/* aa_range_locked under the lock; with s->may_block, -EAGAIN (nothing
- * done) when a back-pressuring log lacks room for the records */
-static int
-aa_range(struct ptl_client *c, uint64_t addr, uint8_t *buf, uint64_t len,
-	 bool write, const struct ptl_aa_src *s, uint64_t msg_off)
-{
-	struct aa_fit f = { .used = 0 };
-	int rc;
-
-	if (addr + len < addr)
-		return -EFAULT;
-	ptl_lock(&c->aa.lock);
-	if (s->may_block) {
-		fit_add(c, &f, addr, len, write, move_rule, s);
-		if (!fit_ok(c, &f)) {
-			ptl_unlock(&c->aa.lock);
-			if (s->wait_ns == 0)
-				PTL_STAT(c->nic, aa_backpressure);
-			return -EAGAIN;
-		}
-	}
-	rc = aa_range_locked(c, addr, buf, len, write, s, msg_off);
-	ptl_unlock(&c->aa.lock);
-	return rc;
-}
-
+/*
+ * A handler's DMA (s->defer) cannot be refused and come again as a
+ * packet can, and an HPU that waited for the consumer would hold its
+ * lcore (and, with one HPU, the access handlers that drain a log served
+ * on the NIC): it happens now, and the records a full back-pressuring
+ * log cannot take are held on the NIC (bl_push) until it can. A caller
+ * that can come again (s->may_block) is refused whole instead.
+ */
 int
 ptl_host_access_remote(struct ptl_client *c, uint64_t addr, void *buf,
 		       uint64_t len, bool write, const struct ptl_aa_src *s)
 {
-	const struct timespec nap = { 0, AA_WAIT_NAP_NS };
-	struct ptl_aa_src last;
-	uint64_t until;
 	int rc;
 
 	if (!aa_hits(c, addr, len))
 		return write ? ptl_host_write(c, addr, buf, len) :
 			       ptl_host_read(c, addr, buf, len);
-	rc = aa_range(c, addr, buf, len, write, s, s->msg_off);
-	if (rc != -EAGAIN || s->wait_ns == 0)
-		return rc;
-	/*
-	 * A handler's DMA cannot be refused and come again as a packet
-	 * can: it waits for the consumer (the HPU stalls, as a DMA held by
-	 * a busy IOMMU), up to wait_ns so that a client that never consumes
-	 * cannot hold the NIC; then it goes on and its records are lost
-	 * and counted, as in drop mode.
-	 */
-	PTL_STAT(c->nic, aa_dma_waits);
-	until = aa_now_ns() + s->wait_ns;
-	do {
-		if (!ptl_client_is_alive(c) || aa_now_ns() >= until) {
-			if (ptl_client_is_alive(c))
-				PTL_STAT(c->nic, aa_dma_wait_lost);
-			last = *s;
-			last.may_block = false;
-			return aa_range(c, addr, buf, len, write, &last,
-					s->msg_off);
+	if (addr + len < addr)
+		return -EFAULT;
+	ptl_lock(&c->aa.lock);
+	bl_drain_all(c);
+	if (s->may_block) {
+		struct aa_fit f = { .used = 0 };
+
+		fit_add(c, &f, addr, len, write, move_rule, s);
+		if (!fit_ok(c, &f)) {
+			ptl_unlock(&c->aa.lock);
+			PTL_STAT(c->nic, aa_backpressure);
+			return -EAGAIN;
 		}
-		nanosleep(&nap, NULL);
-		rc = aa_range(c, addr, buf, len, write, s, s->msg_off);
-	} while (rc == -EAGAIN);
+	}
+	rc = aa_range_locked(c, addr, buf, len, write, s, s->msg_off);
+	ptl_unlock(&c->aa.lock);
 	return rc;
+}
+
+bool
+ptl_aa_backlogged(const struct ptl_client *c)
+{
+	return __atomic_load_n(&c->aa.bl_bytes, __ATOMIC_RELAXED) != 0;
 }
 
 bool
@@ -942,6 +1047,7 @@ match_walk(const struct ptl_match *mt, uint64_t off, uint8_t *buf,
 		if (p[i].addr + p[i].len < p[i].addr)
 			return -EFAULT;
 	ptl_lock(&c->aa.lock);
+	bl_drain_all(c);
 	if (s->may_block) {
 		for (i = 0; i < k; i++)
 			fit_add(c, &f, p[i].addr, p[i].len, write, move_rule,
@@ -1055,6 +1161,7 @@ ptl_match_check_remote(const struct ptl_match *mt, uint64_t len, bool write,
 		if (p[i].addr + p[i].len < p[i].addr)
 			return -EFAULT;
 	ptl_lock(&c->aa.lock);
+	bl_drain_all(c);
 	/* the records before anything happens: an atomic or a get request
 	 * can come again (not acknowledged), so it waits for room as a put
 	 * packet does */
@@ -1099,7 +1206,10 @@ ptl_match_flush_mark(const struct ptl_match *mt, uint64_t len,
 		n = end - addr < len ? end - addr : len;
 		if ((bits & SPINNIC_AA_FLUSH) && (lg = log_get(c, log)) != NULL) {
 			*log_p = log;
-			*mark_p = lg->prod;
+			/* held handler records come before: their number,
+			 * until the last of them is in the ring */
+			*mark_p = lg->bl_head != NULL ? AA_MARK_HELD | lg->bl_in :
+							lg->prod;
 			found = true;
 		}
 		addr += n;
@@ -1110,14 +1220,24 @@ ptl_match_flush_mark(const struct ptl_match *mt, uint64_t len,
 }
 
 bool
-ptl_aa_flush_done(struct ptl_client *c, uint32_t log, uint64_t mark)
+ptl_aa_flush_done(struct ptl_client *c, uint32_t log, uint64_t *mark_p)
 {
 	struct ptl_aa_log *lg;
 	bool done = true;
-	uint64_t cons;
+	uint64_t cons, mark;
 
 	ptl_lock(&c->aa.lock);
+	bl_drain_all(c);
 	lg = log_get(c, log);
+	if (lg != NULL && (*mark_p & AA_MARK_HELD)) {
+		if (lg->bl_out < (*mark_p & ~AA_MARK_HELD) && !lg->err) {
+			ptl_unlock(&c->aa.lock);
+			return false;
+		}
+		/* in the ring now, before prod (maybe with later ones) */
+		*mark_p = lg->prod;
+	}
+	mark = *mark_p;
 	if (lg != NULL && !lg->err) {
 		/* the client's word, read once: beyond prod it is corrupt
 		 * (the next record stops the log), answer now */
@@ -1266,6 +1386,14 @@ ptl_aa_poll(struct ptl_nic *nic, ptl_aa_access_fn fn, void *arg,
 			ptl_unlock(&c->aa.lock);
 			if (fn != NULL)
 				n += log_consume(c, i, fn, arg, budget - n);
+			/* held handler records, where the consumer made room */
+			if (__atomic_load_n(&c->aa.bl_bytes,
+					    __ATOMIC_RELAXED) != 0) {
+				ptl_lock(&c->aa.lock);
+				if (lg->used)
+					bl_drain(c, i);
+				ptl_unlock(&c->aa.lock);
+			}
 		}
 		ptl_client_put(c);
 	}

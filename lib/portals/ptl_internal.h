@@ -251,7 +251,10 @@ struct ptl_aa {
 				 without the lock; freed with the client) */
 	struct ptl_aa_table t;
 	struct ptl_aa_log logs[SPINNIC_AA_LOGS_MAX];
-	uint32_t watched;     /* logs the NIC serves (nic->aa_watch) */
+	uint32_t watched;     /* logs the NIC serves or that hold handler
+				 records (nic->aa_watch) */
+	uint64_t bl_bytes;    /* atomic: bytes of records held on the NIC
+				 (struct ptl_aa_bl), every log */
 	/* fault log (E = 0 pages): NIC memory, this client's records only;
 	 * allocated at the first E = 0 mark, under lock */
 	struct spinnic_aa_rec *fault;  /* SPINNIC_AA_FAULTS_MAX records */

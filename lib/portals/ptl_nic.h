@@ -531,10 +531,9 @@ struct ptl_aa_src {
 	bool may_block;     /**< internal: a put packet, refused whole when a
 				 back-pressuring log lacks room */
 	bool fetch;         /**< internal: a fetching atomic */
-	uint64_t wait_ns;   /**< ptl_host_access_remote with may_block: wait
-				 up to this long for room (a handler's DMA,
-				 which cannot come again), then go on as in
-				 drop mode; 0: return -EAGAIN at once */
+	bool defer;         /**< a handler's DMA (ptl_host_access_remote):
+				 records a full back-pressuring log cannot
+				 take are held on the NIC until it can */
 };
 
 /**
@@ -571,12 +570,18 @@ int ptl_match_check_remote(const struct ptl_match *mt, uint64_t len,
 
 /**
  * ptl_host_write/read for a remote access not tied to a match (an sPIN
- * handler's DMA): marks apply as in ptl_match_access_remote. With
- * s->may_block and s->wait_ns, a full back-pressuring log is waited for
- * (naps of 20 us) up to wait_ns, or while the client lives; then the
- * access goes on and its records are lost and counted.
- * @return as ptl_match_access_remote (-EAGAIN only with may_block and no
- *   wait_ns)
+ * handler's DMA): marks apply as in ptl_match_access_remote; it is never
+ * refused for room. With s->defer, the records that a full
+ * back-pressuring log cannot take (or that would pass records it already
+ * holds) are held on the NIC, in order, and appended as the consumer
+ * makes room (ptl_aa_poll, and every later access of the client); past
+ * PTL_AA_BACKLOG_MAX bytes held per client they are lost and counted
+ * (aa_dma_wait_lost). Meanwhile ptl_aa_backlogged() is true and the
+ * client's later put packets, atomics and gets with records for such a
+ * log are refused (-EAGAIN), so the senders are slowed. With
+ * s->may_block instead (an access that can come again), the access is
+ * refused whole (-EAGAIN) when the records do not fit.
+ * @return as ptl_match_access_remote
  */
 int ptl_host_access_remote(struct ptl_client *c, uint64_t addr, void *buf,
 			   uint64_t len, bool write,
@@ -594,10 +599,20 @@ bool ptl_match_flush_mark(const struct ptl_match *mt, uint64_t len,
 			  uint32_t *log_p, uint64_t *mark_p);
 
 /**
- * @return true when the log's consumer reached mark (or the log is gone
- *   or stopped: nothing more will come); counted in aa_flushes then
+ * @param mark_p as ptl_match_flush_mark filled it; when the log held
+ *   handler records then, it names the last of them, and becomes the
+ *   ring position once that one is appended
+ * @return true when the log's consumer reached the mark (or the log is
+ *   gone or stopped: nothing more will come); counted in aa_flushes then
  */
-bool ptl_aa_flush_done(struct ptl_client *c, uint32_t log, uint64_t mark);
+bool ptl_aa_flush_done(struct ptl_client *c, uint32_t log, uint64_t *mark_p);
+
+/**
+ * @return true while handler records wait on the NIC for room in one of
+ *   the client's logs: the receiver refuses the client's sPIN packets
+ *   (not acknowledged, so resent) until they are in (read without lock)
+ */
+bool ptl_aa_backlogged(const struct ptl_client *c);
 
 /**
  * Run one Active Access record on the NIC: the access handler of context

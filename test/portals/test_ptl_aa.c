@@ -915,6 +915,136 @@ test_backpressure(void **state)
 	t_env_teardown(&e);
 }
 
+/*
+ * A handler's DMA (s->defer) into a full back-pressuring log is never
+ * refused: memory as the bits say at once, the records held on the NIC
+ * and appended in order as the consumer makes room (ptl_aa_poll, later
+ * accesses); meanwhile accesses that can come again are refused even
+ * where the ring has room (held records go first), and a flush mark
+ * taken then waits for the held records. Past PTL_AA_BACKLOG_MAX bytes
+ * held, records are lost and counted; a log freed with held records
+ * drops them.
+ */
+static void
+test_held_records(void **state)
+{
+	struct ptl_aa_src hsrc = { .nid = 3, .pid = 4, .handler = true,
+				   .defer = true };
+	struct ptl_aa_src psrc = { .nid = 3, .pid = 4, .may_block = true };
+	static uint8_t big[SPINNIC_AA_PAGE];
+	struct spinnic_ctrl_aa a = { 0 };
+	struct spinnic_aa_ring *hdr;
+	struct ptl_nic_stats s;
+	struct parsed out[256];
+	struct ptl_match mt;
+	uint64_t pg, fpg, cons = 0, mark;
+	uint32_t log, flog, seq = 1, i, got = 0, n, lost;
+	uint8_t buf[64];
+	struct t_env e;
+
+	(void)state;
+	t_env_setup(&e);
+	a.ni = e.ni;
+	a.ring_off = RING_OFF;
+	a.size = SPINNIC_AA_RING_MIN;
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_OK);
+	log = a.log;
+	hdr = (struct spinnic_aa_ring *)(e.region + RING_OFF);
+	pg = t_addr(&e, PAGES_OFF);
+	fpg = pg + SPINNIC_AA_PAGE;
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, SPINNIC_AA_PAGE,
+			       W | R | WLD, log), 0);
+	assert_int_equal(assoc(&e, e.c, e.ni, fpg, SPINNIC_AA_PAGE,
+			       R | SPINNIC_AA_FLUSH, log), 0);
+	memset(&mt, 0, sizeof(mt));
+	mt.c = e.c;
+	mt.start = fpg;
+
+	/* 128 records of 128 bytes fill the ring; 72 more are held */
+	for (i = 0; i < 200; i++) {
+		memset(buf, (int)i, sizeof(buf));
+		assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true,
+							&hsrc), 0);
+		/* the write itself is not held back */
+		assert_int_equal(e.region[PAGES_OFF], (uint8_t)i);
+	}
+	assert_int_equal(hdr->prod, SPINNIC_AA_RING_MIN);
+	assert_int_equal(hdr->lost, 0);
+	assert_true(ptl_aa_backlogged(e.c));
+	ptl_nic_stats_get(e.nic, &s);
+	assert_int_equal(s.aa_dma_waits, 72);
+	assert_int_equal(s.aa_dma_wait_lost, 0);
+	/* a flush now counts the held records */
+	assert_true(ptl_match_flush_mark(&mt, 64, &flog, &mark));
+	assert_int_equal(flog, log);
+	assert_false(ptl_aa_flush_done(e.c, log, &mark));
+
+	/* one record consumed: room for one, but 72 are held: a put
+	 * packet's record is refused, the oldest held one goes in */
+	n = parse(e.region + RING_OFF, &cons, &seq, out, 1);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0].data[0], 0);
+	got = 1;
+	__atomic_store_n(&hdr->cons, cons, __ATOMIC_RELEASE);
+	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true,
+						&psrc), -EAGAIN);
+	assert_int_equal(hdr->prod, SPINNIC_AA_RING_MIN + 128);
+
+	/* the consumer goes on; the NIC's poll appends the held ones */
+	while (got < 200) {
+		n = parse(e.region + RING_OFF, &cons, &seq, out, 256);
+		for (i = 0; i < n; i++) {
+			assert_int_equal(out[i].kind, SPINNIC_AA_PUT_DATA);
+			assert_int_equal(out[i].flags, SPINNIC_AA_F_HANDLER);
+			assert_int_equal(out[i].len, 64);
+			assert_int_equal(out[i].data[0], (uint8_t)(got + i));
+			assert_int_equal(out[i].data[63], (uint8_t)(got + i));
+		}
+		got += n;
+		__atomic_store_n(&hdr->cons, cons, __ATOMIC_RELEASE);
+		if (got < 200)
+			assert_false(ptl_aa_flush_done(e.c, log, &mark));
+		(void)ptl_aa_poll(e.nic, NULL, NULL, 64);
+		assert_true(n > 0 || ptl_aa_backlogged(e.c));
+	}
+	assert_int_equal(got, 200);
+	assert_false(ptl_aa_backlogged(e.c));
+	assert_true(ptl_aa_flush_done(e.c, log, &mark));
+	assert_int_equal(hdr->lost, 0);
+	/* the packet's turn now */
+	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true,
+						&psrc), 0);
+	assert_int_equal(parse(e.region + RING_OFF, &cons, &seq, out, 256), 1);
+	__atomic_store_n(&hdr->cons, cons, __ATOMIC_RELEASE);
+
+	/* the bound: page-sized records past PTL_AA_BACKLOG_MAX held are
+	 * lost and counted (the write still happens: not redirected) */
+	memset(big, 0x77, sizeof(big));
+	n = PTL_AA_BACKLOG_MAX / sizeof(big) + 64;
+	for (i = 0; i < n; i++)
+		assert_int_equal(ptl_host_access_remote(e.c, pg, big,
+							sizeof(big), true,
+							&hsrc), 0);
+	lost = (uint32_t)hdr->lost;
+	/* the ring took a few (3 or 4, as the PAD falls) */
+	assert_true(lost + 4 >= n - PTL_AA_BACKLOG_MAX /
+		    (sizeof(struct ptl_aa_bl) + sizeof(big)));
+	assert_true(lost + 3 <= n - PTL_AA_BACKLOG_MAX /
+		    (sizeof(struct ptl_aa_bl) + sizeof(big)));
+	ptl_nic_stats_get(e.nic, &s);
+	assert_int_equal(s.aa_dma_wait_lost, lost);
+	/* freed with held records: they go, and nothing is held */
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, 2 * SPINNIC_AA_PAGE, W | R,
+			       SPINNIC_HANDLE_NONE), 0);
+	a = (struct spinnic_ctrl_aa){ .log = log };
+	assert_true(ptl_aa_backlogged(e.c));
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_FREE, &a),
+			 SPINNIC_PTL_OK);
+	assert_false(ptl_aa_backlogged(e.c));
+	t_env_teardown(&e);
+}
+
 /* --aa-page-size (ptl_nic_conf.aa_page): marks aligned to the NIC's page,
  * the page size in every AA reply (and the all-zero ASSOC a query of
  * it), records still cut at 4 KiB inside a bigger page. */
@@ -1097,7 +1227,7 @@ test_nic_consumer(void **state)
 	assert_int_equal(hdr->lost, 0);
 	/* a flush mark is reached once served */
 	mark = hdr->prod;
-	assert_true(ptl_aa_flush_done(e.c, log, mark));
+	assert_true(ptl_aa_flush_done(e.c, log, &mark));
 	/* the timed wake: a sleeper, a record, 1 us later a wake */
 	hdr->waiters = 1;
 	assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true, &src),
@@ -1146,6 +1276,7 @@ main(void)
 		cmocka_unit_test(test_iotlb_model),
 		cmocka_unit_test(test_iotlb_path),
 		cmocka_unit_test(test_backpressure),
+		cmocka_unit_test(test_held_records),
 		cmocka_unit_test(test_page_size),
 		cmocka_unit_test(test_nic_consumer),
 	};

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Handler records held on the NIC (doc/NOTES.md "Active Access: handler
+ * records wait on the NIC"): with one HPU per node, a target's checksum
+ * handler copies NPUT 2 KiB puts into a W|R|WLD page whose 16 KiB log
+ * (7 such records) is consumed on the NIC by the aa_count access
+ * handler on that same HPU. The records a full ring cannot take are held
+ * on the NIC and the client's sPIN packets are refused meanwhile
+ * (resent), so no handler DMA waits on the HPU and nothing is lost:
+ * every put acknowledged OK, the page's write count and the active
+ * flush's processed count exactly NPUT, node 1 held some records
+ * (aa_dma_waits), lost none and refused packets (drop_aa_full). Before,
+ * the HPU waited 2 s per DMA for a consumer that only that HPU could run,
+ * then lost the records. Over the lossy link too (itest_aa_held_lossy).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <portals4.h>
+#include <spin.h>
+#include <spin_aa.h>
+#include <spin_handler_args.h>
+
+#include "harness.h"
+#include "itest_aa.h"
+#include "kid.h"
+#include "active_access.h"
+
+#define NPUT 400u
+#define PUT_LEN 2048u
+#define P_DATA 0u    /* the handler's copies land here (W|R|WLD) */
+#define P_RESULT 1u  /* the checksum's result (unmarked) */
+#define P_CNT 2u     /* aa_count's counters (unmarked) */
+#define P_FLUSH 3u   /* the flushing page: processed count */
+#define NPG 4u
+#define MATCH_F 0xaa19ull
+
+static int
+target_main(struct kid *self, void *arg)
+{
+	struct aa_count_args ca = {
+		.version = AA_COUNT_ARGS_VERSION, .npages = 1,
+		.counters_off = P_CNT * PG, .processed_off = P_FLUSH * PG,
+	};
+	struct spin_csum_args sa = { .version = SPIN_CSUM_ARGS_VERSION,
+				     .flags = SPIN_CSUM_F_COPY,
+				     .result_off = P_RESULT * PG };
+	struct spin_ctx_desc cd = { .family = AA_COUNT_FAMILY, .args = &ca,
+				    .args_len = sizeof(ca) };
+	struct spin_ctx_desc sd = { .family = "checksum", .args = &sa,
+				    .args_len = sizeof(sa) };
+	struct spin_aa_log_desc ld = { .size = 1u << 14,
+				       .flags = SPIN_AA_LOG_HANDLER };
+	struct spin_aa_log_status st;
+	spin_handle_ctx_t actx, sctx;
+	spin_handle_aalog_t log;
+	ptl_handle_me_t meh[2];
+	uint64_t writes, reads;
+	struct kid_ni n;
+	uint8_t *raw, *b;
+	char line[64];
+	ptl_me_t me;
+
+	(void)arg;
+	if (kid_ni_open(self, &n, 64) != 0)
+		return 1;
+	raw = spin_host_alloc((NPG + 1) * PG);
+	KCHECK(self, raw != NULL, "alloc");
+	b = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
+	memset(b, 0, NPG * PG);
+	ca.base = (uintptr_t)b;
+	KCHECK(self, spin_ctx_install(n.ni, &cd, &actx) == PTL_OK, "aa ctx");
+	KCHECK(self, spin_ctx_install(n.ni, &sd, &sctx) == PTL_OK,
+	       "checksum ctx");
+	ld.ctx = actx;
+	ld.win_addr = b;
+	ld.win_len = NPG * PG;
+	KCHECK(self, spin_aa_log_create(n.ni, &ld, &log) == PTL_OK, "log");
+	KCHECK(self, spin_aa_assoc(n.ni, b + P_DATA * PG, PG,
+				   A_W | A_R | A_WLD, log) == PTL_OK &&
+	       spin_aa_assoc(n.ni, b + P_FLUSH * PG, PG, A_R | SPIN_AA_FLUSH,
+			     log) == PTL_OK, "assoc");
+	memset(&me, 0, sizeof(me));
+	me.start = b;
+	me.length = 2 * PG;
+	me.ct_handle = PTL_CT_NONE;
+	me.uid = PTL_UID_ANY;
+	me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_SUCCESS_DISABLE;
+	me.match_id.phys.nid = PTL_NID_ANY;
+	me.match_id.phys.pid = PTL_PID_ANY;
+	me.match_bits = MATCH;
+	KCHECK(self, spin_me_append(n.ni, n.pt, &me, PTL_PRIORITY_LIST, sctx,
+				    NULL, &meh[0]) == PTL_OK, "spin ME");
+	me.start = b + P_FLUSH * PG;
+	me.length = PG;
+	me.options = PTL_ME_OP_GET | PTL_ME_EVENT_SUCCESS_DISABLE;
+	me.match_bits = MATCH_F;
+	KCHECK(self, PtlMEAppend(n.ni, n.pt, &me, PTL_PRIORITY_LIST, NULL,
+				 &meh[1]) == PTL_OK, "flush ME");
+	kid_say(self, "ready %u %u %u", n.id.phys.nid, n.id.phys.pid, n.pt);
+	KCHECK(self, kid_line(self, line, sizeof(line), 120000) == 0 &&
+	       strcmp(line, "check") == 0, "no check line");
+	memcpy(&writes, b + P_CNT * PG, 8);
+	memcpy(&reads, b + P_CNT * PG + 8, 8);
+	KCHECK(self, writes == NPUT && reads == 0,
+	       "page counts: %" PRIu64 " writes, %" PRIu64 " reads", writes,
+	       reads);
+	KCHECK(self, b[P_DATA * PG] != 0 &&
+	       kid_bytes_all(b + P_DATA * PG, PUT_LEN, b[P_DATA * PG]),
+	       "the data page holds no put");
+	KCHECK(self, spin_aa_log_status(log, &st) == PTL_OK && st.lost == 0,
+	       "log status: lost %" PRIu64, st.lost);
+	PtlMEUnlink(meh[0]);
+	PtlMEUnlink(meh[1]);
+	KCHECK(self, spin_aa_assoc(n.ni, b, NPG * PG, A_W | A_R,
+				   SPIN_AA_LOG_NONE) == PTL_OK, "unmark");
+	KCHECK(self, spin_aa_log_free(log) == PTL_OK, "log free");
+	KCHECK(self, spin_ctx_free(actx) == PTL_OK &&
+	       spin_ctx_free(sctx) == PTL_OK, "ctx free");
+	kid_ni_close(&n);
+	kid_say(self, "ok");
+	return 0;
+}
+
+/* NPUT puts as fast as they go (each a page of one byte value), every
+ * ack OK, then the active flush: processed NPUT */
+static int
+ini_main(struct kid *self, void *arg)
+{
+	const struct ini_arg *ia = arg;
+	ptl_process_t t = { .phys = { ia->nid, ia->pid } };
+	uint8_t *loc = spin_host_alloc(256 * PUT_LEN);
+	unsigned i = 0, acks = 0, which;
+	ptl_handle_md_t md;
+	struct kid_ni n;
+	uint64_t val = 0;
+	ptl_event_t ev;
+	ptl_md_t d;
+	int rc;
+
+	KCHECK(self, loc != NULL, "alloc");
+	for (i = 0; i < 256; i++)
+		memset(loc + i * PUT_LEN, i == 0 ? 0xff : (int)i, PUT_LEN);
+	if (kid_ni_open(self, &n, 4096) != 0)
+		return 1;
+	memset(&d, 0, sizeof(d));
+	d.start = loc;
+	d.length = 256 * PUT_LEN;
+	d.eq_handle = n.eq;
+	d.ct_handle = PTL_CT_NONE;
+	d.options = PTL_MD_EVENT_SEND_DISABLE;
+	KCHECK(self, PtlMDBind(n.ni, &d, &md) == PTL_OK, "PtlMDBind");
+	for (i = 0; i < NPUT || acks < NPUT;) {
+		if (i < NPUT) {
+			rc = PtlPut(md, (i % 256) * PUT_LEN, PUT_LEN,
+				    PTL_ACK_REQ, t, ia->pt, MATCH, 0, NULL, 0);
+			KCHECK(self, rc == PTL_OK || rc == PTL_NO_SPACE,
+			       "put %u: %d", i, rc);
+			i += rc == PTL_OK;
+		}
+		rc = PtlEQPoll(&n.eq, 1, i < NPUT ? 0 : 60000, &ev, &which);
+		if (i == NPUT)
+			KCHECK(self, rc == PTL_OK, "ack %u: none", acks);
+		if (rc != PTL_OK)
+			continue;
+		KCHECK(self, ev.type == PTL_EVENT_ACK &&
+		       ev.ni_fail_type == PTL_NI_OK, "ack %u: type %d fail %d",
+		       acks, (int)ev.type, (int)ev.ni_fail_type);
+		acks++;
+	}
+	/* returns once aa_count ran for every record before it, the held
+	 * ones included */
+	KCHECK(self, spin_aa_flush(n.ni, t, ia->pt, MATCH_F, 0, &val, 60000)
+	       == PTL_OK, "flush");
+	KCHECK(self, val == NPUT, "processed %" PRIu64 ", want %u", val,
+	       NPUT);
+	PtlMDRelease(md);
+	kid_ni_close(&n);
+	kid_say(self, "ok");
+	return 0;
+}
+
+int
+main(void)
+{
+	static const char *const one_hpu[] = { "--hpus", "1", NULL };
+	struct ini_arg ia;
+	struct kid tk, ik;
+	char line[256];
+
+	itest_init("itest_aa_held", 150);
+	itest_spinnic_start(one_hpu);
+	kid_start(&tk, "aa-held-target", 1, false, target_main, NULL);
+	kid_expect(&tk, "ready", line, sizeof(line));
+	ITEST_CHECK(sscanf(line, "ready %u %u %u", &ia.nid, &ia.pid,
+			   &ia.pt) == 3, "target line %s", line);
+	kid_start(&ik, "aa-held-initiator", 0, false, ini_main, &ia);
+	kid_expect(&ik, "ok", line, sizeof(line));
+	kid_end(&ik);
+	kid_tell(&tk, "check");
+	kid_expect(&tk, "ok", line, sizeof(line));
+	kid_end(&tk);
+	itest_spinnic_finish();
+	itest_expect_no_leaks();
+	printf("itest_aa_held: node 1: %lld records, %lld handled, %lld held "
+	       "on the NIC, %lld lost, %lld packets refused\n",
+	       itest_counter(1, "aa_records"), itest_counter(1, "aa_handled"),
+	       itest_counter(1, "aa_dma_waits"), itest_counter(1, "aa_lost"),
+	       itest_counter(1, "drop_aa_full"));
+	ITEST_CHECK(itest_counter(1, "aa_records") == NPUT &&
+		    itest_counter(1, "aa_handled") == NPUT &&
+		    itest_counter(1, "aa_lost") <= 0 &&
+		    itest_counter(1, "aa_dma_wait_lost") <= 0,
+		    "node 1: aa_records %lld aa_handled %lld aa_lost %lld "
+		    "aa_dma_wait_lost %lld", itest_counter(1, "aa_records"),
+		    itest_counter(1, "aa_handled"),
+		    itest_counter(1, "aa_lost"),
+		    itest_counter(1, "aa_dma_wait_lost"));
+	/* the full ring was met: records held, packets refused meanwhile
+	 * (a blast of 2 KiB puts outruns the 7 records the ring holds; over
+	 * the lossy link the puts come spread out, and it may not) */
+	ITEST_CHECK(getenv("SPINNIC_ITEST_FAULTS") != NULL ||
+		    (itest_counter(1, "aa_dma_waits") > 0 &&
+		     itest_counter(1, "drop_aa_full") > 0),
+		    "the ring never filled (aa_dma_waits %lld, drop_aa_full "
+		    "%lld)", itest_counter(1, "aa_dma_waits"),
+		    itest_counter(1, "drop_aa_full"));
+	ITEST_CHECK(getenv("SPINNIC_ITEST_FAULTS") == NULL ||
+		    itest_counter(0, "faults") + itest_counter(1, "faults") >
+		    0, "no fault was injected");
+	return 0;
+}
