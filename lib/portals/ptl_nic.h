@@ -165,10 +165,10 @@ struct ptl_nic_stats {
 	/* Active Access back-pressure beyond put packets */
 	uint64_t aa_atomic_waits;  /**< atomics parked for a full log
 				        (not acknowledged, resent) */
-	uint64_t aa_dma_waits;     /**< handler DMAs that waited for room
-				        in a back-pressuring log */
-	uint64_t aa_dma_wait_lost; /**< of those, given up after the
-				        bound (their records lost) */
+	uint64_t aa_dma_waits;     /**< handler DMA records held on the NIC
+				        for room in a back-pressuring log */
+	uint64_t aa_dma_wait_lost; /**< handler DMA records lost: the
+				        client's held bytes at their bound */
 	uint64_t aa_get_waits;     /**< get requests parked: a refused get's
 				        GET_BLOCKED records lacked room */
 	/* Active Access fault logs (E = 0 pages) */
