@@ -898,6 +898,7 @@ aa_log_dict(const struct ptl_aa_log_info *li, struct rte_tel_data *d)
 	rte_tel_data_add_dict_int(d, "lag_bytes", li->cons_ok ?
 				  (int)RTE_MIN(li->prod - li->cons,
 					       (uint64_t)INT_MAX) : -1);
+	rte_tel_data_add_dict_u64(d, "held", li->held);
 	rte_tel_data_add_dict_u64(d, "err", li->err);
 	rte_tel_data_add_dict_u64(d, "notify_every", li->notify_every);
 	rte_tel_data_add_dict_u64(d, "notify_us", li->notify_us);

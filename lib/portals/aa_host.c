@@ -516,6 +516,7 @@ ptl_client_aa_dump(struct ptl_nic *nic, uint32_t pid,
 			      li->prod - li->cons <= li->size;
 		li->records = lg->records;
 		li->lost = lg->lost;
+		li->held = lg->bl_in - lg->bl_out;
 	}
 	ptl_unlock(&c->aa.lock);
 	ptl_unlock(&nic->lock);
@@ -659,6 +660,7 @@ bl_free(struct ptl_client *c, struct ptl_aa_log *lg)
 		free(e);
 	}
 	lg->bl_head = lg->bl_tail = NULL;
+	lg->bl_out = lg->bl_in;
 	return had;
 }
 

@@ -1195,6 +1195,8 @@ struct ptl_aa_log_info {
 	uint64_t cons;             /**< the consumer's index, as read */
 	uint64_t records;          /**< records written */
 	uint64_t lost;             /**< records lost (full, stopped) */
+	uint64_t held;             /**< handler records held on the NIC for
+					room (not in the ring yet) */
 };
 
 /**

@@ -186,6 +186,7 @@ main(void)
 		    tel_need(r, lg0, "prod") == NBP * REC &&
 		    tel_need(r, lg0, "cons") == 0 &&
 		    tel_need(r, lg0, "lag_bytes") == NBP * REC &&
+		    tel_need(r, lg0, "held") == 0 &&
 		    tel_need(r, lg0, "err") == 0 &&
 		    tel_need(r, lg0, "notify_every") == 1, "%s: %s", lg0, r);
 	ITEST_CHECK(tel_need(r, lg1, "records") == RING / REC &&
