@@ -369,6 +369,10 @@ enum in_msg_state {
 	MSG_S_SPIN,                     /**< the runtime has it, packets go
 					     to it (sm) */
 	MSG_S_SPIN_FED,                 /**< the runtime has every byte */
+	MSG_S_SPIN_HELD,                /**< the runtime finished; the
+					     completion waits until the
+					     client holds no Active Access
+					     records on the NIC (rx.held) */
 	MSG_S_SPIN_ABORT_TIMEOUT,       /**< aborted, msg_done releases it */
 	MSG_S_SPIN_ABORT_DETACH,        /**< aborted, msg_done releases it */
 	MSG_S_DONE,                     /**< completed or forgotten */
@@ -392,6 +396,7 @@ struct in_msg {
 					     Active Access log lacked room
 					     for its records; its resend
 					     applies it */
+	struct in_msg *held_next;       /**< MSG_S_SPIN_HELD: rx.held list */
 };
 
 /** A GET, or a fetching atomic, being answered (REPLY packets built by
@@ -505,6 +510,10 @@ struct eng_rx {
 		uint32_t left;          /**< messages not finished */
 	} fwait[ENG_FLUSH_WAIT];
 	unsigned n_fwait;               /**< slots in use */
+	/** finished sPIN messages whose client holds Active Access
+	 *  records on the NIC: completed (ack) once they are in its log,
+	 *  so an ack never comes before its handlers' records */
+	struct in_msg *held_head, *held_tail;
 	uint64_t rel_moves;             /**< a peer's window moved (count) */
 	uint64_t park_seen;             /**< rel_moves at the last drain */
 	uint64_t park_tsc;              /**< parked packets last moved */

@@ -211,6 +211,25 @@ spin_fail(const struct spin_msg_result *r)
 	return SPINNIC_PTL_NI_DROPPED;
 }
 
+/*
+ * A finished sPIN message whose client holds handler records on the NIC
+ * (a full Active Access log, doc/NOTES.md "handler records wait on the
+ * NIC"): its ack waits until they are in the log, as a put's ack waits
+ * for its record, so that an initiator that saw the ack can tell the
+ * consumer that everything it sent is there.
+ */
+static void
+held_push(struct spinnic_engine *eng, struct in_msg *e)
+{
+	e->state = MSG_S_SPIN_HELD;
+	e->held_next = NULL;
+	if (eng->rx.held_tail != NULL)
+		eng->rx.held_tail->held_next = e;
+	else
+		eng->rx.held_head = e;
+	eng->rx.held_tail = e;
+}
+
 /* Messages the sPIN runtime finished (msg_done). */
 static unsigned
 done_drain(struct spinnic_engine *eng)
@@ -235,11 +254,49 @@ done_drain(struct spinnic_engine *eng)
 				continue;
 			}
 			eng->rx.stats.msgs_spin++;
+			if (ptl_aa_backlogged(e->match.c)) {
+				held_push(eng, e);
+				continue;
+			}
 			msg_complete(eng, e, spin_fail(&e->res));
 		}
 		total += n;
 	} while (n == 32);
 	return total;
+}
+
+/* Finished messages whose client held Active Access records: complete
+ * those whose client holds none now, forget those whose client left. */
+static unsigned
+held_poll(struct spinnic_engine *eng)
+{
+	struct in_msg *e, *next, *prev = NULL;
+	unsigned n = 0;
+
+	for (e = eng->rx.held_head; e != NULL; e = next) {
+		next = e->held_next;
+		if (e->state == MSG_S_SPIN_HELD &&
+		    (ptl_aa_backlogged(e->match.c) ||
+		     eng->rx.n_acks >= ENG_ACK_HOLD)) {
+			prev = e;
+			continue;
+		}
+		if (prev != NULL)
+			prev->held_next = next;
+		else
+			eng->rx.held_head = next;
+		if (next == NULL)
+			eng->rx.held_tail = prev;
+		e->held_next = NULL;
+		if (e->state == MSG_S_SPIN_ABORT_DETACH) {
+			eng->rx.live_aborts--;
+			msg_abandon(eng, e);
+		} else {
+			msg_complete(eng, e, spin_fail(&e->res));
+		}
+		n++;
+	}
+	return n;
 }
 
 unsigned
@@ -849,7 +906,7 @@ fwait_mark(void *obj, void *arg)
 	if (e->s.link.key.nid != a->p->src.nid ||
 	    e->s.link.key.pid != a->p->src.pid || e->match.c != a->c ||
 	    (e->state != MSG_S_SPIN_WAIT && e->state != MSG_S_SPIN &&
-	     e->state != MSG_S_SPIN_FED))
+	     e->state != MSG_S_SPIN_FED && e->state != MSG_S_SPIN_HELD))
 		return;
 	e->fwait_mask |= (uint16_t)(1u << a->bit);
 	a->n++;
@@ -1292,6 +1349,10 @@ expire_msg(void *obj, void *arg)
 	case MSG_S_SPIN_ABORT_DETACH:
 		/* msg_done ends it */
 		return;
+	case MSG_S_SPIN_HELD:
+		/* held_poll ends it: once the client's records are in (a
+		 * consumer that never comes back: its detach) */
+		return;
 	default:
 		eng->rx.stats.timeouts++;
 		msg_abandon(eng, e);
@@ -1340,6 +1401,12 @@ purge_msg(void *obj, void *arg)
 	    e->state == MSG_S_SPIN_ABORT_DETACH)
 		return;
 	a->eng->node->rx.detach_drops++;
+	if (e->state == MSG_S_SPIN_HELD) {
+		/* on rx.held: held_poll forgets it */
+		e->state = MSG_S_SPIN_ABORT_DETACH;
+		a->eng->rx.live_aborts++;
+		return;
+	}
 	if (e->state == MSG_S_SPIN || e->state == MSG_S_SPIN_FED) {
 		/* the runtime holds it: msg_done releases it */
 		if (e->state == MSG_S_SPIN)
@@ -1384,6 +1451,7 @@ spinnic_inbound_poll(struct spinnic_node *node)
 	uint64_t now;
 
 	work += done_drain(eng);
+	work += held_poll(eng);
 	work += fwait_poll(eng);
 	in_detach_check(eng);
 	work += acks_flush(eng);
