@@ -625,11 +625,12 @@ ini_ickpt(struct ini *in, double *out)
 				}
 				if (ini_flush(in, row ? 2 : 0) < 0)
 					return -1;
-				/* aa_dirty ran for every put before the flush */
+				/* aa_dirty ran for every put before it */
 				to_hpu += row ? np : 0;
 				if (row && in->flushed[2] < to_hpu) {
-					bench_err("aa-ickpt: aa_dirty processed "
-						  "%" PRIu64 " of %" PRIu64,
+					bench_err("aa-ickpt: aa_dirty "
+						  "processed %" PRIu64 " of %"
+						  PRIu64,
 						  in->flushed[2], to_hpu);
 					return -1;
 				}
@@ -1109,19 +1110,19 @@ ickpt_run(const struct bench_opts *o)
 	if (rc == 0)
 		rc = bench_table_emit(tab, o);
 	if (rc == 0)
-		printf("# incremental checkpoint of %u data pages (W|R|WL) of a "
-		       "client on node 1 after an initiator on node 0 wrote 64 "
-		       "bytes into dirty_pct %% of them: incr_host = the dirty "
-		       "pages named by the access log's records (the target's "
-		       "thread consumes it) copied into the image, incr_hpu = "
-		       "the same pages of a second set, whose log the aa_dirty "
-		       "access handler serves on the NIC (a byte per dirty page "
-		       "in a host bitmap, cleared once copied), full = every "
-		       "page copied; every incremental image checked against "
-		       "the memory byte for byte (images_ok); ratios: time and "
-		       "bytes over full, time over incr_host; cycle = writes + "
-		       "flush + checkpoint as the initiator sees it; medians, "
-		       "rows interleaved\n", ND);
+		printf("# incremental checkpoint of %u data pages (W|R|WL) of "
+		       "a client on node 1 after an initiator on node 0 wrote "
+		       "64 bytes into dirty_pct %% of them: incr_host = the "
+		       "dirty pages named by the access log's records (the "
+		       "target's thread consumes it) copied into the image, "
+		       "incr_hpu = the same pages of a second set, whose log "
+		       "the aa_dirty access handler serves on the NIC (a byte "
+		       "per dirty page in a host bitmap, cleared once copied), "
+		       "full = every page copied; every incremental image "
+		       "checked against the memory byte for byte (images_ok); "
+		       "ratios: time and bytes over full, time over incr_host; "
+		       "cycle = writes + flush + checkpoint as the initiator "
+		       "sees it; medians, rows interleaved\n", ND);
 out:
 	bench_table_free(tab);
 	free(all);
