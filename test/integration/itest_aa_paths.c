@@ -4,17 +4,13 @@
  * --virtual 2: sPIN handler DMAs (the checksum family copying payloads
  * into marked pages: HANDLER records with the initiator, the bytes and
  * the window offset; a refused DMA leaves its page untouched and fails
- * the put), and the paper's premise — remote writes to marked region
- * pages do not set the client's soft-dirty bits (pagemap bit 55) while
- * the log has every one of them (said, not failed, where the kernel keeps
- * no soft-dirty bits: a local write is the control).
+ * the put). The paper's premise (remote writes do not set soft-dirty
+ * bits) is itest_aa_softdirty.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <portals4.h>
 #include <spin.h>
@@ -24,203 +20,6 @@
 #include "harness.h"
 #include "itest_aa.h"
 #include "kid.h"
-
-/* ---- the paper's premise: remote writes miss the MMU's dirty bits ------------ */
-
-#define SD_PAGES 4u
-
-/* Soft-dirty bit (pagemap bit 55) of the page at @p p: 0, 1, -1 error. */
-static int
-soft_dirty(int fd, const void *p)
-{
-	uint64_t e;
-	off_t off = (off_t)((uintptr_t)p / PG * 8);
-
-	if (pread(fd, &e, sizeof(e), off) != (ssize_t)sizeof(e))
-		return -1;
-	return (int)((e >> 55) & 1);
-}
-
-/* Clear the soft-dirty bits; @return 0, or -1 when unsupported. */
-static int
-soft_dirty_clear(void)
-{
-	FILE *f = fopen("/proc/self/clear_refs", "w");
-
-	if (f == NULL)
-		return -1;
-	if (fputs("4", f) < 0) {
-		fclose(f);
-		return -1;
-	}
-	return fclose(f) == 0 ? 0 : -1;
-}
-
-/*
- * Pages marked W|R|WL in the region (and, for the record, malloc'd):
- * soft-dirty bits cleared, then the initiator writes every page; the
- * region pages must stay clean (the NIC writes through its own mapping,
- * as RDMA bypasses the MMU) while the log has a record of each write.
- */
-static int
-sd_target_main(struct kid *self, void *arg)
-{
-	unsigned nrec = 0, p, got, dirty_region = 0, dirty_malloc = 0;
-	int control;
-	uint8_t *raw, *reg, *mal;
-	spin_handle_aalog_t log;
-	ptl_handle_me_t meh[2];
-	struct kid_ni n;
-	char line[64];
-	int fd, k;
-
-	(void)arg;
-	if (kid_ni_open(self, &n, 64) != 0)
-		return 1;
-	raw = spin_host_alloc((SD_PAGES + 1) * PG);
-	KCHECK(self, raw != NULL && posix_memalign((void **)&mal, PG,
-						   SD_PAGES * PG) == 0,
-	       "alloc");
-	reg = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
-	memset(reg, 1, SD_PAGES * PG);
-	memset(mal, 1, SD_PAGES * PG);
-	KCHECK(self, aa_log_new(n.ni, 1u << 16, 0, 0, &log) == PTL_OK,
-	       "log");
-	for (k = 0; k < 2; k++) {
-		uint8_t *b = k == 0 ? reg : mal;
-		ptl_me_t me;
-
-		KCHECK(self, spin_aa_assoc(n.ni, b, SD_PAGES * PG,
-					   A_W | A_R | A_WL, log) == PTL_OK,
-		       "assoc");
-		memset(&me, 0, sizeof(me));
-		me.start = b;
-		me.length = SD_PAGES * PG;
-		me.ct_handle = PTL_CT_NONE;
-		me.uid = PTL_UID_ANY;
-		me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_SUCCESS_DISABLE;
-		me.match_id.phys.nid = PTL_NID_ANY;
-		me.match_id.phys.pid = PTL_PID_ANY;
-		me.match_bits = MATCH + (uint64_t)k;
-		KCHECK(self, PtlMEAppend(n.ni, n.pt, &me, PTL_PRIORITY_LIST,
-					 NULL, &meh[k]) == PTL_OK, "append");
-	}
-	fd = open("/proc/self/pagemap", O_RDONLY);
-	if (fd < 0 || soft_dirty_clear() != 0 || soft_dirty(fd, reg) != 0) {
-		kid_say(self, "skip soft-dirty unsupported");
-		kid_line(self, line, sizeof(line), 60000);
-		return 0;
-	}
-	kid_say(self, "ready %u %u %u", n.id.phys.nid, n.id.phys.pid, n.pt);
-	KCHECK(self, kid_line(self, line, sizeof(line), 60000) == 0 &&
-	       strcmp(line, "check") == 0, "no check line");
-	for (p = 0; p < SD_PAGES; p++) {
-		dirty_region += soft_dirty(fd, reg + p * PG) == 1;
-		dirty_malloc += soft_dirty(fd, mal + p * PG) == 1;
-	}
-	/* the control: a write of our own does set the bit */
-	__atomic_store_n(&reg[1], 0x78, __ATOMIC_SEQ_CST);
-	control = soft_dirty(fd, reg);
-	close(fd);
-	while (spin_aa_log_poll(log, on_count, &nrec, 64, &got) == PTL_OK)
-		;
-	KCHECK(self, reg[0] == 0x77 && reg[SD_PAGES * PG - 1] == 0x77 &&
-	       mal[0] == 0x77, "the puts did not land");
-	for (k = 0; k < 2; k++)
-		PtlMEUnlink(meh[k]);
-	KCHECK(self, spin_aa_assoc(n.ni, reg, SD_PAGES * PG, A_W | A_R,
-				   SPIN_AA_LOG_NONE) == PTL_OK &&
-	       spin_aa_assoc(n.ni, mal, SD_PAGES * PG, A_W | A_R,
-			     SPIN_AA_LOG_NONE) == PTL_OK, "unmark");
-	KCHECK(self, spin_aa_log_free(log) == PTL_OK, "log free");
-	kid_ni_close(&n);
-	kid_say(self, "ok dirty_region=%u dirty_malloc=%u records=%u "
-		"control=%d", dirty_region, dirty_malloc, nrec, control);
-	return 0;
-}
-
-/* Two puts of SD_PAGES pages of 0x77: to the region ME, the malloc'd. */
-static int
-sd_ini_main(struct kid *self, void *arg)
-{
-	const struct ini_arg *ia = arg;
-	ptl_process_t t = { .phys = { ia->nid, ia->pid } };
-	uint8_t *loc = spin_host_alloc(SD_PAGES * PG);
-	ptl_handle_md_t md;
-	struct kid_ni n;
-	unsigned which;
-	ptl_md_t d;
-	int k;
-
-	KCHECK(self, loc != NULL, "alloc");
-	memset(loc, 0x77, SD_PAGES * PG);
-	if (kid_ni_open(self, &n, 64) != 0)
-		return 1;
-	memset(&d, 0, sizeof(d));
-	d.start = loc;
-	d.length = SD_PAGES * PG;
-	d.eq_handle = n.eq;
-	d.ct_handle = PTL_CT_NONE;
-	d.options = PTL_MD_EVENT_SEND_DISABLE;
-	KCHECK(self, PtlMDBind(n.ni, &d, &md) == PTL_OK, "PtlMDBind");
-	for (k = 0; k < 2; k++) {
-		ptl_event_t ev;
-
-		KCHECK(self, PtlPut(md, 0, SD_PAGES * PG, PTL_ACK_REQ, t,
-				    ia->pt, MATCH + (uint64_t)k, 0, NULL, 0) ==
-		       PTL_OK, "put");
-		KCHECK(self, PtlEQPoll(&n.eq, 1, 20000, &ev, &which) ==
-		       PTL_OK && ev.ni_fail_type == PTL_NI_OK, "ack");
-	}
-	PtlMDRelease(md);
-	kid_ni_close(&n);
-	kid_say(self, "ok");
-	return 0;
-}
-
-/* @return the records logged (0 when skipped) */
-static unsigned
-run_soft_dirty(void)
-{
-	unsigned dr, dm, nrec;
-	int control;
-	struct ini_arg ia;
-	struct kid tk, ik;
-	char line[256];
-
-	kid_start(&tk, "aa-sd-target", 1, false, sd_target_main, NULL);
-	kid_expect(&tk, "", line, sizeof(line));
-	if (strncmp(line, "skip", 4) == 0) {
-		printf("itest_aa: soft-dirty bits unsupported here: premise "
-		       "not shown\n");
-		kid_tell(&tk, "end");
-		kid_end(&tk);
-		return 0;
-	}
-	ITEST_CHECK(sscanf(line, "ready %u %u %u", &ia.nid, &ia.pid,
-			   &ia.pt) == 3, "target line %s", line);
-	kid_start(&ik, "aa-sd-initiator", 0, false, sd_ini_main, &ia);
-	kid_expect(&ik, "ok", line, sizeof(line));
-	kid_end(&ik);
-	kid_tell(&tk, "check");
-	kid_expect(&tk, "ok", line, sizeof(line));
-	kid_end(&tk);
-	ITEST_CHECK(sscanf(line, "ok dirty_region=%u dirty_malloc=%u "
-			   "records=%u control=%d", &dr, &dm, &nrec,
-			   &control) == 4, "%s", line);
-	printf("itest_aa: after remote writes to %u region and %u malloc'd "
-	       "pages: %u and %u soft-dirty, %u log records; a local write "
-	       "sets the bit: %d\n", SD_PAGES, SD_PAGES, dr, dm, nrec,
-	       control);
-	if (control != 1)
-		printf("itest_aa: soft-dirty bits not kept here: premise not "
-		       "shown\n");
-	else
-		ITEST_CHECK(dr == 0,
-			    "the NIC's writes set region soft-dirty bits");
-	ITEST_CHECK(nrec >= 2 * SD_PAGES, "records %u: a page unlogged", nrec);
-	return nrec;
-}
 
 /* ---- sPIN handler DMAs: the "checksum" family copying payloads ------------------ */
 
@@ -428,7 +227,6 @@ main(void)
 
 	itest_init("itest_aa_paths", 180);
 	itest_spinnic_start(NULL);
-	want += run_soft_dirty();
 	want += run_handler();
 	itest_spinnic_finish();
 	itest_expect_no_leaks();

@@ -654,16 +654,33 @@ test_aa_getlog(void **state)
 	free(r);
 }
 
-/* aa-ickpt: a row per dirty percentage, the increment never larger
- * than the full image, every image checked by the bench itself */
+/* Is the printed ratio @p q the times @p t / @p h? A time printed 0.0 (a
+ * fast machine's checkpoint of no page) leaves it unknown. */
+static bool
+ratio_printed(const char *q, const char *t, const char *h)
+{
+	if (atof(t) == 0 || atof(h) == 0)
+		return atof(q) >= 0;
+	return ratio_of(atof(q), atof(t), atof(h));
+}
+
+/*
+ * aa-ickpt: per dirty percentage the rows incr_host, incr_hpu (aa_dirty on
+ * the NIC) and full from one run; both incremental rows name the same
+ * pages (the same KiB: the bench wrote the same pages to both sets), never
+ * more than the full image, and carry images_ok = samples (the bench
+ * checked every rebuilt image against the memory byte for byte); ratios
+ * against full (its own reference) and against incr_host
+ */
 static void
 test_aa_ickpt(void **state)
 {
-	static const char *const args[] = { "--samples", "1", "--dirty",
+	static const char *const args[] = { "--samples", "2", "--dirty",
 					    "0,25", NULL };
+	static const char *const rows[] = { "incr_host", "incr_hpu", "full" };
 	struct tool_result *r = malloc(sizeof(*r));
 	struct csv *c;
-	int c_d, c_i, c_f;
+	int c_d, c_c, c_s, c_k, c_u, c_t, c_b, c_h, c_y, c_i;
 
 	(void)state;
 	assert_non_null(r);
@@ -674,15 +691,54 @@ test_aa_ickpt(void **state)
 		return;
 	}
 	c_d = col(c->hdr, c->nh, "dirty_pct");
-	c_i = col(c->hdr, c->nh, "incr_kib");
-	c_f = col(c->hdr, c->nh, "full_kib");
-	assert_true(c_d >= 0 && c_i >= 0 && c_f >= 0);
-	assert_int_equal(c->rows, 2);
-	assert_string_equal(c->f[0][c_d], "0");
-	assert_string_equal(c->f[0][c_i], "0.0");
-	assert_true(atof(c->f[1][c_i]) > 0 &&
-		    atof(c->f[1][c_i]) < atof(c->f[1][c_f]));
+	c_c = col(c->hdr, c->nh, "ckpt");
+	c_s = col(c->hdr, c->nh, "samples");
+	c_k = col(c->hdr, c->nh, "kib");
+	c_u = col(c->hdr, c->nh, "us");
+	c_t = col(c->hdr, c->nh, "time_ratio");
+	c_b = col(c->hdr, c->nh, "bytes_ratio");
+	c_h = col(c->hdr, c->nh, "ratio_host");
+	c_y = col(c->hdr, c->nh, "cycle_ms");
+	c_i = col(c->hdr, c->nh, "images_ok");
+	assert_true(c_d >= 0 && c_c >= 0 && c_s >= 0 && c_k >= 0 &&
+		    c_u >= 0 && c_t >= 0 && c_b >= 0 && c_h >= 0 &&
+		    c_y >= 0 && c_i >= 0);
+	assert_int_equal(c->rows, 6);
+	for (int i = 0; i < 6; i++) {
+		const char *const *f = (const char *const *)c->f[i];
+		const char *const *host = (const char *const *)c->f[i / 3 * 3];
+		const char *const *full = (const char *const *)
+					  c->f[i / 3 * 3 + 2];
+		double kib = atof(f[c_k]);
+
+		assert_string_equal(f[c_d], i < 3 ? "0" : "25");
+		assert_string_equal(f[c_c], rows[i % 3]);
+		assert_string_equal(f[c_s], "2");
+		assert_true(ratio_printed(f[c_t], f[c_u], full[c_u]));
+		assert_true(ratio_printed(f[c_h], f[c_u], host[c_u]));
+		assert_true(fabs(atof(f[c_b]) - kib / 1024) < 0.001);
+		if (i % 3 == 2) {
+			assert_string_equal(f[c_k], "1024.0");
+			assert_string_equal(f[c_t], "1.000");
+			assert_string_equal(f[c_y], "");
+			assert_string_equal(f[c_i], "");
+			continue;
+		}
+		assert_string_equal(f[c_i], "2");
+		assert_true(atof(f[c_y]) > 0);
+		assert_string_equal(f[c_k], host[c_k]);
+		if (i < 3)
+			assert_string_equal(f[c_k], "0.0");
+		else
+			assert_true(kib > 0 && kib < 1024);
+	}
+	assert_string_equal(c->f[0][c_h], "1.000");
+	assert_string_equal(c->f[3][c_h], "1.000");
+	assert_non_null(strstr(r->out, "aa_dirty access handler"));
 	free(c);
+	/* 2 checkpoints per dirty value and sample: 2 x 129 > 256 */
+	run(r, "aa-ickpt", "--samples", "129", "--dirty", "1", NULL);
+	assert_int_not_equal(r->status, 0);
 	free(r);
 }
 
