@@ -3,7 +3,8 @@
  * Active Access flow through a real spinnic --virtual 2: active flush
  * (1000 redirected puts without acks to a slow consumer, then
  * spin_aa_flush returns the processed count kept on the flushing page);
- * full logs (a 16 KiB log whose consumer starts late: back-pressure loses
+ * full logs (a 16 KiB log whose consumer starts once the NIC has held
+ * something back, read through telemetry: back-pressure loses
  * no record of puts, gets, atomics, iovec-ME puts, handler DMAs or refused
  * gets; drop mode loses exactly the excess and redirected puts say
  * PTL_NI_DROPPED); notification (spin_aa_log_wait times out on an empty
@@ -25,6 +26,7 @@
 #include "harness.h"
 #include "itest_aa.h"
 #include "kid.h"
+#include "tel.h"
 
 #define LOG_SIZE (1u << 20)
 
@@ -426,6 +428,44 @@ bp_logged(enum bp_op op, bool drop)
 	return drop ? bp_ring_holds(op) : bp_per_op(op) * NBP;
 }
 
+/* spinnic's telemetry socket (the back-pressure runs read node 1's
+ * counters while they run) */
+static int tel_fd = -1;
+
+/* What node 1 has held back so far: packets refused for a full log,
+ * replies, atomics and gets parked, handler records held on the NIC. */
+static long long
+held_back(void)
+{
+	static const char *const keys[] = {
+		"drop_aa_full", "reply_waits", "atomic_waits", "get_waits",
+		"dma_waits",
+	};
+	char *r = tel_query(tel_fd, "/spinnic/aa,1");
+	long long v = 0;
+	unsigned i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		v += tel_need(r, "node1", keys[i]);
+	free(r);
+	return v;
+}
+
+/* The consumer starts once the NIC holds something back, so that the
+ * run tests back-pressure however slowly the initiator starts (under
+ * ASan, on a loaded machine), then a little later, so that more waits. */
+static void
+await_held_back(long long before)
+{
+	unsigned ms;
+
+	for (ms = 0; held_back() == before; ms++) {
+		ITEST_CHECK(ms < 60000, "the NIC held nothing back in 60 s");
+		usleep(1000);
+	}
+	usleep(50000);
+}
+
 static void
 run_full(bool drop, enum bp_op op)
 {
@@ -433,14 +473,15 @@ run_full(bool drop, enum bp_op op)
 	const unsigned holds = bp_ring_holds(op), per = bp_per_op(op);
 	unsigned count, dropped, want_dropped;
 	unsigned long long lost;
+	long long sum, before;
 	struct kid tk, ik;
 	char line[256];
-	long long sum;
 
 	kid_start(&tk, "aa-bp-target", 1, false, bp_target_main, &ba);
 	kid_expect(&tk, "ready", line, sizeof(line));
 	ITEST_CHECK(sscanf(line, "ready %u %u %u", &ba.nid, &ba.pid,
 			   &ba.pt) == 3, "target line %s", line);
+	before = held_back();
 	kid_start(&ik, "aa-bp-initiator", 0, false, bp_ini_main, &ba);
 	if (drop) {
 		/* every put answered while nobody consumes */
@@ -448,7 +489,7 @@ run_full(bool drop, enum bp_op op)
 		kid_tell(&tk, "consume");
 	} else {
 		/* the puts wait for the consumer, which starts late */
-		usleep(200000);
+		await_held_back(before);
 		kid_tell(&tk, "consume");
 		kid_expect(&ik, "ok", line, sizeof(line));
 	}
@@ -617,10 +658,15 @@ int
 main(void)
 {
 	unsigned long want = 0;
+	char tel_path[256];
 	enum bp_op op;
 
 	itest_init("itest_aa_flow", 240);
 	itest_spinnic_start(NULL);
+	if (itest_log_word("telemetry: ", tel_path, sizeof(tel_path)) != 0 ||
+	    tel_path[0] != '/')
+		itest_fail("spinnic did not log its telemetry socket");
+	tel_fd = tel_connect(tel_path);
 	run_flush();
 	want += NFLUSH;
 	for (op = BP_PUT; op <= BP_GETREF; op++) {
@@ -630,6 +676,7 @@ main(void)
 	}
 	run_notify();
 	want += NNOTIFY;
+	close(tel_fd);
 	itest_spinnic_finish();
 	itest_expect_no_leaks();
 	aa_expect_logged("itest_aa_flow", want);
