@@ -11,13 +11,19 @@
  * flush's processed count exactly NPUT, node 1 held some records
  * (aa_dma_waits), lost none and refused packets (drop_aa_full). Before,
  * the HPU waited 2 s per DMA for a consumer that only that HPU could run,
- * then lost the records. Over the lossy link too (itest_aa_held_lossy).
+ * then lost the records. First, a target whose log (host-consumed) is
+ * never read is killed while the NIC holds its handler records and the
+ * sPIN messages that made them wait for their acks: its detach forgets
+ * both (no leak, and the run above still works). Over the lossy link too
+ * (itest_aa_held_lossy).
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <portals4.h>
 #include <spin.h>
@@ -27,6 +33,7 @@
 #include "harness.h"
 #include "itest_aa.h"
 #include "kid.h"
+#include "tel.h"
 #include "active_access.h"
 
 #define NPUT 400u
@@ -37,6 +44,55 @@
 #define P_FLUSH 3u   /* the flushing page: processed count */
 #define NPG 4u
 #define MATCH_F 0xaa19ull
+#define DOOMED (1u << 31) /* in ini_arg.pt: the doomed target */
+/* the doomed target's bits: puts to it still in flight when the next
+ * target takes its pid (a new incarnation) must not match that one */
+#define MATCH_D 0xaa1aull
+
+/* The doomed target: the same checksum ME into a W|R|WLD page whose
+ * host-consumed log is never read; killed by the test. */
+static int
+doomed_main(struct kid *self, void *arg)
+{
+	struct spin_csum_args sa = { .version = SPIN_CSUM_ARGS_VERSION,
+				     .flags = SPIN_CSUM_F_COPY,
+				     .result_off = P_RESULT * PG };
+	struct spin_ctx_desc sd = { .family = "checksum", .args = &sa,
+				    .args_len = sizeof(sa) };
+	spin_handle_aalog_t log;
+	spin_handle_ctx_t sctx;
+	ptl_handle_me_t meh;
+	struct kid_ni n;
+	uint8_t *raw, *b;
+	char line[64];
+	ptl_me_t me;
+
+	(void)arg;
+	if (kid_ni_open(self, &n, 64) != 0)
+		return 1;
+	raw = spin_host_alloc((NPG + 1) * PG);
+	KCHECK(self, raw != NULL, "alloc");
+	b = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
+	KCHECK(self, spin_ctx_install(n.ni, &sd, &sctx) == PTL_OK,
+	       "checksum ctx");
+	KCHECK(self, aa_log_new(n.ni, 1u << 14, 0, 0, &log) == PTL_OK, "log");
+	KCHECK(self, spin_aa_assoc(n.ni, b + P_DATA * PG, PG,
+				   A_W | A_R | A_WLD, log) == PTL_OK, "assoc");
+	memset(&me, 0, sizeof(me));
+	me.start = b;
+	me.length = 2 * PG;
+	me.ct_handle = PTL_CT_NONE;
+	me.uid = PTL_UID_ANY;
+	me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_SUCCESS_DISABLE;
+	me.match_id.phys.nid = PTL_NID_ANY;
+	me.match_id.phys.pid = PTL_PID_ANY;
+	me.match_bits = MATCH_D;
+	KCHECK(self, spin_me_append(n.ni, n.pt, &me, PTL_PRIORITY_LIST, sctx,
+				    NULL, &meh) == PTL_OK, "spin ME");
+	kid_say(self, "ready %u %u %u", n.id.phys.nid, n.id.phys.pid, n.pt);
+	(void)kid_line(self, line, sizeof(line), 120000);
+	return 1; /* killed before */
+}
 
 static int
 target_main(struct kid *self, void *arg)
@@ -126,14 +182,18 @@ target_main(struct kid *self, void *arg)
 }
 
 /* NPUT puts as fast as they go (each a page of one byte value), every
- * ack OK, then the active flush: processed NPUT */
+ * ack OK, then the active flush: processed NPUT. To the doomed target
+ * (pid 1 << 31 in ia->pid's top bit): no acks, then "sent" and wait. */
 static int
 ini_main(struct kid *self, void *arg)
 {
 	const struct ini_arg *ia = arg;
+	const bool doomed = ia->pt & DOOMED;
+	const unsigned pt = ia->pt & ~DOOMED;
 	ptl_process_t t = { .phys = { ia->nid, ia->pid } };
 	uint8_t *loc = spin_host_alloc(256 * PUT_LEN);
 	unsigned i = 0, acks = 0, which;
+	char line[64];
 	ptl_handle_md_t md;
 	struct kid_ni n;
 	uint64_t val = 0;
@@ -153,10 +213,26 @@ ini_main(struct kid *self, void *arg)
 	d.ct_handle = PTL_CT_NONE;
 	d.options = PTL_MD_EVENT_SEND_DISABLE;
 	KCHECK(self, PtlMDBind(n.ni, &d, &md) == PTL_OK, "PtlMDBind");
+	if (doomed) {
+		for (i = 0; i < NPUT;) {
+			rc = PtlPut(md, (i % 256) * PUT_LEN, PUT_LEN,
+				    PTL_NO_ACK_REQ, t, pt, MATCH_D, 0, NULL, 0);
+			KCHECK(self, rc == PTL_OK || rc == PTL_NO_SPACE,
+			       "put %u: %d", i, rc);
+			i += rc == PTL_OK;
+		}
+		kid_say(self, "sent");
+		KCHECK(self, kid_line(self, line, sizeof(line), 120000) == 0,
+		       "no end line");
+		PtlMDRelease(md);
+		kid_ni_close(&n);
+		kid_say(self, "ok");
+		return 0;
+	}
 	for (i = 0; i < NPUT || acks < NPUT;) {
 		if (i < NPUT) {
 			rc = PtlPut(md, (i % 256) * PUT_LEN, PUT_LEN,
-				    PTL_ACK_REQ, t, ia->pt, MATCH, 0, NULL, 0);
+				    PTL_ACK_REQ, t, pt, MATCH, 0, NULL, 0);
 			KCHECK(self, rc == PTL_OK || rc == PTL_NO_SPACE,
 			       "put %u: %d", i, rc);
 			i += rc == PTL_OK;
@@ -173,7 +249,7 @@ ini_main(struct kid *self, void *arg)
 	}
 	/* returns once aa_count ran for every record before it, the held
 	 * ones included */
-	KCHECK(self, spin_aa_flush(n.ni, t, ia->pt, MATCH_F, 0, &val, 60000)
+	KCHECK(self, spin_aa_flush(n.ni, t, pt, MATCH_F, 0, &val, 60000)
 	       == PTL_OK, "flush");
 	KCHECK(self, val == NPUT, "processed %" PRIu64 ", want %u", val,
 	       NPUT);
@@ -183,16 +259,83 @@ ini_main(struct kid *self, void *arg)
 	return 0;
 }
 
+/* spinnic's telemetry socket */
+static int tel_fd = -1;
+
+/* a node 1 Active Access counter now (telemetry /spinnic/aa) */
+static long long
+node1_aa(const char *key)
+{
+	char *r = tel_query(tel_fd, "/spinnic/aa,1");
+	long long v = tel_need(r, "node1", key);
+
+	free(r);
+	return v;
+}
+
+/* a final counter of node 1, 0 when not printed */
+static long long
+final1(const char *name)
+{
+	long long v = itest_counter(1, name);
+
+	return v < 0 ? 0 : v;
+}
+
+/* The doomed target is killed once the NIC holds its records (and so
+ * the sPIN messages that made them wait for their acks). */
+static void
+run_killed(void)
+{
+	struct ini_arg ia;
+	struct kid tk, ik;
+	long long before;
+	char line[256];
+	unsigned ms;
+
+	before = node1_aa("dma_waits");
+	kid_start(&tk, "aa-held-doomed", 1, false, doomed_main, NULL);
+	kid_expect(&tk, "ready", line, sizeof(line));
+	ITEST_CHECK(sscanf(line, "ready %u %u %u", &ia.nid, &ia.pid,
+			   &ia.pt) == 3, "target line %s", line);
+	ia.pt |= DOOMED;
+	kid_start(&ik, "aa-held-initiator0", 0, false, ini_main, &ia);
+	kid_expect(&ik, "sent", line, sizeof(line));
+	for (ms = 0; node1_aa("dma_waits") == before; ms++) {
+		ITEST_CHECK(ms < 60000, "the NIC held no record in 60 s");
+		usleep(1000);
+	}
+	usleep(20000);
+	kill(tk.pid, SIGKILL);
+	ITEST_CHECK(waitpid(tk.pid, NULL, 0) == tk.pid, "reap the target");
+	kid_tell(&ik, "end");
+	kid_expect(&ik, "ok", line, sizeof(line));
+	kid_end(&ik);
+}
+
 int
 main(void)
 {
 	static const char *const one_hpu[] = { "--hpus", "1", NULL };
+	long long rec0, hnd0, held0, lost0, refused0, rec, hnd, held, refused;
+	char tel_path[256], line[256];
 	struct ini_arg ia;
 	struct kid tk, ik;
-	char line[256];
 
 	itest_init("itest_aa_held", 150);
 	itest_spinnic_start(one_hpu);
+	if (itest_log_word("telemetry: ", tel_path, sizeof(tel_path)) != 0 ||
+	    tel_path[0] != '/')
+		itest_fail("spinnic did not log its telemetry socket");
+	tel_fd = tel_connect(tel_path);
+	run_killed();
+	/* the run proper counts from here */
+	rec0 = node1_aa("records");
+	hnd0 = node1_aa("handled");
+	held0 = node1_aa("dma_waits");
+	lost0 = node1_aa("lost");
+	refused0 = node1_aa("drop_aa_full");
+	close(tel_fd);
 	kid_start(&tk, "aa-held-target", 1, false, target_main, NULL);
 	kid_expect(&tk, "ready", line, sizeof(line));
 	ITEST_CHECK(sscanf(line, "ready %u %u %u", &ia.nid, &ia.pid,
@@ -204,30 +347,29 @@ main(void)
 	kid_expect(&tk, "ok", line, sizeof(line));
 	kid_end(&tk);
 	itest_spinnic_finish();
+	/* the killed target's log, held records and waiting messages are
+	 * gone with it */
 	itest_expect_no_leaks();
+	rec = final1("aa_records") - rec0;
+	hnd = final1("aa_handled") - hnd0;
+	held = final1("aa_dma_waits") - held0;
+	refused = final1("drop_aa_full") - refused0;
 	printf("itest_aa_held: node 1: %lld records, %lld handled, %lld held "
-	       "on the NIC, %lld lost, %lld packets refused\n",
-	       itest_counter(1, "aa_records"), itest_counter(1, "aa_handled"),
-	       itest_counter(1, "aa_dma_waits"), itest_counter(1, "aa_lost"),
-	       itest_counter(1, "drop_aa_full"));
-	ITEST_CHECK(itest_counter(1, "aa_records") == NPUT &&
-		    itest_counter(1, "aa_handled") == NPUT &&
-		    itest_counter(1, "aa_lost") <= 0 &&
-		    itest_counter(1, "aa_dma_wait_lost") <= 0,
+	       "on the NIC, %lld lost, %lld packets refused\n", rec, hnd,
+	       held, final1("aa_lost") - lost0, refused);
+	ITEST_CHECK(rec == NPUT && hnd == NPUT &&
+		    final1("aa_lost") == lost0 &&
+		    final1("aa_dma_wait_lost") == 0,
 		    "node 1: aa_records %lld aa_handled %lld aa_lost %lld "
-		    "aa_dma_wait_lost %lld", itest_counter(1, "aa_records"),
-		    itest_counter(1, "aa_handled"),
-		    itest_counter(1, "aa_lost"),
-		    itest_counter(1, "aa_dma_wait_lost"));
+		    "aa_dma_wait_lost %lld", rec, hnd,
+		    final1("aa_lost") - lost0, final1("aa_dma_wait_lost"));
 	/* the full ring was met: records held, packets refused meanwhile
 	 * (a blast of 2 KiB puts outruns the 7 records the ring holds; over
 	 * the lossy link the puts come spread out, and it may not) */
 	ITEST_CHECK(getenv("SPINNIC_ITEST_FAULTS") != NULL ||
-		    (itest_counter(1, "aa_dma_waits") > 0 &&
-		     itest_counter(1, "drop_aa_full") > 0),
-		    "the ring never filled (aa_dma_waits %lld, drop_aa_full "
-		    "%lld)", itest_counter(1, "aa_dma_waits"),
-		    itest_counter(1, "drop_aa_full"));
+		    (held > 0 && refused > 0),
+		    "the ring never filled (held %lld, refused %lld)", held,
+		    refused);
 	ITEST_CHECK(getenv("SPINNIC_ITEST_FAULTS") == NULL ||
 		    itest_counter(0, "faults") + itest_counter(1, "faults") >
 		    0, "no fault was injected");
