@@ -1363,8 +1363,8 @@ ptl_aa_poll(struct ptl_nic *nic, ptl_aa_access_fn fn, void *arg,
 
 	if (__atomic_load_n(&nic->aa_wn, __ATOMIC_ACQUIRE) == 0)
 		return 0;
-	if (__atomic_exchange_n(&nic->aa_poll_busy, 1, __ATOMIC_ACQUIRE))
-		return 0;
+	/* every HPU may poll at once: a log is consumed by one of them at
+	 * a time (cbusy), in order; other logs go on meanwhile */
 	ptl_lock(&nic->aa_wlock);
 	nw = nic->aa_wn;
 	memcpy(pids, nic->aa_wpid, nw * sizeof(pids[0]));
@@ -1399,6 +1399,5 @@ ptl_aa_poll(struct ptl_nic *nic, ptl_aa_access_fn fn, void *arg,
 		}
 		ptl_client_put(c);
 	}
-	__atomic_store_n(&nic->aa_poll_busy, 0, __ATOMIC_RELEASE);
 	return n;
 }

@@ -307,7 +307,7 @@ struct ptl_nic {
 	ptl_originate_fn originate; /* fired triggered data operations */
 	void *originate_arg;
 	/* Active Access: clients with logs the NIC serves itself (access
-	 * handlers, notify_us), by pid; aa_poll_busy: one poller at a time */
+	 * handlers, notify_us, held handler records), by pid */
 	ptl_lock_t aa_wlock;
 	/* the IOTLB model (conf.aa_iotlb_*): nested inside a client's
 	 * aa.lock, never the other way */
@@ -318,7 +318,6 @@ struct ptl_nic {
 	uint32_t aa_wpid[SPINNIC_AA_WATCH_MAX];
 	struct ptl_client *aa_wcl[SPINNIC_AA_WATCH_MAX]; /* identity only:
 				 removed before the client is freed */
-	uint32_t aa_poll_busy;
 	struct ptl_nic_stats stats;
 };
 

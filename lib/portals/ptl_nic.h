@@ -631,8 +631,11 @@ typedef int (*ptl_aa_access_fn)(void *arg, struct ptl_client *c,
  * round: wakes the sleepers of logs whose notify_us passed since their
  * first record not woken for, and consumes up to @p budget records of
  * logs bound to an execution context, in log order, calling @p fn for
- * each (the consumer index advances once it returned). One caller at a
- * time (others return 0 at once); no client with such logs: one load.
+ * each (the consumer index advances once it returned), then appends the
+ * held handler records the rings have room for. Callers run at once: a
+ * log is consumed by one of them at a time (the others pass it by), so
+ * each log's records run in order and several logs in parallel; no
+ * client with such logs: one load.
  * @param nic the NIC
  * @param fn  runs a record (NULL: only the timers)
  * @param arg passed to fn

@@ -9,6 +9,9 @@
  * arguments, another client's log, a log in use); a remote write across
  * four pages of four modes (memory and records exactly).
  */
+#include <pthread.h>
+#include <time.h>
+
 #include "ptl_test.h"
 #include "aa.h"
 
@@ -1045,6 +1048,107 @@ test_held_records(void **state)
 	t_env_teardown(&e);
 }
 
+/* Two HPUs polling at once: each takes a log the other is not
+ * consuming; the access functions overlap (each waits, up to 2 s, for
+ * the other to be inside too). */
+struct overlap {
+	struct ptl_nic *nic;
+	unsigned inside;   /* atomic */
+	unsigned met;      /* atomic: calls that saw the other inside */
+	unsigned calls;    /* atomic */
+	uint32_t ctx_seen[2];
+};
+
+static int
+on_overlap(void *arg, struct ptl_client *c, uint32_t ctx, uint64_t win_addr,
+	   uint64_t win_len, const struct spinnic_aa_rec *rec,
+	   const void *data)
+{
+	const struct timespec nap = { 0, 100000 };
+	struct overlap *o = arg;
+	unsigned k, i;
+
+	(void)c;
+	(void)win_addr;
+	(void)win_len;
+	(void)rec;
+	(void)data;
+	i = __atomic_fetch_add(&o->calls, 1, __ATOMIC_ACQ_REL);
+	if (i < 2)
+		o->ctx_seen[i] = ctx;
+	__atomic_fetch_add(&o->inside, 1, __ATOMIC_ACQ_REL);
+	for (k = 0; k < 20000; k++) {
+		if (__atomic_load_n(&o->inside, __ATOMIC_ACQUIRE) >= 2) {
+			__atomic_fetch_add(&o->met, 1, __ATOMIC_ACQ_REL);
+			break;
+		}
+		nanosleep(&nap, NULL);
+	}
+	/* stay until the other saw this one */
+	for (k = 0; k < 20000 &&
+	     __atomic_load_n(&o->met, __ATOMIC_ACQUIRE) < 2 &&
+	     __atomic_load_n(&o->inside, __ATOMIC_ACQUIRE) >= 2; k++)
+		nanosleep(&nap, NULL);
+	__atomic_fetch_sub(&o->inside, 1, __ATOMIC_ACQ_REL);
+	return 0;
+}
+
+static void *
+overlap_poller(void *arg)
+{
+	struct overlap *o = arg;
+
+	return (void *)(uintptr_t)ptl_aa_poll(o->nic, on_overlap, o, 1);
+}
+
+static void
+test_parallel_logs(void **state)
+{
+	struct ptl_aa_src src = { .nid = 3, .pid = 4, .may_block = true };
+	struct overlap o = { 0 };
+	struct spinnic_ctrl_aa a;
+	uint8_t buf[64] = { 0 };
+	void *r0, *r1;
+	pthread_t t0, t1;
+	uint64_t pg;
+	uint32_t k;
+	struct t_env e;
+
+	(void)state;
+	t_env_setup(&e);
+	o.nic = e.nic;
+	pg = t_addr(&e, PAGES_OFF);
+	/* two logs served on the NIC (contexts 7 and 8), a page each, one
+	 * record each */
+	for (k = 0; k < 2; k++) {
+		a = (struct spinnic_ctrl_aa){
+			.ni = e.ni, .size = SPINNIC_AA_RING_MIN,
+			.ring_off = RING_OFF + k * 2 * SPINNIC_AA_RING_MIN,
+			.flags = SPINNIC_AA_LOG_HANDLER, .ctx = 7 + k,
+			.addr = pg, .len = 2 * SPINNIC_AA_PAGE,
+		};
+		assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE,
+					 &a), SPINNIC_PTL_OK);
+		assert_int_equal(assoc(&e, e.c, e.ni,
+				       pg + k * SPINNIC_AA_PAGE,
+				       SPINNIC_AA_PAGE, W | R | WL, a.log), 0);
+		assert_int_equal(ptl_host_access_remote(e.c,
+							pg + k * SPINNIC_AA_PAGE,
+							buf, 8, true, &src), 0);
+	}
+	assert_int_equal(pthread_create(&t0, NULL, overlap_poller, &o), 0);
+	assert_int_equal(pthread_create(&t1, NULL, overlap_poller, &o), 0);
+	assert_int_equal(pthread_join(t0, &r0), 0);
+	assert_int_equal(pthread_join(t1, &r1), 0);
+	/* one record each, both logs, at the same time */
+	assert_int_equal((uintptr_t)r0, 1);
+	assert_int_equal((uintptr_t)r1, 1);
+	assert_int_equal(o.calls, 2);
+	assert_int_equal(o.met, 2);
+	assert_int_equal(o.ctx_seen[0] + o.ctx_seen[1], 7 + 8);
+	t_env_teardown(&e);
+}
+
 /* --aa-page-size (ptl_nic_conf.aa_page): marks aligned to the NIC's page,
  * the page size in every AA reply (and the all-zero ASSOC a query of
  * it), records still cut at 4 KiB inside a bigger page. */
@@ -1279,6 +1383,7 @@ main(void)
 		cmocka_unit_test(test_held_records),
 		cmocka_unit_test(test_page_size),
 		cmocka_unit_test(test_nic_consumer),
+		cmocka_unit_test(test_parallel_logs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
