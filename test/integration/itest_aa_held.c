@@ -49,35 +49,22 @@
  * target takes its pid (a new incarnation) must not match that one */
 #define MATCH_D 0xaa1aull
 
-/* The doomed target: the same checksum ME into a W|R|WLD page whose
- * host-consumed log is never read; killed by the test. */
+/* In a kid: the checksum context (SPIN_CSUM_F_COPY: every payload to
+ * page P_DATA, the result to P_RESULT) on an ME over the first two pages
+ * of @p b with @p bits. @return 0, 1 after saying why */
 static int
-doomed_main(struct kid *self, void *arg)
+csum_me(struct kid *self, struct kid_ni *n, uint8_t *b, uint64_t bits,
+	spin_handle_ctx_t *ctx_p, ptl_handle_me_t *meh_p)
 {
 	struct spin_csum_args sa = { .version = SPIN_CSUM_ARGS_VERSION,
 				     .flags = SPIN_CSUM_F_COPY,
 				     .result_off = P_RESULT * PG };
 	struct spin_ctx_desc sd = { .family = "checksum", .args = &sa,
 				    .args_len = sizeof(sa) };
-	spin_handle_aalog_t log;
-	spin_handle_ctx_t sctx;
-	ptl_handle_me_t meh;
-	struct kid_ni n;
-	uint8_t *raw, *b;
-	char line[64];
 	ptl_me_t me;
 
-	(void)arg;
-	if (kid_ni_open(self, &n, 64) != 0)
-		return 1;
-	raw = spin_host_alloc((NPG + 1) * PG);
-	KCHECK(self, raw != NULL, "alloc");
-	b = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
-	KCHECK(self, spin_ctx_install(n.ni, &sd, &sctx) == PTL_OK,
+	KCHECK(self, spin_ctx_install(n->ni, &sd, ctx_p) == PTL_OK,
 	       "checksum ctx");
-	KCHECK(self, aa_log_new(n.ni, 1u << 14, 0, 0, &log) == PTL_OK, "log");
-	KCHECK(self, spin_aa_assoc(n.ni, b + P_DATA * PG, PG,
-				   A_W | A_R | A_WLD, log) == PTL_OK, "assoc");
 	memset(&me, 0, sizeof(me));
 	me.start = b;
 	me.length = 2 * PG;
@@ -86,9 +73,35 @@ doomed_main(struct kid *self, void *arg)
 	me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_SUCCESS_DISABLE;
 	me.match_id.phys.nid = PTL_NID_ANY;
 	me.match_id.phys.pid = PTL_PID_ANY;
-	me.match_bits = MATCH_D;
-	KCHECK(self, spin_me_append(n.ni, n.pt, &me, PTL_PRIORITY_LIST, sctx,
-				    NULL, &meh) == PTL_OK, "spin ME");
+	me.match_bits = bits;
+	KCHECK(self, spin_me_append(n->ni, n->pt, &me, PTL_PRIORITY_LIST,
+				    *ctx_p, NULL, meh_p) == PTL_OK, "spin ME");
+	return 0;
+}
+
+/* The doomed target: the same checksum ME into a W|R|WLD page whose
+ * host-consumed log is never read; killed by the test. */
+static int
+doomed_main(struct kid *self, void *arg)
+{
+	spin_handle_aalog_t log;
+	spin_handle_ctx_t sctx;
+	ptl_handle_me_t meh;
+	struct kid_ni n;
+	uint8_t *raw, *b;
+	char line[64];
+
+	(void)arg;
+	if (kid_ni_open(self, &n, 64) != 0)
+		return 1;
+	raw = spin_host_alloc((NPG + 1) * PG);
+	KCHECK(self, raw != NULL, "alloc");
+	b = (uint8_t *)(((uintptr_t)raw + PG - 1) & ~(uintptr_t)(PG - 1));
+	KCHECK(self, aa_log_new(n.ni, 1u << 14, 0, 0, &log) == PTL_OK, "log");
+	KCHECK(self, spin_aa_assoc(n.ni, b + P_DATA * PG, PG,
+				   A_W | A_R | A_WLD, log) == PTL_OK, "assoc");
+	if (csum_me(self, &n, b, MATCH_D, &sctx, &meh) != 0)
+		return 1;
 	kid_say(self, "ready %u %u %u", n.id.phys.nid, n.id.phys.pid, n.pt);
 	(void)kid_line(self, line, sizeof(line), 120000);
 	return 1; /* killed before */
@@ -101,13 +114,8 @@ target_main(struct kid *self, void *arg)
 		.version = AA_COUNT_ARGS_VERSION, .npages = 1,
 		.counters_off = P_CNT * PG, .processed_off = P_FLUSH * PG,
 	};
-	struct spin_csum_args sa = { .version = SPIN_CSUM_ARGS_VERSION,
-				     .flags = SPIN_CSUM_F_COPY,
-				     .result_off = P_RESULT * PG };
 	struct spin_ctx_desc cd = { .family = AA_COUNT_FAMILY, .args = &ca,
 				    .args_len = sizeof(ca) };
-	struct spin_ctx_desc sd = { .family = "checksum", .args = &sa,
-				    .args_len = sizeof(sa) };
 	struct spin_aa_log_desc ld = { .size = 1u << 14,
 				       .flags = SPIN_AA_LOG_HANDLER };
 	struct spin_aa_log_status st;
@@ -129,8 +137,6 @@ target_main(struct kid *self, void *arg)
 	memset(b, 0, NPG * PG);
 	ca.base = (uintptr_t)b;
 	KCHECK(self, spin_ctx_install(n.ni, &cd, &actx) == PTL_OK, "aa ctx");
-	KCHECK(self, spin_ctx_install(n.ni, &sd, &sctx) == PTL_OK,
-	       "checksum ctx");
 	ld.ctx = actx;
 	ld.win_addr = b;
 	ld.win_len = NPG * PG;
@@ -139,17 +145,13 @@ target_main(struct kid *self, void *arg)
 				   A_W | A_R | A_WLD, log) == PTL_OK &&
 	       spin_aa_assoc(n.ni, b + P_FLUSH * PG, PG, A_R | SPIN_AA_FLUSH,
 			     log) == PTL_OK, "assoc");
+	if (csum_me(self, &n, b, MATCH, &sctx, &meh[0]) != 0)
+		return 1;
 	memset(&me, 0, sizeof(me));
-	me.start = b;
-	me.length = 2 * PG;
 	me.ct_handle = PTL_CT_NONE;
 	me.uid = PTL_UID_ANY;
-	me.options = PTL_ME_OP_PUT | PTL_ME_EVENT_SUCCESS_DISABLE;
 	me.match_id.phys.nid = PTL_NID_ANY;
 	me.match_id.phys.pid = PTL_PID_ANY;
-	me.match_bits = MATCH;
-	KCHECK(self, spin_me_append(n.ni, n.pt, &me, PTL_PRIORITY_LIST, sctx,
-				    NULL, &meh[0]) == PTL_OK, "spin ME");
 	me.start = b + P_FLUSH * PG;
 	me.length = PG;
 	me.options = PTL_ME_OP_GET | PTL_ME_EVENT_SUCCESS_DISABLE;
