@@ -179,7 +179,9 @@ itest_init(const char *name, unsigned timeout_s)
 
 /* A failing test with spinnic still running: every thread's stack, for
  * a hang whose cause the log cannot show (gdb, where installed; 20 s at
- * most; SPINNIC_ITEST_STACKS=0 skips it) */
+ * most, then SIGKILL: a gdb stuck attaching once ignored timeout's
+ * SIGTERM for 15 minutes and held the failing test; SPINNIC_ITEST_STACKS=0
+ * skips it) */
 static void
 spinnic_stacks(void)
 {
@@ -189,7 +191,7 @@ spinnic_stacks(void)
 	if (spinnic_pid <= 0 || (e != NULL && strcmp(e, "0") == 0) ||
 	    access("/usr/bin/gdb", X_OK) != 0 || kill(spinnic_pid, 0) != 0)
 		return;
-	snprintf(cmd, sizeof(cmd), "timeout 20 /usr/bin/gdb -p %d -batch -nx "
+	snprintf(cmd, sizeof(cmd), "timeout -k 2 20 /usr/bin/gdb -p %d -batch -nx "
 		 "-ex 'thread apply all bt' </dev/null 1>&2 2>/dev/null",
 		 (int)spinnic_pid);
 	fprintf(stderr, "---- spinnic's threads (gdb) ----\n");
