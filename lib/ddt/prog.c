@@ -383,11 +383,14 @@ static inline const int32_t *op_d32(const struct ddt_prog *pg,
  * int32 k goes to byte 4k, after int64 k (byte 8k) was read. */
 static void op_to_d32(struct ddt_prog *pg, struct ddt_op *o)
 {
-	int64_t *d = pg->arr + o->arr;
+	int64_t *d;
 	int32_t v;
 
+	/* only listed ops have an array: a form without any has arr NULL,
+	 * where even + 0 is undefined */
 	if (o->kind != DDT_OP_IDX || o->kern == 0)
 		return;
+	d = pg->arr + o->arr;
 	for (int64_t k = 0; k < o->n; k++)
 		if (d[k] > ddt_prog_d32_max || d[k] < -ddt_prog_d32_max)
 			return;

@@ -13,7 +13,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-build-fuzz}
 secs=${2:-60}
 [ $# -gt 2 ] && shift 2 || set --
-targets=${*:-wire ctrl cmd ddt_parse ddt_blob reasm}
+targets=${*:-wire ctrl cmd ddt_parse ddt_blob reasm ddt_calib}
 jobs=${FUZZ_JOBS:-2}
 
 command -v clang >/dev/null || { echo "run.sh: clang not found (make deps)" >&2; exit 77; }
