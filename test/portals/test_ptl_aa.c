@@ -1045,6 +1045,26 @@ test_held_records(void **state)
 	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_FREE, &a),
 			 SPINNIC_PTL_OK);
 	assert_false(ptl_aa_backlogged(e.c));
+
+	/* a client that corrupts its consumer index while records are
+	 * held: the log stops, the held records are lost and counted, and
+	 * nothing is held any more (its packets are not refused for ever) */
+	a = (struct spinnic_ctrl_aa){ .ni = e.ni, .ring_off = RING_OFF,
+				      .size = SPINNIC_AA_RING_MIN };
+	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_CREATE, &a),
+			 SPINNIC_PTL_OK);
+	assert_int_equal(assoc(&e, e.c, e.ni, pg, SPINNIC_AA_PAGE,
+			       W | R | WLD, a.log), 0);
+	for (i = 0; i < 138; i++)
+		assert_int_equal(ptl_host_access_remote(e.c, pg, buf, 64, true,
+							&hsrc), 0);
+	assert_true(ptl_aa_backlogged(e.c));
+	assert_int_equal(hdr->lost, 0);
+	hdr->cons = hdr->prod + 64;
+	(void)ptl_aa_poll(e.nic, NULL, NULL, 64);
+	assert_false(ptl_aa_backlogged(e.c));
+	assert_int_equal(hdr->err, 1);
+	assert_int_equal(hdr->lost, 10);
 	t_env_teardown(&e);
 }
 
