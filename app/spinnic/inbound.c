@@ -181,10 +181,13 @@ msg_complete(struct spinnic_engine *eng, struct in_msg *e, uint8_t fail)
 	req.hdr_data = e->match.list;
 	req.flags = e->unseq ? 0 : SPINNIC_WIRE_F_REL;
 	ptl_match_complete(eng->node->nic, &e->match, fail);
-	if (fail != SPINNIC_PTL_NI_OK)
+	if (fail != SPINNIC_PTL_NI_OK) {
 		eng->rx.stats.msgs_failed++;
-	else
+	} else {
 		spinnic_client_count(eng->node, req.dst.pid, true, mlength);
+		spinnic_client_nic_time(eng->node, req.dst.pid,
+					e->match.nic_ns);
+	}
 	eng->node->rx.msgs_done++;
 	if (ack_req != SPINNIC_PTL_NO_ACK_REQ)
 		ack_send(eng, &req, fail, fail == SPINNIC_PTL_NI_OK ? mlength : 0,

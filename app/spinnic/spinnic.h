@@ -233,6 +233,12 @@ struct spinnic_client_stats {
 	uint64_t ops_out;       /**< puts and gets it started (initiator) */
 	uint64_t bytes_out;     /**< bytes of the puts it started */
 	uint64_t bad_msgs;      /**< control requests rejected */
+	/* the NIC's time of the messages delivered into it (ptl_match
+	 * nic_ns: first packet matched to completion, without the wait for
+	 * the sender to start) */
+	uint64_t nic_timed;     /**< messages timed */
+	uint64_t nic_ns_sum;
+	uint64_t nic_ns_max;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -645,6 +651,25 @@ spinnic_client_count(struct spinnic_node *node, uint32_t pid, bool in,
 			   __ATOMIC_RELAXED);
 	__atomic_fetch_add(in ? &cs->bytes_in : &cs->bytes_out, bytes,
 			   __ATOMIC_RELAXED);
+}
+
+/**
+ * Add a message's NIC time (ptl_match.nic_ns, 0: not timed) to the
+ * client at Portals pid @p pid of @p node (the node's inbound role).
+ */
+static inline void
+spinnic_client_nic_time(struct spinnic_node *node, uint32_t pid,
+			uint32_t ns)
+{
+	struct spinnic_client_stats *cs;
+
+	if (pid >= SPINNIC_CLIENTS_MAX || ns == 0)
+		return;
+	cs = &node->cl_stats[pid];
+	__atomic_fetch_add(&cs->nic_timed, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&cs->nic_ns_sum, ns, __ATOMIC_RELAXED);
+	if (ns > __atomic_load_n(&cs->nic_ns_max, __ATOMIC_RELAXED))
+		__atomic_store_n(&cs->nic_ns_max, ns, __ATOMIC_RELAXED);
 }
 
 /** Zero the counters of Portals pid @p pid (control thread, at attach). */

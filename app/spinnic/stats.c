@@ -154,4 +154,7 @@ spinnic_client_stats_reset(struct spinnic_node *node, uint32_t pid)
 	__atomic_store_n(&cs->ops_out, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&cs->bytes_out, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&cs->bad_msgs, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&cs->nic_timed, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&cs->nic_ns_sum, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&cs->nic_ns_max, 0, __ATOMIC_RELAXED);
 }

@@ -430,6 +430,15 @@ cmd_clients(const char *cmd, const char *params, struct rte_tel_data *d)
 						  LD(cs->bytes_out));
 			rte_tel_data_add_dict_u64(cd, "bad_msgs",
 						  LD(cs->bad_msgs));
+			/* the NIC's time per message delivered, without
+			 * the wait for its sender (the target event's) */
+			rte_tel_data_add_dict_u64(cd, "nic_timed",
+						  LD(cs->nic_timed));
+			rte_tel_data_add_dict_u64(cd, "nic_ns_mean",
+				LD(cs->nic_timed) != 0 ?
+				LD(cs->nic_ns_sum) / LD(cs->nic_timed) : 0);
+			rte_tel_data_add_dict_u64(cd, "nic_ns_max",
+						  LD(cs->nic_ns_max));
 			rte_tel_data_add_dict_u64(cd, "drop_count",
 						  ci.drop_count);
 			rte_tel_data_add_dict_u64(cd, "perm_violations",

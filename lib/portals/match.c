@@ -394,6 +394,7 @@ ptl_match_complete(struct ptl_nic *nic, struct ptl_match *mt, uint8_t ni_fail)
 
 	if (c == NULL)
 		return;
+	mt->nic_ns = mt->t0_ns != 0 ? match_nic_ns(mt) : 0;
 	/* the ME is released before its events: a client that reads the
 	 * event may free what the ME held (its execution context: a
 	 * use-once ME is gone by then) */
@@ -423,8 +424,7 @@ ptl_match_complete(struct ptl_nic *nic, struct ptl_match *mt, uint8_t ni_fail)
 			ev.atomic_op = mt->atomic_op;
 			ev.atomic_type = mt->atomic_type;
 			ev.list = (uint8_t)mt->list;
-			if (mt->t0_ns != 0)
-				ev.nic_ns = match_nic_ns(mt);
+			ev.nic_ns = mt->nic_ns;
 			ptl_eq_post(c, mt->eq, &ev);
 		}
 		if (mt->options & SPINNIC_PTL_ME_EVENT_CT_COMM)

@@ -465,6 +465,9 @@ struct ptl_match {
 	uint64_t t0_ns;          /**< internal: CLOCK_MONOTONIC at the match
 				      (the first packet); the target event's
 				      nic_ns counts from it */
+	uint32_t nic_ns;         /**< set by ptl_match_complete: the NIC's
+				      time for the message, as the event's
+				      nic_ns (0: not timed) */
 };
 
 /**

@@ -324,6 +324,12 @@ check_clients(int fd)
 		    r);
 	ITEST_CHECK(tel_need(r, obj, "bytes_in") == 8192, "bytes_in of %s: %s",
 		    obj, r);
+	/* the NIC's time of that message, without its sender's wait */
+	ITEST_CHECK(tel_need(r, obj, "nic_timed") == 1 &&
+		    tel_need(r, obj, "nic_ns_mean") > 0 &&
+		    tel_need(r, obj, "nic_ns_max") ==
+		    tel_need(r, obj, "nic_ns_mean"), "NIC time of %s: %s", obj,
+		    r);
 	free(r);
 	snprintf(obj, sizeof(obj), "node1/pid%u/me0", pid);
 	for (i = 0;; i++) {
