@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # spinnic-bench scaling (paper 000 Fig. 13a): receive throughput vs number
-# of HPUs, one line per strategy, for one block size (block=N; default the
-# largest in the CSV), and the copy limit of the same bytes.
+# of HPUs, one line per strategy (the floor's: the same pieces copied by as
+# many threads), for one block size (block=N; default the largest in the
+# CSV), and the copy limit of the same bytes.
 # gnuplot -e "csv='scaling.csv'; png='scaling.png'; term='pngcairo'" tools/plot_scaling.gp
 if (!exists("csv")) csv = 'scaling.csv'
 if (!exists("png")) png = 'scaling.png'

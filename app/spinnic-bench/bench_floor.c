@@ -8,8 +8,11 @@
  * the floor slower than the engines it bounds.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <rte_pause.h>
 
 #include <ddt.h>
 
@@ -123,6 +126,85 @@ bench_floor_run(const struct bench_floor *f, void *win)
 	for (int64_t i = 0; i < f->n; i++)
 		copy_piece(w + f->p[i].dst, f->p[i].src, f->p[i].len);
 	return bench_now() - t0;
+}
+
+static void
+floor_share(const struct bench_floor *f, uint8_t *w, int64_t lo, int64_t hi)
+{
+	for (int64_t i = lo; i < hi; i++)
+		copy_piece(w + f->p[i].dst, f->p[i].src, f->p[i].len);
+}
+
+struct floor_thr {
+	const struct bench_floor *f;
+	uint8_t *w;
+	int64_t lo, hi;
+	const int *go;
+	int ready, done;   /* atomic */
+};
+
+static void *
+floor_thr_main(void *arg)
+{
+	struct floor_thr *t = arg;
+
+	__atomic_store_n(&t->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(t->go, __ATOMIC_ACQUIRE))
+		rte_pause();
+	floor_share(t->f, t->w, t->lo, t->hi);
+	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+double
+bench_floor_run_threads(const struct bench_floor *f, void *win, unsigned nthr)
+{
+	struct floor_thr th[SPIN_RT_HPUS_MAX];
+	pthread_t tid[SPIN_RT_HPUS_MAX];
+	unsigned k, started = 0;
+	double t0, t = -1;
+	int go = 0;
+
+	if (nthr <= 1)
+		return bench_floor_run(f, win);
+	if (nthr > SPIN_RT_HPUS_MAX)
+		nthr = SPIN_RT_HPUS_MAX;
+	/* share k: pieces [n k / nthr, n (k + 1) / nthr); 0 is the caller's */
+	for (k = 1; k < nthr; k++) {
+		pthread_attr_t attr;
+		int err;
+
+		th[k] = (struct floor_thr){
+			f, win, f->n * k / nthr, f->n * (k + 1) / nthr, &go,
+			0, 0,
+		};
+		pthread_attr_init(&attr);
+		bench_hpu_attr_cpu(&attr, k);
+		err = pthread_create(&tid[k], &attr, floor_thr_main, &th[k]);
+		pthread_attr_destroy(&attr);
+		if (err != 0) {
+			bench_err("floor: cannot start thread %u: %s", k,
+				  strerror(err));
+			goto out;
+		}
+		started++;
+	}
+	for (k = 1; k < nthr; k++)
+		while (!__atomic_load_n(&th[k].ready, __ATOMIC_ACQUIRE))
+			rte_pause();
+	t0 = bench_now();
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	floor_share(f, win, 0, f->n / nthr);
+	for (k = 1; k < nthr; k++)
+		while (!__atomic_load_n(&th[k].done, __ATOMIC_ACQUIRE))
+			rte_pause();
+	t = bench_now() - t0;
+out:
+	/* threads that started but were not let go: let them go now */
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	for (k = 1; k <= started; k++)
+		pthread_join(tid[k], NULL);
+	return t;
 }
 
 void

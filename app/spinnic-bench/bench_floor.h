@@ -25,6 +25,16 @@ struct bench_floor *bench_floor_create(const struct bench_nic *n,
 				       int64_t lo);
 /** One timed run into @p win. @return seconds */
 double bench_floor_run(const struct bench_floor *f, void *win);
+/**
+ * One timed run split over @p nthr threads placed as the HPU threads of
+ * a NIC with nthr HPUs (the caller's the first, bench_hpu_attr_cpu): the
+ * floor at the parallelism the HPUs have, which the machine's cores and
+ * memory allow. Each thread copies a contiguous share of the pieces; the
+ * clock runs from the start signal (threads waiting) to the last done.
+ * @return seconds, < 0 when a thread could not start (logged)
+ */
+double bench_floor_run_threads(const struct bench_floor *f, void *win,
+			       unsigned nthr);
 void bench_floor_free(struct bench_floor *f);
 
 #endif

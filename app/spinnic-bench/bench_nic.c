@@ -265,8 +265,8 @@ hpu_main(void *arg)
  * time-shares that one CPU with the inbound loop (2 HPUs measured at
  * 0.15-0.3 of 1).
  */
-static void
-hpu_attr_cpu(pthread_attr_t *attr, unsigned h)
+void
+bench_hpu_attr_cpu(pthread_attr_t *attr, unsigned h)
 {
 	cpu_set_t one;
 	int i, k = 0, want;
@@ -303,7 +303,7 @@ bench_hpus_start(struct bench_hpus *p, struct spin_rt *rt, unsigned nhpu,
 
 		p->args[h] = (struct bench_hpu_arg){ p, h };
 		pthread_attr_init(&attr);
-		hpu_attr_cpu(&attr, h);
+		bench_hpu_attr_cpu(&attr, h);
 		err = pthread_create(&p->thr[p->nthr], &attr, hpu_main,
 				     &p->args[h]);
 		pthread_attr_destroy(&attr);

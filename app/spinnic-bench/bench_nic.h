@@ -158,5 +158,8 @@ void bench_hpus_arm(struct bench_hpus *p);
 void bench_hpus_quiet(struct bench_hpus *p);
 /** Stop and join the threads (any state; also after a failed start). */
 void bench_hpus_stop(struct bench_hpus *p);
+/** Pin a thread to be created with @p attr as HPU thread @p h is (the
+ *  h-th allowed CPU, round robin; HPU 0 is the main thread's). */
+void bench_hpu_attr_cpu(pthread_attr_t *attr, unsigned h);
 
 #endif

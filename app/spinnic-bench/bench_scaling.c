@@ -7,7 +7,13 @@
  * thread, the others on their own threads) receives every message through
  * every strategy, its checkpoint interval chosen by the model for that
  * count. Each row carries the copy limit of the same bytes and the speedup
- * over the same strategy on 1 HPU (when 1 is in the list).
+ * over the same strategy on 1 HPU (when 1 is in the list). The `floor`
+ * row (bench_floor.h) runs at each count too, on as many threads placed
+ * as the HPU threads: the bare copy of the same pieces at that
+ * parallelism, what the cores and memory allow; `floor_ratio` is a NIC
+ * row over it (the runtime's share of the parallel copy), and the floor's
+ * own speedup shows what the machine gave that moment (on a shared VM the
+ * second CPU comes and goes).
  *
  * HPU threads share the machine's cores with the main thread: past the
  * number of cores the HPUs time-share them, and the curve flattens for
@@ -36,7 +42,7 @@ static struct {
 } cfg = {
 	BENCH_STRAT_CFG_DEFAULT,
 	(1u << BS_SPECIALIZED) | (1u << BS_HPU_LOCAL) | (1u << BS_RO_CP) |
-		(1u << BS_RW_CP),
+		(1u << BS_RW_CP) | (1u << BS_FLOOR),
 	64, 4096, { 0 }, 0,
 };
 
@@ -52,8 +58,9 @@ static const struct bench_cmd_opt scaling_opts[] = {
 	{ "prog", 1, "1 (default): ddt_general arguments carry the type's "
 		     "compiled form; 0: segments and checkpoints only" },
 	{ "strategies", 1, "comma list of strategies (default specialized,"
-			   "hpu-local,ro-cp,rw-cp; host ones run on 0 HPUs "
-			   "and are listed once)" },
+			   "hpu-local,ro-cp,rw-cp,floor; host ones run on 0 "
+			   "HPUs and are listed once, floor on as many "
+			   "threads as HPUs)" },
 	{ NULL, 0, NULL },
 };
 
@@ -128,9 +135,13 @@ add_rows(const struct bench_opts *o, struct bench_table *tab,
 	 int *mismatch_p)
 {
 	const struct bench_case *c = &sc->c;
+	const struct bench_strat_row *fl = &rows[BS_FLOOR];
+	double gf = fl->avail > 0 ? bench_gbit_s(c->msg, fl->best) : 0;
 
 	for (int s = 0; s < BS_COUNT; s++) {
 		const struct bench_strat_row *w = &rows[s];
+		/* rows of the HPU count: the NIC's and the floor's */
+		bool per_h = ((BS_NIC_MASK | (1u << BS_FLOOR)) >> s) & 1;
 		double g;
 		int rc;
 
@@ -145,8 +156,7 @@ add_rows(const struct bench_opts *o, struct bench_table *tab,
 			bench_table_set_str(tab, "type", c->label);
 		bench_table_set_int(tab, "block_bytes", c->block_bytes);
 		bench_table_set_int(tab, "bytes", c->msg);
-		bench_table_set_int(tab, "hpus",
-				    (BS_NIC_MASK >> s) & 1 ? h : 0);
+		bench_table_set_int(tab, "hpus", per_h ? h : 0);
 		bench_table_set_num(tab, "limit_gbit_s", c->limit_gbit_s);
 		if (!w->avail) {
 			bench_table_set_str(tab, "note", w->why);
@@ -158,8 +168,10 @@ add_rows(const struct bench_opts *o, struct bench_table *tab,
 		bench_table_set_num(tab, "gbit_s", g);
 		bench_table_set_num(tab, "ratio", c->limit_gbit_s > 0 ?
 				    g / c->limit_gbit_s : 0);
-		if (sc->g1[s] > 0 && ((BS_NIC_MASK >> s) & 1))
+		if (sc->g1[s] > 0 && per_h)
 			bench_table_set_num(tab, "speedup_vs_1", g / sc->g1[s]);
+		if (gf > 0 && ((BS_NIC_MASK >> s) & 1))
+			bench_table_set_num(tab, "floor_ratio", g / gf);
 		if (w->interval > 0)
 			bench_table_set_int(tab, "interval", w->interval);
 		if ((BS_NIC_MASK >> s) & 1)
@@ -195,6 +207,7 @@ scaling_run(const struct bench_opts *o)
 	cols[nc++] = (struct bench_col){ "limit_gbit_s", BENCH_COL_NUM, 2 };
 	cols[nc++] = (struct bench_col){ "ratio", BENCH_COL_NUM, 3 };
 	cols[nc++] = (struct bench_col){ "speedup_vs_1", BENCH_COL_NUM, 3 };
+	cols[nc++] = (struct bench_col){ "floor_ratio", BENCH_COL_NUM, 3 };
 	cols[nc++] = (struct bench_col){ "interval", BENCH_COL_INT, 0 };
 	cols[nc++] = (struct bench_col){ "nic_bytes", BENCH_COL_INT, 0 };
 	if (o->verify)
@@ -252,7 +265,7 @@ scaling_run(const struct bench_opts *o)
 
 		nic.hpus = cfg.counts[k];
 		if (k > 0)
-			mask &= BS_NIC_MASK;
+			mask &= BS_NIC_MASK | (1u << BS_FLOOR);
 		n = bench_nic_create(nic.hpus, nic.payload);
 		if (n == NULL) {
 			rc = errno ? -errno : -EIO;

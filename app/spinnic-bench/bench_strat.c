@@ -647,7 +647,8 @@ bench_strat_run(const struct bench_opts *o, const struct bench_strat_cfg *cfg,
 
 		if (o->cold)
 			case_evict(c, n);
-		t = fl != NULL ? bench_floor_run(fl, c->win) :
+		t = fl != NULL ? bench_floor_run_threads(fl, c->win,
+							 cfg->hpus) :
 			nic ? nic_once(c, n, w, ctx) : host_once(s, c, n, w);
 		if (t < 0) {
 			rc = -EIO;
@@ -661,7 +662,7 @@ bench_strat_run(const struct bench_opts *o, const struct bench_strat_cfg *cfg,
 
 		memset(c->win, 0xa5, (size_t)c->span);
 		if (fl != NULL)
-			bench_floor_run(fl, c->win);
+			(void)bench_floor_run_threads(fl, c->win, cfg->hpus);
 		else if ((nic ? nic_once(c, n, w, ctx) :
 			  host_once(s, c, n, w)) < 0) {
 			rc = -EIO;

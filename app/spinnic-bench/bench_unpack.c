@@ -722,7 +722,8 @@ run_strat(const struct bench_opts *o, enum strat_id s, struct ucase *c,
 
 		if (o->cold)
 			case_evict(c, n);
-		t = fl != NULL ? bench_floor_run(fl, c->win) :
+		t = fl != NULL ? bench_floor_run_threads(fl, c->win,
+							 cfg.hpus) :
 			st->setup != NULL ? nic_once(c, n, ctx) :
 			host_once(s, c, n);
 		if (t < 0) {
@@ -737,7 +738,7 @@ run_strat(const struct bench_opts *o, enum strat_id s, struct ucase *c,
 
 		memset(c->win, 0xa5, (size_t)c->span);
 		if (fl != NULL)
-			bench_floor_run(fl, c->win);
+			(void)bench_floor_run_threads(fl, c->win, cfg.hpus);
 		else if ((st->setup != NULL ? nic_once(c, n, ctx) :
 			  host_once(s, c, n)) < 0) {
 			rc = -EIO;

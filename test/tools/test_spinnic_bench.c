@@ -609,7 +609,7 @@ test_scaling(void **state)
 {
 	struct tool_result *r = malloc(sizeof(*r));
 	struct csv *c = malloc(sizeof(*c));
-	int c_h, c_bb, c_sp, seen[4] = { 0 };
+	int c_h, c_bb, c_sp, c_fr, c_s, seen[4] = { 0 }, floors = 0;
 
 	(void)state;
 	assert_non_null(r);
@@ -645,14 +645,24 @@ test_scaling(void **state)
 	c_h = need_col(c, "hpus");
 	c_bb = need_col(c, "block_bytes");
 	c_sp = need_col(c, "speedup_vs_1");
-	assert_int_equal(need_col(c, "strategy"), 0);
-	/* 3 counts x 2 blocks x specialized, hpu-local, ro-cp, rw-cp */
-	assert_int_equal(c->rows, 3 * 2 * 4);
+	c_fr = need_col(c, "floor_ratio");
+	c_s = need_col(c, "strategy");
+	assert_int_equal(c_s, 0);
+	/* 3 counts x 2 blocks x specialized, hpu-local, ro-cp, rw-cp and
+	 * the floor on as many threads */
+	assert_int_equal(c->rows, 3 * 2 * 5);
 	for (int i = 0; i < c->rows; i++) {
 		char **f = c->f[i];
 		int h = atoi(f[c_h]);
+		bool floor = strcmp(f[c_s], "floor") == 0;
 
 		assert_true(h >= 1 && h <= 3);
+		floors += floor;
+		/* a NIC row over the floor of its count; none for the floor */
+		if (floor)
+			assert_string_equal(f[c_fr], "");
+		else
+			assert_true(f[c_fr][0] != '\0' && atof(f[c_fr]) >= 0);
 		seen[h] = 1;
 		assert_true(atoll(f[c_bb]) == 256 || atoll(f[c_bb]) == 512);
 		check_rate_row(c, i);
@@ -663,6 +673,7 @@ test_scaling(void **state)
 			assert_true(atof(f[c_sp]) >= 0);
 	}
 	assert_true(seen[1] && seen[2] && seen[3]);
+	assert_int_equal(floors, 3 * 2);
 	free(c);
 	free(r);
 }
