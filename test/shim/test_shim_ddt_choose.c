@@ -422,6 +422,36 @@ test_candidate_common_byte(void **state)
 	assert_true(ch.t_nic == shim_ddt_predict(&c, SPIN_TYPE_HPU_LOCAL, &f));
 }
 
+/* Among NIC strategies within the band of the cheapest, ro-cp comes
+ * before hpu-local (Fig. 13: never slower on a general type, 2.3x on
+ * fft2d); a clearly cheaper hpu-local still wins. */
+static void
+test_candidate_order(void **state)
+{
+	struct shim_ddt_costs c = {.nhpu = 2};
+	struct shim_ddt_feat f = feat(DDT_CLASS_GENERAL, 131072, 16384, true);
+	struct shim_ddt_choice ch;
+
+	(void)state;
+	c.s[SPIN_TYPE_HOST] = (struct shim_ddt_cost){true, 10000, 0.5, 20,
+		0, 0};
+	c.s[SPIN_TYPE_HPU_LOCAL] = (struct shim_ddt_cost){true, 9000, 0.20,
+		10, 0, 0};
+	c.s[SPIN_TYPE_RO_CP] = (struct shim_ddt_cost){true, 9000, 0.20,
+		10.5, 0, 0};
+	c.s[SPIN_TYPE_RW_CP] = (struct shim_ddt_cost){true, 9000, 0.20,
+		10.2, 0, 0};
+	/* hpu-local the cheapest, ro-cp within the band */
+	assert_true(shim_ddt_predict(&c, SPIN_TYPE_HPU_LOCAL, &f) <
+		    shim_ddt_predict(&c, SPIN_TYPE_RO_CP, &f));
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &c, &f, false, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_RO_CP);
+	/* hpu-local well below the band: it wins */
+	c.s[SPIN_TYPE_HPU_LOCAL].block_ns = 5;
+	shim_ddt_choose(SHIM_CHOOSER_AWARE, &c, &f, false, &ch);
+	assert_int_equal(ch.nic, SPIN_TYPE_HPU_LOCAL);
+}
+
 /* Exploration by age (shim_ddt_explore()) and the re-measure of an old
  * estimate (shim_ddt_obs_sample()), O(1) per post. */
 static void
@@ -611,6 +641,7 @@ main(void)
 		cmocka_unit_test(test_built_candidate),
 		cmocka_unit_test(test_gate),
 		cmocka_unit_test(test_candidate_common_byte),
+		cmocka_unit_test(test_candidate_order),
 		cmocka_unit_test(test_explore_age),
 		cmocka_unit_test(test_ctx_sample),
 		cmocka_unit_test(test_parse),
