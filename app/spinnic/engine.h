@@ -514,6 +514,9 @@ struct eng_rx {
 	 *  records on the NIC: completed (ack) once they are in its log,
 	 *  so an ack never comes before its handlers' records */
 	struct in_msg *held_head, *held_tail;
+	uint64_t held_gen;              /**< ptl_aa_unheld() at the last scan */
+	bool held_rescan;               /**< scan again although it did not
+					     move (ack room, a detach) */
 	uint64_t rel_moves;             /**< a peer's window moved (count) */
 	uint64_t park_seen;             /**< rel_moves at the last drain */
 	uint64_t park_tsc;              /**< parked packets last moved */

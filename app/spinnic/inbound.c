@@ -275,12 +275,27 @@ held_poll(struct spinnic_engine *eng)
 {
 	struct in_msg *e, *next, *prev = NULL;
 	unsigned n = 0;
+	uint64_t gen;
 
+	if (eng->rx.held_head == NULL)
+		return 0;
+	/* nothing changed since the last scan: no need to look (a client
+	 * that keeps its log full must not cost the others a scan per poll) */
+	gen = ptl_aa_unheld(eng->node->nic);
+	if (gen == eng->rx.held_gen && !eng->rx.held_rescan)
+		return 0;
+	eng->rx.held_gen = gen;
+	eng->rx.held_rescan = false;
 	for (e = eng->rx.held_head; e != NULL; e = next) {
 		next = e->held_next;
 		if (e->state == MSG_S_SPIN_HELD &&
-		    (ptl_aa_backlogged(e->match.c) ||
-		     eng->rx.n_acks >= ENG_ACK_HOLD)) {
+		    ptl_aa_backlogged(e->match.c)) {
+			prev = e;
+			continue;
+		}
+		if (e->state == MSG_S_SPIN_HELD &&
+		    eng->rx.n_acks >= ENG_ACK_HOLD) {
+			eng->rx.held_rescan = true;
 			prev = e;
 			continue;
 		}
@@ -1408,6 +1423,7 @@ purge_msg(void *obj, void *arg)
 		/* on rx.held: held_poll forgets it */
 		e->state = MSG_S_SPIN_ABORT_DETACH;
 		a->eng->rx.live_aborts++;
+		a->eng->rx.held_rescan = true;
 		return;
 	}
 	if (e->state == MSG_S_SPIN || e->state == MSG_S_SPIN_FED) {

@@ -661,6 +661,8 @@ bl_free(struct ptl_client *c, struct ptl_aa_log *lg)
 	}
 	lg->bl_head = lg->bl_tail = NULL;
 	lg->bl_out = lg->bl_in;
+	if (had)
+		__atomic_fetch_add(&c->nic->aa_unheld, 1, __ATOMIC_RELEASE);
 	return had;
 }
 
@@ -690,6 +692,7 @@ bl_drain(struct ptl_client *c, uint32_t i)
 		free(e);
 	}
 	watch_del(c->nic, c);
+	__atomic_fetch_add(&c->nic->aa_unheld, 1, __ATOMIC_RELEASE);
 }
 
 /* aa.lock held: bl_drain of every log of the client */
@@ -962,6 +965,12 @@ ptl_host_access_remote(struct ptl_client *c, uint64_t addr, void *buf,
 	rc = aa_range_locked(c, addr, buf, len, write, s, s->msg_off);
 	ptl_unlock(&c->aa.lock);
 	return rc;
+}
+
+uint64_t
+ptl_aa_unheld(const struct ptl_nic *nic)
+{
+	return __atomic_load_n(&nic->aa_unheld, __ATOMIC_ACQUIRE);
 }
 
 bool

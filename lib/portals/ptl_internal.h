@@ -318,6 +318,8 @@ struct ptl_nic {
 	uint32_t aa_wpid[SPINNIC_AA_WATCH_MAX];
 	struct ptl_client *aa_wcl[SPINNIC_AA_WATCH_MAX]; /* identity only:
 				 removed before the client is freed */
+	uint64_t aa_unheld;   /* atomic: logs whose held handler records
+				 went to none (ptl_aa_unheld) */
 	struct ptl_nic_stats stats;
 };
 

@@ -618,6 +618,13 @@ bool ptl_aa_flush_done(struct ptl_client *c, uint32_t log, uint64_t *mark_p);
 bool ptl_aa_backlogged(const struct ptl_client *c);
 
 /**
+ * @return a count that grows each time a log's held handler records go
+ *   to none (appended or dropped): a caller waiting for some client's
+ *   ptl_aa_backlogged() to turn false need look again only when it moved
+ */
+uint64_t ptl_aa_unheld(const struct ptl_nic *nic);
+
+/**
  * Run one Active Access record on the NIC: the access handler of context
  * @p ctx of client @p c over window [win_addr, +win_len). @p rec was
  * copied out of the ring and checked; @p data holds rec->len bytes.

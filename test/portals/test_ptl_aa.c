@@ -942,6 +942,7 @@ test_held_records(void **state)
 	struct ptl_match mt;
 	uint64_t pg, fpg, cons = 0, mark;
 	uint32_t log, flog, seq = 1, i, got = 0, n, lost;
+	uint64_t unheld;
 	uint8_t buf[64];
 	struct t_env e;
 
@@ -994,7 +995,9 @@ test_held_records(void **state)
 						&psrc), -EAGAIN);
 	assert_int_equal(hdr->prod, SPINNIC_AA_RING_MIN + 128);
 
-	/* the consumer goes on; the NIC's poll appends the held ones */
+	/* the consumer goes on; the NIC's poll appends the held ones (the
+	 * last one gone moves ptl_aa_unheld, the receiver's cue) */
+	unheld = ptl_aa_unheld(e.nic);
 	while (got < 200) {
 		n = parse(e.region + RING_OFF, &cons, &seq, out, 256);
 		for (i = 0; i < n; i++) {
@@ -1013,6 +1016,7 @@ test_held_records(void **state)
 	}
 	assert_int_equal(got, 200);
 	assert_false(ptl_aa_backlogged(e.c));
+	assert_int_equal(ptl_aa_unheld(e.nic), unheld + 1);
 	assert_true(ptl_aa_flush_done(e.c, log, &mark));
 	assert_int_equal(hdr->lost, 0);
 	/* the packet's turn now */
@@ -1042,9 +1046,11 @@ test_held_records(void **state)
 			       SPINNIC_HANDLE_NONE), 0);
 	a = (struct spinnic_ctrl_aa){ .log = log };
 	assert_true(ptl_aa_backlogged(e.c));
+	unheld = ptl_aa_unheld(e.nic);
 	assert_int_equal(aa_ctrl(&e, e.c, SPINNIC_CTRL_AA_LOG_FREE, &a),
 			 SPINNIC_PTL_OK);
 	assert_false(ptl_aa_backlogged(e.c));
+	assert_int_equal(ptl_aa_unheld(e.nic), unheld + 1);
 
 	/* a client that corrupts its consumer index while records are
 	 * held: the log stops, the held records are lost and counted, and
