@@ -228,50 +228,61 @@ ptl_aa_log_lose(struct ptl_aa_log *lg)
 	__atomic_store_n(&lg->ring->lost, lg->lost, __ATOMIC_RELAXED);
 }
 
-bool
-ptl_aa_log_fits(const struct ptl_aa_log *lg, uint32_t len)
+/*
+ * What a record of len data bytes needs at the log's write position now,
+ * without changing anything: its bytes (*need_p) and the PAD before it
+ * (*pad_p). The client's cons is read once, checked, never trusted
+ * further.
+ * @return 0 it fits; -ENOSPC full; -EPIPE the log is stopped or cons is
+ *   invalid; -EINVAL larger than half the ring
+ */
+static int
+log_room(const struct ptl_aa_log *lg, uint32_t len, uint64_t *need_p,
+	 uint64_t *pad_p)
 {
 	uint64_t need = sizeof(struct spinnic_aa_rec) +
 			((uint64_t)len + 63) / 64 * 64;
-	uint64_t pos = lg->prod & (lg->size - 1), pad = 0, cons;
+	uint64_t pos = lg->prod & (lg->size - 1), cons;
 
-	if (need > lg->size / 2 || lg->err)
-		return true;
+	*need_p = need;
+	*pad_p = lg->size - pos < need ? lg->size - pos : 0;
+	if (need > lg->size / 2)
+		return -EINVAL;
+	if (lg->err)
+		return -EPIPE;
 	cons = __atomic_load_n(&lg->ring->cons, __ATOMIC_ACQUIRE);
 	if (cons > lg->prod || lg->prod - cons > lg->size || cons % 64 != 0)
-		return true;
-	if (lg->size - pos < need)
-		pad = lg->size - pos;
-	return lg->prod + pad + need - cons <= lg->size;
+		return -EPIPE;
+	return lg->prod + *pad_p + need - cons <= lg->size ? 0 : -ENOSPC;
+}
+
+bool
+ptl_aa_log_fits(const struct ptl_aa_log *lg, uint32_t len)
+{
+	uint64_t need, pad;
+
+	return log_room(lg, len, &need, &pad) != -ENOSPC;
 }
 
 int
 ptl_aa_log_append(struct ptl_aa_log *lg, struct spinnic_aa_rec *h,
 		  const void *data)
 {
-	uint64_t need = sizeof(*h) + ((uint64_t)h->len + 63) / 64 * 64;
-	uint64_t pos = lg->prod & (lg->size - 1), pad = 0, cons;
+	uint64_t need, pad;
 	struct timespec ts;
+	int rc;
 
-	if (need > lg->size / 2)
-		return -EINVAL;
-	if (lg->err) {
-		ptl_aa_log_lose(lg);
-		return -EPIPE;
-	}
-	/* the client's word: read once, checked, never trusted further */
-	cons = __atomic_load_n(&lg->ring->cons, __ATOMIC_ACQUIRE);
-	if (cons > lg->prod || lg->prod - cons > lg->size || cons % 64 != 0) {
+	rc = log_room(lg, h->len, &need, &pad);
+	if (rc == -EINVAL)
+		return rc;
+	if (rc == -EPIPE && !lg->err) {
+		/* an invalid cons stops the log for good */
 		lg->err = true;
 		__atomic_store_n(&lg->ring->err, 1, __ATOMIC_RELAXED);
-		ptl_aa_log_lose(lg);
-		return -EPIPE;
 	}
-	if (lg->size - pos < need)
-		pad = lg->size - pos;
-	if (lg->prod + pad + need - cons > lg->size) {
+	if (rc != 0) {
 		ptl_aa_log_lose(lg);
-		return -ENOSPC;
+		return rc;
 	}
 	if (pad != 0) {
 		struct spinnic_aa_rec p = { 0 };

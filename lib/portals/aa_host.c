@@ -645,6 +645,15 @@ bl_push(struct ptl_client *c, struct ptl_aa_log *lg,
 	return 0;
 }
 
+/* aa.lock held: one held record gone from its log (appended or not) */
+static void
+bl_release(struct ptl_client *c, struct ptl_aa_bl *e)
+{
+	__atomic_store_n(&c->aa.bl_bytes, c->aa.bl_bytes -
+			 (sizeof(*e) + e->h.len), __ATOMIC_RELAXED);
+	free(e);
+}
+
 /* aa.lock held: drop a log's held records (the log or client goes);
  * @return true when it held some */
 static bool
@@ -655,9 +664,7 @@ bl_free(struct ptl_client *c, struct ptl_aa_log *lg)
 
 	for (e = lg->bl_head; e != NULL; e = next) {
 		next = e->next;
-		__atomic_store_n(&c->aa.bl_bytes, c->aa.bl_bytes -
-				 (sizeof(*e) + e->h.len), __ATOMIC_RELAXED);
-		free(e);
+		bl_release(c, e);
 	}
 	lg->bl_head = lg->bl_tail = NULL;
 	lg->bl_out = lg->bl_in;
@@ -687,9 +694,7 @@ bl_drain(struct ptl_client *c, uint32_t i)
 		if (lg->bl_head == NULL)
 			lg->bl_tail = NULL;
 		lg->bl_out++;
-		__atomic_store_n(&c->aa.bl_bytes, c->aa.bl_bytes -
-				 (sizeof(*e) + e->h.len), __ATOMIC_RELAXED);
-		free(e);
+		bl_release(c, e);
 	}
 	watch_del(c->nic, c);
 	__atomic_fetch_add(&c->nic->aa_unheld, 1, __ATOMIC_RELEASE);
