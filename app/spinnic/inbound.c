@@ -233,6 +233,20 @@ held_push(struct spinnic_engine *eng, struct in_msg *e)
 	eng->rx.held_tail = e;
 }
 
+/* A finished sPIN message ends: forgotten when it was aborted (a detach
+ * or its timeout), else completed (target event, CT, ACK). */
+static void
+spin_msg_end(struct spinnic_engine *eng, struct in_msg *e)
+{
+	if (e->state == MSG_S_SPIN_ABORT_DETACH)
+		eng->rx.live_aborts--;
+	if (e->state == MSG_S_SPIN_ABORT_DETACH ||
+	    e->state == MSG_S_SPIN_ABORT_TIMEOUT)
+		msg_abandon(eng, e);
+	else
+		msg_complete(eng, e, spin_fail(&e->res));
+}
+
 /* Messages the sPIN runtime finished (msg_done). */
 static unsigned
 done_drain(struct spinnic_engine *eng)
@@ -249,19 +263,15 @@ done_drain(struct spinnic_engine *eng)
 		for (i = 0; i < n; i++) {
 			struct in_msg *e = objs[i];
 
-			if (e->state == MSG_S_SPIN_ABORT_DETACH)
-				eng->rx.live_aborts--;
-			if (e->state == MSG_S_SPIN_ABORT_DETACH ||
-			    e->state == MSG_S_SPIN_ABORT_TIMEOUT) {
-				msg_abandon(eng, e);
-				continue;
+			if (e->state != MSG_S_SPIN_ABORT_DETACH &&
+			    e->state != MSG_S_SPIN_ABORT_TIMEOUT) {
+				eng->rx.stats.msgs_spin++;
+				if (ptl_aa_backlogged(e->match.c)) {
+					held_push(eng, e);
+					continue;
+				}
 			}
-			eng->rx.stats.msgs_spin++;
-			if (ptl_aa_backlogged(e->match.c)) {
-				held_push(eng, e);
-				continue;
-			}
-			msg_complete(eng, e, spin_fail(&e->res));
+			spin_msg_end(eng, e);
 		}
 		total += n;
 	} while (n == 32);
@@ -295,6 +305,7 @@ held_poll(struct spinnic_engine *eng)
 		}
 		if (e->state == MSG_S_SPIN_HELD &&
 		    eng->rx.n_acks >= ENG_ACK_HOLD) {
+			/* no ack room: look again next poll */
 			eng->rx.held_rescan = true;
 			prev = e;
 			continue;
@@ -306,12 +317,7 @@ held_poll(struct spinnic_engine *eng)
 		if (next == NULL)
 			eng->rx.held_tail = prev;
 		e->held_next = NULL;
-		if (e->state == MSG_S_SPIN_ABORT_DETACH) {
-			eng->rx.live_aborts--;
-			msg_abandon(eng, e);
-		} else {
-			msg_complete(eng, e, spin_fail(&e->res));
-		}
+		spin_msg_end(eng, e);
 		n++;
 	}
 	return n;
